@@ -1,0 +1,231 @@
+// Package kerneltest runs every kernel variant of an op through the same
+// test (crypto/internal/cryptotest style), with guard-padded buffers,
+// awkward sizes and named tolerances.
+//
+// KTUNE_REQUIRE=avx512f,avx512_vnni,... turns a skip into a failure: a
+// variant whose requirements are all in that list must be available, and
+// every listed feature must be present on the machine. CI sets it to the
+// features its machine really has, so a variant that silently stops being
+// selected fails the build.
+package kerneltest
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/version"
+)
+
+// Required parses KTUNE_REQUIRE (empty set when unset).
+func Required() (cpu.Set, error) {
+	s, err := cpu.ParseSet(os.Getenv("KTUNE_REQUIRE"))
+	if err != nil {
+		return 0, fmt.Errorf("KTUNE_REQUIRE: %v", err)
+	}
+	return s, nil
+}
+
+// Main is a TestMain body: it logs the machine and the registered variants
+// of the package's ops (families), checks KTUNE_REQUIRE against the
+// hardware, then runs the tests.
+func Main(m *testing.M, families ...string) {
+	info := cpu.Get()
+	fmt.Fprintf(os.Stderr, "kerneltest: %s, fingerprint %s, effective %s\n", info.Brand, info.Fingerprint(), info.Effective)
+	for _, o := range kernel.Ops() {
+		if !inFamilies(o, families) {
+			continue
+		}
+		var avail, not []string
+		for _, v := range kernel.Variants(o.Name) {
+			if v.Available() {
+				avail = append(avail, v.Name)
+			} else {
+				not = append(not, v.Name+"(needs "+v.Requires.String()+")")
+			}
+		}
+		fmt.Fprintf(os.Stderr, "kerneltest: %s: using %s; unavailable: %s\n", o.Name, strings.Join(avail, " "), strings.Join(not, " "))
+	}
+	req, err := Required()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kerneltest:", err)
+		os.Exit(2)
+	}
+	hw := info.Hardware
+	if !info.AMXPermission {
+		hw = hw.Minus(cpu.AMX)
+	}
+	if missing := req.Minus(hw); missing != 0 {
+		fmt.Fprintf(os.Stderr, "kerneltest: KTUNE_REQUIRE names %s, which this machine does not have\n", missing)
+		os.Exit(2)
+	}
+	if f := flag.Lookup("test.bench"); f != nil {
+		flag.Parse()
+		if f.Value.String() != "" {
+			PrintBenchConfig(os.Stdout)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// PrintBenchConfig writes the file-level configuration lines of a Go
+// benchmark-format file (benchfmt) and the units' directions, so benchstat
+// and kprofile see which machine and build produced the figures.
+func PrintBenchConfig(w io.Writer) {
+	info := cpu.Get()
+	fmt.Fprintf(w, "fingerprint: %s\n", info.Fingerprint())
+	fmt.Fprintf(w, "effective-features: %s\n", info.Effective)
+	fmt.Fprintf(w, "ktune-version: %s\n", version.String())
+	fmt.Fprintf(w, "go-version: %s\n", version.Go())
+	for _, u := range []string{"GFLOP/s", "GB/s", "GOP/s", "tokens/s"} {
+		fmt.Fprintf(w, "Unit %s Better=higher\n", u)
+	}
+}
+
+func inFamilies(o *kernel.Op, families []string) bool {
+	if len(families) == 0 {
+		return true
+	}
+	for _, f := range families {
+		if o.Family() == f {
+			return true
+		}
+	}
+	return false
+}
+
+// ForEachVariant runs fn as a subtest for every variant registered for op:
+// the available ones by priority, then the reference. An unavailable
+// variant is skipped, unless KTUNE_REQUIRE covers its requirements and no
+// test mask (cpu.Disable, KTUNE_MAX_ISA) removed them: then it fails.
+func ForEachVariant(t *testing.T, op string, fn func(t *testing.T, v *kernel.Variant)) {
+	t.Helper()
+	vs := kernel.Variants(op)
+	if len(vs) == 0 {
+		t.Fatalf("no variants registered for %s", op)
+	}
+	if kernel.Reference(op) == nil {
+		t.Fatalf("%s has no reference variant", op)
+	}
+	req, err := Required()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := cpu.Get()
+	for _, v := range vs {
+		t.Run(v.Name, func(t *testing.T) {
+			if !v.Available() {
+				missing := v.Requires.Minus(info.Effective)
+				masked := missing.Intersect(info.Masked) != 0
+				if req.HasAll(v.Requires) && !masked {
+					t.Fatalf("%s is required (KTUNE_REQUIRE=%s) but unavailable: missing %s", v.ID(), req, missing)
+				}
+				t.Skipf("%s needs %s (missing %s)", v.ID(), v.Requires, missing)
+			}
+			fn(t, v)
+		})
+	}
+}
+
+// CheckVariant verifies v against the op's reference at each shape, for
+// the default configuration and every configuration of v's space (up to
+// maxConfigs per shape, 0 for all), with the given seed.
+func CheckVariant(t *testing.T, v *kernel.Variant, dt kernel.DType, shapes []kernel.Shape, maxConfigs int, seed uint64) {
+	t.Helper()
+	op := kernel.LookupOp(v.Op)
+	if op == nil {
+		t.Fatalf("%s: op not registered", v.ID())
+	}
+	for _, s := range shapes {
+		want, err := kernel.ReferenceOutput(op, s, dt, seed)
+		if err != nil {
+			t.Fatalf("reference at %s: %v", s, err)
+		}
+		cfgs := []kernel.Config{v.DefaultConfig(s, 1)}
+		for i, vals := range v.Space(s) {
+			if maxConfigs > 0 && i >= maxConfigs {
+				break
+			}
+			cfgs = append(cfgs, kernel.Config{Threads: 1, Params: vals})
+		}
+		for _, cfg := range cfgs {
+			if _, err := kernel.Verify(v, s, dt, seed, cfg, want); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// Sizes straddle vector widths and tiles: use them for lengths and rows.
+var Sizes = []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 127, 128, 129, 255, 257, 513}
+
+// ShortSizes is a subset for -short runs and slow references.
+var ShortSizes = []int{1, 3, 8, 17, 33, 64, 65, 129}
+
+// Rand returns a deterministic generator for a seed.
+func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+
+// FillNormal fills x with N(mean, std²) draws.
+func FillNormal(r *rand.Rand, x []float32, mean, std float64) {
+	for i := range x {
+		x[i] = float32(mean + std*r.NormFloat64())
+	}
+}
+
+// Guarded is a slice placed inside a larger allocation at an unaligned
+// offset, with NaN guard cells on both sides (gonum guardVector style):
+// CheckGuards finds any write outside the slice.
+type Guarded struct {
+	full []float32
+	off  int
+	n    int
+}
+
+const guardLen = 17
+
+// NewGuarded allocates n elements at offset align (in elements, 0..3 makes
+// the data 4-, 8- or 12-byte misaligned against a 16-byte boundary).
+func NewGuarded(n, align int) *Guarded {
+	g := &Guarded{full: make([]float32, n+2*guardLen+align), off: guardLen + align, n: n}
+	for i := range g.full {
+		g.full[i] = float32(math.NaN())
+	}
+	for i := range g.Data() {
+		g.Data()[i] = 0
+	}
+	return g
+}
+
+// Data is the usable slice (capacity clipped so appends cannot reach the guards).
+func (g *Guarded) Data() []float32 { return g.full[g.off : g.off+g.n : g.off+g.n] }
+
+// CheckGuards fails t if a guard cell was written.
+func (g *Guarded) CheckGuards(t testing.TB) {
+	t.Helper()
+	for i, x := range g.full {
+		if i >= g.off && i < g.off+g.n {
+			continue
+		}
+		if !math.IsNaN(float64(x)) {
+			t.Errorf("guard cell %d (data at %d..%d) overwritten with %v", i, g.off, g.off+g.n, x)
+			return
+		}
+	}
+}
+
+// Close compares got with want at a tolerance and fails t on NaN or excess.
+func Close(t testing.TB, label string, got, want []float32, tol kernel.Tolerance) kernel.Diff {
+	t.Helper()
+	d, err := kernel.Compare(got, want, tol)
+	if err != nil {
+		t.Errorf("%s: %v", label, err)
+	}
+	return d
+}
