@@ -1,0 +1,13 @@
+module github.com/ktune/ktune/_asm
+
+go 1.26.0
+
+replace github.com/ktune/ktune => ../
+
+require github.com/mmcloughlin/avo v0.6.0
+
+require (
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)

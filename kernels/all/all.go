@@ -1,0 +1,8 @@
+// Package all links every kernel family into a binary, so that their ops
+// and variants are registered (the tuner and the CLIs see kernels only
+// through the registry).
+package all
+
+import (
+	_ "github.com/ktune/ktune/kernels/norm" // norm.rmsnorm
+)
