@@ -1,0 +1,96 @@
+// Package cli holds what the command-line programs share: the factory of
+// writers each command writes to, table rendering, and the ISA mask flags.
+// Each program's commands live in a subpackage (ktune, kprofile, krun),
+// built as cobra commands with an options struct and NewCmdX(f, runF), so
+// flag parsing is testable without running anything.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/MakeNowJust/heredoc"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+
+	"github.com/ktune/ktune/internal/cpu"
+)
+
+// Factory carries the writers commands print to.
+type Factory struct {
+	Out io.Writer
+	Err io.Writer
+}
+
+// Doc trims a heredoc help text.
+func Doc(s string) string { return heredoc.Doc(s) }
+
+// Table renders rows with a header as a text table ("text") or Markdown ("md").
+func Table(w io.Writer, format string, header []string, rows [][]string) error {
+	var opts []tablewriter.Option
+	switch format {
+	case "md", "markdown":
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	case "text", "":
+	default:
+		return fmt.Errorf("unknown table format %q (text or md)", format)
+	}
+	opts = append(opts, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(toAny(header)...)
+	for _, r := range rows {
+		if err := t.Append(toAny(r)...); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func toAny(s []string) []any {
+	a := make([]any, len(s))
+	for i, x := range s {
+		a[i] = x
+	}
+	return a
+}
+
+// ISAFlags are the masking flags every program takes; Apply hands them to
+// package cpu before any kernel is chosen.
+type ISAFlags struct {
+	MaxISA  string
+	Disable string
+}
+
+// Register adds --max-isa and --disable-isa to a command's persistent flags.
+func (f *ISAFlags) Register(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&f.MaxISA, "max-isa", "", "cap CPU features at an ISA level ("+strings.Join(cpu.LevelNames(), ", ")+"); as KTUNE_MAX_ISA")
+	cmd.PersistentFlags().StringVar(&f.Disable, "disable-isa", "", "comma-separated CPU features to disable, spelled as in /proc/cpuinfo (e.g. avx512f,amx_tile); as KTUNE_DISABLE")
+}
+
+// Apply masks the CPU features.
+func (f *ISAFlags) Apply() error {
+	if f.MaxISA == "" && f.Disable == "" {
+		return nil
+	}
+	return cpu.SetMask(f.MaxISA, f.Disable)
+}
+
+// HumanBytes formats a byte count with binary units; negative is "unknown".
+func HumanBytes(b int64) string {
+	if b < 0 {
+		return "unknown"
+	}
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := int64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,50 @@
+// Package kprofile implements the kprofile command: read tuning profiles
+// from any machine, compare them, and track benchmark regressions.
+package kprofile
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/version"
+)
+
+// Main runs kprofile with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	f := &cli.Factory{Out: stdout, Err: stderr}
+	cmd := NewCmdRoot(f)
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	if err := cmd.Execute(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// NewCmdRoot builds the kprofile command tree.
+func NewCmdRoot(f *cli.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kprofile",
+		Short: "Compare ktune profiles across CPUs and gate CI on benchmarks",
+		Long: cli.Doc(`
+			kprofile reads the tuning profiles ktune writes, on any machine:
+			it shows and compares them, runs the kernel benchmarks with a
+			profile's choices, and flags benchmark regressions.
+		`),
+		SilenceUsage: true,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the kprofile and Go versions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprintf(f.Out, "kprofile %s (%s)\n", version.String(), version.Go())
+			return err
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,138 @@
+package ktune
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/ktune/ktune/internal/cli"
+)
+
+// TestDetectFlags: flags reach the options without running anything.
+func TestDetectFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want DetectOptions
+	}{
+		{[]string{}, DetectOptions{Format: "text"}},
+		{[]string{"--json"}, DetectOptions{JSON: true, Format: "text"}},
+		{[]string{"-o", "md"}, DetectOptions{Format: "md"}},
+	} {
+		var got *DetectOptions
+		cmd := NewCmdDetect(&cli.Factory{}, func(o *DetectOptions) error { got = o; return nil })
+		cmd.SetArgs(tc.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if got.JSON != tc.want.JSON || got.Format != tc.want.Format {
+			t.Errorf("%v: got %+v", tc.args, got)
+		}
+	}
+	cmd := NewCmdDetect(&cli.Factory{}, func(*DetectOptions) error { return nil })
+	cmd.SetArgs([]string{"extra"})
+	cmd.SetErr(&bytes.Buffer{})
+	if err := cmd.Execute(); err == nil {
+		t.Error("positional argument accepted")
+	}
+}
+
+func runMain(t *testing.T, args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestDetectJSON(t *testing.T) {
+	out, errs, code := runMain(t, "detect", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r DetectReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.Fingerprint == "" || len(r.Features) == 0 || r.LogicalCores < 1 {
+		t.Errorf("incomplete report: %+v", r)
+	}
+	for _, f := range []string{"avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "asimd", "sve"} {
+		if _, ok := r.Features[f]; !ok {
+			t.Errorf("feature %s missing from the report", f)
+		}
+	}
+}
+
+func TestDefaultRunAndTables(t *testing.T) {
+	out, errs, code := runMain(t)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"fingerprint", "norm.rmsnorm", "reference"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = runMain(t, "variants", "-o", "md", "--op", "norm.rmsnorm")
+	if !strings.Contains(out, "| norm.rmsnorm") {
+		t.Errorf("markdown table expected:\n%s", out)
+	}
+	if _, errs, code := runMain(t, "variants", "-o", "xml"); code == 0 || !strings.Contains(errs, "xml") {
+		t.Errorf("bad format accepted (exit %d): %s", code, errs)
+	}
+	if _, errs, code := runMain(t, "--disable-isa", "avx9", "detect"); code == 0 || !strings.Contains(errs, "avx9") {
+		t.Errorf("bad feature accepted (exit %d): %s", code, errs)
+	}
+}
+
+// TestMaskedDetect runs the binary again with a mask: the mask applies for
+// the rest of a process, so it gets its own.
+func TestMaskedDetect(t *testing.T) {
+	if os.Getenv("KTUNE_CLI_CHILD") != "" {
+		os.Exit(Main(strings.Fields(os.Getenv("KTUNE_CLI_CHILD")), os.Stdout, os.Stderr))
+	}
+	run := func(args string, env ...string) DetectReport {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMaskedDetect$")
+		cmd.Env = append(os.Environ(), append(env, "KTUNE_CLI_CHILD="+args)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", args, env, err, out)
+		}
+		var r DetectReport
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return r
+	}
+	full := run("detect --json")
+	for name, r := range map[string]DetectReport{
+		"env":  run("detect --json", "KTUNE_MAX_ISA=avx2"),
+		"flag": run("--max-isa avx2 detect --json"),
+	} {
+		for _, f := range []string{"avx512f", "avx512_vnni", "avx_vnni", "amx_tile"} {
+			if r.Features[f] {
+				t.Errorf("%s: %s still effective under max-isa avx2", name, f)
+			}
+			if full.Features[f] && !contains(r.Masked, f) {
+				t.Errorf("%s: %s not listed as masked: %v", name, f, r.Masked)
+			}
+		}
+		if len(r.Masked) > 0 && r.Fingerprint == full.Fingerprint {
+			t.Errorf("%s: masked run has the unmasked fingerprint", name)
+		}
+	}
+	r := run("--disable-isa avx512_vnni,amx_tile detect --json")
+	if r.Features["avx512_vnni"] || r.Features["amx_tile"] {
+		t.Errorf("--disable-isa ignored: %v", r.Features)
+	}
+}
+
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
