@@ -1,0 +1,280 @@
+// Package pool is the worker pool every kernel family runs its threads on:
+// persistent OS threads, optionally pinned to CPUs, that spin on an atomic
+// job sequence for a bounded time and then park.
+//
+// Waking a parked thread costs tens of microseconds on a VM (more than a
+// whole decode GEMV), while a spinning worker picks a job up in well under
+// a microsecond; so workers spin between the calls of a forward pass and
+// park when the work stops. At most GOMAXPROCS−1 workers ever spin (the
+// caller needs a P too), so oversubscription (-race -cpu=4 on 2 cores)
+// degrades to parking instead of livelock.
+package pool
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Placement orders the CPUs workers are pinned to.
+type Placement int
+
+const (
+	// Unpinned leaves threads to the OS scheduler.
+	Unpinned Placement = iota
+	// Compact pins worker i to the i-th allowed CPU (hyperthread siblings
+	// and one NUMA node first).
+	Compact
+	// Spread pins workers round-robin across NUMA nodes and physical cores.
+	Spread
+)
+
+var placementNames = []string{"unpinned", "compact", "spread"}
+
+func (p Placement) String() string {
+	if int(p) < len(placementNames) {
+		return placementNames[p]
+	}
+	return fmt.Sprintf("placement(%d)", int(p))
+}
+
+// ParsePlacement reads a placement name.
+func ParsePlacement(s string) (Placement, error) {
+	for i, n := range placementNames {
+		if n == s {
+			return Placement(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown placement %q (unpinned, compact, spread)", s)
+}
+
+// SpinTime is how long an idle worker spins before parking.
+var SpinTime = 200 * time.Microsecond
+
+type job struct {
+	fn  func(w int)
+	n   int // participants, caller included
+	seq uint64
+}
+
+type worker struct {
+	id       int
+	sleeping atomic.Int32 // 1 while parked (or about to park)
+	wake     chan struct{}
+	cpu      int // pinned CPU, -1 none
+	pinGen   uint64
+	spins    bool // may spin (id ≤ GOMAXPROCS−1 at start)
+}
+
+// Pool runs jobs on a fixed set of threads; the caller is worker 0.
+type Pool struct {
+	size    int
+	workers []*worker // workers[0] is unused (the caller)
+	seq     atomic.Uint64
+	cur     atomic.Pointer[job]
+	left    atomic.Int64
+	mu      sync.Mutex // serialises Run
+	closed  atomic.Bool
+	place   atomic.Int32
+	placeGn atomic.Uint64
+	cpus    []int // allowed CPUs in compact order
+	spread  []int // allowed CPUs in spread order
+	pinErr  atomic.Pointer[error]
+}
+
+// New starts a pool of size threads (the caller counts as one, so size−1
+// OS threads are started). size < 1 means runtime.NumCPU().
+func New(size int) *Pool {
+	if size < 1 {
+		size = runtime.NumCPU()
+	}
+	p := &Pool{size: size}
+	p.cpus, p.spread = cpuOrders()
+	p.workers = make([]*worker, size)
+	maxSpin := runtime.GOMAXPROCS(0) - 1
+	for i := 1; i < size; i++ {
+		w := &worker{id: i, wake: make(chan struct{}, 1), cpu: -1, spins: i <= maxSpin}
+		p.workers[i] = w
+		ready := make(chan struct{})
+		go p.loop(w, ready)
+		<-ready
+	}
+	return p
+}
+
+var (
+	defOnce sync.Once
+	def     *Pool
+)
+
+// Default is the process-wide pool, one thread per logical CPU.
+func Default() *Pool {
+	defOnce.Do(func() { def = New(0) })
+	return def
+}
+
+// Size is the largest thread count Run accepts.
+func (p *Pool) Size() int { return p.size }
+
+// SetPlacement re-pins the workers (at their next job).
+func (p *Pool) SetPlacement(pl Placement) {
+	p.place.Store(int32(pl))
+	p.placeGn.Add(1)
+}
+
+// Placement returns the current placement.
+func (p *Pool) Placement() Placement { return Placement(p.place.Load()) }
+
+// PinError reports the last error from pinning a thread (nil if none;
+// pinning is best effort and a no-op where the OS has no affinity call).
+func (p *Pool) PinError() error {
+	if e := p.pinErr.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// Run calls fn(w) for w = 0..threads−1 concurrently, fn(0) on the calling
+// goroutine, and returns when all have returned. threads is clamped to
+// [1, Size]. Calls are serialised; fn must not call Run on the same pool.
+func (p *Pool) Run(threads int, fn func(w int)) {
+	if threads > p.size {
+		threads = p.size
+	}
+	if threads <= 1 {
+		fn(0)
+		return
+	}
+	if p.closed.Load() {
+		panic("pool: Run on a closed pool")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	j := &job{fn: fn, n: threads}
+	p.left.Store(int64(threads - 1))
+	j.seq = p.seq.Load() + 1
+	p.cur.Store(j)
+	p.seq.Store(j.seq)
+	for _, w := range p.workers[1:threads] {
+		if w.sleeping.Load() == 1 && w.sleeping.CompareAndSwap(1, 0) {
+			w.wake <- struct{}{}
+		}
+	}
+	fn(0)
+	for spin := 0; p.left.Load() > 0; spin++ {
+		if spin > 1000 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// For splits [0, n) into about threads contiguous ranges of multiples of
+// grain (the last may be short) and runs fn(lo, hi) on each.
+func (p *Pool) For(threads, n, grain int, fn func(lo, hi int)) {
+	if grain < 1 {
+		grain = 1
+	}
+	chunks := (n + grain - 1) / grain
+	if threads > chunks {
+		threads = chunks
+	}
+	if threads <= 1 {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	p.Run(threads, func(w int) {
+		lo := chunks * w / threads * grain
+		hi := min(chunks*(w+1)/threads*grain, n)
+		if lo < hi {
+			fn(lo, hi)
+		}
+	})
+}
+
+// Close stops the workers. The default pool is never closed.
+func (p *Pool) Close() {
+	if p.closed.Swap(true) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur.Store(nil)
+	p.seq.Add(1)
+	for _, w := range p.workers[1:] {
+		if w.sleeping.CompareAndSwap(1, 0) {
+			w.wake <- struct{}{}
+		}
+	}
+}
+
+func (p *Pool) loop(w *worker, ready chan struct{}) {
+	runtime.LockOSThread()
+	close(ready)
+	last := p.seq.Load()
+	for {
+		s := p.waitSeq(w, last)
+		last = s
+		j := p.cur.Load()
+		if j == nil || p.closed.Load() {
+			return
+		}
+		if g := p.placeGn.Load(); g != w.pinGen {
+			w.pinGen = g
+			p.pin(w)
+		}
+		if w.id < j.n && j.seq == s {
+			j.fn(w.id)
+			p.left.Add(-1)
+		}
+	}
+}
+
+// waitSeq spins (if allowed) then parks until the sequence moves past last.
+func (p *Pool) waitSeq(w *worker, last uint64) uint64 {
+	if w.spins {
+		deadline := time.Now().Add(SpinTime)
+		for i := 0; ; i++ {
+			if s := p.seq.Load(); s != last {
+				return s
+			}
+			if i&1023 == 1023 && time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	for {
+		w.sleeping.Store(1)
+		if s := p.seq.Load(); s != last {
+			if !w.sleeping.CompareAndSwap(1, 0) {
+				<-w.wake // Run already woke us: consume its token
+			}
+			return s
+		}
+		<-w.wake
+		if s := p.seq.Load(); s != last {
+			return s
+		}
+	}
+}
+
+func (p *Pool) pin(w *worker) {
+	var order []int
+	switch p.Placement() {
+	case Compact:
+		order = p.cpus
+	case Spread:
+		order = p.spread
+	}
+	cpu := -1
+	if len(order) > 0 {
+		cpu = order[w.id%len(order)]
+	}
+	if err := pinThread(cpu); err != nil {
+		p.pinErr.Store(&err)
+	}
+	w.cpu = cpu
+}

@@ -1,0 +1,127 @@
+package pool
+
+import (
+	"reflect"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ktune/ktune/internal/cpu"
+)
+
+func TestRunCoversEveryWorker(t *testing.T) {
+	p := New(4)
+	defer p.Close()
+	for _, pl := range []Placement{Unpinned, Compact, Spread} {
+		p.SetPlacement(pl)
+		for threads := 1; threads <= 5; threads++ {
+			for rep := 0; rep < 200; rep++ {
+				var hits [8]atomic.Int32
+				p.Run(threads, func(w int) { hits[w].Add(1) })
+				want := min(threads, 4)
+				for w := range hits {
+					exp := int32(0)
+					if w < want {
+						exp = 1
+					}
+					if got := hits[w].Load(); got != exp {
+						t.Fatalf("%v threads=%d rep %d: worker %d ran %d times", pl, threads, rep, w, got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestParkAndWake: after the workers park (idle past SpinTime) a job still
+// runs on all of them.
+func TestParkAndWake(t *testing.T) {
+	p := New(3)
+	defer p.Close()
+	for rep := 0; rep < 5; rep++ {
+		time.Sleep(SpinTime + 2*time.Millisecond)
+		var n atomic.Int32
+		p.Run(3, func(w int) { n.Add(1) })
+		if n.Load() != 3 {
+			t.Fatalf("rep %d: %d workers ran", rep, n.Load())
+		}
+	}
+}
+
+func TestForSplitsExactly(t *testing.T) {
+	p := New(3)
+	defer p.Close()
+	for _, n := range []int{0, 1, 5, 31, 32, 33, 1000} {
+		for _, grain := range []int{1, 4, 16} {
+			seen := make([]atomic.Int32, n)
+			p.For(3, n, grain, func(lo, hi int) {
+				if lo%grain != 0 {
+					t.Errorf("n=%d grain=%d: range starts at %d", n, grain, lo)
+				}
+				for i := lo; i < hi; i++ {
+					seen[i].Add(1)
+				}
+			})
+			for i := range seen {
+				if seen[i].Load() != 1 {
+					t.Fatalf("n=%d grain=%d: element %d covered %d times", n, grain, i, seen[i].Load())
+				}
+			}
+		}
+	}
+}
+
+// TestOversubscribed: more workers than GOMAXPROCS must still finish
+// (workers beyond GOMAXPROCS−1 park instead of spinning).
+func TestOversubscribed(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	p := New(6)
+	defer p.Close()
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 100; i++ {
+			p.Run(6, func(int) {})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("oversubscribed pool did not finish 100 jobs in 20 s")
+	}
+}
+
+func TestOrdersFakeTwoNodes(t *testing.T) {
+	nodes := []cpu.Node{{ID: 0, CPUs: []int{0, 1, 4, 5}}, {ID: 1, CPUs: []int{2, 3, 6, 7}}}
+	compact, spread := Orders(nodes, 4, func(c int) bool { return c != 5 })
+	if !reflect.DeepEqual(compact, []int{0, 1, 4, 2, 3, 6, 7}) {
+		t.Errorf("compact %v", compact)
+	}
+	if runtime.GOOS == "linux" && !reflect.DeepEqual(spread, []int{0, 2, 1, 3, 4, 6, 7}) {
+		t.Errorf("spread %v", spread)
+	}
+}
+
+func TestParsePlacement(t *testing.T) {
+	for _, pl := range []Placement{Unpinned, Compact, Spread} {
+		if got, err := ParsePlacement(pl.String()); err != nil || got != pl {
+			t.Errorf("%v: %v %v", pl, got, err)
+		}
+	}
+	if _, err := ParsePlacement("diagonal"); err == nil {
+		t.Error("bad placement accepted")
+	}
+}
+
+func BenchmarkDispatch(b *testing.B) {
+	p := Default()
+	for _, threads := range []int{1, 2} {
+		b.Run("threads="+string(rune('0'+threads)), func(b *testing.B) {
+			for b.Loop() {
+				p.Run(threads, func(int) {})
+			}
+		})
+	}
+}
