@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ktune/ktune/internal/golden"
 )
 
 func TestKimi48BValidates(t *testing.T) {
@@ -360,14 +362,21 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// testConfigs returns the built-in config and, when the golden data is
-// present, the golden configs.
+// testConfigs returns the built-in config, the public tiny config and the
+// config of every tiny_model golden file.
 func testConfigs(t *testing.T) map[string]*Config {
 	m := map[string]*Config{"kimi48b": Kimi48B()}
-	for _, path := range goldenConfigs(t) {
-		if c, err := Load(path); err == nil {
-			m["golden/"+filepath.Base(filepath.Dir(path))] = c
+	if c, err := Load("testdata/tiny_config.json"); err == nil {
+		m["tiny"] = c
+	} else {
+		t.Fatal(err)
+	}
+	for _, g := range golden.Load(t, golden.TinyModel) {
+		c, err := Load(g.Dir())
+		if err != nil {
+			t.Fatal(err)
 		}
+		m["golden/"+g.Name()] = c
 	}
 	return m
 }

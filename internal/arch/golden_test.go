@@ -1,95 +1,36 @@
 package arch
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
-	"slices"
 	"testing"
+
+	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/safetensors"
 )
 
-// goldenDir returns $KTUNE_GOLDEN, or ../shared/golden next to the module
-// root (the folder with go.mod, found by walking up from the working
-// directory).
-func goldenDir(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("KTUNE_GOLDEN"); dir != "" {
-		return dir
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "golden")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// goldenConfigs returns every config.json under the golden folder.
-func goldenConfigs(t *testing.T) []string {
-	t.Helper()
-	root := goldenDir(t)
-	if root == "" {
-		return nil
-	}
-	var paths []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && d.Name() == "config.json" {
-			paths = append(paths, path)
-		}
-		return nil
-	})
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatalf("walk %s: %v", root, err)
-	}
-	return paths
-}
-
-// TestGoldenConfigs loads every golden config.json and checks TensorNames
-// against the tensors of the checkpoint beside it, name by name and shape by
-// shape.
+// TestGoldenConfigs loads the config.json of every tiny_model golden file
+// (found by metadata kind) and checks TensorNames against the tensors of the
+// checkpoint beside it, name by name and shape by shape.
 func TestGoldenConfigs(t *testing.T) {
-	paths := goldenConfigs(t)
-	if len(paths) == 0 {
-		t.Skipf("no config.json under the golden folder %q (set KTUNE_GOLDEN)", goldenDir(t))
-	}
-	for _, path := range paths {
-		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
-			c, err := Load(filepath.Dir(path))
+	for _, g := range golden.Load(t, golden.TinyModel) {
+		t.Run(g.Name(), func(t *testing.T) {
+			c, err := Load(g.Dir())
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
-			if filepath.Base(filepath.Dir(path)) == "tiny_model" {
-				checkTinyModel(t, c)
-			}
-			tensors, err := checkpointShapes(filepath.Dir(path))
+			ck, err := safetensors.OpenCheckpoint(g.Dir())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tensors == nil {
-				t.Skip("no checkpoint beside config.json")
+			defer ck.Close()
+			tensors := map[string][]int64{}
+			for _, name := range ck.Names() {
+				info, _, _ := ck.Info(name)
+				tensors[name] = info.Shape
 			}
 			specs := c.TensorNames()
 			if len(specs) != len(tensors) {
 				t.Errorf("TensorNames() lists %d tensors, the checkpoint holds %d", len(specs), len(tensors))
-			}
-			if filepath.Base(filepath.Dir(path)) == "tiny_model" && len(tensors) != 151 {
-				t.Errorf("tiny_model checkpoint holds %d tensors, README says 151", len(tensors))
 			}
 			want := map[string]bool{}
 			var total int64
@@ -114,6 +55,16 @@ func TestGoldenConfigs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTinyConfig checks a copy of the public tiny model's config against
+// golden README §4.5.
+func TestTinyConfig(t *testing.T) {
+	c, err := Load("testdata/tiny_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTinyModel(t, c)
 }
 
 // checkTinyModel checks the tiny model's sizes against golden README §4.5.
@@ -145,85 +96,4 @@ func checkTinyModel(t *testing.T, c *Config) {
 	if c.RMSNormEps != 1e-5 || c.RoutedScalingFactor != 2.446 || c.QLoraRank != nil || !c.MLAUseNope {
 		t.Errorf("tiny config values: %+v", c)
 	}
-}
-
-// checkpointShapes reads the tensor shapes of the HF checkpoint in dir: a
-// sharded one (model.safetensors.index.json) or model.safetensors. It
-// returns nil, nil when there is neither.
-func checkpointShapes(dir string) (map[string][]int64, error) {
-	files := []string{filepath.Join(dir, "model.safetensors")}
-	if data, err := os.ReadFile(filepath.Join(dir, "model.safetensors.index.json")); err == nil {
-		var index struct {
-			WeightMap map[string]string `json:"weight_map"`
-		}
-		if err := json.Unmarshal(data, &index); err != nil {
-			return nil, fmt.Errorf("index: %w", err)
-		}
-		files = files[:0]
-		for _, f := range index.WeightMap {
-			if f = filepath.Join(dir, f); !slices.Contains(files, f) {
-				files = append(files, f)
-			}
-		}
-	} else if _, err := os.Stat(files[0]); err != nil {
-		return nil, nil
-	}
-	all := map[string][]int64{}
-	for _, f := range files {
-		shapes, err := safetensorsShapes(f)
-		if err != nil {
-			return nil, err
-		}
-		for name, shape := range shapes {
-			if _, dup := all[name]; dup {
-				return nil, fmt.Errorf("%s: tensor %s in more than one shard", f, name)
-			}
-			all[name] = shape
-		}
-	}
-	return all, nil
-}
-
-// safetensorsShapes reads a safetensors header (an 8-byte little-endian
-// length, then a JSON object) and returns each tensor's shape, ignoring
-// __metadata__.
-func safetensorsShapes(path string) (map[string][]int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var n uint64
-	if err := binary.Read(f, binary.LittleEndian, &n); err != nil {
-		return nil, fmt.Errorf("%s: header length: %w", path, err)
-	}
-	if n > 100<<20 {
-		return nil, fmt.Errorf("%s: header length %d is implausible", path, n)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("%s: header: %w", path, err)
-	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(buf, &header); err != nil {
-		return nil, fmt.Errorf("%s: header: %w", path, err)
-	}
-	shapes := map[string][]int64{}
-	for name, raw := range header {
-		if name == "__metadata__" {
-			continue
-		}
-		var info struct {
-			Dtype string  `json:"dtype"`
-			Shape []int64 `json:"shape"`
-		}
-		if err := json.Unmarshal(raw, &info); err != nil {
-			return nil, fmt.Errorf("%s: tensor %s: %w", path, name, err)
-		}
-		if info.Shape == nil {
-			info.Shape = []int64{}
-		}
-		shapes[name] = info.Shape
-	}
-	return shapes, nil
 }
