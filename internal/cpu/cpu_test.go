@@ -2,10 +2,12 @@ package cpu
 
 import (
 	"encoding/json"
+	"github.com/ktune/ktune/internal/testexec"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -114,6 +116,19 @@ func TestInfoSane(t *testing.T) {
 	}
 }
 
+// TestSVELength compares the detected SVE vector length with
+// KTUNE_EXPECT_SVE_BITS (set by CI when it runs under qemu with a chosen
+// vector length).
+func TestSVELength(t *testing.T) {
+	want := os.Getenv("KTUNE_EXPECT_SVE_BITS")
+	if want == "" {
+		t.Skip("KTUNE_EXPECT_SVE_BITS not set")
+	}
+	if got := strconv.Itoa(Get().SVEBits); got != want {
+		t.Errorf("SVE vector length %s bits, want %s", got, want)
+	}
+}
+
 func TestParseCPUList(t *testing.T) {
 	got, err := ParseCPUList("0-3,8,10-11")
 	if err != nil || !reflect.DeepEqual(got, []int{0, 1, 2, 3, 8, 10, 11}) {
@@ -167,7 +182,7 @@ func TestEnvMasks(t *testing.T) {
 		return
 	}
 	run := func(env ...string) *Info {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvMasks$")
+		cmd := testexec.Self("-test.run=^TestEnvMasks$")
 		cmd.Env = append(os.Environ(), append(env, "KTUNE_CPU_CHILD=1")...)
 		out, err := cmd.Output()
 		if err != nil {
@@ -183,6 +198,12 @@ func TestEnvMasks(t *testing.T) {
 			t.Fatalf("%v: %s", err, js)
 		}
 		return &i
+	}
+	if runtime.GOARCH == "arm64" {
+		i := run("KTUNE_MAX_ISA=dotprod")
+		if i.Effective.Minus(NewSet(ASIMD, ASIMDDP)) != 0 || (i.Hardware.Has(SVE) && !i.Masked.Has(SVE)) {
+			t.Errorf("KTUNE_MAX_ISA=dotprod: effective %v, masked %v", i.Effective, i.Masked)
+		}
 	}
 	i := run("KTUNE_MAX_ISA=avx2")
 	if i.Effective.Minus(NewSet(AVX2, FMA)) != 0 {

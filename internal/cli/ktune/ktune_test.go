@@ -3,8 +3,8 @@ package ktune
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ktune/ktune/internal/testexec"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -93,7 +93,7 @@ func TestMaskedDetect(t *testing.T) {
 		os.Exit(Main(strings.Fields(os.Getenv("KTUNE_CLI_CHILD")), os.Stdout, os.Stderr))
 	}
 	run := func(args string, env ...string) DetectReport {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestMaskedDetect$")
+		cmd := testexec.Self("-test.run=^TestMaskedDetect$")
 		cmd.Env = append(os.Environ(), append(env, "KTUNE_CLI_CHILD="+args)...)
 		out, err := cmd.Output()
 		if err != nil {
