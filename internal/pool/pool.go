@@ -171,8 +171,9 @@ func (p *Pool) Run(threads int, fn func(w int)) {
 }
 
 // For splits [0, n) into about threads contiguous ranges of multiples of
-// grain (the last may be short) and runs fn(lo, hi) on each.
-func (p *Pool) For(threads, n, grain int, fn func(lo, hi int)) {
+// grain (the last may be short) and runs fn(w, lo, hi) on each, w being
+// the worker (0 ≤ w < threads) for per-thread scratch.
+func (p *Pool) For(threads, n, grain int, fn func(w, lo, hi int)) {
 	if grain < 1 {
 		grain = 1
 	}
@@ -182,7 +183,7 @@ func (p *Pool) For(threads, n, grain int, fn func(lo, hi int)) {
 	}
 	if threads <= 1 {
 		if n > 0 {
-			fn(0, n)
+			fn(0, 0, n)
 		}
 		return
 	}
@@ -190,7 +191,7 @@ func (p *Pool) For(threads, n, grain int, fn func(lo, hi int)) {
 		lo := chunks * w / threads * grain
 		hi := min(chunks*(w+1)/threads*grain, n)
 		if lo < hi {
-			fn(lo, hi)
+			fn(w, lo, hi)
 		}
 	})
 }

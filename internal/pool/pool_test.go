@@ -55,7 +55,10 @@ func TestForSplitsExactly(t *testing.T) {
 	for _, n := range []int{0, 1, 5, 31, 32, 33, 1000} {
 		for _, grain := range []int{1, 4, 16} {
 			seen := make([]atomic.Int32, n)
-			p.For(3, n, grain, func(lo, hi int) {
+			p.For(3, n, grain, func(w, lo, hi int) {
+				if w < 0 || w >= 3 {
+					t.Errorf("worker %d", w)
+				}
 				if lo%grain != 0 {
 					t.Errorf("n=%d grain=%d: range starts at %d", n, grain, lo)
 				}

@@ -4,5 +4,6 @@
 package all
 
 import (
+	_ "github.com/ktune/ktune/kernels/gemm" // gemm.gemv, gemm.gemm, gemm.gateup
 	_ "github.com/ktune/ktune/kernels/norm" // norm.rmsnorm
 )

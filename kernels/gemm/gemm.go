@@ -1,0 +1,282 @@
+// Package gemm holds the projections of Kimi Linear: Y = X·Wᵀ with the
+// weight W [N×K] packed in one of package quant's formats (F32, BF16, Q8,
+// Q4) and activations X [M×K] in f32, M = 1…8 at decode and up to
+// thousands at prefill.
+//
+// Ops (see the registry, package kernel):
+//
+//	gemm.gemv    M ≤ the crossover (decode): stream the panels once, all M rows per panel
+//	gemm.gemm    larger M (prefill): blocked, packed activations, register tiles
+//	gemm.gateup  SwiGLU's input: H = silu(X·Wgᵀ) ⊙ (X·Wuᵀ) from one pass over X
+//
+// Accuracy classes: f32 variants use f32 activations (quantized weights
+// are widened on the fly); int8act variants quantize each activation row
+// once to int8 with one scale (vector code) and use integer dot products
+// (VNNI); bf16act variants round activations to BF16 (AVX512_BF16).
+//
+// Work is split across the worker pool by weight panels (16 output rows):
+// every thread streams its own contiguous range of the packed weights.
+//
+// Benchmarks: BenchmarkGEMM/op=<op>/dtype=<dt>/variant=<v>/m=/n=/k=/mem=dram|cache/threads=<n>.
+package gemm
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// Op names.
+const (
+	OpGEMV   = "gemm.gemv"
+	OpGEMM   = "gemm.gemm"
+	OpGateUp = "gemm.gateup"
+)
+
+// DefaultCrossover is the largest M sent to gemm.gemv when no profile says
+// otherwise.
+const DefaultCrossover = 8
+
+// Plan is a chosen variant and configuration for one op, from a tuning
+// profile or the defaults.
+type Plan struct {
+	Variant *kernel.Variant
+	Config  kernel.Config
+}
+
+// DefaultPlan is the dispatcher's choice without a profile.
+func DefaultPlan(op string, dt kernel.DType, m, n, k int, threads int) Plan {
+	v := kernel.Default(op, dt)
+	return Plan{Variant: v, Config: v.DefaultConfig(kernel.MakeShape(shapeKeys, m, n, k), threads)}
+}
+
+// Linear computes Y [M×N] = X [M×K]·Wᵀ (or Y += when acc) with the
+// default variants on threads workers of the default pool, choosing gemv
+// or gemm by M against DefaultCrossover.
+func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
+	op := OpGEMM
+	if m <= DefaultCrossover {
+		op = OpGEMV
+	}
+	Run(DefaultPlan(op, w.DType, m, w.N, w.K, threads), y, x, w, m, acc)
+}
+
+// Run executes a plan on Y (+)= X·Wᵀ.
+func Run(p Plan, y, x []float32, w *quant.Matrix, m int, acc bool) {
+	im := implOf(p.Variant)
+	a := newArgs(im, y, x, w, m, acc)
+	defer a.release()
+	im.run(a, p.Config)
+}
+
+// GateUp computes H [M×N] = silu(X·Wgᵀ) ⊙ (X·Wuᵀ) with a plan of op
+// gemm.gateup (both weights of one format and shape).
+func GateUp(p Plan, h, x []float32, wg, wu *quant.Matrix, m int) {
+	im := implOf(p.Variant)
+	a := newArgs(im, h, x, wg, m, false)
+	a.wu = wu
+	defer a.release()
+	im.run(a, p.Config)
+}
+
+// DefaultGateUp runs GateUp with the default variant.
+func DefaultGateUp(h, x []float32, wg, wu *quant.Matrix, m int, threads int) {
+	v := kernel.Default(OpGateUp, wg.DType)
+	GateUp(Plan{v, v.DefaultConfig(kernel.MakeShape(shapeKeys, m, wg.N, wg.K), threads)}, h, x, wg, wu, m)
+}
+
+// ---- variant machinery ---------------------------------------------------
+
+// actKind is how a variant wants its activations.
+type actKind int
+
+const (
+	actF32  actKind = iota // f32, rows padded to Kp with zeros
+	actInt8                // int8 per row with one scale, plus group sums
+	actBF16                // BF16 pairs, rows padded to Kp
+)
+
+// panelFn computes the output columns of full panels [p0, p1) for all M
+// rows: for i < 16,
+//
+//	y[r·ldy + 16p − ycol + i] (+)= Σ_k x[r,k]·W[16p+i, k]
+//
+// (the driver redirects a partial last panel to scratch). worker indexes
+// per-thread scratch.
+type panelFn func(a *args, p0, p1, worker int, prm kernel.Values)
+
+// impl is what a variant registers as its Impl.
+type impl struct {
+	act    actKind
+	panels panelFn
+	// grain is the default number of panels per work item.
+	grain int
+}
+
+func implOf(v *kernel.Variant) *impl {
+	im, ok := v.Impl.(*impl)
+	if !ok {
+		panic(fmt.Sprintf("gemm: %s: Impl is %T", v.ID(), v.Impl))
+	}
+	return im
+}
+
+// args is one call, with its prepared activations.
+type args struct {
+	m, n, k, kp int
+	w, wu       *quant.Matrix // wu: the up matrix of gateup
+	y           []float32     // output rows of stride ldy; column c is y[r·ldy + c − ycol]
+	ldy, ycol   int
+	acc         bool
+	x           []float32 // M×Kp, f32 (actF32)
+	xq          []int8    // M×Kp (actInt8)
+	xs          []float32 // M scales (actInt8)
+	xsum        []int32   // M×groups sums of xq (actInt8)
+	xb          []uint16  // M×Kp BF16 (actBF16)
+	ws          *workspace
+}
+
+type workspace struct {
+	x    []float32
+	xq   []int8
+	xs   []float32
+	xsum []int32
+	xb   []uint16
+	tmp  [][]float32 // per worker scratch (gateup, packing)
+}
+
+var wsPool = sync.Pool{New: func() any { return &workspace{} }}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+func newArgs(im *impl, y, x []float32, w *quant.Matrix, m int, acc bool) *args {
+	n, k, kp := w.N, w.K, w.Kp
+	if kp < k {
+		kp = k
+	}
+	if m < 1 || len(x) < m*k || len(y) < m*n {
+		panic(fmt.Sprintf("gemm: M=%d, len(x)=%d (want %d), len(y)=%d (want %d)", m, len(x), m*k, len(y), m*n))
+	}
+	ws := wsPool.Get().(*workspace)
+	a := &args{m: m, n: n, k: k, kp: kp, w: w, y: y[:m*n], ldy: n, acc: acc, ws: ws}
+	switch im.act {
+	case actF32:
+		if kp == k {
+			a.x = x[:m*k]
+		} else {
+			ws.x = grow(ws.x, m*kp)
+			for r := 0; r < m; r++ {
+				copy(ws.x[r*kp:], x[r*k:(r+1)*k])
+				clear(ws.x[r*kp+k : (r+1)*kp])
+			}
+			a.x = ws.x
+		}
+	case actInt8:
+		g := kp / quant.GroupK
+		ws.xq, ws.xs, ws.xsum = grow(ws.xq, m*kp), grow(ws.xs, m), grow(ws.xsum, m*g)
+		a.xq, a.xs, a.xsum = ws.xq, ws.xs, ws.xsum
+		for r := 0; r < m; r++ {
+			quantizeRow(a.xq[r*kp:(r+1)*kp], &a.xs[r], a.xsum[r*g:(r+1)*g], x[r*k:(r+1)*k])
+		}
+	case actBF16:
+		ws.xb = grow(ws.xb, m*kp)
+		a.xb = ws.xb
+		for r := 0; r < m; r++ {
+			toBF16Row(a.xb[r*kp:(r+1)*kp], x[r*k:(r+1)*k])
+		}
+	}
+	return a
+}
+
+func (a *args) release() {
+	wsPool.Put(a.ws)
+	a.ws = nil
+}
+
+// scratch returns worker w's scratch of at least n floats.
+func (a *args) scratch(w, n int) []float32 {
+	for len(a.ws.tmp) <= w {
+		a.ws.tmp = append(a.ws.tmp, nil)
+	}
+	a.ws.tmp[w] = grow(a.ws.tmp[w], n)
+	return a.ws.tmp[w]
+}
+
+// run splits the panels over the pool.
+func (im *impl) run(a *args, cfg kernel.Config) {
+	grain := cfg.Params["grain"]
+	if grain < 1 {
+		grain = max(im.grain, 1)
+	}
+	fn := im.panels
+	if a.wu != nil {
+		fn = gateUpPanels(im.panels)
+	}
+	panels := a.w.Panels()
+	pool.Default().For(max(cfg.Threads, 1), panels, grain, func(w, lo, hi int) {
+		full := hi
+		if hi == panels && a.n%quant.PanelRows != 0 {
+			full = hi - 1
+		}
+		if lo < full {
+			fn(a, lo, full, w, cfg.Params)
+		}
+		if full < hi {
+			lastPanel(a, fn, full, w, cfg.Params)
+		}
+	})
+}
+
+// lastPanel computes the partial last panel into scratch and copies the
+// N mod 16 real columns out.
+func lastPanel(a *args, fn panelFn, p, worker int, prm kernel.Values) {
+	const pr = quant.PanelRows
+	buf := a.scratch(2*worker+1, a.m*pr)
+	b := *a
+	b.y, b.ldy, b.ycol, b.acc = buf, pr, p*pr, false
+	fn(&b, p, p+1, worker, prm)
+	cols := a.n - p*pr
+	for r := 0; r < a.m; r++ {
+		dst := a.y[r*a.ldy+p*pr-a.ycol:][:cols]
+		src := buf[r*pr:][:cols]
+		if a.acc {
+			for i := range dst {
+				dst[i] += src[i]
+			}
+		} else {
+			copy(dst, src)
+		}
+	}
+}
+
+// gateUpPanels wraps a panel kernel for gemm.gateup: each panel range is
+// computed for the gate and the up matrix into scratch, then combined as
+// silu(g)·u into the output.
+func gateUpPanels(fn panelFn) panelFn {
+	return func(a *args, p0, p1, worker int, prm kernel.Values) {
+		const pr = quant.PanelRows
+		cols := (p1 - p0) * pr
+		tmp := a.scratch(2*worker, 2*a.m*cols)
+		g, u := tmp[:a.m*cols], tmp[a.m*cols:]
+		ga, ua := *a, *a
+		ga.y, ga.ldy, ga.ycol, ga.acc = g, cols, p0*pr, false
+		ua.y, ua.ldy, ua.ycol, ua.acc, ua.w = u, cols, p0*pr, false, a.wu
+		fn(&ga, p0, p1, worker, prm)
+		fn(&ua, p0, p1, worker, prm)
+		for r := 0; r < a.m; r++ {
+			dst := a.y[r*a.ldy+p0*pr-a.ycol:][:cols]
+			gr, ur := g[r*cols:][:cols], u[r*cols:][:cols]
+			for i := range dst {
+				dst[i] = silu(gr[i]) * ur[i]
+			}
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package gemm
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/ktune/ktune/internal/half"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+const pr = quant.PanelRows
+
+// panelsGeneric: for each panel, widen one group of weights (or a block of
+// k for f32/bf16) to an f32 tile [kb][16], then for every activation row
+// accumulate 16 outputs. Pure Go; the baseline every ISA variant beats.
+func panelsGeneric(a *args, p0, p1, worker int, _ kernel.Values) {
+	const kb = quant.GroupK
+	tile := make([]float32, kb*pr)
+	acc := make([]float32, a.m*pr)
+	for p := p0; p < p1; p++ {
+		panel := a.w.Panel(p)
+		clear(acc)
+		for k0 := 0; k0 < a.kp; k0 += kb {
+			n := min(kb, a.kp-k0)
+			widen(a.w, panel, k0, n, tile)
+			for r := 0; r < a.m; r++ {
+				x := a.x[r*a.kp+k0 : r*a.kp+k0+n]
+				o := acc[r*pr : (r+1)*pr : (r+1)*pr]
+				for j, xv := range x {
+					t := tile[j*pr : (j+1)*pr : (j+1)*pr]
+					for i := range o {
+						o[i] += xv * t[i]
+					}
+				}
+			}
+		}
+		store(a, p, acc)
+	}
+}
+
+// store writes (or adds) the 16 outputs of panel p for every row.
+func store(a *args, p int, acc []float32) {
+	for r := 0; r < a.m; r++ {
+		dst := a.y[r*a.ldy+p*pr-a.ycol:][:pr]
+		src := acc[r*pr : (r+1)*pr]
+		if a.acc {
+			for i := range dst {
+				dst[i] += src[i]
+			}
+		} else {
+			copy(dst, src)
+		}
+	}
+}
+
+// widen converts k in [k0, k0+n) of a panel to f32, tile[j·16+i] = W[i, k0+j].
+func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
+	switch w.DType {
+	case kernel.F32:
+		b := panel[4*k0*pr:]
+		for i := range tile[:n*pr] {
+			tile[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	case kernel.BF16:
+		b := panel[2*k0*pr:]
+		for j := 0; j < n; j++ {
+			for i := 0; i < pr; i++ {
+				tile[j*pr+i] = half.BF16ToF32(binary.LittleEndian.Uint16(b[2*((j/2)*2*pr+2*i+j%2):]))
+			}
+		}
+	case kernel.Q8:
+		rec := panel[(k0/quant.GroupK)*quant.Q8GroupBytes:]
+		var d [pr]float32
+		for i := range d {
+			d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[8*quant.LineBytes+2*i:]))
+		}
+		for j := 0; j < n; j++ {
+			line := rec[(j/4)*quant.LineBytes+j%4:]
+			for i := 0; i < pr; i++ {
+				tile[j*pr+i] = d[i] * float32(int(line[4*i])-128)
+			}
+		}
+	case kernel.Q4:
+		gb := w.GroupBytes()
+		rec := panel[(k0/quant.GroupK)*gb:]
+		var d, mn [pr]float32
+		for i := range d {
+			d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[4*quant.LineBytes+2*i:]))
+			if w.HasMin {
+				mn[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[4*quant.LineBytes+2*pr+2*i:]))
+			} else {
+				mn[i] = -8 * d[i]
+			}
+		}
+		for j := 0; j < n; j++ {
+			line := rec[(j/8)*quant.LineBytes+j%4:]
+			shift := uint(4 * ((j % 8) / 4))
+			for i := 0; i < pr; i++ {
+				tile[j*pr+i] = d[i]*float32((line[4*i]>>shift)&15) + mn[i]
+			}
+		}
+	}
+}
+
+// panelsGenericInt8: int8 activations against the integer weights, one
+// int32 dot product per (row, output, group), then
+//
+//	y += s_x · (d·(Σ q_x·u − z·Σ q_x) [+ m·Σ q_x])
+//
+// with u the stored unsigned weight (Q8: q+128, z = 128; Q4: the nibble,
+// z = 8, or z = 0 and a min m).
+func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
+	g := a.kp / quant.GroupK
+	gb := a.w.GroupBytes()
+	acc := make([]float32, a.m*pr)
+	var u [quant.GroupK * pr]int32
+	for p := p0; p < p1; p++ {
+		panel := a.w.Panel(p)
+		clear(acc)
+		for gi := 0; gi < g; gi++ {
+			rec := panel[gi*gb:]
+			var d, mn [pr]float32
+			var zp int32
+			scales := 8 * quant.LineBytes
+			if a.w.DType == kernel.Q4 {
+				scales = 4 * quant.LineBytes
+			}
+			for i := range d {
+				d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[scales+2*i:]))
+				if a.w.HasMin {
+					mn[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[scales+2*pr+2*i:]))
+				}
+			}
+			switch {
+			case a.w.DType == kernel.Q8:
+				zp = 128
+				for j := 0; j < quant.GroupK; j++ {
+					line := rec[(j/4)*quant.LineBytes+j%4:]
+					for i := 0; i < pr; i++ {
+						u[j*pr+i] = int32(line[4*i])
+					}
+				}
+			default:
+				if !a.w.HasMin {
+					zp = 8
+				}
+				for j := 0; j < quant.GroupK; j++ {
+					line := rec[(j/8)*quant.LineBytes+j%4:]
+					shift := uint(4 * ((j % 8) / 4))
+					for i := 0; i < pr; i++ {
+						u[j*pr+i] = int32((line[4*i] >> shift) & 15)
+					}
+				}
+			}
+			for r := 0; r < a.m; r++ {
+				xq := a.xq[r*a.kp+gi*quant.GroupK:][:quant.GroupK]
+				sum := a.xsum[r*g+gi]
+				var dot [pr]int32
+				for j, xv := range xq {
+					uj := u[j*pr : (j+1)*pr]
+					for i := range dot {
+						dot[i] += int32(xv) * uj[i]
+					}
+				}
+				s := a.xs[r]
+				o := acc[r*pr : (r+1)*pr]
+				for i := range o {
+					o[i] += s * (d[i]*float32(dot[i]-zp*sum) + mn[i]*float32(sum))
+				}
+			}
+		}
+		store(a, p, acc)
+	}
+}

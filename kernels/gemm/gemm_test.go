@@ -1,0 +1,133 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/kerneltest"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+func TestMain(m *testing.M) { kerneltest.Main(m, "gemm") }
+
+func testShapes(op string) []kernel.Shape {
+	ms := []int{1, 2, 3, 7, 8, 9, 64, 513}
+	nk := [][2]int{{1, 1}, {17, 33}, {16, 32}, {33, 100}, {31, 257}, {48, 64}}
+	if testing.Short() {
+		ms = []int{1, 3, 8, 65}
+		nk = [][2]int{{17, 33}, {33, 100}, {16, 64}}
+	}
+	if op == OpGEMV {
+		ms = []int{1, 2, 3, 4, 7, 8}
+	}
+	var out []kernel.Shape
+	for _, m := range ms {
+		for _, s := range nk {
+			if m > 64 && s[0]*s[1] > 4000 {
+				continue // keep the float64 reference cheap
+			}
+			out = append(out, kernel.MakeShape(shapeKeys, m, s[0], s[1]))
+		}
+	}
+	return out
+}
+
+// TestVariants checks every variant of every op and dtype against the
+// reference (seeds 1 and 2: Q4 with and without a min).
+func TestVariants(t *testing.T) {
+	for _, op := range allOps {
+		t.Run(op, func(t *testing.T) {
+			kerneltest.ForEachVariant(t, op, func(t *testing.T, v *kernel.Variant) {
+				for _, dt := range v.DTypes {
+					t.Run(string(dt), func(t *testing.T) {
+						for _, seed := range []uint64{1, 2} {
+							kerneltest.CheckVariant(t, v, dt, testShapes(op), 2, seed)
+						}
+					})
+				}
+			})
+		})
+	}
+}
+
+// TestRunGuards calls Run on guard-padded, misaligned buffers, with and
+// without accumulation, and multithreaded.
+func TestRunGuards(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	kerneltest.ForEachVariant(t, OpGEMV, func(t *testing.T, v *kernel.Variant) {
+		for _, dt := range v.DTypes {
+			for _, sh := range [][3]int{{1, 33, 70}, {3, 20, 64}, {8, 100, 33}} {
+				m, n, k := sh[0], sh[1], sh[2]
+				w := make([]float32, n*k)
+				kerneltest.FillNormal(r, w, 0, 0.2)
+				wm, err := quant.Quantize(dt, w, n, k, dt == kernel.Q4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for threads := 1; threads <= 2; threads++ {
+					for align := 0; align < 4; align += 3 {
+						x, y := kerneltest.NewGuarded(m*k, align), kerneltest.NewGuarded(m*n, 3-align)
+						kerneltest.FillNormal(r, x.Data(), 0, 1)
+						kerneltest.FillNormal(r, y.Data(), 0, 1)
+						y0 := append([]float32(nil), y.Data()...)
+						want := make([]float32, m*n)
+						ref := kernel.Reference(OpGEMV)
+						Run(Plan{ref, ref.DefaultConfig(nil, 1)}, want, x.Data(), wm, m, false)
+						for i := range want {
+							want[i] += y0[i]
+						}
+						Run(Plan{v, v.DefaultConfig(nil, threads)}, y.Data(), x.Data(), wm, m, true)
+						label := fmt.Sprintf("%s %d×%d×%d threads=%d acc", dt, m, n, k, threads)
+						kerneltest.Close(t, label, y.Data(), want, kernel.LookupOp(OpGEMV).Tol(v.Class, nil))
+						x.CheckGuards(t)
+						y.CheckGuards(t)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestQuantizeRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, k := range []int{1, 31, 32, 33, 100, 2304} {
+		kp := quant.PaddedK(kernel.Q8, k)
+		x := make([]float32, k)
+		kerneltest.FillNormal(r, x, 0, 2)
+		q, sums := make([]int8, kp), make([]int32, kp/32)
+		q2, sums2 := make([]int8, kp), make([]int32, kp/32)
+		var s, s2 float32
+		quantizeRowGeneric(q, &s, sums, x)
+		quantizeRow(q2, &s2, sums2, x)
+		if s != s2 || fmt.Sprint(q) != fmt.Sprint(q2) || fmt.Sprint(sums) != fmt.Sprint(sums2) {
+			t.Errorf("k=%d: vector quantization differs from the generic one", k)
+		}
+		for i, v := range x {
+			if d := v - s*float32(q[i]); d > s/2*1.0001 || d < -s/2*1.0001 {
+				t.Fatalf("k=%d i=%d: %v quantized to %d·%v", k, i, v, q[i], s)
+			}
+		}
+	}
+}
+
+func FuzzGEMM(f *testing.F) {
+	f.Add(uint8(1), uint8(17), uint8(33), uint64(1), uint8(0))
+	f.Add(uint8(9), uint8(16), uint8(64), uint64(2), uint8(3))
+	f.Add(uint8(3), uint8(1), uint8(1), uint64(3), uint8(2))
+	f.Fuzz(func(t *testing.T, m, n, k uint8, seed uint64, dtSel uint8) {
+		if m == 0 || n == 0 || k == 0 {
+			return
+		}
+		dt := weightDTypes[int(dtSel)%len(weightDTypes)]
+		s := kernel.MakeShape(shapeKeys, int(m%40)+1, int(n), int(k))
+		for _, op := range []string{OpGEMV, OpGEMM} {
+			for _, v := range kernel.Candidates(op, dt, []kernel.Class{kernel.ClassF32, kernel.ClassInt8Act, kernel.ClassBF16Act}) {
+				if _, err := kernel.Verify(v, s, dt, seed, v.DefaultConfig(s, 2), nil); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,142 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+var shapeKeys = []string{"m", "n", "k"}
+
+var weightDTypes = []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4}
+
+// problem is one Y = X·Wᵀ (or H = silu(X·Wgᵀ)⊙(X·Wuᵀ) for gateup) with
+// random inputs: X ~ N(0,1), W ~ N(0, 1/K) quantized to the dtype. Q4
+// problems from odd seeds carry a per-group min, from even seeds none.
+type problem struct {
+	op      string
+	shape   kernel.Shape
+	dt      kernel.DType
+	m, n, k int
+	x       []float32
+	w, wu   *quant.Matrix
+	y       []float32
+}
+
+func (p *problem) Shape() kernel.Shape { return p.shape }
+func (p *problem) DType() kernel.DType { return p.dt }
+func (p *problem) Output() []float32   { return p.y }
+func (p *problem) Reset()              { clear(p.y) }
+
+func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
+	return func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
+		m, n, k := s.Get("m"), s.Get("n"), s.Get("k")
+		if m < 1 || n < 1 || k < 1 {
+			return nil, fmt.Errorf("%s: shape %s: m, n, k must be ≥ 1", op, s)
+		}
+		r := rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1))
+		p := &problem{op: op, shape: s, dt: dt, m: m, n: n, k: k, x: make([]float32, m*k), y: make([]float32, m*n)}
+		for i := range p.x {
+			p.x[i] = float32(r.NormFloat64())
+		}
+		hasMin := dt == kernel.Q4 && seed%2 == 1
+		var err error
+		if p.w, err = randomMatrix(r, dt, n, k, hasMin); err != nil {
+			return nil, err
+		}
+		if op == OpGateUp {
+			if p.wu, err = randomMatrix(r, dt, n, k, hasMin); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
+	}
+}
+
+func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool) (*quant.Matrix, error) {
+	w := make([]float32, n*k)
+	std := 1 / math.Sqrt(float64(k))
+	for i := range w {
+		w[i] = float32(std * r.NormFloat64())
+	}
+	return quant.Quantize(dt, w, n, k, hasMin)
+}
+
+func cost(op string) func(s kernel.Shape, dt kernel.DType) kernel.Cost {
+	return func(s kernel.Shape, dt kernel.DType) kernel.Cost {
+		m, n, k := float64(s.Get("m")), s.Get("n"), s.Get("k")
+		wbytes := float64(quant.Size(dt, n, k, false))
+		c := kernel.Cost{FLOPs: 2 * m * float64(n) * float64(k), Bytes: wbytes + 4*m*float64(k) + 4*m*float64(n)}
+		if op == OpGateUp {
+			c.FLOPs *= 2
+			c.Bytes += wbytes
+		}
+		return c
+	}
+}
+
+// instance runs a variant's impl on a problem.
+type instance struct {
+	p   *problem
+	im  *impl
+	cfg kernel.Config
+}
+
+func (in *instance) Run() {
+	a := newArgs(in.im, in.p.y, in.p.x, in.p.w, in.p.m, false)
+	a.wu = in.p.wu
+	in.im.run(a, in.cfg)
+	a.release()
+}
+
+// register adds a variant of the three ops sharing one impl: v.Op is
+// ignored and each op gets its own copy (gemm.gateup has no grain param
+// differences; all take the same Params).
+func register(ops []string, v kernel.Variant, im *impl) {
+	for _, op := range ops {
+		c := v
+		c.Op = op
+		c.Impl = im
+		if c.Class == "" {
+			c.Class = kernel.ClassF32
+		}
+		c.New = func(p kernel.Problem, cfg kernel.Config) (kernel.Instance, error) {
+			gp, ok := p.(*problem)
+			if !ok || gp.op != op {
+				return nil, fmt.Errorf("%s: problem of type %T", op, p)
+			}
+			return &instance{p: gp, im: im, cfg: cfg}, nil
+		}
+		kernel.Register(&c)
+	}
+}
+
+// grainParam is the work-item size (panels of 16 rows per chunk handed to
+// a thread) shared by the variants.
+var grainParam = kernel.Param{Name: "grain", Doc: "panels per work item", Values: []int{1, 2, 4, 8, 16}, Default: 4}
+
+var allOps = []string{OpGEMV, OpGEMM, OpGateUp}
+
+func init() {
+	docs := map[string]string{
+		OpGEMV:   "Y = X·Wᵀ for decode (M ≤ crossover)",
+		OpGEMM:   "Y = X·Wᵀ for prefill",
+		OpGateUp: "H = silu(X·Wgᵀ) ⊙ (X·Wuᵀ)",
+	}
+	for _, op := range allOps {
+		kernel.RegisterOp(&kernel.Op{
+			Name: op, Doc: docs[op], ShapeKeys: shapeKeys, DTypes: weightDTypes,
+			NewProblem: newProblem(op), Cost: cost(op),
+		})
+	}
+	register(allOps, kernel.Variant{Name: "reference", Doc: "float64 accumulation over the dequantized weights",
+		Reference: true, DTypes: weightDTypes}, &impl{act: actF32, panels: panelsRef})
+	register(allOps, kernel.Variant{Name: "generic", Doc: "pure Go, weights widened per group", Priority: 10,
+		DTypes: weightDTypes, Threaded: true, Params: []kernel.Param{grainParam}}, &impl{act: actF32, panels: panelsGeneric, grain: 4})
+	register(allOps, kernel.Variant{Name: "generic_int8", Doc: "pure Go integer dot products on int8 activations", Priority: 5,
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{grainParam}},
+		&impl{act: actInt8, panels: panelsGenericInt8, grain: 4})
+}
