@@ -1,0 +1,83 @@
+//go:build amd64 && gc && !purego
+
+// amd64 registration of the generated KDA recurrent-step kernels.
+package kda
+
+import (
+	"math"
+
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+)
+
+func init() {
+	p := kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{16, 32, 64}, Default: 32}
+	for _, op := range []string{OpDecode, OpPrefill} {
+		register(op, kernel.Variant{Name: "avx512", Doc: "generated AVX-512 recurrence over L1-resident value strips", Priority: 30,
+			Requires: cpu.NewSet(cpu.AVX512F), Threaded: true, Params: []kernel.Param{p}}, recurrentAVX512)
+	}
+}
+
+// recurrentAVX512 is recurrentGeneric with the strips of whole vectors in
+// assembly; the V mod strip tail columns go through the generic strip code.
+func recurrentAVX512(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
+	strip := prm["strip"]
+	fn := map[int]func(s *float32, lds, k int, alpha, kk, qs, v *float32, beta float32, o *float32, nstrips int){
+		16: kdaStripsAVX512_16, 32: kdaStripsAVX512_32, 64: kdaStripsAVX512_64,
+	}[strip]
+	if fn == nil {
+		strip, fn = 32, kdaStripsAVX512_32
+	}
+	nfull := V / strip
+	tail := V - nfull*strip
+	buf := grow(scratch, 2*K+3*16)
+	alpha, qs := buf[:K], buf[K:2*K]
+	_ = state[K*V-1]
+	for t := 0; t < T; t++ {
+		qt, kt, gt := q[t*sq:t*sq+K], k[t*sq:t*sq+K], g[t*sq:t*sq+K]
+		vt, ot, b := v[t*sv:t*sv+V], o[t*sv:t*sv+V], beta[t*sb]
+		vexp(alpha, gt)
+		for i := range qs {
+			qs[i] = scale * qt[i]
+		}
+		if nfull > 0 {
+			fn(&state[0], V, K, &alpha[0], &kt[0], &qs[0], &vt[0], b, &ot[0], nfull)
+		}
+		if tail > 0 {
+			j0 := nfull * strip
+			tailStrip(state, alpha, kt, qs, vt, ot, b, K, V, j0, tail)
+		}
+	}
+}
+
+// tailStrip runs both phases on columns [j0, j0+w) (w < 16) in Go.
+func tailStrip(state, alpha, kt, qs, vt, ot []float32, b float32, K, V, j0, w int) {
+	var p, u, oo [64]float32
+	for i := 0; i < K; i++ {
+		row := state[i*V+j0 : i*V+j0+w]
+		for j := range row {
+			row[j] *= alpha[i]
+			p[j] += kt[i] * row[j]
+		}
+	}
+	for j := 0; j < w; j++ {
+		u[j] = b * (vt[j0+j] - p[j])
+	}
+	for i := 0; i < K; i++ {
+		row := state[i*V+j0 : i*V+j0+w]
+		for j := range row {
+			row[j] += kt[i] * u[j]
+			oo[j] += qs[i] * row[j]
+		}
+	}
+	copy(ot[j0:j0+w], oo[:w])
+}
+
+// vexp: dst = exp(src), in AVX-512 for whole vectors.
+func vexp(dst, src []float32) {
+	dst = dst[:len(src)]
+	expAVX512(dst, src)
+	for i := len(src) &^ 15; i < len(src); i++ {
+		dst[i] = float32(math.Exp(float64(src[i])))
+	}
+}
