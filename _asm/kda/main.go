@@ -1,13 +1,17 @@
-//go:generate go run . -out ../../kernels/kda/kda_avx512_amd64.s -stubs ../../kernels/kda/kda_avx512_stubs_amd64.go -pkg kda
+//go:generate go run . -isa avx512 -out ../../kernels/kda/kda_avx512_amd64.s -stubs ../../kernels/kda/kda_avx512_stubs_amd64.go -pkg kda
+//go:generate go run . -isa avx2 -out ../../kernels/kda/kda_avx2_amd64.s -stubs ../../kernels/kda/kda_avx2_stubs_amd64.go -pkg kda
 
-// Command kda generates the AVX-512 KDA recurrent-step kernels of
-// kernels/kda: one token of one head over strips of W value columns
-// (W = 16, 32, 64: one, two or four zmm per state row), the two phases of
-// kda_generic.go's recurrentGeneric run while the strip stays in L1.
+// Command kda generates the KDA recurrent-step kernels of kernels/kda for
+// one ISA per run (-isa avx512|avx2): one token of one head over strips
+// of W value columns (1, 2 or 4 vectors per state row), the two phases of
+// kda_generic.go's recurrentGeneric run while the strip stays in L1; and a
+// vector exp.
 package main
 
 import (
+	"flag"
 	"fmt"
+	"log"
 	"math"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -15,9 +19,19 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+var isa = flag.String("isa", "avx512", "avx512 or avx2")
+
+// vector width in float32 lanes, register allocator and name suffix.
+var (
+	lanes  = 16
+	vreg   = ZMM
+	suffix = "AVX512"
+)
+
 func strips(zr int) {
-	w := 16 * zr
-	name := fmt.Sprintf("kdaStripsAVX512_%d", w)
+	w := lanes * zr
+	ZMM := vreg
+	name := fmt.Sprintf("kdaStrips%s_%d", suffix, w)
 	TEXT(name, NOSPLIT, "func(s *float32, lds int, k int, alpha, kk, qs, v *float32, beta float32, o *float32, nstrips int)")
 	Doc(
 		fmt.Sprintf("%s runs one KDA token on nstrips strips of %d value columns", name, w),
@@ -64,7 +78,7 @@ func strips(zr int) {
 	zero := func() {
 		for c := range acc {
 			for z := range acc[c] {
-				VPXORD(acc[c][z], acc[c][z], acc[c][z])
+				VXORPS(acc[c][z].AsY(), acc[c][z].AsY(), acc[c][z].AsY())
 			}
 		}
 	}
@@ -111,13 +125,13 @@ func strips(zr int) {
 		VBROADCASTSS(Mem{Base: pk, Index: idx, Scale: 4}, kb)
 		for z := 0; z < zr; z++ {
 			t := ZMM()
-			VMULPS(Mem{Base: r, Disp: 64 * z}, a, t)
+			VMULPS(Mem{Base: r, Disp: 4 * lanes * z}, a, t)
 			VFMADD231PS(t, kb, acc[c][z])
 		}
 	})
 	reduce()
 	for z := 0; z < zr; z++ {
-		VMOVUPS(Mem{Base: pv, Disp: 64 * z}, u[z])
+		VMOVUPS(Mem{Base: pv, Disp: 4 * lanes * z}, u[z])
 		VSUBPS(acc[0][z], u[z], u[z])
 		VMULPS(beta, u[z], u[z])
 	}
@@ -130,15 +144,15 @@ func strips(zr int) {
 		VBROADCASTSS(Mem{Base: pq, Index: idx, Scale: 4}, qb)
 		for z := 0; z < zr; z++ {
 			t := ZMM()
-			VMULPS(Mem{Base: r, Disp: 64 * z}, a, t)
+			VMULPS(Mem{Base: r, Disp: 4 * lanes * z}, a, t)
 			VFMADD231PS(u[z], kb, t)
-			VMOVUPS(t, Mem{Base: r, Disp: 64 * z})
+			VMOVUPS(t, Mem{Base: r, Disp: 4 * lanes * z})
 			VFMADD231PS(t, qb, acc[c][z])
 		}
 	})
 	reduce()
 	for z := 0; z < zr; z++ {
-		VMOVUPS(acc[0][z], Mem{Base: po, Disp: 64 * z})
+		VMOVUPS(acc[0][z], Mem{Base: po, Disp: 4 * lanes * z})
 	}
 	ADDQ(U32(4*w), sp)
 	ADDQ(U32(4*w), pv)
@@ -155,6 +169,10 @@ func strips(zr int) {
 // for exp(r) (Cephes expf coefficients) and VSCALEFPS for 2ⁿ, which
 // underflows gracefully to subnormals and zero.
 func expKernel() {
+	if *isa == "avx2" {
+		expKernelAVX2()
+		return
+	}
 	TEXT("expAVX512", NOSPLIT, "func(dst, src []float32)")
 	Doc(
 		"expAVX512 computes exp elementwise for the first len(src) rounded down to",
@@ -208,7 +226,84 @@ func expKernel() {
 	RET()
 }
 
+// expKernelAVX2 is expKernel on ymm, building 2ⁿ in the exponent bits
+// (no VSCALEFPS): inputs are clamped to [−87.3, 88.3], so results below
+// ≈ 1.2e-38 come out as exp(−87.3) and above exp(88.3) as exp(88.3) —
+// fine for KDA's gates (x ≤ 0, where e^x < 1.2e-38 is zero to the model).
+func expKernelAVX2() {
+	TEXT("expAVX2", NOSPLIT, "func(dst, src []float32)")
+	Doc(
+		"expAVX2 computes exp elementwise for the first len(src) rounded down to a",
+		"multiple of 8 elements, for inputs in [−87.3, 88.3] (clamped outside);",
+		"the caller finishes the tail:",
+		"",
+		"\tfor i := 0; i < len(src)&^7; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }",
+	)
+	d := Load(Param("dst").Base(), GP64())
+	sp := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	SHRQ(U8(3), n)
+	c := func(v float32) VecVirtual {
+		z := YMM()
+		g := GP32()
+		MOVL(U32(math.Float32bits(v)), g)
+		MOVD(g, z.AsX())
+		VBROADCASTSS(z.AsX(), z)
+		return z
+	}
+	hi, lo := c(88.3), c(-87.3)
+	log2e, ln2hi, ln2lo := c(1.44269504088896341), c(0.693359375), c(-2.12194440e-4)
+	p := []VecVirtual{c(1.9875691500e-4), c(1.3981999507e-3), c(8.3334519073e-3), c(4.1665795894e-2), c(1.6666665459e-1), c(5.0000001201e-1)}
+	one := c(1)
+	bias := YMM()
+	g := GP32()
+	MOVL(U32(127), g)
+	MOVD(g, bias.AsX())
+	VPBROADCASTD(bias.AsX(), bias)
+	Label("exp2_loop")
+	CMPQ(n, U8(0))
+	JE(LabelRef("exp2_done"))
+	x, k, r, y := YMM(), YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: sp}, x)
+	VMINPS(hi, x, x)
+	VMAXPS(lo, x, x)
+	VMULPS(log2e, x, k)
+	VROUNDPS(U8(0), k, k)
+	VMOVAPS(x, r)
+	VFNMADD231PS(ln2hi, k, r)
+	VFNMADD231PS(ln2lo, k, r)
+	VMOVAPS(p[0], y)
+	for _, cf := range p[1:] {
+		VFMADD213PS(cf, r, y)
+	}
+	r2 := YMM()
+	VMULPS(r, r, r2)
+	VFMADD213PS(r, r2, y)
+	VADDPS(one, y, y)
+	e := YMM()
+	VCVTPS2DQ(k, e)
+	VPADDD(bias, e, e)
+	VPSLLD(U8(23), e, e)
+	VMULPS(e, y, y)
+	VMOVUPS(y, Mem{Base: d})
+	ADDQ(U8(32), sp)
+	ADDQ(U8(32), d)
+	DECQ(n)
+	JMP(LabelRef("exp2_loop"))
+	Label("exp2_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
+	flag.Parse()
+	switch *isa {
+	case "avx512":
+	case "avx2":
+		lanes, vreg, suffix = 8, YMM, "AVX2"
+	default:
+		log.Fatalf("unknown -isa %q", *isa)
+	}
 	ConstraintExpr("amd64,gc,!purego")
 	for _, zr := range []int{1, 2, 4} {
 		strips(zr)

@@ -5,29 +5,41 @@ package kda
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 )
 
+type stripsFn func(s *float32, lds, k int, alpha, kk, qs, v *float32, beta float32, o *float32, nstrips int)
+
 func init() {
-	p := kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{16, 32, 64}, Default: 32}
+	p512 := kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{16, 32, 64}, Default: 32}
+	p2 := kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{8, 16, 32}, Default: 16}
+	avx512 := recurrentAsm(map[int]stripsFn{16: kdaStripsAVX512_16, 32: kdaStripsAVX512_32, 64: kdaStripsAVX512_64}, vexp512)
+	avx2 := recurrentAsm(map[int]stripsFn{8: kdaStripsAVX2_8, 16: kdaStripsAVX2_16, 32: kdaStripsAVX2_32}, vexp2)
 	for _, op := range []string{OpDecode, OpPrefill} {
 		register(op, kernel.Variant{Name: "avx512", Doc: "generated AVX-512 recurrence over L1-resident value strips", Priority: 30,
-			Requires: cpu.NewSet(cpu.AVX512F), Threaded: true, Params: []kernel.Param{p}}, recurrentAVX512)
+			Requires: cpu.NewSet(cpu.AVX512F), Threaded: true, Params: []kernel.Param{p512}}, avx512)
+		register(op, kernel.Variant{Name: "avx2", Doc: "generated AVX2+FMA recurrence over L1-resident value strips", Priority: 20,
+			Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true, Params: []kernel.Param{p2}}, avx2)
 	}
 }
 
-// recurrentAVX512 is recurrentGeneric with the strips of whole vectors in
+// recurrentAsm is recurrentGeneric with the strips of whole vectors in
 // assembly; the V mod strip tail columns go through the generic strip code.
-func recurrentAVX512(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
-	strip := prm["strip"]
-	fn := map[int]func(s *float32, lds, k int, alpha, kk, qs, v *float32, beta float32, o *float32, nstrips int){
-		16: kdaStripsAVX512_16, 32: kdaStripsAVX512_32, 64: kdaStripsAVX512_64,
-	}[strip]
-	if fn == nil {
-		strip, fn = 32, kdaStripsAVX512_32
+func recurrentAsm(fns map[int]stripsFn, vexp func(dst, src []float32)) headFn {
+	return func(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
+		strip := prm["strip"]
+		fn := fns[strip]
+		if fn == nil {
+			panic("kda: no strip kernel of width " + strconv.Itoa(strip))
+		}
+		recurrentStrips(fn, vexp, strip, o, state, q, k, v, g, beta, T, K, V, sq, sv, sb, scale, scratch)
 	}
+}
+
+func recurrentStrips(fn stripsFn, vexp func(dst, src []float32), strip int, o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, scratch *[]float32) {
 	nfull := V / strip
 	tail := V - nfull*strip
 	buf := grow(scratch, 2*K+3*16)
@@ -45,12 +57,16 @@ func recurrentAVX512(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb i
 		}
 		if tail > 0 {
 			j0 := nfull * strip
-			tailStrip(state, alpha, kt, qs, vt, ot, b, K, V, j0, tail)
+			for left := tail; left > 0; left -= min(left, 64) {
+				w := min(left, 64)
+				tailStrip(state, alpha, kt, qs, vt, ot, b, K, V, j0, w)
+				j0 += w
+			}
 		}
 	}
 }
 
-// tailStrip runs both phases on columns [j0, j0+w) (w < 16) in Go.
+// tailStrip runs both phases on columns [j0, j0+w) (w ≤ 64) in Go.
 func tailStrip(state, alpha, kt, qs, vt, ot []float32, b float32, K, V, j0, w int) {
 	var p, u, oo [64]float32
 	for i := 0; i < K; i++ {
@@ -73,11 +89,20 @@ func tailStrip(state, alpha, kt, qs, vt, ot []float32, b float32, K, V, j0, w in
 	copy(ot[j0:j0+w], oo[:w])
 }
 
-// vexp: dst = exp(src), in AVX-512 for whole vectors.
-func vexp(dst, src []float32) {
+// vexp512: dst = exp(src), in AVX-512 for whole vectors.
+func vexp512(dst, src []float32) {
 	dst = dst[:len(src)]
 	expAVX512(dst, src)
 	for i := len(src) &^ 15; i < len(src); i++ {
 		dst[i] = float32(math.Exp(float64(src[i])))
+	}
+}
+
+// vexp2: dst = exp(src) for src ≤ 88.3, in AVX2 for whole vectors.
+func vexp2(dst, src []float32) {
+	dst = dst[:len(src)]
+	expAVX2(dst, src)
+	for i := len(src) &^ 7; i < len(src); i++ {
+		dst[i] = float32(math.Exp(float64(min(max(src[i], -87.3), 88.3))))
 	}
 }
