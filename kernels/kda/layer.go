@@ -1,0 +1,227 @@
+package kda
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/kernels/gemm"
+)
+
+// LayerWeights is one KDA attention layer (golden README §3.3, spec §3):
+// the projections packed in any weight format, the rest in f32.
+type LayerWeights struct {
+	Hidden, Heads, HeadDim, ConvWidth int
+	Eps                               float32 // o_norm epsilon (rms_norm_eps)
+
+	Q, K, V *quant.Matrix // [H·D, C]
+	FA, FB  *quant.Matrix // [D, C], [H·D, D]: the decay gate's low-rank pair
+	Beta    *quant.Matrix // [H, C] (b_proj)
+	GA, GB  *quant.Matrix // [D, C], [H·D, D]: the output gate's low-rank pair
+	O       *quant.Matrix // [C, H·D]
+
+	ConvQ, ConvK, ConvV []float32 // [H·D][W] depthwise taps; tap W−1 multiplies the current token
+	ALog                []float32 // [H]
+	DtBias              []float32 // [H·D]
+	ONorm               []float32 // [D], shared by every head
+}
+
+// LayerCache is what a batch of B sequences carries from one call to the
+// next: the last W pre-conv inputs of q, k, v per channel, oldest first
+// (zeros before the first token), and the recurrent state.
+type LayerCache struct {
+	B                   int
+	ConvQ, ConvK, ConvV []float32 // [B][H·D][W]
+	State               []float32 // [B][H][D][D]
+}
+
+// NewLayerCache returns the empty cache of a fresh batch.
+func (w *LayerWeights) NewLayerCache(b int) *LayerCache {
+	hd, wd := w.Heads*w.HeadDim, w.ConvWidth
+	return &LayerCache{B: b,
+		ConvQ: make([]float32, b*hd*wd), ConvK: make([]float32, b*hd*wd), ConvV: make([]float32, b*hd*wd),
+		State: make([]float32, b*w.Heads*w.HeadDim*w.HeadDim)}
+}
+
+// Bytes is the cache's size.
+func (c *LayerCache) Bytes() int64 {
+	return 4 * int64(len(c.ConvQ)+len(c.ConvK)+len(c.ConvV)+len(c.State))
+}
+
+// LayerOptions choose threads and, optionally, the kernels; Debug, if set,
+// receives each intermediate tensor (names as the golden dbg.* tensors).
+type LayerOptions struct {
+	Threads int
+	// Recurrent and Chunked, if set, replace the defaults for T = 1 and
+	// T > 1 (kda.decode and kda.prefill variants with their configs).
+	Recurrent, Chunked *Plan
+	Debug              func(name string, t []float32)
+}
+
+// Plan is a chosen variant of kda.decode or kda.prefill and its configuration.
+type Plan struct {
+	Variant *kernel.Variant
+	Config  kernel.Config
+}
+
+// Validate checks the weights' shapes against each other.
+func (w *LayerWeights) Validate() error {
+	C, H, D, W := w.Hidden, w.Heads, w.HeadDim, w.ConvWidth
+	HD := H * D
+	for _, m := range []struct {
+		name string
+		m    *quant.Matrix
+		n, k int
+	}{{"q_proj", w.Q, HD, C}, {"k_proj", w.K, HD, C}, {"v_proj", w.V, HD, C}, {"f_a_proj", w.FA, D, C}, {"f_b_proj", w.FB, HD, D},
+		{"b_proj", w.Beta, H, C}, {"g_a_proj", w.GA, D, C}, {"g_b_proj", w.GB, HD, D}, {"o_proj", w.O, C, HD}} {
+		if m.m == nil || m.m.N != m.n || m.m.K != m.k {
+			return fmt.Errorf("kda layer: %s must be [%d, %d]", m.name, m.n, m.k)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		s    []float32
+		n    int
+	}{{"q_conv1d", w.ConvQ, HD * W}, {"k_conv1d", w.ConvK, HD * W}, {"v_conv1d", w.ConvV, HD * W}, {"A_log", w.ALog, H}, {"dt_bias", w.DtBias, HD}, {"o_norm", w.ONorm, D}} {
+		if len(v.s) != v.n {
+			return fmt.Errorf("kda layer: %s has %d values, want %d", v.name, len(v.s), v.n)
+		}
+	}
+	return nil
+}
+
+// Forward runs the layer on x [B,T,C] (the input_layernorm output) into
+// y [B,T,C], continuing and updating the cache. Feeding a sequence in
+// pieces gives the same result as one call on the concatenation.
+func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt LayerOptions) {
+	C, H, D := w.Hidden, w.Heads, w.HeadDim
+	HD, M := H*D, B*T
+	th := max(opt.Threads, 1)
+	dbg := func(name string, t []float32) {
+		if opt.Debug != nil {
+			opt.Debug(name, t)
+		}
+	}
+	// ---- projections: qp, kp, vp [M, H·D]; f, gate [M, H·D]; β [M, H]
+	qp, kp, vp := make([]float32, M*HD), make([]float32, M*HD), make([]float32, M*HD)
+	gemm.Linear(qp, x, w.Q, M, false, th)
+	gemm.Linear(kp, x, w.K, M, false, th)
+	gemm.Linear(vp, x, w.V, M, false, th)
+	low := make([]float32, M*D) // rank-D bottleneck, reused for both gates
+	f := make([]float32, M*HD)
+	gemm.Linear(low, x, w.FA, M, false, th)
+	gemm.Linear(f, low, w.FB, M, false, th)
+	gate := make([]float32, M*HD)
+	gemm.Linear(low, x, w.GA, M, false, th)
+	gemm.Linear(gate, low, w.GB, M, false, th)
+	beta := make([]float32, M*H)
+	gemm.Linear(beta, x, w.Beta, M, false, th)
+	// ---- short convolution + SiLU, continuing the cache: q, k, v [B,T,H·D]
+	w.conv(qp, c.ConvQ, w.ConvQ, B, T)
+	w.conv(kp, c.ConvK, w.ConvK, B, T)
+	w.conv(vp, c.ConvV, w.ConvV, B, T)
+	dbg("dbg.q_conv", qp)
+	dbg("dbg.k_conv", kp)
+	dbg("dbg.v_conv", vp)
+	// ---- per-head L2 norm of q and k (ε inside the root): [B,T,H,D]
+	l2normRows(qp, D, 1e-6)
+	l2normRows(kp, D, 1e-6)
+	dbg("dbg.q_l2", qp)
+	dbg("dbg.k_l2", kp)
+	// ---- gates: g = −exp(A_log[h])·softplus(f + dt_bias), β = σ(b)
+	for m := 0; m < M; m++ {
+		for h := 0; h < H; h++ {
+			a := -float32(math.Exp(float64(w.ALog[h])))
+			row := f[m*HD+h*D : m*HD+(h+1)*D]
+			bias := w.DtBias[h*D : (h+1)*D]
+			for d := range row {
+				row[d] = a * softplus(row[d]+bias[d])
+			}
+		}
+	}
+	for i := range beta {
+		beta[i] = sigmoid(beta[i])
+	}
+	dbg("dbg.g", f)
+	dbg("dbg.beta", beta)
+	// ---- the recurrence: o [B,T,H,D], the state carried in the cache
+	o := make([]float32, M*HD)
+	t := &Tensors{B: B, T: T, H: H, K: D, V: D, Q: qp, Kk: kp, G: f, Vv: vp, Beta: beta,
+		Scale: float32(1 / math.Sqrt(float64(D))), O: o, State: c.State}
+	plan := opt.Chunked
+	op := OpPrefill
+	if T == 1 {
+		plan, op = opt.Recurrent, OpDecode
+	}
+	if plan == nil {
+		v := kernel.Default(op, kernel.F32)
+		s := kernel.MakeShape(decodeKeys, B, H, D, D)
+		if op == OpPrefill {
+			s = kernel.MakeShape(prefillKeys, B, T, H, D, D)
+		}
+		plan = &Plan{v, v.DefaultConfig(s, th)}
+	}
+	run(t, plan.Variant.Impl.(headFn), plan.Config.Threads, plan.Config.Params)
+	dbg("dbg.o_core", o)
+	dbg("dbg.gate_out", gate)
+	// ---- gated RMSNorm per head: o·rsqrt(mean(o²)+ε)·w ⊙ σ(gate)
+	for i := 0; i < M*H; i++ {
+		row, gr := o[i*D:(i+1)*D], gate[i*D:(i+1)*D]
+		var ss float64
+		for _, v := range row {
+			ss += float64(v) * float64(v)
+		}
+		inv := float32(1 / math.Sqrt(ss/float64(D)+float64(w.Eps)))
+		for d := range row {
+			row[d] = row[d] * inv * w.ONorm[d] * sigmoid(gr[d])
+		}
+	}
+	dbg("dbg.o_normed", o)
+	// ---- output projection: y [B,T,C]
+	gemm.Linear(y[:M*C], o, w.O, M, false, th)
+}
+
+// conv applies the depthwise causal convolution and SiLU in place on
+// u [B,T,H·D], reading and updating the per-channel window (oldest first).
+func (w *LayerWeights) conv(u, cache, taps []float32, B, T int) {
+	HD, W := w.Heads*w.HeadDim, w.ConvWidth
+	for b := 0; b < B; b++ {
+		for ch := 0; ch < HD; ch++ {
+			win := cache[(b*HD+ch)*W : (b*HD+ch+1)*W]
+			tp := taps[ch*W : (ch+1)*W]
+			for t := 0; t < T; t++ {
+				i := (b*T+t)*HD + ch
+				copy(win, win[1:])
+				win[W-1] = u[i]
+				var s float32
+				for j, v := range win {
+					s += tp[j] * v
+				}
+				u[i] = s * sigmoid(s)
+			}
+		}
+	}
+}
+
+func l2normRows(x []float32, d int, eps float64) {
+	for i := 0; i+d <= len(x); i += d {
+		row := x[i : i+d]
+		var ss float64
+		for _, v := range row {
+			ss += float64(v) * float64(v)
+		}
+		inv := float32(1 / math.Sqrt(ss+eps))
+		for j := range row {
+			row[j] *= inv
+		}
+	}
+}
+
+// softplus(z) = log(1+e^z), stable for large |z|.
+func softplus(z float32) float32 {
+	zz := float64(z)
+	return float32(math.Max(zz, 0) + math.Log1p(math.Exp(-math.Abs(zz))))
+}
+
+func sigmoid(z float32) float32 { return float32(1 / (1 + math.Exp(-float64(z)))) }
