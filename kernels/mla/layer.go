@@ -1,0 +1,169 @@
+package mla
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/kernels/gemm"
+	"github.com/ktune/ktune/kernels/norm"
+)
+
+// LayerWeights is one MLA attention layer (golden README §3.4).
+type LayerWeights struct {
+	Hidden, Heads, DN, DR, DV, R int
+	KVEps                        float32 // kv_a_layernorm epsilon (1e-6, as HF)
+
+	Q       *quant.Matrix // [NH·(DN+DR), C]
+	KVA     *quant.Matrix // [R+DR, C] (kv_a_proj_with_mqa)
+	KVANorm []float32     // [R]
+	WUK     []float32     // [NH][DN][R]: the k_nope rows of kv_b_proj
+	WUV     []float32     // [NH][DV][R]: the v rows of kv_b_proj
+	O       *quant.Matrix // [C, NH·DV]
+}
+
+// SplitKVB cuts kv_b_proj [NH·(DN+DV), R] (f32, row-major) into W_UK and W_UV.
+func (w *LayerWeights) SplitKVB(kvb []float32) error {
+	NH, DN, DV, R := w.Heads, w.DN, w.DV, w.R
+	if len(kvb) != NH*(DN+DV)*R {
+		return fmt.Errorf("mla layer: kv_b_proj has %d values, want %d×%d", len(kvb), NH*(DN+DV), R)
+	}
+	w.WUK, w.WUV = make([]float32, NH*DN*R), make([]float32, NH*DV*R)
+	for h := 0; h < NH; h++ {
+		base := h * (DN + DV) * R
+		copy(w.WUK[h*DN*R:(h+1)*DN*R], kvb[base:base+DN*R])
+		copy(w.WUV[h*DV*R:(h+1)*DV*R], kvb[base+DN*R:base+(DN+DV)*R])
+	}
+	return nil
+}
+
+// Validate checks the shapes.
+func (w *LayerWeights) Validate() error {
+	NH, C := w.Heads, w.Hidden
+	for _, m := range []struct {
+		name string
+		m    *quant.Matrix
+		n, k int
+	}{{"q_proj", w.Q, NH * (w.DN + w.DR), C}, {"kv_a_proj_with_mqa", w.KVA, w.R + w.DR, C}, {"o_proj", w.O, C, NH * w.DV}} {
+		if m.m == nil || m.m.N != m.n || m.m.K != m.k {
+			return fmt.Errorf("mla layer: %s must be [%d, %d]", m.name, m.n, m.k)
+		}
+	}
+	if len(w.KVANorm) != w.R || len(w.WUK) != NH*w.DN*w.R || len(w.WUV) != NH*w.DV*w.R {
+		return fmt.Errorf("mla layer: kv_a_layernorm or kv_b_proj has the wrong size")
+	}
+	return nil
+}
+
+// LayerCache holds the latent caches of a batch of sequences.
+type LayerCache struct{ Seqs []*Cache }
+
+// NewLayerCache returns empty caches for b sequences in dtype dt.
+func (w *LayerWeights) NewLayerCache(b int, dt kernel.DType) (*LayerCache, error) {
+	c := &LayerCache{}
+	for i := 0; i < b; i++ {
+		s, err := NewCache(w.R, w.DR, dt)
+		if err != nil {
+			return nil, err
+		}
+		c.Seqs = append(c.Seqs, s)
+	}
+	return c, nil
+}
+
+// LayerOptions choose threads and kernels; Debug receives intermediates.
+type LayerOptions struct {
+	Threads         int
+	Decode, Prefill *Plan
+	Debug           func(name string, t []float32)
+}
+
+// Plan is a chosen variant and configuration.
+type Plan struct {
+	Variant *kernel.Variant
+	Config  kernel.Config
+}
+
+// Forward runs the layer on x [B,T,C] into y [B,T,C], appending the T
+// tokens to each sequence's cache. T = 1 uses the absorbed decode over
+// the cache; T > 1 the causal prefill.
+func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt LayerOptions) {
+	NH, DN, DR, DV, R, C := w.Heads, w.DN, w.DR, w.DV, w.R, w.Hidden
+	QW, M := DN+DR, B*T
+	th := max(opt.Threads, 1)
+	dbg := func(name string, t []float32) {
+		if opt.Debug != nil {
+			opt.Debug(name, t)
+		}
+	}
+	// ---- projections: q [M, NH, DN+DR]; latent a [M, R+DR]
+	q := make([]float32, M*NH*QW)
+	gemm.Linear(q, x, w.Q, M, false, th)
+	a := make([]float32, M*(R+DR))
+	gemm.Linear(a, x, w.KVA, M, false, th)
+	// ---- ĉ = RMSNorm(a[:R]), k_pe = a[R:], appended to the caches
+	kvc, kpe := make([]float32, M*R), make([]float32, M*DR)
+	for m := 0; m < M; m++ {
+		norm.RMSNorm(kvc[m*R:(m+1)*R], a[m*(R+DR):m*(R+DR)+R], w.KVANorm, w.KVEps)
+		copy(kpe[m*DR:(m+1)*DR], a[m*(R+DR)+R:(m+1)*(R+DR)])
+	}
+	dbg("dbg.q", q)
+	dbg("dbg.kv_c", kvc)
+	dbg("dbg.k_pe", kpe)
+	for b := 0; b < B; b++ {
+		for t := 0; t < T; t++ {
+			m := b*T + t
+			c.Seqs[b].Append(kvc[m*R:(m+1)*R], kpe[m*DR:(m+1)*DR])
+		}
+	}
+	// ---- attention: o [M, NH·DV]
+	o := make([]float32, M*NH*DV)
+	scale := float32(1 / math.Sqrt(float64(DN+DR)))
+	if T == 1 {
+		// absorbed: q̃_h = W_UKᵀ q_nope_h, then z_h over the cache, o_h = W_UV z_h
+		qa := make([]float32, B*NH*(R+DR))
+		for b := 0; b < B; b++ {
+			for h := 0; h < NH; h++ {
+				src := q[(b*NH+h)*QW : (b*NH+h+1)*QW]
+				dst := qa[(b*NH+h)*(R+DR) : (b*NH+h+1)*(R+DR)]
+				wuk := w.WUK[h*DN*R : (h+1)*DN*R]
+				for e := 0; e < DN; e++ {
+					axpy(src[e], wuk[e*R:(e+1)*R], dst[:R])
+				}
+				copy(dst[R:], src[DN:])
+			}
+		}
+		d := &Decode{NH: NH, R: R, DR: DR, Scale: scale, Q: qa, Caches: c.Seqs, Z: make([]float32, B*NH*R)}
+		plan := pick(opt.Decode, OpDecode, kernel.MakeShape(decodeKeys, B, c.Seqs[0].Len(), NH, R, DR), th)
+		plan.Variant.Impl.(decodeFn)(d, plan.Config.Threads, plan.Config.Params)
+		for b := 0; b < B; b++ {
+			for h := 0; h < NH; h++ {
+				z := d.Z[(b*NH+h)*R : (b*NH+h+1)*R]
+				oh := o[(b*NH+h)*DV : (b*NH+h+1)*DV]
+				for e := range oh {
+					oh[e] = dot(w.WUV[(h*DV+e)*R:(h*DV+e+1)*R], z)
+				}
+			}
+		}
+	} else {
+		for b := 0; b < B; b++ {
+			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
+				Q: q[b*T*NH*QW : (b+1)*T*NH*QW], Cache: c.Seqs[b], P: c.Seqs[b].Len() - T,
+				WUK: w.WUK, WUV: w.WUV, O: o[b*T*NH*DV : (b+1)*T*NH*DV]}
+			plan := pick(opt.Prefill, OpPrefill, kernel.MakeShape(prefillKeys, T, p.P, NH, DN, DR, DV, R), th)
+			plan.Variant.Impl.(prefillFn)(p, plan.Config.Threads, plan.Config.Params)
+		}
+	}
+	dbg("dbg.attn_out", o)
+	// ---- output projection: y [M, C]
+	gemm.Linear(y[:M*C], o, w.O, M, false, th)
+}
+
+func pick(p *Plan, op string, s kernel.Shape, threads int) *Plan {
+	if p != nil {
+		return p
+	}
+	v := kernel.Default(op, kernel.F32)
+	return &Plan{v, v.DefaultConfig(s, threads)}
+}

@@ -1,0 +1,206 @@
+package mla
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/kerneltest"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+func TestMain(m *testing.M) { kerneltest.Main(m, "mla") }
+
+func TestDecodeVariants(t *testing.T) {
+	ctx := []int{1, 2, 63, 64, 65, 1000}
+	var shapes []kernel.Shape
+	for _, c := range ctx {
+		shapes = append(shapes, kernel.MakeShape(decodeKeys, 1, c, 4, 64, 16))
+	}
+	shapes = append(shapes, kernel.MakeShape(decodeKeys, 3, 77, 2, 40, 8), kernel.MakeShape(decodeKeys, 1, 200, 32, 512, 64))
+	kerneltest.ForEachVariant(t, OpDecode, func(t *testing.T, v *kernel.Variant) {
+		kerneltest.CheckVariant(t, v, kernel.F32, shapes, 0, 1)
+	})
+}
+
+func TestPrefillVariants(t *testing.T) {
+	var shapes []kernel.Shape
+	for _, tp := range [][2]int{{1, 0}, {5, 0}, {17, 0}, {1, 40}, {9, 64}, {70, 3}} {
+		shapes = append(shapes, kernel.MakeShape(prefillKeys, tp[0], tp[1], 3, 16, 8, 24, 32))
+	}
+	kerneltest.ForEachVariant(t, OpPrefill, func(t *testing.T, v *kernel.Variant) {
+		kerneltest.CheckVariant(t, v, kernel.F32, shapes, 0, 1)
+	})
+}
+
+// TestCacheDTypes: decode over a BF16 cache is within relative RMS 5e-3 of
+// the f32 cache, over an int8 cache within 1e-2 (issue 5's bounds).
+func TestCacheDTypes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	NH, R, DR, C := 8, 128, 32, 500
+	q := randn(r, NH*(R+DR), 0.3)
+	kv, pe := randn(r, C*R, 1), randn(r, C*DR, 2)
+	run := func(dt kernel.DType) []float32 {
+		c, err := NewCache(R, DR, dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < C; j++ {
+			c.Append(kv[j*R:(j+1)*R], pe[j*DR:(j+1)*DR])
+		}
+		d := &Decode{NH: NH, R: R, DR: DR, Scale: 0.1, Q: q, Caches: []*Cache{c}, Z: make([]float32, NH*R)}
+		decodeGeneric(d, 2, kernel.Values{"kb": 64, "split": 2})
+		return d.Z
+	}
+	want := run(kernel.F32)
+	for dt, tol := range map[kernel.DType]float64{kernel.BF16: 5e-3, kernel.Q8: 1e-2} {
+		d, err := kernel.Compare(run(dt), want, kernel.Tolerance{RelRMS: tol, MaxRel: 10 * tol})
+		t.Logf("%s cache: relative RMS %.2e", dt, d.RelRMS)
+		if err != nil {
+			t.Errorf("%s cache: %v", dt, err)
+		}
+	}
+	c, _ := NewCache(R, DR, kernel.Q8)
+	if c.RowBytes() != R+DR+8 {
+		t.Errorf("q8 row bytes %d", c.RowBytes())
+	}
+	if _, err := NewCache(R, DR, kernel.Q4); err == nil {
+		t.Error("q4 cache accepted")
+	}
+}
+
+// TestLargeScores: scores far beyond exp's range give no NaN, and equal
+// the reference.
+func TestLargeScores(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	c, _ := NewCache(32, 8, kernel.F32)
+	randomCache(r, c, 300)
+	q := randn(r, 2*40, 50)
+	for _, v := range kernel.Variants(OpDecode) {
+		d := &Decode{NH: 2, R: 32, DR: 8, Scale: 1, Q: q, Caches: []*Cache{c}, Z: make([]float32, 2*32)}
+		v.Impl.(decodeFn)(d, 2, v.DefaultConfig(nil, 2).Params)
+		for i, z := range d.Z {
+			if math.IsNaN(float64(z)) || math.IsInf(float64(z), 0) {
+				t.Fatalf("%s: z[%d] = %v", v.Name, i, z)
+			}
+		}
+	}
+}
+
+// loadLayer reads an mla golden file's weights.
+func loadLayer(t *testing.T, f *golden.File) *LayerWeights {
+	var cfg struct {
+		Hidden int     `json:"hidden_size"`
+		NH     int     `json:"num_attention_heads"`
+		DN     int     `json:"qk_nope_head_dim"`
+		DR     int     `json:"qk_rope_head_dim"`
+		DV     int     `json:"v_head_dim"`
+		R      int     `json:"kv_lora_rank"`
+		Eps    float32 `json:"kv_a_layernorm_eps"`
+	}
+	if err := json.Unmarshal(f.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Eps == 0 {
+		cfg.Eps = 1e-6
+	}
+	const p = "model.layers.0.self_attn."
+	mat := func(name string) *quant.Matrix {
+		d := f.Dims(t, p+name)
+		m, err := quant.Quantize(kernel.F32, f.F32(t, p+name), d[0], d[1], false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	w := &LayerWeights{Hidden: cfg.Hidden, Heads: cfg.NH, DN: cfg.DN, DR: cfg.DR, DV: cfg.DV, R: cfg.R, KVEps: cfg.Eps,
+		Q: mat("q_proj.weight"), KVA: mat("kv_a_proj_with_mqa.weight"), KVANorm: f.F32(t, p+"kv_a_layernorm.weight"), O: mat("o_proj.weight")}
+	if err := w.SplitKVB(f.F32(t, p+"kv_b_proj.weight")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestLayerGolden: prefill → decode → extend against every mla golden
+// file, with every variant pair and the f32 cache; then the cache.
+func TestLayerGolden(t *testing.T) {
+	for _, f := range golden.Load(t, golden.MLA) {
+		t.Run(f.Name(), func(t *testing.T) {
+			w := loadLayer(t, f)
+			B := f.Dims(t, "x")[0]
+			kerneltest.ForEachVariant(t, OpPrefill, func(t *testing.T, pv *kernel.Variant) {
+				kerneltest.ForEachVariant(t, OpDecode, func(t *testing.T, dv *kernel.Variant) {
+					c, err := w.NewLayerCache(B, kernel.F32)
+					if err != nil {
+						t.Fatal(err)
+					}
+					opt := LayerOptions{Threads: 2, Prefill: &Plan{pv, pv.DefaultConfig(nil, 2)}, Decode: &Plan{dv, dv.DefaultConfig(nil, 2)},
+						Debug: func(name string, got []float32) {
+							if name == "dbg.q" || name == "dbg.kv_c" || name == "dbg.k_pe" || name == "dbg.attn_out" {
+								golden.Check(t, name, got, f.F32(t, name), 1e-4)
+							}
+						}}
+					for _, ph := range []string{"", "_decode", "_extend"} {
+						x := f.F32(t, "x"+ph)
+						y := make([]float32, len(x))
+						w.Forward(y, x, B, f.Dims(t, "x"+ph)[1], c, opt)
+						opt.Debug = nil
+						golden.Check(t, "y"+ph, y, f.F32(t, "y"+ph), 1e-4)
+					}
+					S := c.Seqs[0].Len()
+					kvc, kpe := make([]float32, 0, B*S*w.R), make([]float32, 0, B*S*w.DR)
+					row := make([]float32, w.R+w.DR)
+					for b := 0; b < B; b++ {
+						for j := 0; j < S; j++ {
+							c.Seqs[b].Block(j, 1, row)
+							kvc = append(kvc, row[:w.R]...)
+							kpe = append(kpe, row[w.R:]...)
+						}
+					}
+					golden.Check(t, "cache.kv_c", kvc, f.F32(t, "cache.kv_c"), 1e-4)
+					golden.Check(t, "cache.k_pe", kpe, f.F32(t, "cache.k_pe"), 1e-4)
+				})
+			})
+		})
+	}
+}
+
+// TestDecodeAfterPrefill: decoding token by token after a prefill gives
+// the outputs of one longer prefill.
+func TestDecodeAfterPrefill(t *testing.T) {
+	for _, f := range golden.Load(t, golden.MLA) {
+		w := loadLayer(t, f)
+		B := f.Dims(t, "x")[0]
+		x := f.F32(t, "x")
+		T, C := f.Dims(t, "x")[1], w.Hidden
+		whole, _ := w.NewLayerCache(B, kernel.F32)
+		yw := make([]float32, len(x))
+		w.Forward(yw, x, B, T, whole, LayerOptions{Threads: 2})
+		split := T - 3
+		pc, _ := w.NewLayerCache(B, kernel.F32)
+		xa := make([]float32, 0, B*split*C)
+		for b := 0; b < B; b++ {
+			xa = append(xa, x[b*T*C:(b*T+split)*C]...)
+		}
+		ya := make([]float32, len(xa))
+		w.Forward(ya, xa, B, split, pc, LayerOptions{Threads: 2})
+		for tt := split; tt < T; tt++ {
+			xt := make([]float32, 0, B*C)
+			for b := 0; b < B; b++ {
+				xt = append(xt, x[(b*T+tt)*C:(b*T+tt+1)*C]...)
+			}
+			yt := make([]float32, len(xt))
+			w.Forward(yt, xt, B, 1, pc, LayerOptions{Threads: 2})
+			for b := 0; b < B; b++ {
+				kerneltest.Close(t, fmt.Sprintf("token %d seq %d", tt, b), yt[b*C:(b+1)*C], yw[(b*T+tt)*C:(b*T+tt+1)*C], kernel.Tolerance{RelRMS: 1e-5, MaxRel: 1e-4})
+			}
+		}
+	}
+}
