@@ -1,7 +1,6 @@
 package mla
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -21,7 +20,10 @@ type Cache struct {
 	R, DR      int
 	DType      kernel.DType
 	PageTokens int
-	pages      [][]byte
+	f32        [][]float32 // F32 pages: PageTokens rows of R+DR
+	b16        [][]uint16  // BF16 pages
+	q8         [][]int8    // Q8 pages
+	q8s        [][]float32 // Q8 scales: 2 per token
 	n          int
 }
 
@@ -56,8 +58,10 @@ func (c *Cache) RowBytes() int {
 	return 4 * w
 }
 
+func (c *Cache) pages() int { return max(len(c.f32), len(c.b16), len(c.q8)) }
+
 // Bytes is the memory the cache holds (whole pages).
-func (c *Cache) Bytes() int64 { return int64(len(c.pages)) * int64(c.PageTokens*c.RowBytes()) }
+func (c *Cache) Bytes() int64 { return int64(c.pages()) * int64(c.PageTokens*c.RowBytes()) }
 
 // Reset empties the cache, keeping its pages for reuse.
 func (c *Cache) Reset() { c.n = 0 }
@@ -69,45 +73,46 @@ func (c *Cache) Truncate(n int) {
 	}
 }
 
-func (c *Cache) row(t int) []byte {
-	rb := c.RowBytes()
-	p, i := t/c.PageTokens, t%c.PageTokens
-	return c.pages[p][i*rb : (i+1)*rb]
-}
-
 // Append adds one token: kvc (R values) and kpe (DR values).
 func (c *Cache) Append(kvc, kpe []float32) {
 	if len(kvc) != c.R || len(kpe) != c.DR {
 		panic(fmt.Sprintf("mla: Append of %d+%d values to a %d+%d cache", len(kvc), len(kpe), c.R, c.DR))
 	}
-	if c.n == len(c.pages)*c.PageTokens {
-		c.pages = append(c.pages, make([]byte, c.PageTokens*c.RowBytes()))
+	w, pt := c.Width(), c.PageTokens
+	if c.n == c.pages()*pt {
+		switch c.DType {
+		case kernel.F32:
+			c.f32 = append(c.f32, make([]float32, pt*w))
+		case kernel.BF16:
+			c.b16 = append(c.b16, make([]uint16, pt*w))
+		case kernel.Q8:
+			c.q8 = append(c.q8, make([]int8, pt*w))
+			c.q8s = append(c.q8s, make([]float32, 2*pt))
+		}
 	}
+	p, i := c.n/pt, c.n%pt
 	c.n++
-	b := c.row(c.n - 1)
 	switch c.DType {
 	case kernel.F32:
-		for i, v := range kvc {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-		for i, v := range kpe {
-			binary.LittleEndian.PutUint32(b[4*(c.R+i):], math.Float32bits(v))
-		}
+		row := c.f32[p][i*w : (i+1)*w]
+		copy(row, kvc)
+		copy(row[c.R:], kpe)
 	case kernel.BF16:
-		for i, v := range kvc {
-			binary.LittleEndian.PutUint16(b[2*i:], half.F32ToBF16(v))
+		row := c.b16[p][i*w : (i+1)*w]
+		for j, v := range kvc {
+			row[j] = half.F32ToBF16(v)
 		}
-		for i, v := range kpe {
-			binary.LittleEndian.PutUint16(b[2*(c.R+i):], half.F32ToBF16(v))
+		for j, v := range kpe {
+			row[c.R+j] = half.F32ToBF16(v)
 		}
 	case kernel.Q8:
-		s0, s1 := quantQ8(b[8:8+c.R], kvc), quantQ8(b[8+c.R:], kpe)
-		binary.LittleEndian.PutUint32(b[0:], math.Float32bits(s0))
-		binary.LittleEndian.PutUint32(b[4:], math.Float32bits(s1))
+		row := c.q8[p][i*w : (i+1)*w]
+		c.q8s[p][2*i] = quantQ8(row[:c.R], kvc)
+		c.q8s[p][2*i+1] = quantQ8(row[c.R:], kpe)
 	}
 }
 
-func quantQ8(dst []byte, x []float32) float32 {
+func quantQ8(dst []int8, x []float32) float32 {
 	var amax float32
 	for _, v := range x {
 		amax = max(amax, float32(math.Abs(float64(v))))
@@ -118,37 +123,51 @@ func quantQ8(dst []byte, x []float32) float32 {
 	}
 	s := amax / 127
 	for i, v := range x {
-		dst[i] = byte(int8(math.RoundToEven(float64(v / s))))
+		dst[i] = int8(math.RoundToEven(float64(v / s)))
 	}
 	return s
 }
 
+// View returns tokens [t0, t0+n) as f32 rows without copying when the
+// cache is F32 and the range lies in one page; ok is false otherwise.
+func (c *Cache) View(t0, n int) (rows []float32, ok bool) {
+	pt, w := c.PageTokens, c.Width()
+	if c.DType != kernel.F32 || n < 1 || t0 < 0 || t0+n > c.n || t0/pt != (t0+n-1)/pt {
+		return nil, false
+	}
+	i := t0 % pt
+	return c.f32[t0/pt][i*w : (i+n)*w], true
+}
+
 // Block writes tokens [t0, t0+n) as f32 rows of Width values into dst.
 func (c *Cache) Block(t0, n int, dst []float32) {
-	w := c.Width()
+	w, pt := c.Width(), c.PageTokens
 	if t0 < 0 || t0+n > c.n || len(dst) < n*w {
 		panic(fmt.Sprintf("mla: Block(%d, %d) of a %d-token cache into %d values", t0, n, c.n, len(dst)))
 	}
-	for t := 0; t < n; t++ {
-		b, d := c.row(t0+t), dst[t*w:(t+1)*w]
+	for t := t0; t < t0+n; {
+		p, i := t/pt, t%pt
+		m := min(pt-i, t0+n-t) // tokens left in this page
+		d := dst[(t-t0)*w : (t-t0+m)*w]
 		switch c.DType {
 		case kernel.F32:
-			for i := range d {
-				d[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-			}
+			copy(d, c.f32[p][i*w:(i+m)*w])
 		case kernel.BF16:
-			for i := range d {
-				d[i] = half.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+			for j, h := range c.b16[p][i*w : (i+m)*w] {
+				d[j] = half.BF16ToF32(h)
 			}
 		case kernel.Q8:
-			s0 := math.Float32frombits(binary.LittleEndian.Uint32(b[0:]))
-			s1 := math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
-			for i := 0; i < c.R; i++ {
-				d[i] = s0 * float32(int8(b[8+i]))
-			}
-			for i := c.R; i < w; i++ {
-				d[i] = s1 * float32(int8(b[8+i]))
+			src, sc := c.q8[p][i*w:(i+m)*w], c.q8s[p][2*i:2*(i+m)]
+			for r := 0; r < m; r++ {
+				s0, s1 := sc[2*r], sc[2*r+1]
+				for j := 0; j < c.R; j++ {
+					d[r*w+j] = s0 * float32(src[r*w+j])
+				}
+				for j := c.R; j < w; j++ {
+					d[r*w+j] = s1 * float32(src[r*w+j])
+				}
 			}
 		}
+		t += m
 	}
 }

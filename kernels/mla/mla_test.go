@@ -19,7 +19,7 @@ func TestDecodeVariants(t *testing.T) {
 	ctx := []int{1, 2, 63, 64, 65, 1000}
 	var shapes []kernel.Shape
 	for _, c := range ctx {
-		shapes = append(shapes, kernel.MakeShape(decodeKeys, 1, c, 4, 64, 16))
+		shapes = append(shapes, kernel.MakeShape(decodeKeys, 1, c, 4, 64, 16), kernel.MakeShape(decodeKeys, 1, c, 4, 512, 64))
 	}
 	shapes = append(shapes, kernel.MakeShape(decodeKeys, 3, 77, 2, 40, 8), kernel.MakeShape(decodeKeys, 1, 200, 32, 512, 64))
 	kerneltest.ForEachVariant(t, OpDecode, func(t *testing.T, v *kernel.Variant) {
