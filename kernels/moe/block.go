@@ -1,0 +1,166 @@
+package moe
+
+import (
+	"fmt"
+
+	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/kernels/gemm"
+)
+
+// Expert is one SwiGLU expert: down·(silu(gate·x) ⊙ (up·x)).
+type Expert struct {
+	Gate, Up *quant.Matrix // w1, w3: [I, C]
+	Down     *quant.Matrix // w2: [C, I]
+}
+
+// BlockWeights is one MoE block.
+type BlockWeights struct {
+	Hidden  int
+	Router  *quant.Matrix // gate.weight [E, C]; kept f32 so the logits are f32
+	Bias    []float32     // e_score_correction_bias [E]
+	Cfg     RouterConfig
+	Experts []Expert
+	Shared  *Expert // nil without shared experts
+}
+
+// Validate checks the shapes.
+func (b *BlockWeights) Validate() error {
+	if err := b.Cfg.Validate(); err != nil {
+		return err
+	}
+	C, E := b.Hidden, b.Cfg.Experts
+	if b.Router == nil || b.Router.N != E || b.Router.K != C || len(b.Bias) != E || len(b.Experts) != E {
+		return fmt.Errorf("moe: router [%d, %d], bias and %d experts expected", E, C, E)
+	}
+	check := func(name string, x *Expert) error {
+		if x.Gate == nil || x.Up == nil || x.Down == nil {
+			return fmt.Errorf("moe: %s: missing matrix", name)
+		}
+		I := x.Gate.N
+		if x.Gate.K != C || x.Up.N != I || x.Up.K != C || x.Down.N != C || x.Down.K != I || x.Up.DType != x.Gate.DType {
+			return fmt.Errorf("moe: %s: gate/up [I, %d] and down [%d, I] of one format expected", name, C, C)
+		}
+		return nil
+	}
+	for e := range b.Experts {
+		if err := check(fmt.Sprintf("expert %d", e), &b.Experts[e]); err != nil {
+			return err
+		}
+	}
+	if b.Shared != nil {
+		return check("shared expert", b.Shared)
+	}
+	return nil
+}
+
+// BlockOptions choose threading and the regime crossover.
+type BlockOptions struct {
+	Threads int
+	// ExpertParallel is the largest token count of an expert computed on
+	// one thread alongside other experts (decode regime); experts with more
+	// tokens run one after another on all threads (prefill regime). 0 means
+	// the default.
+	ExpertParallel int
+	// Debug receives intermediates: router_logits, y_routed, y_shared.
+	Debug func(name string, t []float32)
+}
+
+// DefaultExpertParallel is the default regime crossover.
+const DefaultExpertParallel = 8
+
+// Forward computes y [N, C] for x [N, C] and returns the routing (for
+// load statistics).
+func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing {
+	C, E, K := b.Hidden, b.Cfg.Experts, b.Cfg.TopK
+	th := max(opt.Threads, 1)
+	cross := opt.ExpertParallel
+	if cross <= 0 {
+		cross = DefaultExpertParallel
+	}
+	dbg := func(name string, t []float32) {
+		if opt.Debug != nil {
+			opt.Debug(name, t)
+		}
+	}
+	// ---- router: logits [N, E] in f32, top-k ids and weights [N, K]
+	logits := make([]float32, n*E)
+	gemm.Linear(logits, x, b.Router, n, false, th)
+	dbg("router_logits", logits)
+	ids, w := make([]int32, n*K), make([]float32, n*K)
+	Route(ids, w, nil, logits, b.Bias, n, &b.Cfg)
+	r := Permute(ids, w, n, K, E)
+	// ---- experts: per expert-sorted row, out [N·K, C] indexed by slot
+	out := make([]float32, n*K*C)
+	var small, large []int
+	for _, e := range r.Active() {
+		if int(r.Count[e]) <= cross {
+			small = append(small, e)
+		} else {
+			large = append(large, e)
+		}
+	}
+	// decode regime: experts spread over threads, each on one thread
+	pool.Default().For(th, len(small), 1, func(_, lo, hi int) {
+		for _, e := range small[lo:hi] {
+			b.runExpert(out, x, r, e, 1)
+		}
+	})
+	// prefill regime: one expert at a time on all threads
+	for _, e := range large {
+		b.runExpert(out, x, r, e, th)
+	}
+	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[n·K+k]
+	yr := make([]float32, n*C)
+	for t := 0; t < n; t++ {
+		dst := yr[t*C : (t+1)*C]
+		for k := 0; k < K; k++ {
+			axpy(w[t*K+k], out[(t*K+k)*C:(t*K+k+1)*C], dst)
+		}
+	}
+	dbg("y_routed", yr)
+	copy(y[:n*C], yr)
+	// ---- shared expert on every token, added
+	if b.Shared != nil {
+		ys := make([]float32, n*C)
+		swiglu(ys, x, b.Shared, n, th)
+		dbg("y_shared", ys)
+		for i := range ys {
+			y[i] += ys[i]
+		}
+	}
+	return r
+}
+
+// runExpert computes expert e on its tokens and writes each result row to
+// out at the row's slot.
+func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int) {
+	C := b.Hidden
+	lo, hi := r.Offset[e], r.Offset[e+1]
+	m := int(hi - lo)
+	xe := make([]float32, m*C)
+	for i := 0; i < m; i++ {
+		t := r.Token[int(lo)+i]
+		copy(xe[i*C:(i+1)*C], x[int(t)*C:int(t+1)*C])
+	}
+	ye := make([]float32, m*C)
+	swiglu(ye, xe, &b.Experts[e], m, threads)
+	for i := 0; i < m; i++ {
+		s := r.Slot[int(lo)+i]
+		copy(out[int(s)*C:int(s+1)*C], ye[i*C:(i+1)*C])
+	}
+}
+
+// swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C].
+func swiglu(y, x []float32, ex *Expert, m, threads int) {
+	h := make([]float32, m*ex.Gate.N)
+	gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads)
+	gemm.Linear(y, h, ex.Down, m, false, threads)
+}
+
+func axpy(a float32, x, y []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}

@@ -1,0 +1,172 @@
+// Package moe holds Kimi Linear's mixture-of-experts block (spec §6,
+// golden README §3.5): the sigmoid router with its selection bias and
+// grouped top-k, the token-to-expert permutation, and the grouped expert
+// SwiGLU matmuls over quantized weights, plus the shared expert.
+package moe
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// RouterConfig holds the routing parameters of the config.
+type RouterConfig struct {
+	Experts, TopK     int
+	Groups, TopKGroup int     // num_expert_group, topk_group (1, 1 for Kimi)
+	Renormalize       bool    // moe_renormalize
+	Scale             float32 // routed_scaling_factor
+}
+
+// Validate checks the parameters.
+func (c *RouterConfig) Validate() error {
+	g := max(c.Groups, 1)
+	if c.Experts < 1 || c.TopK < 1 || c.TopK > c.Experts || c.Experts%g != 0 || c.TopKGroup > g || (g > 1 && c.TopKGroup < 1) {
+		return fmt.Errorf("moe: bad routing config %+v", *c)
+	}
+	if g > 1 && c.TopKGroup*(c.Experts/g) < c.TopK {
+		return fmt.Errorf("moe: %d groups of %d experts cannot supply top-%d", c.TopKGroup, c.Experts/g, c.TopK)
+	}
+	return nil
+}
+
+// Route selects, for each of N tokens, TopK experts from the router
+// logits [N×E] and the per-expert selection bias:
+//
+//	s = σ(logits); c = s + bias (selection only)
+//	groups (if > 1): score = sum of the 2 largest c per group; keep TopKGroup groups
+//	ids = the TopK largest c among allowed experts, in decreasing c (ties: lower id first)
+//	w = s[ids], renormalised to sum 1 (+1e-20) if Renormalize and TopK > 1, × Scale
+//
+// ids and w are [N×TopK]; scores, if non-nil, receives s [N×E].
+func Route(ids []int32, w []float32, scores []float32, logits, bias []float32, n int, c *RouterConfig) {
+	E, K := c.Experts, c.TopK
+	G := max(c.Groups, 1)
+	per := E / G
+	s := make([]float32, E)
+	sel := make([]float32, E)
+	order := make([]int, E)
+	gscore := make([]float32, G)
+	gorder := make([]int, G)
+	for t := 0; t < n; t++ {
+		for e := 0; e < E; e++ {
+			s[e] = sigmoid(logits[t*E+e])
+			sel[e] = s[e] + bias[e]
+		}
+		if scores != nil {
+			copy(scores[t*E:(t+1)*E], s)
+		}
+		if G > 1 {
+			for g := 0; g < G; g++ {
+				a, b := float32(math.Inf(-1)), float32(math.Inf(-1))
+				for _, v := range sel[g*per : (g+1)*per] {
+					if v > a {
+						a, b = v, a
+					} else if v > b {
+						b = v
+					}
+				}
+				gscore[g] = a + b
+				gorder[g] = g
+			}
+			sort.SliceStable(gorder, func(i, j int) bool { return gscore[gorder[i]] > gscore[gorder[j]] })
+			for _, g := range gorder[c.TopKGroup:] {
+				for e := g * per; e < (g+1)*per; e++ {
+					sel[e] = float32(math.Inf(-1))
+				}
+			}
+		}
+		for e := range order {
+			order[e] = e
+		}
+		sort.SliceStable(order, func(i, j int) bool { return sel[order[i]] > sel[order[j]] })
+		var sum float32
+		for k := 0; k < K; k++ {
+			e := order[k]
+			ids[t*K+k] = int32(e)
+			w[t*K+k] = s[e]
+			sum += s[e]
+		}
+		if c.Renormalize && K > 1 {
+			for k := 0; k < K; k++ {
+				w[t*K+k] /= sum + 1e-20
+			}
+		}
+		for k := 0; k < K; k++ {
+			w[t*K+k] *= c.Scale
+		}
+	}
+}
+
+// Routing is the token-to-expert permutation of one batch: the N·TopK
+// (token, expert) pairs grouped by expert with a counting sort, and the
+// inverse map for the combine.
+type Routing struct {
+	N, K, E int
+	IDs     []int32   // [N×K] expert of each slot
+	W       []float32 // [N×K] weight of each slot
+	Count   []int32   // [E] tokens per expert
+	Offset  []int32   // [E+1] start of each expert's rows in Token
+	Token   []int32   // [N·K] token of each expert-sorted row
+	Slot    []int32   // [N·K] the slot (n·K+k) of each expert-sorted row
+}
+
+// Permute builds the expert-grouped order of ids ([N×K], values < E).
+func Permute(ids []int32, w []float32, n, k, e int) *Routing {
+	r := &Routing{N: n, K: k, E: e, IDs: ids, W: w, Count: make([]int32, e), Offset: make([]int32, e+1),
+		Token: make([]int32, n*k), Slot: make([]int32, n*k)}
+	for _, id := range ids[:n*k] {
+		r.Count[id]++
+	}
+	for i := 0; i < e; i++ {
+		r.Offset[i+1] = r.Offset[i] + r.Count[i]
+	}
+	next := append([]int32(nil), r.Offset[:e]...)
+	for slot, id := range ids[:n*k] {
+		p := next[id]
+		next[id]++
+		r.Token[p] = int32(slot / k)
+		r.Slot[p] = int32(slot)
+	}
+	return r
+}
+
+// Active lists the experts with at least one token, in id order.
+func (r *Routing) Active() []int {
+	var a []int
+	for e, c := range r.Count {
+		if c > 0 {
+			a = append(a, e)
+		}
+	}
+	return a
+}
+
+// LoadStats summarises the expert load: active experts, the largest and
+// mean tokens per active expert, and the imbalance max/mean.
+type LoadStats struct {
+	Active    int     `json:"active"`
+	Max       int     `json:"max"`
+	Mean      float64 `json:"mean"`
+	Imbalance float64 `json:"imbalance"`
+}
+
+// Stats returns the load statistics.
+func (r *Routing) Stats() LoadStats {
+	var st LoadStats
+	total := 0
+	for _, c := range r.Count {
+		if c > 0 {
+			st.Active++
+			total += int(c)
+			st.Max = max(st.Max, int(c))
+		}
+	}
+	if st.Active > 0 {
+		st.Mean = float64(total) / float64(st.Active)
+		st.Imbalance = float64(st.Max) / st.Mean
+	}
+	return st
+}
+
+func sigmoid(z float32) float32 { return float32(1 / (1 + math.Exp(-float64(z)))) }
