@@ -47,9 +47,10 @@ type Plan struct {
 	Config  kernel.Config
 }
 
-// DefaultPlan is the dispatcher's choice without a profile.
-func DefaultPlan(op string, dt kernel.DType, m, n, k int, threads int) Plan {
-	v := kernel.Default(op, dt)
+// DefaultPlan is the dispatcher's choice without a profile, among the
+// accuracy classes given (none: kernel.DefaultClasses).
+func DefaultPlan(op string, dt kernel.DType, m, n, k int, threads int, classes ...kernel.Class) Plan {
+	v := kernel.Default(op, dt, classes...)
 	return Plan{Variant: v, Config: v.DefaultConfig(kernel.MakeShape(shapeKeys, m, n, k), threads)}
 }
 
@@ -57,11 +58,16 @@ func DefaultPlan(op string, dt kernel.DType, m, n, k int, threads int) Plan {
 // default variants on threads workers of the default pool, choosing gemv
 // or gemm by M against DefaultCrossover.
 func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
+	LinearClasses(nil, y, x, w, m, acc, threads)
+}
+
+// LinearClasses is Linear restricted to the given accuracy classes.
+func LinearClasses(classes []kernel.Class, y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 	op := OpGEMM
 	if m <= DefaultCrossover {
 		op = OpGEMV
 	}
-	Run(DefaultPlan(op, w.DType, m, w.N, w.K, threads), y, x, w, m, acc)
+	Run(DefaultPlan(op, w.DType, m, w.N, w.K, threads, classes...), y, x, w, m, acc)
 }
 
 // Run executes a plan on Y (+)= X·Wᵀ.
@@ -82,9 +88,10 @@ func GateUp(p Plan, h, x []float32, wg, wu *quant.Matrix, m int) {
 	im.run(a, p.Config)
 }
 
-// DefaultGateUp runs GateUp with the default variant.
-func DefaultGateUp(h, x []float32, wg, wu *quant.Matrix, m int, threads int) {
-	v := kernel.Default(OpGateUp, wg.DType)
+// DefaultGateUp runs GateUp with the default variant among the accuracy
+// classes given (none: kernel.DefaultClasses).
+func DefaultGateUp(h, x []float32, wg, wu *quant.Matrix, m int, threads int, classes ...kernel.Class) {
+	v := kernel.Default(OpGateUp, wg.DType, classes...)
 	GateUp(Plan{v, v.DefaultConfig(kernel.MakeShape(shapeKeys, m, wg.N, wg.K), threads)}, h, x, wg, wu, m)
 }
 

@@ -3,6 +3,7 @@ package moe
 import (
 	"fmt"
 
+	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/kernels/gemm"
@@ -62,6 +63,9 @@ type BlockOptions struct {
 	// tokens run one after another on all threads (prefill regime). 0 means
 	// the default.
 	ExpertParallel int
+	// Classes restricts the experts' matmuls to these accuracy classes
+	// (nil: kernel.DefaultClasses). The router always runs in f32.
+	Classes []kernel.Class
 	// Debug receives intermediates: router_logits, y_routed, y_shared.
 	Debug func(name string, t []float32)
 }
@@ -85,7 +89,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	}
 	// ---- router: logits [N, E] in f32, top-k ids and weights [N, K]
 	logits := make([]float32, n*E)
-	gemm.Linear(logits, x, b.Router, n, false, th)
+	gemm.LinearClasses([]kernel.Class{kernel.ClassF32}, logits, x, b.Router, n, false, th)
 	dbg("router_logits", logits)
 	ids, w := make([]int32, n*K), make([]float32, n*K)
 	Route(ids, w, nil, logits, b.Bias, n, &b.Cfg)
@@ -103,12 +107,12 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	// decode regime: experts spread over threads, each on one thread
 	pool.Default().For(th, len(small), 1, func(_, lo, hi int) {
 		for _, e := range small[lo:hi] {
-			b.runExpert(out, x, r, e, 1)
+			b.runExpert(out, x, r, e, 1, opt.Classes)
 		}
 	})
 	// prefill regime: one expert at a time on all threads
 	for _, e := range large {
-		b.runExpert(out, x, r, e, th)
+		b.runExpert(out, x, r, e, th, opt.Classes)
 	}
 	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[n·K+k]
 	yr := make([]float32, n*C)
@@ -123,7 +127,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	// ---- shared expert on every token, added
 	if b.Shared != nil {
 		ys := make([]float32, n*C)
-		swiglu(ys, x, b.Shared, n, th)
+		swiglu(ys, x, b.Shared, n, th, opt.Classes)
 		dbg("y_shared", ys)
 		for i := range ys {
 			y[i] += ys[i]
@@ -134,7 +138,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 
 // runExpert computes expert e on its tokens and writes each result row to
 // out at the row's slot.
-func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int) {
+func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, classes []kernel.Class) {
 	C := b.Hidden
 	lo, hi := r.Offset[e], r.Offset[e+1]
 	m := int(hi - lo)
@@ -144,7 +148,7 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int) {
 		copy(xe[i*C:(i+1)*C], x[int(t)*C:int(t+1)*C])
 	}
 	ye := make([]float32, m*C)
-	swiglu(ye, xe, &b.Experts[e], m, threads)
+	swiglu(ye, xe, &b.Experts[e], m, threads, classes)
 	for i := 0; i < m; i++ {
 		s := r.Slot[int(lo)+i]
 		copy(out[int(s)*C:int(s+1)*C], ye[i*C:(i+1)*C])
@@ -152,10 +156,10 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int) {
 }
 
 // swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C].
-func swiglu(y, x []float32, ex *Expert, m, threads int) {
+func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class) {
 	h := make([]float32, m*ex.Gate.N)
-	gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads)
-	gemm.Linear(y, h, ex.Down, m, false, threads)
+	gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads, classes...)
+	gemm.LinearClasses(classes, y, h, ex.Down, m, false, threads)
 }
 
 func axpy(a float32, x, y []float32) {

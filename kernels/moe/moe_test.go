@@ -3,6 +3,7 @@ package moe
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"testing"
 
@@ -146,5 +147,49 @@ func TestRouteTies(t *testing.T) {
 	}
 	if (&RouterConfig{Experts: 4, TopK: 5}).Validate() == nil {
 		t.Error("top-5 of 4 accepted")
+	}
+}
+
+// TestBlockVariants: every variant against the reference for 1, 2, 7, 64
+// and 512 tokens (short: fewer), uniform and skewed routing.
+func TestBlockVariants(t *testing.T) {
+	ns := []int{1, 2, 7, 64, 512}
+	if testing.Short() {
+		ns = []int{1, 7, 64}
+	}
+	var shapes []kernel.Shape
+	for _, n := range ns {
+		shapes = append(shapes, kernel.MakeShape(blockKeys, n, 8, 2, 40, 24))
+	}
+	kerneltest.ForEachVariant(t, OpBlock, func(t *testing.T, v *kernel.Variant) {
+		for _, dt := range v.DTypes {
+			t.Run(string(dt), func(t *testing.T) {
+				kerneltest.CheckVariant(t, v, dt, shapes, 3, 1)
+			})
+		}
+	})
+}
+
+// TestSkewedRouting: a bias that sends every token to the same experts
+// (one expert computes all tokens: the prefill regime's worst case).
+func TestSkewedRouting(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	b, err := RandomBlock(r, kernel.Q8, 8, 2, 48, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Bias[3], b.Bias[5] = 100, 90
+	n := 65
+	x := make([]float32, n*48)
+	kerneltest.FillNormal(r, x, 0, 1)
+	want := make([]float32, len(x))
+	refForward(b, want, x, n)
+	for _, ep := range []int{1, 64, 100} {
+		y := make([]float32, len(x))
+		rt := b.Forward(y, x, n, BlockOptions{Threads: 2, ExpertParallel: ep, Classes: []kernel.Class{kernel.ClassF32}})
+		if st := rt.Stats(); st.Active != 2 || st.Max != n {
+			t.Fatalf("skewed routing stats %+v", st)
+		}
+		kerneltest.Close(t, fmt.Sprintf("ep=%d", ep), y, want, kernel.TolF32)
 	}
 }
