@@ -208,11 +208,10 @@ func (a *args) release() {
 	a.ws = nil
 }
 
-// scratch returns worker w's scratch of at least n floats.
+// scratch returns slot w's scratch of at least n floats. The slots exist
+// before the workers start (run sizes them), so workers only touch their
+// own slot.
 func (a *args) scratch(w, n int) []float32 {
-	for len(a.ws.tmp) <= w {
-		a.ws.tmp = append(a.ws.tmp, nil)
-	}
 	a.ws.tmp[w] = grow(a.ws.tmp[w], n)
 	return a.ws.tmp[w]
 }
@@ -228,6 +227,11 @@ func (im *impl) run(a *args, cfg kernel.Config) {
 		fn = gateUpPanels(im.panels)
 	}
 	panels := a.w.Panels()
+	// two scratch slots per worker (gateup, last panel), allocated here,
+	// before the workers run, so that they never grow the slot table.
+	for len(a.ws.tmp) < 2*max(cfg.Threads, 1) {
+		a.ws.tmp = append(a.ws.tmp, nil)
+	}
 	pool.Default().For(max(cfg.Threads, 1), panels, grain, func(w, lo, hi int) {
 		full := hi
 		if hi == panels && a.n%quant.PanelRows != 0 {

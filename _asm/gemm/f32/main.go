@@ -1,0 +1,769 @@
+//go:generate go run . -isa avx2 -out ../../../kernels/gemm/gemm_f32_avx2_amd64.s -stubs ../../../kernels/gemm/gemm_f32_avx2_stubs_amd64.go -pkg gemm
+//go:generate go run . -isa avx512 -out ../../../kernels/gemm/gemm_f32_avx512_amd64.s -stubs ../../../kernels/gemm/gemm_f32_avx512_stubs_amd64.go -pkg gemm
+
+// Command f32 generates the f32-class kernels of kernels/gemm (f32
+// activations; F32, BF16, Q8 and Q4 weights widened in registers) for one
+// ISA per run (-isa avx2|avx512):
+//
+//   - gemv kernels: one 16-row weight panel (or, for AVX2, one 8-row half
+//     of it) against mr activation rows, the panel streamed once, weights
+//     dequantized in registers;
+//   - gemm micro-kernels: an mr×32 (AVX-512, two panels) or mr×16 (one
+//     panel) register tile of C (+)= A·B, A row-major activations (any
+//     stride: the driver passes a contiguous copy of the tile), B one or
+//     two f32 [kc][16] panel blocks; one broadcast load per row and k,
+//     then register FMAs (faster here than embedded-broadcast FMAs);
+//   - widen kernels: a block of a BF16/Q8/Q4 panel to f32 [k][16], the B
+//     operand of the micro-kernels.
+//
+// The packed layouts are those of internal/quant; all strides are in
+// elements, all weight pointers are bytes.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+var isaFlag = flag.String("isa", "avx512", "avx2 or avx512")
+
+// gemvPrefetch is how far ahead (bytes) the gemv kernels prefetch the
+// weight stream: the hardware prefetchers alone leave the dequantizing
+// kernels (Q8, Q4, BF16 with several rows) waiting on DRAM (measured).
+const gemvPrefetch = 2048
+
+// gemmUnroll is the k unroll of the micro-kernels.
+const gemmUnroll = 4
+
+// isa abstracts the vector width and the few instructions that differ.
+type isa struct {
+	name  string // function-name suffix
+	lanes int    // f32 lanes per register: rows of a panel per register
+	vec   func() VecVirtual
+	// gemvMR[kind] is the largest gemv row count generated.
+	gemvMR map[kind]int
+	// gemmMR is the largest micro-tile height; gemmNP the panels per tile.
+	gemmMR, gemmNP int
+}
+
+var isas = map[string]*isa{
+	"avx2": {name: "AVX2", lanes: 8, vec: YMM,
+		gemvMR: map[kind]int{kF32: 8, kBF16: 8, kQ8: 4, kQ4: 4, kQ4Min: 4}, gemmMR: 6, gemmNP: 1},
+	"avx512": {name: "AVX512", lanes: 16, vec: ZMM,
+		gemvMR: map[kind]int{kF32: 8, kBF16: 8, kQ8: 8, kQ4: 8, kQ4Min: 8}, gemmMR: 14, gemmNP: 2},
+}
+
+var I *isa // the ISA being generated
+
+type kind int
+
+const (
+	kF32 kind = iota
+	kBF16
+	kQ8
+	kQ4
+	kQ4Min
+)
+
+var kindNames = map[kind]string{kF32: "F32", kBF16: "BF16", kQ8: "Q8", kQ4: "Q4", kQ4Min: "Q4Min"}
+
+const (
+	lineBytes = 64 // one interleaved line of a panel
+	groupK    = 32
+)
+
+// groupBytes and scaleOff describe a Q8/Q4 group record.
+func groupBytes(k kind) int {
+	switch k {
+	case kQ8:
+		return 8*lineBytes + 32
+	case kQ4:
+		return 4*lineBytes + 32
+	case kQ4Min:
+		return 4*lineBytes + 64
+	}
+	panic("not quantized")
+}
+
+func nLines(k kind) int {
+	if k == kQ8 {
+		return 8
+	}
+	return 4
+}
+
+// ---- constants -------------------------------------------------------------
+
+var (
+	cMask8, cMask4, cHi16, cNeg128, cNeg8 Mem
+	cSign, cExpMant, cMagic               Mem
+)
+
+func constant(name string, v uint32) Mem {
+	m := GLOBL(name+I.name, RODATA|NOPTR)
+	DATA(0, U32(v))
+	return m
+}
+
+func constants() {
+	cMask8 = constant("mask8", 0xff)
+	cMask4 = constant("mask4", 0x0f)
+	cHi16 = constant("hi16", 0xffff0000)
+	cNeg128 = constant("neg128", 0xc3000000) // -128.0
+	cNeg8 = constant("neg8", 0xc1000000)     // -8.0
+	cSign = constant("sign", 0x80000000)
+	cExpMant = constant("expmant", 0x0fffe000)
+	cMagic = constant("magic", 0x77800000) // 2^112
+}
+
+// ---- ISA helpers -----------------------------------------------------------
+
+// bcast broadcasts a 32-bit constant or value from memory.
+func bcast(m Mem) VecVirtual {
+	v := I.vec()
+	VPBROADCASTD(m, v)
+	return v
+}
+
+func and(a, b, dst Op) {
+	if I.lanes == 16 {
+		VPANDD(a, b, dst)
+	} else {
+		VPAND(a, b, dst)
+	}
+}
+
+func loadInt(m Mem, dst VecVirtual) {
+	if I.lanes == 16 {
+		VMOVDQU32(m, dst)
+	} else {
+		VMOVDQU(m, dst)
+	}
+}
+
+// fmaX: acc += b · broadcast(m).
+func fmaX(m Mem, b, acc VecVirtual) {
+	if I.lanes == 16 {
+		VFMADD231PS_BCST(m, b, acc)
+		return
+	}
+	t := YMM()
+	VBROADCASTSS(m, t)
+	VFMADD231PS(b, t, acc)
+}
+
+func zero(v VecVirtual) { VXORPS(v.AsY(), v.AsY(), v.AsY()) }
+
+// halfToF32 converts I.lanes f16 values at m to f32.
+func halfToF32(m Mem) VecVirtual {
+	v := I.vec()
+	if I.lanes == 16 {
+		VCVTPH2PS(m, v)
+		return v
+	}
+	// AVX2 without F16C: rebias the exponent by multiplying by 2^112,
+	// which handles zero and subnormals exactly (scales are finite).
+	VPMOVZXWD(m, v)
+	s, e := YMM(), YMM()
+	VPSLLD(U8(16), v, s)
+	VPAND(bcast(cSign), s, s)
+	VPSLLD(U8(13), v, e)
+	VPAND(bcast(cExpMant), e, e)
+	VMULPS(bcast(cMagic), e, v)
+	VORPS(s, v, v)
+	return v
+}
+
+// extract puts the unsigned field at bit shift of every 32-bit lane of
+// line into dst (bits 8 or 4 wide), as f32.
+func extract(line, mask VecVirtual, shift, bits int, dst VecVirtual) {
+	switch {
+	case shift == 0:
+		and(mask, line, dst)
+	case shift+bits == 32:
+		VPSRLD(U8(shift), line, dst)
+	default:
+		VPSRLD(U8(shift), line, dst)
+		and(mask, dst, dst)
+	}
+	VCVTDQ2PS(dst, dst)
+}
+
+// rows addresses mr rows of a row-major matrix with few registers: rows
+// 5i..5i+4 hang off base i at 0, ld, 2·ld, 3·ld, 4·ld.
+type rows struct {
+	bases  []Register
+	l1, l3 Register
+}
+
+func newRows(base, ld Register, mr int) rows {
+	r := rows{l1: ld}
+	SHLQ(U8(2), ld)
+	if mr > 3 {
+		r.l3 = GP64()
+		LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, r.l3)
+	}
+	b := GP64()
+	MOVQ(base, b)
+	r.bases = append(r.bases, b)
+	for i := 5; i < mr; i += 5 {
+		nb := GP64()
+		LEAQ(Mem{Base: b, Index: ld, Scale: 4}, nb)
+		ADDQ(ld, nb)
+		r.bases = append(r.bases, nb)
+		b = nb
+	}
+	return r
+}
+
+func (r rows) mem(row, disp int) Mem {
+	b := r.bases[row/5]
+	switch row % 5 {
+	case 1:
+		return Mem{Base: b, Index: r.l1, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: b, Index: r.l1, Scale: 2, Disp: disp}
+	case 3:
+		return Mem{Base: b, Index: r.l3, Scale: 1, Disp: disp}
+	case 4:
+		return Mem{Base: b, Index: r.l1, Scale: 4, Disp: disp}
+	}
+	return Mem{Base: b, Disp: disp}
+}
+
+func (r rows) advance(bytes int) {
+	for _, b := range r.bases {
+		ADDQ(U32(bytes), b)
+	}
+}
+
+// storeRows writes (acc ≠ 0: adds into) y row r, lanes [0, I.lanes), from v[r].
+func storeRows(name string, v []VecVirtual) {
+	y := Load(Param("y"), GP64())
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(U8(2), ldy)
+	accf := Load(Param("acc"), GP64())
+	store := func(add bool) {
+		for r := range v {
+			m := Mem{Base: y}
+			if add {
+				VADDPS(m, v[r], v[r])
+			}
+			VMOVUPS(v[r], m)
+			if r != len(v)-1 {
+				ADDQ(ldy, y)
+			}
+		}
+	}
+	TESTQ(accf, accf)
+	JZ(LabelRef(name + "_set"))
+	store(true)
+	VZEROUPPER()
+	RET()
+	Label(name + "_set")
+	store(false)
+	VZEROUPPER()
+	RET()
+}
+
+// sumChains folds acc[c] into acc[0] pairwise.
+func sumChains(acc []VecVirtual) {
+	for n := len(acc); n > 1; n = (n + 1) / 2 {
+		h := (n + 1) / 2
+		for i := h; i < n; i++ {
+			VADDPS(acc[i], acc[i-h], acc[i-h])
+		}
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// ---- gemv ------------------------------------------------------------------
+
+func gemvName(k kind, mr int) string {
+	return fmt.Sprintf("gemv%s%s_%dx%d", kindNames[k], I.name, mr, I.lanes)
+}
+
+// gemvDense generates the F32 and BF16 gemv kernels: chains independent
+// accumulators per row, k split round-robin over them.
+func gemvDense(k kind, mr int) {
+	name := gemvName(k, mr)
+	TEXT(name, NOSPLIT, "func(n int, w *byte, x *float32, ldx int, y *float32, ldy int, acc int)")
+	nk, wt := "n", "f32(w[64k+4i:])"
+	what := "n = K"
+	if k == kBF16 {
+		nk, wt, what = "2n", "bf16(w[64(k/2)+4i+2(k%2):])", "n = Kp/2 pairs of k"
+	}
+	Doc(
+		fmt.Sprintf("%s is the %s gemv kernel for %d activation rows: w is the first", name, kindNames[k], mr),
+		fmt.Sprintf("line of a panel (at lane 0 of the %d rows computed), lines of 64 B, %s:", I.lanes, what),
+		"",
+		fmt.Sprintf("\tfor r := 0; r < %d; r++ {", mr),
+		fmt.Sprintf("\t\tfor i := 0; i < %d; i++ {", I.lanes),
+		fmt.Sprintf("\t\t\ts := Σ_{k<%s} x[r·ldx+k] · %s", nk, wt),
+		"\t\t\tif acc != 0 { y[r·ldy+i] += s } else { y[r·ldy+i] = s }",
+		"\t\t}",
+		"\t}",
+	)
+	C := ceilDiv(8, mr)
+	if I.lanes == 8 && mr*C > 10 {
+		C = 10 / mr
+	}
+	acc := make([][]VecVirtual, mr)
+	for r := range acc {
+		acc[r] = make([]VecVirtual, C)
+		for c := range acc[r] {
+			acc[r][c] = I.vec()
+			zero(acc[r][c])
+		}
+	}
+	n := Load(Param("n"), GP64())
+	w := Load(Param("w"), GP64())
+	x := Load(Param("x"), GP64())
+	ldx := Load(Param("ldx"), GP64())
+	xr := newRows(x, ldx, mr)
+	var mask VecVirtual
+	if k == kBF16 {
+		mask = bcast(cHi16)
+	}
+	// step: one k (F32) or one pair (BF16) per line; U lines per iteration.
+	U := C
+	if k == kBF16 {
+		U = ceilDiv(C, 2)
+	}
+	kpl := 1 // k per line
+	if k == kBF16 {
+		kpl = 2
+	}
+	body := func(u int, chain func(kk int) int) {
+		PREFETCHT0(Mem{Base: w, Disp: lineBytes*u + gemvPrefetch})
+		line := I.vec()
+		if k == kF32 {
+			VMOVUPS(Mem{Base: w, Disp: lineBytes * u}, line)
+			for r := 0; r < mr; r++ {
+				fmaX(xr.mem(r, 4*u), line, acc[r][chain(u)])
+			}
+			return
+		}
+		loadInt(Mem{Base: w, Disp: lineBytes * u}, line)
+		lo, hi := I.vec(), I.vec()
+		VPSLLD(U8(16), line, lo)
+		and(mask, line, hi)
+		for r := 0; r < mr; r++ {
+			fmaX(xr.mem(r, 8*u), lo, acc[r][chain(2*u)])
+			fmaX(xr.mem(r, 8*u+4), hi, acc[r][chain(2*u+1)])
+		}
+	}
+	Label(name + "_loop")
+	CMPQ(n, U32(U))
+	JB(LabelRef(name + "_tail"))
+	for u := 0; u < U; u++ {
+		body(u, func(kk int) int { return kk % C })
+	}
+	ADDQ(U32(lineBytes*U), w)
+	xr.advance(4 * kpl * U)
+	SUBQ(U32(U), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_tail")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	body(0, func(kk int) int { return kk % C })
+	ADDQ(U32(lineBytes), w)
+	xr.advance(4 * kpl)
+	DECQ(n)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_done")
+	out := make([]VecVirtual, mr)
+	for r := range acc {
+		sumChains(acc[r])
+		out[r] = acc[r][0]
+	}
+	storeRows(name, out)
+}
+
+// gemvQuant generates the Q8/Q4 gemv kernels. Per group the raw unsigned
+// weights u are dotted with x (chains accumulators per row), then
+//
+//	Q8, Q4:  tot += d · (Σ x·u − z·Σx)        z = 128 or 8
+//	Q4 min:  tot += d · Σ x·u + m · Σx
+//
+// with Σx the group sums of x supplied by the caller (xs).
+func gemvQuant(k kind, mr int) {
+	name := gemvName(k, mr)
+	TEXT(name, NOSPLIT, "func(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)")
+	gb := groupBytes(k)
+	var u, wv string
+	switch k {
+	case kQ8:
+		u = fmt.Sprintf("w[%d·g+64(j/4)+4i+j%%4]", gb)
+		wv = "d·(u−128)"
+	case kQ4:
+		u = fmt.Sprintf("nibble j/4%%2 of w[%d·g+64(j/8)+4i+j%%4]", gb)
+		wv = "d·(u−8)"
+	case kQ4Min:
+		u = fmt.Sprintf("nibble j/4%%2 of w[%d·g+64(j/8)+4i+j%%4]", gb)
+		wv = "d·u + m"
+	}
+	Doc(
+		fmt.Sprintf("%s is the %s gemv kernel for %d activation rows: w is the first", name, kindNames[k], mr),
+		fmt.Sprintf("line of a panel (at lane 0 of the %d rows computed), sc its f16 scales", I.lanes),
+		"(at the same rows; Q4 mins follow 32 B later), and xs the group sums",
+		"xs[g·lds+r] = Σ_{j<32} x[r·ldx+32g+j]; with u the stored unsigned weight",
+		fmt.Sprintf("%s,", u),
+		fmt.Sprintf("d = f16(sc[%d·g+2i:]) (and m the min at +32), W = %s:", gb, wv),
+		"",
+		fmt.Sprintf("\tfor r := 0; r < %d; r++ {", mr),
+		fmt.Sprintf("\t\tfor i := 0; i < %d; i++ {", I.lanes),
+		"\t\t\ts := Σ_{g<groups} Σ_{j<32} x[r·ldx+32g+j] · W",
+		"\t\t\tif acc != 0 { y[r·ldy+i] += s } else { y[r·ldy+i] = s }",
+		"\t\t}",
+		"\t}",
+	)
+	C := 1
+	switch mr {
+	case 1:
+		C = 4
+	case 2:
+		C = 2
+	}
+	tot := make([]VecVirtual, mr)
+	for r := range tot {
+		tot[r] = I.vec()
+		zero(tot[r])
+	}
+	g := Load(Param("groups"), GP64())
+	w := Load(Param("w"), GP64())
+	sc := Load(Param("sc"), GP64())
+	x := Load(Param("x"), GP64())
+	ldx := Load(Param("ldx"), GP64())
+	xr := newRows(x, ldx, mr)
+	xs := Load(Param("xs"), GP64())
+	lds := Load(Param("lds"), GP64())
+	SHLQ(U8(2), lds)
+	bits, mask := 8, bcast(cMask8)
+	if k != kQ8 {
+		bits, mask = 4, bcast(cMask4)
+	}
+	Label(name + "_group")
+	gacc := make([][]VecVirtual, mr)
+	for r := range gacc {
+		gacc[r] = make([]VecVirtual, C)
+		for c := range gacc[r] {
+			gacc[r][c] = I.vec()
+			zero(gacc[r][c])
+		}
+	}
+	for off := 0; off < groupBytes(k); off += lineBytes {
+		PREFETCHT0(Mem{Base: w, Disp: off + gemvPrefetch})
+	}
+	for l := 0; l < nLines(k); l++ {
+		line := I.vec()
+		loadInt(Mem{Base: w, Disp: lineBytes * l}, line)
+		for f := 0; f < 32/bits; f++ {
+			// field f of each lane: Q8 k = 4l+f; Q4 f<4: k = 8l+f (low
+			// nibble of byte f), f≥4: k = 8l+f (high nibble of byte f−4).
+			var kk, shift int
+			if k == kQ8 {
+				kk, shift = 4*l+f, 8*f
+			} else {
+				kk, shift = 8*l+f, 8*(f%4)+4*(f/4)
+			}
+			v := I.vec()
+			extract(line, mask, shift, bits, v)
+			for r := 0; r < mr; r++ {
+				fmaX(xr.mem(r, 4*kk), v, gacc[r][kk%C])
+			}
+		}
+	}
+	d := halfToF32(Mem{Base: sc})
+	var m, z VecVirtual
+	if k == kQ4Min {
+		m = halfToF32(Mem{Base: sc, Disp: 32})
+	} else {
+		z = I.vec()
+		if k == kQ8 {
+			VBROADCASTSS(cNeg128, z)
+		} else {
+			VBROADCASTSS(cNeg8, z)
+		}
+	}
+	for r := 0; r < mr; r++ {
+		sumChains(gacc[r])
+		if k == kQ4Min {
+			fmaX(Mem{Base: xs, Disp: 4 * r}, m, tot[r])
+		} else {
+			fmaX(Mem{Base: xs, Disp: 4 * r}, z, gacc[r][0])
+		}
+		VFMADD231PS(gacc[r][0], d, tot[r])
+	}
+	ADDQ(U32(groupBytes(k)), w)
+	ADDQ(U32(groupBytes(k)), sc)
+	xr.advance(4 * groupK)
+	ADDQ(lds, xs)
+	DECQ(g)
+	JNZ(LabelRef(name + "_group"))
+	storeRows(name, tot)
+}
+
+// ---- gemm micro-kernels ------------------------------------------------------
+
+func gemmName(mr, np int) string {
+	return fmt.Sprintf("gemm%s_%dx%d", I.name, mr, 16*np)
+}
+
+// gemmKernel generates an mr×(16·np) micro-kernel: C (+)= A·B over kc, A
+// row-major (lda), B np blocks of [kc][16] f32, C row-major (ldc), with
+// the prefetches of the driver's next tile and next B block (pfa, pfb).
+func gemmKernel(mr, np int) {
+	name := gemmName(mr, np)
+	TEXT(name, NOSPLIT, "func(kc int, a *float32, lda int, b0, b1 *byte, c *float32, ldc int, acc int, pfa *float32, pfb *byte)")
+	bdesc := "b0 [kc][16]f32"
+	col := "b0[16k+j]"
+	if np == 2 {
+		bdesc = "b0, b1 [kc][16]f32 (columns 0–15, 16–31)"
+		col = "b_{j/16}[16k+j%16]"
+	}
+	Doc(
+		fmt.Sprintf("%s is the %d×%d micro-kernel: C (+)= A·B with A row-major (lda),", name, mr, 16*np),
+		fmt.Sprintf("%s and C row-major (ldc):", bdesc),
+		"",
+		fmt.Sprintf("\tfor r := 0; r < %d; r++ {", mr),
+		fmt.Sprintf("\t\tfor j := 0; j < %d; j++ {", 16*np),
+		fmt.Sprintf("\t\t\ts := Σ_{k<kc} a[r·lda+k] · %s", col),
+		"\t\t\tif acc != 0 { c[r·ldc+j] += s } else { c[r·ldc+j] = s }",
+		"\t\t}",
+		"\t}",
+		"",
+		"While it runs, it prefetches the 4·kc bytes at pfa into L1 (the next",
+		"tile's activations) and the 16·kc bytes at pfb into L2 (the next B block).",
+	)
+	vpr := 16 * np / I.lanes // vectors per row
+	acc := make([][]VecVirtual, mr)
+	for r := range acc {
+		acc[r] = make([]VecVirtual, vpr)
+		for j := range acc[r] {
+			acc[r][j] = I.vec()
+			zero(acc[r][j])
+		}
+	}
+	kc := Load(Param("kc"), GP64())
+	a := Load(Param("a"), GP64())
+	lda := Load(Param("lda"), GP64())
+	ar := newRows(a, lda, mr)
+	bp := []Register{Load(Param("b0"), GP64())}
+	if np == 2 {
+		bp = append(bp, Load(Param("b1"), GP64()))
+	}
+	// bmem is the memory of vector j of B at k step u.
+	bmem := func(j, u int) Mem {
+		per := 16 / I.lanes
+		return Mem{Base: bp[j/per], Disp: lineBytes*u + 4*I.lanes*(j%per)}
+	}
+	step := func(u int) {
+		b := make([]VecVirtual, vpr)
+		for j := range b {
+			b[j] = I.vec()
+			VMOVUPS(bmem(j, u), b[j])
+		}
+		for r := 0; r < mr; r++ {
+			// One broadcast load per row, then reg-reg FMAs: faster than
+			// embedded-broadcast FMAs with indexed addresses (measured).
+			t := I.vec()
+			VBROADCASTSS(ar.mem(r, 4*u), t)
+			for j := range b {
+				VFMADD231PS(b[j], t, acc[r][j])
+			}
+		}
+	}
+	// Prefetch the C tile (first and last byte of each row) so that its
+	// cache misses overlap the k loop instead of stalling the store.
+	{
+		c := Load(Param("c"), GP64())
+		ldc := Load(Param("ldc"), GP64())
+		SHLQ(U8(2), ldc)
+		for r := 0; r < mr; r++ {
+			for off := 0; off < 64*np; off += 64 {
+				PREFETCHT0(Mem{Base: c, Disp: off})
+			}
+			PREFETCHT0(Mem{Base: c, Disp: 64*np - 4})
+			if r != mr-1 {
+				ADDQ(ldc, c)
+			}
+		}
+	}
+	U := gemmUnroll
+	pfa := Load(Param("pfa"), GP64())
+	pfb := Load(Param("pfb"), GP64())
+	Label(name + "_loop")
+	CMPQ(kc, U32(U))
+	JB(LabelRef(name + "_tail"))
+	PREFETCHT0(Mem{Base: pfa})
+	PREFETCHT1(Mem{Base: pfb})
+	for u := 0; u < U; u++ {
+		step(u)
+	}
+	for _, p := range bp {
+		ADDQ(U32(U*lineBytes), p)
+	}
+	ADDQ(U32(4*U), pfa)
+	ADDQ(U32(16*U), pfb)
+	ar.advance(4 * U)
+	SUBQ(U32(U), kc)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_tail")
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_done"))
+	step(0)
+	for _, p := range bp {
+		ADDQ(U32(lineBytes), p)
+	}
+	ar.advance(4)
+	DECQ(kc)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_done")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(U8(2), ldc)
+	accf := Load(Param("acc"), GP64())
+	store := func(add bool) {
+		for r := 0; r < mr; r++ {
+			for j := 0; j < vpr; j++ {
+				m := Mem{Base: c, Disp: 4 * I.lanes * j}
+				if add {
+					VADDPS(m, acc[r][j], acc[r][j])
+				}
+				VMOVUPS(acc[r][j], m)
+			}
+			if r != mr-1 {
+				ADDQ(ldc, c)
+			}
+		}
+	}
+	TESTQ(accf, accf)
+	JZ(LabelRef(name + "_set"))
+	store(true)
+	VZEROUPPER()
+	RET()
+	Label(name + "_set")
+	store(false)
+	VZEROUPPER()
+	RET()
+}
+
+// ---- widening (gemm B operand) ---------------------------------------------
+
+// widen generates widen<Kind><ISA>(dst *float32, w *byte, n int): n pairs
+// (BF16) or groups (Q8/Q4) of a panel to f32 dst[k·16+i] = W[16p+i, k].
+func widen(k kind) {
+	name := fmt.Sprintf("widen%s%s", kindNames[k], I.name)
+	unit := "groups of 32 k"
+	if k == kBF16 {
+		unit = "pairs of k"
+	}
+	TEXT(name, NOSPLIT, "func(dst *float32, w *byte, n int)")
+	Doc(
+		fmt.Sprintf("%s widens n %s of a packed %s panel (w at the first) to f32:", name, unit, kindNames[k]),
+		"",
+		"\tfor k := range n·(k per unit) { for i := 0; i < 16; i++ { dst[16k+i] = W[i, k] } }",
+		"",
+		"(see widen in gemm_generic.go for the same in Go).",
+	)
+	dst := Load(Param("dst"), GP64())
+	w := Load(Param("w"), GP64())
+	n := Load(Param("n"), GP64())
+	halves := 16 / I.lanes
+	hb := 4 * I.lanes // bytes of one f32 vector
+	if k == kBF16 {
+		mask := bcast(cHi16)
+		Label(name + "_loop")
+		for h := 0; h < halves; h++ {
+			line, lo := I.vec(), I.vec()
+			loadInt(Mem{Base: w, Disp: 2 * hb * h / 2}, line)
+			VPSLLD(U8(16), line, lo)
+			and(mask, line, line)
+			VMOVUPS(lo, Mem{Base: dst, Disp: hb * h})
+			VMOVUPS(line, Mem{Base: dst, Disp: 64 + hb*h})
+		}
+		ADDQ(U32(lineBytes), w)
+		ADDQ(U32(128), dst)
+		DECQ(n)
+		JNZ(LabelRef(name + "_loop"))
+		VZEROUPPER()
+		RET()
+		return
+	}
+	bits, maskC := 8, cMask8
+	if k != kQ8 {
+		bits, maskC = 4, cMask4
+	}
+	mask := bcast(maskC)
+	scOff := nLines(k) * lineBytes
+	Label(name + "_group")
+	for h := 0; h < halves; h++ {
+		d := halfToF32(Mem{Base: w, Disp: scOff + 2*I.lanes*h})
+		b := I.vec()
+		if k == kQ4Min {
+			b = halfToF32(Mem{Base: w, Disp: scOff + 32 + 2*I.lanes*h})
+		} else if k == kQ8 {
+			VMULPS(bcast(cNeg128), d, b)
+		} else {
+			VMULPS(bcast(cNeg8), d, b)
+		}
+		for l := 0; l < nLines(k); l++ {
+			line := I.vec()
+			loadInt(Mem{Base: w, Disp: lineBytes*l + hb*h}, line)
+			for f := 0; f < 32/bits; f++ {
+				var kk, shift int
+				if k == kQ8 {
+					kk, shift = 4*l+f, 8*f
+				} else {
+					kk, shift = 8*l+f, 8*(f%4)+4*(f/4)
+				}
+				v := I.vec()
+				extract(line, mask, shift, bits, v)
+				VFMADD213PS(b, d, v) // v = d·v + b
+				VMOVUPS(v, Mem{Base: dst, Disp: 64*kk + hb*h})
+			}
+		}
+	}
+	ADDQ(U32(groupBytes(k)), w)
+	ADDQ(U32(64*groupK), dst)
+	DECQ(n)
+	JNZ(LabelRef(name + "_group"))
+	VZEROUPPER()
+	RET()
+}
+
+func main() {
+	flag.Parse()
+	var ok bool
+	if I, ok = isas[*isaFlag]; !ok {
+		log.Fatalf("unknown -isa %q", *isaFlag)
+	}
+	ConstraintExpr("amd64,gc,!purego")
+	constants()
+	for _, k := range []kind{kF32, kBF16} {
+		for mr := 1; mr <= I.gemvMR[k]; mr++ {
+			gemvDense(k, mr)
+		}
+	}
+	for _, k := range []kind{kQ8, kQ4, kQ4Min} {
+		for mr := 1; mr <= I.gemvMR[k]; mr++ {
+			gemvQuant(k, mr)
+		}
+	}
+	for np := 1; np <= I.gemmNP; np++ {
+		for mr := 1; mr <= I.gemmMR; mr++ {
+			gemmKernel(mr, np)
+		}
+	}
+	for _, k := range []kind{kBF16, kQ8, kQ4, kQ4Min} {
+		widen(k)
+	}
+	Generate()
+}
