@@ -1,0 +1,403 @@
+//go:generate go run . -isa avx512 -out ../../../kernels/gemm/gemm_vnni_amd64.s -stubs ../../../kernels/gemm/gemm_vnni_stubs_amd64.go -pkg gemm
+//go:generate go run . -isa avxvnni -out ../../../kernels/gemm/gemm_avxvnni_amd64.s -stubs ../../../kernels/gemm/gemm_avxvnni_stubs_amd64.go -pkg gemm
+
+// Command vnni generates the int8-activation micro-kernels of kernels/gemm
+// for the Q8 and Q4 panel formats of package quant: M activation rows
+// against 16-row weight panels, one int32 dot product per (row, output,
+// group of 32 k) by VPDPBUSD, flushed per group into f32 accumulators.
+//
+//	-isa avx512   vnni{Q8,Q4,Q4M}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
+//	              activation dword broadcast from memory; one 64-byte line is
+//	              the u8 operand for 16 rows × 4 k.
+//	-isa avxvnni  avxvnni{Q8,Q4,Q4M}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
+//	              (BYTE-encoded through internal/x86); a line is two ymm of
+//	              8 rows, done as two passes over the panel (the second from cache).
+//
+// The kernels share one contract, documented on each stub (see also
+// kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
+// for Q8, 8 for Q4 without a min) is folded into aux = −z·Σxq, which
+// initialises each group's int32 accumulator; with a min, aux holds
+// float32(Σxq) and the kernel adds m·aux in f32.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+
+	"github.com/ktune/ktune/_asm/internal/x86"
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+var isa = flag.String("isa", "avx512", "avx512 or avxvnni")
+
+// kind is a weight format.
+type kind struct {
+	name     string
+	lines    int // 64-byte lines per group
+	gb       int // group record bytes
+	scaleOff int // offset of the 16 f16 scales in a group record
+	hasMin   bool
+	z        int // zero point folded into aux (0 with a min)
+}
+
+var kinds = []kind{
+	{name: "Q8", lines: 8, gb: 544, scaleOff: 512, z: 128},
+	{name: "Q4", lines: 4, gb: 288, scaleOff: 256, z: 8},
+	{name: "Q4M", lines: 4, gb: 320, scaleOff: 256, hasMin: true},
+}
+
+const signature = "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)"
+
+func doc(name string, k kind, m, lanes int) {
+	u := "u[p,g,i,j]"
+	if k.name != "Q8" {
+		u = "u[p,g,i,j] (a nibble)"
+	}
+	dot := "Σ_{j<32} int32(" + u + ")·int32(xq[r·ldx+32g+j])"
+	rows := "rows"
+	if m == 1 {
+		rows = "row"
+	}
+	lines := []string{
+		fmt.Sprintf("%s computes %d activation %s against np consecutive %s panels", name, m, rows, k.name),
+		fmt.Sprintf("(ng groups of %d bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:", k.gb),
+		"",
+		fmt.Sprintf("\tfor p < np, r < %d, i < 16:", m),
+	}
+	if k.hasMin {
+		lines = append(lines,
+			"\t\tt := Σ_{g<ng} (d[p,g,i]·float32("+dot+")",
+			"\t\t\t+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits")
+	} else {
+		lines = append(lines,
+			"\t\tt := Σ_{g<ng} d[p,g,i]·float32("+dot+" + aux[g·ldaux/4+r])",
+			fmt.Sprintf("\t\t\t// aux = −%d·Σxq: the weights' zero point", k.z))
+	}
+	lines = append(lines,
+		"\t\ty[r·ldy+16p+i] = xs[r]·t  // or += when acc",
+		"",
+		"with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.",
+	)
+	if lanes == 8 {
+		lines = append(lines, "The panel's two halves of 8 rows are computed one after the other.")
+	}
+	Doc(lines...)
+}
+
+// rowAddr addresses row r of a matrix with row stride s: rows 4q…4q+3 are
+// at base[q] + {0, s, 2s, 3s} (s3 = 3s).
+type rowAddr struct {
+	base  []Register
+	s, s3 Register
+}
+
+func newRowAddr(m int, first, stride Register) rowAddr {
+	ra := rowAddr{base: []Register{first}, s: stride}
+	if m > 3 {
+		ra.s3 = GP64()
+		LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, ra.s3)
+	}
+	for q := 1; q*4 < m; q++ {
+		b := GP64()
+		LEAQ(Mem{Base: ra.base[q-1], Index: stride, Scale: 4}, b)
+		ra.base = append(ra.base, b)
+	}
+	return ra
+}
+
+// loadRows addresses the m activation rows at xq (stride ldx).
+func loadRows(m int) rowAddr {
+	xp := Load(Param("xq"), GP64())
+	if m == 1 {
+		return rowAddr{base: []Register{xp}}
+	}
+	return newRowAddr(m, xp, Load(Param("ldx"), GP64()))
+}
+
+func (ra rowAddr) at(r, disp int) Mem {
+	b := ra.base[r/4]
+	switch r % 4 {
+	case 1:
+		return Mem{Base: b, Index: ra.s, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: b, Index: ra.s, Scale: 2, Disp: disp}
+	case 3:
+		return Mem{Base: b, Index: ra.s3, Scale: 1, Disp: disp}
+	}
+	return Mem{Base: b, Disp: disp}
+}
+
+func (ra rowAddr) advance(n int) {
+	for _, b := range ra.base {
+		ADDQ(U8(n), b)
+	}
+}
+
+// ---- AVX-512 ---------------------------------------------------------------
+
+func kernelZ(k kind, m int) {
+	name := fmt.Sprintf("vnni%s_%dx16", k.name, m)
+	TEXT(name, NOSPLIT, signature)
+	doc(name, k, m, 16)
+	wp := Load(Param("w"), GP64())
+	np := Load(Param("np"), GP64())
+	yp := Load(Param("y"), GP64())
+	var mask VecVirtual
+	if k.lines == 4 {
+		t := GP32()
+		MOVL(U32(0x0f0f0f0f), t)
+		mask = ZMM()
+		VPBROADCASTD(t, mask)
+	}
+
+	Label(name + "_panel")
+	x := loadRows(m)
+	ap := Load(Param("aux"), GP64())
+	las := Load(Param("ldaux"), GP64())
+	g := Load(Param("ng"), GP64())
+	f := make([]VecVirtual, m)
+	for r := range f {
+		f[r] = ZMM()
+		VPXORD(f[r], f[r], f[r])
+	}
+
+	Label(name + "_group")
+	acc := make([]VecVirtual, m)
+	for r := range acc {
+		acc[r] = ZMM()
+		if k.hasMin {
+			VPXORD(acc[r], acc[r], acc[r])
+		} else {
+			VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, acc[r])
+		}
+	}
+	if k.lines == 8 {
+		for i := 0; i < 8; i++ {
+			w := ZMM()
+			VMOVDQU32(Mem{Base: wp, Disp: 64 * i}, w)
+			for r := 0; r < m; r++ {
+				VPDPBUSD_BCST(x.at(r, 4*i), w, acc[r])
+			}
+		}
+	} else {
+		for c := 0; c < 4; c++ {
+			lo, hi := ZMM(), ZMM()
+			VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, lo)
+			VPSRLW(U8(4), lo, hi)
+			VPANDD(mask, lo, lo)
+			VPANDD(mask, hi, hi)
+			for r := 0; r < m; r++ {
+				VPDPBUSD_BCST(x.at(r, 8*c), lo, acc[r])
+			}
+			for r := 0; r < m; r++ {
+				VPDPBUSD_BCST(x.at(r, 8*c+4), hi, acc[r])
+			}
+		}
+	}
+	d := ZMM()
+	VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff}, d)
+	var mn VecVirtual
+	if k.hasMin {
+		mn = ZMM()
+		VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff + 32}, mn)
+	}
+	for r := 0; r < m; r++ {
+		VCVTDQ2PS(acc[r], acc[r])
+		VFMADD231PS(acc[r], d, f[r])
+		if k.hasMin {
+			VFMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
+		}
+	}
+	ADDQ(U32(k.gb), wp)
+	x.advance(32)
+	ADDQ(las, ap)
+	DECQ(g)
+	JNZ(LabelRef(name + "_group"))
+
+	xs := Load(Param("xs"), GP64())
+	for r := 0; r < m; r++ {
+		VMULPS_BCST(Mem{Base: xs, Disp: 4 * r}, f[r], f[r])
+	}
+	storeRows(name, "", yp, ops(f), addPS, storePS)
+	ADDQ(U8(64), yp)
+	DECQ(np)
+	JNZ(LabelRef(name + "_panel"))
+	VZEROUPPER()
+	RET()
+}
+
+// storeRows writes (acc: adds then writes) one vector per row at yp + r·ldy.
+func storeRows(name, sfx string, yp Register, f []Op, add, store func(v Op, addr Mem)) {
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(U8(2), ldy)
+	row := GP64()
+	MOVQ(yp, row)
+	a := Load(Param("acc"), GP8())
+	TESTB(a, a)
+	JZ(LabelRef(name + "_store" + sfx))
+	for r := range f {
+		add(f[r], Mem{Base: row})
+		store(f[r], Mem{Base: row})
+		if r+1 < len(f) {
+			ADDQ(ldy, row)
+		}
+	}
+	JMP(LabelRef(name + "_stored" + sfx))
+	Label(name + "_store" + sfx)
+	for r := range f {
+		store(f[r], Mem{Base: row})
+		if r+1 < len(f) {
+			ADDQ(ldy, row)
+		}
+	}
+	Label(name + "_stored" + sfx)
+}
+
+func addPS(v Op, addr Mem)   { VADDPS(addr, v, v) }
+func storePS(v Op, addr Mem) { VMOVUPS(v, addr) }
+
+func ops[T Op](vs []T) []Op {
+	out := make([]Op, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
+// ---- AVX-VNNI (VEX, ymm) ---------------------------------------------------
+
+// Physical ymm registers (the BYTE-encoded vpdpbusd needs fixed numbers).
+var (
+	yAcc  = []VecPhysical{Y0, Y1, Y2, Y3}
+	yF    = []VecPhysical{Y4, Y5, Y6, Y7}
+	yLo   = Y8
+	yHi   = Y9
+	yB    = []VecPhysical{Y10, Y11}
+	yD    = Y12
+	yMin  = Y13
+	yMask = Y14
+	yTmp  = Y15
+)
+
+func kernelY(k kind, m int) {
+	name := fmt.Sprintf("avxvnni%s_%dx16", k.name, m)
+	TEXT(name, NOSPLIT, signature)
+	doc(name, k, m, 8)
+	wp := Load(Param("w"), GP64())
+	np := Load(Param("np"), GP64())
+	yp := Load(Param("y"), GP64())
+	if k.lines == 4 {
+		t := GP32()
+		MOVL(U32(0x0f0f0f0f), t)
+		VMOVD(t, yMask.AsX())
+		VPBROADCASTD(yMask.AsX(), yMask)
+	}
+	Label(name + "_panel")
+	for h := 0; h < 2; h++ {
+		sfx := fmt.Sprint(h)
+		x := loadRows(m)
+		ap := Load(Param("aux"), GP64())
+		las := Load(Param("ldaux"), GP64())
+		g := Load(Param("ng"), GP64())
+		wh := GP64()
+		LEAQ(Mem{Base: wp, Disp: 32 * h}, wh)
+		for r := 0; r < m; r++ {
+			VPXOR(yF[r], yF[r], yF[r])
+		}
+		Label(name + "_group" + sfx)
+		for r := 0; r < m; r++ {
+			if k.hasMin {
+				VPXOR(yAcc[r], yAcc[r], yAcc[r])
+			} else {
+				VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yAcc[r])
+			}
+		}
+		nb := 0
+		dot := func(w VecPhysical, r, disp int) {
+			b := yB[nb%2]
+			nb++
+			VPBROADCASTD(x.at(r, disp), b)
+			x86.VPDPBUSDY(w, b, yAcc[r])
+		}
+		if k.lines == 8 {
+			for i := 0; i < 8; i++ {
+				VMOVDQU(Mem{Base: wh, Disp: 64 * i}, yLo)
+				for r := 0; r < m; r++ {
+					dot(yLo, r, 4*i)
+				}
+			}
+		} else {
+			for c := 0; c < 4; c++ {
+				VMOVDQU(Mem{Base: wh, Disp: 64 * c}, yLo)
+				VPSRLW(U8(4), yLo, yHi)
+				VPAND(yMask, yLo, yLo)
+				VPAND(yMask, yHi, yHi)
+				for r := 0; r < m; r++ {
+					dot(yLo, r, 8*c)
+				}
+				for r := 0; r < m; r++ {
+					dot(yHi, r, 8*c+4)
+				}
+			}
+		}
+		// wh = wp + 32h: the half's 8 scales are 16h bytes into the scales.
+		VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff - 16*h}, yD)
+		if k.hasMin {
+			VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff + 32 - 16*h}, yMin)
+		}
+		for r := 0; r < m; r++ {
+			VCVTDQ2PS(yAcc[r], yAcc[r])
+			VFMADD231PS(yAcc[r], yD, yF[r])
+			if k.hasMin {
+				VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
+				VFMADD231PS(yTmp, yMin, yF[r])
+			}
+		}
+		ADDQ(U32(k.gb), wh)
+		x.advance(32)
+		ADDQ(las, ap)
+		DECQ(g)
+		JNZ(LabelRef(name + "_group" + sfx))
+
+		xs := Load(Param("xs"), GP64())
+		for r := 0; r < m; r++ {
+			VBROADCASTSS(Mem{Base: xs, Disp: 4 * r}, yTmp)
+			VMULPS(yTmp, yF[r], yF[r])
+		}
+		storeRows(name, sfx, yp, ops(yF[:m]), addPS, storePS)
+		ADDQ(U8(32), yp)
+	}
+	// Next panel: ng·gb bytes on.
+	ng := Load(Param("ng"), GP64())
+	IMUL3Q(U32(k.gb), ng, ng)
+	ADDQ(ng, wp)
+	DECQ(np)
+	JNZ(LabelRef(name + "_panel"))
+	VZEROUPPER()
+	RET()
+}
+
+func main() {
+	flag.Parse()
+	ConstraintExpr("amd64,gc,!purego")
+	switch *isa {
+	case "avx512":
+		for _, k := range kinds {
+			for m := 1; m <= 12; m++ {
+				kernelZ(k, m)
+			}
+		}
+	case "avxvnni":
+		for _, k := range kinds {
+			for m := 1; m <= 4; m++ {
+				kernelY(k, m)
+			}
+		}
+	default:
+		log.Fatalf("unknown -isa %q", *isa)
+	}
+	Generate()
+}

@@ -1,0 +1,88 @@
+package x86
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// assemble runs GNU as on Intel-syntax lines and returns the .text bytes.
+func assemble(t *testing.T, lines []string) []byte {
+	t.Helper()
+	as, err := exec.LookPath("as")
+	if err != nil {
+		t.Skip("GNU as not installed (apt-get install binutils)")
+	}
+	objcopy, err := exec.LookPath("objcopy")
+	if err != nil {
+		t.Skip("objcopy not installed (apt-get install binutils)")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "x.s")
+	obj := filepath.Join(dir, "x.o")
+	bin := filepath.Join(dir, "x.bin")
+	text := ".intel_syntax noprefix\n.text\n" + strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(as, "--64", "-o", obj, src).CombinedOutput(); err != nil {
+		t.Fatalf("as: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(objcopy, "-O", "binary", "--only-section=.text", obj, bin).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// check compares each encoding with GNU as, instruction by instruction.
+func check(t *testing.T, lines []string, encs [][]byte) {
+	t.Helper()
+	got := assemble(t, lines)
+	off := 0
+	for i, e := range encs {
+		if off+len(e) > len(got) || !bytes.Equal(got[off:off+len(e)], e) {
+			end := min(off+len(e), len(got))
+			t.Fatalf("%s: we encode % x, GNU as % x", lines[i], e, got[off:end])
+		}
+		off += len(e)
+	}
+	if off != len(got) {
+		t.Fatalf("GNU as produced %d bytes, we %d", len(got), off)
+	}
+}
+
+func TestVPDPBUSDVEX(t *testing.T) {
+	var lines []string
+	var encs [][]byte
+	for d := 0; d < 16; d++ {
+		for a := 0; a < 16; a++ {
+			for b := 0; b < 16; b++ {
+				lines = append(lines, fmt.Sprintf("{vex} vpdpbusd ymm%d, ymm%d, ymm%d", d, a, b))
+				encs = append(encs, VPDPBUSDVEX(d, a, b))
+			}
+		}
+	}
+	check(t, lines, encs)
+}
+
+func TestVDPBF16PS(t *testing.T) {
+	var lines []string
+	var encs [][]byte
+	for d := 0; d < 32; d++ {
+		for a := 0; a < 32; a++ {
+			for b := 0; b < 32; b++ {
+				lines = append(lines, fmt.Sprintf("vdpbf16ps zmm%d, zmm%d, zmm%d", d, a, b))
+				encs = append(encs, VDPBF16PS(d, a, b))
+			}
+		}
+	}
+	check(t, lines, encs)
+}

@@ -1,0 +1,32 @@
+//go:build amd64 && gc && !purego
+
+// amd64 registration of the generated AVX-VNNI (VEX, ymm) int8-activation
+// kernels, for CPUs with AVX-VNNI but no AVX-512 (Alder Lake and later
+// client cores). Same contract and driver as avx512_vnni
+// (gemm_vnni_amd64.go); a 64-byte panel line is two ymm of 8 rows, so each
+// call makes two passes over a panel (the second from cache) and row tiles
+// hold at most 4 rows (16 ymm registers). The kernels also need F16C,
+// which every AVX-VNNI CPU has.
+package gemm
+
+import (
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+)
+
+// avxvnniY[kind][M] is the AVX-VNNI kernel for M rows.
+var avxvnniY = [3][]vnniKernel{
+	{nil, avxvnniQ8_1x16, avxvnniQ8_2x16, avxvnniQ8_3x16, avxvnniQ8_4x16},
+	{nil, avxvnniQ4_1x16, avxvnniQ4_2x16, avxvnniQ4_3x16, avxvnniQ4_4x16},
+	{nil, avxvnniQ4M_1x16, avxvnniQ4M_2x16, avxvnniQ4M_3x16, avxvnniQ4M_4x16},
+}
+
+func init() {
+	register(allOps, kernel.Variant{Name: "avx_vnni", Doc: "generated AVX-VNNI: int8 activations, {vex} vpdpbusd ymm (BYTE-encoded), two half-panel passes",
+		Priority: 35, DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Class: kernel.ClassInt8Act,
+		Requires: cpu.NewSet(cpu.AVX2, cpu.FMA, cpu.AVXVNNI), Threaded: true,
+		Params: []kernel.Param{grainParam,
+			{Name: "mr", Doc: "activation rows per register tile", Values: []int{1, 2, 3, 4}, Default: 4},
+			nbParam}},
+		&impl{act: actInt8, panels: vnniPanels(&avxvnniY), grain: 4})
+}
