@@ -23,6 +23,7 @@ package gemm
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
@@ -40,6 +41,23 @@ const (
 // otherwise.
 const DefaultCrossover = 8
 
+var crossover atomic.Int64
+
+func init() { crossover.Store(DefaultCrossover) }
+
+// Crossover is the GEMV↔GEMM crossover the dispatcher reads: Linear sends
+// M ≤ Crossover() to gemm.gemv and larger M to gemm.gemm.
+func Crossover() int { return int(crossover.Load()) }
+
+// SetCrossover sets the crossover (from a tuning profile); m < 0 restores
+// the default. It returns the previous value.
+func SetCrossover(m int) int {
+	if m < 0 {
+		m = DefaultCrossover
+	}
+	return int(crossover.Swap(int64(m)))
+}
+
 // Plan is a chosen variant and configuration for one op, from a tuning
 // profile or the defaults.
 type Plan struct {
@@ -56,7 +74,7 @@ func DefaultPlan(op string, dt kernel.DType, m, n, k int, threads int, classes .
 
 // Linear computes Y [M×N] = X [M×K]·Wᵀ (or Y += when acc) with the
 // default variants on threads workers of the default pool, choosing gemv
-// or gemm by M against DefaultCrossover.
+// or gemm by M against Crossover().
 func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 	LinearClasses(nil, y, x, w, m, acc, threads)
 }
@@ -64,7 +82,7 @@ func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 // LinearClasses is Linear restricted to the given accuracy classes.
 func LinearClasses(classes []kernel.Class, y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 	op := OpGEMM
-	if m <= DefaultCrossover {
+	if m <= Crossover() {
 		op = OpGEMV
 	}
 	Run(DefaultPlan(op, w.DType, m, w.N, w.K, threads, classes...), y, x, w, m, acc)

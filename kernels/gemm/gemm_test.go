@@ -131,3 +131,21 @@ func FuzzGEMM(f *testing.F) {
 		}
 	})
 }
+
+func TestCrossover(t *testing.T) {
+	prev := SetCrossover(0)
+	defer SetCrossover(prev)
+	if Crossover() != 0 {
+		t.Fatal("SetCrossover ignored")
+	}
+	// with crossover 0 every M goes to gemm.gemm; results must not change
+	w, _ := quant.Quantize(kernel.Q8, make([]float32, 32*40), 32, 40, false)
+	x, y := make([]float32, 2*40), make([]float32, 2*32)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	Linear(y, x, w, 2, false, 1)
+	if SetCrossover(-1); Crossover() != DefaultCrossover {
+		t.Error("SetCrossover(-1) did not restore the default")
+	}
+}
