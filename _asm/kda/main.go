@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"math"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -164,137 +163,6 @@ func strips(zr int) {
 	RET()
 }
 
-// expKernel: dst[i] = exp(src[i]) for the first len(src)&^15 elements,
-// by range reduction x = n·ln2 + r (|r| ≤ ln2/2), a degree-6 polynomial
-// for exp(r) (Cephes expf coefficients) and VSCALEFPS for 2ⁿ, which
-// underflows gracefully to subnormals and zero.
-func expKernel() {
-	if *isa == "avx2" {
-		expKernelAVX2()
-		return
-	}
-	TEXT("expAVX512", NOSPLIT, "func(dst, src []float32)")
-	Doc(
-		"expAVX512 computes exp elementwise for the first len(src) rounded down to",
-		"a multiple of 16 elements (within 2 ulp); the caller finishes the tail:",
-		"",
-		"\tfor i := 0; i < len(src)&^15; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }",
-	)
-	d := Load(Param("dst").Base(), GP64())
-	sp := Load(Param("src").Base(), GP64())
-	n := Load(Param("src").Len(), GP64())
-	SHRQ(U8(4), n)
-	c := func(v float32) VecVirtual {
-		z := ZMM()
-		g := GP32()
-		MOVL(U32(math.Float32bits(v)), g)
-		VPBROADCASTD(g, z)
-		return z
-	}
-	hi, lo := c(89), c(-104)
-	log2e, ln2hi, ln2lo := c(1.44269504088896341), c(0.693359375), c(-2.12194440e-4)
-	p := []VecVirtual{c(1.9875691500e-4), c(1.3981999507e-3), c(8.3334519073e-3), c(4.1665795894e-2), c(1.6666665459e-1), c(5.0000001201e-1)}
-	one := c(1)
-	Label("exp_loop")
-	CMPQ(n, U8(0))
-	JE(LabelRef("exp_done"))
-	x, k, r, y := ZMM(), ZMM(), ZMM(), ZMM()
-	VMOVUPS(Mem{Base: sp}, x)
-	VMINPS(hi, x, x)
-	VMAXPS(lo, x, x)
-	VMULPS(log2e, x, k)
-	VRNDSCALEPS(U8(0), k, k) // round to nearest
-	VMOVAPS(x, r)
-	VFNMADD231PS(ln2hi, k, r) // r = x − k·ln2hi
-	VFNMADD231PS(ln2lo, k, r) // r −= k·ln2lo
-	VMOVAPS(p[0], y)
-	for _, cf := range p[1:] {
-		VFMADD213PS(cf, r, y) // y = y·r + cf
-	}
-	r2 := ZMM()
-	VMULPS(r, r, r2)
-	VFMADD213PS(r, r2, y) // y = y·r² + r
-	VADDPS(one, y, y)
-	VSCALEFPS(k, y, y)
-	VMOVUPS(y, Mem{Base: d})
-	ADDQ(U8(64), sp)
-	ADDQ(U8(64), d)
-	DECQ(n)
-	JMP(LabelRef("exp_loop"))
-	Label("exp_done")
-	VZEROUPPER()
-	RET()
-}
-
-// expKernelAVX2 is expKernel on ymm, building 2ⁿ in the exponent bits
-// (no VSCALEFPS): inputs are clamped to [−87.3, 88.3], so results below
-// ≈ 1.2e-38 come out as exp(−87.3) and above exp(88.3) as exp(88.3) —
-// fine for KDA's gates (x ≤ 0, where e^x < 1.2e-38 is zero to the model).
-func expKernelAVX2() {
-	TEXT("expAVX2", NOSPLIT, "func(dst, src []float32)")
-	Doc(
-		"expAVX2 computes exp elementwise for the first len(src) rounded down to a",
-		"multiple of 8 elements, for inputs in [−87.3, 88.3] (clamped outside);",
-		"the caller finishes the tail:",
-		"",
-		"\tfor i := 0; i < len(src)&^7; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }",
-	)
-	d := Load(Param("dst").Base(), GP64())
-	sp := Load(Param("src").Base(), GP64())
-	n := Load(Param("src").Len(), GP64())
-	SHRQ(U8(3), n)
-	c := func(v float32) VecVirtual {
-		z := YMM()
-		g := GP32()
-		MOVL(U32(math.Float32bits(v)), g)
-		MOVD(g, z.AsX())
-		VBROADCASTSS(z.AsX(), z)
-		return z
-	}
-	hi, lo := c(88.3), c(-87.3)
-	log2e, ln2hi, ln2lo := c(1.44269504088896341), c(0.693359375), c(-2.12194440e-4)
-	p := []VecVirtual{c(1.9875691500e-4), c(1.3981999507e-3), c(8.3334519073e-3), c(4.1665795894e-2), c(1.6666665459e-1), c(5.0000001201e-1)}
-	one := c(1)
-	bias := YMM()
-	g := GP32()
-	MOVL(U32(127), g)
-	MOVD(g, bias.AsX())
-	VPBROADCASTD(bias.AsX(), bias)
-	Label("exp2_loop")
-	CMPQ(n, U8(0))
-	JE(LabelRef("exp2_done"))
-	x, k, r, y := YMM(), YMM(), YMM(), YMM()
-	VMOVUPS(Mem{Base: sp}, x)
-	VMINPS(hi, x, x)
-	VMAXPS(lo, x, x)
-	VMULPS(log2e, x, k)
-	VROUNDPS(U8(0), k, k)
-	VMOVAPS(x, r)
-	VFNMADD231PS(ln2hi, k, r)
-	VFNMADD231PS(ln2lo, k, r)
-	VMOVAPS(p[0], y)
-	for _, cf := range p[1:] {
-		VFMADD213PS(cf, r, y)
-	}
-	r2 := YMM()
-	VMULPS(r, r, r2)
-	VFMADD213PS(r, r2, y)
-	VADDPS(one, y, y)
-	e := YMM()
-	VCVTPS2DQ(k, e)
-	VPADDD(bias, e, e)
-	VPSLLD(U8(23), e, e)
-	VMULPS(e, y, y)
-	VMOVUPS(y, Mem{Base: d})
-	ADDQ(U8(32), sp)
-	ADDQ(U8(32), d)
-	DECQ(n)
-	JMP(LabelRef("exp2_loop"))
-	Label("exp2_done")
-	VZEROUPPER()
-	RET()
-}
-
 func main() {
 	flag.Parse()
 	switch *isa {
@@ -308,6 +176,5 @@ func main() {
 	for _, zr := range []int{1, 2, 4} {
 		strips(zr)
 	}
-	expKernel()
 	Generate()
 }

@@ -41,3 +41,16 @@ func TestExp(t *testing.T) {
 		restore()
 	}
 }
+
+func TestDotAxpy(t *testing.T) {
+	a := []float32{1, 2, 3, 4, 5, 6, 7}
+	b := []float32{7, 6, 5, 4, 3, 2, 1, 99}
+	if got := Dot(a, b); got != 84 {
+		t.Errorf("Dot = %v, want 84", got)
+	}
+	y := []float32{1, 1, 1}
+	Axpy(2, a, y)
+	if y[0] != 3 || y[1] != 5 || y[2] != 7 {
+		t.Errorf("Axpy = %v", y)
+	}
+}

@@ -4,11 +4,11 @@
 package kda
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/vmath"
 )
 
 type stripsFn func(s *float32, lds, k int, alpha, kk, qs, v *float32, beta float32, o *float32, nstrips int)
@@ -16,8 +16,8 @@ type stripsFn func(s *float32, lds, k int, alpha, kk, qs, v *float32, beta float
 func init() {
 	p512 := kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{16, 32, 64}, Default: 32}
 	p2 := kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{8, 16, 32}, Default: 16}
-	avx512 := recurrentAsm(map[int]stripsFn{16: kdaStripsAVX512_16, 32: kdaStripsAVX512_32, 64: kdaStripsAVX512_64}, vexp512)
-	avx2 := recurrentAsm(map[int]stripsFn{8: kdaStripsAVX2_8, 16: kdaStripsAVX2_16, 32: kdaStripsAVX2_32}, vexp2)
+	avx512 := recurrentAsm(map[int]stripsFn{16: kdaStripsAVX512_16, 32: kdaStripsAVX512_32, 64: kdaStripsAVX512_64})
+	avx2 := recurrentAsm(map[int]stripsFn{8: kdaStripsAVX2_8, 16: kdaStripsAVX2_16, 32: kdaStripsAVX2_32})
 	for _, op := range []string{OpDecode, OpPrefill} {
 		register(op, kernel.Variant{Name: "avx512", Doc: "generated AVX-512 recurrence over L1-resident value strips", Priority: 30,
 			Requires: cpu.NewSet(cpu.AVX512F), Threaded: true, Params: []kernel.Param{p512}}, avx512)
@@ -28,18 +28,18 @@ func init() {
 
 // recurrentAsm is recurrentGeneric with the strips of whole vectors in
 // assembly; the V mod strip tail columns go through the generic strip code.
-func recurrentAsm(fns map[int]stripsFn, vexp func(dst, src []float32)) headFn {
+func recurrentAsm(fns map[int]stripsFn) headFn {
 	return func(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
 		strip := prm["strip"]
 		fn := fns[strip]
 		if fn == nil {
 			panic("kda: no strip kernel of width " + strconv.Itoa(strip))
 		}
-		recurrentStrips(fn, vexp, strip, o, state, q, k, v, g, beta, T, K, V, sq, sv, sb, scale, scratch)
+		recurrentStrips(fn, strip, o, state, q, k, v, g, beta, T, K, V, sq, sv, sb, scale, scratch)
 	}
 }
 
-func recurrentStrips(fn stripsFn, vexp func(dst, src []float32), strip int, o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, scratch *[]float32) {
+func recurrentStrips(fn stripsFn, strip int, o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, scratch *[]float32) {
 	nfull := V / strip
 	tail := V - nfull*strip
 	buf := grow(scratch, 2*K+3*16)
@@ -48,7 +48,7 @@ func recurrentStrips(fn stripsFn, vexp func(dst, src []float32), strip int, o, s
 	for t := 0; t < T; t++ {
 		qt, kt, gt := q[t*sq:t*sq+K], k[t*sq:t*sq+K], g[t*sq:t*sq+K]
 		vt, ot, b := v[t*sv:t*sv+V], o[t*sv:t*sv+V], beta[t*sb]
-		vexp(alpha, gt)
+		vmath.Exp(alpha, gt)
 		for i := range qs {
 			qs[i] = scale * qt[i]
 		}
@@ -87,22 +87,4 @@ func tailStrip(state, alpha, kt, qs, vt, ot []float32, b float32, K, V, j0, w in
 		}
 	}
 	copy(ot[j0:j0+w], oo[:w])
-}
-
-// vexp512: dst = exp(src), in AVX-512 for whole vectors.
-func vexp512(dst, src []float32) {
-	dst = dst[:len(src)]
-	expAVX512(dst, src)
-	for i := len(src) &^ 15; i < len(src); i++ {
-		dst[i] = float32(math.Exp(float64(src[i])))
-	}
-}
-
-// vexp2: dst = exp(src) for src ≤ 88.3, in AVX2 for whole vectors.
-func vexp2(dst, src []float32) {
-	dst = dst[:len(src)]
-	expAVX2(dst, src)
-	for i := len(src) &^ 7; i < len(src); i++ {
-		dst[i] = float32(math.Exp(float64(min(max(src[i], -87.3), 88.3))))
-	}
 }

@@ -27,10 +27,3 @@ func kdaStripsAVX2_16(s *float32, lds int, k int, alpha *float32, kk *float32, q
 //	u = beta·(v[strip] − p)
 //	for i < k { S[i,strip] = alpha[i]·S[i,strip] + kk[i]·u; o[strip] += qs[i]·S[i,strip] }
 func kdaStripsAVX2_32(s *float32, lds int, k int, alpha *float32, kk *float32, qs *float32, v *float32, beta float32, o *float32, nstrips int)
-
-// expAVX2 computes exp elementwise for the first len(src) rounded down to a
-// multiple of 8 elements, for inputs in [−87.3, 88.3] (clamped outside);
-// the caller finishes the tail:
-//
-//	for i := 0; i < len(src)&^7; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }
-func expAVX2(dst []float32, src []float32)

@@ -27,9 +27,3 @@ func kdaStripsAVX512_32(s *float32, lds int, k int, alpha *float32, kk *float32,
 //	u = beta·(v[strip] − p)
 //	for i < k { S[i,strip] = alpha[i]·S[i,strip] + kk[i]·u; o[strip] += qs[i]·S[i,strip] }
 func kdaStripsAVX512_64(s *float32, lds int, k int, alpha *float32, kk *float32, qs *float32, v *float32, beta float32, o *float32, nstrips int)
-
-// expAVX512 computes exp elementwise for the first len(src) rounded down to
-// a multiple of 16 elements (within 2 ulp); the caller finishes the tail:
-//
-//	for i := 0; i < len(src)&^15; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }
-func expAVX512(dst []float32, src []float32)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/vmath"
 )
 
 func grow(s *[]float32, n int) []float32 {
@@ -129,8 +130,8 @@ func chunkGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int,
 					}
 					br := beta[(t0+r)*sb]
 					for s := 0; s < b0; s++ {
-						L[r*n+s] = br * dot(kr[r*K:(r+1)*K], ks[s*K:(s+1)*K])
-						A[r*n+s] = dot(qr[r*K:(r+1)*K], ks[s*K:(s+1)*K])
+						L[r*n+s] = br * vmath.Dot(kr[r*K:(r+1)*K], ks[s*K:(s+1)*K])
+						A[r*n+s] = vmath.Dot(qr[r*K:(r+1)*K], ks[s*K:(s+1)*K])
 					}
 				}
 			}
@@ -176,8 +177,8 @@ func chunkGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int,
 				if l == 0 {
 					continue
 				}
-				axpy(-l, W[s*K:(s+1)*K], wr)
-				axpy(-l, U[s*V:(s+1)*V], ur)
+				vmath.Axpy(-l, W[s*K:(s+1)*K], wr)
+				vmath.Axpy(-l, U[s*V:(s+1)*V], ur)
 			}
 		}
 		// 5. Ṽ = U − W·S.
@@ -186,7 +187,7 @@ func chunkGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int,
 			copy(vt, U[r*V:(r+1)*V])
 			wr := W[r*K : (r+1)*K]
 			for i := 0; i < K; i++ {
-				axpy(-wr[i], state[i*V:(i+1)*V], vt)
+				vmath.Axpy(-wr[i], state[i*V:(i+1)*V], vt)
 			}
 		}
 		// 6. O = (Q ⊙ exp Γ)·S + A·Ṽ.
@@ -195,10 +196,10 @@ func chunkGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int,
 			clear(or)
 			qgr := qg[r*K : (r+1)*K]
 			for i := 0; i < K; i++ {
-				axpy(qgr[i], state[i*V:(i+1)*V], or)
+				vmath.Axpy(qgr[i], state[i*V:(i+1)*V], or)
 			}
 			for s := 0; s <= r; s++ {
-				axpy(A[r*n+s], Vt[s*V:(s+1)*V], or)
+				vmath.Axpy(A[r*n+s], Vt[s*V:(s+1)*V], or)
 			}
 		}
 		// 7. S = diag(exp Γ_n)·S + (exp(Γ_n − Γ) ⊙ K)ᵀ·Ṽ.
@@ -210,32 +211,8 @@ func chunkGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int,
 				row[j] *= e
 			}
 			for s := 0; s < n; s++ {
-				axpy(kd[s*K+i], Vt[s*V:(s+1)*V], row)
+				vmath.Axpy(kd[s*K+i], Vt[s*V:(s+1)*V], row)
 			}
 		}
-	}
-}
-
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// axpy: y += a·x.
-func axpy(a float32, x, y []float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] += a * x[i]
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 	"github.com/ktune/ktune/kernels/norm"
 )
@@ -129,7 +130,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 				dst := qa[(b*NH+h)*(R+DR) : (b*NH+h+1)*(R+DR)]
 				wuk := w.WUK[h*DN*R : (h+1)*DN*R]
 				for e := 0; e < DN; e++ {
-					axpy(src[e], wuk[e*R:(e+1)*R], dst[:R])
+					vmath.Axpy(src[e], wuk[e*R:(e+1)*R], dst[:R])
 				}
 				copy(dst[R:], src[DN:])
 			}
@@ -142,7 +143,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 				z := d.Z[(b*NH+h)*R : (b*NH+h+1)*R]
 				oh := o[(b*NH+h)*DV : (b*NH+h+1)*DV]
 				for e := range oh {
-					oh[e] = dot(w.WUV[(h*DV+e)*R:(h*DV+e+1)*R], z)
+					oh[e] = vmath.Dot(w.WUV[(h*DV+e)*R:(h*DV+e+1)*R], z)
 				}
 			}
 		}

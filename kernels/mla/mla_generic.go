@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/vmath"
 )
 
 // softmaxState is the running (max, sum, weighted sum) of online softmax.
@@ -32,7 +33,7 @@ func (st *softmaxState) update(s []float32, vals []float32, ldv int) {
 	for j, x := range s {
 		p := float32(math.Exp(float64(x - mx)))
 		st.l += p
-		axpy(p, vals[j*ldv:j*ldv+len(st.acc)], st.acc)
+		vmath.Axpy(p, vals[j*ldv:j*ldv+len(st.acc)], st.acc)
 	}
 	st.m = mx
 }
@@ -64,7 +65,7 @@ func decodeGeneric(d *Decode, threads int, prm kernel.Values) {
 				for h := 0; h < d.NH; h++ {
 					q := d.Q[(b*d.NH+h)*W : (b*d.NH+h+1)*W]
 					for j := 0; j < m; j++ {
-						s[j] = d.Scale * dot(q, tile[j*W:(j+1)*W])
+						s[j] = d.Scale * vmath.Dot(q, tile[j*W:(j+1)*W])
 					}
 					parts[it*d.NH+h].update(s[:m], tile, W)
 				}
@@ -93,7 +94,7 @@ func mergeInto(z []float32, parts []softmaxState, first, split, nh, h int) {
 		}
 		e := float32(math.Exp(float64(st.m - M)))
 		l += st.l * e
-		axpy(e, st.acc, z)
+		vmath.Axpy(e, st.acc, z)
 	}
 	if l > 0 {
 		inv := 1 / l
@@ -130,11 +131,11 @@ func prefillGeneric(p *Prefill, threads int, prm kernel.Values) {
 				for j := 0; j < m; j++ {
 					c := tile[j*W : j*W+p.R]
 					for e := 0; e < p.DN; e++ {
-						k[j*QW+e] = dot(wuk[e*p.R:(e+1)*p.R], c)
+						k[j*QW+e] = vmath.Dot(wuk[e*p.R:(e+1)*p.R], c)
 					}
 					copy(k[j*QW+p.DN:(j+1)*QW], tile[j*W+p.R:(j+1)*W])
 					for e := 0; e < p.DV; e++ {
-						v[j*p.DV+e] = dot(wuv[e*p.R:(e+1)*p.R], c)
+						v[j*p.DV+e] = vmath.Dot(wuv[e*p.R:(e+1)*p.R], c)
 					}
 				}
 				// queries t see keys ≤ P+t: the first that sees this block is t = j0−P.
@@ -142,7 +143,7 @@ func prefillGeneric(p *Prefill, threads int, prm kernel.Values) {
 					q := p.Q[(t*p.NH+h)*QW : (t*p.NH+h+1)*QW]
 					vis := min(m, p.P+t-j0+1)
 					for j := 0; j < vis; j++ {
-						s[j] = p.Scale * dot(q, k[j*QW:(j+1)*QW])
+						s[j] = p.Scale * vmath.Dot(q, k[j*QW:(j+1)*QW])
 					}
 					st[t].update(s[:vis], v, p.DV)
 				}
@@ -156,27 +157,4 @@ func prefillGeneric(p *Prefill, threads int, prm kernel.Values) {
 			}
 		}
 	})
-}
-
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-func axpy(a float32, x, y []float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] += a * x[i]
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 )
 
@@ -119,7 +120,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	for t := 0; t < n; t++ {
 		dst := yr[t*C : (t+1)*C]
 		for k := 0; k < K; k++ {
-			axpy(w[t*K+k], out[(t*K+k)*C:(t*K+k+1)*C], dst)
+			vmath.Axpy(w[t*K+k], out[(t*K+k)*C:(t*K+k+1)*C], dst)
 		}
 	}
 	dbg("y_routed", yr)
@@ -160,11 +161,4 @@ func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class) 
 	h := make([]float32, m*ex.Gate.N)
 	gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads, classes...)
 	gemm.LinearClasses(classes, y, h, ex.Down, m, false, threads)
-}
-
-func axpy(a float32, x, y []float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] += a * x[i]
-	}
 }
