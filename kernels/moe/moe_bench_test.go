@@ -1,0 +1,102 @@
+package moe
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/roofline"
+)
+
+// kimiBlock builds a 256-expert block at Kimi Linear's widths (hidden
+// 2304, experts of 1024, top-8, one shared expert) whose experts are
+// copies of one quantized expert placed in one buffer (≈ 1 GiB at Q4, so
+// decode streams DRAM; the values do not matter for speed).
+func kimiBlock(b *testing.B, dt kernel.DType) *BlockWeights {
+	const E, K, C, I = 256, 8, 2304, 1024
+	r := rand.New(rand.NewPCG(1, 2))
+	one, err := RandomBlock(r, dt, 1, 1, C, I)
+	if err != nil {
+		b.Fatal(err)
+	}
+	router, _ := RandomBlock(r, kernel.F32, E, K, C, 8)
+	blk := &BlockWeights{Hidden: C, Router: router.Router, Bias: router.Bias, Cfg: router.Cfg, Shared: one.Shared}
+	ex := one.Experts[0]
+	per := len(ex.Gate.Data) + len(ex.Up.Data) + len(ex.Down.Data)
+	buf := make([]byte, E*per)
+	view := func(off int, m *quant.Matrix) *quant.Matrix {
+		copy(buf[off:], m.Data)
+		v, err := quant.View(m.DType, m.N, m.K, m.HasMin, buf[off:off+len(m.Data)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		return v
+	}
+	for e := 0; e < E; e++ {
+		o := e * per
+		g := view(o, ex.Gate)
+		u := view(o+len(ex.Gate.Data), ex.Up)
+		d := view(o+len(ex.Gate.Data)+len(ex.Up.Data), ex.Down)
+		blk.Experts = append(blk.Experts, Expert{g, u, d})
+	}
+	if err := blk.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	return blk
+}
+
+// BenchmarkMoE/op=block/dtype=<dt>/variant=<class>/n=<tokens>/e=256/k=8/c=2304/i=1024/mem=dram/threads=<t>,
+// and the read ceiling of the same run. GB/s counts the bytes of the
+// experts actually touched (routed + shared) and the router.
+func BenchmarkMoE(b *testing.B) {
+	for threads := 1; threads <= 2; threads++ {
+		b.Run(fmt.Sprintf("op=read/streams=4/mem=dram/threads=%d", threads), func(b *testing.B) {
+			buf := make([]byte, 1<<30)
+			for i := range buf {
+				buf[i] = byte(i)
+			}
+			for b.Loop() {
+				roofline.ReadParallel(buf, 4, threads)
+			}
+			b.ReportMetric(float64(len(buf))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+	for _, dt := range []kernel.DType{kernel.Q4, kernel.Q8} {
+		var blk *BlockWeights
+		for _, cls := range []kernel.Class{kernel.ClassInt8Act, kernel.ClassF32} {
+			for _, n := range []int{1, 8} {
+				for threads := 1; threads <= 2; threads++ {
+					name := fmt.Sprintf("op=block/dtype=%s/variant=%s/n=%d/e=256/k=8/c=2304/i=1024/mem=dram/threads=%d", dt, cls, n, threads)
+					b.Run(name, func(b *testing.B) {
+						if blk == nil {
+							blk = kimiBlock(b, dt)
+						}
+						r := rand.New(rand.NewPCG(3, 4))
+						xs := make([][]float32, 64) // different tokens each call: different experts
+						for i := range xs {
+							xs[i] = make([]float32, n*2304)
+							for j := range xs[i] {
+								xs[i][j] = float32(r.NormFloat64())
+							}
+						}
+						y := make([]float32, n*2304)
+						var bytes float64
+						ex := blk.Experts[0]
+						per := float64(len(ex.Gate.Data) + len(ex.Up.Data) + len(ex.Down.Data))
+						i := 0
+						for b.Loop() {
+							rt := blk.Forward(y, xs[i%len(xs)], n, BlockOptions{Threads: threads, Classes: []kernel.Class{cls}})
+							bytes += float64(rt.Stats().Active+1)*per + float64(len(blk.Router.Data))
+							i++
+						}
+						sec := b.Elapsed().Seconds()
+						b.ReportMetric(bytes/sec/1e9, "GB/s")
+						b.ReportMetric(float64(n*b.N)/sec, "tokens/s")
+					})
+				}
+			}
+		}
+	}
+}
