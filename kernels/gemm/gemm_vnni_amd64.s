@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func vnniQ8_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_1x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -19,6 +19,15 @@ vnniQ8_1x16_panel:
 	VPXORD Z0, Z0, Z0
 
 vnniQ8_1x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (SI), Z1
 	VMOVDQU32     (AX), Z2
 	VPDPBUSD.BCST (BX), Z2, Z1
@@ -67,7 +76,7 @@ vnniQ8_1x16_stored:
 	RET
 
 // func vnniQ8_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_2x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -83,6 +92,15 @@ vnniQ8_2x16_panel:
 	VPXORD Z1, Z1, Z1
 
 vnniQ8_2x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (DI), Z2
 	VPBROADCASTD  4(DI), Z3
 	VMOVDQU32     (AX), Z4
@@ -148,7 +166,7 @@ vnniQ8_2x16_stored:
 	RET
 
 // func vnniQ8_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_3x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -165,6 +183,15 @@ vnniQ8_3x16_panel:
 	VPXORD Z2, Z2, Z2
 
 vnniQ8_3x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (DI), Z3
 	VPBROADCASTD  4(DI), Z4
 	VPBROADCASTD  8(DI), Z5
@@ -247,7 +274,7 @@ vnniQ8_3x16_stored:
 	RET
 
 // func vnniQ8_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_4x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -266,6 +293,15 @@ vnniQ8_4x16_panel:
 	VPXORD Z3, Z3, Z3
 
 vnniQ8_4x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R8), Z4
 	VPBROADCASTD  4(R8), Z5
 	VPBROADCASTD  8(R8), Z6
@@ -365,7 +401,7 @@ vnniQ8_4x16_stored:
 	RET
 
 // func vnniQ8_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_5x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -386,6 +422,15 @@ vnniQ8_5x16_panel:
 	VPXORD Z4, Z4, Z4
 
 vnniQ8_5x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R9), Z5
 	VPBROADCASTD  4(R9), Z6
 	VPBROADCASTD  8(R9), Z7
@@ -503,7 +548,7 @@ vnniQ8_5x16_stored:
 	RET
 
 // func vnniQ8_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_6x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -525,6 +570,15 @@ vnniQ8_6x16_panel:
 	VPXORD Z5, Z5, Z5
 
 vnniQ8_6x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R9), Z6
 	VPBROADCASTD  4(R9), Z7
 	VPBROADCASTD  8(R9), Z8
@@ -659,7 +713,7 @@ vnniQ8_6x16_stored:
 	RET
 
 // func vnniQ8_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_7x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -682,6 +736,15 @@ vnniQ8_7x16_panel:
 	VPXORD Z6, Z6, Z6
 
 vnniQ8_7x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R9), Z7
 	VPBROADCASTD  4(R9), Z8
 	VPBROADCASTD  8(R9), Z9
@@ -833,7 +896,7 @@ vnniQ8_7x16_stored:
 	RET
 
 // func vnniQ8_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_8x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -857,6 +920,15 @@ vnniQ8_8x16_panel:
 	VPXORD Z7, Z7, Z7
 
 vnniQ8_8x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R9), Z8
 	VPBROADCASTD  4(R9), Z9
 	VPBROADCASTD  8(R9), Z10
@@ -1025,7 +1097,7 @@ vnniQ8_8x16_stored:
 	RET
 
 // func vnniQ8_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_9x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -1051,6 +1123,15 @@ vnniQ8_9x16_panel:
 	VPXORD Z8, Z8, Z8
 
 vnniQ8_9x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R10), Z9
 	VPBROADCASTD  4(R10), Z10
 	VPBROADCASTD  8(R10), Z11
@@ -1237,7 +1318,7 @@ vnniQ8_9x16_stored:
 	RET
 
 // func vnniQ8_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_10x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -1264,6 +1345,15 @@ vnniQ8_10x16_panel:
 	VPXORD Z9, Z9, Z9
 
 vnniQ8_10x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R10), Z10
 	VPBROADCASTD  4(R10), Z11
 	VPBROADCASTD  8(R10), Z12
@@ -1467,7 +1557,7 @@ vnniQ8_10x16_stored:
 	RET
 
 // func vnniQ8_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_11x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -1495,6 +1585,15 @@ vnniQ8_11x16_panel:
 	VPXORD Z10, Z10, Z10
 
 vnniQ8_11x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R10), Z11
 	VPBROADCASTD  4(R10), Z12
 	VPBROADCASTD  8(R10), Z13
@@ -1715,7 +1814,7 @@ vnniQ8_11x16_stored:
 	RET
 
 // func vnniQ8_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ8_12x16(SB), NOSPLIT, $0-81
 	MOVQ w+0(FP), AX
 	MOVQ np+8(FP), CX
@@ -1744,6 +1843,15 @@ vnniQ8_12x16_panel:
 	VPXORD Z11, Z11, Z11
 
 vnniQ8_12x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	PREFETCHT0    2496(AX)
+	PREFETCHT0    2560(AX)
 	VPBROADCASTD  (R10), Z12
 	VPBROADCASTD  4(R10), Z13
 	VPBROADCASTD  8(R10), Z14
@@ -1981,7 +2089,7 @@ vnniQ8_12x16_stored:
 	RET
 
 // func vnniQ4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_1x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -1997,6 +2105,11 @@ vnniQ4_1x16_panel:
 	VPXORD Z1, Z1, Z1
 
 vnniQ4_1x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (SI), Z2
 	VMOVDQU32     (AX), Z3
 	VPSRLW        $0x04, Z3, Z4
@@ -2053,7 +2166,7 @@ vnniQ4_1x16_stored:
 	RET
 
 // func vnniQ4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_2x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -2071,6 +2184,11 @@ vnniQ4_2x16_panel:
 	VPXORD Z2, Z2, Z2
 
 vnniQ4_2x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (DI), Z3
 	VPBROADCASTD  4(DI), Z4
 	VMOVDQU32     (AX), Z5
@@ -2144,7 +2262,7 @@ vnniQ4_2x16_stored:
 	RET
 
 // func vnniQ4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_3x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -2163,6 +2281,11 @@ vnniQ4_3x16_panel:
 	VPXORD Z3, Z3, Z3
 
 vnniQ4_3x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (DI), Z4
 	VPBROADCASTD  4(DI), Z5
 	VPBROADCASTD  8(DI), Z6
@@ -2253,7 +2376,7 @@ vnniQ4_3x16_stored:
 	RET
 
 // func vnniQ4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_4x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -2274,6 +2397,11 @@ vnniQ4_4x16_panel:
 	VPXORD Z4, Z4, Z4
 
 vnniQ4_4x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R8), Z5
 	VPBROADCASTD  4(R8), Z6
 	VPBROADCASTD  8(R8), Z7
@@ -2381,7 +2509,7 @@ vnniQ4_4x16_stored:
 	RET
 
 // func vnniQ4_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_5x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -2404,6 +2532,11 @@ vnniQ4_5x16_panel:
 	VPXORD Z5, Z5, Z5
 
 vnniQ4_5x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R9), Z6
 	VPBROADCASTD  4(R9), Z7
 	VPBROADCASTD  8(R9), Z8
@@ -2529,7 +2662,7 @@ vnniQ4_5x16_stored:
 	RET
 
 // func vnniQ4_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_6x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -2553,6 +2686,11 @@ vnniQ4_6x16_panel:
 	VPXORD Z6, Z6, Z6
 
 vnniQ4_6x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R9), Z7
 	VPBROADCASTD  4(R9), Z8
 	VPBROADCASTD  8(R9), Z9
@@ -2695,7 +2833,7 @@ vnniQ4_6x16_stored:
 	RET
 
 // func vnniQ4_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_7x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -2720,6 +2858,11 @@ vnniQ4_7x16_panel:
 	VPXORD Z7, Z7, Z7
 
 vnniQ4_7x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R9), Z8
 	VPBROADCASTD  4(R9), Z9
 	VPBROADCASTD  8(R9), Z10
@@ -2879,7 +3022,7 @@ vnniQ4_7x16_stored:
 	RET
 
 // func vnniQ4_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_8x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -2905,6 +3048,11 @@ vnniQ4_8x16_panel:
 	VPXORD Z8, Z8, Z8
 
 vnniQ4_8x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R9), Z9
 	VPBROADCASTD  4(R9), Z10
 	VPBROADCASTD  8(R9), Z11
@@ -3081,7 +3229,7 @@ vnniQ4_8x16_stored:
 	RET
 
 // func vnniQ4_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_9x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -3109,6 +3257,11 @@ vnniQ4_9x16_panel:
 	VPXORD Z9, Z9, Z9
 
 vnniQ4_9x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R10), Z10
 	VPBROADCASTD  4(R10), Z11
 	VPBROADCASTD  8(R10), Z12
@@ -3303,7 +3456,7 @@ vnniQ4_9x16_stored:
 	RET
 
 // func vnniQ4_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_10x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -3332,6 +3485,11 @@ vnniQ4_10x16_panel:
 	VPXORD Z10, Z10, Z10
 
 vnniQ4_10x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R10), Z11
 	VPBROADCASTD  4(R10), Z12
 	VPBROADCASTD  8(R10), Z13
@@ -3543,7 +3701,7 @@ vnniQ4_10x16_stored:
 	RET
 
 // func vnniQ4_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_11x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -3573,6 +3731,11 @@ vnniQ4_11x16_panel:
 	VPXORD Z11, Z11, Z11
 
 vnniQ4_11x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R10), Z12
 	VPBROADCASTD  4(R10), Z13
 	VPBROADCASTD  8(R10), Z14
@@ -3801,7 +3964,7 @@ vnniQ4_11x16_stored:
 	RET
 
 // func vnniQ4_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4_12x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -3832,6 +3995,11 @@ vnniQ4_12x16_panel:
 	VPXORD Z12, Z12, Z12
 
 vnniQ4_12x16_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
 	VPBROADCASTD  (R10), Z13
 	VPBROADCASTD  4(R10), Z14
 	VPBROADCASTD  8(R10), Z15
@@ -4077,7 +4245,7 @@ vnniQ4_12x16_stored:
 	RET
 
 // func vnniQ4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_1x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -4093,6 +4261,11 @@ vnniQ4M_1x16_panel:
 	VPXORD Z1, Z1, Z1
 
 vnniQ4M_1x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z2, Z2, Z2
 	VMOVDQU32        (AX), Z3
 	VPSRLW           $0x04, Z3, Z4
@@ -4151,7 +4324,7 @@ vnniQ4M_1x16_stored:
 	RET
 
 // func vnniQ4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_2x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -4169,6 +4342,11 @@ vnniQ4M_2x16_panel:
 	VPXORD Z2, Z2, Z2
 
 vnniQ4M_2x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z3, Z3, Z3
 	VPXORD           Z4, Z4, Z4
 	VMOVDQU32        (AX), Z5
@@ -4245,7 +4423,7 @@ vnniQ4M_2x16_stored:
 	RET
 
 // func vnniQ4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_3x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -4264,6 +4442,11 @@ vnniQ4M_3x16_panel:
 	VPXORD Z3, Z3, Z3
 
 vnniQ4M_3x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z4, Z4, Z4
 	VPXORD           Z5, Z5, Z5
 	VPXORD           Z6, Z6, Z6
@@ -4358,7 +4541,7 @@ vnniQ4M_3x16_stored:
 	RET
 
 // func vnniQ4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_4x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -4379,6 +4562,11 @@ vnniQ4M_4x16_panel:
 	VPXORD Z4, Z4, Z4
 
 vnniQ4M_4x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z5, Z5, Z5
 	VPXORD           Z6, Z6, Z6
 	VPXORD           Z7, Z7, Z7
@@ -4491,7 +4679,7 @@ vnniQ4M_4x16_stored:
 	RET
 
 // func vnniQ4M_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_5x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -4514,6 +4702,11 @@ vnniQ4M_5x16_panel:
 	VPXORD Z5, Z5, Z5
 
 vnniQ4M_5x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z6, Z6, Z6
 	VPXORD           Z7, Z7, Z7
 	VPXORD           Z8, Z8, Z8
@@ -4645,7 +4838,7 @@ vnniQ4M_5x16_stored:
 	RET
 
 // func vnniQ4M_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_6x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -4669,6 +4862,11 @@ vnniQ4M_6x16_panel:
 	VPXORD Z6, Z6, Z6
 
 vnniQ4M_6x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z7, Z7, Z7
 	VPXORD           Z8, Z8, Z8
 	VPXORD           Z9, Z9, Z9
@@ -4818,7 +5016,7 @@ vnniQ4M_6x16_stored:
 	RET
 
 // func vnniQ4M_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_7x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -4843,6 +5041,11 @@ vnniQ4M_7x16_panel:
 	VPXORD Z7, Z7, Z7
 
 vnniQ4M_7x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z8, Z8, Z8
 	VPXORD           Z9, Z9, Z9
 	VPXORD           Z10, Z10, Z10
@@ -5010,7 +5213,7 @@ vnniQ4M_7x16_stored:
 	RET
 
 // func vnniQ4M_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_8x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -5036,6 +5239,11 @@ vnniQ4M_8x16_panel:
 	VPXORD Z8, Z8, Z8
 
 vnniQ4M_8x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z9, Z9, Z9
 	VPXORD           Z10, Z10, Z10
 	VPXORD           Z11, Z11, Z11
@@ -5221,7 +5429,7 @@ vnniQ4M_8x16_stored:
 	RET
 
 // func vnniQ4M_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_9x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -5249,6 +5457,11 @@ vnniQ4M_9x16_panel:
 	VPXORD Z9, Z9, Z9
 
 vnniQ4M_9x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z10, Z10, Z10
 	VPXORD           Z11, Z11, Z11
 	VPXORD           Z12, Z12, Z12
@@ -5453,7 +5666,7 @@ vnniQ4M_9x16_stored:
 	RET
 
 // func vnniQ4M_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_10x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -5482,6 +5695,11 @@ vnniQ4M_10x16_panel:
 	VPXORD Z10, Z10, Z10
 
 vnniQ4M_10x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z11, Z11, Z11
 	VPXORD           Z12, Z12, Z12
 	VPXORD           Z13, Z13, Z13
@@ -5704,7 +5922,7 @@ vnniQ4M_10x16_stored:
 	RET
 
 // func vnniQ4M_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_11x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -5734,6 +5952,11 @@ vnniQ4M_11x16_panel:
 	VPXORD Z11, Z11, Z11
 
 vnniQ4M_11x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z12, Z12, Z12
 	VPXORD           Z13, Z13, Z13
 	VPXORD           Z14, Z14, Z14
@@ -5974,7 +6197,7 @@ vnniQ4M_11x16_stored:
 	RET
 
 // func vnniQ4M_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_12x16(SB), NOSPLIT, $0-81
 	MOVQ         w+0(FP), AX
 	MOVQ         np+8(FP), CX
@@ -6005,6 +6228,11 @@ vnniQ4M_12x16_panel:
 	VPXORD Z12, Z12, Z12
 
 vnniQ4M_12x16_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
 	VPXORD           Z13, Z13, Z13
 	VPXORD           Z14, Z14, Z14
 	VPXORD           Z15, Z15, Z15

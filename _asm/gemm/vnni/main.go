@@ -138,6 +138,10 @@ func (ra rowAddr) advance(n int) {
 
 // ---- AVX-512 ---------------------------------------------------------------
 
+// prefetchDist is how far ahead (bytes) the zmm kernels prefetch the
+// weight stream.
+var prefetchDist = 2048
+
 func kernelZ(k kind, m int) {
 	name := fmt.Sprintf("vnni%s_%dx16", k.name, m)
 	TEXT(name, NOSPLIT, signature)
@@ -165,6 +169,11 @@ func kernelZ(k kind, m int) {
 	}
 
 	Label(name + "_group")
+	// software prefetch of the record prefetchDist bytes ahead: one stream
+	// per thread does not keep enough lines in flight for DRAM otherwise.
+	for off := 0; off < k.gb; off += 64 {
+		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + off})
+	}
 	acc := make([]VecVirtual, m)
 	for r := range acc {
 		acc[r] = ZMM()
