@@ -40,7 +40,11 @@ type Tensors struct {
 	Beta          []float32 // [B,T,H]
 	Scale         float32
 	O             []float32 // [B,T,H,V], written
-	State         []float32 // [B,H,K,V], updated
+	State         []float32 // [B,H,K,V] (or [B,H,V,K] with StateVK), updated
+	// StateVK says State is value-major ([V][K] per head), the layout the
+	// "layout=vk" parameter of the decode variants runs natively; other
+	// kernels see it transposed around their call.
+	StateVK bool
 }
 
 func (t *Tensors) check() error {
@@ -65,16 +69,57 @@ func (t *Tensors) head(b, h int) (o, s, q, k, v, g, beta []float32) {
 // headFn runs one (sequence, head) with strides sq = H·K, sv = H·V, sb = H.
 type headFn func(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32)
 
-// run splits the B·H heads over threads.
+// Layouts of the recurrent state (the "layout" parameter).
+const (
+	LayoutKV = 0 // [K][V] per head: the golden and HF layout
+	LayoutVK = 1 // [V][K] per head: one pass per token in the decode step
+)
+
+var layoutParam = kernel.Param{Name: "layout", Doc: "state layout the kernel runs on natively", Values: []int{LayoutKV, LayoutVK},
+	Labels: []string{"kv", "vk"}, Default: LayoutKV}
+
+// run splits the B·H heads over threads. A kernel whose "layout" parameter
+// differs from the tensors' state layout sees each head's state transposed
+// (and transposed back) around its call.
 func run(t *Tensors, fn headFn, threads int, prm kernel.Values) {
 	n := t.B * t.H
 	scratch := make([][]float32, max(threads, 1))
+	convert := t.StateVK != (prm["layout"] == LayoutVK)
 	pool.Default().For(threads, n, 1, func(w, lo, hi int) {
+		var tmp []float32
 		for i := lo; i < hi; i++ {
 			o, s, q, k, v, g, beta := t.head(i/t.H, i%t.H)
+			if convert {
+				rows, cols := t.K, t.V // s is [rows][cols] as stored
+				if t.StateVK {
+					rows, cols = t.V, t.K
+				}
+				if cap(tmp) < len(s) {
+					tmp = make([]float32, len(s))
+				}
+				tmp = tmp[:len(s)]
+				transpose(tmp, s, rows, cols)
+				fn(o, tmp, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, &scratch[w])
+				transpose(s, tmp, cols, rows)
+				continue
+			}
 			fn(o, s, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, &scratch[w])
 		}
 	})
+}
+
+// transpose writes src [rows][cols] into dst [cols][rows].
+func transpose(dst, src []float32, rows, cols int) {
+	const b = 16
+	for i0 := 0; i0 < rows; i0 += b {
+		for j0 := 0; j0 < cols; j0 += b {
+			for i := i0; i < min(i0+b, rows); i++ {
+				for j := j0; j < min(j0+b, cols); j++ {
+					dst[j*rows+i] = src[i*cols+j]
+				}
+			}
+		}
+	}
 }
 
 // ---- registry -------------------------------------------------------------
@@ -88,10 +133,12 @@ var (
 // g ∈ [−50, −1e-5] spread log-uniformly (so some channels forget within a
 // token and others barely decay), β ∈ (0,1), a random initial state.
 type problem struct {
-	shape kernel.Shape
-	t     Tensors
-	s0    []float32
-	out   []float32 // o followed by the final state
+	shape  kernel.Shape
+	t      Tensors
+	s0     []float32
+	out    []float32 // o followed by the final state ([K][V])
+	vk     []float32 // the state value-major, for layout=vk runs
+	lastVK bool      // the last run updated vk, not the [K][V] state
 }
 
 func (p *problem) Shape() kernel.Shape { return p.shape }
@@ -99,8 +146,30 @@ func (p *problem) DType() kernel.DType { return kernel.F32 }
 func (p *problem) Reset() {
 	copy(p.t.State, p.s0)
 	clear(p.t.O)
+	p.lastVK = false
+	if p.vk != nil {
+		p.syncVK()
+	}
 }
-func (p *problem) Output() []float32 { return p.out }
+
+// syncVK writes the [K][V] state into the value-major mirror.
+func (p *problem) syncVK() {
+	kv := p.t.K * p.t.V
+	for h := 0; h < p.t.B*p.t.H; h++ {
+		transpose(p.vk[h*kv:(h+1)*kv], p.t.State[h*kv:(h+1)*kv], p.t.K, p.t.V)
+	}
+}
+
+func (p *problem) Output() []float32 {
+	if p.lastVK { // bring the value-major result back to [K][V]
+		kv := p.t.K * p.t.V
+		for h := 0; h < p.t.B*p.t.H; h++ {
+			transpose(p.t.State[h*kv:(h+1)*kv], p.vk[h*kv:(h+1)*kv], p.t.V, p.t.K)
+		}
+		p.lastVK = false
+	}
+	return p.out
+}
 
 func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
 	return func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
@@ -181,7 +250,24 @@ type instance struct {
 	cfg kernel.Config
 }
 
-func (in *instance) Run() { run(&in.p.t, in.fn, in.cfg.Threads, in.cfg.Params) }
+// Run runs on the problem's state in the variant's layout (a layout=vk
+// configuration keeps a value-major copy, as an engine holding that layout
+// would, so no transposes are timed).
+func (in *instance) Run() {
+	if in.cfg.Params["layout"] != LayoutVK {
+		run(&in.p.t, in.fn, in.cfg.Threads, in.cfg.Params)
+		return
+	}
+	p := in.p
+	if p.vk == nil {
+		p.vk = make([]float32, len(p.t.State))
+		p.syncVK()
+	}
+	t := p.t
+	t.State, t.StateVK = p.vk, true
+	run(&t, in.fn, in.cfg.Threads, in.cfg.Params)
+	p.lastVK = true
+}
 
 func register(op string, v kernel.Variant, fn headFn) {
 	v.Op = op
@@ -207,6 +293,17 @@ func tolerance(c kernel.Class, s kernel.Shape) kernel.Tolerance {
 	return kernel.Tolerance{RelRMS: 1e-4, MaxRel: 2e-3}
 }
 
+// checkLayout rejects strip widths other than the default with layout=vk
+// (value-major rows have no strips), so the space holds no duplicates.
+func checkLayout(s kernel.Shape, cfg kernel.Config) error {
+	if cfg.Params["layout"] == LayoutVK && cfg.Params["strip"] != stripDefault {
+		return fmt.Errorf("layout=vk has no strips")
+	}
+	return nil
+}
+
+const stripDefault = 32
+
 var (
 	stripParam = kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{8, 16, 32, 64, 128}, Default: 32}
 	chunkParam = kernel.Param{Name: "chunk", Doc: "tokens per chunk", Values: []int{16, 32, 64}, Default: 64}
@@ -222,8 +319,8 @@ func init() {
 	}
 	for _, op := range []string{OpDecode, OpPrefill} {
 		register(op, kernel.Variant{Name: "reference", Doc: "float64 token recurrence", Reference: true}, ref)
-		register(op, kernel.Variant{Name: "generic", Doc: "f32 recurrence over L1-resident value strips", Priority: 10,
-			Threaded: true, Params: []kernel.Param{stripParam}}, recurrentGeneric)
+		register(op, kernel.Variant{Name: "generic", Doc: "f32 recurrence over L1-resident value strips, or value-major rows", Priority: 10,
+			Threaded: true, Params: []kernel.Param{stripParam, layoutParam}, Check: checkLayout}, recurrentGeneric)
 	}
 	register(OpPrefill, kernel.Variant{Name: "generic_chunk", Doc: "f32 chunked WY/UT form", Priority: 15,
 		Threaded: true, Params: []kernel.Param{chunkParam}}, chunkGeneric)

@@ -22,6 +22,10 @@ func grow(s *[]float32, n int) []float32 {
 //	                     u = β(v − p)
 //	phase 2, per row i:  S[i,strip] += k_i·u;  o[strip] += (s·q_i)·S[i,strip]
 func recurrentGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
+	if prm["layout"] == LayoutVK {
+		recurrentVKGeneric(o, state, q, k, v, g, beta, T, K, V, sq, sv, sb, scale, scratch)
+		return
+	}
 	strip := prm["strip"]
 	if strip < 1 {
 		strip = 32
@@ -61,6 +65,38 @@ func recurrentGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb 
 				}
 			}
 			copy(ot[j0:j0+w], op)
+		}
+	}
+}
+
+// recurrentVKGeneric is the token recurrence on a value-major state
+// (row j = value channel j over the K key channels): one pass per token,
+//
+//	t = α ⊙ S[j];  p = k·t;  u = β(v_j − p);  S[j] = t + u·k;  o_j = (s·q)·S[j]
+func recurrentVKGeneric(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, scratch *[]float32) {
+	buf := grow(scratch, 2*K)
+	alpha, qs := buf[:K], buf[K:]
+	for t := 0; t < T; t++ {
+		qt, kt, gt := q[t*sq:t*sq+K], k[t*sq:t*sq+K], g[t*sq:t*sq+K]
+		vt, ot, b := v[t*sv:t*sv+V], o[t*sv:t*sv+V], beta[t*sb]
+		vmath.Exp(alpha, gt)
+		for i := range qs {
+			qs[i] = scale * qt[i]
+		}
+		for j := 0; j < V; j++ {
+			row := state[j*K : (j+1)*K]
+			var p float32
+			for i := range row {
+				row[i] *= alpha[i]
+				p += kt[i] * row[i]
+			}
+			u := b * (vt[j] - p)
+			var out float32
+			for i := range row {
+				row[i] += u * kt[i]
+				out += qs[i] * row[i]
+			}
+			ot[j] = out
 		}
 	}
 }

@@ -83,7 +83,7 @@ func TestGolden(t *testing.T) {
 // decodeAll feeds the sequence one token at a time through a decode kernel.
 func decodeAll(tn *Tensors, fn headFn, cfg kernel.Config) {
 	B, T, H, K, V := tn.B, tn.T, tn.H, tn.K, tn.V
-	step := Tensors{B: B, T: 1, H: H, K: K, V: V, Scale: tn.Scale, State: tn.State,
+	step := Tensors{B: B, T: 1, H: H, K: K, V: V, Scale: tn.Scale, State: tn.State, StateVK: tn.StateVK,
 		Q: make([]float32, B*H*K), Kk: make([]float32, B*H*K), G: make([]float32, B*H*K),
 		Vv: make([]float32, B*H*V), Beta: make([]float32, B*H), O: make([]float32, B*H*V)}
 	for t := 0; t < T; t++ {
@@ -207,6 +207,47 @@ func TestNoNaNExtremeGates(t *testing.T) {
 	for i, x := range append(tn.O, tn.State...) {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			t.Fatalf("non-finite value at %d", i)
+		}
+	}
+}
+
+// TestStateLayouts: a value-major state gives the same result through a
+// native VK kernel and through kernels that need the transpose, and the
+// same as the [K][V] run.
+func TestStateLayouts(t *testing.T) {
+	base := randomTensors(6, 2, 9, 2, 32, 48, -5)
+	want := clone(base)
+	run(&want, recurrentGeneric, 1, kernel.Values{"strip": 32})
+	toVK := func(tn *Tensors) {
+		kv := tn.K * tn.V
+		tmp := make([]float32, kv)
+		for h := 0; h < tn.B*tn.H; h++ {
+			transpose(tmp, tn.State[h*kv:(h+1)*kv], tn.K, tn.V)
+			copy(tn.State[h*kv:], tmp)
+		}
+		tn.StateVK = true
+	}
+	for _, v := range append(kernel.Variants(OpPrefill), kernel.Variants(OpDecode)...) {
+		if !v.Available() {
+			continue
+		}
+		for _, vals := range v.Space(nil) {
+			got := clone(base)
+			toVK(&got)
+			fn := v.Impl.(headFn)
+			if v.Op == OpDecode {
+				decodeAll(&got, fn, kernel.Config{Threads: 2, Params: vals})
+			} else {
+				run(&got, fn, 2, vals)
+			}
+			kv := got.K * got.V
+			back := make([]float32, len(got.State))
+			for h := 0; h < got.B*got.H; h++ {
+				transpose(back[h*kv:(h+1)*kv], got.State[h*kv:(h+1)*kv], got.V, got.K)
+			}
+			label := fmt.Sprintf("%s %v", v.ID(), vals)
+			kerneltest.Close(t, label+" o", got.O, want.O, tolerance(kernel.ClassF32, nil))
+			kerneltest.Close(t, label+" state", back, want.State, tolerance(kernel.ClassF32, nil))
 		}
 	}
 }
