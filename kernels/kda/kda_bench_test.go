@@ -26,29 +26,42 @@ func BenchmarkKDA(b *testing.B) {
 			if c.s.Get("t") > 512 && v.Priority < 20 {
 				continue // the pure-Go variants take tens of seconds per call here
 			}
-			for threads := 1; threads <= 2; threads++ {
-				b.Run(kernel.BenchName(v, kernel.F32, c.s, threads), func(b *testing.B) {
-					p, err := op.NewProblem(c.s, kernel.F32, 1)
-					if err != nil {
-						b.Fatal(err)
+			layouts := []int{LayoutKV}
+			if v.Param("layout") != nil && c.op == OpDecode {
+				layouts = append(layouts, LayoutVK)
+			}
+			for _, layout := range layouts {
+				for threads := 1; threads <= 2; threads++ {
+					var extra []string
+					if layout == LayoutVK {
+						extra = []string{"layout=vk"}
 					}
-					cfg := v.DefaultConfig(c.s, threads)
-					inst, err := v.Instantiate(p, cfg)
-					if err != nil {
-						b.Fatal(err)
-					}
-					p.Reset() // the state carries over from call to call, as in decoding
-					for b.Loop() {
-						inst.Run()
-					}
-					sec := b.Elapsed().Seconds() / float64(b.N)
-					cost := v.CostAt(c.s, kernel.F32, cfg)
-					tokens := float64(c.s.Get("b") * max(c.s.Get("t"), 1))
-					state := float64(2 * 4 * c.s.Get("b") * c.s.Get("h") * c.s.Get("dk") * c.s.Get("dv"))
-					b.ReportMetric(tokens/sec, "tokens/s")
-					b.ReportMetric(state/sec/1e9, "GB/s")
-					b.ReportMetric(cost.FLOPs/sec/1e9, "GFLOP/s")
-				})
+					b.Run(kernel.BenchName(v, kernel.F32, c.s, threads, extra...), func(b *testing.B) {
+						p, err := op.NewProblem(c.s, kernel.F32, 1)
+						if err != nil {
+							b.Fatal(err)
+						}
+						cfg := v.DefaultConfig(c.s, threads)
+						if v.Param("layout") != nil {
+							cfg.Params["layout"] = layout
+						}
+						inst, err := v.Instantiate(p, cfg)
+						if err != nil {
+							b.Fatal(err)
+						}
+						p.Reset() // the state carries over from call to call, as in decoding
+						for b.Loop() {
+							inst.Run()
+						}
+						sec := b.Elapsed().Seconds() / float64(b.N)
+						cost := v.CostAt(c.s, kernel.F32, cfg)
+						tokens := float64(c.s.Get("b") * max(c.s.Get("t"), 1))
+						state := float64(2 * 4 * c.s.Get("b") * c.s.Get("h") * c.s.Get("dk") * c.s.Get("dv"))
+						b.ReportMetric(tokens/sec, "tokens/s")
+						b.ReportMetric(state/sec/1e9, "GB/s")
+						b.ReportMetric(cost.FLOPs/sec/1e9, "GFLOP/s")
+					})
+				}
 			}
 		}
 	}
