@@ -65,15 +65,16 @@ type Plan struct {
 	Config  kernel.Config
 }
 
-// DefaultPlan is the dispatcher's choice without a profile, among the
-// accuracy classes given (none: kernel.DefaultClasses).
-func DefaultPlan(op string, dt kernel.DType, m, n, k int, threads int, classes ...kernel.Class) Plan {
-	v := kernel.Default(op, dt, classes...)
-	return Plan{Variant: v, Config: v.DefaultConfig(kernel.MakeShape(shapeKeys, m, n, k), threads)}
+// PlanFor is the plan for op at M×N×K: the installed tuning profile's
+// choice (kernel.Choose) among the accuracy classes given (none:
+// kernel.DefaultClasses), else the dispatcher's default.
+func PlanFor(op string, dt kernel.DType, m, n, k int, threads int, classes ...kernel.Class) Plan {
+	c := kernel.Choose(op, dt, kernel.MakeShape(shapeKeys, m, n, k), threads, classes...)
+	return Plan{Variant: c.Variant, Config: c.Config}
 }
 
 // Linear computes Y [M×N] = X [M×K]·Wᵀ (or Y += when acc) with the
-// default variants on threads workers of the default pool, choosing gemv
+// chosen (profile or default) variants on threads workers of the default pool, choosing gemv
 // or gemm by M against Crossover().
 func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 	LinearClasses(nil, y, x, w, m, acc, threads)
@@ -85,7 +86,7 @@ func LinearClasses(classes []kernel.Class, y, x []float32, w *quant.Matrix, m in
 	if m <= Crossover() {
 		op = OpGEMV
 	}
-	Run(DefaultPlan(op, w.DType, m, w.N, w.K, threads, classes...), y, x, w, m, acc)
+	Run(PlanFor(op, w.DType, m, w.N, w.K, threads, classes...), y, x, w, m, acc)
 }
 
 // Run executes a plan on Y (+)= X·Wᵀ.
@@ -106,11 +107,10 @@ func GateUp(p Plan, h, x []float32, wg, wu *quant.Matrix, m int) {
 	im.run(a, p.Config)
 }
 
-// DefaultGateUp runs GateUp with the default variant among the accuracy
-// classes given (none: kernel.DefaultClasses).
+// DefaultGateUp runs GateUp with the plan of PlanFor (profile or default)
+// among the accuracy classes given (none: kernel.DefaultClasses).
 func DefaultGateUp(h, x []float32, wg, wu *quant.Matrix, m int, threads int, classes ...kernel.Class) {
-	v := kernel.Default(OpGateUp, wg.DType, classes...)
-	GateUp(Plan{v, v.DefaultConfig(kernel.MakeShape(shapeKeys, m, wg.N, wg.K), threads)}, h, x, wg, wu, m)
+	GateUp(PlanFor(OpGateUp, wg.DType, m, wg.N, wg.K, threads, classes...), h, x, wg, wu, m)
 }
 
 // ---- variant machinery ---------------------------------------------------

@@ -155,12 +155,12 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		plan, op = opt.Recurrent, OpDecode
 	}
 	if plan == nil {
-		v := kernel.Default(op, kernel.F32)
 		s := kernel.MakeShape(decodeKeys, B, H, D, D)
 		if op == OpPrefill {
 			s = kernel.MakeShape(prefillKeys, B, T, H, D, D)
 		}
-		plan = &Plan{v, v.DefaultConfig(s, th)}
+		c := kernel.Choose(op, kernel.F32, s, th)
+		plan = &Plan{c.Variant, c.Config}
 	}
 	run(t, plan.Variant.Impl.(headFn), plan.Config.Threads, plan.Config.Params)
 	dbg("dbg.o_core", o)

@@ -165,6 +165,6 @@ func pick(p *Plan, op string, s kernel.Shape, threads int) *Plan {
 	if p != nil {
 		return p
 	}
-	v := kernel.Default(op, kernel.F32)
-	return &Plan{v, v.DefaultConfig(s, threads)}
+	c := kernel.Choose(op, kernel.F32, s, threads)
+	return &Plan{c.Variant, c.Config}
 }

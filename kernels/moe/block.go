@@ -74,6 +74,22 @@ type BlockOptions struct {
 // DefaultExpertParallel is the default regime crossover.
 const DefaultExpertParallel = 8
 
+// expertParallel is the regime crossover a tuning profile chose for the
+// moe.block op at this shape (kernel.Choose), else the default.
+func (b *BlockWeights) expertParallel(n, threads int, classes []kernel.Class) int {
+	if len(b.Experts) == 0 {
+		return DefaultExpertParallel
+	}
+	dt := b.Experts[0].Gate.DType
+	s := kernel.MakeShape(blockKeys, n, b.Cfg.Experts, b.Cfg.TopK, b.Hidden, b.Experts[0].Gate.N)
+	if c := kernel.Choose(OpBlock, dt, s, threads, classes...); c.Variant != nil {
+		if ep, ok := c.Config.Params["ep"]; ok && ep > 0 {
+			return ep
+		}
+	}
+	return DefaultExpertParallel
+}
+
 // Forward computes y [N, C] for x [N, C] and returns the routing (for
 // load statistics).
 func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing {
@@ -81,7 +97,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	th := max(opt.Threads, 1)
 	cross := opt.ExpertParallel
 	if cross <= 0 {
-		cross = DefaultExpertParallel
+		cross = b.expertParallel(n, th, opt.Classes)
 	}
 	dbg := func(name string, t []float32) {
 		if opt.Debug != nil {
