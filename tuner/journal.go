@@ -1,0 +1,114 @@
+package tuner
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The journal makes an interrupted run resumable: each finished entry is
+// appended as one JSON line and synced before the next starts. A run killed
+// at any moment leaves at worst a torn last line, which is ignored. The
+// journal also records the profile's identity; one from another schema or
+// machine is discarded. A finished run removes it.
+type journal struct {
+	path string
+	f    *os.File
+}
+
+type journalHead struct {
+	Schema      int    `json:"journal_schema"`
+	Fingerprint string `json:"fingerprint"`
+	Model       string `json:"model"`
+	Classes     string `json:"classes"`
+}
+
+func journalPath(dir, fingerprint string) string {
+	return filepath.Join(dir, "."+FileName(fingerprint)+".journal")
+}
+
+// openJournal reads what an earlier run of the same identity measured and
+// opens the journal for appending.
+func openJournal(path string, p *Profile) (*journal, map[string]Entry, error) {
+	head := journalHead{SchemaVersion, p.Fingerprint, p.Model, fmt.Sprint(p.Classes)}
+	done := map[string]Entry{}
+	if f, err := os.Open(path); err == nil {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		first := true
+		ok := false
+		for sc.Scan() {
+			if first {
+				var h journalHead
+				ok = json.Unmarshal(sc.Bytes(), &h) == nil && h == head
+				first = false
+				if !ok {
+					break
+				}
+				continue
+			}
+			var e Entry
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Op != "" && e.usable() == nil {
+				done[e.Key()] = e
+			}
+		}
+		f.Close()
+		if !ok {
+			done = map[string]Entry{}
+		}
+	}
+	// rewrite the journal with the intact records only (drops a torn line)
+	tmp := path + ".new"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tuner: journal %s: %v", path, err)
+	}
+	j := &journal{path: path, f: f}
+	if err := j.write(head); err != nil {
+		return nil, nil, err
+	}
+	for _, e := range done {
+		if err := j.write(e); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return nil, nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, nil, fmt.Errorf("tuner: journal %s: %v", path, err)
+	}
+	return j, done, nil
+}
+
+func (j *journal) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("tuner: journal %s: %v", j.path, err)
+	}
+	return nil
+}
+
+func (j *journal) add(e Entry) error {
+	if err := j.write(e); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+func (j *journal) close() {
+	if j.f != nil {
+		j.f.Close()
+		j.f = nil
+	}
+}
+
+func (j *journal) remove() {
+	j.close()
+	os.Remove(j.path)
+}

@@ -1,0 +1,419 @@
+// Package tuner searches every kernel's variants and parameters at Kimi
+// Linear's shapes on the machine it runs on and writes a tuning profile
+// (think FFTW wisdom); the runtime loads the profile through Load or
+// Install and the kernel families pick its choices through kernel.Choose.
+//
+// This file holds the profile: its schema, atomic writing, and loading in
+// the two modes — use (the runtime: anything wrong gives a warning and the
+// defaults) and report (kprofile: any machine's profile, read as written).
+package tuner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ktune/ktune/internal/atomicfile"
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/version"
+)
+
+// SchemaVersion is the profile format this build writes and uses. Older
+// schemas are refused in use mode (warning, defaults).
+const SchemaVersion = 1
+
+// Profile is one machine's tuning result.
+type Profile struct {
+	Schema       int       `json:"schema"`
+	KtuneVersion string    `json:"ktune_version"`
+	GoVersion    string    `json:"go_version"`
+	Created      time.Time `json:"created"`
+	Fingerprint  string    `json:"fingerprint"`
+	CPU          CPUInfo   `json:"cpu"`
+	// Model names the architecture config the shapes came from.
+	Model string `json:"model"`
+	// Ceilings are the machine's measured roofs (roofline package JSON).
+	Ceilings json.RawMessage `json:"ceilings,omitempty"`
+	// Placement is the thread placement that won most multi-threaded
+	// entries ("compact", "spread" or "unpinned"); Install applies it.
+	Placement string `json:"placement,omitempty"`
+	// NUMA says what was done about memory policy ("one node: skipped").
+	NUMA string `json:"numa,omitempty"`
+	// Classes are the accuracy classes the run allowed.
+	Classes []kernel.Class `json:"classes"`
+	Entries []Entry        `json:"entries"`
+	// Stats summarise the search.
+	Stats Stats `json:"stats"`
+}
+
+// CPUInfo is the detection summary a profile carries.
+type CPUInfo struct {
+	Vendor        string `json:"vendor"`
+	Brand         string `json:"brand"`
+	Arch          string `json:"arch"`
+	Family        int    `json:"family"`
+	Model         int    `json:"model"`
+	Stepping      int    `json:"stepping"`
+	LogicalCores  int    `json:"logical_cores"`
+	PhysicalCores int    `json:"physical_cores"`
+	NUMANodes     int    `json:"numa_nodes"`
+	L1D           int64  `json:"l1d"`
+	L2            int64  `json:"l2"`
+	L3            int64  `json:"l3"`
+	Features      string `json:"features"`
+	Mask          string `json:"mask,omitempty"`
+}
+
+// Stats summarise a tuning run.
+type Stats struct {
+	WallSeconds float64 `json:"wall_seconds"`
+	Budget      string  `json:"budget"`
+	// Space is the number of (variant, parameters, threads, placement)
+	// candidates over all entries; Measured how many were timed; Rejected
+	// how many failed the correctness gate.
+	Space    int `json:"space"`
+	Measured int `json:"measured"`
+	Rejected int `json:"rejected"`
+}
+
+// Entry is the result for one (op, dtype, accuracy class, shape, threads).
+// Threads is the thread budget: the chosen configuration may use fewer when
+// that was faster.
+type Entry struct {
+	Op         string       `json:"op"`
+	DType      kernel.DType `json:"dtype"`
+	Class      kernel.Class `json:"class"`
+	ShapeClass string       `json:"shape_class"` // "decode-1", "prefill-512", "ctx-32K", ...
+	Label      string       `json:"label,omitempty"`
+	Shape      kernel.Shape `json:"shape"`
+	Threads    int          `json:"threads"`
+	Mem        string       `json:"mem,omitempty"` // "dram" when timed with cold weights
+
+	Best      Result   `json:"best"`
+	Default   *Result  `json:"default,omitempty"` // the untuned default's figure (nil: not in this class)
+	RunnersUp []Result `json:"runners_up,omitempty"`
+	Rejected  []Reject `json:"rejected,omitempty"`
+	// Space and Measured count this entry's candidates.
+	Space    int `json:"space"`
+	Measured int `json:"measured"`
+}
+
+// Result is one measured candidate.
+type Result struct {
+	Variant   string        `json:"variant"`
+	Params    kernel.Values `json:"params"`
+	Threads   int           `json:"threads"`
+	Placement string        `json:"placement,omitempty"`
+	// Seconds per run: median and its confidence interval (benchmath).
+	Median float64 `json:"median_s"`
+	Lo     float64 `json:"ci_lo_s"`
+	Hi     float64 `json:"ci_hi_s"`
+	N      int     `json:"n"`
+	// FLOPs and Bytes per run (the variant's cost count).
+	FLOPs float64 `json:"flops"`
+	Bytes float64 `json:"bytes"`
+	// Stopped is set when the candidate was dropped early as clearly slower.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// GFLOPs is the achieved rate; GBs the achieved traffic.
+func (r Result) GFLOPs() float64 { return r.FLOPs / r.Median / 1e9 }
+
+// GBs is the achieved memory traffic in GB/s.
+func (r Result) GBs() float64 { return r.Bytes / r.Median / 1e9 }
+
+// Reject records a candidate that failed the correctness gate.
+type Reject struct {
+	Variant string        `json:"variant"`
+	Params  kernel.Values `json:"params"`
+	Error   string        `json:"error"`
+}
+
+// Key identifies an entry.
+func (e *Entry) Key() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Class, e.Shape, e.Threads)
+}
+
+// Speedup is the default's median over the best's (0 when unknown).
+func (e *Entry) Speedup() float64 {
+	if e.Default == nil || e.Best.Median <= 0 {
+		return 0
+	}
+	return e.Default.Median / e.Best.Median
+}
+
+// FileName is the profile's file name for a fingerprint.
+func FileName(fingerprint string) string { return "ktune-profile-" + fingerprint + ".json" }
+
+// DefaultDir is where ktune writes profiles and plots: the ktune folder
+// under the user's config directory.
+func DefaultDir() string {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		d = "."
+	}
+	return filepath.Join(d, "ktune")
+}
+
+// DefaultPath is this machine's profile path in DefaultDir.
+func DefaultPath() string { return filepath.Join(DefaultDir(), FileName(cpu.Fingerprint())) }
+
+// NewProfile starts a profile for this machine.
+func NewProfile(model string, classes []kernel.Class) *Profile {
+	info := cpu.Get()
+	return &Profile{
+		Schema: SchemaVersion, KtuneVersion: version.String(), GoVersion: version.Go(),
+		Created: time.Now().UTC().Truncate(time.Second), Fingerprint: info.Fingerprint(),
+		CPU: CPUInfo{Vendor: info.Vendor, Brand: info.Brand, Arch: info.Arch, Family: info.Family, Model: info.Model,
+			Stepping: info.Stepping, LogicalCores: info.LogicalCores, PhysicalCores: info.PhysicalCores,
+			NUMANodes: max(len(info.NUMA), 1), L1D: info.Cache.L1D, L2: info.Cache.L2, L3: info.Cache.L3,
+			Features: info.Effective.String(), Mask: info.Mask},
+		Model: model, Classes: classes,
+	}
+}
+
+// Sort orders entries by op, dtype, shape class, shape, class and threads.
+func (p *Profile) Sort() {
+	sort.SliceStable(p.Entries, func(i, j int) bool {
+		a, b := &p.Entries[i], &p.Entries[j]
+		if a.Op != b.Op {
+			return a.Op < b.Op
+		}
+		if a.DType != b.DType {
+			return a.DType < b.DType
+		}
+		if a.Label != b.Label {
+			return a.Label < b.Label
+		}
+		if sa, sb := a.Shape.String(), b.Shape.String(); sa != sb {
+			return shapeLess(a.Shape, b.Shape)
+		}
+		if a.Class != b.Class {
+			return a.Class < b.Class
+		}
+		return a.Threads < b.Threads
+	})
+}
+
+func shapeLess(a, b kernel.Shape) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i].Value != b[i].Value {
+			return a[i].Value < b[i].Value
+		}
+	}
+	return len(a) < len(b)
+}
+
+// Put adds or replaces the entry with e's key.
+func (p *Profile) Put(e Entry) {
+	for i := range p.Entries {
+		if p.Entries[i].Key() == e.Key() {
+			p.Entries[i] = e
+			return
+		}
+	}
+	p.Entries = append(p.Entries, e)
+}
+
+// Write writes p atomically as indented JSON.
+func (p *Profile) Write(path string) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return atomicfile.WriteBytes(path, append(b, '\n'))
+}
+
+// Read reads a profile as written (report mode: any machine, any variant
+// names); it fails only when the file cannot be read or parsed.
+func Read(path string) (*Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Profile
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: not a ktune profile (corrupt JSON?): %v", path, err)
+	}
+	if p.Schema == 0 || p.Fingerprint == "" {
+		return nil, fmt.Errorf("%s: not a ktune profile (no schema or fingerprint)", path)
+	}
+	return &p, nil
+}
+
+// Load reads a profile for use on this machine. Problems that make the
+// whole file unusable — unreadable, corrupt, another schema, another
+// fingerprint — return a nil profile and a warning; entries naming a variant
+// or parameter this build no longer has, or one this CPU cannot run, are
+// dropped with a warning each. The caller falls back to the defaults for
+// whatever is missing; Load never panics.
+func Load(path string) (p *Profile, warnings []string) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, warnings = nil, append(warnings, fmt.Sprintf("%s: unusable profile (%v); using defaults", path, r))
+		}
+	}()
+	p, err := Read(path)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%v; using defaults", err)}
+	}
+	if p.Schema != SchemaVersion {
+		return nil, []string{fmt.Sprintf("%s: profile schema %d, this ktune uses %d (re-run ktune); using defaults", path, p.Schema, SchemaVersion)}
+	}
+	if fp := cpu.Fingerprint(); p.Fingerprint != fp {
+		return nil, []string{fmt.Sprintf("%s: profile is for CPU %s, this is %s (run ktune here); using defaults", path, p.Fingerprint, fp)}
+	}
+	kept := p.Entries[:0]
+	for _, e := range p.Entries {
+		if err := e.usable(); err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: entry %s %s %s threads=%d: %v; using defaults there", path, e.Op, e.DType, e.Shape, e.Threads, err))
+			continue
+		}
+		kept = append(kept, e)
+	}
+	p.Entries = kept
+	return p, warnings
+}
+
+// usable checks that this build and CPU can run the entry's choice.
+func (e *Entry) usable() error {
+	v, err := kernel.Lookup(e.Op + "/" + e.Best.Variant)
+	if err != nil {
+		return fmt.Errorf("stale variant: %v", err)
+	}
+	if !v.Available() {
+		return fmt.Errorf("variant %s needs %s, not effective here", v.ID(), v.Requires)
+	}
+	if !v.Serves(e.DType) {
+		return fmt.Errorf("variant %s does not serve %s", v.ID(), e.DType)
+	}
+	if op := kernel.LookupOp(e.Op); op != nil {
+		if err := op.Check(e.Shape); err != nil {
+			return err
+		}
+	}
+	if err := v.Validate(e.Shape, e.config()); err != nil {
+		return fmt.Errorf("stale parameters: %v", err)
+	}
+	return nil
+}
+
+func (e *Entry) config() kernel.Config {
+	return kernel.Config{Threads: max(e.Best.Threads, 1), Params: e.Best.Params.Clone()}
+}
+
+// Choose implements kernel.Chooser: among the entries for op and dtype in
+// an allowed class, the nearest shape and thread budget (the largest
+// budget ≤ threads, else the smallest), then the fastest class there. The
+// configuration is validated at the caller's shape by kernel.Choose.
+func (p *Profile) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
+	var best *Entry
+	bestD := math.Inf(1)
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		if e.Op != op || e.DType != dt || !slices.Contains(classes, e.Class) {
+			continue
+		}
+		d := shapeDistance(e.Shape, s) + threadDistance(e.Threads, threads)
+		if d < bestD-1e-9 || (math.Abs(d-bestD) <= 1e-9 && e.Best.Median < best.Best.Median) {
+			best, bestD = e, d
+		}
+	}
+	if best == nil {
+		return kernel.Choice{}, false
+	}
+	v, err := kernel.Lookup(op + "/" + best.Best.Variant)
+	if err != nil {
+		return kernel.Choice{}, false
+	}
+	cfg := best.config()
+	cfg.Threads = min(cfg.Threads, threads)
+	if !v.Threaded {
+		cfg.Threads = 1
+	}
+	return kernel.Choice{Variant: v, Config: cfg}, true
+}
+
+// shapeDistance is Σ |log2(a/b)| over the keys; a key missing from either
+// counts as far.
+func shapeDistance(a, b kernel.Shape) float64 {
+	if len(a) != len(b) {
+		return 1e6
+	}
+	d := 0.0
+	for i := range a {
+		if a[i].Key != b[i].Key {
+			return 1e6
+		}
+		x, y := max(a[i].Value, 1), max(b[i].Value, 1)
+		d += math.Abs(math.Log2(float64(x) / float64(y)))
+	}
+	return d
+}
+
+// threadDistance prefers the largest budget not above the asked count.
+func threadDistance(budget, asked int) float64 {
+	if budget <= asked {
+		return 0.01 * float64(asked-budget)
+	}
+	return 100 + float64(budget-asked)
+}
+
+// Install loads the profile named by KTUNE_PROFILE (a path; "off" for
+// none), else this machine's profile in DefaultDir when it exists, and
+// installs it as the kernel chooser and its thread placement on the default
+// pool. It returns the path used ("" for none) and the warnings to show.
+func Install() (path string, warnings []string) {
+	path = os.Getenv("KTUNE_PROFILE")
+	switch {
+	case path == "off" || path == "none":
+		return "", nil
+	case path == "":
+		path = DefaultPath()
+		if _, err := os.Stat(path); err != nil {
+			return "", nil
+		}
+	}
+	p, warns := Load(path)
+	if p == nil {
+		return "", warns
+	}
+	p.Install()
+	kernel.Debugf("profile %s: %d entries", path, len(p.Entries))
+	return path, warns
+}
+
+// Install makes p the kernel chooser and applies its placement.
+func (p *Profile) Install() (restore func()) {
+	applyPlacement(p.Placement)
+	return kernel.SetChooser(p)
+}
+
+// Summary is a one-line description for logs.
+func (p *Profile) Summary() string {
+	ops := map[string]bool{}
+	for _, e := range p.Entries {
+		ops[e.Op] = true
+	}
+	names := make([]string, 0, len(ops))
+	for o := range ops {
+		names = append(names, o)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("%s: %d entries for %s (ktune %s, %s)", p.Fingerprint, len(p.Entries), strings.Join(names, ", "), p.KtuneVersion, p.Created.Format(time.DateOnly))
+}
+
+// WriteJSON writes p to w (export and tests).
+func (p *Profile) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
+}

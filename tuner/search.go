@@ -1,0 +1,361 @@
+package tuner
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
+)
+
+type tuner struct {
+	opt      Options
+	refs     map[string][]float32 // reference outputs by (op, dtype, reduced shape, seed)
+	verified map[string]error     // gate verdicts by candidate and reduced shape
+	rng      *rand.Rand
+}
+
+// candidate is one point of a unit's search space.
+type candidate struct {
+	v   *kernel.Variant
+	cfg kernel.Config
+	pl  pool.Placement
+}
+
+func (c candidate) key() string {
+	return fmt.Sprintf("%s %s t=%d %s", c.v.Name, c.cfg.Params, c.cfg.Threads, c.pl)
+}
+
+// problems holds a workload's problem copies: one, or for cold workloads
+// enough distinct copies that their weights exceed the caches.
+type problems struct {
+	w    Workload
+	list []kernel.Problem
+}
+
+func (p *problems) matches(w Workload) bool {
+	return p != nil && p.w.Op == w.Op && p.w.DType == w.DType && p.w.Shape.String() == w.Shape.String() && p.w.Cold == w.Cold
+}
+
+func (p *problems) release() {
+	if p != nil {
+		for _, q := range p.list {
+			if c, ok := q.(interface{ Close() }); ok {
+				c.Close()
+			}
+		}
+		p.list = nil
+	}
+}
+
+func newProblems(w Workload, coldBytes int64) (*problems, error) {
+	op := kernel.LookupOp(w.Op)
+	if op == nil {
+		return nil, fmt.Errorf("tuner: op %s not registered", w.Op)
+	}
+	copies := 1
+	if w.Cold && op.Cost != nil {
+		if b := op.Cost(w.Shape, w.DType).Bytes; b > 0 {
+			copies = int(min(max(float64(coldBytes)/b, 1), 64))
+		}
+	}
+	ps := &problems{w: w}
+	for i := 0; i < copies; i++ {
+		p, err := op.NewProblem(w.Shape, w.DType, uint64(1000+i))
+		if err != nil {
+			return nil, fmt.Errorf("tuner: %s at %s: %v", w.Op, w.Shape, err)
+		}
+		ps.list = append(ps.list, p)
+	}
+	return ps, nil
+}
+
+// space lists a unit's candidates: each variant of the class, each valid
+// parameter combination, the unit's thread count (single-threaded variants
+// only at one thread), each placement.
+func (t *tuner) space(u unit) []candidate {
+	var out []candidate
+	for _, v := range kernel.Candidates(u.w.Op, u.w.DType, []kernel.Class{u.class}) {
+		if !v.Threaded && u.threads > 1 {
+			continue
+		}
+		pls := t.opt.Placements
+		if u.threads == 1 {
+			pls = pls[:1]
+		}
+		for _, vals := range v.Space(u.w.Shape) {
+			for _, pl := range pls {
+				out = append(out, candidate{v, kernel.Config{Threads: u.threads, Params: vals}, pl})
+			}
+		}
+	}
+	return out
+}
+
+// tuneUnit searches one unit within slice (0: no limit): the default and
+// every variant's analytic default first, then everything when the space is
+// small, else a hill climb from the best few and random points.
+func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, error) {
+	e := Entry{Op: u.w.Op, DType: u.w.DType, Class: u.class, ShapeClass: u.w.ShapeClass, Label: u.w.Label,
+		Shape: u.w.Shape, Threads: u.threads}
+	if u.w.Cold {
+		e.Mem = "dram"
+	}
+	start := t.opt.Measure.now()
+	over := func() bool { return slice > 0 && t.opt.Measure.now().Sub(start) > slice }
+	space := t.space(u)
+	e.Space = len(space)
+	results := map[string]Result{}
+	var best *Result
+	try := func(c candidate) {
+		if _, seen := results[c.key()]; seen {
+			return
+		}
+		if err := t.gate(u.w, c); err != nil {
+			e.Rejected = append(e.Rejected, Reject{Variant: c.v.Name, Params: c.cfg.Params, Error: err.Error()})
+			results[c.key()] = Result{}
+			return
+		}
+		bestMedian := 0.0
+		if best != nil {
+			bestMedian = best.Median
+		}
+		r, err := t.time(u.w, ps, c, bestMedian)
+		if err != nil {
+			e.Rejected = append(e.Rejected, Reject{Variant: c.v.Name, Params: c.cfg.Params, Error: err.Error()})
+			results[c.key()] = Result{}
+			return
+		}
+		results[c.key()] = r
+		e.Measured++
+		if !r.Stopped && (best == nil || r.Median < best.Median) {
+			rr := r
+			best = &rr
+		}
+	}
+	// the untuned default (what the dispatcher picks without a profile)
+	if dv := kernel.Default(u.w.Op, u.w.DType); dv != nil && !dv.Reference {
+		dc := candidate{dv, dv.DefaultConfig(u.w.Shape, u.threads), pool.Compact}
+		if dv.Class == u.class {
+			try(dc)
+			if r, ok := results[dc.key()]; ok && r.Median > 0 {
+				e.Default = &r
+			}
+		} else if r, err := t.timeChecked(u.w, ps, dc); err == nil {
+			e.Default = &r
+		}
+	}
+	// analytic seeds: every variant's default configuration
+	var seeds []candidate
+	for _, c := range space {
+		if slices.IndexFunc(seeds, func(s candidate) bool { return s.v == c.v }) >= 0 {
+			continue
+		}
+		d := c.v.DefaultConfig(u.w.Shape, u.threads)
+		seeds = append(seeds, candidate{c.v, d, c.pl})
+	}
+	for _, c := range seeds {
+		if !over() {
+			try(c)
+		}
+	}
+	if len(space) <= t.opt.ExhaustiveMax {
+		for _, c := range space {
+			if over() {
+				break
+			}
+			try(c)
+		}
+	} else {
+		// hill climb from the best three measured points: move one
+		// parameter to a neighbouring value (or change placement)
+		for round := 0; !over(); round++ {
+			top := t.top(results, space, 3)
+			improved := false
+			for _, c := range top {
+				for _, n := range neighbours(c, space) {
+					if over() {
+						break
+					}
+					prev := best
+					try(n)
+					if best != prev {
+						improved = true
+					}
+				}
+			}
+			if !improved {
+				break
+			}
+		}
+		// random points with what is left
+		for _, i := range t.rng.Perm(len(space)) {
+			if over() || slice <= 0 {
+				break
+			}
+			try(space[i])
+		}
+	}
+	if best == nil {
+		return e, fmt.Errorf("tuner: %s: no candidate passed the correctness gate (%d rejected; first: %v)", unitName(u), len(e.Rejected), firstReject(e.Rejected))
+	}
+	e.Best = *best
+	var rest []Result
+	for _, r := range results {
+		if r.Median > 0 && !(r.Variant == best.Variant && r.Params.String() == best.Params.String() && r.Placement == best.Placement) {
+			rest = append(rest, r)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i].Median < rest[j].Median })
+	e.RunnersUp = rest[:min(len(rest), 5)]
+	return e, nil
+}
+
+func firstReject(r []Reject) string {
+	if len(r) == 0 {
+		return "none"
+	}
+	return r[0].Variant + ": " + r[0].Error
+}
+
+// top returns the n fastest measured candidates of the space.
+func (t *tuner) top(results map[string]Result, space []candidate, n int) []candidate {
+	var ms []candidate
+	for _, c := range space {
+		if r, ok := results[c.key()]; ok && r.Median > 0 && !r.Stopped {
+			ms = append(ms, c)
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool { return results[ms[i].key()].Median < results[ms[j].key()].Median })
+	return ms[:min(n, len(ms))]
+}
+
+// neighbours are the space's points that differ from c in one parameter by
+// one step of its value list, or in placement only.
+func neighbours(c candidate, space []candidate) []candidate {
+	var out []candidate
+	for _, o := range space {
+		if o.v != c.v {
+			continue
+		}
+		diff, ok := 0, true
+		for _, p := range c.v.Params {
+			a, b := slices.Index(p.Values, c.cfg.Params[p.Name]), slices.Index(p.Values, o.cfg.Params[p.Name])
+			switch d := a - b; {
+			case d == 0:
+			case d == 1 || d == -1:
+				diff++
+			default:
+				ok = false
+			}
+		}
+		if o.pl != c.pl {
+			diff++
+		}
+		if ok && diff == 1 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// timeChecked gates and times a candidate outside the search (the default
+// of another class).
+func (t *tuner) timeChecked(w Workload, ps *problems, c candidate) (Result, error) {
+	if err := t.gate(w, c); err != nil {
+		return Result{}, err
+	}
+	return t.time(w, ps, c, 0)
+}
+
+// time measures a gated candidate on the workload's problems.
+func (t *tuner) time(w Workload, ps *problems, c candidate, best float64) (Result, error) {
+	pool.Default().SetPlacement(c.pl)
+	insts := make([]kernel.Instance, 0, len(ps.list))
+	for _, p := range ps.list {
+		in, err := c.v.Instantiate(p, c.cfg)
+		if err != nil {
+			return Result{}, err
+		}
+		insts = append(insts, in)
+	}
+	tm := t.opt.Measure.measure(insts, best)
+	cost := c.v.CostAt(w.Shape, w.DType, c.cfg)
+	return Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String(),
+		Median: tm.median, Lo: tm.lo, Hi: tm.hi, N: tm.n, FLOPs: cost.FLOPs, Bytes: cost.Bytes, Stopped: tm.stopped}, nil
+}
+
+// refBudget is the most FLOPs the float64 reference runs per gate check;
+// larger shapes are checked at a reduced shape of the same class.
+const refBudget = 4e8
+
+// reduceKeys are the extents halved, in order, to bring a shape under
+// refBudget; the rest define the kernel and stay.
+var reduceKeys = map[string][]string{
+	"gemm.gemv": {"n", "k"}, "gemm.gemm": {"n", "m"}, "gemm.gateup": {"n", "m"},
+	"kda.prefill": {"t"}, "kda.decode": {"b"},
+	"mla.decode": {"c"}, "mla.prefill": {"t"},
+	"moe.block": {"e", "n"}, "norm.rmsnorm": {"m"},
+}
+
+// gateShape is the shape a candidate is checked at: s itself when the
+// reference is cheap, else s with reduceKeys halved while the op and the
+// candidate's configuration still accept it.
+func gateShape(w Workload, c candidate) kernel.Shape {
+	op := kernel.LookupOp(w.Op)
+	s := w.Shape
+	if op == nil || op.Cost == nil {
+		return s
+	}
+	floor := map[string]int{"n": 64, "k": 256, "m": 16, "t": 64, "c": 1000, "e": 16, "b": 1}
+	for _, key := range reduceKeys[w.Op] {
+		for op.Cost(s, w.DType).FLOPs > refBudget {
+			v := s.Get(key)
+			nv := v / 2
+			if key == "e" {
+				nv = max(nv, 2*s.Get("k"))
+			}
+			if nv < floor[key] || nv == v {
+				break
+			}
+			r := s.With(key, nv)
+			if op.Check(r) != nil || c.v.Validate(r, c.cfg) != nil {
+				break
+			}
+			s = r
+		}
+	}
+	return s
+}
+
+// gate compares the candidate's output with the reference's (cached per
+// op, dtype, shape and seed) at the class's tolerance.
+func (t *tuner) gate(w Workload, c candidate) error {
+	s := gateShape(w, c)
+	vkey := c.key() + "|" + s.String()
+	if err, ok := t.verified[vkey]; ok {
+		return err
+	}
+	seed := t.opt.Seed + 42
+	rkey := fmt.Sprintf("%s|%s|%s|%d", w.Op, w.DType, s, seed)
+	want, ok := t.refs[rkey]
+	if !ok {
+		op := kernel.LookupOp(w.Op)
+		var err error
+		if want, err = kernel.ReferenceOutput(op, s, w.DType, seed); err != nil {
+			return fmt.Errorf("reference at %s: %v", s, err)
+		}
+		t.refs[rkey] = want
+	}
+	pool.Default().SetPlacement(c.pl)
+	_, err := kernel.Verify(c.v, s, w.DType, seed, c.cfg, want)
+	if err != nil && !strings.Contains(err.Error(), s.String()) {
+		err = fmt.Errorf("at %s: %v", s, err)
+	}
+	t.verified[vkey] = err
+	return err
+}

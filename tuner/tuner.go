@@ -1,0 +1,321 @@
+package tuner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
+)
+
+// Options configure a tuning run.
+type Options struct {
+	Config    *arch.Config // the model; nil: arch.Kimi48B()
+	ModelName string
+	// Classes are the accuracy classes candidates may belong to (nil:
+	// kernel.DefaultClasses).
+	Classes []kernel.Class
+	// Threads are the thread budgets tuned (nil: 1, 2, 4, … and the
+	// logical core count).
+	Threads []int
+	// Placements tried for multi-threaded candidates (nil: compact and
+	// spread when they differ on this machine, else compact).
+	Placements []pool.Placement
+	Quick      bool
+	// Budget bounds the wall time (0: none); Dir is where the profile and
+	// the resume journal go; Only re-tunes some ops of an existing profile.
+	Budget time.Duration
+	Dir    string
+	Only   string
+	Seed   uint64
+	// Workloads replaces the model's workloads (tests).
+	Workloads []Workload
+	Measure   MeasureOptions
+	// Ceilings are embedded in the profile (roofline JSON).
+	Ceilings json.RawMessage
+	// Progress receives events; Log receives plain lines (nil: none).
+	Progress func(Event)
+	Log      io.Writer
+	// ExhaustiveMax is the largest space measured exhaustively (0: 48).
+	ExhaustiveMax int
+}
+
+// Event reports progress: unit Done of Total finished (or started when
+// Entry is nil).
+type Event struct {
+	Done, Total int
+	What        string
+	Entry       *Entry
+}
+
+// unit is one entry to tune: a workload in one class at one thread budget.
+type unit struct {
+	w       Workload
+	class   kernel.Class
+	threads int
+}
+
+func (u unit) key() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%d", u.w.Op, u.w.DType, u.class, u.w.Shape, u.threads)
+}
+
+// DefaultThreads is 1, 2, 4, … below the logical core count, and the count.
+func DefaultThreads() []int {
+	n := max(cpu.Get().LogicalCores, 1)
+	var out []int
+	for t := 1; t < n; t *= 2 {
+		out = append(out, t)
+	}
+	return append(out, n)
+}
+
+// Run tunes every workload and writes the profile into opt.Dir
+// (FileName(fingerprint)); it resumes from the journal an interrupted run
+// left there and returns the profile and its path.
+func Run(ctx context.Context, opt Options) (*Profile, string, error) {
+	start := time.Now()
+	if opt.Config == nil {
+		opt.Config, opt.ModelName = arch.Kimi48B(), "Kimi-Linear-48B-A3B"
+	}
+	if len(opt.Classes) == 0 {
+		opt.Classes = kernel.DefaultClasses
+	}
+	if len(opt.Threads) == 0 {
+		opt.Threads = DefaultThreads()
+	}
+	if len(opt.Placements) == 0 {
+		opt.Placements = defaultPlacements()
+	}
+	if opt.Measure.Samples == 0 {
+		opt.Measure = DefaultMeasure
+		if opt.Quick {
+			opt.Measure = QuickMeasure
+		}
+	}
+	if opt.ExhaustiveMax == 0 {
+		opt.ExhaustiveMax = 48
+	}
+	if opt.Dir == "" {
+		opt.Dir = DefaultDir()
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	ws := opt.Workloads
+	if ws == nil {
+		sc := FullClasses
+		if opt.Quick {
+			sc = QuickClasses
+		}
+		ws = Workloads(opt.Config, sc, opt.Quick)
+	}
+	ws, err := FilterOps(ws, opt.Only)
+	if err != nil {
+		return nil, "", err
+	}
+	fp := cpu.Fingerprint()
+	path := filepath.Join(opt.Dir, FileName(fp))
+	prof := NewProfile(opt.ModelName, opt.Classes)
+	prof.Ceilings = opt.Ceilings
+	prof.NUMA = numaNote()
+	if opt.Only != "" { // re-tune part of an existing profile
+		if old, warns := Load(path); old != nil {
+			prof.Entries = old.Entries
+			if prof.Ceilings == nil {
+				prof.Ceilings = old.Ceilings
+			}
+		} else {
+			logf(opt.Log, "%v", warns)
+		}
+	}
+	j, done, err := openJournal(journalPath(opt.Dir, fp), prof)
+	if err != nil {
+		return nil, "", err
+	}
+	defer j.close()
+
+	var units []unit
+	for _, w := range ws {
+		for _, c := range opt.Classes {
+			if len(kernel.Candidates(w.Op, w.DType, []kernel.Class{c})) == 0 {
+				continue
+			}
+			for _, t := range opt.Threads {
+				units = append(units, unit{w, c, t})
+			}
+		}
+	}
+	if opt.Only != "" {
+		for _, u := range units { // the re-tuned ops start afresh
+			if _, ok := done[u.key()]; !ok {
+				prof.drop(u.key())
+			}
+		}
+	}
+	t := &tuner{opt: opt, refs: map[string][]float32{}, verified: map[string]error{}, rng: rand.New(rand.NewPCG(opt.Seed, 7))}
+	var deadline time.Time
+	if opt.Budget > 0 {
+		deadline = start.Add(opt.Budget)
+	}
+	todo := 0
+	for _, u := range units {
+		if _, ok := done[u.key()]; !ok {
+			todo++
+		}
+	}
+	if len(done) > 0 {
+		logf(opt.Log, "resuming: %d of %d entries already measured (%s)", len(units)-todo, len(units), j.path)
+	}
+	finished := len(units) - todo
+	var cur *problems
+	for _, u := range units {
+		if e, ok := done[u.key()]; ok {
+			prof.Put(e)
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		if opt.Progress != nil {
+			opt.Progress(Event{Done: finished, Total: len(units), What: unitName(u)})
+		}
+		var slice time.Duration
+		if !deadline.IsZero() {
+			slice = time.Until(deadline) / time.Duration(max(todo, 1))
+		}
+		if cur == nil || !cur.matches(u.w) {
+			cur.release()
+			if cur, err = newProblems(u.w, opt.Measure.ColdBytes); err != nil {
+				return nil, "", err
+			}
+		}
+		e, err := t.tuneUnit(u, cur, slice)
+		if err != nil {
+			return nil, "", err
+		}
+		prof.Put(e)
+		if err := j.add(e); err != nil {
+			return nil, "", err
+		}
+		todo--
+		finished++
+		if opt.Progress != nil {
+			opt.Progress(Event{Done: finished, Total: len(units), What: unitName(u), Entry: &e})
+		}
+	}
+	cur.release()
+	prof.mergeThreadBudgets()
+	prof.Placement = prof.votePlacement()
+	prof.Stats = Stats{WallSeconds: time.Since(start).Seconds(), Budget: budgetString(opt.Budget)}
+	for _, e := range prof.Entries {
+		prof.Stats.Space += e.Space
+		prof.Stats.Measured += e.Measured
+		prof.Stats.Rejected += len(e.Rejected)
+	}
+	prof.Sort()
+	if err := prof.Write(path); err != nil {
+		return nil, "", err
+	}
+	j.remove()
+	return prof, path, nil
+}
+
+func budgetString(d time.Duration) string {
+	if d <= 0 {
+		return "none"
+	}
+	return d.String()
+}
+
+func unitName(u unit) string {
+	return fmt.Sprintf("%s %s %s %s t=%d", u.w.Op, u.w.DType, u.class, u.w.ShapeClass, u.threads)
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+func (p *Profile) drop(key string) {
+	p.Entries = slices.DeleteFunc(p.Entries, func(e Entry) bool { return e.Key() == key })
+}
+
+// mergeThreadBudgets makes each budget's best the fastest over budgets ≤ it
+// (a small op may run best on fewer threads than it was given).
+func (p *Profile) mergeThreadBudgets() {
+	type group struct{ op, dt, class, shape string }
+	byGroup := map[group][]int{}
+	for i, e := range p.Entries {
+		g := group{e.Op, string(e.DType), string(e.Class), e.Shape.String()}
+		byGroup[g] = append(byGroup[g], i)
+	}
+	for _, idx := range byGroup {
+		sort.Slice(idx, func(a, b int) bool { return p.Entries[idx[a]].Threads < p.Entries[idx[b]].Threads })
+		bestSoFar := p.Entries[idx[0]].Best
+		for _, i := range idx[1:] {
+			e := &p.Entries[i]
+			if bestSoFar.Median > 0 && bestSoFar.Median < e.Best.Median {
+				e.RunnersUp = append([]Result{e.Best}, e.RunnersUp...)
+				if len(e.RunnersUp) > 5 {
+					e.RunnersUp = e.RunnersUp[:5]
+				}
+				e.Best = bestSoFar
+			} else {
+				bestSoFar = e.Best
+			}
+		}
+	}
+}
+
+// votePlacement picks the placement that won most multi-threaded entries.
+func (p *Profile) votePlacement() string {
+	votes := map[string]int{}
+	for _, e := range p.Entries {
+		if e.Best.Threads > 1 && e.Best.Placement != "" {
+			votes[e.Best.Placement]++
+		}
+	}
+	best, n := "", 0
+	for _, pl := range []string{"compact", "spread", "unpinned"} {
+		if votes[pl] > n {
+			best, n = pl, votes[pl]
+		}
+	}
+	return best
+}
+
+func defaultPlacements() []pool.Placement {
+	// Compact and spread differ only with SMT siblings or several nodes.
+	info := cpu.Get()
+	if info.ThreadsPerCore > 1 || len(info.NUMA) > 1 {
+		return []pool.Placement{pool.Compact, pool.Spread}
+	}
+	return []pool.Placement{pool.Compact}
+}
+
+func applyPlacement(name string) {
+	if name == "" {
+		return
+	}
+	if pl, err := pool.ParsePlacement(name); err == nil {
+		pool.Default().SetPlacement(pl)
+	}
+}
+
+func numaNote() string {
+	if n := len(cpu.Get().NUMA); n > 1 {
+		return fmt.Sprintf("%d nodes: memory policy local (first touch by the pinned workers)", n)
+	}
+	return "one node: memory policy not tuned"
+}

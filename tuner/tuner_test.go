@@ -1,0 +1,361 @@
+package tuner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/testexec"
+	_ "github.com/ktune/ktune/kernels/all"
+)
+
+// A synthetic op whose best parameters are known: "good" does work
+// proportional to (|log2(tile) − 2| + 1)·rounds, so tile=4, rounds=1 is
+// fastest; "wrongfast" does nothing and returns a wrong answer.
+type workProblem struct {
+	s    kernel.Shape
+	x, y []float32
+}
+
+func (p *workProblem) Shape() kernel.Shape { return p.s }
+func (p *workProblem) DType() kernel.DType { return kernel.F32 }
+func (p *workProblem) Reset()              { clear(p.y) }
+func (p *workProblem) Output() []float32   { return p.y }
+
+type workInst struct {
+	p     *workProblem
+	spin  int
+	scale float32
+}
+
+var sink float64
+
+func (in workInst) Run() {
+	acc := 1.0
+	for i := 0; i < in.spin; i++ {
+		acc = acc*1.0000001 + 1e-9
+	}
+	sink += acc
+	for i, x := range in.p.x {
+		in.p.y[i] = in.scale * x
+	}
+}
+
+const workOp = "tunetest.work"
+
+func init() {
+	kernel.RegisterOp(&kernel.Op{Name: workOp, ShapeKeys: []string{"n"}, DTypes: []kernel.DType{kernel.F32},
+		NewProblem: func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
+			n := s.Get("n")
+			p := &workProblem{s: s, x: make([]float32, n), y: make([]float32, n)}
+			for i := range p.x {
+				p.x[i] = float32(int(seed%7)+i%13) - 6
+			}
+			return p, nil
+		},
+		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost {
+			return kernel.Cost{FLOPs: float64(s.Get("n")), Bytes: 8 * float64(s.Get("n"))}
+		},
+	})
+	mk := func(name string, prio int, ref bool, params []kernel.Param, spin func(kernel.Config) int, scale float32) {
+		kernel.Register(&kernel.Variant{Op: workOp, Name: name, Priority: prio, Reference: ref,
+			DTypes: []kernel.DType{kernel.F32}, Class: kernel.ClassF32, Threaded: true, Params: params,
+			New: func(p kernel.Problem, cfg kernel.Config) (kernel.Instance, error) {
+				return workInst{p.(*workProblem), spin(cfg), scale}, nil
+			}})
+	}
+	none := func(kernel.Config) int { return 0 }
+	mk("reference", 0, true, nil, none, 2)
+	mk("wrongfast", 100, false, nil, none, 3)
+	mk("good", 10, false, []kernel.Param{
+		{Name: "tile", Values: []int{1, 2, 4, 8, 16, 32}, Default: 1},
+		{Name: "rounds", Values: []int{1, 2, 3}, Default: 3},
+	}, func(cfg kernel.Config) int {
+		lg := math.Log2(float64(cfg.Params["tile"]))
+		return int((math.Abs(lg-2) + 1) * float64(cfg.Params["rounds"]) * 20000)
+	}, 2)
+}
+
+func quickOpts(t *testing.T, dir string) Options {
+	return Options{
+		Config: arch.Kimi48B(), ModelName: "test", Threads: []int{1}, Dir: dir,
+		Workloads: []Workload{{Op: workOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, 64), ShapeClass: "decode-1"}},
+		Measure:   MeasureOptions{SampleTime: 300 * time.Microsecond, Samples: 6, Noisy: 0.5, StopRatio: 1.3},
+	}
+}
+
+func TestSearchFindsKnownBest(t *testing.T) {
+	for _, exhaustive := range []int{100, 4} { // whole space; hill climb
+		t.Run("exhaustive_max="+strconv.Itoa(exhaustive), func(t *testing.T) {
+			opt := quickOpts(t, t.TempDir())
+			opt.ExhaustiveMax = exhaustive
+			p, path, err := Run(context.Background(), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Entries) != 1 {
+				t.Fatalf("%d entries, want 1", len(p.Entries))
+			}
+			e := p.Entries[0]
+			if e.Best.Variant != "good" || e.Best.Params["tile"] != 4 || e.Best.Params["rounds"] != 1 {
+				t.Errorf("best %s %v, want good tile=4 rounds=1", e.Best.Variant, e.Best.Params)
+			}
+			rejected := false
+			for _, r := range e.Rejected {
+				rejected = rejected || r.Variant == "wrongfast"
+			}
+			if !rejected {
+				t.Errorf("the wrong-but-fast candidate was not rejected: %+v", e.Rejected)
+			}
+			// the dispatcher's default here is wrongfast: no figure for it
+			if e.Default != nil {
+				t.Errorf("default figure %+v: a wrong default must not be timed", e.Default)
+			}
+			if e.Space != 19 || e.Measured < 1 || e.Measured > e.Space {
+				t.Errorf("space %d measured %d", e.Space, e.Measured)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Fatal(err)
+			}
+			// use mode: loads without warnings and chooses the tuned config
+			lp, warns := Load(path)
+			if lp == nil || len(warns) > 0 {
+				t.Fatalf("Load: %v", warns)
+			}
+			restore := lp.Install()
+			defer restore()
+			c := kernel.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 100), 1)
+			if c.Variant.Name != "good" || c.Config.Params["tile"] != 4 {
+				t.Errorf("Choose with the profile: %s %v", c.Variant.Name, c.Config.Params)
+			}
+		})
+	}
+}
+
+func writeProfile(t *testing.T, dir string, edit func(p *Profile)) string {
+	t.Helper()
+	p := NewProfile("test", kernel.DefaultClasses)
+	p.Entries = []Entry{{Op: workOp, DType: kernel.F32, Class: kernel.ClassF32, Shape: kernel.MakeShape([]string{"n"}, 64), Threads: 1,
+		Best: Result{Variant: "good", Params: kernel.Values{"tile": 4, "rounds": 1}, Threads: 1, Median: 1e-6}}}
+	if edit != nil {
+		edit(p)
+	}
+	path := filepath.Join(dir, "p.json")
+	if err := p.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadBadProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, want string
+		path       string
+		whole      bool // the whole profile is refused
+	}{
+		{"corrupt", "corrupt", "", true},
+		{"foreign", "is for CPU", writeProfile(t, dir+"/f", func(p *Profile) { p.Fingerprint = "amd-26.68.0-16c-avx512_vnni-00000000" }), true},
+		{"old-schema", "schema 0", "", true},
+		{"stale-variant", "stale variant", writeProfile(t, dir+"/v", func(p *Profile) { p.Entries[0].Best.Variant = "removed_in_v2" }), false},
+		{"stale-param", "stale parameters", writeProfile(t, dir+"/q", func(p *Profile) { p.Entries[0].Best.Params["tile"] = 3 }), false},
+		{"missing", "no such file", filepath.Join(dir, "absent.json"), true},
+	}
+	cases[0].path = filepath.Join(dir, "corrupt.json")
+	os.WriteFile(cases[0].path, []byte(`{"schema": 1, "fingerprint": "x", "entries": [`), 0o644)
+	cases[2].path = filepath.Join(dir, "old.json")
+	good := writeProfile(t, dir+"/o", nil)
+	b, _ := os.ReadFile(good)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	m["schema"] = 0.0
+	m["fingerprint"] = cpu.Fingerprint()
+	b, _ = json.Marshal(m)
+	os.WriteFile(cases[2].path, b, 0o644)
+	cases[2].want = "not a ktune profile"
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, warns := Load(c.path)
+			if len(warns) == 0 || !strings.Contains(strings.Join(warns, "\n"), c.want) || !strings.Contains(strings.Join(warns, "\n"), filepath.Base(c.path)) {
+				t.Fatalf("warnings %q, want one naming the file and %q", warns, c.want)
+			}
+			if c.whole != (p == nil) {
+				t.Fatalf("profile %v, whole-file refusal %v", p, c.whole)
+			}
+			if p != nil {
+				if len(p.Entries) != 0 {
+					t.Errorf("the bad entry was kept")
+				}
+				restore := p.Install()
+				defer restore()
+			}
+			// the runtime falls back to the defaults
+			ch := kernel.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 64), 1)
+			if ch.Variant == nil || ch.Variant.Name != kernel.Default(workOp, kernel.F32).Name {
+				t.Errorf("fallback chose %v", ch.Variant)
+			}
+		})
+	}
+	// a profile of another schema version that parses
+	p := writeProfile(t, dir+"/s", func(p *Profile) { p.Schema = SchemaVersion + 1 })
+	if lp, warns := Load(p); lp != nil || len(warns) != 1 || !strings.Contains(warns[0], "schema") {
+		t.Errorf("newer schema: %v %q", lp, warns)
+	}
+}
+
+func TestChooseNearest(t *testing.T) {
+	p := NewProfile("t", kernel.DefaultClasses)
+	mk := func(n, threads, tile int, median float64, class kernel.Class) Entry {
+		return Entry{Op: workOp, DType: kernel.F32, Class: class, Shape: kernel.MakeShape([]string{"n"}, n), Threads: threads,
+			Best: Result{Variant: "good", Params: kernel.Values{"tile": tile, "rounds": 1}, Threads: threads, Median: median}}
+	}
+	p.Entries = []Entry{mk(64, 1, 1, 1, kernel.ClassF32), mk(4096, 1, 8, 1, kernel.ClassF32), mk(4096, 2, 16, 1, kernel.ClassF32)}
+	for _, c := range []struct{ n, threads, tile int }{{50, 1, 1}, {3000, 1, 8}, {3000, 2, 16}, {3000, 8, 16}, {64, 2, 1}} {
+		ch, ok := p.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, c.n), c.threads, kernel.DefaultClasses)
+		if !ok || ch.Config.Params["tile"] != c.tile || ch.Config.Threads > c.threads {
+			t.Errorf("n=%d threads=%d: %v %v, want tile %d", c.n, c.threads, ok, ch.Config, c.tile)
+		}
+	}
+	if _, ok := p.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 64), 1, []kernel.Class{kernel.ClassInt8Act}); ok {
+		t.Error("chose an entry of a class not allowed")
+	}
+}
+
+// The kill -9 test's child: tunes several workloads slowly into the folder
+// named by the environment.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("KTUNE_TUNER_CHILD"); dir != "" {
+		opt := killOpts(dir)
+		if _, _, err := Run(context.Background(), opt); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func killOpts(dir string) Options {
+	opt := Options{Config: arch.Kimi48B(), ModelName: "test", Threads: []int{1}, Dir: dir,
+		Measure: MeasureOptions{SampleTime: 2 * time.Millisecond, Samples: 6, Noisy: 0.5, StopRatio: 1.3}}
+	for n := 16; n <= 16<<7; n *= 2 {
+		opt.Workloads = append(opt.Workloads, Workload{Op: workOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, n), ShapeClass: "x"})
+	}
+	return opt
+}
+
+func TestResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes for several seconds")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName(cpu.Fingerprint()))
+	jpath := journalPath(dir, cpu.Fingerprint())
+	lines := func() int {
+		b, _ := os.ReadFile(jpath)
+		return bytes.Count(b, []byte("\n"))
+	}
+	// kill at several moments: at start-up, then once the journal holds the
+	// header plus 1, 3 and 5 finished entries
+	for _, wait := range []int{0, 2, 4, 6} {
+		cmd := testexec.Self("-test.run=^$")
+		cmd.Env = append(os.Environ(), "KTUNE_TUNER_CHILD="+dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		if wait == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		for wait > 0 && lines() < wait && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if stderr.Len() > 0 {
+			t.Logf("child stderr: %s", stderr.String())
+		}
+		if _, err := os.Stat(path); err == nil { // finished before the kill
+			if _, err := Read(path); err != nil {
+				t.Fatalf("profile after a kill: %v", err)
+			}
+		}
+	}
+	var log bytes.Buffer
+	opt := killOpts(dir)
+	opt.Log = &log
+	p, got, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != path || len(p.Entries) != len(opt.Workloads) {
+		t.Fatalf("profile %s with %d entries, want %s with %d", got, len(p.Entries), path, len(opt.Workloads))
+	}
+	if lp, warns := Load(path); lp == nil || len(warns) > 0 {
+		t.Fatalf("final profile: %v", warns)
+	}
+	t.Logf("%s", strings.TrimSpace(log.String()))
+	var resumed, total int
+	if _, err := fmt.Sscanf(log.String(), "resuming: %d of %d", &resumed, &total); err != nil || resumed < 5 || total != 8 {
+		t.Errorf("the last run did not resume from the ≥ 5 entries the killed runs finished: %q", log.String())
+	}
+	if _, err := os.Stat(journalPath(dir, cpu.Fingerprint())); !os.IsNotExist(err) {
+		t.Errorf("journal left after a finished run: %v", err)
+	}
+}
+
+func TestWorkloadsKimi(t *testing.T) {
+	full := Workloads(arch.Kimi48B(), FullClasses, false)
+	quick := Workloads(arch.Kimi48B(), QuickClasses, true)
+	ops := map[string]int{}
+	for _, w := range full {
+		ops[w.Op]++
+		if op := kernel.LookupOp(w.Op); op == nil || op.Check(w.Shape) != nil {
+			t.Errorf("%s %s: not accepted", w.Op, w.Shape)
+		}
+	}
+	for _, op := range []string{"gemm.gemv", "gemm.gemm", "gemm.gateup", "kda.decode", "kda.prefill", "mla.decode", "mla.prefill", "moe.block", "norm.rmsnorm"} {
+		if ops[op] == 0 {
+			t.Errorf("no workload for %s", op)
+		}
+	}
+	if len(quick) >= len(full) || len(quick) == 0 {
+		t.Errorf("quick %d workloads, full %d", len(quick), len(full))
+	}
+	if ws, err := FilterOps(full, "kda,mla.decode"); err != nil || len(ws) != ops["kda.decode"]+ops["kda.prefill"]+ops["mla.decode"] {
+		t.Errorf("FilterOps: %d %v", len(ws), err)
+	}
+	if _, err := FilterOps(full, "nosuch"); err == nil {
+		t.Error("FilterOps accepted an unknown op")
+	}
+}
+
+func TestGateShapeReduces(t *testing.T) {
+	for _, w := range Workloads(arch.Kimi48B(), FullClasses, false) {
+		for _, v := range kernel.Candidates(w.Op, w.DType, kernel.DefaultClasses) {
+			c := candidate{v: v, cfg: v.DefaultConfig(w.Shape, 1)}
+			s := gateShape(w, c)
+			op := kernel.LookupOp(w.Op)
+			if op.Check(s) != nil || v.Validate(s, c.cfg) != nil {
+				t.Errorf("%s %s: gate shape %s invalid", v.ID(), w.Shape, s)
+			}
+			if f := op.Cost(s, w.DType).FLOPs; f > 50*refBudget {
+				t.Errorf("%s %s: gate shape %s still costs %.3g FLOPs", v.ID(), w.Shape, s, f)
+			}
+		}
+	}
+}
