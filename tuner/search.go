@@ -158,8 +158,8 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, erro
 		d := c.v.DefaultConfig(u.w.Shape, u.threads)
 		seeds = append(seeds, candidate{c.v, d, c.pl})
 	}
-	for _, c := range seeds {
-		if !over() {
+	for i, c := range seeds {
+		if i == 0 || best == nil || !over() { // at least one measured point
 			try(c)
 		}
 	}

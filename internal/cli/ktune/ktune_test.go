@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"github.com/ktune/ktune/internal/testexec"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ktune/ktune/internal/cli"
 )
@@ -65,14 +67,19 @@ func TestDetectJSON(t *testing.T) {
 }
 
 func TestDefaultRunAndTables(t *testing.T) {
-	out, errs, code := runMain(t)
+	// the main job end to end on the cheapest op
+	dir := t.TempDir()
+	out, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"fingerprint", "norm.rmsnorm", "reference"} {
+	for _, want := range []string{"fingerprint", "norm.rmsnorm", "profile: " + dir, "vs default"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "ktune-profile-*.json")); len(m) != 1 {
+		t.Errorf("profile files %v, want one", m)
 	}
 	out, _, _ = runMain(t, "variants", "-o", "md", "--op", "norm.rmsnorm")
 	if !strings.Contains(out, "| norm.rmsnorm") {
@@ -83,6 +90,26 @@ func TestDefaultRunAndTables(t *testing.T) {
 	}
 	if _, errs, code := runMain(t, "--disable-isa", "avx9", "detect"); code == 0 || !strings.Contains(errs, "avx9") {
 		t.Errorf("bad feature accepted (exit %d): %s", code, errs)
+	}
+}
+
+func TestRootFlags(t *testing.T) {
+	var got *TuneOptions
+	cmd := newCmdRoot(&cli.Factory{}, func(o *TuneOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--quick", "--budget", "90s", "--only", "kda", "--allow", "bf16act", "--threads", "1,2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := got.tunerOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !opt.Quick || opt.Budget != 90*time.Second || opt.Only != "kda" || len(opt.Classes) != 3 || len(opt.Threads) != 2 {
+		t.Errorf("options %+v", opt)
+	}
+	got.Threads = "0"
+	if _, err := got.tunerOptions(); err == nil {
+		t.Error("--threads 0 accepted")
 	}
 }
 

@@ -25,8 +25,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // NewCmdRoot builds the ktune command tree.
-func NewCmdRoot(f *cli.Factory) *cobra.Command {
+func NewCmdRoot(f *cli.Factory) *cobra.Command { return newCmdRoot(f, nil) }
+
+func newCmdRoot(f *cli.Factory, runF func(*TuneOptions) error) *cobra.Command {
 	var isa cli.ISAFlags
+	tune := &TuneOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "ktune",
 		Short: "Tune Kimi Linear's CPU kernels for this machine",
@@ -36,9 +39,14 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			parameters, writing a per-machine tuning profile that the engine
 			loads.
 
-			With no subcommand it runs the whole job. Today that is detection
-			and the list of kernel variants this CPU can run; the tuner comes
-			with the roofline and autotuner work.
+			With no subcommand it runs the whole job: detect the CPU, measure
+			its ceilings (quick), tune every kernel at Kimi Linear's shapes
+			(decode 1/2/4/8 tokens, prefill 64/512/4096, MLA contexts
+			4K/32K/128K) for each thread budget, verify every candidate against
+			the reference before timing it, and write
+			ktune-profile-<fingerprint>.json into --out. An interrupted run
+			resumes where it stopped. The engine loads the profile from there or
+			from $KTUNE_PROFILE.
 		`),
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
@@ -46,14 +54,14 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			return isa.Apply()
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := runDetect(&DetectOptions{Factory: f}); err != nil {
-				return err
+			if runF != nil {
+				return runF(tune)
 			}
-			io.WriteString(f.Out, "\n")
-			return runVariants(&VariantsOptions{Factory: f, All: true})
+			return runTune(tune)
 		},
 	}
 	isa.Register(cmd)
+	tune.register(cmd)
 	cmd.AddCommand(NewCmdDetect(f, nil), NewCmdVariants(f, nil), NewCmdVersion(f))
 	return cmd
 }

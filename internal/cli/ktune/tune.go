@@ -1,0 +1,248 @@
+package ktune
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/tuner"
+)
+
+// TuneOptions are the main job's options.
+type TuneOptions struct {
+	*cli.Factory
+	Quick   bool
+	Budget  time.Duration
+	Dir     string
+	Only    string
+	Allow   string
+	Threads string
+	Config  string
+	Format  string
+	// Ceilings measures the machine's roofs for the profile (nil: none).
+	Ceilings func(ctx context.Context, quick bool, threads []int) (json.RawMessage, Roof, error)
+	// Tune replaces tuner.Run (tests).
+	Tune func(ctx context.Context, opt tuner.Options) (*tuner.Profile, string, error)
+}
+
+// Roof gives the roof for a cost at a thread count (0: unknown) and a
+// description of where the plots went.
+type Roof interface {
+	Roof(c kernel.Cost, dt kernel.DType, class kernel.Class, threads int) float64
+	Plots() []string
+}
+
+func (o *TuneOptions) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&o.Quick, "quick", false, "a short run (≤ 2 minutes here): fewer shapes, fewer samples")
+	fl.DurationVar(&o.Budget, "budget", 0, "bound on the tuning wall time (default 10m, 2m with --quick)")
+	fl.StringVar(&o.Dir, "out", "", "folder for the profile and plots (default: the ktune folder in the user config directory)")
+	fl.StringVar(&o.Only, "only", "", "re-tune only these ops or families (comma-separated, e.g. gemm.gemv,kda) in the existing profile")
+	fl.StringVar(&o.Allow, "allow", "", "accuracy classes allowed besides f32 and int8act (e.g. bf16act)")
+	fl.StringVar(&o.Threads, "threads", "", "thread budgets to tune, comma-separated (default 1, 2, 4, … and the logical core count)")
+	fl.StringVar(&o.Config, "config", "", "a model config.json (default: the built-in Kimi-Linear-48B-A3B)")
+	fl.StringVarP(&o.Format, "output", "o", "text", "summary table format: text or md")
+}
+
+func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
+	opt := tuner.Options{Quick: o.Quick, Budget: o.Budget, Dir: o.Dir, Only: o.Only}
+	if opt.Budget == 0 {
+		opt.Budget = 10 * time.Minute
+		if o.Quick {
+			opt.Budget = 2 * time.Minute
+		}
+	}
+	if o.Config != "" {
+		c, err := arch.Load(o.Config)
+		if err != nil {
+			return opt, err
+		}
+		opt.Config, opt.ModelName = c, o.Config
+	}
+	opt.Classes = append([]kernel.Class{}, kernel.DefaultClasses...)
+	if o.Allow != "" {
+		cs, err := kernel.ParseClasses(o.Allow)
+		if err != nil {
+			return opt, fmt.Errorf("--allow: %v", err)
+		}
+		for _, c := range cs {
+			if !containsClass(opt.Classes, c) {
+				opt.Classes = append(opt.Classes, c)
+			}
+		}
+	}
+	if o.Threads != "" {
+		for _, f := range strings.Split(o.Threads, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return opt, fmt.Errorf("--threads: %q is not a thread count", f)
+			}
+			opt.Threads = append(opt.Threads, n)
+		}
+	}
+	return opt, nil
+}
+
+func containsClass(cs []kernel.Class, c kernel.Class) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// runTune is the main job: detect, ceilings, tune, write, summarise.
+func runTune(o *TuneOptions) error {
+	opt, err := o.tunerOptions()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	start := time.Now()
+	info := cpu.Get()
+	fmt.Fprintf(o.Out, "ktune: %s, %d logical cores, fingerprint %s\n", info.Brand, info.LogicalCores, info.Fingerprint())
+	if info.Mask != "" {
+		fmt.Fprintf(o.Out, "masks: %s\n", info.Mask)
+	}
+	var roof Roof
+	if o.Ceilings != nil {
+		fmt.Fprintf(o.Err, "measuring ceilings (quick)…\n")
+		threads := opt.Threads
+		if threads == nil {
+			threads = tuner.DefaultThreads()
+		}
+		raw, r, err := o.Ceilings(ctx, true, threads)
+		if err != nil {
+			return fmt.Errorf("ceilings: %v", err)
+		}
+		opt.Ceilings, roof = raw, r
+	}
+	opt.Log = o.Err
+	bar := newProgress(o.Err)
+	opt.Progress = bar.event
+	tune := o.Tune
+	if tune == nil {
+		tune = tuner.Run
+	}
+	p, path, err := tune(ctx, opt)
+	bar.finish()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: what was measured is kept and the next run resumes (%v)", err)
+		}
+		return err
+	}
+	fmt.Fprintln(o.Out)
+	if err := summaryTable(o.Out, o.Format, p, roof); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "\nprofile: %s\n", path)
+	if roof != nil {
+		for _, pl := range roof.Plots() {
+			fmt.Fprintf(o.Out, "plot:    %s\n", pl)
+		}
+	}
+	fmt.Fprintf(o.Out, "tuned %d entries, %d of %d candidates measured (%.0f%%), %d rejected by the correctness gate, in %s\n",
+		len(p.Entries), p.Stats.Measured, p.Stats.Space, 100*float64(p.Stats.Measured)/float64(max(p.Stats.Space, 1)),
+		p.Stats.Rejected, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// summaryTable prints one row per (op, dtype, shape, threads): the fastest
+// allowed class's choice, its figure, % of roof and speedup over the default.
+func summaryTable(w io.Writer, format string, p *tuner.Profile, roof Roof) error {
+	type key struct{ op, dt, label, shape string }
+	var rows [][]string
+	best := map[string]*tuner.Entry{}
+	var order []string
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		k := fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Label, e.Shape, e.Threads)
+		if b, ok := best[k]; !ok {
+			order = append(order, k)
+			best[k] = e
+		} else if e.Best.Median < b.Best.Median {
+			best[k] = e
+		}
+	}
+	for _, k := range order {
+		e := best[k]
+		r := e.Best
+		fig := fmt.Sprintf("%.1f GFLOP/s", r.GFLOPs())
+		if r.FLOPs == 0 || (r.Bytes > 0 && r.FLOPs/r.Bytes < 4) {
+			fig = fmt.Sprintf("%.1f GB/s", r.GBs())
+		}
+		pct := "-"
+		if roof != nil {
+			if rf := roof.Roof(kernel.Cost{FLOPs: r.FLOPs, Bytes: r.Bytes}, e.DType, e.Class, r.Threads); rf > 0 {
+				pct = fmt.Sprintf("%.0f%%", 100*r.FLOPs/r.Median/rf)
+			}
+		}
+		speed := "-"
+		if s := e.Speedup(); s > 0 {
+			speed = fmt.Sprintf("%.2f×", s)
+		}
+		choice := r.Variant
+		if len(r.Params) > 0 {
+			choice += " " + r.Params.String()
+		}
+		if r.Threads != e.Threads {
+			choice += fmt.Sprintf(" (%d thr)", r.Threads)
+		}
+		shape := e.ShapeClass
+		if e.Label != "" && e.Label != strings.SplitN(e.Op, ".", 2)[0] {
+			shape += " " + e.Label
+		}
+		rows = append(rows, []string{e.Op, string(e.DType), shape, strconv.Itoa(e.Threads), choice, fig, pct, speed})
+	}
+	return cli.Table(w, format, []string{"op", "dtype", "shape", "threads", "chosen", "achieved", "% of roof", "vs default"}, rows)
+}
+
+// progress shows a bar on a terminal and plain lines otherwise.
+type progress struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("tuning"),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+func (p *progress) event(ev tuner.Event) {
+	if p.bar != nil {
+		p.bar.ChangeMax(ev.Total)
+		p.bar.Describe(ev.What)
+		p.bar.Set(ev.Done)
+		return
+	}
+	if ev.Entry != nil {
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s %s\n", ev.Done, ev.Total, ev.What, ev.Entry.Best.Variant, ev.Entry.Best.Params)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}
