@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/MakeNowJust/heredoc v1.0.0
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/spf13/cobra v1.10.2
