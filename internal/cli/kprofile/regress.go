@@ -140,6 +140,15 @@ func runRegress(f *cli.Factory, o *RegressOptions) error {
 			}
 		}
 	}
+	few := 0
+	for _, d := range rep.Diffs {
+		if d.Verdict == reports.TooFewSamples {
+			few++
+		}
+	}
+	if few > 0 {
+		fmt.Fprintf(f.Err, "warning: %d comparison(s) had too few samples to show any change at α = %g (run -count 10 or more); they cannot fail this check\n", few, o.Alpha)
+	}
 	reg := rep.Regressions()
 	if len(reg) == 0 {
 		fmt.Fprintf(w, "no regression beyond %.3g%% at α = %g\n", 100*o.Threshold, o.Alpha)

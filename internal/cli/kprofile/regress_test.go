@@ -90,6 +90,12 @@ func TestRegressExitCodes(t *testing.T) {
 		t.Errorf("md at 25%%: exit %d\n%s", code, out)
 	}
 
+	few := writeBench(t, "few.txt", 3, 4, 1.2)
+	_, errs, code = runKprofile("regress", writeBench(t, "few-old.txt", 3, 5, 1), few)
+	if code != 0 || !strings.Contains(errs, "too few samples") {
+		t.Errorf("3 runs per side: exit %d, stderr %q", code, errs)
+	}
+
 	_, errs, code = runKprofile("regress", old, filepath.Join(t.TempDir(), "nope.txt"))
 	if code != 2 || !strings.Contains(errs, "nope.txt") {
 		t.Errorf("missing file: exit %d: %s", code, errs)
