@@ -3,6 +3,7 @@
 package kprofile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -20,6 +21,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	if err := cmd.Execute(); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
 		return 1
 	}
 	return 0
@@ -46,5 +51,6 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			return err
 		},
 	})
+	cmd.AddCommand(NewCmdRegress(f, nil))
 	return cmd
 }
