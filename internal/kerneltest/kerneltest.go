@@ -85,7 +85,7 @@ func PrintBenchConfig(w io.Writer) {
 	fmt.Fprintf(w, "ktune-version: %s\n", version.String())
 	fmt.Fprintf(w, "go-version: %s\n", version.Go())
 	for _, u := range []string{"GFLOP/s", "GB/s", "GOP/s", "tokens/s"} {
-		fmt.Fprintf(w, "Unit %s Better=higher\n", u)
+		fmt.Fprintf(w, "Unit %s better=higher\n", u)
 	}
 }
 
