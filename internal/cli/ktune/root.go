@@ -54,6 +54,6 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 		},
 	}
 	isa.Register(cmd)
-	cmd.AddCommand(NewCmdDetect(f, nil), NewCmdVariants(f, nil), NewCmdVersion(f))
+	cmd.AddCommand(NewCmdDetect(f, nil), NewCmdVariants(f, nil), NewCmdRoofline(f, nil), NewCmdVersion(f))
 	return cmd
 }
