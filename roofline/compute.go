@@ -5,6 +5,9 @@ package roofline
 // add their entries in init; the pure-Go entry is always there.
 
 import (
+	"math"
+	"sync/atomic"
+
 	"github.com/ktune/ktune/internal/cpu"
 )
 
@@ -70,12 +73,15 @@ func goF64(n int64) {
 		a6 = a6*m + c
 		a7 = a7*m + c
 	}
-	goSink = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
+	goSink.Store(math.Float64bits(a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7))
 }
 
 // goMul and goAdd are variables so the compiler cannot fold the chains;
-// goSink keeps the result live.
-var goMul, goAdd, goSink = 0.5, 1.0, 0.0
+// goSink keeps the result live (atomic: threads share it).
+var (
+	goMul, goAdd = 0.5, 1.0
+	goSink       atomic.Uint64
+)
 
 func init() {
 	registerCompute(&ComputeKernel{Name: "go_f64", DType: "f64", Chains: goChains, OpsPerTrip: 2 * goChains, Fn: goF64})

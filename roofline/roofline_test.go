@@ -274,7 +274,7 @@ func TestKernels(t *testing.T) {
 // the figures.
 func TestMeasureSmall(t *testing.T) {
 	var calls, last int
-	c, err := Measure(context.Background(), Options{Threads: []int{1}, MinWorkingSet: 4 << 10, MaxWorkingSet: 64 << 10,
+	c, err := Measure(context.Background(), Options{Threads: []int{1, 2}, MinWorkingSet: 4 << 10, MaxWorkingSet: 64 << 10,
 		MinTime: time.Millisecond, Reps: 1, Progress: func(done, total int, what string) { calls++; last = total }})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestMeasureSmall(t *testing.T) {
 	if calls != last || calls == 0 {
 		t.Errorf("progress: %d calls, total %d", calls, last)
 	}
-	if len(c.Compute) != len(ComputeKernels()) || len(c.Sweeps) != len(Kinds) {
+	if len(c.Compute) != 2*len(ComputeKernels()) || len(c.Sweeps) != 2*len(Kinds) {
 		t.Errorf("%d compute ceilings, %d sweeps", len(c.Compute), len(c.Sweeps))
 	}
 	if clockFn != nil && !(c.ClockGHz > 0.1 && c.ClockGHz < 10) {
