@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/pool"
 )
 
 // synthetic returns ceilings with known figures: f32 100 GFLOP/s per
@@ -274,7 +275,8 @@ func TestKernels(t *testing.T) {
 // the figures.
 func TestMeasureSmall(t *testing.T) {
 	var calls, last int
-	c, err := Measure(context.Background(), Options{Threads: []int{1, 2}, MinWorkingSet: 4 << 10, MaxWorkingSet: 64 << 10,
+	ts := DefaultThreads(min(2, pool.Default().Size()))
+	c, err := Measure(context.Background(), Options{Threads: ts, MinWorkingSet: 4 << 10, MaxWorkingSet: 64 << 10,
 		MinTime: time.Millisecond, Reps: 1, Progress: func(done, total int, what string) { calls++; last = total }})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +287,7 @@ func TestMeasureSmall(t *testing.T) {
 	if calls != last || calls == 0 {
 		t.Errorf("progress: %d calls, total %d", calls, last)
 	}
-	if len(c.Compute) != 2*len(ComputeKernels()) || len(c.Sweeps) != 2*len(Kinds) {
+	if len(c.Compute) != len(ts)*len(ComputeKernels()) || len(c.Sweeps) != len(ts)*len(Kinds) {
 		t.Errorf("%d compute ceilings, %d sweeps", len(c.Compute), len(c.Sweeps))
 	}
 	if clockFn != nil && !(c.ClockGHz > 0.1 && c.ClockGHz < 10) {
