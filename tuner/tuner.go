@@ -190,8 +190,8 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 			opt.Progress(Event{Done: finished, Total: len(units), What: unitName(u)})
 		}
 		var slice time.Duration
-		if !deadline.IsZero() {
-			slice = time.Until(deadline) / time.Duration(max(todo, 1))
+		if !deadline.IsZero() { // past the deadline: the mandatory first point only
+			slice = max(time.Until(deadline)/time.Duration(max(todo, 1)), time.Nanosecond)
 		}
 		if cur == nil || !cur.matches(u.w) {
 			cur.release()

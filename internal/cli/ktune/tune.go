@@ -11,9 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
@@ -134,14 +132,19 @@ func runTune(o *TuneOptions) error {
 		opt.Ceilings, roof = raw, r
 	}
 	opt.Log = o.Err
-	bar := newProgress(o.Err)
-	opt.Progress = bar.event
+	prog := newProgress(o.Err)
+	opt.Progress = func(ev tuner.Event) {
+		what := ev.What
+		if ev.Entry != nil {
+			what += ": " + ev.Entry.Best.Variant + " " + ev.Entry.Best.Params.String()
+		}
+		prog("tuning", ev.Done, ev.Total, what)
+	}
 	tune := o.Tune
 	if tune == nil {
 		tune = tuner.Run
 	}
 	p, path, err := tune(ctx, opt)
-	bar.finish()
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: what was measured is kept and the next run resumes (%v)", err)
@@ -212,37 +215,4 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, roof Roof) error
 		rows = append(rows, []string{e.Op, string(e.DType), shape, strconv.Itoa(e.Threads), choice, fig, pct, speed})
 	}
 	return cli.Table(w, format, []string{"op", "dtype", "shape", "threads", "chosen", "achieved", "% of roof", "vs default"}, rows)
-}
-
-// progress shows a bar on a terminal and plain lines otherwise.
-type progress struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("tuning"),
-			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-	}
-	return p
-}
-
-func (p *progress) event(ev tuner.Event) {
-	if p.bar != nil {
-		p.bar.ChangeMax(ev.Total)
-		p.bar.Describe(ev.What)
-		p.bar.Set(ev.Done)
-		return
-	}
-	if ev.Entry != nil {
-		fmt.Fprintf(p.w, "[%d/%d] %s: %s %s\n", ev.Done, ev.Total, ev.What, ev.Entry.Best.Variant, ev.Entry.Best.Params)
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-	}
 }
