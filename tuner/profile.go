@@ -137,6 +137,10 @@ type Reject struct {
 	Error   string        `json:"error"`
 }
 
+// FLOPsZero reports whether the entry's op counts no FLOPs (nothing to
+// place on a roofline).
+func (e *Entry) FLOPsZero() bool { return e.Best.FLOPs == 0 }
+
 // Key identifies an entry.
 func (e *Entry) Key() string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Class, e.Shape, e.Threads)

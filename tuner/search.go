@@ -299,8 +299,12 @@ var reduceKeys = map[string][]string{
 	"gemm.gemv": {"n", "k"}, "gemm.gemm": {"n", "m"}, "gemm.gateup": {"n", "m"},
 	"kda.prefill": {"t"}, "kda.decode": {"b"},
 	"mla.decode": {"c"}, "mla.prefill": {"t"},
-	"moe.block": {"e", "n"}, "norm.rmsnorm": {"m"},
+	"moe.block": {"e", "n", "i", "c"}, "norm.rmsnorm": {"m"},
 }
+
+// opRefBudget overrides refBudget where the reference's cost is not its
+// FLOPs: the MoE reference dequantizes every expert.
+var opRefBudget = map[string]float64{"moe.block": 2e7}
 
 // gateShape is the shape a candidate is checked at: s itself when the
 // reference is cheap, else s with reduceKeys halved while the op and the
@@ -311,9 +315,14 @@ func gateShape(w Workload, c candidate) kernel.Shape {
 	if op == nil || op.Cost == nil {
 		return s
 	}
-	floor := map[string]int{"n": 64, "k": 256, "m": 16, "t": 64, "c": 1000, "e": 16, "b": 1}
+	floor := map[string]int{"n": 64, "k": 256, "m": 16, "t": 64, "c": 1000, "e": 16, "b": 1, "i": 256}
+	budget := refBudget
+	if b, ok := opRefBudget[w.Op]; ok {
+		budget = b
+		floor["n"], floor["c"] = 16, 512
+	}
 	for _, key := range reduceKeys[w.Op] {
-		for op.Cost(s, w.DType).FLOPs > refBudget {
+		for op.Cost(s, w.DType).FLOPs > budget {
 			v := s.Get(key)
 			nv := v / 2
 			if key == "e" {

@@ -57,12 +57,7 @@ func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (k
 }
 
 func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool) (*quant.Matrix, error) {
-	w := make([]float32, n*k)
-	std := 1 / math.Sqrt(float64(k))
-	for i := range w {
-		w[i] = float32(std * r.NormFloat64())
-	}
-	return quant.Quantize(dt, w, n, k, hasMin)
+	return quant.Random(r, dt, n, k, hasMin, 1/math.Sqrt(float64(k)))
 }
 
 func cost(op string) func(s kernel.Shape, dt kernel.DType) kernel.Cost {

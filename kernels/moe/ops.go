@@ -33,12 +33,7 @@ func (p *problem) Output() []float32   { return p.y }
 // dt (tests, tuning and benchmarks).
 func RandomBlock(r *rand.Rand, dt kernel.DType, e, k, c, i int) (*BlockWeights, error) {
 	mat := func(dt kernel.DType, n, kk int) (*quant.Matrix, error) {
-		w := make([]float32, n*kk)
-		std := 1 / math.Sqrt(float64(kk))
-		for j := range w {
-			w[j] = float32(std * r.NormFloat64())
-		}
-		return quant.Quantize(dt, w, n, kk, false)
+		return quant.Random(r, dt, n, kk, false, 1/math.Sqrt(float64(kk)))
 	}
 	router, err := mat(kernel.F32, e, c)
 	if err != nil {

@@ -2,6 +2,7 @@ package ktune
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"github.com/ktune/ktune/internal/testexec"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/roofline"
 )
 
 // TestDetectFlags: flags reach the options without running anything.
@@ -67,13 +69,18 @@ func TestDetectJSON(t *testing.T) {
 }
 
 func TestDefaultRunAndTables(t *testing.T) {
-	// the main job end to end on the cheapest op
+	// the main job end to end on the cheapest op, with small ceilings
+	defer func(f func(context.Context, roofline.Options) (*roofline.Ceilings, error)) { measureCeilings = f }(measureCeilings)
+	measureCeilings = func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error) {
+		o.MaxWorkingSet, o.MinTime, o.Reps = 1<<20, time.Millisecond, 1
+		return roofline.Measure(ctx, o)
+	}
 	dir := t.TempDir()
 	out, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"fingerprint", "norm.rmsnorm", "profile: " + dir, "vs default"} {
+	for _, want := range []string{"fingerprint", "norm.rmsnorm", "profile: " + dir, "vs default", "roofline.svg", "%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -2,11 +2,11 @@ package ktune
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +17,7 @@ import (
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/roofline"
 	"github.com/ktune/ktune/tuner"
 )
 
@@ -31,17 +32,12 @@ type TuneOptions struct {
 	Threads string
 	Config  string
 	Format  string
-	// Ceilings measures the machine's roofs for the profile (nil: none).
-	Ceilings func(ctx context.Context, quick bool, threads []int) (json.RawMessage, Roof, error)
+	// NoCeilings skips measuring the machine's roofs (tests).
+	NoCeilings bool
+	// Ceilings replaces roofline.Measure (tests).
+	Ceilings func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error)
 	// Tune replaces tuner.Run (tests).
 	Tune func(ctx context.Context, opt tuner.Options) (*tuner.Profile, string, error)
-}
-
-// Roof gives the roof for a cost at a thread count (0: unknown) and a
-// description of where the plots went.
-type Roof interface {
-	Roof(c kernel.Cost, dt kernel.DType, class kernel.Class, threads int) float64
-	Plots() []string
 }
 
 func (o *TuneOptions) register(cmd *cobra.Command) {
@@ -104,6 +100,9 @@ func containsClass(cs []kernel.Class, c kernel.Class) bool {
 	return false
 }
 
+// measureCeilings is roofline.Measure (tests shrink it).
+var measureCeilings = roofline.Measure
+
 // runTune is the main job: detect, ceilings, tune, write, summarise.
 func runTune(o *TuneOptions) error {
 	opt, err := o.tunerOptions()
@@ -118,21 +117,29 @@ func runTune(o *TuneOptions) error {
 	if info.Mask != "" {
 		fmt.Fprintf(o.Out, "masks: %s\n", info.Mask)
 	}
-	var roof Roof
-	if o.Ceilings != nil {
-		fmt.Fprintf(o.Err, "measuring ceilings (quick)…\n")
+	var ceil *roofline.Ceilings
+	prog := newProgress(o.Err)
+	if !o.NoCeilings {
+		measure := o.Ceilings
+		if measure == nil {
+			measure = measureCeilings
+		}
 		threads := opt.Threads
 		if threads == nil {
 			threads = tuner.DefaultThreads()
 		}
-		raw, r, err := o.Ceilings(ctx, true, threads)
+		c, err := measure(ctx, roofline.Options{Quick: true, Threads: threads,
+			Progress: func(done, total int, what string) { prog("ceilings", done, total, what) }})
 		if err != nil {
 			return fmt.Errorf("ceilings: %v", err)
 		}
-		opt.Ceilings, roof = raw, r
+		raw, err := c.JSON()
+		if err != nil {
+			return err
+		}
+		ceil, opt.Ceilings = c, raw
 	}
 	opt.Log = o.Err
-	prog := newProgress(o.Err)
 	opt.Progress = func(ev tuner.Event) {
 		what := ev.What
 		if ev.Entry != nil {
@@ -152,12 +159,16 @@ func runTune(o *TuneOptions) error {
 		return err
 	}
 	fmt.Fprintln(o.Out)
-	if err := summaryTable(o.Out, o.Format, p, roof); err != nil {
+	if err := summaryTable(o.Out, o.Format, p, ceil); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "\nprofile: %s\n", path)
-	if roof != nil {
-		for _, pl := range roof.Plots() {
+	if ceil != nil {
+		plots, err := profilePlots(filepath.Dir(path), ceil, p)
+		if err != nil {
+			return err
+		}
+		for _, pl := range plots {
 			fmt.Fprintf(o.Out, "plot:    %s\n", pl)
 		}
 	}
@@ -169,7 +180,7 @@ func runTune(o *TuneOptions) error {
 
 // summaryTable prints one row per (op, dtype, shape, threads): the fastest
 // allowed class's choice, its figure, % of roof and speedup over the default.
-func summaryTable(w io.Writer, format string, p *tuner.Profile, roof Roof) error {
+func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.Ceilings) error {
 	type key struct{ op, dt, label, shape string }
 	var rows [][]string
 	best := map[string]*tuner.Entry{}
@@ -192,10 +203,8 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, roof Roof) error
 			fig = fmt.Sprintf("%.1f GB/s", r.GBs())
 		}
 		pct := "-"
-		if roof != nil {
-			if rf := roof.Roof(kernel.Cost{FLOPs: r.FLOPs, Bytes: r.Bytes}, e.DType, e.Class, r.Threads); rf > 0 {
-				pct = fmt.Sprintf("%.0f%%", 100*r.FLOPs/r.Median/rf)
-			}
+		if rf := roofOf(ceil, e, r); rf > 0 {
+			pct = fmt.Sprintf("%.0f%%", 100*r.FLOPs/r.Median/1e9/rf)
 		}
 		speed := "-"
 		if s := e.Speedup(); s > 0 {
@@ -215,4 +224,83 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, roof Roof) error
 		rows = append(rows, []string{e.Op, string(e.DType), shape, strconv.Itoa(e.Threads), choice, fig, pct, speed})
 	}
 	return cli.Table(w, format, []string{"op", "dtype", "shape", "threads", "chosen", "achieved", "% of roof", "vs default"}, rows)
+}
+
+// roofOf is the roof (GFLOP/s) under an entry's result: its class's
+// compute peak or its intensity times the read bandwidth of the level its
+// data comes from (DRAM for cold workloads and working sets beyond L2).
+func roofOf(c *roofline.Ceilings, e *tuner.Entry, r tuner.Result) float64 {
+	if c == nil || r.Median <= 0 {
+		return 0
+	}
+	class := string(e.Class)
+	if class == "f32" {
+		class = ""
+	}
+	ai := kernel.Cost{FLOPs: r.FLOPs, Bytes: r.Bytes}.Intensity()
+	level := "DRAM"
+	if e.Mem != "dram" {
+		level = "L3"
+		if l2 := cpu.Get().Cache.L2; l2 > 0 && r.Bytes <= float64(l2)*float64(r.Threads) {
+			level = "L2"
+		}
+	}
+	bw := c.Bandwidth(level, r.Threads)
+	if bw == 0 {
+		bw = c.Bandwidth("DRAM", r.Threads)
+	}
+	peak := c.PeakFLOPs(class, r.Threads)
+	if bw == 0 || peak == 0 {
+		return 0
+	}
+	return min(peak, ai*bw)
+}
+
+// profilePlots draws the roofline with the tuned kernels' points (the best
+// entry per op and shape class at the largest thread budget) and the
+// bandwidth sweep into dir, PNG and SVG.
+func profilePlots(dir string, c *roofline.Ceilings, p *tuner.Profile) ([]string, error) {
+	top := 0
+	for _, e := range p.Entries {
+		top = max(top, e.Threads)
+	}
+	best := map[string]*tuner.Entry{}
+	var order []string
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		if e.Threads != top || e.FLOPsZero() {
+			continue
+		}
+		k := e.Op + " " + e.ShapeClass + " " + e.Label + " " + string(e.DType)
+		if b, ok := best[k]; !ok {
+			order = append(order, k)
+			best[k] = e
+		} else if e.Best.Median < b.Best.Median {
+			best[k] = e
+		}
+	}
+	var pts []roofline.Point
+	for _, k := range order {
+		e := best[k]
+		label := e.Op + " " + e.ShapeClass
+		if e.Label != "" && !strings.HasPrefix(e.Op, e.Label) {
+			label = e.Label + " " + e.ShapeClass
+		}
+		pts = append(pts, roofline.Point{Label: label + " " + string(e.DType), Op: e.Op, Variant: e.Best.Variant, DType: string(e.DType),
+			Class: string(e.Class), Shape: e.Shape.String(), Threads: e.Best.Threads, Cold: e.Mem == "dram",
+			FLOPs: e.Best.FLOPs, Bytes: e.Best.Bytes, Seconds: e.Best.Median})
+	}
+	var out []string
+	for _, ext := range []string{"png", "svg"} {
+		rp := filepath.Join(dir, "roofline."+ext)
+		if err := roofline.PlotRoofline(c, pts, rp); err != nil {
+			return out, err
+		}
+		bp := filepath.Join(dir, "bandwidth."+ext)
+		if err := roofline.PlotBandwidth(c, bp); err != nil {
+			return out, err
+		}
+		out = append(out, rp, bp)
+	}
+	return out, nil
 }
