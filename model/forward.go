@@ -176,7 +176,7 @@ func (m *Model) mlp(f *MLP, y, x []float32, M int) {
 // the batch's states side by side ([B][H][D][D]); a batch of several
 // sequences is gathered into a scratch cache and scattered back.
 func (m *Model) kdaMixer(l int, y, x []float32, sts []*State, T int) {
-	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads}
+	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes}
 	if len(sts) == 1 {
 		w.Forward(y, x, 1, T, sts[0].kda[l], opt)
 		return
@@ -230,5 +230,5 @@ func (m *Model) mlaMixer(l int, y, x []float32, sts []*State, T int) {
 	for b, st := range sts {
 		c.Seqs[b] = st.mla[l]
 	}
-	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads})
+	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes})
 }

@@ -234,6 +234,7 @@ func packRows(dt kernel.DType, n, k, threads int, fill func(dst []float32, r0, r
 // build fills m from the checkpoint in model order.
 func (ld *loader) build(m *Model) {
 	cfg, s, opt := m.Cfg, m.Shapes, ld.opt
+	attn, ffn, experts := opt.AttnDType, opt.FFNDType, opt.ExpertDType
 	// ---- embedding: read in place from the mapping
 	info, _, _ := ld.ck.Info("model.embed_tokens.weight")
 	raw, err := ld.ck.Bytes("model.embed_tokens.weight")
@@ -255,19 +256,19 @@ func (ld *loader) build(m *Model) {
 		case arch.KDA:
 			ly.KDA = &kda.LayerWeights{Hidden: s.Hidden, Heads: s.KDAHeads, HeadDim: s.KDAHeadDim, ConvWidth: s.ConvKernel,
 				Eps: float32(cfg.RMSNormEps),
-				Q:   ld.matrix(a+"q_proj.weight", opt.DType), K: ld.matrix(a+"k_proj.weight", opt.DType),
-				V:  ld.matrix(a+"v_proj.weight", opt.DType),
+				Q:   ld.matrix(a+"q_proj.weight", attn), K: ld.matrix(a+"k_proj.weight", attn),
+				V:  ld.matrix(a+"v_proj.weight", attn),
 				FA: ld.matrix(a+"f_a_proj.weight", opt.GateDType), FB: ld.matrix(a+"f_b_proj.weight", opt.GateDType),
 				Beta: ld.matrix(a+"b_proj.weight", opt.GateDType),
 				GA:   ld.matrix(a+"g_a_proj.weight", opt.GateDType), GB: ld.matrix(a+"g_b_proj.weight", opt.GateDType),
-				O:     ld.matrix(a+"o_proj.weight", opt.DType),
+				O:     ld.matrix(a+"o_proj.weight", attn),
 				ConvQ: ld.f32(a + "q_conv1d.weight"), ConvK: ld.f32(a + "k_conv1d.weight"), ConvV: ld.f32(a + "v_conv1d.weight"),
 				ALog: ld.f32(a + "A_log"), DtBias: ld.f32(a + "dt_bias"), ONorm: ld.f32(a + "o_norm.weight")}
 		case arch.MLA:
 			w := &mla.LayerWeights{Hidden: s.Hidden, Heads: s.MLAHeads, DN: s.QKNope, DR: s.QKRope, DV: s.VHead, R: s.KVLoraRank,
 				KVEps: kvEps,
-				Q:     ld.matrix(a+"q_proj.weight", opt.DType), KVA: ld.matrix(a+"kv_a_proj_with_mqa.weight", opt.DType),
-				KVANorm: ld.f32(a + "kv_a_layernorm.weight"), O: ld.matrix(a+"o_proj.weight", opt.DType)}
+				Q:     ld.matrix(a+"q_proj.weight", attn), KVA: ld.matrix(a+"kv_a_proj_with_mqa.weight", attn),
+				KVANorm: ld.f32(a + "kv_a_layernorm.weight"), O: ld.matrix(a+"o_proj.weight", attn)}
 			if kvb := ld.f32(a + "kv_b_proj.weight"); kvb != nil {
 				if err := w.SplitKVB(kvb); err != nil {
 					ld.fail(a+"kv_b_proj.weight", err)
@@ -276,8 +277,8 @@ func (ld *loader) build(m *Model) {
 			ly.MLA = w
 		}
 		if !cfg.IsMoE(l) {
-			ly.MLP = &MLP{Gate: ld.matrix(p+"mlp.gate_proj.weight", opt.DType), Up: ld.matrix(p+"mlp.up_proj.weight", opt.DType),
-				Down: ld.matrix(p+"mlp.down_proj.weight", opt.DType)}
+			ly.MLP = &MLP{Gate: ld.matrix(p+"mlp.gate_proj.weight", ffn), Up: ld.matrix(p+"mlp.up_proj.weight", ffn),
+				Down: ld.matrix(p+"mlp.down_proj.weight", ffn)}
 			continue
 		}
 		b := p + "block_sparse_moe."
@@ -285,13 +286,13 @@ func (ld *loader) build(m *Model) {
 			Router: ld.matrix(b+"gate.weight", kernel.F32), Bias: ld.f32(b + "gate.e_score_correction_bias")}
 		for e := 0; e < s.Experts; e++ {
 			x := fmt.Sprintf("%sexperts.%d.", b, e)
-			blk.Experts = append(blk.Experts, moe.Expert{Gate: ld.matrix(x+"w1.weight", opt.DType),
-				Up: ld.matrix(x+"w3.weight", opt.DType), Down: ld.matrix(x+"w2.weight", opt.DType)})
+			blk.Experts = append(blk.Experts, moe.Expert{Gate: ld.matrix(x+"w1.weight", experts),
+				Up: ld.matrix(x+"w3.weight", experts), Down: ld.matrix(x+"w2.weight", experts)})
 		}
 		if s.SharedInter > 0 {
-			blk.Shared = &moe.Expert{Gate: ld.matrix(b+"shared_experts.gate_proj.weight", opt.DType),
-				Up:   ld.matrix(b+"shared_experts.up_proj.weight", opt.DType),
-				Down: ld.matrix(b+"shared_experts.down_proj.weight", opt.DType)}
+			blk.Shared = &moe.Expert{Gate: ld.matrix(b+"shared_experts.gate_proj.weight", ffn),
+				Up:   ld.matrix(b+"shared_experts.up_proj.weight", ffn),
+				Down: ld.matrix(b+"shared_experts.down_proj.weight", ffn)}
 		}
 		ly.MoE = blk
 	}
@@ -301,7 +302,7 @@ func (ld *loader) build(m *Model) {
 	if s.TiedEmbeddings {
 		head = "model.embed_tokens.weight"
 	}
-	m.LMHead = ld.matrix(head, opt.DType)
+	m.LMHead = ld.matrix(head, opt.HeadDType)
 }
 
 // routerConfig is the MoE routing of cfg.

@@ -104,8 +104,14 @@ func linearDType(name string, opt *LoadOptions) kernel.DType {
 		return opt.GateDType
 	case "moe.gate":
 		return kernel.F32
+	case "lm_head":
+		return opt.HeadDType
+	case "dense.gate_proj", "dense.up_proj", "dense.down_proj", "moe.shared.gate_proj", "moe.shared.up_proj", "moe.shared.down_proj":
+		return opt.FFNDType
+	case "moe.expert.w1", "moe.expert.w2", "moe.expert.w3":
+		return opt.ExpertDType
 	}
-	return opt.DType
+	return opt.AttnDType
 }
 
 // cacheRowBytes is one token's storage in one MLA layer (mla.Cache.RowBytes).

@@ -93,6 +93,10 @@ type LoadOptions struct {
 	// DType is the format of the big matrices (projections, experts,
 	// lm_head): kernel.F32 (default), BF16, Q8 or Q4.
 	DType kernel.DType
+	// AttnDType (KDA q/k/v/o, MLA q/kv_a/o), FFNDType (dense MLP and
+	// shared experts), ExpertDType (routed experts) and HeadDType
+	// (lm_head) override DType for their matrices when set.
+	AttnDType, FFNDType, ExpertDType, HeadDType kernel.DType
 	// GateDType is the format of the KDA gate projections (f_a/f_b, g_a/g_b,
 	// b_proj); default F32. The MoE router, norms, conv taps, A_log,
 	// dt_bias, the score bias and MLA's kv_b_proj are always f32.
@@ -126,10 +130,15 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 	if o.GateDType == "" {
 		o.GateDType = kernel.F32
 	}
+	for _, p := range []*kernel.DType{&o.AttnDType, &o.FFNDType, &o.ExpertDType, &o.HeadDType} {
+		if *p == "" {
+			*p = o.DType
+		}
+	}
 	if o.CacheDType == "" {
 		o.CacheDType = kernel.F32
 	}
-	for _, dt := range []kernel.DType{o.DType, o.GateDType} {
+	for _, dt := range []kernel.DType{o.DType, o.GateDType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType} {
 		switch dt {
 		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4:
 		default:
@@ -177,4 +186,33 @@ func (m *Model) Close() error {
 		return err
 	}
 	return nil
+}
+
+// matrices returns a pointer to every packed matrix of the model, in model
+// order (attention, feed-forward, experts, then lm_head).
+func (m *Model) matrices() []**quant.Matrix {
+	var out []**quant.Matrix
+	for l := range m.Layers {
+		ly := &m.Layers[l]
+		if w := ly.KDA; w != nil {
+			out = append(out, &w.Q, &w.K, &w.V, &w.FA, &w.FB, &w.Beta, &w.GA, &w.GB, &w.O)
+		}
+		if w := ly.MLA; w != nil {
+			out = append(out, &w.Q, &w.KVA, &w.O)
+		}
+		if f := ly.MLP; f != nil {
+			out = append(out, &f.Gate, &f.Up, &f.Down)
+		}
+		if b := ly.MoE; b != nil {
+			out = append(out, &b.Router)
+			for e := range b.Experts {
+				x := &b.Experts[e]
+				out = append(out, &x.Gate, &x.Up, &x.Down)
+			}
+			if x := b.Shared; x != nil {
+				out = append(out, &x.Gate, &x.Up, &x.Down)
+			}
+		}
+	}
+	return append(out, &m.LMHead)
 }
