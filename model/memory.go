@@ -79,7 +79,9 @@ func EstimateMemory(cfg *arch.Config, opt LoadOptions, embedBytes int) (MemoryRe
 			r.WeightsHeap += 4 * n
 		}
 	}
-	r.KDAStatePerSeq = cfg.KDAStateBytesPerSeq()
+	// kda.LayerCache keeps a window of W (not W−1) pre-conv values per
+	// channel, so this is a little above arch's KDAStateBytesPerSeq.
+	r.KDAStatePerSeq = int64(s.NumKDALayers) * 4 * (3*int64(s.KDAProj)*int64(s.ConvKernel) + int64(s.KDAStateValues))
 	r.MLACachePerToken = int64(s.NumMLALayers) * int64(cacheRowBytes(s.MLACacheValuesPerToken, opt.CacheDType))
 	r.Budgeted = r.WeightsHeap + int64(r.MaxSeqs)*(r.KDAStatePerSeq+int64(r.MaxTokens)*r.MLACachePerToken)
 	return r, nil
