@@ -352,3 +352,49 @@ func relRMS(got, want []float32) float64 {
 	}
 	return math.Sqrt(num / den)
 }
+
+// countingChooser records the ops it is asked about and declines, so the
+// defaults run.
+type countingChooser struct{ ops map[string]int }
+
+func (c *countingChooser) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
+	c.ops[op]++
+	return kernel.Choice{}, false
+}
+
+// TestChooser: LoadOptions.Chooser is installed for the model's life and
+// every kernel family of a forward pass consults it; Close restores the
+// previous chooser.
+func TestChooser(t *testing.T) {
+	c := loadTiny(t)[0]
+	ch := &countingChooser{ops: map[string]int{}}
+	before := kernel.CurrentChooser()
+	m, err := Load(c.f.Dir(), LoadOptions{DType: kernel.Q8, Chooser: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.NewState(0)
+	if _, err := m.Prefill(st, c.ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Decode([]*State{st}, c.gen[0][:1]); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if kernel.CurrentChooser() != before {
+		t.Errorf("Close did not restore the previous chooser")
+	}
+	t.Logf("ops asked: %v", ch.ops)
+	want := []string{"gemm.gemv", "gemm.gemm", "gemm.gateup", "moe.block"}
+	if m.Shapes.NumKDALayers > 0 {
+		want = append(want, "kda.prefill", "kda.decode")
+	}
+	if m.Shapes.NumMLALayers > 0 {
+		want = append(want, "mla.prefill", "mla.decode")
+	}
+	for _, op := range want {
+		if ch.ops[op] == 0 {
+			t.Errorf("the chooser was never asked about %s", op)
+		}
+	}
+}
