@@ -272,3 +272,43 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("rejected calls changed the state: %d tokens", st.Len())
 	}
 }
+
+// TestTiedEmbeddings: with tie_word_embeddings the checkpoint has no
+// lm_head and the logits use the embedding table.
+func TestTiedEmbeddings(t *testing.T) {
+	src := tinyDir(t)
+	ts, cfg := readTensors(t, src)
+	var c map[string]any
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["tie_word_embeddings"] = true
+	tied, _ := json.Marshal(c)
+	// lm_head := the embedding table, so untied and tied models agree
+	var embed safetensors.WriteTensor
+	for _, x := range ts {
+		if x.Name == embedName {
+			embed = x
+		}
+	}
+	untied := drop(ts, headName)
+	head := embed
+	head.Name = headName
+	untied = append(untied, head)
+	ids := []int32{5, 4, 3}
+	var want []float32
+	for _, dir := range []string{writeCheckpoint(t, cfg, untied, 1), writeCheckpoint(t, tied, drop(ts, headName), 1)} {
+		m := mustLoad(t, dir, LoadOptions{})
+		got, err := m.Prefill(m.NewState(0), ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		golden.Check(t, "tied vs lm_head = embedding", got, want, 0)
+	}
+	// a tied config with an lm_head in the checkpoint: an extra tensor
+	wantLoadError(t, writeCheckpoint(t, tied, ts, 1), "1 extra tensors", headName)
+}
