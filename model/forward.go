@@ -88,6 +88,9 @@ func (m *Model) Decode(sts []*State, ids []int32) ([][]float32, error) {
 // checkStep rejects bad input before any state changes: foreign, nil or
 // repeated states, token ids outside the vocabulary, full states.
 func (m *Model) checkStep(sts []*State, ids []int32, T int) error {
+	if m.Embed.Data == nil {
+		return errors.New("model: the model is closed")
+	}
 	seen := map[*State]bool{}
 	for b, st := range sts {
 		switch {

@@ -259,6 +259,13 @@ func TestBadInput(t *testing.T) {
 			_, err := m.Decode([]*State{other.NewState(0)}, []int32{1})
 			return err
 		}},
+		{"closed model", func() error {
+			other := mustLoad(t, tinyDir(t), LoadOptions{})
+			st := other.NewState(0)
+			other.Close()
+			_, err := other.Prefill(st, []int32{1})
+			return err
+		}},
 		{"bad dtype", func() error { _, err := Load(tinyDir(t), LoadOptions{DType: "q3"}); return err }},
 	} {
 		err := c.err()
