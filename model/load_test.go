@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/safetensors"
 )
 
@@ -216,18 +217,22 @@ func TestMemoryRefusal(t *testing.T) {
 		t.Errorf("report %+v", r)
 	}
 	// the estimate made before loading is what loading found
-	est, err := EstimateMemory(m.Cfg, LoadOptions{}, m.Embed.DType.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if est.WeightsHeap != r.WeightsHeap || est.WeightsMapped != r.WeightsMapped {
-		t.Errorf("estimate heap %d mapped %d, loaded heap %d mapped %d", est.WeightsHeap, est.WeightsMapped, r.WeightsHeap, r.WeightsMapped)
+	for _, opt := range []LoadOptions{{}, {DType: kernel.Q4, AttnDType: kernel.Q8, GateDType: kernel.BF16}} {
+		mm := mustLoad(t, dir, opt)
+		rr := mm.Memory()
+		est, err := EstimateMemory(mm.Cfg, opt, mm.Embed.DType.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est.WeightsHeap != rr.WeightsHeap || est.WeightsMapped != rr.WeightsMapped {
+			t.Errorf("%+v: estimate heap %d mapped %d, loaded heap %d mapped %d", opt, est.WeightsHeap, est.WeightsMapped, rr.WeightsHeap, rr.WeightsMapped)
+		}
 	}
 	st := m.NewState(0)
 	if got := st.Bytes(); got != r.KDAStatePerSeq {
 		t.Errorf("fresh state holds %d bytes, want the KDA state %d", got, r.KDAStatePerSeq)
 	}
-	_, err = Load(dir, LoadOptions{AvailableMemory: r.WeightsHeap / 2})
+	_, err := Load(dir, LoadOptions{AvailableMemory: r.WeightsHeap / 2})
 	if err == nil || !strings.Contains(err.Error(), "available") {
 		t.Errorf("Load with half the memory: err = %v, want a refusal", err)
 	}
