@@ -56,7 +56,10 @@ type LayerOptions struct {
 	// Recurrent and Chunked, if set, replace the defaults for T = 1 and
 	// T > 1 (kda.decode and kda.prefill variants with their configs).
 	Recurrent, Chunked *Plan
-	Debug              func(name string, t []float32)
+	// Classes restricts the projections' matmuls to these accuracy
+	// classes (nil: kernel.DefaultClasses). The recurrence runs in f32.
+	Classes []kernel.Class
+	Debug   func(name string, t []float32)
 }
 
 // Plan is a chosen variant of kda.decode or kda.prefill and its configuration.
@@ -105,18 +108,18 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	}
 	// ---- projections: qp, kp, vp [M, H·D]; f, gate [M, H·D]; β [M, H]
 	qp, kp, vp := make([]float32, M*HD), make([]float32, M*HD), make([]float32, M*HD)
-	gemm.Linear(qp, x, w.Q, M, false, th)
-	gemm.Linear(kp, x, w.K, M, false, th)
-	gemm.Linear(vp, x, w.V, M, false, th)
+	gemm.LinearClasses(opt.Classes, qp, x, w.Q, M, false, th)
+	gemm.LinearClasses(opt.Classes, kp, x, w.K, M, false, th)
+	gemm.LinearClasses(opt.Classes, vp, x, w.V, M, false, th)
 	low := make([]float32, M*D) // rank-D bottleneck, reused for both gates
 	f := make([]float32, M*HD)
-	gemm.Linear(low, x, w.FA, M, false, th)
-	gemm.Linear(f, low, w.FB, M, false, th)
+	gemm.LinearClasses(opt.Classes, low, x, w.FA, M, false, th)
+	gemm.LinearClasses(opt.Classes, f, low, w.FB, M, false, th)
 	gate := make([]float32, M*HD)
-	gemm.Linear(low, x, w.GA, M, false, th)
-	gemm.Linear(gate, low, w.GB, M, false, th)
+	gemm.LinearClasses(opt.Classes, low, x, w.GA, M, false, th)
+	gemm.LinearClasses(opt.Classes, gate, low, w.GB, M, false, th)
 	beta := make([]float32, M*H)
-	gemm.Linear(beta, x, w.Beta, M, false, th)
+	gemm.LinearClasses(opt.Classes, beta, x, w.Beta, M, false, th)
 	// ---- short convolution + SiLU, continuing the cache: q, k, v [B,T,H·D]
 	w.conv(qp, c.ConvQ, w.ConvQ, B, T)
 	w.conv(kp, c.ConvK, w.ConvK, B, T)
@@ -179,7 +182,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	}
 	dbg("dbg.o_normed", o)
 	// ---- output projection: y [B,T,C]
-	gemm.Linear(y[:M*C], o, w.O, M, false, th)
+	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 
 // conv applies the depthwise causal convolution and SiLU in place on

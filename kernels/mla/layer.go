@@ -77,7 +77,10 @@ func (w *LayerWeights) NewLayerCache(b int, dt kernel.DType) (*LayerCache, error
 type LayerOptions struct {
 	Threads         int
 	Decode, Prefill *Plan
-	Debug           func(name string, t []float32)
+	// Classes restricts the projections' matmuls to these accuracy
+	// classes (nil: kernel.DefaultClasses). Attention runs in f32.
+	Classes []kernel.Class
+	Debug   func(name string, t []float32)
 }
 
 // Plan is a chosen variant and configuration.
@@ -100,9 +103,9 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	}
 	// ---- projections: q [M, NH, DN+DR]; latent a [M, R+DR]
 	q := make([]float32, M*NH*QW)
-	gemm.Linear(q, x, w.Q, M, false, th)
+	gemm.LinearClasses(opt.Classes, q, x, w.Q, M, false, th)
 	a := make([]float32, M*(R+DR))
-	gemm.Linear(a, x, w.KVA, M, false, th)
+	gemm.LinearClasses(opt.Classes, a, x, w.KVA, M, false, th)
 	// ---- ĉ = RMSNorm(a[:R]), k_pe = a[R:], appended to the caches
 	kvc, kpe := make([]float32, M*R), make([]float32, M*DR)
 	for m := 0; m < M; m++ {
@@ -158,7 +161,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	}
 	dbg("dbg.attn_out", o)
 	// ---- output projection: y [M, C]
-	gemm.Linear(y[:M*C], o, w.O, M, false, th)
+	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 
 func pick(p *Plan, op string, s kernel.Shape, threads int) *Plan {

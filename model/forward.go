@@ -1,0 +1,237 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/vmath"
+	"github.com/ktune/ktune/kernels/gemm"
+	"github.com/ktune/ktune/kernels/kda"
+	"github.com/ktune/ktune/kernels/mla"
+	"github.com/ktune/ktune/kernels/moe"
+	"github.com/ktune/ktune/kernels/norm"
+)
+
+// PrefillOptions refine a prefill.
+type PrefillOptions struct {
+	// AllLogits returns the logits of every position, [T×V], instead of
+	// the last position's [V].
+	AllLogits bool
+	// Hidden, if set, receives the residual stream of each pass: i = 0 the
+	// embeddings, i = l+1 the output of decoder layer l (before the final
+	// norm); h is [n, C] for the n tokens at positions pos.. (a prompt
+	// longer than LoadOptions.PrefillChunk is run in several passes). h is
+	// only valid during the call.
+	Hidden func(i, pos int, h []float32)
+}
+
+// Prefill feeds ids to the sequence st (empty or holding earlier tokens)
+// and returns the logits [V] at the last position.
+func (m *Model) Prefill(st *State, ids []int32) ([]float32, error) {
+	return m.PrefillWith(st, ids, PrefillOptions{})
+}
+
+// PrefillWith is Prefill with options.
+func (m *Model) PrefillWith(st *State, ids []int32, opt PrefillOptions) ([]float32, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("model: prefill of no tokens")
+	}
+	if err := m.checkStep([]*State{st}, ids, len(ids)); err != nil {
+		return nil, err
+	}
+	V, T := m.Shapes.Vocab, len(ids)
+	var out []float32
+	if opt.AllLogits {
+		out = make([]float32, T*V) // logits [T, V]
+	}
+	for c0 := 0; c0 < T; c0 += m.opt.PrefillChunk {
+		c1 := min(c0+m.opt.PrefillChunk, T)
+		pos := st.n
+		var hook func(int, []float32)
+		if opt.Hidden != nil {
+			hook = func(i int, h []float32) { opt.Hidden(i, pos, h) }
+		}
+		h := m.forward([]*State{st}, ids[c0:c1], c1-c0, hook) // h [c1−c0, C]
+		switch {
+		case opt.AllLogits:
+			m.logits(out[c0*V:c1*V], h, c1-c0)
+		case c1 == T:
+			C := m.Shapes.Hidden
+			out = make([]float32, V) // logits [V]
+			m.logits(out, h[(c1-c0-1)*C:], 1)
+		}
+	}
+	return out, nil
+}
+
+// Decode feeds one token to each of several sequences as one batch and
+// returns each sequence's logits [V] (views of one [B×V] buffer).
+func (m *Model) Decode(sts []*State, ids []int32) ([][]float32, error) {
+	if len(sts) == 0 || len(sts) != len(ids) {
+		return nil, fmt.Errorf("model: decode of %d states with %d tokens; want one token per state", len(sts), len(ids))
+	}
+	if err := m.checkStep(sts, ids, 1); err != nil {
+		return nil, err
+	}
+	B, V := len(sts), m.Shapes.Vocab
+	h := m.forward(sts, ids, 1, nil) // h [B, C]
+	flat := make([]float32, B*V)     // logits [B, V]
+	m.logits(flat, h, B)
+	out := make([][]float32, B)
+	for b := range out {
+		out[b] = flat[b*V : (b+1)*V : (b+1)*V]
+	}
+	return out, nil
+}
+
+// checkStep rejects bad input before any state changes: foreign, nil or
+// repeated states, token ids outside the vocabulary, full states.
+func (m *Model) checkStep(sts []*State, ids []int32, T int) error {
+	if m.Embed.Data == nil {
+		return errors.New("model: the model is closed")
+	}
+	seen := map[*State]bool{}
+	for b, st := range sts {
+		switch {
+		case st == nil:
+			return fmt.Errorf("model: state %d is nil", b)
+		case st.model != m:
+			return fmt.Errorf("model: state %d belongs to another model", b)
+		case seen[st]:
+			return fmt.Errorf("model: state %d appears twice in one batch", b)
+		case st.max > 0 && st.n+T > st.max:
+			return fmt.Errorf("model: state %d holds %d of at most %d tokens; %d more do not fit", b, st.n, st.max, T)
+		}
+		seen[st] = true
+	}
+	for i, id := range ids {
+		if id < 0 || int(id) >= m.Shapes.Vocab {
+			return fmt.Errorf("model: token %d is id %d, outside the vocabulary 0..%d", i, id, m.Shapes.Vocab-1)
+		}
+	}
+	return nil
+}
+
+// forward runs B = len(sts) sequences of T new tokens each (ids [B·T],
+// sequence-major) through the decoder, extending the states, and returns
+// the residual stream after the last layer, h [B·T, C]. hook, if set, sees
+// h after the embedding (i = 0) and after each layer l (i = l+1).
+func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []float32)) []float32 {
+	B, C := len(sts), m.Shapes.Hidden
+	M := B * T
+	eps := float32(m.Cfg.RMSNormEps)
+	th := m.opt.Threads
+	if hook == nil {
+		hook = func(int, []float32) {}
+	}
+	// ---- embedding: h [M, C], row b·T+t = token t of sequence b
+	h := make([]float32, M*C)
+	for i, id := range ids {
+		m.Embed.Row(h[i*C:(i+1)*C], int(id))
+	}
+	hook(0, h)
+	xn := make([]float32, M*C) // a sublayer's normalised input [M, C]
+	y := make([]float32, M*C)  // a sublayer's output [M, C]
+	for l := range m.Layers {
+		ly := &m.Layers[l]
+		// ---- mixer: h += KDA or MLA (RMSNorm_in(h)), states extended
+		norm.RMSNorm(xn, h, ly.InNorm, eps) // xn [M, C]
+		switch ly.Kind {
+		case arch.KDA:
+			m.kdaMixer(l, y, xn, sts, T) // y [M, C]
+		case arch.MLA:
+			m.mlaMixer(l, y, xn, sts, T) // y [M, C]
+		}
+		vmath.Axpy(1, y, h) // h [M, C]
+		// ---- feed-forward: h += MoE or dense MLP (RMSNorm_post(h))
+		norm.RMSNorm(xn, h, ly.PostNorm, eps) // xn [M, C]
+		if ly.MoE != nil {
+			ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes}) // y [M, C]
+		} else {
+			m.mlp(ly.MLP, y, xn, M) // y [M, C]
+		}
+		vmath.Axpy(1, y, h) // h [M, C]
+		hook(l+1, h)
+	}
+	for _, st := range sts {
+		st.n += T
+	}
+	return h
+}
+
+// logits computes dst [n, V] = RMSNorm_final(h [n, C])·lm_headᵀ.
+func (m *Model) logits(dst, h []float32, n int) {
+	C := m.Shapes.Hidden
+	xn := make([]float32, n*C) // [n, C]
+	norm.RMSNorm(xn, h[:n*C], m.Norm, float32(m.Cfg.RMSNormEps))
+	gemm.LinearClasses(m.opt.Classes, dst, xn, m.LMHead, n, false, m.opt.Threads) // dst [n, V]
+}
+
+// mlp computes y [M, C] = down·(silu(gate·x) ⊙ (up·x)) for x [M, C].
+func (m *Model) mlp(f *MLP, y, x []float32, M int) {
+	hid := make([]float32, M*f.Gate.N) // [M, I]
+	gemm.DefaultGateUp(hid, x, f.Gate, f.Up, M, m.opt.Threads, m.opt.Classes...)
+	gemm.LinearClasses(m.opt.Classes, y, hid, f.Down, M, false, m.opt.Threads) // y [M, C]
+}
+
+// kdaMixer runs KDA layer l on x [B·T, C] into y [B·T, C]. The kernel wants
+// the batch's states side by side ([B][H][D][D]); a batch of several
+// sequences is gathered into a scratch cache and scattered back.
+func (m *Model) kdaMixer(l int, y, x []float32, sts []*State, T int) {
+	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes}
+	if len(sts) == 1 {
+		w.Forward(y, x, 1, T, sts[0].kda[l], opt)
+		return
+	}
+	B := len(sts)
+	c := m.kdaScratch(l, B)
+	for b, st := range sts {
+		gatherKDA(c, b, st.kda[l], false)
+	}
+	w.Forward(y, x, B, T, c, opt)
+	for b, st := range sts {
+		gatherKDA(c, b, st.kda[l], true)
+	}
+}
+
+// gatherKDA copies one sequence's cache s into slot b of the batch cache c
+// (or back, when back is set).
+func gatherKDA(c *kda.LayerCache, b int, s *kda.LayerCache, back bool) {
+	for _, p := range [][2][]float32{{c.ConvQ, s.ConvQ}, {c.ConvK, s.ConvK}, {c.ConvV, s.ConvV}, {c.State, s.State}} {
+		n := len(p[1])
+		slot := p[0][b*n : (b+1)*n]
+		if back {
+			copy(p[1], slot)
+		} else {
+			copy(slot, p[1])
+		}
+	}
+}
+
+// kdaScratch returns a batch cache of B sequences for layer l, reused
+// across decode steps.
+func (m *Model) kdaScratch(l, B int) *kda.LayerCache {
+	if m.kdaTmp == nil {
+		m.kdaTmp = map[int][]*kda.LayerCache{}
+	}
+	cs := m.kdaTmp[B]
+	if cs == nil {
+		cs = make([]*kda.LayerCache, len(m.Layers))
+		m.kdaTmp[B] = cs
+	}
+	if cs[l] == nil {
+		cs[l] = m.Layers[l].KDA.NewLayerCache(B)
+	}
+	return cs[l]
+}
+
+// mlaMixer runs MLA layer l on x [B·T, C] into y [B·T, C] over the
+// sequences' latent caches.
+func (m *Model) mlaMixer(l int, y, x []float32, sts []*State, T int) {
+	c := &mla.LayerCache{Seqs: make([]*mla.Cache, len(sts))}
+	for b, st := range sts {
+		c.Seqs[b] = st.mla[l]
+	}
+	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes})
+}

@@ -1,0 +1,355 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/safetensors"
+	"github.com/ktune/ktune/kernels/kda"
+	"github.com/ktune/ktune/kernels/mla"
+	"github.com/ktune/ktune/kernels/moe"
+)
+
+// kvEps is kv_a_layernorm's epsilon: HF builds it with its default 1e-6
+// (vLLM passes rms_norm_eps); the golden data follows HF.
+const kvEps = 1e-6
+
+// Load opens the checkpoint folder dir (config.json and safetensors
+// weights), checks every tensor against the config, and converts the
+// weights: big matrices into opt.DType, the rest into f32; the embedding
+// table is read in place from the mapping. Before touching the weights it
+// refuses a model whose converted weights and budgeted caches exceed the
+// available memory. Errors name the folder or file and every problem found.
+func Load(dir string, opt LoadOptions) (*Model, error) {
+	cfg, err := arch.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if err := opt.defaults(cfg); err != nil {
+		return nil, err
+	}
+	embedBytes := 2
+	if strings.EqualFold(cfg.Dtype, "float32") || strings.EqualFold(cfg.TorchDtype, "float32") {
+		embedBytes = 4
+	}
+	mem, err := EstimateMemory(cfg, opt, embedBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFits(&mem, &opt, "checkpoint "+dir); err != nil {
+		return nil, err
+	}
+	ck, err := safetensors.OpenCheckpoint(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+	}
+	if err := checkTensors(cfg, ck); err != nil {
+		ck.Close()
+		return nil, err
+	}
+	m := &Model{Cfg: cfg, Shapes: cfg.Shapes(), opt: opt, ckpt: ck}
+	ld := &loader{ck: ck, opt: &m.opt}
+	ld.build(m)
+	if ld.err != nil {
+		ck.Close()
+		return nil, ld.err
+	}
+	if err := m.validate(); err != nil {
+		ck.Close()
+		return nil, fmt.Errorf("model: %s: %w", dir, err)
+	}
+	mem.WeightsMapped, mem.WeightsHeap = int64(len(m.Embed.Data)), ld.heap
+	mem.Budgeted = mem.WeightsHeap + int64(mem.MaxSeqs)*(mem.KDAStatePerSeq+int64(mem.MaxTokens)*mem.MLACachePerToken)
+	m.mem = mem
+	if opt.Chooser != nil {
+		m.restore = kernel.SetChooser(opt.Chooser)
+	}
+	return m, nil
+}
+
+// checkTensors compares the checkpoint's tensors with the config's list and
+// reports every missing, extra, mis-shaped or non-float tensor in one error.
+func checkTensors(cfg *arch.Config, ck *safetensors.Checkpoint) error {
+	const show = 100 // names listed per category; the counts are exact
+	var missing, shape, dtype []string
+	want := map[string]bool{}
+	for _, spec := range cfg.TensorNames() {
+		want[spec.Name] = true
+		info, f, ok := ck.Info(spec.Name)
+		switch {
+		case !ok:
+			missing = append(missing, spec.Name)
+		case !slices.Equal(info.Shape, spec.Shape):
+			shape = append(shape, fmt.Sprintf("%s is %v in %s, config wants %v", spec.Name, info.Shape, filepath.Base(f.Path), spec.Shape))
+		case !info.DType.IsFloat():
+			dtype = append(dtype, fmt.Sprintf("%s is %s in %s, want F32, BF16 or F16", spec.Name, info.DType, filepath.Base(f.Path)))
+		}
+	}
+	var extra []string
+	for _, name := range ck.Names() {
+		if !want[name] {
+			extra = append(extra, name)
+		}
+	}
+	if len(missing)+len(shape)+len(dtype)+len(extra) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	files := []string{}
+	for _, f := range ck.Shards() {
+		files = append(files, filepath.Base(f.Path))
+	}
+	fmt.Fprintf(&b, "model: checkpoint %s (%s) does not match %s", ck.Dir, strings.Join(files, ", "), cfg.Source)
+	list := func(what string, xs []string) {
+		if len(xs) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n  %d %s:", len(xs), what)
+		for i, x := range xs {
+			if i == show {
+				fmt.Fprintf(&b, "\n    … and %d more", len(xs)-show)
+				break
+			}
+			b.WriteString("\n    " + x)
+		}
+	}
+	list("missing tensors", missing)
+	list("mis-shaped tensors", shape)
+	list("tensors of a non-float dtype", dtype)
+	list("extra tensors the config does not use", extra)
+	if len(shape) > 0 || len(missing) > 0 && len(extra) > 0 {
+		fmt.Fprintf(&b, "\n  (does %s describe this checkpoint? hidden_size=%d, num_hidden_layers=%d, num_experts=%d, vocab_size=%d)",
+			cfg.Source, cfg.HiddenSize, cfg.NumHiddenLayers, cfg.NumExperts, cfg.VocabSize)
+	}
+	return errors.New(b.String())
+}
+
+// loader converts checked tensors; the first error sticks.
+type loader struct {
+	ck   *safetensors.Checkpoint
+	opt  *LoadOptions
+	heap int64
+	err  error
+}
+
+func (ld *loader) fail(name string, err error) {
+	if ld.err == nil {
+		_, f, _ := ld.ck.Info(name)
+		path := ld.ck.Dir
+		if f != nil {
+			path = f.Path
+		}
+		ld.err = fmt.Errorf("model: %s: tensor %q: %w", path, name, err)
+	}
+}
+
+// f32 returns a tensor widened to f32.
+func (ld *loader) f32(name string) []float32 {
+	if ld.err != nil {
+		return nil
+	}
+	v, err := ld.ck.Float32(name)
+	if err != nil {
+		ld.fail(name, err)
+		return nil
+	}
+	ld.heap += 4 * int64(len(v))
+	return v
+}
+
+// convRows is the number of rows converted per work item (a multiple of
+// quant.PanelRows, so that blocks map onto whole packed panels).
+const convRows = 256
+
+// matrix packs a 2-D (or [N,1,...]) tensor into dt: blocks of rows are
+// widened from the mapping into a small f32 buffer and packed straight into
+// their panels, so the source is read once and never copied whole.
+func (ld *loader) matrix(name string, dt kernel.DType) *quant.Matrix {
+	if ld.err != nil {
+		return nil
+	}
+	info, _, _ := ld.ck.Info(name)
+	raw, err := ld.ck.Bytes(name)
+	if err != nil {
+		ld.fail(name, err)
+		return nil
+	}
+	n := int(info.Shape[0])
+	k := int(info.NumElements()) / max(n, 1)
+	m, err := packRows(dt, n, k, ld.opt.Threads, func(dst []float32, r0, r1 int) error {
+		es := info.DType.Size()
+		return safetensors.DecodeFloat32(dst, info.DType, raw[r0*k*es:r1*k*es])
+	})
+	if err != nil {
+		ld.fail(name, err)
+		return nil
+	}
+	ld.heap += int64(len(m.Data))
+	return m
+}
+
+// packRows builds an n×k matrix in dt from rows supplied in blocks by
+// fill(dst [(r1−r0)·k], r0, r1), on threads workers.
+func packRows(dt kernel.DType, n, k, threads int, fill func(dst []float32, r0, r1 int) error) (*quant.Matrix, error) {
+	m, err := quant.New(dt, n, k, false)
+	if err != nil {
+		return nil, err
+	}
+	pb := m.PanelBytes()
+	blocks := (n + convRows - 1) / convRows
+	var mu sync.Mutex
+	var first error
+	pool.Default().For(threads, blocks, 1, func(_, lo, hi int) {
+		buf := make([]float32, convRows*k)
+		for b := lo; b < hi; b++ {
+			r0, r1 := b*convRows, min((b+1)*convRows, n)
+			tmp := buf[:(r1-r0)*k]
+			err := fill(tmp, r0, r1)
+			var q *quant.Matrix
+			if err == nil {
+				q, err = quant.Quantize(dt, tmp, r1-r0, k, false)
+			}
+			if err != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("rows %d..%d: %w", r0, r1-1, err)
+				}
+				mu.Unlock()
+				return
+			}
+			copy(m.Data[r0/quant.PanelRows*pb:], q.Data)
+		}
+	})
+	return m, first
+}
+
+// build fills m from the checkpoint in model order.
+func (ld *loader) build(m *Model) {
+	cfg, s, opt := m.Cfg, m.Shapes, ld.opt
+	attn, ffn, experts := opt.AttnDType, opt.FFNDType, opt.ExpertDType
+	// ---- embedding: read in place from the mapping
+	info, _, _ := ld.ck.Info("model.embed_tokens.weight")
+	raw, err := ld.ck.Bytes("model.embed_tokens.weight")
+	if err != nil {
+		ld.fail("model.embed_tokens.weight", err)
+		return
+	}
+	m.Embed = Embedding{V: s.Vocab, C: s.Hidden, DType: info.DType, Data: raw}
+	// ---- layers
+	m.Layers = make([]Layer, s.Layers)
+	for l := range m.Layers {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		ly := &m.Layers[l]
+		ly.Kind = cfg.LayerKind(l)
+		ly.InNorm = ld.f32(p + "input_layernorm.weight")
+		ly.PostNorm = ld.f32(p + "post_attention_layernorm.weight")
+		a := p + "self_attn."
+		switch ly.Kind {
+		case arch.KDA:
+			ly.KDA = &kda.LayerWeights{Hidden: s.Hidden, Heads: s.KDAHeads, HeadDim: s.KDAHeadDim, ConvWidth: s.ConvKernel,
+				Eps: float32(cfg.RMSNormEps),
+				Q:   ld.matrix(a+"q_proj.weight", attn), K: ld.matrix(a+"k_proj.weight", attn),
+				V:  ld.matrix(a+"v_proj.weight", attn),
+				FA: ld.matrix(a+"f_a_proj.weight", opt.GateDType), FB: ld.matrix(a+"f_b_proj.weight", opt.GateDType),
+				Beta: ld.matrix(a+"b_proj.weight", opt.GateDType),
+				GA:   ld.matrix(a+"g_a_proj.weight", opt.GateDType), GB: ld.matrix(a+"g_b_proj.weight", opt.GateDType),
+				O:     ld.matrix(a+"o_proj.weight", attn),
+				ConvQ: ld.f32(a + "q_conv1d.weight"), ConvK: ld.f32(a + "k_conv1d.weight"), ConvV: ld.f32(a + "v_conv1d.weight"),
+				ALog: ld.f32(a + "A_log"), DtBias: ld.f32(a + "dt_bias"), ONorm: ld.f32(a + "o_norm.weight")}
+		case arch.MLA:
+			w := &mla.LayerWeights{Hidden: s.Hidden, Heads: s.MLAHeads, DN: s.QKNope, DR: s.QKRope, DV: s.VHead, R: s.KVLoraRank,
+				KVEps: kvEps,
+				Q:     ld.matrix(a+"q_proj.weight", attn), KVA: ld.matrix(a+"kv_a_proj_with_mqa.weight", attn),
+				KVANorm: ld.f32(a + "kv_a_layernorm.weight"), O: ld.matrix(a+"o_proj.weight", attn)}
+			if kvb := ld.f32(a + "kv_b_proj.weight"); kvb != nil {
+				if err := w.SplitKVB(kvb); err != nil {
+					ld.fail(a+"kv_b_proj.weight", err)
+				}
+			}
+			ly.MLA = w
+		}
+		if !cfg.IsMoE(l) {
+			ly.MLP = &MLP{Gate: ld.matrix(p+"mlp.gate_proj.weight", ffn), Up: ld.matrix(p+"mlp.up_proj.weight", ffn),
+				Down: ld.matrix(p+"mlp.down_proj.weight", ffn)}
+			continue
+		}
+		b := p + "block_sparse_moe."
+		blk := &moe.BlockWeights{Hidden: s.Hidden, Cfg: routerConfig(cfg),
+			Router: ld.matrix(b+"gate.weight", kernel.F32), Bias: ld.f32(b + "gate.e_score_correction_bias")}
+		for e := 0; e < s.Experts; e++ {
+			x := fmt.Sprintf("%sexperts.%d.", b, e)
+			blk.Experts = append(blk.Experts, moe.Expert{Gate: ld.matrix(x+"w1.weight", experts),
+				Up: ld.matrix(x+"w3.weight", experts), Down: ld.matrix(x+"w2.weight", experts)})
+		}
+		if s.SharedInter > 0 {
+			blk.Shared = &moe.Expert{Gate: ld.matrix(b+"shared_experts.gate_proj.weight", ffn),
+				Up:   ld.matrix(b+"shared_experts.up_proj.weight", ffn),
+				Down: ld.matrix(b+"shared_experts.down_proj.weight", ffn)}
+		}
+		ly.MoE = blk
+	}
+	// ---- final norm and lm_head
+	m.Norm = ld.f32("model.norm.weight")
+	head := "lm_head.weight"
+	if s.TiedEmbeddings {
+		head = "model.embed_tokens.weight"
+	}
+	m.LMHead = ld.matrix(head, opt.HeadDType)
+}
+
+// routerConfig is the MoE routing of cfg.
+func routerConfig(cfg *arch.Config) moe.RouterConfig {
+	g, tg := 1, 1
+	if cfg.UseGroupedTopK {
+		g, tg = max(cfg.NumExpertGroup, 1), max(cfg.TopKGroup, 1)
+	}
+	return moe.RouterConfig{Experts: cfg.NumExperts, TopK: cfg.NumExpertsPerToken, Groups: g, TopKGroup: tg,
+		Renormalize: cfg.MoERenormalize, Scale: float32(cfg.RoutedScalingFactor)}
+}
+
+// validate checks every layer's weights against each other (the kernels'
+// own checks), so that a forward pass never meets a bad shape.
+func (m *Model) validate() error {
+	s := m.Shapes
+	if len(m.Layers) != s.Layers || len(m.Norm) != s.Hidden || m.LMHead == nil || m.LMHead.N != s.Vocab || m.LMHead.K != s.Hidden {
+		return errors.New("model.norm or lm_head has the wrong shape")
+	}
+	if m.Embed.V != s.Vocab || m.Embed.C != s.Hidden || len(m.Embed.Data) != s.Vocab*s.Hidden*m.Embed.DType.Size() {
+		return errors.New("embed_tokens has the wrong size")
+	}
+	for l := range m.Layers {
+		ly := &m.Layers[l]
+		var err error
+		switch {
+		case len(ly.InNorm) != s.Hidden || len(ly.PostNorm) != s.Hidden:
+			err = errors.New("layer norms have the wrong size")
+		case ly.KDA != nil:
+			err = ly.KDA.Validate()
+		case ly.MLA != nil:
+			err = ly.MLA.Validate()
+		default:
+			err = errors.New("no mixer")
+		}
+		if err == nil && ly.MoE != nil {
+			err = ly.MoE.Validate()
+		}
+		if err == nil && ly.MLP != nil {
+			f := ly.MLP
+			if f.Gate == nil || f.Up == nil || f.Down == nil || f.Gate.K != s.Hidden || f.Up.N != f.Gate.N || f.Down.K != f.Gate.N || f.Down.N != s.Hidden {
+				err = errors.New("dense MLP has the wrong shape")
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", l, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// MemoryReport is what a model keeps resident, and what its states cost.
+type MemoryReport struct {
+	// WeightsMapped are weight bytes read in place from the mmap'd
+	// checkpoint (the embedding table): page cache the OS can evict and
+	// re-read, so they do not count against available memory.
+	WeightsMapped int64
+	// WeightsHeap are the converted weights held in process memory.
+	WeightsHeap int64
+	// KDAStatePerSeq is the KDA recurrent and conv state of one sequence,
+	// all KDA layers (f32), independent of the context length.
+	KDAStatePerSeq int64
+	// MLACachePerToken is the MLA latent cache per token of context, all
+	// MLA layers, in the cache dtype.
+	MLACachePerToken int64
+
+	// MaxSeqs and MaxTokens are the budget the load-time check used.
+	MaxSeqs, MaxTokens int
+	// Budgeted = WeightsHeap + MaxSeqs·(KDAStatePerSeq + MaxTokens·MLACachePerToken).
+	Budgeted int64
+	// Available is the memory the check compared Budgeted with (0: unknown
+	// or not checked).
+	Available int64
+}
+
+// String formats the report on one line, sizes in MiB.
+func (r MemoryReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "weights %s heap + %s mmap'd; KDA state %s/seq; MLA cache %s/token; budget %d seq × %d tokens = %s",
+		mib(r.WeightsHeap), mib(r.WeightsMapped), mib(r.KDAStatePerSeq), kib(r.MLACachePerToken),
+		r.MaxSeqs, r.MaxTokens, mib(r.Budgeted))
+	if r.Available > 0 {
+		fmt.Fprintf(&b, " of %s available", mib(r.Available))
+	}
+	return b.String()
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10)) }
+
+// Memory returns the model's memory report.
+func (m *Model) Memory() MemoryReport { return m.mem }
+
+// EstimateMemory computes the report for cfg under opt before anything is
+// loaded; embedBytes is the size of one embedding value in the checkpoint
+// (2 for BF16). Load uses it to refuse a model that cannot fit.
+func EstimateMemory(cfg *arch.Config, opt LoadOptions, embedBytes int) (MemoryReport, error) {
+	if err := opt.defaults(cfg); err != nil {
+		return MemoryReport{}, err
+	}
+	s := cfg.Shapes()
+	r := MemoryReport{MaxSeqs: opt.MaxSeqs, MaxTokens: opt.MaxTokens}
+	r.WeightsMapped = int64(s.Vocab) * int64(s.Hidden) * int64(embedBytes)
+	for _, l := range s.Linears() {
+		if l.Name == "lm_head" && s.TiedEmbeddings {
+			l.Stored = 1 // converted from the embedding table
+		}
+		r.WeightsHeap += int64(l.Stored) * linearBytes(l.Name, l.N, l.K, &opt)
+	}
+	// the small f32 tensors: norms, conv taps, A_log, dt_bias, score bias
+	// (every tensor that is not a 2-D matrix)
+	for _, t := range cfg.TensorNames() {
+		if len(t.Shape) != 2 {
+			n := int64(1)
+			for _, d := range t.Shape {
+				n *= d
+			}
+			r.WeightsHeap += 4 * n
+		}
+	}
+	// kda.LayerCache keeps a window of W (not W−1) pre-conv values per
+	// channel, so this is a little above arch's KDAStateBytesPerSeq.
+	r.KDAStatePerSeq = int64(s.NumKDALayers) * 4 * (3*int64(s.KDAProj)*int64(s.ConvKernel) + int64(s.KDAStateValues))
+	r.MLACachePerToken = int64(s.NumMLALayers) * int64(cacheRowBytes(s.MLACacheValuesPerToken, opt.CacheDType))
+	r.Budgeted = r.WeightsHeap + int64(r.MaxSeqs)*(r.KDAStatePerSeq+int64(r.MaxTokens)*r.MLACachePerToken)
+	return r, nil
+}
+
+// linearBytes is the resident size of a linear weight named as in
+// arch.Shapes.Linears.
+func linearBytes(name string, n, k int, opt *LoadOptions) int64 {
+	switch name {
+	case "mla.kv_b_proj":
+		return 4 * int64(n) * int64(k) // split into f32 W_UK, W_UV
+	case "moe.gate":
+		return quant.Size(kernel.F32, n, k, false)
+	}
+	return quant.Size(linearDType(name, opt), n, k, false)
+}
+
+// linearDType is the packed format of a linear weight.
+func linearDType(name string, opt *LoadOptions) kernel.DType {
+	switch name {
+	case "kda.f_a_proj", "kda.f_b_proj", "kda.g_a_proj", "kda.g_b_proj", "kda.b_proj":
+		return opt.GateDType
+	case "moe.gate":
+		return kernel.F32
+	case "lm_head":
+		return opt.HeadDType
+	case "dense.gate_proj", "dense.up_proj", "dense.down_proj", "moe.shared.gate_proj", "moe.shared.up_proj", "moe.shared.down_proj":
+		return opt.FFNDType
+	case "moe.expert.w1", "moe.expert.w2", "moe.expert.w3":
+		return opt.ExpertDType
+	}
+	return opt.AttnDType
+}
+
+// cacheRowBytes is one token's storage in one MLA layer (mla.Cache.RowBytes).
+func cacheRowBytes(w int, dt kernel.DType) int {
+	switch dt {
+	case kernel.BF16:
+		return 2 * w
+	case kernel.Q8:
+		return w + 8
+	}
+	return 4 * w
+}
+
+// checkFits refuses a budget above the available memory.
+func checkFits(r *MemoryReport, opt *LoadOptions, what string) error {
+	avail := opt.AvailableMemory
+	if avail == 0 {
+		avail = cpu.AvailableMemory()
+	}
+	if avail <= 0 {
+		return nil // unknown or check disabled
+	}
+	r.Available = avail
+	if r.Budgeted > avail {
+		return fmt.Errorf("model: %s needs %s resident (weights %s as %s, KDA state %s × %d seq, MLA cache %s × %d tokens × %d seq) but only %s is available; use a smaller weight dtype (q8, q4), fewer sequences or a shorter context",
+			what, mib(r.Budgeted), mib(r.WeightsHeap), opt.DType, mib(r.KDAStatePerSeq), r.MaxSeqs,
+			kib(r.MLACachePerToken), r.MaxTokens, r.MaxSeqs, mib(avail))
+	}
+	return nil
+}

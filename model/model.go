@@ -1,0 +1,218 @@
+// Package model is ktune's inference engine for Kimi Linear: it loads a
+// Hugging Face checkpoint folder (config.json plus model.safetensors, or
+// shards listed by model.safetensors.index.json), converts the weights into
+// the kernels' packed formats, and runs prefill and decode over
+// per-sequence states.
+//
+//	m, err := model.Load(dir, model.LoadOptions{DType: kernel.Q8})
+//	st := m.NewState(0)
+//	logits, err := m.Prefill(st, prompt)   // [vocab] at the last prompt position
+//	next, err := m.Decode([]*model.State{st}, []int32{id}) // one token per sequence
+//
+// The forward pass is in forward.go; loading and the checkpoint checks in
+// load.go; the memory report and the refusal of models that do not fit in
+// memory.go; synthetic models for benchmarks in random.go.
+//
+// Every kernel call asks the installed tuning profile (kernel.Choose) for
+// its variant and parameters, else runs the defaults; LoadOptions.Chooser
+// installs one, and KTUNE_DEBUG=1 logs the choices.
+//
+// A Model is safe for use by one goroutine at a time (the kernels share one
+// worker pool); States belong to the Model that made them.
+package model
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/safetensors"
+	"github.com/ktune/ktune/kernels/kda"
+	"github.com/ktune/ktune/kernels/mla"
+	"github.com/ktune/ktune/kernels/moe"
+)
+
+// Model is a loaded (or synthetic) Kimi Linear model.
+type Model struct {
+	Cfg    *arch.Config
+	Shapes arch.Shapes
+
+	Embed  Embedding     // [V, C], read in place (mmap'd) when loaded from a checkpoint
+	Layers []Layer       // num_hidden_layers
+	Norm   []float32     // model.norm.weight [C]
+	LMHead *quant.Matrix // lm_head.weight [V, C]
+
+	opt     LoadOptions
+	mem     MemoryReport
+	ckpt    *safetensors.Checkpoint // kept open while Embed points into it
+	restore func()                  // undoes kernel.SetChooser
+	kdaTmp  map[int][]*kda.LayerCache
+}
+
+// Layer is one decoder layer: a KDA or MLA mixer, then a dense MLP or a MoE
+// block, each behind its RMSNorm and residual.
+type Layer struct {
+	Kind     arch.Kind
+	InNorm   []float32 // input_layernorm.weight [C]
+	PostNorm []float32 // post_attention_layernorm.weight [C]
+
+	KDA *kda.LayerWeights // Kind == arch.KDA
+	MLA *mla.LayerWeights // Kind == arch.MLA
+
+	MLP *MLP              // layers < first_k_dense_replace (or off the MoE frequency)
+	MoE *moe.BlockWeights // the others
+}
+
+// MLP is the dense SwiGLU feed-forward: down·(silu(gate·x) ⊙ (up·x)).
+type MLP struct {
+	Gate, Up *quant.Matrix // [I, C]
+	Down     *quant.Matrix // [C, I]
+}
+
+// Embedding is the token embedding table in its checkpoint dtype (F32, BF16
+// or F16), row-major [V, C]; rows are widened to f32 on lookup.
+type Embedding struct {
+	V, C  int
+	DType safetensors.DType
+	Data  []byte
+}
+
+// Row writes row id (widened to f32) into dst [C].
+func (e *Embedding) Row(dst []float32, id int) {
+	es := e.DType.Size()
+	// The size was checked at load, so DecodeFloat32 cannot fail here.
+	_ = safetensors.DecodeFloat32(dst[:e.C], e.DType, e.Data[id*e.C*es:(id+1)*e.C*es])
+}
+
+// LoadOptions configure Load and Random. The zero value loads every big
+// matrix as F32, runs on all CPUs, keeps the MLA cache in F32 and budgets
+// one sequence of min(model_max_length, 4096) tokens in the memory check.
+type LoadOptions struct {
+	// DType is the format of the big matrices (projections, experts,
+	// lm_head): kernel.F32 (default), BF16, Q8 or Q4.
+	DType kernel.DType
+	// AttnDType (KDA q/k/v/o, MLA q/kv_a/o), FFNDType (dense MLP and
+	// shared experts), ExpertDType (routed experts) and HeadDType
+	// (lm_head) override DType for their matrices when set.
+	AttnDType, FFNDType, ExpertDType, HeadDType kernel.DType
+	// GateDType is the format of the KDA gate projections (f_a/f_b, g_a/g_b,
+	// b_proj); default F32. The MoE router, norms, conv taps, A_log,
+	// dt_bias, the score bias and MLA's kv_b_proj are always f32.
+	GateDType kernel.DType
+	// Threads for the kernels and the conversion; 0: every CPU.
+	Threads int
+	// Classes are the accuracy classes the feed-forward and lm_head matmuls
+	// may use (nil: kernel.DefaultClasses, f32 and int8act).
+	Classes []kernel.Class
+	// Chooser, if set, is installed process-wide (kernel.SetChooser) for
+	// the model's life; Close restores the previous one.
+	Chooser kernel.Chooser
+	// CacheDType is the MLA latent cache's format: F32 (default), BF16, Q8.
+	CacheDType kernel.DType
+	// PrefillChunk is the most tokens one prefill pass runs; longer prompts
+	// are fed in chunks that continue the state (default 512).
+	PrefillChunk int
+
+	// MaxSeqs and MaxTokens size the caches the memory check budgets for
+	// (defaults: 1 sequence of min(model_max_length, 4096) tokens).
+	MaxSeqs, MaxTokens int
+	// AvailableMemory overrides the OS's available memory in the check
+	// (0: ask the OS; negative: skip the check).
+	AvailableMemory int64
+}
+
+func (o *LoadOptions) defaults(cfg *arch.Config) error {
+	if o.DType == "" {
+		o.DType = kernel.F32
+	}
+	if o.GateDType == "" {
+		o.GateDType = kernel.F32
+	}
+	for _, p := range []*kernel.DType{&o.AttnDType, &o.FFNDType, &o.ExpertDType, &o.HeadDType} {
+		if *p == "" {
+			*p = o.DType
+		}
+	}
+	if o.CacheDType == "" {
+		o.CacheDType = kernel.F32
+	}
+	for _, dt := range []kernel.DType{o.DType, o.GateDType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType} {
+		switch dt {
+		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4:
+		default:
+			return fmt.Errorf("model: weight dtype %q not supported (f32, bf16, q8, q4)", dt)
+		}
+	}
+	switch o.CacheDType {
+	case kernel.F32, kernel.BF16, kernel.Q8:
+	default:
+		return fmt.Errorf("model: MLA cache dtype %q not supported (f32, bf16, q8)", o.CacheDType)
+	}
+	if o.Threads <= 0 {
+		o.Threads = runtime.NumCPU()
+	}
+	if o.PrefillChunk <= 0 {
+		o.PrefillChunk = 512
+	}
+	if o.MaxSeqs <= 0 {
+		o.MaxSeqs = 1
+	}
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = 4096
+		if cfg.ModelMaxLength > 0 {
+			o.MaxTokens = min(o.MaxTokens, cfg.ModelMaxLength)
+		}
+	}
+	return nil
+}
+
+// Options returns the options the model was loaded with, defaults filled in.
+func (m *Model) Options() LoadOptions { return m.opt }
+
+// Close releases the checkpoint mapping (the embedding table reads it) and
+// restores the kernel chooser that Load replaced. The model must not be
+// used afterwards.
+func (m *Model) Close() error {
+	if m.restore != nil {
+		m.restore()
+		m.restore = nil
+	}
+	if m.ckpt != nil {
+		err := m.ckpt.Close()
+		m.ckpt = nil
+		m.Embed.Data = nil
+		return err
+	}
+	return nil
+}
+
+// matrices returns a pointer to every packed matrix of the model, in model
+// order (attention, feed-forward, experts, then lm_head).
+func (m *Model) matrices() []**quant.Matrix {
+	var out []**quant.Matrix
+	for l := range m.Layers {
+		ly := &m.Layers[l]
+		if w := ly.KDA; w != nil {
+			out = append(out, &w.Q, &w.K, &w.V, &w.FA, &w.FB, &w.Beta, &w.GA, &w.GB, &w.O)
+		}
+		if w := ly.MLA; w != nil {
+			out = append(out, &w.Q, &w.KVA, &w.O)
+		}
+		if f := ly.MLP; f != nil {
+			out = append(out, &f.Gate, &f.Up, &f.Down)
+		}
+		if b := ly.MoE; b != nil {
+			out = append(out, &b.Router)
+			for e := range b.Experts {
+				x := &b.Experts[e]
+				out = append(out, &x.Gate, &x.Up, &x.Down)
+			}
+			if x := b.Shared; x != nil {
+				out = append(out, &x.Gate, &x.Up, &x.Down)
+			}
+		}
+	}
+	return append(out, &m.LMHead)
+}
