@@ -31,8 +31,8 @@ type MeasureOptions struct {
 
 // DefaultMeasure is the thorough setting; QuickMeasure the --quick one.
 var (
-	DefaultMeasure = MeasureOptions{SampleTime: 4 * time.Millisecond, Samples: 7, Noisy: 0.15, StopRatio: 1.3, ColdBytes: 256 << 20}
-	QuickMeasure   = MeasureOptions{SampleTime: 2 * time.Millisecond, Samples: 6, Noisy: 0.25, StopRatio: 1.2, ColdBytes: 128 << 20}
+	DefaultMeasure = MeasureOptions{SampleTime: 4 * time.Millisecond, Samples: 7, Noisy: 0.15, StopRatio: 1.3, ColdBytes: 512 << 20}
+	QuickMeasure   = MeasureOptions{SampleTime: 2 * time.Millisecond, Samples: 6, Noisy: 0.25, StopRatio: 1.2, ColdBytes: 256 << 20}
 )
 
 func (m *MeasureOptions) now() time.Time {

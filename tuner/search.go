@@ -60,7 +60,7 @@ func newProblems(w Workload, coldBytes int64) (*problems, error) {
 	copies := 1
 	if w.Cold && op.Cost != nil {
 		if b := op.Cost(w.Shape, w.DType).Bytes; b > 0 {
-			copies = int(min(max(float64(coldBytes)/b, 1), 64))
+			copies = int(min(max(float64(coldBytes)/b, 1), 512))
 		}
 	}
 	ps := &problems{w: w}

@@ -4,14 +4,10 @@
 package kda
 
 import (
-	"strconv"
-
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/vmath"
 )
-
-type stripsFn func(s *float32, lds, k int, alpha, kk, qs, v *float32, beta float32, o *float32, nstrips int)
 
 func init() {
 	p512 := kernel.Param{Name: "strip", Doc: "value columns per L1-resident strip of the state", Values: []int{16, 32, 64}, Default: 32}
@@ -38,69 +34,6 @@ func init() {
 		register(op, kernel.Variant{Name: "avx2", Doc: "generated AVX2+FMA recurrence over L1-resident value strips", Priority: 20,
 			Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true, Params: []kernel.Param{p2}}, avx2)
 	}
-}
-
-// recurrentAsm is recurrentGeneric with the strips of whole vectors in
-// assembly; the V mod strip tail columns go through the generic strip code.
-func recurrentAsm(fns map[int]stripsFn) headFn {
-	return func(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
-		strip := prm["strip"]
-		fn := fns[strip]
-		if fn == nil {
-			panic("kda: no strip kernel of width " + strconv.Itoa(strip))
-		}
-		recurrentStrips(fn, strip, o, state, q, k, v, g, beta, T, K, V, sq, sv, sb, scale, scratch)
-	}
-}
-
-func recurrentStrips(fn stripsFn, strip int, o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, scratch *[]float32) {
-	nfull := V / strip
-	tail := V - nfull*strip
-	buf := grow(scratch, 2*K+3*16)
-	alpha, qs := buf[:K], buf[K:2*K]
-	_ = state[K*V-1]
-	for t := 0; t < T; t++ {
-		qt, kt, gt := q[t*sq:t*sq+K], k[t*sq:t*sq+K], g[t*sq:t*sq+K]
-		vt, ot, b := v[t*sv:t*sv+V], o[t*sv:t*sv+V], beta[t*sb]
-		vmath.Exp(alpha, gt)
-		for i := range qs {
-			qs[i] = scale * qt[i]
-		}
-		if nfull > 0 {
-			fn(&state[0], V, K, &alpha[0], &kt[0], &qs[0], &vt[0], b, &ot[0], nfull)
-		}
-		if tail > 0 {
-			j0 := nfull * strip
-			for left := tail; left > 0; left -= min(left, 64) {
-				w := min(left, 64)
-				tailStrip(state, alpha, kt, qs, vt, ot, b, K, V, j0, w)
-				j0 += w
-			}
-		}
-	}
-}
-
-// tailStrip runs both phases on columns [j0, j0+w) (w ≤ 64) in Go.
-func tailStrip(state, alpha, kt, qs, vt, ot []float32, b float32, K, V, j0, w int) {
-	var p, u, oo [64]float32
-	for i := 0; i < K; i++ {
-		row := state[i*V+j0 : i*V+j0+w]
-		for j := range row {
-			row[j] *= alpha[i]
-			p[j] += kt[i] * row[j]
-		}
-	}
-	for j := 0; j < w; j++ {
-		u[j] = b * (vt[j0+j] - p[j])
-	}
-	for i := 0; i < K; i++ {
-		row := state[i*V+j0 : i*V+j0+w]
-		for j := range row {
-			row[j] += kt[i] * u[j]
-			oo[j] += qs[i] * row[j]
-		}
-	}
-	copy(ot[j0:j0+w], oo[:w])
 }
 
 // recurrentVKAVX512 is recurrentVKGeneric with the rows in assembly.

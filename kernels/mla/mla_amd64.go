@@ -4,16 +4,8 @@
 package mla
 
 import (
-	"math"
-
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
-	"github.com/ktune/ktune/internal/vmath"
-)
-
-const (
-	asmR = 512 // the generated kernels' latent width
-	asmW = 576 // and row width (R + DR)
 )
 
 func init() {
@@ -22,77 +14,8 @@ func init() {
 		Priority: 30, Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512VL), Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX512))
 }
 
-// decodeAVX512 is decodeGeneric with the two inner products in assembly;
-// shapes other than R = 512, DR = 64 with a multiple of 4 heads take the
-// generic path.
+// decodeAVX512 is decodeGeneric with the two inner products in the
+// generated AVX-512 kernels (decodeAsm).
 func decodeAVX512(d *Decode, threads int, prm kernel.Values) {
-	if d.R != asmR || d.R+d.DR != asmW || d.NH%4 != 0 {
-		decodeGeneric(d, threads, prm)
-		return
-	}
-	kb, split := max(prm["kb"], 4), max(prm["split"], 1)
-	kb = (kb + 3) &^ 3
-	NH, B := d.NH, len(d.Caches)
-	items := B * split
-	ms := make([]float32, items*NH)
-	ls := make([]float32, items*NH)
-	zs := make([]float32, items*NH*asmR)
-	for i := range ms {
-		ms[i] = float32(math.Inf(-1))
-	}
-	forRanges(threads, items, func(_, lo, hi int) {
-		tile := make([]float32, kb*asmW)
-		s := make([]float32, NH*kb)
-		pt := make([]float32, kb*NH)
-		corr := make([]float32, NH)
-		for it := lo; it < hi; it++ {
-			b, sp := it/split, it%split
-			c := d.Caches[b]
-			n := c.Len()
-			j0, j1 := n*sp/split, n*(sp+1)/split
-			q := d.Q[b*NH*asmW:]
-			m, l, z := ms[it*NH:(it+1)*NH], ls[it*NH:(it+1)*NH], zs[it*NH*asmR:(it+1)*NH*asmR]
-			for k0 := j0; k0 < j1; k0 += kb {
-				cnt := min(kb, j1-k0)
-				pad := (cnt + 3) &^ 3
-				rows, ok := c.View(k0, pad)
-				if !ok || pad != cnt {
-					c.Block(k0, cnt, tile)
-					clear(tile[cnt*asmW : pad*asmW])
-					rows = tile
-				}
-				mlaScoresAVX512_576(&q[0], &rows[0], &s[0], kb, NH, pad, d.Scale)
-				for h := 0; h < NH; h++ {
-					row := s[h*kb : h*kb+cnt]
-					mx := m[h]
-					for _, x := range row {
-						mx = max(mx, x)
-					}
-					for j := range row {
-						row[j] -= mx
-					}
-					vmath.Exp(row, row)
-					var sum float32
-					for j, p := range row {
-						sum += p
-						pt[j*NH+h] = p
-					}
-					cr := float32(math.Exp(float64(m[h] - mx)))
-					corr[h] = cr
-					l[h] = l[h]*cr + sum
-					m[h] = mx
-				}
-				mlaAccumAVX512_576(&z[0], &pt[0], &rows[0], &corr[0], NH, cnt, NH)
-			}
-		}
-	})
-	parts := make([]softmaxState, items*NH)
-	for i := range parts {
-		parts[i] = softmaxState{m: ms[i], l: ls[i], acc: zs[i*asmR : (i+1)*asmR]}
-	}
-	for b := 0; b < B; b++ {
-		for h := 0; h < NH; h++ {
-			mergeInto(d.Z[(b*NH+h)*asmR:(b*NH+h+1)*asmR], parts, b*split, split, NH, h)
-		}
-	}
+	decodeAsm(d, threads, prm, mlaScoresAVX512_576, mlaAccumAVX512_576)
 }

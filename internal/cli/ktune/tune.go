@@ -138,6 +138,10 @@ func runTune(o *TuneOptions) error {
 			return err
 		}
 		ceil, opt.Ceilings = c, raw
+		took := time.Since(start)
+		fmt.Fprintf(o.Err, "ceilings measured in %s\n", took.Round(time.Second))
+		// the budget covers the whole job
+		opt.Budget = max(opt.Budget-took, opt.Budget/4)
 	}
 	opt.Log = o.Err
 	opt.Progress = func(ev tuner.Event) {
@@ -228,7 +232,7 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.C
 
 // roofOf is the roof (GFLOP/s) under an entry's result: its class's
 // compute peak or its intensity times the read bandwidth of the level its
-// data comes from (DRAM for cold workloads and working sets beyond L2).
+// data comes from.
 func roofOf(c *roofline.Ceilings, e *tuner.Entry, r tuner.Result) float64 {
 	if c == nil || r.Median <= 0 {
 		return 0
@@ -238,12 +242,11 @@ func roofOf(c *roofline.Ceilings, e *tuner.Entry, r tuner.Result) float64 {
 		class = ""
 	}
 	ai := kernel.Cost{FLOPs: r.FLOPs, Bytes: r.Bytes}.Intensity()
+	// cold entries stream from DRAM; warm ones are placed under the L2 roof
+	// (an upper bound for working sets that spill to L3)
 	level := "DRAM"
 	if e.Mem != "dram" {
-		level = "L3"
-		if l2 := cpu.Get().Cache.L2; l2 > 0 && r.Bytes <= float64(l2)*float64(r.Threads) {
-			level = "L2"
-		}
+		level = "L2"
 	}
 	bw := c.Bandwidth(level, r.Threads)
 	if bw == 0 {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEncodings checks every WORD line of the repository's arm64 assembly
+// against GNU as.
+func TestEncodings(t *testing.T) {
+	if _, err := Assemble([]string{"nop"}); err != nil {
+		t.Skip(err)
+	}
+	var files []string
+	filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, "_arm64.s") && !strings.Contains(p, "/_asm/") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	total := 0
+	for _, f := range files {
+		bad, n, err := Process(f, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		for _, b := range bad {
+			t.Errorf("%s:%d: %s: WORD %#08x, GNU as %#08x", f, b.Line, b.Insn, b.Have, b.Want)
+		}
+	}
+	t.Logf("%d files, %d WORD lines checked", len(files), total)
+}
+
+func TestAssembleKnown(t *testing.T) {
+	w, err := Assemble([]string{"sdot v2.4s, v0.16b, v1.16b", "whilelo p1.s, x5, x6"})
+	if err != nil {
+		t.Skip(err)
+	}
+	if w[0] != 0x4e819402 || w[1] != 0x25a61ca1 {
+		t.Fatalf("got %#x", w)
+	}
+}

@@ -1,0 +1,197 @@
+//go:build arm64 && gc && !purego
+
+// arm64 stubs, drivers and registration of the hand-written NEON and SVE
+// variants:
+//
+//	neon          f32 activations; weights widened to an f32 block in Go
+//	              (F32 read in place), mr×16 FMLA register tiles (mr ≤ 4)
+//	neon_dotprod  int8 activations (quantizeRow, as generic_int8); SDOT by
+//	              element against the panel lines, f32 flush per group
+//	sve           as neon with a vector-length-agnostic tile (WHILELO tails)
+//	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
+//	              the NEON dot product does not, e.g. A64FX)
+//
+// The integer kernels make the weights signed before SDOT (signed × signed):
+// Q8 u XOR 0x80 = u−128 = q; Q4 nibble − 8 (Q4 with a min keeps the
+// nibble and adds m·Σxq). The f32 class widens BF16/Q8/Q4 through the
+// generic widen: correct everywhere, not yet fast for quantized weights.
+// Performance is unmeasured: qemu gives correctness only.
+package gemm
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// gemmNEON_4x16 computes 4 rows of a register tile over k:
+//
+//	for r < 4, i < 16:
+//		t := 0 // or c[r·ldc+i] when acc ≠ 0
+//		for j < k: t += a[r·lda+j]·b[16j+i]   // b: f32 [k][16]
+//		c[r·ldc+i] = t
+//
+// gemmNEON_1x16, _2x16 and _3x16 are the same for 1, 2 and 3 rows.
+//
+//go:noescape
+func gemmNEON_4x16(k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)
+
+//go:noescape
+func gemmNEON_3x16(k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)
+
+//go:noescape
+func gemmNEON_2x16(k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)
+
+//go:noescape
+func gemmNEON_1x16(k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)
+
+// gemmSVE_16 is gemmNEON_*x16 for m rows (m ≥ 1), vector-length agnostic.
+//
+//go:noescape
+func gemmSVE_16(m, k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)
+
+// dotQ8NEON_1x16 computes one int8 activation row against np consecutive
+// Q8 panels of ng groups at w:
+//
+//	for p < np, i < 16:
+//		t := 0
+//		for g < ng:
+//			t += d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j]−128)·int32(xq[32g+j]))
+//		y[16p+i] = xs[0]·t  // or += when acc ≠ 0
+//
+// dotQ4NEON_1x16 is the same over Q4 panels with (nibble − 8), and
+// dotQ4MinNEON_1x16 with the nibble itself plus t += mn[p,g,i]·float32(sums[g]),
+// sums[g] = Σ_{j<32} xq[32g+j]. The SVE kernels compute the same.
+//
+//go:noescape
+func dotQ8NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ4NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ4MinNEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ8SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ4SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ4MinSVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tileFn runs the f32 register tile for m rows (1 ≤ m ≤ the variant's mr).
+type tileFn func(m, k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)
+
+var neonTiles = [4]func(k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int){
+	gemmNEON_1x16, gemmNEON_2x16, gemmNEON_3x16, gemmNEON_4x16}
+
+func neonTile(m, k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int) {
+	neonTiles[m-1](k, a, lda, b, c, ldc, acc)
+}
+
+// armKB is the K block widened to f32 at a time (a multiple of the Q8/Q4
+// group and of the BF16 pair): 256 k × 16 rows = 16 KiB, kept in L1.
+const armKB = 256
+
+var armTilePool = sync.Pool{New: func() any { return new([armKB * pr]float32) }}
+
+// tilePanels is the panelFn of an f32-class arm64 variant: for each panel
+// and K block, the weights as an f32 [kb][16] block (F32 in place, the
+// other formats widened), then the register tile over row tiles of mr.
+func tilePanels(tile tileFn, mr int) panelFn {
+	return func(a *args, p0, p1, worker int, _ kernel.Values) {
+		buf := armTilePool.Get().(*[armKB * pr]float32)
+		defer armTilePool.Put(buf)
+		for p := p0; p < p1; p++ {
+			panel := a.w.Panel(p)
+			for k0 := 0; k0 < a.kp; k0 += armKB {
+				n := min(armKB, a.kp-k0)
+				var b *byte
+				if a.w.DType == kernel.F32 {
+					b = &panel[4*pr*k0]
+				} else {
+					for g := 0; g < n; g += quant.GroupK {
+						widen(a.w, panel, k0+g, min(quant.GroupK, n-g), buf[g*pr:])
+					}
+					b = (*byte)(unsafe.Pointer(&buf[0]))
+				}
+				acc := btoi(a.acc || k0 > 0)
+				for r0 := 0; r0 < a.m; r0 += mr {
+					tile(min(mr, a.m-r0), n, &a.x[r0*a.kp+k0], a.kp, b, &a.y[r0*a.ldy+p*pr-a.ycol], a.ldy, acc)
+				}
+			}
+		}
+	}
+}
+
+// dotFn is one int8 kernel (see dotQ8NEON_1x16).
+type dotFn func(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+// dotPanels is the panelFn over a kernel per weight kind (Q8, Q4, Q4 with
+// a min): blocks of nb panels (kept in cache), every row against a block.
+func dotPanels(tab [3]dotFn) panelFn {
+	return func(a *args, p0, p1, worker int, prm kernel.Values) {
+		fn := tab[0]
+		if a.w.DType == kernel.Q4 {
+			fn = tab[1]
+			if a.w.HasMin {
+				fn = tab[2]
+			}
+		}
+		ng := a.kp / quant.GroupK
+		nb := prm["nb"]
+		if a.m == 1 || nb < 1 {
+			nb = p1 - p0
+		}
+		pb := a.w.PanelBytes()
+		acc := btoi(a.acc)
+		for b0 := p0; b0 < p1; b0 += nb {
+			b1 := min(b0+nb, p1)
+			for r := 0; r < a.m; r++ {
+				fn(&a.w.Data[b0*pb], b1-b0, ng, &a.xq[r*a.kp], &a.xsum[r*ng], &a.xs[r], &a.y[r*a.ldy+b0*pr-a.ycol], acc)
+			}
+		}
+	}
+}
+
+// armNB: panels per block when several activation rows reuse them.
+var armNB = kernel.Param{Name: "nb", Doc: "panels per cache block when M > 1", Values: []int{1, 4, 16, 64}, Default: 16}
+
+var (
+	neonReq = cpu.NewSet(cpu.ASIMD)
+	dotReq  = cpu.NewSet(cpu.ASIMD, cpu.ASIMDDP)
+	sveReq  = cpu.NewSet(cpu.SVE)
+)
+
+func init() {
+	register(allOps, kernel.Variant{Name: "neon", Priority: 20,
+		Doc:    "hand-written NEON: 4×16 FMLA register tiles over f32 blocks of the weights (widened in Go)",
+		DTypes: weightDTypes, Requires: neonReq, Threaded: true, Params: []kernel.Param{grainParam}},
+		&impl{act: actF32, panels: tilePanels(neonTile, 4), grain: 4})
+	register(allOps, kernel.Variant{Name: "sve", Priority: 25,
+		Doc:    "hand-written SVE (vector-length agnostic): predicated 16-column tiles over f32 blocks of the weights",
+		DTypes: weightDTypes, Requires: sveReq, Threaded: true, Params: []kernel.Param{grainParam}},
+		&impl{act: actF32, panels: tilePanels(gemmSVE_16, 1<<30), grain: 4})
+	register(allOps, kernel.Variant{Name: "neon_dotprod", Priority: 40, Class: kernel.ClassInt8Act,
+		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4 panel lines, f32 flush per group",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Requires: dotReq, Threaded: true,
+		Params: []kernel.Param{grainParam, armNB}},
+		&impl{act: actInt8, panels: dotPanels([3]dotFn{dotQ8NEON_1x16, dotQ4NEON_1x16, dotQ4MinNEON_1x16}), grain: 4})
+	register(allOps, kernel.Variant{Name: "sve_dotprod", Priority: 45, Class: kernel.ClassInt8Act,
+		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4 panel lines",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Requires: sveReq, Threaded: true,
+		Params: []kernel.Param{grainParam, armNB}},
+		&impl{act: actInt8, panels: dotPanels([3]dotFn{dotQ8SVE_16, dotQ4SVE_16, dotQ4MinSVE_16}), grain: 4})
+}

@@ -1,0 +1,474 @@
+//go:build arm64 && gc && !purego
+
+// Hand-written NEON dot-product (FEAT_DotProd, asimddp) kernels of the
+// neon_dotprod variant: one int8 activation row against np consecutive
+// Q8/Q4 panels (see gemm_arm64.go for their Go semantics). SDOT (by
+// element), SCVTF and FCVTL are WORD-encoded; the mnemonic comments are
+// checked against GNU as by _asm/armwords.
+
+#include "textflag.h"
+
+#define ARGS \
+	MOVD w+0(FP), R0; \
+	MOVD np+8(FP), R1; \
+	MOVD ng+16(FP), R2; \
+	MOVD xq+24(FP), R3; \
+	MOVD sums+32(FP), R4; \
+	MOVD xs+40(FP), R5; \
+	MOVD y+48(FP), R6; \
+	MOVD acc+56(FP), R9
+
+// func dotQ8NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ8NEON_1x16(SB), NOSPLIT, $0-64
+	ARGS
+	VMOVI $128, V31.B16
+	VMOVI $15, V30.B16
+	VMOVI $8, V29.B16
+	VLD1R (R5), [V28.S4] // xs
+
+q8p:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R2, R8
+
+q8g:
+	VLD1.P 32(R7), [V0.B16, V1.B16] // the group's 32 activations
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 0: k = 0..3 of 16 rows
+	VEOR V31.B16, V4.B16, V4.B16
+	VEOR V31.B16, V5.B16, V5.B16
+	VEOR V31.B16, V6.B16, V6.B16
+	VEOR V31.B16, V7.B16, V7.B16
+	WORD $0x4f80e094 // sdot v20.4s, v4.16b, v0.4b[0]
+	WORD $0x4f80e0b5 // sdot v21.4s, v5.16b, v0.4b[0]
+	WORD $0x4f80e0d6 // sdot v22.4s, v6.16b, v0.4b[0]
+	WORD $0x4f80e0f7 // sdot v23.4s, v7.16b, v0.4b[0]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 1: k = 4..7 of 16 rows
+	VEOR V31.B16, V8.B16, V8.B16
+	VEOR V31.B16, V9.B16, V9.B16
+	VEOR V31.B16, V10.B16, V10.B16
+	VEOR V31.B16, V11.B16, V11.B16
+	WORD $0x4fa0e118 // sdot v24.4s, v8.16b, v0.4b[1]
+	WORD $0x4fa0e139 // sdot v25.4s, v9.16b, v0.4b[1]
+	WORD $0x4fa0e15a // sdot v26.4s, v10.16b, v0.4b[1]
+	WORD $0x4fa0e17b // sdot v27.4s, v11.16b, v0.4b[1]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 2: k = 8..11 of 16 rows
+	VEOR V31.B16, V4.B16, V4.B16
+	VEOR V31.B16, V5.B16, V5.B16
+	VEOR V31.B16, V6.B16, V6.B16
+	VEOR V31.B16, V7.B16, V7.B16
+	WORD $0x4f80e894 // sdot v20.4s, v4.16b, v0.4b[2]
+	WORD $0x4f80e8b5 // sdot v21.4s, v5.16b, v0.4b[2]
+	WORD $0x4f80e8d6 // sdot v22.4s, v6.16b, v0.4b[2]
+	WORD $0x4f80e8f7 // sdot v23.4s, v7.16b, v0.4b[2]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 3: k = 12..15 of 16 rows
+	VEOR V31.B16, V8.B16, V8.B16
+	VEOR V31.B16, V9.B16, V9.B16
+	VEOR V31.B16, V10.B16, V10.B16
+	VEOR V31.B16, V11.B16, V11.B16
+	WORD $0x4fa0e918 // sdot v24.4s, v8.16b, v0.4b[3]
+	WORD $0x4fa0e939 // sdot v25.4s, v9.16b, v0.4b[3]
+	WORD $0x4fa0e95a // sdot v26.4s, v10.16b, v0.4b[3]
+	WORD $0x4fa0e97b // sdot v27.4s, v11.16b, v0.4b[3]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 4: k = 16..19 of 16 rows
+	VEOR V31.B16, V4.B16, V4.B16
+	VEOR V31.B16, V5.B16, V5.B16
+	VEOR V31.B16, V6.B16, V6.B16
+	VEOR V31.B16, V7.B16, V7.B16
+	WORD $0x4f81e094 // sdot v20.4s, v4.16b, v1.4b[0]
+	WORD $0x4f81e0b5 // sdot v21.4s, v5.16b, v1.4b[0]
+	WORD $0x4f81e0d6 // sdot v22.4s, v6.16b, v1.4b[0]
+	WORD $0x4f81e0f7 // sdot v23.4s, v7.16b, v1.4b[0]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 5: k = 20..23 of 16 rows
+	VEOR V31.B16, V8.B16, V8.B16
+	VEOR V31.B16, V9.B16, V9.B16
+	VEOR V31.B16, V10.B16, V10.B16
+	VEOR V31.B16, V11.B16, V11.B16
+	WORD $0x4fa1e118 // sdot v24.4s, v8.16b, v1.4b[1]
+	WORD $0x4fa1e139 // sdot v25.4s, v9.16b, v1.4b[1]
+	WORD $0x4fa1e15a // sdot v26.4s, v10.16b, v1.4b[1]
+	WORD $0x4fa1e17b // sdot v27.4s, v11.16b, v1.4b[1]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 6: k = 24..27 of 16 rows
+	VEOR V31.B16, V4.B16, V4.B16
+	VEOR V31.B16, V5.B16, V5.B16
+	VEOR V31.B16, V6.B16, V6.B16
+	VEOR V31.B16, V7.B16, V7.B16
+	WORD $0x4f81e894 // sdot v20.4s, v4.16b, v1.4b[2]
+	WORD $0x4f81e8b5 // sdot v21.4s, v5.16b, v1.4b[2]
+	WORD $0x4f81e8d6 // sdot v22.4s, v6.16b, v1.4b[2]
+	WORD $0x4f81e8f7 // sdot v23.4s, v7.16b, v1.4b[2]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 7: k = 28..31 of 16 rows
+	VEOR V31.B16, V8.B16, V8.B16
+	VEOR V31.B16, V9.B16, V9.B16
+	VEOR V31.B16, V10.B16, V10.B16
+	VEOR V31.B16, V11.B16, V11.B16
+	WORD $0x4fa1e918 // sdot v24.4s, v8.16b, v1.4b[3]
+	WORD $0x4fa1e939 // sdot v25.4s, v9.16b, v1.4b[3]
+	WORD $0x4fa1e95a // sdot v26.4s, v10.16b, v1.4b[3]
+	WORD $0x4fa1e97b // sdot v27.4s, v11.16b, v1.4b[3]
+	VADD V24.S4, V20.S4, V20.S4
+	VADD V25.S4, V21.S4, V21.S4
+	VADD V26.S4, V22.S4, V22.S4
+	VADD V27.S4, V23.S4, V23.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 f16 scales
+	WORD $0x0e21784c // fcvtl v12.4s, v2.4h
+	WORD $0x4e21784d // fcvtl2 v13.4s, v2.8h
+	WORD $0x0e21786e // fcvtl v14.4s, v3.4h
+	WORD $0x4e21786f // fcvtl2 v15.4s, v3.8h
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VFMLA V12.S4, V20.S4, V16.S4
+	VFMLA V13.S4, V21.S4, V17.S4
+	VFMLA V14.S4, V22.S4, V18.S4
+	VFMLA V15.S4, V23.S4, V19.S4
+	SUBS $1, R8, R8
+	BNE  q8g
+
+	// y (+)= xs·t
+	CBZ  R9, q8z
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	B    q8s
+
+q8z:
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+
+q8s:
+	VFMLA V28.S4, V16.S4, V4.S4
+	VFMLA V28.S4, V17.S4, V5.S4
+	VFMLA V28.S4, V18.S4, V6.S4
+	VFMLA V28.S4, V19.S4, V7.S4
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	SUBS $1, R1, R1
+	BNE  q8p
+	RET
+
+// func dotQ4NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ4NEON_1x16(SB), NOSPLIT, $0-64
+	ARGS
+	VMOVI $128, V31.B16
+	VMOVI $15, V30.B16
+	VMOVI $8, V29.B16
+	VLD1R (R5), [V28.S4] // xs
+
+q4p:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R2, R8
+
+q4g:
+	VLD1.P 32(R7), [V0.B16, V1.B16] // the group's 32 activations
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 0: k = 0..3 low, 4..7 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	VSUB V29.B16, V8.B16, V8.B16
+	VSUB V29.B16, V9.B16, V9.B16
+	VSUB V29.B16, V10.B16, V10.B16
+	VSUB V29.B16, V11.B16, V11.B16
+	VSUB V29.B16, V12.B16, V12.B16
+	VSUB V29.B16, V13.B16, V13.B16
+	VSUB V29.B16, V14.B16, V14.B16
+	VSUB V29.B16, V15.B16, V15.B16
+	WORD $0x4f80e114 // sdot v20.4s, v8.16b, v0.4b[0]
+	WORD $0x4f80e135 // sdot v21.4s, v9.16b, v0.4b[0]
+	WORD $0x4f80e156 // sdot v22.4s, v10.16b, v0.4b[0]
+	WORD $0x4f80e177 // sdot v23.4s, v11.16b, v0.4b[0]
+	WORD $0x4fa0e198 // sdot v24.4s, v12.16b, v0.4b[1]
+	WORD $0x4fa0e1b9 // sdot v25.4s, v13.16b, v0.4b[1]
+	WORD $0x4fa0e1da // sdot v26.4s, v14.16b, v0.4b[1]
+	WORD $0x4fa0e1fb // sdot v27.4s, v15.16b, v0.4b[1]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 1: k = 8..11 low, 12..15 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	VSUB V29.B16, V8.B16, V8.B16
+	VSUB V29.B16, V9.B16, V9.B16
+	VSUB V29.B16, V10.B16, V10.B16
+	VSUB V29.B16, V11.B16, V11.B16
+	VSUB V29.B16, V12.B16, V12.B16
+	VSUB V29.B16, V13.B16, V13.B16
+	VSUB V29.B16, V14.B16, V14.B16
+	VSUB V29.B16, V15.B16, V15.B16
+	WORD $0x4f80e914 // sdot v20.4s, v8.16b, v0.4b[2]
+	WORD $0x4f80e935 // sdot v21.4s, v9.16b, v0.4b[2]
+	WORD $0x4f80e956 // sdot v22.4s, v10.16b, v0.4b[2]
+	WORD $0x4f80e977 // sdot v23.4s, v11.16b, v0.4b[2]
+	WORD $0x4fa0e998 // sdot v24.4s, v12.16b, v0.4b[3]
+	WORD $0x4fa0e9b9 // sdot v25.4s, v13.16b, v0.4b[3]
+	WORD $0x4fa0e9da // sdot v26.4s, v14.16b, v0.4b[3]
+	WORD $0x4fa0e9fb // sdot v27.4s, v15.16b, v0.4b[3]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 2: k = 16..19 low, 20..23 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	VSUB V29.B16, V8.B16, V8.B16
+	VSUB V29.B16, V9.B16, V9.B16
+	VSUB V29.B16, V10.B16, V10.B16
+	VSUB V29.B16, V11.B16, V11.B16
+	VSUB V29.B16, V12.B16, V12.B16
+	VSUB V29.B16, V13.B16, V13.B16
+	VSUB V29.B16, V14.B16, V14.B16
+	VSUB V29.B16, V15.B16, V15.B16
+	WORD $0x4f81e114 // sdot v20.4s, v8.16b, v1.4b[0]
+	WORD $0x4f81e135 // sdot v21.4s, v9.16b, v1.4b[0]
+	WORD $0x4f81e156 // sdot v22.4s, v10.16b, v1.4b[0]
+	WORD $0x4f81e177 // sdot v23.4s, v11.16b, v1.4b[0]
+	WORD $0x4fa1e198 // sdot v24.4s, v12.16b, v1.4b[1]
+	WORD $0x4fa1e1b9 // sdot v25.4s, v13.16b, v1.4b[1]
+	WORD $0x4fa1e1da // sdot v26.4s, v14.16b, v1.4b[1]
+	WORD $0x4fa1e1fb // sdot v27.4s, v15.16b, v1.4b[1]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 3: k = 24..27 low, 28..31 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	VSUB V29.B16, V8.B16, V8.B16
+	VSUB V29.B16, V9.B16, V9.B16
+	VSUB V29.B16, V10.B16, V10.B16
+	VSUB V29.B16, V11.B16, V11.B16
+	VSUB V29.B16, V12.B16, V12.B16
+	VSUB V29.B16, V13.B16, V13.B16
+	VSUB V29.B16, V14.B16, V14.B16
+	VSUB V29.B16, V15.B16, V15.B16
+	WORD $0x4f81e914 // sdot v20.4s, v8.16b, v1.4b[2]
+	WORD $0x4f81e935 // sdot v21.4s, v9.16b, v1.4b[2]
+	WORD $0x4f81e956 // sdot v22.4s, v10.16b, v1.4b[2]
+	WORD $0x4f81e977 // sdot v23.4s, v11.16b, v1.4b[2]
+	WORD $0x4fa1e998 // sdot v24.4s, v12.16b, v1.4b[3]
+	WORD $0x4fa1e9b9 // sdot v25.4s, v13.16b, v1.4b[3]
+	WORD $0x4fa1e9da // sdot v26.4s, v14.16b, v1.4b[3]
+	WORD $0x4fa1e9fb // sdot v27.4s, v15.16b, v1.4b[3]
+	VADD V24.S4, V20.S4, V20.S4
+	VADD V25.S4, V21.S4, V21.S4
+	VADD V26.S4, V22.S4, V22.S4
+	VADD V27.S4, V23.S4, V23.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 f16 scales
+	WORD $0x0e21784c // fcvtl v12.4s, v2.4h
+	WORD $0x4e21784d // fcvtl2 v13.4s, v2.8h
+	WORD $0x0e21786e // fcvtl v14.4s, v3.4h
+	WORD $0x4e21786f // fcvtl2 v15.4s, v3.8h
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VFMLA V12.S4, V20.S4, V16.S4
+	VFMLA V13.S4, V21.S4, V17.S4
+	VFMLA V14.S4, V22.S4, V18.S4
+	VFMLA V15.S4, V23.S4, V19.S4
+	SUBS $1, R8, R8
+	BNE  q4g
+
+	// y (+)= xs·t
+	CBZ  R9, q4z
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	B    q4s
+
+q4z:
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+
+q4s:
+	VFMLA V28.S4, V16.S4, V4.S4
+	VFMLA V28.S4, V17.S4, V5.S4
+	VFMLA V28.S4, V18.S4, V6.S4
+	VFMLA V28.S4, V19.S4, V7.S4
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	SUBS $1, R1, R1
+	BNE  q4p
+	RET
+
+// func dotQ4MinNEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ4MinNEON_1x16(SB), NOSPLIT, $0-64
+	ARGS
+	VMOVI $128, V31.B16
+	VMOVI $15, V30.B16
+	VMOVI $8, V29.B16
+	VLD1R (R5), [V28.S4] // xs
+
+qmp:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R2, R8
+
+qmg:
+	VLD1.P 32(R7), [V0.B16, V1.B16] // the group's 32 activations
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 0: k = 0..3 low, 4..7 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	WORD $0x4f80e114 // sdot v20.4s, v8.16b, v0.4b[0]
+	WORD $0x4f80e135 // sdot v21.4s, v9.16b, v0.4b[0]
+	WORD $0x4f80e156 // sdot v22.4s, v10.16b, v0.4b[0]
+	WORD $0x4f80e177 // sdot v23.4s, v11.16b, v0.4b[0]
+	WORD $0x4fa0e198 // sdot v24.4s, v12.16b, v0.4b[1]
+	WORD $0x4fa0e1b9 // sdot v25.4s, v13.16b, v0.4b[1]
+	WORD $0x4fa0e1da // sdot v26.4s, v14.16b, v0.4b[1]
+	WORD $0x4fa0e1fb // sdot v27.4s, v15.16b, v0.4b[1]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 1: k = 8..11 low, 12..15 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	WORD $0x4f80e914 // sdot v20.4s, v8.16b, v0.4b[2]
+	WORD $0x4f80e935 // sdot v21.4s, v9.16b, v0.4b[2]
+	WORD $0x4f80e956 // sdot v22.4s, v10.16b, v0.4b[2]
+	WORD $0x4f80e977 // sdot v23.4s, v11.16b, v0.4b[2]
+	WORD $0x4fa0e998 // sdot v24.4s, v12.16b, v0.4b[3]
+	WORD $0x4fa0e9b9 // sdot v25.4s, v13.16b, v0.4b[3]
+	WORD $0x4fa0e9da // sdot v26.4s, v14.16b, v0.4b[3]
+	WORD $0x4fa0e9fb // sdot v27.4s, v15.16b, v0.4b[3]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 2: k = 16..19 low, 20..23 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	WORD $0x4f81e114 // sdot v20.4s, v8.16b, v1.4b[0]
+	WORD $0x4f81e135 // sdot v21.4s, v9.16b, v1.4b[0]
+	WORD $0x4f81e156 // sdot v22.4s, v10.16b, v1.4b[0]
+	WORD $0x4f81e177 // sdot v23.4s, v11.16b, v1.4b[0]
+	WORD $0x4fa1e198 // sdot v24.4s, v12.16b, v1.4b[1]
+	WORD $0x4fa1e1b9 // sdot v25.4s, v13.16b, v1.4b[1]
+	WORD $0x4fa1e1da // sdot v26.4s, v14.16b, v1.4b[1]
+	WORD $0x4fa1e1fb // sdot v27.4s, v15.16b, v1.4b[1]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 3: k = 24..27 low, 28..31 high nibbles
+	VAND V30.B16, V4.B16, V8.B16
+	VAND V30.B16, V5.B16, V9.B16
+	VAND V30.B16, V6.B16, V10.B16
+	VAND V30.B16, V7.B16, V11.B16
+	VUSHR $4, V4.B16, V12.B16
+	VUSHR $4, V5.B16, V13.B16
+	VUSHR $4, V6.B16, V14.B16
+	VUSHR $4, V7.B16, V15.B16
+	WORD $0x4f81e914 // sdot v20.4s, v8.16b, v1.4b[2]
+	WORD $0x4f81e935 // sdot v21.4s, v9.16b, v1.4b[2]
+	WORD $0x4f81e956 // sdot v22.4s, v10.16b, v1.4b[2]
+	WORD $0x4f81e977 // sdot v23.4s, v11.16b, v1.4b[2]
+	WORD $0x4fa1e998 // sdot v24.4s, v12.16b, v1.4b[3]
+	WORD $0x4fa1e9b9 // sdot v25.4s, v13.16b, v1.4b[3]
+	WORD $0x4fa1e9da // sdot v26.4s, v14.16b, v1.4b[3]
+	WORD $0x4fa1e9fb // sdot v27.4s, v15.16b, v1.4b[3]
+	VADD V24.S4, V20.S4, V20.S4
+	VADD V25.S4, V21.S4, V21.S4
+	VADD V26.S4, V22.S4, V22.S4
+	VADD V27.S4, V23.S4, V23.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 f16 scales
+	WORD $0x0e21784c // fcvtl v12.4s, v2.4h
+	WORD $0x4e21784d // fcvtl2 v13.4s, v2.8h
+	WORD $0x0e21786e // fcvtl v14.4s, v3.4h
+	WORD $0x4e21786f // fcvtl2 v15.4s, v3.8h
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VFMLA V12.S4, V20.S4, V16.S4
+	VFMLA V13.S4, V21.S4, V17.S4
+	VFMLA V14.S4, V22.S4, V18.S4
+	VFMLA V15.S4, V23.S4, V19.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 f16 mins
+	WORD $0x0e217848 // fcvtl v8.4s, v2.4h
+	WORD $0x4e217849 // fcvtl2 v9.4s, v2.8h
+	WORD $0x0e21786a // fcvtl v10.4s, v3.4h
+	WORD $0x4e21786b // fcvtl2 v11.4s, v3.8h
+	VLD1R.P 4(R10), [V29.S4] // Σxq of the group
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	VFMLA V29.S4, V8.S4, V16.S4
+	VFMLA V29.S4, V9.S4, V17.S4
+	VFMLA V29.S4, V10.S4, V18.S4
+	VFMLA V29.S4, V11.S4, V19.S4
+	SUBS $1, R8, R8
+	BNE  qmg
+
+	// y (+)= xs·t
+	CBZ  R9, qmz
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	B    qms
+
+qmz:
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+
+qms:
+	VFMLA V28.S4, V16.S4, V4.S4
+	VFMLA V28.S4, V17.S4, V5.S4
+	VFMLA V28.S4, V18.S4, V6.S4
+	VFMLA V28.S4, V19.S4, V7.S4
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	SUBS $1, R1, R1
+	BNE  qmp
+	RET

@@ -1,0 +1,722 @@
+//go:build arm64 && gc && !purego
+
+// Hand-written SVE kernels of the sve and sve_dotprod variants, vector-
+// length agnostic (see gemm_arm64.go for their Go semantics): the 16
+// columns of a panel are covered by up to four vectors whose predicates
+// (WHILELO against 16 lanes, or 64 bytes) switch off what lies beyond
+// them, so the same code runs at 128…2048 bits (at 512 bits and more
+// one vector covers a panel; the others are all-false). Every SVE
+// instruction is WORD-encoded; the mnemonic comments are checked against
+// GNU as by _asm/armwords.
+
+#include "textflag.h"
+
+#define ARGS \
+	MOVD w+0(FP), R0; \
+	MOVD np+8(FP), R1; \
+	MOVD ng+16(FP), R2; \
+	MOVD xq+24(FP), R3; \
+	MOVD sums+32(FP), R4; \
+	MOVD xs+40(FP), R5; \
+	MOVD y+48(FP), R6; \
+	MOVD acc+56(FP), R9
+
+// func gemmSVE_16(m, k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)
+TEXT ·gemmSVE_16(SB), NOSPLIT, $0-64
+	MOVD m+0(FP), R0
+	MOVD k+8(FP), R1
+	MOVD a+16(FP), R2
+	MOVD lda+24(FP), R3
+	MOVD b+32(FP), R4
+	MOVD c+40(FP), R5
+	MOVD ldc+48(FP), R6
+	MOVD acc+56(FP), R7
+	LSL  $2, R3, R3
+	LSL  $2, R6, R6
+	// p0..p3: the lanes of columns [i·VL/32, (i+1)·VL/32) ∩ [0, 16)
+	MOVD $16, R8
+	MOVD $0, R9
+	WORD $0x25a81d20 // whilelo p0.s, x9, x8
+	WORD $0x04b0e3e9 // incw x9
+	WORD $0x25a81d21 // whilelo p1.s, x9, x8
+	WORD $0x04b0e3e9 // incw x9
+	WORD $0x25a81d22 // whilelo p2.s, x9, x8
+	WORD $0x04b0e3e9 // incw x9
+	WORD $0x25a81d23 // whilelo p3.s, x9, x8
+	WORD $0x2598e3e4 // ptrue p4.s
+
+srow:
+	CBZ  R7, szero
+	WORD $0xa540a0b0 // ld1w {z16.s}, p0/z, [x5]
+	WORD $0xa541a4b1 // ld1w {z17.s}, p1/z, [x5, #1, mul vl]
+	WORD $0xa542a8b2 // ld1w {z18.s}, p2/z, [x5, #2, mul vl]
+	WORD $0xa543acb3 // ld1w {z19.s}, p3/z, [x5, #3, mul vl]
+	B    sk
+
+szero:
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+
+sk:
+	MOVD R2, R10
+	MOVD R4, R11
+	MOVD R1, R12
+	CBZ  R12, sstore
+
+skloop:
+	WORD $0x8540d140 // ld1rw {z0.s}, p4/z, [x10]
+	WORD $0xa540a161 // ld1w {z1.s}, p0/z, [x11]
+	WORD $0xa541a562 // ld1w {z2.s}, p1/z, [x11, #1, mul vl]
+	WORD $0xa542a963 // ld1w {z3.s}, p2/z, [x11, #2, mul vl]
+	WORD $0xa543ad64 // ld1w {z4.s}, p3/z, [x11, #3, mul vl]
+	WORD $0x65a00030 // fmla z16.s, p0/m, z1.s, z0.s
+	WORD $0x65a00451 // fmla z17.s, p1/m, z2.s, z0.s
+	WORD $0x65a00872 // fmla z18.s, p2/m, z3.s, z0.s
+	WORD $0x65a00c93 // fmla z19.s, p3/m, z4.s, z0.s
+	ADD  $4, R10, R10
+	ADD  $64, R11, R11
+	SUBS $1, R12, R12
+	BNE  skloop
+
+sstore:
+	WORD $0xe540e0b0 // st1w {z16.s}, p0, [x5]
+	WORD $0xe541e4b1 // st1w {z17.s}, p1, [x5, #1, mul vl]
+	WORD $0xe542e8b2 // st1w {z18.s}, p2, [x5, #2, mul vl]
+	WORD $0xe543ecb3 // st1w {z19.s}, p3, [x5, #3, mul vl]
+	ADD  R3, R2, R2
+	ADD  R6, R5, R5
+	SUBS $1, R0, R0
+	BNE  srow
+	RET
+
+// func dotQ8SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ8SVE_16(SB), NOSPLIT, $0-64
+	ARGS
+	// p0..p3: bytes [i·VL/8, (i+1)·VL/8) ∩ [0, 64) of a 64-byte line;
+	// p4..p7: the same chunks as f32/int32 lanes ∩ [0, 16)
+	MOVD $64, R8
+	MOVD $0, R11
+	WORD $0x25281d60 // whilelo p0.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d61 // whilelo p1.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d62 // whilelo p2.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d63 // whilelo p3.b, x11, x8
+	MOVD $16, R8
+	MOVD $0, R11
+	WORD $0x25a81d64 // whilelo p4.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d65 // whilelo p5.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d66 // whilelo p6.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d67 // whilelo p7.s, x11, x8
+
+q8p:
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R2, R12
+
+q8g:
+	WORD $0x25b8c014 // dup z20.s, #0
+	WORD $0x25b8c015 // dup z21.s, #0
+	WORD $0x25b8c016 // dup z22.s, #0
+	WORD $0x25b8c017 // dup z23.s, #0
+	// line 0: k = 0..3 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8540d0e0 // ld1rw {z0.s}, p4/z, [x7, #0]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 1: k = 4..7 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8541d0e0 // ld1rw {z0.s}, p4/z, [x7, #4]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 2: k = 8..11 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8542d0e0 // ld1rw {z0.s}, p4/z, [x7, #8]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 3: k = 12..15 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8543d0e0 // ld1rw {z0.s}, p4/z, [x7, #12]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 4: k = 16..19 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8544d0e0 // ld1rw {z0.s}, p4/z, [x7, #16]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 5: k = 20..23 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8545d0e0 // ld1rw {z0.s}, p4/z, [x7, #20]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 6: k = 24..27 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8546d0e0 // ld1rw {z0.s}, p4/z, [x7, #24]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 7: k = 28..31 of 16 rows
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8547d0e0 // ld1rw {z0.s}, p4/z, [x7, #28]
+	WORD $0x05400e04 // eor z4.b, z4.b, #0x80
+	WORD $0x05400e05 // eor z5.b, z5.b, #0x80
+	WORD $0x05400e06 // eor z6.b, z6.b, #0x80
+	WORD $0x05400e07 // eor z7.b, z7.b, #0x80
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	ADD  $32, R7, R7
+	// t += d·float(dot)
+	WORD $0xa4c0b008 // ld1h {z8.s}, p4/z, [x0]
+	WORD $0xa4c1b409 // ld1h {z9.s}, p5/z, [x0, #1, mul vl]
+	WORD $0xa4c2b80a // ld1h {z10.s}, p6/z, [x0, #2, mul vl]
+	WORD $0xa4c3bc0b // ld1h {z11.s}, p7/z, [x0, #3, mul vl]
+	WORD $0x6589b108 // fcvt z8.s, p4/m, z8.h
+	WORD $0x6589b529 // fcvt z9.s, p5/m, z9.h
+	WORD $0x6589b94a // fcvt z10.s, p6/m, z10.h
+	WORD $0x6589bd6b // fcvt z11.s, p7/m, z11.h
+	WORD $0x6594b294 // scvtf z20.s, p4/m, z20.s
+	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
+	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
+	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
+	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
+	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
+	WORD $0x65ab1ef3 // fmla z19.s, p7/m, z23.s, z11.s
+	ADD  $32, R0, R0
+	SUBS $1, R12, R12
+	BNE  q8g
+
+	// y (+)= xs·t
+	WORD $0x8540d0a2 // ld1rw {z2.s}, p4/z, [x5]
+	CBZ  R9, q8z
+	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
+	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
+	WORD $0xa542b8da // ld1w {z26.s}, p6/z, [x6, #2, mul vl]
+	WORD $0xa543bcdb // ld1w {z27.s}, p7/z, [x6, #3, mul vl]
+	B    q8s
+
+q8z:
+	WORD $0x25b8c018 // dup z24.s, #0
+	WORD $0x25b8c019 // dup z25.s, #0
+	WORD $0x25b8c01a // dup z26.s, #0
+	WORD $0x25b8c01b // dup z27.s, #0
+
+q8s:
+	WORD $0x65a21218 // fmla z24.s, p4/m, z16.s, z2.s
+	WORD $0x65a21639 // fmla z25.s, p5/m, z17.s, z2.s
+	WORD $0x65a21a5a // fmla z26.s, p6/m, z18.s, z2.s
+	WORD $0x65a21e7b // fmla z27.s, p7/m, z19.s, z2.s
+	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
+	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
+	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]
+	WORD $0xe543fcdb // st1w {z27.s}, p7, [x6, #3, mul vl]
+	ADD  $64, R6, R6
+	SUBS $1, R1, R1
+	BNE  q8p
+	RET
+
+// func dotQ4SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ4SVE_16(SB), NOSPLIT, $0-64
+	ARGS
+	// p0..p3: bytes [i·VL/8, (i+1)·VL/8) ∩ [0, 64) of a 64-byte line;
+	// p4..p7: the same chunks as f32/int32 lanes ∩ [0, 16)
+	MOVD $64, R8
+	MOVD $0, R11
+	WORD $0x25281d60 // whilelo p0.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d61 // whilelo p1.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d62 // whilelo p2.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d63 // whilelo p3.b, x11, x8
+	MOVD $16, R8
+	MOVD $0, R11
+	WORD $0x25a81d64 // whilelo p4.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d65 // whilelo p5.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d66 // whilelo p6.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d67 // whilelo p7.s, x11, x8
+	WORD $0x2538c1fe // dup z30.b, #15
+
+q4p:
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R2, R12
+
+q4g:
+	WORD $0x25b8c014 // dup z20.s, #0
+	WORD $0x25b8c015 // dup z21.s, #0
+	WORD $0x25b8c016 // dup z22.s, #0
+	WORD $0x25b8c017 // dup z23.s, #0
+	// line 0: k = 0..3 (low nibbles), 4..7 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8540d0e0 // ld1rw {z0.s}, p4/z, [x7, #0]
+	WORD $0x8541d0e1 // ld1rw {z1.s}, p4/z, [x7, #4]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x2521c108 // sub z8.b, z8.b, #8
+	WORD $0x2521c109 // sub z9.b, z9.b, #8
+	WORD $0x2521c10a // sub z10.b, z10.b, #8
+	WORD $0x2521c10b // sub z11.b, z11.b, #8
+	WORD $0x2521c10c // sub z12.b, z12.b, #8
+	WORD $0x2521c10d // sub z13.b, z13.b, #8
+	WORD $0x2521c10e // sub z14.b, z14.b, #8
+	WORD $0x2521c10f // sub z15.b, z15.b, #8
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 1: k = 8..11 (low nibbles), 12..15 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8542d0e0 // ld1rw {z0.s}, p4/z, [x7, #8]
+	WORD $0x8543d0e1 // ld1rw {z1.s}, p4/z, [x7, #12]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x2521c108 // sub z8.b, z8.b, #8
+	WORD $0x2521c109 // sub z9.b, z9.b, #8
+	WORD $0x2521c10a // sub z10.b, z10.b, #8
+	WORD $0x2521c10b // sub z11.b, z11.b, #8
+	WORD $0x2521c10c // sub z12.b, z12.b, #8
+	WORD $0x2521c10d // sub z13.b, z13.b, #8
+	WORD $0x2521c10e // sub z14.b, z14.b, #8
+	WORD $0x2521c10f // sub z15.b, z15.b, #8
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 2: k = 16..19 (low nibbles), 20..23 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8544d0e0 // ld1rw {z0.s}, p4/z, [x7, #16]
+	WORD $0x8545d0e1 // ld1rw {z1.s}, p4/z, [x7, #20]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x2521c108 // sub z8.b, z8.b, #8
+	WORD $0x2521c109 // sub z9.b, z9.b, #8
+	WORD $0x2521c10a // sub z10.b, z10.b, #8
+	WORD $0x2521c10b // sub z11.b, z11.b, #8
+	WORD $0x2521c10c // sub z12.b, z12.b, #8
+	WORD $0x2521c10d // sub z13.b, z13.b, #8
+	WORD $0x2521c10e // sub z14.b, z14.b, #8
+	WORD $0x2521c10f // sub z15.b, z15.b, #8
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 3: k = 24..27 (low nibbles), 28..31 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8546d0e0 // ld1rw {z0.s}, p4/z, [x7, #24]
+	WORD $0x8547d0e1 // ld1rw {z1.s}, p4/z, [x7, #28]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x2521c108 // sub z8.b, z8.b, #8
+	WORD $0x2521c109 // sub z9.b, z9.b, #8
+	WORD $0x2521c10a // sub z10.b, z10.b, #8
+	WORD $0x2521c10b // sub z11.b, z11.b, #8
+	WORD $0x2521c10c // sub z12.b, z12.b, #8
+	WORD $0x2521c10d // sub z13.b, z13.b, #8
+	WORD $0x2521c10e // sub z14.b, z14.b, #8
+	WORD $0x2521c10f // sub z15.b, z15.b, #8
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	ADD  $32, R7, R7
+	// t += d·float(dot)
+	WORD $0xa4c0b008 // ld1h {z8.s}, p4/z, [x0]
+	WORD $0xa4c1b409 // ld1h {z9.s}, p5/z, [x0, #1, mul vl]
+	WORD $0xa4c2b80a // ld1h {z10.s}, p6/z, [x0, #2, mul vl]
+	WORD $0xa4c3bc0b // ld1h {z11.s}, p7/z, [x0, #3, mul vl]
+	WORD $0x6589b108 // fcvt z8.s, p4/m, z8.h
+	WORD $0x6589b529 // fcvt z9.s, p5/m, z9.h
+	WORD $0x6589b94a // fcvt z10.s, p6/m, z10.h
+	WORD $0x6589bd6b // fcvt z11.s, p7/m, z11.h
+	WORD $0x6594b294 // scvtf z20.s, p4/m, z20.s
+	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
+	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
+	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
+	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
+	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
+	WORD $0x65ab1ef3 // fmla z19.s, p7/m, z23.s, z11.s
+	ADD  $32, R0, R0
+	SUBS $1, R12, R12
+	BNE  q4g
+
+	// y (+)= xs·t
+	WORD $0x8540d0a2 // ld1rw {z2.s}, p4/z, [x5]
+	CBZ  R9, q4z
+	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
+	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
+	WORD $0xa542b8da // ld1w {z26.s}, p6/z, [x6, #2, mul vl]
+	WORD $0xa543bcdb // ld1w {z27.s}, p7/z, [x6, #3, mul vl]
+	B    q4s
+
+q4z:
+	WORD $0x25b8c018 // dup z24.s, #0
+	WORD $0x25b8c019 // dup z25.s, #0
+	WORD $0x25b8c01a // dup z26.s, #0
+	WORD $0x25b8c01b // dup z27.s, #0
+
+q4s:
+	WORD $0x65a21218 // fmla z24.s, p4/m, z16.s, z2.s
+	WORD $0x65a21639 // fmla z25.s, p5/m, z17.s, z2.s
+	WORD $0x65a21a5a // fmla z26.s, p6/m, z18.s, z2.s
+	WORD $0x65a21e7b // fmla z27.s, p7/m, z19.s, z2.s
+	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
+	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
+	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]
+	WORD $0xe543fcdb // st1w {z27.s}, p7, [x6, #3, mul vl]
+	ADD  $64, R6, R6
+	SUBS $1, R1, R1
+	BNE  q4p
+	RET
+
+// func dotQ4MinSVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ4MinSVE_16(SB), NOSPLIT, $0-64
+	ARGS
+	// p0..p3: bytes [i·VL/8, (i+1)·VL/8) ∩ [0, 64) of a 64-byte line;
+	// p4..p7: the same chunks as f32/int32 lanes ∩ [0, 16)
+	MOVD $64, R8
+	MOVD $0, R11
+	WORD $0x25281d60 // whilelo p0.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d61 // whilelo p1.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d62 // whilelo p2.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d63 // whilelo p3.b, x11, x8
+	MOVD $16, R8
+	MOVD $0, R11
+	WORD $0x25a81d64 // whilelo p4.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d65 // whilelo p5.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d66 // whilelo p6.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d67 // whilelo p7.s, x11, x8
+	WORD $0x2538c1fe // dup z30.b, #15
+
+qmp:
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R2, R12
+
+qmg:
+	WORD $0x25b8c014 // dup z20.s, #0
+	WORD $0x25b8c015 // dup z21.s, #0
+	WORD $0x25b8c016 // dup z22.s, #0
+	WORD $0x25b8c017 // dup z23.s, #0
+	// line 0: k = 0..3 (low nibbles), 4..7 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8540d0e0 // ld1rw {z0.s}, p4/z, [x7, #0]
+	WORD $0x8541d0e1 // ld1rw {z1.s}, p4/z, [x7, #4]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 1: k = 8..11 (low nibbles), 12..15 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8542d0e0 // ld1rw {z0.s}, p4/z, [x7, #8]
+	WORD $0x8543d0e1 // ld1rw {z1.s}, p4/z, [x7, #12]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 2: k = 16..19 (low nibbles), 20..23 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8544d0e0 // ld1rw {z0.s}, p4/z, [x7, #16]
+	WORD $0x8545d0e1 // ld1rw {z1.s}, p4/z, [x7, #20]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 3: k = 24..27 (low nibbles), 28..31 (high)
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8546d0e0 // ld1rw {z0.s}, p4/z, [x7, #24]
+	WORD $0x8547d0e1 // ld1rw {z1.s}, p4/z, [x7, #28]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	ADD  $32, R7, R7
+	// t += d·float(dot)
+	WORD $0xa4c0b008 // ld1h {z8.s}, p4/z, [x0]
+	WORD $0xa4c1b409 // ld1h {z9.s}, p5/z, [x0, #1, mul vl]
+	WORD $0xa4c2b80a // ld1h {z10.s}, p6/z, [x0, #2, mul vl]
+	WORD $0xa4c3bc0b // ld1h {z11.s}, p7/z, [x0, #3, mul vl]
+	WORD $0x6589b108 // fcvt z8.s, p4/m, z8.h
+	WORD $0x6589b529 // fcvt z9.s, p5/m, z9.h
+	WORD $0x6589b94a // fcvt z10.s, p6/m, z10.h
+	WORD $0x6589bd6b // fcvt z11.s, p7/m, z11.h
+	WORD $0x6594b294 // scvtf z20.s, p4/m, z20.s
+	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
+	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
+	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
+	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
+	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
+	WORD $0x65ab1ef3 // fmla z19.s, p7/m, z23.s, z11.s
+	ADD  $32, R0, R0
+	// t += m·float(Σxq)
+	WORD $0xa4c0b00c // ld1h {z12.s}, p4/z, [x0]
+	WORD $0xa4c1b40d // ld1h {z13.s}, p5/z, [x0, #1, mul vl]
+	WORD $0xa4c2b80e // ld1h {z14.s}, p6/z, [x0, #2, mul vl]
+	WORD $0xa4c3bc0f // ld1h {z15.s}, p7/z, [x0, #3, mul vl]
+	WORD $0x6589b18c // fcvt z12.s, p4/m, z12.h
+	WORD $0x6589b5ad // fcvt z13.s, p5/m, z13.h
+	WORD $0x6589b9ce // fcvt z14.s, p6/m, z14.h
+	WORD $0x6589bdef // fcvt z15.s, p7/m, z15.h
+	WORD $0x8540d141 // ld1rw {z1.s}, p4/z, [x10]
+	WORD $0x6594b021 // scvtf z1.s, p4/m, z1.s
+	WORD $0x65a11190 // fmla z16.s, p4/m, z12.s, z1.s
+	WORD $0x65a115b1 // fmla z17.s, p5/m, z13.s, z1.s
+	WORD $0x65a119d2 // fmla z18.s, p6/m, z14.s, z1.s
+	WORD $0x65a11df3 // fmla z19.s, p7/m, z15.s, z1.s
+	ADD  $32, R0, R0
+	ADD  $4, R10, R10
+	SUBS $1, R12, R12
+	BNE  qmg
+
+	// y (+)= xs·t
+	WORD $0x8540d0a2 // ld1rw {z2.s}, p4/z, [x5]
+	CBZ  R9, qmz
+	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
+	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
+	WORD $0xa542b8da // ld1w {z26.s}, p6/z, [x6, #2, mul vl]
+	WORD $0xa543bcdb // ld1w {z27.s}, p7/z, [x6, #3, mul vl]
+	B    qms
+
+qmz:
+	WORD $0x25b8c018 // dup z24.s, #0
+	WORD $0x25b8c019 // dup z25.s, #0
+	WORD $0x25b8c01a // dup z26.s, #0
+	WORD $0x25b8c01b // dup z27.s, #0
+
+qms:
+	WORD $0x65a21218 // fmla z24.s, p4/m, z16.s, z2.s
+	WORD $0x65a21639 // fmla z25.s, p5/m, z17.s, z2.s
+	WORD $0x65a21a5a // fmla z26.s, p6/m, z18.s, z2.s
+	WORD $0x65a21e7b // fmla z27.s, p7/m, z19.s, z2.s
+	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
+	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
+	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]
+	WORD $0xe543fcdb // st1w {z27.s}, p7, [x6, #3, mul vl]
+	ADD  $64, R6, R6
+	SUBS $1, R1, R1
+	BNE  qmp
+	RET

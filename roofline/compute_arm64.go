@@ -1,0 +1,18 @@
+//go:build arm64 && gc && !purego
+
+package roofline
+
+// arm64 registration of the NEON and SVE FMA ceiling kernels
+// (peak_arm64.s). There is no arm64 clock chain yet: the clock is reported
+// as unknown there.
+
+import "github.com/ktune/ktune/internal/cpu"
+
+func init() {
+	registerCompute(&ComputeKernel{Name: "neon_fma_f32", DType: "f32", Requires: cpu.NewSet(cpu.ASIMD), Chains: 24,
+		OpsPerTrip: 24 * 4 * 2, Fn: func(n int64) { fmaNEON(int(n)) }})
+	if bits := cpu.Get().SVEBits; bits > 0 {
+		registerCompute(&ComputeKernel{Name: "sve_fma_f32", DType: "f32", Requires: cpu.NewSet(cpu.SVE), Chains: 24,
+			OpsPerTrip: 24 * float64(bits/32) * 2, Fn: func(n int64) { fmaSVE(int(n)) }})
+	}
+}

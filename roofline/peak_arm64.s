@@ -1,0 +1,128 @@
+//go:build arm64 && gc && !purego
+
+// Compute-ceiling microkernels for arm64: 24 independent FMA chains
+// (enough to cover a 4-cycle latency on 4+ FMA pipes), NEON and SVE.
+
+#include "textflag.h"
+
+// func fmaNEON(iters int) float32
+TEXT ·fmaNEON(SB), NOSPLIT, $0-12
+	MOVD iters+0(FP), R0
+	FMOVS $1.0, F0
+	VDUP V0.S[0], V0.S4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ  R0, ndone
+nloop:
+	VFMLA V0.S4, V0.S4, V8.S4
+	VFMLA V0.S4, V0.S4, V9.S4
+	VFMLA V0.S4, V0.S4, V10.S4
+	VFMLA V0.S4, V0.S4, V11.S4
+	VFMLA V0.S4, V0.S4, V12.S4
+	VFMLA V0.S4, V0.S4, V13.S4
+	VFMLA V0.S4, V0.S4, V14.S4
+	VFMLA V0.S4, V0.S4, V15.S4
+	VFMLA V0.S4, V0.S4, V16.S4
+	VFMLA V0.S4, V0.S4, V17.S4
+	VFMLA V0.S4, V0.S4, V18.S4
+	VFMLA V0.S4, V0.S4, V19.S4
+	VFMLA V0.S4, V0.S4, V20.S4
+	VFMLA V0.S4, V0.S4, V21.S4
+	VFMLA V0.S4, V0.S4, V22.S4
+	VFMLA V0.S4, V0.S4, V23.S4
+	VFMLA V0.S4, V0.S4, V24.S4
+	VFMLA V0.S4, V0.S4, V25.S4
+	VFMLA V0.S4, V0.S4, V26.S4
+	VFMLA V0.S4, V0.S4, V27.S4
+	VFMLA V0.S4, V0.S4, V28.S4
+	VFMLA V0.S4, V0.S4, V29.S4
+	VFMLA V0.S4, V0.S4, V30.S4
+	VFMLA V0.S4, V0.S4, V31.S4
+	SUBS $1, R0, R0
+	BNE  nloop
+ndone:
+	FMOVS F31, ret+8(FP)
+	RET
+
+// func fmaSVE(iters int) float32
+TEXT ·fmaSVE(SB), NOSPLIT, $0-12
+	MOVD iters+0(FP), R0
+	WORD $0x2598e3e0 // ptrue p0.s
+	WORD $0x25b9ce00 // fmov z0.s, #1.0
+	WORD $0x25b8c008 // dup z8.s, #0
+	WORD $0x25b8c009 // dup z9.s, #0
+	WORD $0x25b8c00a // dup z10.s, #0
+	WORD $0x25b8c00b // dup z11.s, #0
+	WORD $0x25b8c00c // dup z12.s, #0
+	WORD $0x25b8c00d // dup z13.s, #0
+	WORD $0x25b8c00e // dup z14.s, #0
+	WORD $0x25b8c00f // dup z15.s, #0
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+	WORD $0x25b8c014 // dup z20.s, #0
+	WORD $0x25b8c015 // dup z21.s, #0
+	WORD $0x25b8c016 // dup z22.s, #0
+	WORD $0x25b8c017 // dup z23.s, #0
+	WORD $0x25b8c018 // dup z24.s, #0
+	WORD $0x25b8c019 // dup z25.s, #0
+	WORD $0x25b8c01a // dup z26.s, #0
+	WORD $0x25b8c01b // dup z27.s, #0
+	WORD $0x25b8c01c // dup z28.s, #0
+	WORD $0x25b8c01d // dup z29.s, #0
+	WORD $0x25b8c01e // dup z30.s, #0
+	WORD $0x25b8c01f // dup z31.s, #0
+	CBZ  R0, sdone
+sloop:
+	WORD $0x65a00008 // fmla z8.s, p0/m, z0.s, z0.s
+	WORD $0x65a00009 // fmla z9.s, p0/m, z0.s, z0.s
+	WORD $0x65a0000a // fmla z10.s, p0/m, z0.s, z0.s
+	WORD $0x65a0000b // fmla z11.s, p0/m, z0.s, z0.s
+	WORD $0x65a0000c // fmla z12.s, p0/m, z0.s, z0.s
+	WORD $0x65a0000d // fmla z13.s, p0/m, z0.s, z0.s
+	WORD $0x65a0000e // fmla z14.s, p0/m, z0.s, z0.s
+	WORD $0x65a0000f // fmla z15.s, p0/m, z0.s, z0.s
+	WORD $0x65a00010 // fmla z16.s, p0/m, z0.s, z0.s
+	WORD $0x65a00011 // fmla z17.s, p0/m, z0.s, z0.s
+	WORD $0x65a00012 // fmla z18.s, p0/m, z0.s, z0.s
+	WORD $0x65a00013 // fmla z19.s, p0/m, z0.s, z0.s
+	WORD $0x65a00014 // fmla z20.s, p0/m, z0.s, z0.s
+	WORD $0x65a00015 // fmla z21.s, p0/m, z0.s, z0.s
+	WORD $0x65a00016 // fmla z22.s, p0/m, z0.s, z0.s
+	WORD $0x65a00017 // fmla z23.s, p0/m, z0.s, z0.s
+	WORD $0x65a00018 // fmla z24.s, p0/m, z0.s, z0.s
+	WORD $0x65a00019 // fmla z25.s, p0/m, z0.s, z0.s
+	WORD $0x65a0001a // fmla z26.s, p0/m, z0.s, z0.s
+	WORD $0x65a0001b // fmla z27.s, p0/m, z0.s, z0.s
+	WORD $0x65a0001c // fmla z28.s, p0/m, z0.s, z0.s
+	WORD $0x65a0001d // fmla z29.s, p0/m, z0.s, z0.s
+	WORD $0x65a0001e // fmla z30.s, p0/m, z0.s, z0.s
+	WORD $0x65a0001f // fmla z31.s, p0/m, z0.s, z0.s
+	SUBS $1, R0, R0
+	BNE  sloop
+sdone:
+	FMOVS F31, ret+8(FP)
+	RET
