@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/ktune/ktune/internal/golden"
@@ -355,10 +356,15 @@ func relRMS(got, want []float32) float64 {
 
 // countingChooser records the ops it is asked about and declines, so the
 // defaults run.
-type countingChooser struct{ ops map[string]int }
+type countingChooser struct {
+	mu  sync.Mutex // choosers are called from the pool's workers
+	ops map[string]int
+}
 
 func (c *countingChooser) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
+	c.mu.Lock()
 	c.ops[op]++
+	c.mu.Unlock()
 	return kernel.Choice{}, false
 }
 

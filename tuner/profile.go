@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ktune/ktune/internal/atomicfile"
@@ -52,6 +53,9 @@ type Profile struct {
 	Entries []Entry        `json:"entries"`
 	// Stats summarise the search.
 	Stats Stats `json:"stats"`
+
+	// choices caches Choose's answers (the engine asks per call).
+	choices sync.Map
 }
 
 // CPUInfo is the detection summary a profile carries.
@@ -319,6 +323,22 @@ func (e *Entry) config() kernel.Config {
 // budget ≤ threads, else the smallest), then the fastest class there. The
 // configuration is validated at the caller's shape by kernel.Choose.
 func (p *Profile) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
+	key := fmt.Sprint(op, "|", dt, "|", s, "|", threads, "|", classes)
+	if c, ok := p.choices.Load(key); ok {
+		r := c.(choice)
+		return r.c, r.ok
+	}
+	c, ok := p.choose(op, dt, s, threads, classes)
+	p.choices.Store(key, choice{c, ok})
+	return c, ok
+}
+
+type choice struct {
+	c  kernel.Choice
+	ok bool
+}
+
+func (p *Profile) choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
 	var best *Entry
 	bestD := math.Inf(1)
 	for i := range p.Entries {
