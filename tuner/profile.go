@@ -100,6 +100,8 @@ type Entry struct {
 	Shape      kernel.Shape `json:"shape"`
 	Threads    int          `json:"threads"`
 	Mem        string       `json:"mem,omitempty"` // "dram" when timed with cold weights
+	// MemPolicy is the NUMA memory policy that won (multi-node machines).
+	MemPolicy string `json:"mem_policy,omitempty"`
 
 	Best      Result   `json:"best"`
 	Default   *Result  `json:"default,omitempty"` // the untuned default's figure (nil: not in this class)

@@ -3,6 +3,7 @@ package tuner
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -367,4 +368,43 @@ func (t *tuner) gate(w Workload, c candidate) error {
 	}
 	t.verified[vkey] = err
 	return err
+}
+
+// tuneMemPolicy re-times a multi-threaded entry's best candidate under each
+// memory policy of a multi-node machine, on problems allocated under that
+// policy, and keeps the fastest (recorded in Entry.MemPolicy).
+func (t *tuner) tuneMemPolicy(u unit, e *Entry) error {
+	pols := pool.MemPolicies(t.opt.Nodes)
+	if len(pols) == 0 || u.threads < 2 {
+		return nil
+	}
+	v, err := kernel.Lookup(e.Op + "/" + e.Best.Variant)
+	if err != nil {
+		return err
+	}
+	pl, _ := pool.ParsePlacement(e.Best.Placement)
+	c := candidate{v, kernel.Config{Threads: e.Best.Threads, Params: e.Best.Params}, pl}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer t.opt.SetMemPolicy(pool.MemLocal, t.opt.Nodes)
+	best := -1.0
+	for _, p := range pols {
+		if err := t.opt.SetMemPolicy(p, t.opt.Nodes); err != nil {
+			return fmt.Errorf("tuner: memory policy %v: %v", p, err)
+		}
+		ps, err := newProblems(u.w, t.opt.Measure.ColdBytes)
+		if err != nil {
+			return err
+		}
+		r, err := t.time(u.w, ps, c, 0)
+		ps.release()
+		if err != nil {
+			return err
+		}
+		if best < 0 || r.Median < best {
+			best = r.Median
+			e.MemPolicy = p.String()
+		}
+	}
+	return nil
 }

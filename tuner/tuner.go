@@ -48,6 +48,12 @@ type Options struct {
 	Log      io.Writer
 	// ExhaustiveMax is the largest space measured exhaustively (0: 48).
 	ExhaustiveMax int
+	// Nodes is the NUMA topology (nil: detected); with several nodes each
+	// multi-threaded entry's best candidate is re-timed under every memory
+	// policy (pool.MemPolicies) on freshly allocated problems.
+	Nodes []cpu.Node
+	// SetMemPolicy applies a policy (nil: pool.SetMemPolicy; tests fake it).
+	SetMemPolicy func(p pool.MemPolicy, nodes []cpu.Node) error
 }
 
 // Event reports progress: unit Done of Total finished (or started when
@@ -105,6 +111,12 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	if opt.ExhaustiveMax == 0 {
 		opt.ExhaustiveMax = 48
 	}
+	if opt.Nodes == nil {
+		opt.Nodes = cpu.Get().NUMA
+	}
+	if opt.SetMemPolicy == nil {
+		opt.SetMemPolicy = pool.SetMemPolicy
+	}
 	if opt.Dir == "" {
 		opt.Dir = DefaultDir()
 	}
@@ -127,7 +139,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	path := filepath.Join(opt.Dir, FileName(fp))
 	prof := NewProfile(opt.ModelName, opt.Classes)
 	prof.Ceilings = opt.Ceilings
-	prof.NUMA = numaNote()
+	prof.NUMA = numaNote(opt.Nodes)
 	if opt.Only != "" { // re-tune part of an existing profile
 		if old, warns := Load(path); old != nil {
 			prof.Entries = old.Entries
@@ -201,6 +213,9 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 		}
 		e, err := t.tuneUnit(u, cur, slice)
 		if err != nil {
+			return nil, "", err
+		}
+		if err := t.tuneMemPolicy(u, &e); err != nil {
 			return nil, "", err
 		}
 		prof.Put(e)
@@ -313,9 +328,9 @@ func applyPlacement(name string) {
 	}
 }
 
-func numaNote() string {
-	if n := len(cpu.Get().NUMA); n > 1 {
-		return fmt.Sprintf("%d nodes: memory policy local (first touch by the pinned workers)", n)
+func numaNote(nodes []cpu.Node) string {
+	if n := len(nodes); n > 1 {
+		return fmt.Sprintf("%d nodes: memory policy (local, interleave, bind) tuned per multi-threaded entry", n)
 	}
-	return "one node: memory policy not tuned"
+	return "one node: memory policy not tuned (nothing to choose)"
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/testexec"
 	_ "github.com/ktune/ktune/kernels/all"
 )
@@ -356,6 +357,36 @@ func TestGateShapeReduces(t *testing.T) {
 			if f := op.Cost(s, w.DType).FLOPs; f > 50*refBudget {
 				t.Errorf("%s %s: gate shape %s still costs %.3g FLOPs", v.ID(), w.Shape, s, f)
 			}
+		}
+	}
+}
+
+// TestMemPolicyFakeTopology drives the NUMA step with a fake 2-node
+// topology: every policy is tried (on fresh problems) and one is recorded;
+// on one node nothing is tried.
+func TestMemPolicyFakeTopology(t *testing.T) {
+	for _, nodes := range [][]cpu.Node{{{ID: 0, CPUs: []int{0}}, {ID: 1, CPUs: []int{1}}}, {{ID: 0, CPUs: []int{0, 1}}}} {
+		var applied []string
+		opt := quickOpts(t, t.TempDir())
+		opt.Threads = []int{2}
+		opt.Nodes = nodes
+		opt.SetMemPolicy = func(p pool.MemPolicy, n []cpu.Node) error { applied = append(applied, p.String()); return nil }
+		p, _, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := p.Entries[0]
+		if len(nodes) == 1 {
+			if len(applied) != 0 || e.MemPolicy != "" || !strings.Contains(p.NUMA, "one node") {
+				t.Errorf("one node: applied %v, entry policy %q, note %q", applied, e.MemPolicy, p.NUMA)
+			}
+			continue
+		}
+		if strings.Join(applied, ",") != "local,interleave,bind,local" {
+			t.Errorf("policies applied %v, want each then local restored", applied)
+		}
+		if _, err := pool.ParseMemPolicy(e.MemPolicy); err != nil {
+			t.Errorf("entry policy %q: %v", e.MemPolicy, err)
 		}
 	}
 }
