@@ -22,6 +22,10 @@ type LayerWeights struct {
 	WUK     []float32     // [NH][DN][R]: the k_nope rows of kv_b_proj
 	WUV     []float32     // [NH][DV][R]: the v rows of kv_b_proj
 	O       *quant.Matrix // [C, NH·DV]
+	// WUKp and WUVp are W_UK and W_UV packed as F32 GEMM weights
+	// [NH·DN, R] and [NH·DV, R] for the decompressing prefill (set by
+	// SplitKVB; nil: packed per call).
+	WUKp, WUVp *quant.Matrix
 }
 
 // SplitKVB cuts kv_b_proj [NH·(DN+DV), R] (f32, row-major) into W_UK and W_UV.
@@ -35,6 +39,13 @@ func (w *LayerWeights) SplitKVB(kvb []float32) error {
 		base := h * (DN + DV) * R
 		copy(w.WUK[h*DN*R:(h+1)*DN*R], kvb[base:base+DN*R])
 		copy(w.WUV[h*DV*R:(h+1)*DV*R], kvb[base+DN*R:base+(DN+DV)*R])
+	}
+	var err error
+	if w.WUKp, err = quant.Quantize(kernel.F32, w.WUK, NH*DN, R, false); err != nil {
+		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
+	}
+	if w.WUVp, err = quant.Quantize(kernel.F32, w.WUV, NH*DV, R, false); err != nil {
+		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
 	}
 	return nil
 }
@@ -154,7 +165,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		for b := 0; b < B; b++ {
 			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
 				Q: q[b*T*NH*QW : (b+1)*T*NH*QW], Cache: c.Seqs[b], P: c.Seqs[b].Len() - T,
-				WUK: w.WUK, WUV: w.WUV, O: o[b*T*NH*DV : (b+1)*T*NH*DV]}
+				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, O: o[b*T*NH*DV : (b+1)*T*NH*DV]}
 			plan := pick(opt.Prefill, OpPrefill, kernel.MakeShape(prefillKeys, T, p.P, NH, DN, DR, DV, R), th)
 			plan.Variant.Impl.(prefillFn)(p, plan.Config.Threads, plan.Config.Params)
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/quant"
 )
 
 // Op names.
@@ -48,7 +49,10 @@ type Prefill struct {
 	P                 int
 	WUK               []float32 // [NH][DN][R]: k_nope rows of kv_b_proj
 	WUV               []float32 // [NH][DV][R]: v rows of kv_b_proj
-	O                 []float32 // [T][NH][DV]
+	// WUKp, WUVp: W_UK and W_UV packed as F32 GEMM weights (optional; the
+	// decompressing variants pack them per call when nil).
+	WUKp, WUVp *quant.Matrix
+	O          []float32 // [T][NH][DV]
 }
 
 // T is the number of queries.
@@ -135,6 +139,13 @@ func newPrefillProblem(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Pro
 		Q: randn(r, T*NH*(DN+DR), 1), Cache: c, P: P,
 		WUK: randn(r, NH*DN*R, 1/math.Sqrt(float64(R))), WUV: randn(r, NH*DV*R, 1/math.Sqrt(float64(R))),
 		O: make([]float32, T*NH*DV)}
+	// packed once, as LayerWeights.SplitKVB does for a model
+	if p.WUKp, err = quant.Quantize(kernel.F32, p.WUK, NH*DN, R, false); err != nil {
+		return nil, err
+	}
+	if p.WUVp, err = quant.Quantize(kernel.F32, p.WUV, NH*DV, R, false); err != nil {
+		return nil, err
+	}
 	return &problem{shape: s, pre: p, out: p.O}, nil
 }
 
@@ -200,6 +211,9 @@ func init() {
 		Threaded: true, Params: []kernel.Param{kbParam, splitParam}}, decodeFn(decodeGeneric))
 	register(OpPrefill, kernel.Variant{Name: "generic", Doc: "key blocks decompressed once, query blocks, online softmax", Priority: 10,
 		Threaded: true, Params: []kernel.Param{kbParam}}, prefillFn(prefillGeneric))
+	register(OpPrefill, kernel.Variant{Name: "gemm", Doc: "decompressed K/V (all heads in one GEMM), per head and query block GEMM scores, causal softmax, GEMM with V; on the tuned f32 GEMM kernels",
+		Priority: 20, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{16, 32, 64, 128, 256}, Default: 128}}},
+		prefillFn(prefillBlocked))
 }
 
 // forRanges runs fn over n items on threads workers.

@@ -1,43 +1,59 @@
 package mla
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/ktune/ktune/internal/kernel"
 )
 
-// BenchmarkMLA/op=decode/dtype=f32/variant=<v>/b=1/c=<ctx>/nh=32/r=512/dr=64/threads=<n>
-// at Kimi's widths: GFLOP/s (2·nh·(2r+dr) per cached token) and GB/s of
-// cache read (f32 rows, in cache when they fit).
+// BenchmarkMLA at Kimi's widths (32 heads, r=512, dr=64, dn=dv=128):
+//
+//	op=decode/dtype=f32/variant=<v>/b=1/c=<ctx>/nh=32/r=512/dr=64/threads=<n>      contexts 4K, 32K, 128K
+//	op=prefill/dtype=f32/variant=<v>/t=<T>/p=0/nh=32/dn=128/dr=64/dv=128/r=512/threads=<n>   prompts 512, 4096
+//
+// GFLOP/s (the op's cost count), GB/s of cache read and ms per call.
+// KTUNE_BENCH_VARIANTS (comma-separated names) restricts the variants.
 func BenchmarkMLA(b *testing.B) {
-	op := kernel.LookupOp(OpDecode)
 	for _, ctx := range []int{4096, 32768, 131072} {
-		s := kernel.MakeShape(decodeKeys, 1, ctx, 32, 512, 64)
-		var p kernel.Problem
-		for _, v := range kernel.Candidates(OpDecode, kernel.F32, nil) {
-			for threads := 1; threads <= 2; threads++ {
-				b.Run(kernel.BenchName(v, kernel.F32, s, threads), func(b *testing.B) {
-					if p == nil {
-						var err error
-						if p, err = op.NewProblem(s, kernel.F32, 1); err != nil {
-							b.Fatal(err)
-						}
-					}
-					cfg := v.DefaultConfig(s, threads)
-					inst, err := v.Instantiate(p, cfg)
-					if err != nil {
+		benchOp(b, OpDecode, kernel.MakeShape(decodeKeys, 1, ctx, 32, 512, 64))
+	}
+	for _, t := range []int{512, 4096} {
+		benchOp(b, OpPrefill, kernel.MakeShape(prefillKeys, t, 0, 32, 128, 64, 128, 512))
+	}
+}
+
+func benchOp(b *testing.B, opName string, s kernel.Shape) {
+	op := kernel.LookupOp(opName)
+	only := os.Getenv("KTUNE_BENCH_VARIANTS")
+	var p kernel.Problem
+	for _, v := range kernel.Candidates(opName, kernel.F32, nil) {
+		if only != "" && !strings.Contains(","+only+",", ","+v.Name+",") {
+			continue
+		}
+		for threads := 1; threads <= 2; threads++ {
+			b.Run(kernel.BenchName(v, kernel.F32, s, threads), func(b *testing.B) {
+				if p == nil {
+					var err error
+					if p, err = op.NewProblem(s, kernel.F32, 1); err != nil {
 						b.Fatal(err)
 					}
-					for b.Loop() {
-						inst.Run()
-					}
-					sec := b.Elapsed().Seconds() / float64(b.N)
-					c := v.CostAt(s, kernel.F32, cfg)
-					b.ReportMetric(c.FLOPs/sec/1e9, "GFLOP/s")
-					b.ReportMetric(c.Bytes/sec/1e9, "GB/s")
-					b.ReportMetric(sec*1e3, "ms/token")
-				})
-			}
+				}
+				cfg := v.DefaultConfig(s, threads)
+				inst, err := v.Instantiate(p, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					inst.Run()
+				}
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				c := v.CostAt(s, kernel.F32, cfg)
+				b.ReportMetric(c.FLOPs/sec/1e9, "GFLOP/s")
+				b.ReportMetric(c.Bytes/sec/1e9, "GB/s")
+				b.ReportMetric(sec*1e3, "ms/op")
+			})
 		}
 	}
 }
