@@ -67,7 +67,7 @@ func Random(cfg *arch.Config, opt LoadOptions, seed uint64) (*Model, error) {
 
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s := cfg.Shapes()
-	m := &Model{Cfg: cfg, Shapes: s, opt: opt, mem: mem}
+	m := &Model{Cfg: cfg, Shapes: s, opt: opt, mem: mem, prof: timer{opt.Profiler}}
 	mat := func(n, k int, dt kernel.DType) *quant.Matrix { return randomMatrix(r, dt, n, k) }
 	attn, ffn, ex := opt.AttnDType, opt.FFNDType, opt.ExpertDType
 
