@@ -15,9 +15,9 @@ import (
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/cli/ktune"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
-	"github.com/ktune/ktune/internal/cli/ktune"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/roofline"
 )
