@@ -126,32 +126,44 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 		hook = func(int, []float32) {}
 	}
 	// ---- embedding: h [M, C], row b·T+t = token t of sequence b
+	t0 := m.prof.start() // op timing for LoadOptions.Profiler (no-op without one)
 	h := make([]float32, M*C)
 	for i, id := range ids {
 		m.Embed.Row(h[i*C:(i+1)*C], int(id))
 	}
+	t0 = m.prof.lap(t0, OpEmbed, -1, M)
 	hook(0, h)
 	xn := make([]float32, M*C) // a sublayer's normalised input [M, C]
 	y := make([]float32, M*C)  // a sublayer's output [M, C]
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		// ---- mixer: h += KDA or MLA (RMSNorm_in(h)), states extended
+		t0 = m.prof.start()
 		norm.RMSNorm(xn, h, ly.InNorm, eps) // xn [M, C]
+		t0 = m.prof.lap(t0, OpNorm, l, M)
 		switch ly.Kind {
 		case arch.KDA:
 			m.kdaMixer(l, y, xn, sts, T) // y [M, C]
+			t0 = m.prof.lap(t0, OpKDA, l, M)
 		case arch.MLA:
 			m.mlaMixer(l, y, xn, sts, T) // y [M, C]
+			t0 = m.prof.lap(t0, OpMLA, l, M)
 		}
 		vmath.Axpy(1, y, h) // h [M, C]
+		t0 = m.prof.lap(t0, OpOther, l, M)
 		// ---- feed-forward: h += MoE or dense MLP (RMSNorm_post(h))
 		norm.RMSNorm(xn, h, ly.PostNorm, eps) // xn [M, C]
+		t0 = m.prof.lap(t0, OpNorm, l, M)
 		if ly.MoE != nil {
-			ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes}) // y [M, C]
+			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes}) // y [M, C]
+			m.countExperts(l, r)
+			t0 = m.prof.lap(t0, OpMoE, l, M)
 		} else {
 			m.mlp(ly.MLP, y, xn, M) // y [M, C]
+			t0 = m.prof.lap(t0, OpMLP, l, M)
 		}
 		vmath.Axpy(1, y, h) // h [M, C]
+		m.prof.lap(t0, OpOther, l, M)
 		hook(l+1, h)
 	}
 	for _, st := range sts {
@@ -163,9 +175,12 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 // logits computes dst [n, V] = RMSNorm_final(h [n, C])·lm_headᵀ.
 func (m *Model) logits(dst, h []float32, n int) {
 	C := m.Shapes.Hidden
+	t0 := m.prof.start()
 	xn := make([]float32, n*C) // [n, C]
 	norm.RMSNorm(xn, h[:n*C], m.Norm, float32(m.Cfg.RMSNormEps))
+	t0 = m.prof.lap(t0, OpNorm, -1, n)
 	gemm.LinearClasses(m.opt.Classes, dst, xn, m.LMHead, n, false, m.opt.Threads) // dst [n, V]
+	m.prof.lap(t0, OpLMHead, -1, n)
 }
 
 // mlp computes y [M, C] = down·(silu(gate·x) ⊙ (up·x)) for x [M, C].

@@ -6,11 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/kernel"
-	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/internal/safetensors"
 	"github.com/ktune/ktune/kernels/kda"
@@ -47,26 +45,17 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	if err := checkFits(&mem, &opt, "checkpoint "+dir); err != nil {
 		return nil, err
 	}
-	ck, err := safetensors.OpenCheckpoint(dir)
+	src, err := NewCheckpointSource(dir, cfg, opt.Threads)
 	if err != nil {
-		return nil, fmt.Errorf("model: load %s: %w", dir, err)
-	}
-	if err := checkTensors(cfg, ck); err != nil {
-		ck.Close()
 		return nil, err
 	}
-	m := &Model{Cfg: cfg, Shapes: cfg.Shapes(), opt: opt, ckpt: ck}
-	ld := &loader{ck: ck, opt: &m.opt}
-	ld.build(m)
-	if ld.err != nil {
-		ck.Close()
-		return nil, ld.err
+	m, heap, err := build(cfg, src, opt)
+	if err != nil {
+		src.Close()
+		return nil, err
 	}
-	if err := m.validate(); err != nil {
-		ck.Close()
-		return nil, fmt.Errorf("model: %s: %w", dir, err)
-	}
-	mem.WeightsMapped, mem.WeightsHeap = int64(len(m.Embed.Data)), ld.heap
+	m.closer = src
+	mem.WeightsMapped, mem.WeightsHeap = int64(len(m.Embed.Data)), heap
 	mem.Budgeted = mem.WeightsHeap + int64(mem.MaxSeqs)*(mem.KDAStatePerSeq+int64(mem.MaxTokens)*mem.MLACachePerToken)
 	m.mem = mem
 	if opt.Chooser != nil {
@@ -132,9 +121,25 @@ func checkTensors(cfg *arch.Config, ck *safetensors.Checkpoint) error {
 	return errors.New(b.String())
 }
 
-// loader converts checked tensors; the first error sticks.
+// build makes a model of cfg from src's tensors and checks that the
+// weights fit together; it returns the model and its heap bytes (tensors
+// src did not map in place, and MLA's split kv_b_proj).
+func build(cfg *arch.Config, src Source, opt LoadOptions) (*Model, int64, error) {
+	m := &Model{Cfg: cfg, Shapes: cfg.Shapes(), opt: opt, prof: timer{opt.Profiler}}
+	ld := &loader{src: src, opt: &m.opt}
+	ld.build(m)
+	if ld.err != nil {
+		return nil, 0, ld.err
+	}
+	if err := m.validate(); err != nil {
+		return nil, 0, fmt.Errorf("model: %s: %w", src.Where(""), err)
+	}
+	return m, ld.heap, nil
+}
+
+// loader builds a model from a Source; the first error sticks.
 type loader struct {
-	ck   *safetensors.Checkpoint
+	src  Source
 	opt  *LoadOptions
 	heap int64
 	err  error
@@ -142,107 +147,53 @@ type loader struct {
 
 func (ld *loader) fail(name string, err error) {
 	if ld.err == nil {
-		_, f, _ := ld.ck.Info(name)
-		path := ld.ck.Dir
-		if f != nil {
-			path = f.Path
-		}
-		ld.err = fmt.Errorf("model: %s: tensor %q: %w", path, name, err)
+		ld.err = fmt.Errorf("model: %s: tensor %q: %w", ld.src.Where(name), name, err)
 	}
 }
 
-// f32 returns a tensor widened to f32.
+// f32 returns a small tensor as f32.
 func (ld *loader) f32(name string) []float32 {
 	if ld.err != nil {
 		return nil
 	}
-	v, err := ld.ck.Float32(name)
+	v, err := ld.src.Float32(name)
 	if err != nil {
 		ld.fail(name, err)
 		return nil
 	}
-	ld.heap += 4 * int64(len(v))
+	if !ld.src.Mapped() {
+		ld.heap += 4 * int64(len(v))
+	}
 	return v
 }
 
-// convRows is the number of rows converted per work item (a multiple of
-// quant.PanelRows, so that blocks map onto whole packed panels).
-const convRows = 256
-
-// matrix packs a 2-D (or [N,1,...]) tensor into dt: blocks of rows are
-// widened from the mapping into a small f32 buffer and packed straight into
-// their panels, so the source is read once and never copied whole.
+// matrix returns a 2-D (or [N,1,...]) tensor packed in dt.
 func (ld *loader) matrix(name string, dt kernel.DType) *quant.Matrix {
 	if ld.err != nil {
 		return nil
 	}
-	info, _, _ := ld.ck.Info(name)
-	raw, err := ld.ck.Bytes(name)
+	m, err := ld.src.Matrix(name, dt)
 	if err != nil {
 		ld.fail(name, err)
 		return nil
 	}
-	n := int(info.Shape[0])
-	k := int(info.NumElements()) / max(n, 1)
-	m, err := packRows(dt, n, k, ld.opt.Threads, func(dst []float32, r0, r1 int) error {
-		es := info.DType.Size()
-		return safetensors.DecodeFloat32(dst, info.DType, raw[r0*k*es:r1*k*es])
-	})
-	if err != nil {
-		ld.fail(name, err)
-		return nil
+	if !ld.src.Mapped() {
+		ld.heap += int64(len(m.Data))
 	}
-	ld.heap += int64(len(m.Data))
 	return m
 }
 
-// packRows builds an n×k matrix in dt from rows supplied in blocks by
-// fill(dst [(r1−r0)·k], r0, r1), on threads workers.
-func packRows(dt kernel.DType, n, k, threads int, fill func(dst []float32, r0, r1 int) error) (*quant.Matrix, error) {
-	m, err := quant.New(dt, n, k, false)
-	if err != nil {
-		return nil, err
-	}
-	pb := m.PanelBytes()
-	blocks := (n + convRows - 1) / convRows
-	var mu sync.Mutex
-	var first error
-	pool.Default().For(threads, blocks, 1, func(_, lo, hi int) {
-		buf := make([]float32, convRows*k)
-		for b := lo; b < hi; b++ {
-			r0, r1 := b*convRows, min((b+1)*convRows, n)
-			tmp := buf[:(r1-r0)*k]
-			err := fill(tmp, r0, r1)
-			var q *quant.Matrix
-			if err == nil {
-				q, err = quant.Quantize(dt, tmp, r1-r0, k, false)
-			}
-			if err != nil {
-				mu.Lock()
-				if first == nil {
-					first = fmt.Errorf("rows %d..%d: %w", r0, r1-1, err)
-				}
-				mu.Unlock()
-				return
-			}
-			copy(m.Data[r0/quant.PanelRows*pb:], q.Data)
-		}
-	})
-	return m, first
-}
-
-// build fills m from the checkpoint in model order.
+// build fills m from the source in model order.
 func (ld *loader) build(m *Model) {
 	cfg, s, opt := m.Cfg, m.Shapes, ld.opt
 	attn, ffn, experts := opt.AttnDType, opt.FFNDType, opt.ExpertDType
 	// ---- embedding: read in place from the mapping
-	info, _, _ := ld.ck.Info("model.embed_tokens.weight")
-	raw, err := ld.ck.Bytes("model.embed_tokens.weight")
+	edt, raw, err := ld.src.Embedding("model.embed_tokens.weight")
 	if err != nil {
 		ld.fail("model.embed_tokens.weight", err)
 		return
 	}
-	m.Embed = Embedding{V: s.Vocab, C: s.Hidden, DType: info.DType, Data: raw}
+	m.Embed = Embedding{V: s.Vocab, C: s.Hidden, DType: edt, Data: raw}
 	// ---- layers
 	m.Layers = make([]Layer, s.Layers)
 	for l := range m.Layers {
@@ -272,6 +223,9 @@ func (ld *loader) build(m *Model) {
 			if kvb := ld.f32(a + "kv_b_proj.weight"); kvb != nil {
 				if err := w.SplitKVB(kvb); err != nil {
 					ld.fail(a+"kv_b_proj.weight", err)
+				}
+				if ld.src.Mapped() { // the split halves are copies
+					ld.heap += 4 * int64(len(kvb))
 				}
 			}
 			ly.MLA = w

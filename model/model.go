@@ -23,6 +23,7 @@ package model
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/ktune/ktune/internal/arch"
@@ -46,9 +47,11 @@ type Model struct {
 
 	opt     LoadOptions
 	mem     MemoryReport
-	ckpt    *safetensors.Checkpoint // kept open while Embed points into it
-	restore func()                  // undoes kernel.SetChooser
+	closer  io.Closer // the checkpoint or model file, kept open while weights point into it
+	restore func()    // undoes kernel.SetChooser
 	kdaTmp  map[int][]*kda.LayerCache
+	prof    timer     // LoadOptions.Profiler
+	hits    [][]int64 // [layer][expert] tokens routed to each expert (nil for dense layers)
 }
 
 // Layer is one decoder layer: a KDA or MLA mixer, then a dense MLP or a MoE
@@ -115,6 +118,14 @@ type LoadOptions struct {
 	// are fed in chunks that continue the state (default 512).
 	PrefillChunk int
 
+	// Profiler, if set, receives the time of every op of the forward pass
+	// (see Ops); nil costs nothing.
+	Profiler Profiler
+	// NoVerify makes LoadFile skip the per-tensor checksums, which read
+	// the whole file (and so pull every cold expert into the page cache);
+	// the header is always checked.
+	NoVerify bool
+
 	// MaxSeqs and MaxTokens size the caches the memory check budgets for
 	// (defaults: 1 sequence of min(model_max_length, 4096) tokens).
 	MaxSeqs, MaxTokens int
@@ -171,7 +182,8 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 // Options returns the options the model was loaded with, defaults filled in.
 func (m *Model) Options() LoadOptions { return m.opt }
 
-// Close releases the checkpoint mapping (the embedding table reads it) and
+// Close releases the checkpoint or model-file mapping (the embedding table,
+// and for a model file every weight, reads it) and
 // restores the kernel chooser that Load replaced. The model must not be
 // used afterwards.
 func (m *Model) Close() error {
@@ -179,9 +191,9 @@ func (m *Model) Close() error {
 		m.restore()
 		m.restore = nil
 	}
-	if m.ckpt != nil {
-		err := m.ckpt.Close()
-		m.ckpt = nil
+	if m.closer != nil {
+		err := m.closer.Close()
+		m.closer = nil
 		m.Embed.Data = nil
 		return err
 	}

@@ -67,7 +67,7 @@ func Random(cfg *arch.Config, opt LoadOptions, seed uint64) (*Model, error) {
 
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s := cfg.Shapes()
-	m := &Model{Cfg: cfg, Shapes: s, opt: opt, mem: mem}
+	m := &Model{Cfg: cfg, Shapes: s, opt: opt, mem: mem, prof: timer{opt.Profiler}}
 	mat := func(n, k int, dt kernel.DType) *quant.Matrix { return randomMatrix(r, dt, n, k) }
 	attn, ffn, ex := opt.AttnDType, opt.FFNDType, opt.ExpertDType
 
@@ -202,28 +202,43 @@ func ones(n int) []float32 {
 // decode roofline.
 func (m *Model) DecodeWeightBytes() int64 {
 	var n int64
+	for _, b := range m.DecodeWeightBytesByOp() {
+		n += b
+	}
+	return n
+}
+
+// DecodeWeightBytesByOp splits DecodeWeightBytes by op family (the
+// Profiler's Op… names): each op's weight bytes ÷ the read bandwidth is
+// that op's roof. Norms are not counted (a few KiB).
+func (m *Model) DecodeWeightBytesByOp() map[string]int64 {
+	n := map[string]int64{}
+	size := func(xs ...*quant.Matrix) (s int64) {
+		for _, x := range xs {
+			s += int64(len(x.Data))
+		}
+		return s
+	}
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		if w := ly.KDA; w != nil {
-			for _, x := range []*quant.Matrix{w.Q, w.K, w.V, w.FA, w.FB, w.Beta, w.GA, w.GB, w.O} {
-				n += int64(len(x.Data))
-			}
+			n[OpKDA] += size(w.Q, w.K, w.V, w.FA, w.FB, w.Beta, w.GA, w.GB, w.O)
 		}
 		if w := ly.MLA; w != nil {
-			n += int64(len(w.Q.Data)+len(w.KVA.Data)+len(w.O.Data)) + 4*int64(len(w.WUK)+len(w.WUV))
+			n[OpMLA] += size(w.Q, w.KVA, w.O) + 4*int64(len(w.WUK)+len(w.WUV))
 		}
 		if f := ly.MLP; f != nil {
-			n += int64(len(f.Gate.Data) + len(f.Up.Data) + len(f.Down.Data))
+			n[OpMLP] += size(f.Gate, f.Up, f.Down)
 		}
 		if b := ly.MoE; b != nil {
-			n += int64(len(b.Router.Data))
 			x := b.Experts[0]
-			n += int64(b.Cfg.TopK) * int64(len(x.Gate.Data)+len(x.Up.Data)+len(x.Down.Data))
+			n[OpMoE] += size(b.Router) + int64(b.Cfg.TopK)*size(x.Gate, x.Up, x.Down)
 			if s := b.Shared; s != nil {
-				n += int64(len(s.Gate.Data) + len(s.Up.Data) + len(s.Down.Data))
+				n[OpMoE] += size(s.Gate, s.Up, s.Down)
 			}
 		}
 	}
-	n += int64(len(m.LMHead.Data))
-	return n + int64(m.Embed.C*m.Embed.DType.Size())
+	n[OpLMHead] = size(m.LMHead)
+	n[OpEmbed] = int64(m.Embed.C * m.Embed.DType.Size())
+	return n
 }

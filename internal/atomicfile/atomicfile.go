@@ -13,6 +13,19 @@ import (
 
 // Write creates path's folder if needed and writes path through write.
 func Write(path string, write func(w io.Writer) error) error {
+	return WriteFile(path, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<16)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// WriteFile is Write for writers that need the file itself (to seek, or to
+// write a header last with WriteAt): write gets the temporary file, which
+// is then synced and renamed over path.
+func WriteFile(path string, write func(f *os.File) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
@@ -26,11 +39,7 @@ func Write(path string, write func(w io.Writer) error) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("%s: %s: %v", path, what, err)
 	}
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	if err := write(bw); err != nil {
-		return fail("cannot write", err)
-	}
-	if err := bw.Flush(); err != nil {
+	if err := write(tmp); err != nil {
 		return fail("cannot write", err)
 	}
 	if err := tmp.Chmod(0o644); err != nil {

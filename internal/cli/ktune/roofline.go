@@ -11,9 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
@@ -145,7 +143,7 @@ func runRoofline(ctx context.Context, opts *RooflineOptions) error {
 	if opts.tune != nil {
 		opts.tune(&mo, &po, &specs)
 	}
-	prog := newProgress(opts.Err)
+	prog := cli.NewProgress(opts.Err)
 	mo.Progress = func(done, total int, what string) { prog("ceilings", done, total, what) }
 	c, err := roofline.Measure(ctx, mo)
 	if err != nil {
@@ -251,37 +249,4 @@ func hiBytes(b int64) string {
 		return "∞"
 	}
 	return cli.HumanBytes(b)
-}
-
-// newProgress returns a progress reporter: a bar when w is a terminal,
-// one plain line per 10% otherwise.
-func newProgress(w io.Writer) func(phase string, done, total int, what string) {
-	f, isFile := w.(*os.File)
-	tty := isFile && term.IsTerminal(int(f.Fd()))
-	var bar *progressbar.ProgressBar
-	var barPhase string
-	lastPct := map[string]int{}
-	return func(phase string, done, total int, what string) {
-		if tty {
-			if bar == nil || barPhase != phase {
-				if bar != nil {
-					bar.Finish()
-				}
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(phase),
-					progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(30))
-				barPhase = phase
-			}
-			bar.Describe(phase + ": " + what)
-			bar.Set(done)
-			if done == total {
-				bar.Finish()
-			}
-			return
-		}
-		pct := 100 * done / max(total, 1)
-		if pct/10 != lastPct[phase]/10 || done == total || done == 1 {
-			fmt.Fprintf(w, "%s: %d/%d %s\n", phase, done, total, what)
-		}
-		lastPct[phase] = pct
-	}
 }

@@ -118,7 +118,7 @@ func runTune(o *TuneOptions) error {
 		fmt.Fprintf(o.Out, "masks: %s\n", info.Mask)
 	}
 	var ceil *roofline.Ceilings
-	prog := newProgress(o.Err)
+	prog := cli.NewProgress(o.Err)
 	if !o.NoCeilings {
 		measure := o.Ceilings
 		if measure == nil {

@@ -1,0 +1,10 @@
+// Command krun converts, runs and benchmarks Kimi Linear on CPUs.
+package main
+
+import (
+	"os"
+
+	"github.com/ktune/ktune/internal/cli/krun"
+)
+
+func main() { os.Exit(krun.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,476 @@
+package krun
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/cli/ktune"
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/model"
+	"github.com/ktune/ktune/roofline"
+)
+
+// BenchOptions are bench's flags.
+type BenchOptions struct {
+	*cli.Factory
+	Model     string
+	Synthetic bool
+	Layers    int
+	DTypes    string
+	Prompt    string // -p list
+	Gen       string // -n list
+	Threads   string // -t list
+	Reps      int
+	Depth     string // -d list
+	Format    string
+	Ops       bool
+	NoVerify  bool
+	// CeilingBytes is the buffer the read ceiling streams (tests shrink it).
+	CeilingBytes int
+
+	// synthConfig makes the synthetic config (tests use a tiny one).
+	synthConfig func(layers int) (*arch.Config, error)
+}
+
+// NewCmdBench builds `krun bench`.
+func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command {
+	opts := &BenchOptions{Factory: f, CeilingBytes: 512 << 20, synthConfig: model.SyntheticConfig}
+	cmd := &cobra.Command{
+		Use:   "bench [MODEL | --synthetic]",
+		Short: "Benchmark prefill and decode tokens/s against the bandwidth bound (llama-bench style)",
+		Long: cli.Doc(`
+			Time prompt processing (pp: one prefill of -p tokens) and token
+			generation (tg: -n decode steps of one sequence) for every
+			combination of the list flags, -r times each, after a context of -d
+			tokens (untimed), and report tokens/s as mean ± sd.
+
+			MODEL is a .kt file or a checkpoint folder (converted with each
+			--dtype preset); --synthetic builds random weights at Kimi Linear's
+			real widths (hidden 2304, 32 heads, 256 experts of 1024, vocabulary
+			163840) cut to --layers layers, in each --dtype preset.
+
+			tg rows also report the fraction of the bandwidth bound: the weight
+			bytes one decode token reads (every matrix, the top-k experts, one
+			embedding row) times tokens/s, divided by the read ceiling measured
+			in this run at the same thread count (a 512 MiB buffer streamed by
+			roofline.ReadParallel, best of 3). --ops adds a per-op breakdown of
+			one decode token: time per op family and each op's roof (its weight
+			bytes at the read ceiling).
+		`),
+		Example: "  krun bench --synthetic --dtype q4,q8 -t 1,2\n" +
+			"  krun bench kimi-q4.kt -p 512 -n 128 -t 1,2 -r 5 -d 0,4096 -o csv\n" +
+			"  krun bench --synthetic --dtype q4 -t 2 --ops",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Model = args[0]
+			}
+			if (opts.Model == "") == !opts.Synthetic {
+				return fmt.Errorf("bench: give a MODEL or --synthetic (not both)")
+			}
+			switch opts.Format {
+			case "md", "csv", "json", "text":
+			default:
+				return fmt.Errorf("bench: -o %q; want md, csv, json or text", opts.Format)
+			}
+			if opts.Reps < 1 {
+				return fmt.Errorf("bench: -r %d; want at least 1", opts.Reps)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runBench(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Synthetic, "synthetic", false, "random weights at Kimi Linear widths")
+	fl.IntVar(&opts.Layers, "layers", 3, "synthetic: decoder layers (layer 0 dense, the last MLA, the others KDA; all but 0 MoE)")
+	fl.StringVar(&opts.DTypes, "dtype", "q4,q8", "presets to benchmark (synthetic or a checkpoint folder): "+strings.Join(PresetNames(), ", "))
+	fl.StringVarP(&opts.Prompt, "n-prompt", "p", "64", "prompt lengths, comma-separated (0: no pp rows)")
+	fl.StringVarP(&opts.Gen, "n-gen", "n", "16", "generated tokens, comma-separated (0: no tg rows)")
+	fl.StringVarP(&opts.Threads, "threads", "t", "", "thread counts, e.g. 1,2 or 1-4 (default all CPUs)")
+	fl.IntVarP(&opts.Reps, "repetitions", "r", 3, "repetitions of each test")
+	fl.StringVarP(&opts.Depth, "n-depth", "d", "0", "context depths before each test, comma-separated")
+	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
+	fl.BoolVar(&opts.Ops, "ops", false, "add a per-op breakdown of a decode token against each op's roof")
+	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums")
+	return cmd
+}
+
+// BenchRow is one line of bench's table.
+type BenchRow struct {
+	Model      string    `json:"model"`
+	DType      string    `json:"dtype"`
+	Params     string    `json:"params"`
+	Threads    int       `json:"threads"`
+	Test       string    `json:"test"` // pp512, tg128, with @dN for a context depth
+	NPrompt    int       `json:"n_prompt"`
+	NGen       int       `json:"n_gen"`
+	Depth      int       `json:"n_depth"`
+	Samples    []float64 `json:"samples_ts"`
+	Mean       float64   `json:"avg_ts"`
+	SD         float64   `json:"stddev_ts"`
+	BytesTok   int64     `json:"weight_bytes_per_token,omitempty"`
+	CeilingGBs float64   `json:"read_ceiling_gbs,omitempty"`
+	BoundFrac  float64   `json:"bound_frac,omitempty"`
+}
+
+// OpRow is one line of the --ops breakdown.
+type OpRow struct {
+	Model     string  `json:"model"`
+	DType     string  `json:"dtype"`
+	Threads   int     `json:"threads"`
+	Op        string  `json:"op"`
+	MsPerTok  float64 `json:"ms_per_token"`
+	Share     float64 `json:"share"`
+	BytesTok  int64   `json:"weight_bytes_per_token"`
+	RoofMs    float64 `json:"roof_ms_per_token"`
+	RoofFrac  float64 `json:"roof_frac"`
+	TokensRun int     `json:"tokens"`
+}
+
+func parseInts(flag, s string, min int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < min {
+			return nil, fmt.Errorf("bench: -%s: %q is not a count ≥ %d", flag, f, min)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func meanSD(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) > 1 {
+		for _, x := range v {
+			sd += (x - mean) * (x - mean)
+		}
+		sd = math.Sqrt(sd / float64(len(v)-1))
+	}
+	return mean, sd
+}
+
+// benchIDs are deterministic token ids spread over the vocabulary.
+func benchIDs(n, vocab, salt int) []int32 {
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32((i*7919 + salt*104729 + 1) % vocab)
+	}
+	return ids
+}
+
+// readCeiling is the read bandwidth (bytes/s) of threads workers streaming
+// buf, best of 3.
+func readCeiling(buf []byte, threads int) float64 {
+	best := 0.0
+	for range 3 {
+		t0 := time.Now()
+		roofline.ReadParallel(buf, 4, threads)
+		best = max(best, float64(len(buf))/time.Since(t0).Seconds())
+	}
+	return best
+}
+
+func runBench(o *BenchOptions) error {
+	installProfile(o.Factory)
+	threads := []int{runtime.NumCPU()}
+	if o.Threads != "" {
+		var err error
+		if threads, err = ktune.ParseThreads(o.Threads); err != nil {
+			return fmt.Errorf("bench: -t: %w", err)
+		}
+	}
+	pps, err := parseInts("p", o.Prompt, 0)
+	if err != nil {
+		return err
+	}
+	tgs, err := parseInts("n", o.Gen, 0)
+	if err != nil {
+		return err
+	}
+	depths, err := parseInts("d", o.Depth, 0)
+	if err != nil {
+		return err
+	}
+	dtypes := strings.Split(o.DTypes, ",")
+	for _, d := range dtypes {
+		if _, err := presetOptions(d); err != nil {
+			return fmt.Errorf("bench: --dtype: %w", err)
+		}
+	}
+	var models []string
+	if o.Synthetic {
+		models = dtypes
+	} else if file, err := isModelFile(o.Model); err != nil {
+		return err
+	} else if file {
+		models = []string{""} // the file's own formats
+	} else {
+		models = dtypes
+	}
+
+	// ---- the read ceiling at each thread count, measured first (before a
+	// model takes the memory)
+	ceiling := map[int]float64{}
+	{
+		buf := make([]byte, o.CeilingBytes)
+		for i := 0; i < len(buf); i += 4096 {
+			buf[i] = byte(i >> 12)
+		}
+		for _, t := range threads {
+			ceiling[t] = readCeiling(buf, t)
+		}
+	}
+	debug.FreeOSMemory()
+
+	var rows []BenchRow
+	var ops []OpRow
+	for _, preset := range models {
+		m, name, err := o.open(preset)
+		if err != nil {
+			return err
+		}
+		dt := preset
+		if dt == "" {
+			dt = dtypeLabel(m.Options())
+		}
+		params := paramsLabel(m.Cfg.ParamCount().Total)
+		bytesTok := m.DecodeWeightBytes()
+		for _, th := range threads {
+			m.SetThreads(th)
+			for _, d := range depths {
+				V := m.Shapes.Vocab
+				base := BenchRow{Model: name, DType: dt, Params: params, Threads: th, Depth: d}
+				at := ""
+				if d > 0 {
+					at = fmt.Sprintf(" @ d%d", d)
+				}
+				for _, p := range pps {
+					if p == 0 {
+						continue
+					}
+					r := base
+					r.Test, r.NPrompt = fmt.Sprintf("pp%d%s", p, at), p
+					for rep := range o.Reps {
+						st := m.NewState(0)
+						if d > 0 {
+							if _, err := m.Prefill(st, benchIDs(d, V, rep)); err != nil {
+								return err
+							}
+						}
+						t0 := time.Now()
+						if _, err := m.Prefill(st, benchIDs(p, V, rep+1)); err != nil {
+							return err
+						}
+						r.Samples = append(r.Samples, float64(p)/time.Since(t0).Seconds())
+					}
+					r.Mean, r.SD = meanSD(r.Samples)
+					rows = append(rows, r)
+					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s\n", name, dt, th, r.Test, r.Mean, r.SD)
+				}
+				for _, n := range tgs {
+					if n == 0 {
+						continue
+					}
+					r := base
+					r.Test, r.NGen = fmt.Sprintf("tg%d%s", n, at), n
+					for rep := range o.Reps {
+						secs, err := decodeRun(m, d, n, V, rep, nil)
+						if err != nil {
+							return err
+						}
+						r.Samples = append(r.Samples, float64(n)/secs)
+					}
+					r.Mean, r.SD = meanSD(r.Samples)
+					r.BytesTok, r.CeilingGBs = bytesTok, ceiling[th]/1e9
+					r.BoundFrac = float64(bytesTok) * r.Mean / ceiling[th]
+					rows = append(rows, r)
+					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the bound\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac)
+				}
+				if o.Ops && len(tgs) > 0 && tgs[0] > 0 {
+					ops = append(ops, opsBreakdown(m, name, dt, th, d, tgs[0], ceiling[th])...)
+				}
+			}
+		}
+		m.Close()
+		m = nil
+		debug.FreeOSMemory()
+	}
+	return o.write(rows, ops)
+}
+
+// open builds or loads the model for one preset ("" for a .kt file).
+func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
+	opt := model.LoadOptions{NoVerify: o.NoVerify}
+	if o.Synthetic {
+		cfg, err := o.synthConfig(o.Layers)
+		if err != nil {
+			return nil, "", err
+		}
+		p, _ := presetOptions(preset)
+		opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
+			p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
+		fmt.Fprintf(o.Err, "krun: building a synthetic %d-layer model (%s)…\n", o.Layers, preset)
+		m, err := model.Random(cfg, opt, 1)
+		return m, fmt.Sprintf("synthetic-%dL", o.Layers), err
+	}
+	m, err := openModel(o.Model, preset, opt)
+	return m, modelName(o.Model), err
+}
+
+// decodeRun times n decode steps of one sequence after a context of d
+// tokens (at least one, untimed) and returns the seconds.
+func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler) (float64, error) {
+	st := m.NewState(0)
+	if _, err := m.Prefill(st, benchIDs(max(d, 1), V, salt)); err != nil {
+		return 0, err
+	}
+	ids := benchIDs(n, V, salt+7)
+	m.SetProfiler(prof)
+	defer m.SetProfiler(nil)
+	t0 := time.Now()
+	for i := range n {
+		if _, err := m.Decode([]*model.State{st}, ids[i:i+1]); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(t0).Seconds(), nil
+}
+
+// opTimes sums a Profiler's reports by op family.
+type opTimes map[string]time.Duration
+
+func (t opTimes) Op(op string, layer, tokens int, d time.Duration) { t[op] += d }
+
+// opsBreakdown times n decode tokens with the profiler on and compares
+// each op family's time per token with its roof.
+func opsBreakdown(m *model.Model, name, dt string, th, d, n int, ceiling float64) []OpRow {
+	times := opTimes{}
+	if _, err := decodeRun(m, d, n, m.Shapes.Vocab, 99, times); err != nil {
+		return nil
+	}
+	var total time.Duration
+	for _, v := range times {
+		total += v
+	}
+	bytes := m.DecodeWeightBytesByOp()
+	var out []OpRow
+	for _, op := range model.Ops {
+		tm, ok := times[op]
+		if !ok {
+			continue
+		}
+		r := OpRow{Model: name, DType: dt, Threads: th, Op: op, TokensRun: n,
+			MsPerTok: tm.Seconds() * 1e3 / float64(n), Share: float64(tm) / float64(max(total, 1)), BytesTok: bytes[op]}
+		if r.BytesTok > 0 && ceiling > 0 {
+			r.RoofMs = float64(r.BytesTok) / ceiling * 1e3
+			r.RoofFrac = r.RoofMs / max(r.MsPerTok, 1e-12)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// write prints the tables in o.Format.
+func (o *BenchOptions) write(rows []BenchRow, ops []OpRow) error {
+	switch o.Format {
+	case "json":
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			CPU  string     `json:"cpu"`
+			Rows []BenchRow `json:"results"`
+			Ops  []OpRow    `json:"ops,omitempty"`
+		}{cpu.Get().Brand + " (" + cpu.Fingerprint() + ")", rows, ops})
+	case "csv":
+		w := csv.NewWriter(o.Out)
+		w.Write([]string{"model", "dtype", "params", "threads", "test", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "weight_bytes_per_token", "read_ceiling_gbs", "bound_frac"})
+		for _, r := range rows {
+			w.Write([]string{r.Model, r.DType, r.Params, strconv.Itoa(r.Threads), r.Test, strconv.Itoa(r.NPrompt), strconv.Itoa(r.NGen), strconv.Itoa(r.Depth),
+				f(r.Mean, 3), f(r.SD, 3), strconv.FormatInt(r.BytesTok, 10), f(r.CeilingGBs, 3), f(r.BoundFrac, 4)})
+		}
+		if len(ops) > 0 {
+			w.Write(nil)
+			w.Write([]string{"model", "dtype", "threads", "op", "ms_per_token", "share", "weight_bytes_per_token", "roof_ms_per_token", "roof_frac"})
+			for _, r := range ops {
+				w.Write([]string{r.Model, r.DType, strconv.Itoa(r.Threads), r.Op, f(r.MsPerTok, 4), f(r.Share, 4), strconv.FormatInt(r.BytesTok, 10), f(r.RoofMs, 4), f(r.RoofFrac, 4)})
+			}
+		}
+		w.Flush()
+		return w.Error()
+	}
+	var tab [][]string
+	for _, r := range rows {
+		bound := ""
+		if r.BoundFrac > 0 {
+			bound = fmt.Sprintf("%.0f%% (%s/tok @ %.1f GB/s)", 100*r.BoundFrac, cli.HumanBytes(r.BytesTok), r.CeilingGBs)
+		}
+		tab = append(tab, []string{r.Model, r.DType, r.Params, strconv.Itoa(r.Threads), r.Test, fmt.Sprintf("%.2f ± %.2f", r.Mean, r.SD), bound})
+	}
+	if err := cli.Table(o.Out, o.Format, []string{"model", "dtype", "params", "threads", "test", "t/s", "of bound"}, tab); err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	fmt.Fprintln(o.Out)
+	tab = nil
+	for _, r := range ops {
+		roof, frac := "-", "-"
+		if r.RoofMs > 0 {
+			roof, frac = fmt.Sprintf("%.3f", r.RoofMs), fmt.Sprintf("%.0f%%", 100*r.RoofFrac)
+		}
+		tab = append(tab, []string{r.Model, r.DType, strconv.Itoa(r.Threads), r.Op, fmt.Sprintf("%.3f", r.MsPerTok),
+			fmt.Sprintf("%.1f%%", 100*r.Share), cli.HumanBytes(r.BytesTok), roof, frac})
+	}
+	return cli.Table(o.Out, o.Format, []string{"model", "dtype", "threads", "op", "ms/token", "share", "weights/token", "roof ms", "of roof"}, tab)
+}
+
+func f(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+
+// dtypeLabel names a model's formats: the base dtype, and the groups that
+// differ from it ("q8 (experts q4)").
+func dtypeLabel(o model.LoadOptions) string {
+	var diff []string
+	for _, g := range []struct {
+		name string
+		dt   kernel.DType
+	}{{"attn", o.AttnDType}, {"ffn", o.FFNDType}, {"experts", o.ExpertDType}, {"head", o.HeadDType}} {
+		if g.dt != o.DType {
+			diff = append(diff, g.name+" "+string(g.dt))
+		}
+	}
+	if len(diff) == 0 {
+		return string(o.DType)
+	}
+	return string(o.DType) + " (" + strings.Join(diff, ", ") + ")"
+}
+
+// paramsLabel writes a parameter count as llama-bench does (2.45 B, 1.20 M).
+func paramsLabel(n int64) string {
+	if n >= 1e9 {
+		return fmt.Sprintf("%.2f B", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%.2f M", float64(n)/1e6)
+}

@@ -1,0 +1,158 @@
+package krun
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/model/kfile"
+)
+
+// InfoOptions are info's flags.
+type InfoOptions struct {
+	*cli.Factory
+	Model   string
+	Verify  bool
+	Format  string
+	Threads int
+}
+
+// NewCmdInfo builds `krun info`.
+func NewCmdInfo(f *cli.Factory, runF func(*InfoOptions) error) *cobra.Command {
+	opts := &InfoOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "info MODEL.kt",
+		Short: "Describe a model file and what of it is resident in RAM",
+		Long: cli.Doc(`
+			Print a model file's header (format version, config, weight formats)
+			and, per tensor group, its bytes and how many of them are resident in
+			RAM now (mincore) versus only on disk: the file is mmap'd, so experts
+			no token has routed to stay on disk until touched. --verify checks
+			every tensor's CRC32C (this reads, and so pages in, the whole file).
+		`),
+		Example: "  krun info kimi-q4.kt\n  krun info kimi-q4.kt --verify -o md",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Model = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInfo(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Verify, "verify", false, "check every tensor's checksum (reads the whole file)")
+	cmd.Flags().StringVarP(&opts.Format, "output", "o", "text", "table format: text or md")
+	cmd.Flags().IntVar(&opts.Threads, "threads", 2, "threads for --verify")
+	return cmd
+}
+
+// Tensor groups of the residency report, in display order.
+var groups = []string{"embedding", "attention", "gates", "attn small (f32)", "dense mlp", "router", "routed experts", "shared expert", "norms", "lm_head"}
+
+// tensorGroup classifies a tensor by its checkpoint name.
+func tensorGroup(t *kfile.Tensor) string {
+	n := t.Name
+	switch {
+	case n == "model.embed_tokens.weight" && t.Layout == kfile.LayoutRaw:
+		return "embedding"
+	case n == "lm_head.weight" || n == "model.embed_tokens.weight":
+		return "lm_head"
+	case strings.Contains(n, ".experts."):
+		return "routed experts"
+	case strings.Contains(n, "shared_experts."):
+		return "shared expert"
+	case strings.Contains(n, "block_sparse_moe.gate"):
+		return "router"
+	case strings.Contains(n, ".mlp."):
+		return "dense mlp"
+	case strings.HasSuffix(n, "norm.weight") && !strings.Contains(n, "self_attn"):
+		return "norms"
+	case strings.Contains(n, "self_attn.") && t.Layout == kfile.LayoutRaw:
+		return "attn small (f32)"
+	case strings.Contains(n, "_a_proj") && !strings.Contains(n, "kv_a") || strings.Contains(n, "_b_proj") && !strings.Contains(n, "kv_b"):
+		return "gates"
+	}
+	return "attention"
+}
+
+func runInfo(o *InfoOptions) error {
+	f, err := kfile.Open(o.Model)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := f.Header
+	cfg, err := arch.Parse(h.Config, o.Model+" (stored config.json)")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "%s: ktune model file v%d, %s, %d tensors, data from byte %d, alignment %d\n",
+		o.Model, h.Version, cli.HumanBytes(h.FileSize), len(h.Table.Tensors), h.DataStart, h.Table.Alignment)
+	fmt.Fprintf(o.Out, "config: %d layers (%d KDA, %d MLA), hidden %d, %d experts (top %d), vocab %d; %s parameters\n",
+		cfg.NumHiddenLayers, cfg.NumKDALayers(), cfg.NumMLALayers(), cfg.HiddenSize, cfg.NumExperts, cfg.NumExpertsPerToken,
+		cfg.VocabSize, paramsLabel(cfg.ParamCount().Total))
+	keys := make([]string, 0, len(h.Table.Meta))
+	for k := range h.Table.Meta {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var meta []string
+	for _, k := range keys {
+		meta = append(meta, k+"="+h.Table.Meta[k])
+	}
+	fmt.Fprintf(o.Out, "meta: %s\n", strings.Join(meta, " "))
+	if o.Verify {
+		if err := f.Verify(o.Threads); err != nil {
+			return err
+		}
+		fmt.Fprintln(o.Out, "checksums: all tensors verified")
+	}
+	type agg struct {
+		n, bytes, res int64
+		dtypes        []string
+	}
+	by := map[string]*agg{}
+	unknown := false
+	var tb, tr int64
+	for i := range h.Table.Tensors {
+		t := &h.Table.Tensors[i]
+		g := tensorGroup(t)
+		a := by[g]
+		if a == nil {
+			a = &agg{}
+			by[g] = a
+		}
+		a.n++
+		a.bytes += t.Size
+		r := f.Resident(t)
+		if r < 0 {
+			unknown = true
+			r = 0
+		}
+		a.res += r
+		tb, tr = tb+t.Size, tr+r
+		if !slices.Contains(a.dtypes, t.DType) {
+			a.dtypes = append(a.dtypes, t.DType)
+		}
+	}
+	var rows [][]string
+	pct := func(r, b int64) string {
+		if unknown {
+			return "unknown"
+		}
+		return fmt.Sprintf("%s (%.0f%%)", cli.HumanBytes(r), 100*float64(r)/float64(max(b, 1)))
+	}
+	for _, g := range groups {
+		a := by[g]
+		if a == nil {
+			continue
+		}
+		rows = append(rows, []string{g, fmt.Sprint(a.n), strings.Join(a.dtypes, ","), cli.HumanBytes(a.bytes), pct(a.res, a.bytes), cli.HumanBytes(a.bytes - a.res)})
+	}
+	rows = append(rows, []string{"total", fmt.Sprint(len(h.Table.Tensors)), "", cli.HumanBytes(tb), pct(tr, tb), cli.HumanBytes(tb - tr)})
+	return cli.Table(o.Out, o.Format, []string{"group", "tensors", "dtype", "bytes", "resident", "on disk only"}, rows)
+}

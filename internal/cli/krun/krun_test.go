@@ -1,0 +1,208 @@
+package krun
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/model"
+)
+
+func TestMain(m *testing.M) {
+	os.Setenv("KTUNE_PROFILE", "off") // no machine profile in tests
+	os.Exit(m.Run())
+}
+
+// run executes krun in-process and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	f := &cli.Factory{Out: &out, Err: &errb}
+	cmd := NewCmdRoot(f)
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	err := cmd.Execute()
+	return out.String(), errb.String(), err
+}
+
+func joinIDs(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// TestConvertGenerateGolden is the end-to-end test: convert each golden
+// tiny model with --preset f32, then generate --ids greedily; the ids are
+// the golden greedy ids.
+func TestConvertGenerateGolden(t *testing.T) {
+	for _, g := range golden.Load(t, golden.TinyModel) {
+		t.Run(g.Name(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "tiny.kt")
+			if _, stderr, err := run(t, "convert", g.Dir(), "-o", out, "--preset", "f32"); err != nil {
+				t.Fatalf("convert: %v\n%s", err, stderr)
+			}
+			in, gen := g.I64(t, "input_ids"), g.I64(t, "generated_ids")
+			B, T, n := g.Dims(t, "input_ids")[0], g.Dims(t, "input_ids")[1], g.Dims(t, "generated_ids")[1]
+			for b := 0; b < B; b++ {
+				stdout, stderr, err := run(t, "generate", out, "--ids", joinIDs(in[b*T:(b+1)*T]), "-n", fmt.Sprint(n), "--ignore-eos", "-t", "2")
+				if err != nil {
+					t.Fatalf("generate: %v\n%s", err, stderr)
+				}
+				if got, want := strings.TrimSpace(stdout), joinIDs(gen[b*n:(b+1)*n]); got != want {
+					t.Errorf("row %d: generated %s, golden greedy ids %s", b, got, want)
+				}
+				if !strings.Contains(stderr, "prefill") || !strings.Contains(stderr, "tokens/s") {
+					t.Errorf("no speed report on stderr: %q", stderr)
+				}
+			}
+			// the folder, converted on the fly, agrees
+			stdout, _, err := run(t, "generate", g.Dir(), "--ids", joinIDs(in[:T]), "-n", fmt.Sprint(n), "--ignore-eos", "--dtype", "f32")
+			if err != nil || strings.TrimSpace(stdout) != joinIDs(gen[:n]) {
+				t.Errorf("generate from the folder: %q, %v", stdout, err)
+			}
+			// info reads the file
+			info, _, err := run(t, "info", out, "--verify")
+			if err != nil || !strings.Contains(info, "routed experts") || !strings.Contains(info, "verified") {
+				t.Errorf("info: %v\n%s", err, info)
+			}
+		})
+	}
+}
+
+func tinyDir(t *testing.T) string { return golden.Load(t, golden.TinyModel)[0].Dir() }
+
+func TestGenerateErrors(t *testing.T) {
+	dir := tinyDir(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"generate", dir}, "exactly one of"},
+		{[]string{"generate", dir, "--ids", "1", "--prompt", "x"}, "exactly one of"},
+		{[]string{"generate", dir, "--ids", "1,99999"}, "outside"},
+		{[]string{"generate", dir, "--ids", "1,-3"}, "outside"},
+		{[]string{"generate", dir, "--ids", "1,x"}, "not a token id"},
+		{[]string{"generate", dir, "--ids", "1", "-n", "0"}, "-n 0"},
+		{[]string{"generate", dir, "--ids", "1", "--top-p", "-1"}, "top-p"},
+		{[]string{"generate", dir, "--prompt", "hello"}, "--tokenizer"},
+		{[]string{"generate", dir, "--ids", "1", "--dtype", "q3"}, "unknown preset"},
+		{[]string{"convert", dir}, "-o OUT.kt"},
+		{[]string{"convert", dir, "-o", filepath.Join(t.TempDir(), "x.kt"), "--experts", "q5"}, "--experts"},
+		{[]string{"bench"}, "MODEL or --synthetic"},
+		{[]string{"bench", "--synthetic", "-o", "xml"}, "-o"},
+		{[]string{"info", dir}, "folder"},
+	} {
+		_, _, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err = %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestConvertFlags: presets and group overrides reach the load options.
+func TestConvertFlags(t *testing.T) {
+	var got *ConvertOptions
+	cmd := NewCmdConvert(&cli.Factory{}, func(o *ConvertOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"in", "-o", "out.kt", "--preset", "q4", "--head", "bf16", "--gates", "q8"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := got.loadOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4, HeadDType: kernel.BF16, GateDType: kernel.Q8}
+	if fmt.Sprint(opt) != fmt.Sprint(want) || got.Dir != "in" || got.Output != "out.kt" {
+		t.Errorf("options %+v, want %+v", opt, want)
+	}
+}
+
+// TestBenchTiny runs bench on a tiny synthetic config (the golden model's
+// widths) in every output format; no timing is asserted.
+func TestBenchTiny(t *testing.T) {
+	cfg, err := arch.Load(tinyDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"json", "md", "csv"} {
+		var out, errb bytes.Buffer
+		f := &cli.Factory{Out: &out, Err: &errb}
+		var opts *BenchOptions
+		cmd := NewCmdBench(f, func(o *BenchOptions) error { opts = o; return nil })
+		cmd.SetArgs([]string{"--synthetic", "--dtype", "q8,q4", "-p", "8", "-n", "3", "-t", "1,2", "-r", "2", "-d", "0,4", "--ops", "-o", format})
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		opts.CeilingBytes = 1 << 20
+		opts.synthConfig = func(int) (*arch.Config, error) { return cfg, nil }
+		if err := runBench(opts); err != nil {
+			t.Fatalf("%s: %v\n%s", format, err, errb.String())
+		}
+		switch format {
+		case "json":
+			var res struct {
+				Results []BenchRow
+				Ops     []OpRow
+			}
+			if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+				t.Fatal(err)
+			}
+			// 2 dtypes × 2 threads × 2 depths × (pp, tg)
+			if len(res.Results) != 16 {
+				t.Errorf("%d rows, want 16", len(res.Results))
+			}
+			for _, r := range res.Results {
+				if r.Mean <= 0 || len(r.Samples) != 2 || (r.NGen > 0) != (r.BoundFrac > 0) {
+					t.Errorf("row %+v", r)
+				}
+			}
+			ops := map[string]bool{}
+			for _, r := range res.Ops {
+				ops[r.Op] = true
+			}
+			for _, op := range []string{model.OpKDA, model.OpMLA, model.OpMoE, model.OpMLP, model.OpLMHead, model.OpNorm} {
+				if !ops[op] {
+					t.Errorf("no %s in the op breakdown %v", op, ops)
+				}
+			}
+		default:
+			if !strings.Contains(out.String(), "tg3 @ d4") || !strings.Contains(out.String(), "lm_head") {
+				t.Errorf("%s output:\n%s", format, out.String())
+			}
+		}
+	}
+}
+
+// TestBenchFile: bench on a model file.
+func TestBenchFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "tiny.kt")
+	if _, _, err := run(t, "convert", tinyDir(t), "-o", out, "--preset", "q4"); err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	f := &cli.Factory{Out: &o, Err: &e}
+	var opts *BenchOptions
+	cmd := NewCmdBench(f, func(x *BenchOptions) error { opts = x; return nil })
+	cmd.SetArgs([]string{out, "-p", "4", "-n", "2", "-t", "1", "-r", "1"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	opts.CeilingBytes = 1 << 20
+	if err := runBench(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(o.String(), "q8 (experts q4)") {
+		t.Errorf("output:\n%s", o.String())
+	}
+}

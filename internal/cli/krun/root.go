@@ -1,0 +1,135 @@
+// Package krun implements the krun command: convert a Hugging Face Kimi
+// Linear checkpoint into a model file, generate text or token ids, and
+// benchmark prefill and decode, llama.cpp style (llama-quantize,
+// llama-cli, llama-bench).
+package krun
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/kernel"
+	_ "github.com/ktune/ktune/kernels/all" // register every kernel family
+	"github.com/ktune/ktune/model"
+)
+
+// Main runs krun with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	f := &cli.Factory{Out: stdout, Err: stderr}
+	cmd := NewCmdRoot(f)
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	if err := cmd.Execute(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// NewCmdRoot builds the krun command tree.
+func NewCmdRoot(f *cli.Factory) *cobra.Command {
+	var isa cli.ISAFlags
+	cmd := &cobra.Command{
+		Use:   "krun",
+		Short: "Convert, run and benchmark Kimi Linear on CPUs",
+		Long: cli.Doc(`
+			krun is ktune's engine on the command line: convert a Hugging Face
+			Kimi Linear checkpoint into one mmap-able model file (.kt), generate
+			from it, and benchmark prefill and decode against the machine's
+			memory bandwidth bound. generate and bench use this machine's tuning
+			profile (written by ktune) when there is one, or $KTUNE_PROFILE;
+			KTUNE_DEBUG=1 logs every kernel choice.
+		`),
+		SilenceUsage: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return isa.Apply()
+		},
+	}
+	isa.Register(cmd)
+	cmd.AddCommand(NewCmdConvert(f, nil), NewCmdGenerate(f, nil), NewCmdBench(f, nil), NewCmdInfo(f, nil))
+	return cmd
+}
+
+// Preset is a named choice of weight formats.
+type Preset struct {
+	Name string
+	Doc  string
+	Opt  model.LoadOptions // DType, AttnDType, FFNDType, ExpertDType, HeadDType, GateDType
+}
+
+// Presets are the formats convert (--preset) and generate/bench (--dtype)
+// know. Norms, conv taps, biases, the MoE router and MLA's kv_b_proj are
+// always f32; the KDA gate projections (f_a/f_b, g_a/g_b, b_proj) f32
+// unless --gates says otherwise.
+var Presets = []Preset{
+	{"f32", "every matrix f32 (exact; 4 bytes per weight)", model.LoadOptions{DType: kernel.F32}},
+	{"bf16", "every matrix bf16 (exact for a BF16 checkpoint)", model.LoadOptions{DType: kernel.BF16}},
+	{"q8", "every matrix q8 (8-bit, f16 scale per 32)", model.LoadOptions{DType: kernel.Q8}},
+	{"q4", "routed experts q4; attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}},
+	{"q4-all", "every matrix q4 (smallest; attention and lm_head lose the most)", model.LoadOptions{DType: kernel.Q4}},
+}
+
+// PresetNames lists the preset names.
+func PresetNames() []string {
+	var n []string
+	for _, p := range Presets {
+		n = append(n, p.Name)
+	}
+	return n
+}
+
+// presetOptions returns the load options of a preset.
+func presetOptions(name string) (model.LoadOptions, error) {
+	for _, p := range Presets {
+		if p.Name == name {
+			return p.Opt, nil
+		}
+	}
+	return model.LoadOptions{}, fmt.Errorf("unknown preset %q (%s)", name, strings.Join(PresetNames(), ", "))
+}
+
+// parseDType reads a weight dtype flag.
+func parseDType(flag, s string) (kernel.DType, error) {
+	switch dt := kernel.DType(strings.ToLower(s)); dt {
+	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4:
+		return dt, nil
+	}
+	return "", fmt.Errorf("--%s %q: want f32, bf16, q8 or q4", flag, s)
+}
+
+// isModelFile reports whether path is a model file (else a checkpoint folder).
+func isModelFile(path string) (bool, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	return !st.IsDir(), nil
+}
+
+// openModel loads a .kt file (its formats apply) or a checkpoint folder
+// (converted on the fly into preset's formats).
+func openModel(path, preset string, opt model.LoadOptions) (*model.Model, error) {
+	file, err := isModelFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if file {
+		return model.LoadFile(path, opt)
+	}
+	p, err := presetOptions(preset)
+	if err != nil {
+		return nil, err
+	}
+	opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
+		p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
+	return model.Load(path, opt)
+}
+
+// modelName is a short name for tables.
+func modelName(path string) string { return filepath.Base(filepath.Clean(path)) }

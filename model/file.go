@@ -1,0 +1,281 @@
+package model
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/safetensors"
+	"github.com/ktune/ktune/internal/version"
+	"github.com/ktune/ktune/model/kfile"
+)
+
+// Meta keys a model file records its weight formats under (LoadOptions'
+// DType, AttnDType, FFNDType, ExpertDType, HeadDType, GateDType).
+const (
+	MetaDType       = "dtype"
+	MetaAttnDType   = "dtype.attn"
+	MetaFFNDType    = "dtype.ffn"
+	MetaExpertDType = "dtype.experts"
+	MetaHeadDType   = "dtype.head"
+	MetaGateDType   = "dtype.gates"
+)
+
+// dtypeFields pairs the meta keys with the options they set.
+func dtypeFields(o *LoadOptions) []struct {
+	key string
+	p   *kernel.DType
+} {
+	return []struct {
+		key string
+		p   *kernel.DType
+	}{{MetaDType, &o.DType}, {MetaAttnDType, &o.AttnDType}, {MetaFFNDType, &o.FFNDType},
+		{MetaExpertDType, &o.ExpertDType}, {MetaHeadDType, &o.HeadDType}, {MetaGateDType, &o.GateDType}}
+}
+
+// ConvertFile converts the Hugging Face checkpoint in dir into a model
+// file at out (written atomically): config.json verbatim, then every tensor
+// of Plan(cfg, opt) in model order — matrices packed in the dtypes opt
+// chooses, small tensors as raw f32, the embedding table raw in its
+// checkpoint dtype. One tensor is converted at a time. meta is added to
+// the header; progress, if set, is called after each tensor.
+func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progress func(done, total int, name string)) error {
+	cfgPath := filepath.Join(dir, "config.json")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	cfg, err := arch.Parse(raw, cfgPath)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if err := opt.defaults(cfg); err != nil {
+		return err
+	}
+	plan, err := Plan(cfg, opt)
+	if err != nil {
+		return err
+	}
+	src, err := NewCheckpointSource(dir, cfg, opt.Threads)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	ts := make([]kfile.Tensor, len(plan))
+	for i, p := range plan {
+		t := &ts[i]
+		t.Name, t.Shape = p.Name, p.Shape
+		switch p.Kind {
+		case Packed:
+			t.Layout, t.DType, t.Shape = kfile.LayoutPacked, string(p.DType), []int64{int64(p.N()), int64(p.K())}
+		case Float32:
+			t.Layout, t.DType = kfile.LayoutRaw, string(safetensors.F32)
+		case EmbeddingTable:
+			info, _, _ := src.ck.Info(p.Name) // present: checked by NewCheckpointSource
+			t.Layout, t.DType = kfile.LayoutRaw, string(info.DType)
+		}
+	}
+	m := map[string]string{"ktune_version": version.String(), "source": filepath.Base(filepath.Clean(dir))}
+	for _, f := range dtypeFields(&opt) {
+		m[f.key] = string(*f.p)
+	}
+	for k, v := range meta {
+		m[k] = v
+	}
+	return kfile.Write(out, raw, m, ts, func(i int) ([]byte, error) {
+		p := plan[i]
+		var b []byte
+		switch p.Kind {
+		case Packed:
+			q, err := src.Matrix(p.Name, p.DType)
+			if err != nil {
+				return nil, err
+			}
+			b = q.Data
+		case Float32:
+			v, err := src.Float32(p.Name)
+			if err != nil {
+				return nil, err
+			}
+			b = safetensors.F32Bytes(v)
+		case EmbeddingTable:
+			_, e, err := src.Embedding(p.Name)
+			if err != nil {
+				return nil, err
+			}
+			b = e
+		}
+		if progress != nil {
+			progress(i+1, len(plan), p.Name)
+		}
+		return b, nil
+	})
+}
+
+// LoadFile maps a model file written by ConvertFile and builds the model
+// on views of the mapping: no weight is converted or copied (MLA's
+// kv_b_proj alone is split into two small f32 copies), and untouched
+// tensors — cold experts — stay on disk until a token routes to them. The
+// file's weight formats apply; an opt dtype that disagrees with them is an
+// error (convert again to change them). The header is always checked, the
+// tensors' checksums unless opt.NoVerify. Errors name the file and the
+// problem: bad magic or version, a corrupt header or tensor table, a
+// checksum mismatch, a tensor missing, extra or mis-shaped for the config.
+func LoadFile(path string, opt LoadOptions) (*Model, error) {
+	f, err := kfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	m, err := loadFile(f, opt)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	m.closer = f
+	return m, nil
+}
+
+func loadFile(f *kfile.File, opt LoadOptions) (*Model, error) {
+	cfg, err := arch.Parse(f.Header.Config, f.Path+" (stored config.json)")
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	meta := f.Header.Table.Meta
+	for _, fd := range dtypeFields(&opt) {
+		stored := kernel.DType(meta[fd.key])
+		switch {
+		case stored == "":
+			return nil, fmt.Errorf("model: %s: the header has no %q entry in its meta; not written by krun convert?", f.Path, fd.key)
+		case *fd.p != "" && *fd.p != stored:
+			return nil, fmt.Errorf("model: %s stores %s as %s, but %s was asked for; convert the checkpoint again to change formats", f.Path, fd.key, stored, *fd.p)
+		}
+		*fd.p = stored
+	}
+	if err := opt.defaults(cfg); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", f.Path, err)
+	}
+	if !opt.NoVerify {
+		if err := f.Verify(opt.Threads); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+	}
+	src := &fileSource{f: f, shapes: map[string][]int64{}, used: map[*kfile.Tensor]bool{}}
+	for _, t := range cfg.TensorNames() {
+		src.shapes[t.Name] = t.Shape
+	}
+	m, heap, err := build(cfg, src, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := src.checkExtra(); err != nil {
+		return nil, err
+	}
+	mem, err := EstimateMemory(cfg, opt, m.Embed.DType.Size())
+	if err != nil {
+		return nil, err
+	}
+	mem.WeightsMapped, mem.WeightsHeap = f.Size()-f.Header.DataStart, heap
+	mem.Budgeted = mem.WeightsHeap + int64(mem.MaxSeqs)*(mem.KDAStatePerSeq+int64(mem.MaxTokens)*mem.MLACachePerToken)
+	if err := checkFits(&mem, &opt, "model file "+f.Path); err != nil {
+		return nil, err
+	}
+	m.mem = mem
+	if opt.Chooser != nil {
+		m.restore = kernel.SetChooser(opt.Chooser)
+	}
+	return m, nil
+}
+
+// fileSource hands out views of a model file's tensors, checked against
+// the config's shapes.
+type fileSource struct {
+	f      *kfile.File
+	shapes map[string][]int64 // config's tensor shapes
+	used   map[*kfile.Tensor]bool
+}
+
+func (s *fileSource) Where(string) string { return s.f.Path }
+func (s *fileSource) Mapped() bool        { return true }
+
+// lookup finds name in layout and checks its shape against the config.
+func (s *fileSource) lookup(name, layout string) (*kfile.Tensor, error) {
+	want, ok := s.shapes[name]
+	if !ok {
+		return nil, fmt.Errorf("not a tensor of the stored config")
+	}
+	t, ok := s.f.Header.Lookup(name, layout)
+	if !ok {
+		return nil, fmt.Errorf("missing from the file (no %s entry); config/tensor mismatch", layout)
+	}
+	s.used[t] = true
+	if layout == kfile.LayoutPacked {
+		ts := TensorSpec{Shape: want}
+		want = []int64{int64(ts.N()), int64(ts.K())}
+	}
+	if !slices.Equal(t.Shape, want) {
+		return nil, fmt.Errorf("stored with shape %v, but the config wants %v; config/tensor mismatch", t.Shape, want)
+	}
+	return t, nil
+}
+
+func (s *fileSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, error) {
+	t, err := s.lookup(name, kfile.LayoutPacked)
+	if err != nil {
+		return nil, err
+	}
+	if kernel.DType(t.DType) != dt {
+		return nil, fmt.Errorf("stored as %s, but the header's formats say %s", t.DType, dt)
+	}
+	return quant.View(dt, int(t.Shape[0]), int(t.Shape[1]), t.HasMin, s.f.Bytes(t))
+}
+
+// Float32 returns a raw F32 tensor in place (little-endian hosts), other
+// raw dtypes widened.
+func (s *fileSource) Float32(name string) ([]float32, error) {
+	t, err := s.lookup(name, kfile.LayoutRaw)
+	if err != nil {
+		return nil, err
+	}
+	b := s.f.Bytes(t)
+	if t.DType == string(safetensors.F32) && littleEndian && len(b) > 0 {
+		// aligned (kfile.MinAlignment) and read-only: a view
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4), nil
+	}
+	v := make([]float32, len(b)/kfile.ElemSize(t.DType))
+	return v, safetensors.DecodeFloat32(v, safetensors.DType(t.DType), b)
+}
+
+func (s *fileSource) Embedding(name string) (safetensors.DType, []byte, error) {
+	t, err := s.lookup(name, kfile.LayoutRaw)
+	if err != nil {
+		return "", nil, err
+	}
+	return safetensors.DType(t.DType), s.f.Bytes(t), nil
+}
+
+// checkExtra reports table entries the model did not use.
+func (s *fileSource) checkExtra() error {
+	var extra []string
+	for i := range s.f.Header.Table.Tensors {
+		t := &s.f.Header.Table.Tensors[i]
+		if !s.used[t] {
+			extra = append(extra, t.Name+" ("+t.Layout+")")
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	if len(extra) > 20 {
+		extra = append(extra[:20], fmt.Sprintf("… and %d more", len(extra)-20))
+	}
+	return fmt.Errorf("model: %s: %d tensors the stored config does not use (config/tensor mismatch): %s", s.f.Path, len(extra), strings.Join(extra, ", "))
+}
+
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

@@ -1,0 +1,108 @@
+package kfile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// smallFile writes a two-tensor file and returns its path and bytes.
+func smallFile(t testing.TB) (string, []byte) {
+	t.Helper()
+	q, err := quant.Quantize(kernel.Q8, make([]float32, 20*40), 20, 40, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := []byte{0, 0, 128, 63, 0, 0, 0, 64} // f32 1, 2
+	ts := []Tensor{
+		{Name: "w", Layout: LayoutPacked, DType: "q8", Shape: []int64{20, 40}},
+		{Name: "n", Layout: LayoutRaw, DType: "F32", Shape: []int64{2}},
+	}
+	path := filepath.Join(t.TempDir(), "m.kt")
+	err = Write(path, []byte(`{"a": 1}`), map[string]string{"k": "v"}, ts, func(i int) ([]byte, error) {
+		return [][]byte{q.Data, norm}[i], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, b
+}
+
+func TestWriteOpen(t *testing.T) {
+	path, b := smallFile(t)
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if string(f.Header.Config) != `{"a": 1}` || f.Header.Table.Meta["k"] != "v" {
+		t.Errorf("header %q %v", f.Header.Config, f.Header.Table.Meta)
+	}
+	n, ok := f.Header.Lookup("n", LayoutRaw)
+	if !ok || !bytes.Equal(f.Bytes(n), []byte{0, 0, 128, 63, 0, 0, 0, 64}) || n.Offset%Alignment != 0 {
+		t.Fatalf("tensor n: %+v", n)
+	}
+	if err := f.Verify(2); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.Resident(n); r != -1 && (r < 0 || r > n.Size) {
+		t.Errorf("resident %d of %d", r, n.Size)
+	}
+	if int64(len(b)) != n.Offset+n.Size {
+		t.Errorf("file %d bytes, last tensor ends at %d", len(b), n.Offset+n.Size)
+	}
+	// a wrong-sized tensor is refused and leaves nothing behind
+	dir := t.TempDir()
+	err = Write(filepath.Join(dir, "x.kt"), []byte(`{}`), nil, []Tensor{{Name: "n", Layout: LayoutRaw, DType: "F32", Shape: []int64{3}}},
+		func(int) ([]byte, error) { return make([]byte, 8), nil })
+	if err == nil || !strings.Contains(err.Error(), "want 12") {
+		t.Errorf("err = %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left %v behind", ents)
+	}
+}
+
+// FuzzParseHeader: no input makes the parser panic, and whatever it
+// accepts is consistent (every tensor inside the file, aligned, of the
+// size its shape implies).
+func FuzzParseHeader(f *testing.F) {
+	_, good := smallFile(f)
+	f.Add(good)
+	f.Add(good[:PrefixLen])
+	f.Add(good[:40])
+	f.Add([]byte(Magic))
+	f.Add([]byte{})
+	bad := bytes.Clone(good)
+	binary.LittleEndian.PutUint64(bad[24:], 1<<62)
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ParseHeader("fuzz.kt", data, int64(len(data)))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "kfile: fuzz.kt: ") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for i := range h.Table.Tensors {
+			x := &h.Table.Tensors[i]
+			want, err := ExpectedSize(x)
+			if err != nil || want != x.Size || x.Offset < h.DataStart || x.Offset+x.Size > int64(len(data)) || x.Offset%h.Table.Alignment != 0 {
+				t.Fatalf("accepted a bad entry %+v (%v)", x, err)
+			}
+			if y, ok := h.Lookup(x.Name, x.Layout); !ok || y != x {
+				t.Fatalf("lookup of %q", x.Name)
+			}
+		}
+	})
+}
