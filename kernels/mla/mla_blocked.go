@@ -78,7 +78,7 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 			}
 			for i0 := 0; i0 < T; i0 += qb {
 				m := min(qb, T-i0)
-				nv := p.P + i0 + m // keys visible to the block's last query
+				nv := p.P + i0 + m       // keys visible to the block's last query
 				for t := 0; t < m; t++ { // the scale folded into the queries
 					src := p.Q[((i0+t)*NH+h)*QW : ((i0+t)*NH+h+1)*QW]
 					for e, x := range src {
