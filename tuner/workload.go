@@ -103,7 +103,9 @@ func Workloads(cfg *arch.Config, sc ShapeClasses, quick bool) []Workload {
 				if quick && n != sc.Decode[0] {
 					continue
 				}
-				add("moe.block", dt, fmt.Sprintf("decode-%d", n), "moe", true, blockKeys, n, s.Experts, s.TopK, s.Hidden, s.ExpertInter)
+				// not cycled through copies: one block of all the experts is
+				// already ≥ 1 GiB at Kimi's shape
+				add("moe.block", dt, fmt.Sprintf("decode-%d", n), "moe", false, blockKeys, n, s.Experts, s.TopK, s.Hidden, s.ExpertInter)
 			}
 			for _, t := range sc.Prefill {
 				if t > 512 { // 4096 tokens through 256 experts: minutes per candidate here
