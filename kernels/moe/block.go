@@ -67,6 +67,10 @@ type BlockOptions struct {
 	// Classes restricts the experts' matmuls to these accuracy classes
 	// (nil: kernel.DefaultClasses). The router always runs in f32.
 	Classes []kernel.Class
+	// Kernel names the gemm variant of every expert matmul ("avx512_vnni",
+	// "avx2", …); "" lets the gemm dispatch (or a tuning profile's moe.block
+	// entry) choose.
+	Kernel string
 	// Debug receives intermediates: router_logits, y_routed, y_shared.
 	Debug func(name string, t []float32)
 }
@@ -74,20 +78,24 @@ type BlockOptions struct {
 // DefaultExpertParallel is the default regime crossover.
 const DefaultExpertParallel = 8
 
-// expertParallel is the regime crossover a tuning profile chose for the
-// moe.block op at this shape (kernel.Choose), else the default.
-func (b *BlockWeights) expertParallel(n, threads int, classes []kernel.Class) int {
-	if len(b.Experts) == 0 {
-		return DefaultExpertParallel
+// profileChoice is what a tuning profile chose for the moe.block op at
+// this shape (kernel.Choose): the regime crossover and the experts' gemm
+// variant; without one, the default crossover and "" (gemm dispatch).
+func (b *BlockWeights) profileChoice(n, threads int, classes []kernel.Class) (ep int, kern string) {
+	if len(b.Experts) == 0 || kernel.CurrentChooser() == nil {
+		return DefaultExpertParallel, ""
 	}
 	dt := b.Experts[0].Gate.DType
 	s := kernel.MakeShape(blockKeys, n, b.Cfg.Experts, b.Cfg.TopK, b.Hidden, b.Experts[0].Gate.N)
-	if c := kernel.Choose(OpBlock, dt, s, threads, classes...); c.Variant != nil {
-		if ep, ok := c.Config.Params["ep"]; ok && ep > 0 {
-			return ep
-		}
+	c := kernel.Choose(OpBlock, dt, s, threads, classes...)
+	if c.Variant == nil || c.Variant.Reference {
+		return DefaultExpertParallel, ""
 	}
-	return DefaultExpertParallel
+	ep = DefaultExpertParallel
+	if v, ok := c.Config.Params["ep"]; ok && v > 0 {
+		ep = v
+	}
+	return ep, c.Variant.Name
 }
 
 // Forward computes y [N, C] for x [N, C] and returns the routing (for
@@ -95,9 +103,15 @@ func (b *BlockWeights) expertParallel(n, threads int, classes []kernel.Class) in
 func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing {
 	C, E, K := b.Hidden, b.Cfg.Experts, b.Cfg.TopK
 	th := max(opt.Threads, 1)
-	cross := opt.ExpertParallel
-	if cross <= 0 {
-		cross = b.expertParallel(n, th, opt.Classes)
+	cross, kern := opt.ExpertParallel, opt.Kernel
+	if cross <= 0 || kern == "" {
+		ep, k := b.profileChoice(n, th, opt.Classes)
+		if cross <= 0 {
+			cross = ep
+		}
+		if kern == "" {
+			kern = k
+		}
 	}
 	dbg := func(name string, t []float32) {
 		if opt.Debug != nil {
@@ -124,12 +138,12 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	// decode regime: experts spread over threads, each on one thread
 	pool.Default().For(th, len(small), 1, func(_, lo, hi int) {
 		for _, e := range small[lo:hi] {
-			b.runExpert(out, x, r, e, 1, opt.Classes)
+			b.runExpert(out, x, r, e, 1, opt.Classes, kern)
 		}
 	})
 	// prefill regime: one expert at a time on all threads
 	for _, e := range large {
-		b.runExpert(out, x, r, e, th, opt.Classes)
+		b.runExpert(out, x, r, e, th, opt.Classes, kern)
 	}
 	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[n·K+k]
 	yr := make([]float32, n*C)
@@ -144,7 +158,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	// ---- shared expert on every token, added
 	if b.Shared != nil {
 		ys := make([]float32, n*C)
-		swiglu(ys, x, b.Shared, n, th, opt.Classes)
+		swiglu(ys, x, b.Shared, n, th, opt.Classes, kern)
 		dbg("y_shared", ys)
 		for i := range ys {
 			y[i] += ys[i]
@@ -155,7 +169,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 
 // runExpert computes expert e on its tokens and writes each result row to
 // out at the row's slot.
-func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, classes []kernel.Class) {
+func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, classes []kernel.Class, kern string) {
 	C := b.Hidden
 	lo, hi := r.Offset[e], r.Offset[e+1]
 	m := int(hi - lo)
@@ -165,16 +179,41 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, c
 		copy(xe[i*C:(i+1)*C], x[int(t)*C:int(t+1)*C])
 	}
 	ye := make([]float32, m*C)
-	swiglu(ye, xe, &b.Experts[e], m, threads, classes)
+	swiglu(ye, xe, &b.Experts[e], m, threads, classes, kern)
 	for i := 0; i < m; i++ {
 		s := r.Slot[int(lo)+i]
 		copy(out[int(s)*C:int(s+1)*C], ye[i*C:(i+1)*C])
 	}
 }
 
-// swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C].
-func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class) {
+// swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C], on the
+// gemm variant named kern ("": the gemm dispatch's choice).
+func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, kern string) {
 	h := make([]float32, m*ex.Gate.N)
-	gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads, classes...)
-	gemm.LinearClasses(classes, y, h, ex.Down, m, false, threads)
+	if kern == "" {
+		gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads, classes...)
+		gemm.LinearClasses(classes, y, h, ex.Down, m, false, threads)
+		return
+	}
+	gemm.GateUp(planNamed(gemm.OpGateUp, kern, ex.Gate, m, threads, classes), h, x, ex.Gate, ex.Up, m)
+	op := gemm.OpGEMM
+	if m <= gemm.Crossover() {
+		op = gemm.OpGEMV
+	}
+	gemm.Run(planNamed(op, kern, ex.Down, m, threads, classes), y, h, ex.Down, m, false)
+}
+
+// planNamed is the plan of gemm variant kern for op on w: the dispatch's
+// (profile's) configuration when it chose the same variant, else kern's
+// default configuration.
+func planNamed(op, kern string, w *quant.Matrix, m, threads int, classes []kernel.Class) gemm.Plan {
+	p := gemm.PlanFor(op, w.DType, m, w.N, w.K, threads, classes...)
+	if p.Variant != nil && p.Variant.Name == kern {
+		return p
+	}
+	v, err := kernel.Lookup(op + "/" + kern)
+	if err != nil || !v.Available() || !v.Serves(w.DType) {
+		return p // a profile naming a gemm variant this build or CPU lacks
+	}
+	return gemm.Plan{Variant: v, Config: v.DefaultConfig(kernel.MakeShape([]string{"m", "n", "k"}, m, w.N, w.K), threads)}
 }

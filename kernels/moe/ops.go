@@ -7,6 +7,7 @@ import (
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/kernels/gemm"
 )
 
 // OpBlock is the registry name of the MoE block (router, experts, shared
@@ -169,7 +170,7 @@ func (in *instance) Run() {
 		return
 	}
 	in.p.b.Forward(in.p.y, in.p.x, in.p.n, BlockOptions{Threads: in.cfg.Threads, ExpertParallel: in.cfg.Params["ep"],
-		Classes: []kernel.Class{in.v.Class}})
+		Classes: []kernel.Class{in.v.Class}, Kernel: in.v.Name})
 }
 
 var epParam = kernel.Param{Name: "ep", Doc: "largest token count per expert computed expert-parallel (single-threaded per expert)",
@@ -179,13 +180,17 @@ func init() {
 	all := []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4}
 	kernel.RegisterOp(&kernel.Op{Name: OpBlock, Doc: "MoE block: router, top-k experts (SwiGLU), shared expert",
 		ShapeKeys: blockKeys, DTypes: all, NewProblem: newProblem, Cost: cost})
-	for _, v := range []kernel.Variant{
-		{Name: "reference", Doc: "float64 experts over dequantized weights", Reference: true, DTypes: all, Class: kernel.ClassF32},
-		{Name: "f32", Doc: "grouped experts on the f32-class GEMM kernels", Priority: 10, DTypes: all, Class: kernel.ClassF32,
-			Threaded: true, Params: []kernel.Param{epParam}},
-		{Name: "int8act", Doc: "grouped experts on the int8-activation GEMM kernels", Priority: 20, DTypes: []kernel.DType{kernel.Q8, kernel.Q4},
-			Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{epParam}},
-	} {
+	// one variant per gemm variant of the fused gate/up (the experts' gemm
+	// variant is the block's ISA choice; gemm registers first, moe imports it)
+	vs := []kernel.Variant{{Name: "reference", Doc: "float64 experts over dequantized weights", Reference: true, DTypes: all, Class: kernel.ClassF32}}
+	for _, g := range kernel.Variants(gemm.OpGateUp) {
+		if g.Reference {
+			continue
+		}
+		vs = append(vs, kernel.Variant{Name: g.Name, Doc: "grouped SwiGLU experts on the " + g.Name + " gemm kernels (" + string(g.Class) + ")",
+			Priority: g.Priority, DTypes: g.DTypes, Class: g.Class, Requires: g.Requires, Threaded: true, Params: []kernel.Param{epParam}})
+	}
+	for _, v := range vs {
 		v := v
 		v.Op = OpBlock
 		v.New = func(p kernel.Problem, cfg kernel.Config) (kernel.Instance, error) {
