@@ -62,6 +62,6 @@ func newCmdRoot(f *cli.Factory, runF func(*TuneOptions) error) *cobra.Command {
 	}
 	isa.Register(cmd)
 	tune.register(cmd)
-	cmd.AddCommand(NewCmdDetect(f, nil), NewCmdVariants(f, nil), NewCmdVersion(f))
+	cmd.AddCommand(NewCmdDetect(f, nil), NewCmdVariants(f, nil), NewCmdRoofline(f, nil), NewCmdVersion(f))
 	return cmd
 }

@@ -1,0 +1,100 @@
+package roofline
+
+import (
+	"sort"
+
+	"github.com/ktune/ktune/internal/cpu"
+)
+
+// Plateaus finds each level's bandwidth in a sweep measured on threads
+// threads, from the detected cache sizes: the private L1d and L2 hold
+// threads × their per-core size, the L3 is shared. Each level's window
+// keeps a factor 2 away from the capacities on either side (L1:
+// [L1/8, L1/2]; L2: [2·L1, L2/2]; L3: [2·L2, L3/2]; DRAM: from 2·L3, or
+// from 256 MiB and 8·L2 when the L3 size is unknown); the plateau is the
+// median rate in the window. A level whose window holds no point takes the
+// point nearest the window and says so; unknown caches (-1) give no
+// window, and the level is skipped.
+func Plateaus(pts []BWPoint, c cpu.Cache, threads int) []Plateau {
+	t := int64(max(threads, 1))
+	l1, l2, l3 := scaled(c.L1D, t), scaled(c.L2, t), c.L3
+	var out []Plateau
+	add := func(level string, capacity, lo, hi int64) {
+		if lo <= 0 || hi <= 0 || len(pts) == 0 {
+			return
+		}
+		p := Plateau{Level: level, CacheBytes: capacity, Lo: lo, Hi: hi}
+		var in []float64
+		for _, x := range pts {
+			if x.Bytes >= lo && x.Bytes <= hi {
+				in = append(in, x.GBs)
+			}
+		}
+		if len(in) == 0 {
+			// nearest point to the window (in ratio)
+			best, bd := pts[0], ratioDist(pts[0].Bytes, lo, hi)
+			for _, x := range pts[1:] {
+				if d := ratioDist(x.Bytes, lo, hi); d < bd {
+					best, bd = x, d
+				}
+			}
+			in = []float64{best.GBs}
+			p.Note = "no point in the window; nearest used (" + humanBytes(best.Bytes) + ")"
+		}
+		p.GBs, p.Points = median(in), len(in)
+		if p.Note != "" {
+			p.Points = 0
+		}
+		out = append(out, p)
+	}
+	const inf = int64(1) << 62
+	if l1 > 0 {
+		add("L1", l1, l1/8, l1/2)
+	}
+	if l2 > 0 && l1 > 0 {
+		add("L2", l2, 2*l1, l2/2)
+	}
+	if l3 > 0 && l2 > 0 {
+		add("L3", l3, 2*l2, l3/2)
+	}
+	switch {
+	case l3 > 0:
+		add("DRAM", 0, 2*l3, inf)
+	case l2 > 0:
+		add("DRAM", 0, max(256<<20, 8*l2), inf)
+	default:
+		add("DRAM", 0, 256<<20, inf)
+	}
+	return out
+}
+
+func scaled(size, t int64) int64 {
+	if size <= 0 {
+		return -1
+	}
+	return size * t
+}
+
+// ratioDist is how far x lies outside [lo, hi], as a ratio (0 inside).
+func ratioDist(x, lo, hi int64) float64 {
+	switch {
+	case x < lo:
+		return float64(lo) / float64(x)
+	case x > hi:
+		return float64(x) / float64(hi)
+	}
+	return 0
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
