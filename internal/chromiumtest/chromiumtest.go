@@ -117,7 +117,9 @@ func Check(t testing.TB, bin, page, name string) image.Image {
 	if nonWhite < total/50 {
 		t.Errorf("screenshot nearly blank: %d of %d pixels inked", nonWhite, total)
 	}
-	if coloured < total/200 {
+	// text alone has no coloured pixels; a roofline's lines and points
+	// in the first screen give thousands
+	if coloured < total/1000 {
 		t.Errorf("charts not drawn: only %d coloured pixels", coloured)
 	}
 	if out := os.Getenv("KTUNE_SCREENSHOT_DIR"); out != "" {
