@@ -193,6 +193,23 @@ func TestRoofFraction(t *testing.T) {
 	if got := roofFraction(noVNNI, e); math.Abs(got-0.5) > 1e-12 {
 		t.Errorf("int8act without VNNI: %v, want 0.5", got)
 	}
+	// warm, and the bytes fit the L2 (2 MiB at 2 threads): held to the L2
+	// plateau (200 GB/s × AI 4 = 800 > the f32 peak 160), not DRAM
+	for i := range c.Sweeps {
+		for j := range c.Sweeps[i].Plateaus {
+			if c.Sweeps[i].Plateaus[j].Level == "L2" {
+				c.Sweeps[i].Plateaus[j].CacheBytes = 2 << 20
+			}
+		}
+	}
+	e.Class, e.Best = kernel.ClassF32, tuner.Result{Threads: 2, Median: 1e-3, FLOPs: 4e6, Bytes: 1e6} // 4 GFLOP/s
+	if got := roofFraction(c, e); math.Abs(got-4.0/160) > 1e-12 {
+		t.Errorf("warm in L2: %v, want %v", got, 4.0/160)
+	}
+	e.Mem = "dram" // cold: DRAM, 24 GB/s × 4 = 96
+	if got := roofFraction(c, e); math.Abs(got-4.0/96) > 1e-12 {
+		t.Errorf("cold: %v, want %v", got, 4.0/96)
+	}
 	if !math.IsNaN(roofFraction(nil, e)) {
 		t.Error("no ceilings: want NaN")
 	}

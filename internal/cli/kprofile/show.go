@@ -34,7 +34,9 @@ func NewCmdShow(f *cli.Factory, runF func(*ShowOptions) error) *cobra.Command {
 			The roof is the lower of the compute peak (int8act kernels
 			against the VNNI int8 peak when the machine has one, everything
 			else against the f32 FMA peak) and intensity × DRAM read
-			bandwidth, at the threads the choice runs on. Ceilings come from
+			bandwidth, at the threads the choice runs on; kernels timed warm
+			(not mem=dram) are held to the read bandwidth of the smallest
+			cache level that holds the bytes one run moves instead. Ceilings come from
 			the profile, or else from a ceilings.json beside it (written by
 			ktune roofline --out) for the same fingerprint.
 
