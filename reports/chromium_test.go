@@ -2,15 +2,11 @@ package reports
 
 import (
 	"bytes"
-	"context"
-	"image"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/ktune/ktune/internal/chromiumtest"
 )
 
 // The HTML report opened in headless Chromium (Debian package chromium):
@@ -18,93 +14,15 @@ import (
 // the test skips, unless KTUNE_REQUIRE_CHROMIUM=1 (as .ci/run sets).
 // KTUNE_SCREENSHOT_DIR=dir keeps the page and its screenshot.
 
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("KTUNE_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "chromium not found (Debian: apt-get install chromium; or set KTUNE_CHROMIUM=/path)"
-	if os.Getenv("KTUNE_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal(msg + ", and KTUNE_REQUIRE_CHROMIUM=1")
-	}
-	t.Skip(msg + "; KTUNE_REQUIRE_CHROMIUM=1 makes this a failure")
-	return ""
-}
-
-// screenshot loads page in headless Chromium and returns the decoded
-// screenshot and the console messages Chromium logged for it.
-func screenshot(t *testing.T, bin, page string) (image.Image, []string) {
-	t.Helper()
-	dir := t.TempDir()
-	shot := filepath.Join(dir, "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--no-first-run", "--hide-scrollbars",
-		"--user-data-dir="+filepath.Join(dir, "profile"),
-		"--screenshot="+shot, "--window-size=1200,1600",
-		"--enable-logging=stderr", "--v=0",
-		"file://"+page)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", bin, err, stderr.String())
-	}
-	var console []string
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		// Chromium logs each console message as "…:CONSOLE(line)] "msg", source: …"
-		// (or ":CONSOLE:line]"), uncaught exceptions included.
-		if strings.Contains(line, ":CONSOLE") || strings.Contains(line, "Uncaught") {
-			console = append(console, line)
-		}
-	}
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v\n%s", err, stderr.String())
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	return img, console
-}
-
-// inked counts pixels that are not near-white, and those of them that are
-// coloured (not grey): text alone is grey, the charts' bars and lines are not.
-func inked(img image.Image) (nonWhite, coloured, total int) {
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			r, g, bl = r>>8, g>>8, bl>>8
-			total++
-			if r < 240 || g < 240 || bl < 240 {
-				nonWhite++
-				if max(r, g, bl)-min(r, g, bl) > 60 {
-					coloured++
-				}
-			}
-		}
-	}
-	return
-}
-
 func TestHTMLInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := chromiumtest.Find(t)
 	dir := t.TempDir()
 
 	// The detector first: a page with a console error and an uncaught
 	// exception must be caught, or a clean run below proves nothing.
 	bad := filepath.Join(dir, "bad.html")
 	os.WriteFile(bad, []byte(`<!DOCTYPE html><html><body><p>x</p><script>console.error("planted"); notDefined();</script></body></html>`), 0o644)
-	if _, console := screenshot(t, bin, bad); len(console) < 2 {
+	if _, console := chromiumtest.Screenshot(t, bin, bad); len(console) < 2 {
 		t.Fatalf("console errors of a broken page not detected (%d lines): Chromium's logging changed?", len(console))
 	}
 
@@ -116,29 +34,5 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	img, console := screenshot(t, bin, page)
-	for _, c := range console {
-		t.Errorf("console: %s", c)
-	}
-	nonWhite, coloured, total := inked(img)
-	t.Logf("screenshot %v: %d of %d pixels inked, %d coloured", img.Bounds().Size(), nonWhite, total, coloured)
-	if b := img.Bounds().Size(); b.X < 1000 || b.Y < 1000 {
-		t.Errorf("screenshot is %v, want about 1200×1600", b)
-	}
-	if nonWhite < total/50 {
-		t.Errorf("screenshot nearly blank: %d of %d pixels inked", nonWhite, total)
-	}
-	if coloured < total/200 {
-		t.Errorf("charts not drawn: only %d coloured pixels", coloured)
-	}
-	if out := os.Getenv("KTUNE_SCREENSHOT_DIR"); out != "" {
-		os.MkdirAll(out, 0o755)
-		os.WriteFile(filepath.Join(out, "report.html"), buf.Bytes(), 0o644)
-		f, err := os.Create(filepath.Join(out, "report.png"))
-		if err == nil {
-			png.Encode(f, img)
-			f.Close()
-			t.Logf("kept %s/report.{html,png}", out)
-		}
-	}
+	chromiumtest.Check(t, bin, page, "report")
 }

@@ -54,8 +54,9 @@ type Profile struct {
 	// Stats summarise the search.
 	Stats Stats `json:"stats"`
 
-	// choices caches Choose's answers (the engine asks per call).
-	choices sync.Map
+	// choices caches Choose's answers once installed (the engine asks per
+	// call); a pointer so that copies of a Profile stay plain values.
+	choices *sync.Map
 }
 
 // CPUInfo is the detection summary a profile carries.
@@ -325,13 +326,17 @@ func (e *Entry) config() kernel.Config {
 // budget ≤ threads, else the smallest), then the fastest class there. The
 // configuration is validated at the caller's shape by kernel.Choose.
 func (p *Profile) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
+	cache := p.choices
+	if cache == nil {
+		return p.choose(op, dt, s, threads, classes)
+	}
 	key := fmt.Sprint(op, "|", dt, "|", s, "|", threads, "|", classes)
-	if c, ok := p.choices.Load(key); ok {
+	if c, ok := cache.Load(key); ok {
 		r := c.(choice)
 		return r.c, r.ok
 	}
 	c, ok := p.choose(op, dt, s, threads, classes)
-	p.choices.Store(key, choice{c, ok})
+	cache.Store(key, choice{c, ok})
 	return c, ok
 }
 
@@ -419,6 +424,7 @@ func Install() (path string, warnings []string) {
 
 // Install makes p the kernel chooser and applies its placement.
 func (p *Profile) Install() (restore func()) {
+	p.choices = new(sync.Map) // entries are fixed from here on
 	applyPlacement(p.Placement)
 	return kernel.SetChooser(p)
 }

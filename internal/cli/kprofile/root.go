@@ -1,5 +1,7 @@
 // Package kprofile implements the kprofile command: read tuning profiles
-// from any machine, compare them, and track benchmark regressions.
+// from any machine (show, compare), cut them down for a deployment
+// (export), benchmark a profile's choices (bench), and track benchmark
+// regressions (regress).
 package kprofile
 
 import (
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/version"
+	_ "github.com/ktune/ktune/kernels/all" // register every kernel family (export, bench)
 )
 
 // Main runs kprofile with args and returns the exit code.
@@ -51,6 +54,6 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			return err
 		},
 	})
-	cmd.AddCommand(NewCmdRegress(f, nil))
+	cmd.AddCommand(NewCmdShow(f, nil), NewCmdCompare(f, nil), NewCmdExport(f, nil), NewCmdBench(f, nil), NewCmdRegress(f, nil))
 	return cmd
 }

@@ -1,0 +1,289 @@
+package kprofile
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/roofline"
+	"github.com/ktune/ktune/tuner"
+)
+
+// machine is one profile read in report mode, with its ceilings.
+type machine struct {
+	Path     string
+	Name     string // column header: CPU and mask, made unique
+	P        *tuner.Profile
+	C        *roofline.Ceilings // nil: no ceilings, "% of roof" unknown
+	CeilFrom string             // where the ceilings came from
+	Warnings []string
+}
+
+// readMachine reads a profile on any machine (tuner.Read). Its ceilings
+// come from the profile; when it embeds none, from the ceilings.json that
+// `ktune roofline --out DIR` writes beside it, if that file is for the
+// same fingerprint.
+func readMachine(path string) (*machine, error) {
+	p, err := tuner.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	m := &machine{Path: path, P: p}
+	if len(p.Ceilings) > 0 && string(p.Ceilings) != "null" {
+		c, err := roofline.ParseCeilings(p.Ceilings)
+		if err != nil {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s: embedded ceilings unreadable (%v); %% of roof not shown", path, err))
+		} else {
+			m.C, m.CeilFrom = c, "profile"
+		}
+	}
+	if m.C == nil {
+		side := filepath.Join(filepath.Dir(path), "ceilings.json")
+		if c, err := roofline.Load(side); err == nil {
+			if c.Fingerprint == p.Fingerprint {
+				m.C, m.CeilFrom = c, side
+			} else {
+				m.Warnings = append(m.Warnings, fmt.Sprintf("%s is for %s, not %s: ignored", side, c.Fingerprint, p.Fingerprint))
+			}
+		} else if !os.IsNotExist(err) {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s: %v", side, err))
+		}
+	}
+	m.Name = machineName(p)
+	return m, nil
+}
+
+func machineName(p *tuner.Profile) string {
+	name := strings.Join(strings.Fields(p.CPU.Brand), " ")
+	for _, junk := range []string{"(R)", "(TM)", " Processor", " CPU"} {
+		name = strings.ReplaceAll(name, junk, "")
+	}
+	if i := strings.Index(name, " @ "); i > 0 {
+		name = name[:i]
+	}
+	if name == "" {
+		name = p.Fingerprint
+	}
+	if p.CPU.Mask != "" {
+		name += " [" + p.CPU.Mask + "]"
+	}
+	return name
+}
+
+// readMachines reads every path and makes the names unique (by
+// fingerprint, then by position).
+func readMachines(paths []string) ([]*machine, error) {
+	var ms []*machine
+	for _, p := range paths {
+		m, err := readMachine(p)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	uniq := func() bool {
+		seen := map[string]bool{}
+		for _, m := range ms {
+			if seen[m.Name] {
+				return false
+			}
+			seen[m.Name] = true
+		}
+		return true
+	}
+	if !uniq() {
+		for _, m := range ms {
+			m.Name += " " + m.P.Fingerprint
+		}
+	}
+	if !uniq() {
+		for i, m := range ms {
+			m.Name = fmt.Sprintf("%s #%d", m.Name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// A row is one (op, dtype, label, shape, threads) of a profile: the entry
+// of the fastest class there, which is what the engine runs (it takes the
+// fastest entry among the allowed classes).
+type row struct {
+	Key   string
+	E     *tuner.Entry
+	Extra int // entries of other classes at the same key
+}
+
+func rowKey(e *tuner.Entry) string {
+	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Label, e.Shape, e.Threads)
+}
+
+// rows lists a profile's rows in the profile's order (tuner.Profile.Sort).
+func rows(p *tuner.Profile) []row {
+	idx := map[string]int{}
+	var out []row
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		k := rowKey(e)
+		j, ok := idx[k]
+		if !ok {
+			idx[k] = len(out)
+			out = append(out, row{Key: k, E: e})
+			continue
+		}
+		out[j].Extra++
+		if e.Best.Median > 0 && e.Best.Median < out[j].E.Best.Median {
+			out[j].E = e
+		}
+	}
+	return out
+}
+
+// bandwidthBound says whether an entry's figure is GB/s rather than
+// GFLOP/s: no FLOPs, or fewer than 4 FLOPs per byte (the rule ktune's
+// summary table uses, so show and ktune agree and every machine's row has
+// the same unit).
+func bandwidthBound(e *tuner.Entry) bool {
+	r := e.Best
+	return r.FLOPs == 0 || (r.Bytes > 0 && r.FLOPs/r.Bytes < 4)
+}
+
+// figure is the achieved rate and its unit.
+func figure(e *tuner.Entry) (float64, string) {
+	if bandwidthBound(e) {
+		return e.Best.GBs(), "GB/s"
+	}
+	return e.Best.GFLOPs(), "GFLOP/s"
+}
+
+func fmtFigure(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "—"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// computeCeiling names the compute roof an entry is held to: int8act
+// (and bf16act) against their dot-product peak when the machine has one,
+// everything else, and those without it, against the f32 FMA peak.
+func computeCeiling(c *roofline.Ceilings, class kernel.Class, threads int) string {
+	if class != kernel.ClassF32 && class != "" && c.PeakFLOPs(string(class), threads) > 0 {
+		return string(class)
+	}
+	return "f32"
+}
+
+// roofFraction is the achieved GFLOP/s over the roof at the entry's
+// arithmetic intensity and the threads it ran on (NaN when unknown): the
+// roofline's Roof (compute peak, DRAM read bandwidth) for entries timed
+// with cold weights (mem=dram), and for warm ones the same with the read
+// plateau of the smallest cache level that holds the bytes one run moves
+// (a warm 20 KB rmsnorm is held to L1, not DRAM).
+func roofFraction(c *roofline.Ceilings, e *tuner.Entry) float64 {
+	r := e.Best
+	if c == nil || !(r.Median > 0) || !(r.Bytes > 0) || !(r.FLOPs > 0) {
+		return math.NaN()
+	}
+	t := max(r.Threads, 1)
+	compute := computeCeiling(c, e.Class, t)
+	ai := r.FLOPs / r.Bytes
+	roof := c.Roof(ai, t, compute)
+	if lv, bw := warmLevel(c, e, t); lv != "" {
+		roof = math.Min(c.PeakFLOPs(compute, t), ai*bw)
+	}
+	if !(roof > 0) {
+		return math.NaN()
+	}
+	return r.GFLOPs() / roof
+}
+
+// warmLevel is the smallest cache level whose capacity at t threads holds
+// a warm entry's bytes, and its read bandwidth ("" for cold entries, or
+// when no level with a known size fits).
+func warmLevel(c *roofline.Ceilings, e *tuner.Entry, t int) (string, float64) {
+	if e.Mem == "dram" {
+		return "", 0
+	}
+	s := c.Sweep(roofline.KindRead, t)
+	if s == nil {
+		return "", 0
+	}
+	for _, lv := range roofline.Levels {
+		for _, p := range s.Plateaus {
+			if p.Level == lv && p.CacheBytes > 0 && e.Best.Bytes <= float64(p.CacheBytes) && p.GBs > 0 {
+				return lv, p.GBs
+			}
+		}
+	}
+	return "", 0
+}
+
+func fmtPct(f float64) string {
+	if math.IsNaN(f) {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// choice is "variant params", with the threads used when fewer than the
+// budget.
+func choice(e *tuner.Entry) string {
+	r := e.Best
+	s := r.Variant
+	if len(r.Params) > 0 {
+		s += " " + r.Params.String()
+	}
+	if r.Threads > 0 && r.Threads != e.Threads {
+		s += fmt.Sprintf(" (%d thr)", r.Threads)
+	}
+	return s
+}
+
+// shapeCell is the shape class, the projection it stands for, and the shape.
+func shapeCell(e *tuner.Entry) string {
+	s := e.ShapeClass
+	if e.Label != "" && e.Label != strings.SplitN(e.Op, ".", 2)[0] {
+		s += " " + e.Label
+	}
+	if s == "" {
+		return e.Shape.String()
+	}
+	return s + " (" + e.Shape.String() + ")"
+}
+
+func speedup(e *tuner.Entry) string {
+	if s := e.Speedup(); s > 0 {
+		return fmt.Sprintf("%.2f×", s)
+	}
+	return "—"
+}
+
+// ceilingRows lists a machine's ceilings: compute per ceiling and thread
+// count, then read plateaus per level and thread count.
+func ceilingRows(c *roofline.Ceilings) [][]string {
+	var out [][]string
+	threads := append([]int(nil), c.Threads...)
+	sort.Ints(threads)
+	for _, t := range threads {
+		for _, cc := range c.ComputeAt(t) {
+			out = append(out, []string{"compute", cc.Name, cc.ISA, fmt.Sprint(t), fmt.Sprintf("%.1f %s", cc.GFLOPS, cc.Unit())})
+		}
+	}
+	for _, s := range c.Sweeps {
+		if s.Kind != roofline.KindRead {
+			continue
+		}
+		for _, p := range s.Plateaus {
+			out = append(out, []string{"bandwidth", "read " + p.Level, "", fmt.Sprint(s.Threads), fmt.Sprintf("%.1f GB/s", p.GBs)})
+		}
+	}
+	return out
+}
