@@ -2,6 +2,7 @@ package ktune
 
 import (
 	"context"
+	"math"
 	"fmt"
 	"io"
 	"os"
@@ -207,8 +208,8 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.C
 			fig = fmt.Sprintf("%.1f GB/s", r.GBs())
 		}
 		pct := "-"
-		if rf := roofOf(ceil, e, r); rf > 0 {
-			pct = fmt.Sprintf("%.0f%%", 100*r.FLOPs/r.Median/1e9/rf)
+		if f := e.RoofFraction(ceil); !math.IsNaN(f) {
+			pct = fmt.Sprintf("%.0f%%", 100*f)
 		}
 		speed := "-"
 		if s := e.Speedup(); s > 0 {
@@ -228,35 +229,6 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.C
 		rows = append(rows, []string{e.Op, string(e.DType), shape, strconv.Itoa(e.Threads), choice, fig, pct, speed})
 	}
 	return cli.Table(w, format, []string{"op", "dtype", "shape", "threads", "chosen", "achieved", "% of roof", "vs default"}, rows)
-}
-
-// roofOf is the roof (GFLOP/s) under an entry's result: its class's
-// compute peak or its intensity times the read bandwidth of the level its
-// data comes from.
-func roofOf(c *roofline.Ceilings, e *tuner.Entry, r tuner.Result) float64 {
-	if c == nil || r.Median <= 0 {
-		return 0
-	}
-	class := string(e.Class)
-	if class == "f32" {
-		class = ""
-	}
-	ai := kernel.Cost{FLOPs: r.FLOPs, Bytes: r.Bytes}.Intensity()
-	// cold entries stream from DRAM; warm ones are placed under the L2 roof
-	// (an upper bound for working sets that spill to L3)
-	level := "DRAM"
-	if e.Mem != "dram" {
-		level = "L2"
-	}
-	bw := c.Bandwidth(level, r.Threads)
-	if bw == 0 {
-		bw = c.Bandwidth("DRAM", r.Threads)
-	}
-	peak := c.PeakFLOPs(class, r.Threads)
-	if bw == 0 || peak == 0 {
-		return 0
-	}
-	return min(peak, ai*bw)
 }
 
 // profilePlots draws the roofline with the tuned kernels' points (the best
