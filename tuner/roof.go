@@ -61,4 +61,3 @@ func warmLevel(c *roofline.Ceilings, e *Entry, t int) (string, float64) {
 	}
 	return "", 0
 }
-

@@ -2,9 +2,9 @@ package ktune
 
 import (
 	"context"
-	"math"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
