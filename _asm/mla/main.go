@@ -1,14 +1,23 @@
-//go:generate go run . -out ../../kernels/mla/mla_avx512_amd64.s -stubs ../../kernels/mla/mla_avx512_stubs_amd64.go -pkg mla
+//go:generate go run . -isa avx512 -out ../../kernels/mla/mla_avx512_amd64.s -stubs ../../kernels/mla/mla_avx512_stubs_amd64.go -pkg mla
+//go:generate go run . -isa avx2 -out ../../kernels/mla/mla_avx2_amd64.s -stubs ../../kernels/mla/mla_avx2_stubs_amd64.go -pkg mla
 
-// Command mla generates the AVX-512 kernels of kernels/mla's absorbed
-// decode at Kimi Linear's widths (latent R = 512, row W = R + 64 = 576,
-// compile-time strides): the scores of 4 heads against 4 cached tokens per
-// register tile, and the latent accumulation z = corr·z + P·V (4 heads ×
-// 64 latent values per tile).
+// Command mla generates the kernels of kernels/mla's absorbed decode at
+// Kimi Linear's widths (latent R = 512, row W = R + 64 = 576, compile-time
+// strides), one ISA per run (-isa avx512|avx2): the scores of 4 heads
+// against TB cached tokens per register tile, and the latent accumulation
+// z = corr·z + P·V (4 heads × VB vectors of latent values per tile).
+//
+//	-isa avx512  mlaScoresAVX512_576 (4×4 zmm tile), mlaAccumAVX512_576 (4 heads × 4 zmm)
+//	-isa avx2    mlaScoresAVX2_576 (4×2 ymm tile: 8 accumulators, 2 keys, 1 query
+//	             of the 16 registers), mlaAccumAVX2_576 (4 heads × 2 ymm)
 package main
 
 import (
+	"flag"
 	"fmt"
+	"log"
+	"os"
+	"regexp"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -20,12 +29,34 @@ const (
 	W = 576
 )
 
+var isaFlag = flag.String("isa", "avx512", "avx512 or avx2")
+
+// isa: the vector width and the tile shapes of one instruction set.
+type isa struct {
+	suffix string
+	lanes  int               // float32 lanes per vector
+	vreg   func() VecVirtual // vector register allocator
+	tb     int               // tokens per score tile (4 heads × tb; nk a multiple of tb)
+	vb     int               // vectors per head per accumulation tile
+}
+
+var isas = map[string]*isa{
+	"avx512": {suffix: "AVX512", lanes: 16, vreg: ZMM, tb: 4, vb: 4},
+	"avx2":   {suffix: "AVX2", lanes: 8, vreg: YMM, tb: 2, vb: 2},
+}
+
+var I *isa // the ISA being generated
+
 func scores() {
-	name := fmt.Sprintf("mlaScoresAVX512_%d", W)
+	name := fmt.Sprintf("mlaScores%s_%d", I.suffix, W)
 	TEXT(name, NOSPLIT, "func(q, k, s *float32, lds, nh, nk int, scale float32)")
+	mult := "nh and nk multiples of 4"
+	if I.tb != 4 {
+		mult = fmt.Sprintf("nh a multiple of 4, nk of %d", I.tb)
+	}
 	Doc(
 		name+" computes scaled dot products of nh query rows with nk key",
-		fmt.Sprintf("rows, both of stride %d (nh and nk multiples of 4):", W),
+		fmt.Sprintf("rows, both of stride %d (%s):", W, mult),
 		"",
 		fmt.Sprintf("\tfor h < nh, j < nk: s[h*lds+j] = scale * Σ_{d<%d} q[h*%d+d]*k[j*%d+d]", W, W, W),
 	)
@@ -47,32 +78,64 @@ func scores() {
 	nk := Load(Param("nk"), GP64())
 	CMPQ(j, nk)
 	JAE(LabelRef("sc_jdone"))
-	var acc [4][4]VecVirtual
+	var acc [4][]VecVirtual // 4 heads × tb tokens
 	for a := range acc {
+		acc[a] = make([]VecVirtual, I.tb)
 		for b := range acc[a] {
-			acc[a][b] = ZMM()
-			VPXORD(acc[a][b], acc[a][b], acc[a][b])
+			acc[a][b] = I.vreg()
+			zero(acc[a][b])
 		}
 	}
 	XORQ(d, d)
 	Label("sc_d")
-	var kv [4]VecVirtual
+	kv := make([]VecVirtual, I.tb)
 	for b := range kv {
-		kv[b] = ZMM()
+		kv[b] = I.vreg()
 		VMOVUPS(Mem{Base: kp, Index: d, Scale: 1, Disp: b * rb}, kv[b])
 	}
 	for a := 0; a < 4; a++ {
-		qv := ZMM()
+		qv := I.vreg()
 		VMOVUPS(Mem{Base: q, Index: d, Scale: 1, Disp: a * rb}, qv)
-		for b := 0; b < 4; b++ {
+		for b := range kv {
 			VFMADD231PS(kv[b], qv, acc[a][b])
 		}
 	}
-	ADDQ(U8(64), d)
+	ADDQ(U8(4*I.lanes), d)
 	CMPQ(d, U32(rb))
 	JB(LabelRef("sc_d"))
-	// reduce each head's four accumulators into four lanes of an xmm
 	MOVQ(s, out)
+	if I.tb == 4 {
+		reduce4x4(acc, scx, out, j, lds)
+	} else {
+		reduce4x2(acc, scx, out, j, lds)
+	}
+	ADDQ(U32(I.tb*rb), kp)
+	ADDQ(U8(I.tb), j)
+	JMP(LabelRef("sc_j"))
+	Label("sc_jdone")
+	ADDQ(U32(4*rb), q)
+	for i := 0; i < 4; i++ {
+		ADDQ(lds, s)
+	}
+	SUBQ(U8(4), nh)
+	JMP(LabelRef("sc_h"))
+	Label("sc_done")
+	VZEROUPPER()
+	RET()
+}
+
+// zero clears a vector register (VPXORD for zmm: it may be X16–X31).
+func zero(v VecVirtual) {
+	if I.lanes == 16 {
+		VPXORD(v, v, v)
+	} else {
+		VXORPS(v, v, v)
+	}
+}
+
+// reduce4x4 (zmm): each head's four accumulators into four lanes of an
+// xmm, scaled, stored at s[h*lds+j : h*lds+j+4].
+func reduce4x4(acc [4][]VecVirtual, scx, out, j, lds Register) {
 	for a := 0; a < 4; a++ {
 		var x [4]Register
 		for b := 0; b < 4; b++ {
@@ -103,23 +166,32 @@ func scores() {
 		VMOVUPS(t1, Mem{Base: out, Index: j, Scale: 4})
 		ADDQ(lds, out)
 	}
-	ADDQ(U32(4*rb), kp)
-	ADDQ(U8(4), j)
-	JMP(LabelRef("sc_j"))
-	Label("sc_jdone")
-	ADDQ(U32(4*rb), q)
-	for i := 0; i < 4; i++ {
-		ADDQ(lds, s)
+}
+
+// reduce4x2 (ymm): per pair of heads, the four sums
+// [s(a,0) s(a,1) s(a+1,0) s(a+1,1)] by two rounds of VHADDPS and an add
+// of the 128-bit halves, scaled; the low pair is stored at s[a*lds+j],
+// the high pair at s[(a+1)*lds+j].
+func reduce4x2(acc [4][]VecVirtual, scx, out, j, lds Register) {
+	for a := 0; a < 4; a += 2 {
+		v0, v1, v2, v3 := acc[a][0], acc[a][1], acc[a+1][0], acc[a+1][1]
+		VHADDPS(v1, v0, v0)
+		VHADDPS(v3, v2, v2)
+		VHADDPS(v2, v0, v0) // per 128-bit half: [v0 v1 v2 v3] partial sums
+		hx := XMM()
+		VEXTRACTF128(U8(1), v0, hx)
+		x := v0.AsX()
+		VADDPS(hx, x, x)
+		VMULPS(scx, x, x)
+		VMOVLPS(x, Mem{Base: out, Index: j, Scale: 4})
+		ADDQ(lds, out)
+		VMOVHPS(x, Mem{Base: out, Index: j, Scale: 4})
+		ADDQ(lds, out)
 	}
-	SUBQ(U8(4), nh)
-	JMP(LabelRef("sc_h"))
-	Label("sc_done")
-	VZEROUPPER()
-	RET()
 }
 
 func accum() {
-	name := fmt.Sprintf("mlaAccumAVX512_%d", W)
+	name := fmt.Sprintf("mlaAccum%s_%d", I.suffix, W)
 	TEXT(name, NOSPLIT, "func(z, pt, v, corr *float32, nh, nk, ldpt int)")
 	Doc(
 		name+" rescales and accumulates nh latent outputs z (stride "+fmt.Sprint(R)+", nh a",
@@ -128,6 +200,7 @@ func accum() {
 		"",
 		fmt.Sprintf("\tfor h < nh, d < %d: z[h*%d+d] = corr[h]*z[h*%d+d] + Σ_{j<nk} pt[j*ldpt+h]*v[j*%d+d]", R, R, R, W),
 	)
+	vbytes := 4 * I.lanes
 	z := Load(Param("z"), GP64())
 	pt := Load(Param("pt"), GP64())
 	corr := Load(Param("corr"), GP64())
@@ -140,13 +213,14 @@ func accum() {
 	JE(LabelRef("ac_done"))
 	XORQ(d, d)
 	Label("ac_d")
-	var acc [4][4]VecVirtual
+	var acc [4][]VecVirtual // 4 heads × vb vectors of latent values
 	for a := 0; a < 4; a++ {
-		c := ZMM()
+		c := I.vreg()
 		VBROADCASTSS(Mem{Base: corr, Disp: 4 * a}, c)
-		for b := 0; b < 4; b++ {
-			acc[a][b] = ZMM()
-			VMULPS(Mem{Base: z, Index: d, Scale: 1, Disp: 4*R*a + 64*b}, c, acc[a][b])
+		acc[a] = make([]VecVirtual, I.vb)
+		for b := range acc[a] {
+			acc[a][b] = I.vreg()
+			VMULPS(Mem{Base: z, Index: d, Scale: 1, Disp: 4*R*a + vbytes*b}, c, acc[a][b])
 		}
 	}
 	Load(Param("v"), vp)
@@ -155,15 +229,15 @@ func accum() {
 	Label("ac_j")
 	CMPQ(j, U8(0))
 	JE(LabelRef("ac_jdone"))
-	var vv [4]VecVirtual
+	vv := make([]VecVirtual, I.vb)
 	for b := range vv {
-		vv[b] = ZMM()
-		VMOVUPS(Mem{Base: vp, Index: d, Scale: 1, Disp: 64 * b}, vv[b])
+		vv[b] = I.vreg()
+		VMOVUPS(Mem{Base: vp, Index: d, Scale: 1, Disp: vbytes * b}, vv[b])
 	}
 	for a := 0; a < 4; a++ {
-		pb := ZMM()
+		pb := I.vreg()
 		VBROADCASTSS(Mem{Base: pp, Disp: 4 * a}, pb)
-		for b := 0; b < 4; b++ {
+		for b := range vv {
 			VFMADD231PS(vv[b], pb, acc[a][b])
 		}
 	}
@@ -173,11 +247,11 @@ func accum() {
 	JMP(LabelRef("ac_j"))
 	Label("ac_jdone")
 	for a := 0; a < 4; a++ {
-		for b := 0; b < 4; b++ {
-			VMOVUPS(acc[a][b], Mem{Base: z, Index: d, Scale: 1, Disp: 4*R*a + 64*b})
+		for b := range acc[a] {
+			VMOVUPS(acc[a][b], Mem{Base: z, Index: d, Scale: 1, Disp: 4*R*a + vbytes*b})
 		}
 	}
-	ADDQ(U32(256), d)
+	ADDQ(U32(vbytes*I.vb), d)
 	CMPQ(d, U32(4*R))
 	JB(LabelRef("ac_d"))
 	ADDQ(U32(4*4*R), z)
@@ -191,8 +265,28 @@ func accum() {
 }
 
 func main() {
+	flag.Parse()
+	var ok bool
+	if I, ok = isas[*isaFlag]; !ok {
+		log.Fatalf("unknown -isa %q", *isaFlag)
+	}
 	ConstraintExpr("amd64,gc,!purego")
 	scores()
 	accum()
 	Generate()
+	if I.lanes == 8 {
+		checkVEX(flag.Lookup("out").Value.String())
+	}
+}
+
+// checkVEX fails if the allocator gave an AVX2 kernel a vector register
+// above 15: the Go assembler would encode it with EVEX (AVX-512).
+func checkVEX(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if m := regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b|\bZ[0-9]+\b|\bK[0-7]\b`).Find(b); m != nil {
+		log.Fatalf("%s: %s needs AVX-512", path, m)
+	}
 }

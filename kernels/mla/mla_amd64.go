@@ -1,6 +1,7 @@
 //go:build amd64 && gc && !purego
 
-// amd64 registration of the generated MLA decode kernels.
+// amd64 registration of the generated MLA decode kernels (AVX-512 and
+// AVX2+FMA; both run the shared driver of mla_asm.go).
 package mla
 
 import (
@@ -12,10 +13,19 @@ func init() {
 	kb := kernel.Param{Name: "kb", Doc: "keys per block", Values: []int{16, 32, 64, 128}, Default: 64}
 	register(OpDecode, kernel.Variant{Name: "avx512", Doc: "generated AVX-512 4×4 score tiles and 4-head latent accumulation (R=512, DR=64; other widths run the generic code)",
 		Priority: 30, Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512VL), Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX512))
+	register(OpDecode, kernel.Variant{Name: "avx2", Doc: "generated AVX2+FMA 4×2 score tiles and 4-head latent accumulation (R=512, DR=64; other widths run the generic code)",
+		Priority: 20, Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX2))
 }
 
 // decodeAVX512 is decodeGeneric with the two inner products in the
 // generated AVX-512 kernels (decodeAsm).
 func decodeAVX512(d *Decode, threads int, prm kernel.Values) {
 	decodeAsm(d, threads, prm, mlaScoresAVX512_576, mlaAccumAVX512_576)
+}
+
+// decodeAVX2 is decodeGeneric with the two inner products in the
+// generated AVX2+FMA kernels (decodeAsm; their 4×2 score tile needs nk
+// a multiple of 2, which the driver's padding to 4 satisfies).
+func decodeAVX2(d *Decode, threads int, prm kernel.Values) {
+	decodeAsm(d, threads, prm, mlaScoresAVX2_576, mlaAccumAVX2_576)
 }

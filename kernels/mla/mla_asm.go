@@ -1,8 +1,8 @@
 //go:build (amd64 || arm64) && gc && !purego
 
 // The MLA decode driver shared by the assembly variants of every ISA
-// (amd64 AVX-512, arm64 NEON): 4×4 score tiles and 4-head latent
-// accumulation at R = 512, DR = 64.
+// (amd64 AVX-512 and AVX2, arm64 NEON): score tiles of 4 heads × 4 tokens
+// (AVX2: 4 × 2) and 4-head latent accumulation at R = 512, DR = 64.
 package mla
 
 import (
@@ -18,7 +18,8 @@ const (
 )
 
 // scoresFn: for h < nh, j < nk: s[h*lds+j] = scale * Σ_{d<576} q[h*576+d]*k[j*576+d]
-// (nh, nk multiples of 4).
+// (nh, nk multiples of 4; the driver pads every key block to a multiple of
+// 4 tokens, which covers any kernel whose token tile divides 4).
 type scoresFn func(q *float32, k *float32, s *float32, lds int, nh int, nk int, scale float32)
 
 // accumFn: for h < nh, d < 512: z[h*512+d] = corr[h]*z[h*512+d] + Σ_{j<nk} pt[j*ldpt+h]*v[j*576+d]
@@ -26,9 +27,9 @@ type scoresFn func(q *float32, k *float32, s *float32, lds int, nh int, nk int, 
 type accumFn func(z *float32, pt *float32, v *float32, corr *float32, nh int, nk int, ldpt int)
 
 // decodeAsm is decodeGeneric with the two inner products in assembly
-// (scores: see mlaScoresAVX512_576, accum: mlaAccumAVX512_576); shapes
-// other than R = 512, DR = 64 with a multiple of 4 heads take the generic
-// path.
+// (scores: see mlaScoresAVX512_576, accum: mlaAccumAVX512_576, or their
+// AVX2 and NEON twins); shapes other than R = 512, DR = 64 with a multiple
+// of 4 heads take the generic path.
 func decodeAsm(d *Decode, threads int, prm kernel.Values, scores scoresFn, accum accumFn) {
 	if d.R != asmR || d.R+d.DR != asmW || d.NH%4 != 0 {
 		decodeGeneric(d, threads, prm)
