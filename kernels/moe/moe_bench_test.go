@@ -100,3 +100,54 @@ func BenchmarkMoE(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMoEMatmulID is the grouped matmul alone, shaped like ggml's
+// MUL_MAT_ID perf case (test-backend-ops): 256 experts of [m×k], top-8, n
+// tokens with fixed random ids, so the same experts are touched every run
+// (the "in cache" regime of the peer's figures):
+// op=matmul_id/dtype=<dt>/n=<n>/e=256/k=8/m=<m>/c=<k>/threads=<t>.
+func BenchmarkMoEMatmulID(b *testing.B) {
+	const E, K = 256, 8
+	for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4} {
+		for _, mk := range [][2]int{{1024, 2304}, {2304, 1024}} {
+			NO, C := mk[0], mk[1]
+			var ws []*quant.Matrix
+			for _, n := range []int{1, 8, 512} {
+				for threads := 1; threads <= 2; threads++ {
+					b.Run(fmt.Sprintf("op=matmul_id/dtype=%s/n=%d/e=%d/k=%d/m=%d/c=%d/threads=%d", dt, n, E, K, NO, C, threads), func(b *testing.B) {
+						r := rand.New(rand.NewPCG(7, 8))
+						if ws == nil {
+							for e := 0; e < E; e++ {
+								w, err := quant.Random(r, dt, NO, C, false, 0.05)
+								if err != nil {
+									b.Fatal(err)
+								}
+								ws = append(ws, w)
+							}
+						}
+						ids := make([]int32, n*K)
+						for t := 0; t < n; t++ {
+							for k, e := range r.Perm(E)[:K] {
+								ids[t*K+k] = int32(e)
+							}
+						}
+						x := make([]float32, n*C)
+						for i := range x {
+							x[i] = float32(r.NormFloat64())
+						}
+						y := make([]float32, n*K*NO)
+						for b.Loop() {
+							rt := Permute(ids, nil, n, K, E)
+							if err := GroupedLinear(y, x, ws, rt, DefaultExpertParallel, threads); err != nil {
+								b.Fatal(err)
+							}
+						}
+						sec := b.Elapsed().Seconds() / float64(b.N)
+						b.ReportMetric(2*float64(n*K*NO*C)/sec/1e9, "GFLOP/s")
+						b.ReportMetric(sec*1e6, "us/op")
+					})
+				}
+			}
+		}
+	}
+}
