@@ -168,3 +168,21 @@ func TestCacheSpillErrors(t *testing.T) {
 	}
 	st.Close()
 }
+
+// TestCacheSpillBudget: the memory check leaves a spilled cache out, so a
+// context whose cache would not fit in RAM loads with a spill folder.
+func TestCacheSpillBudget(t *testing.T) {
+	if !mla.FileAllocatorSupported {
+		t.Skip("file-backed pages are not supported here")
+	}
+	tiny := loadTiny(t)[0].f.Dir()
+	opt := LoadOptions{MaxTokens: 1 << 22, AvailableMemory: 64 << 20}
+	if _, err := Load(tiny, opt); err == nil || !strings.Contains(err.Error(), "cache spill folder") {
+		t.Fatalf("a 4M-token heap cache in 64 MiB: %v", err)
+	}
+	opt.CacheSpillDir = t.TempDir()
+	m := mustLoad(t, tiny, opt)
+	if r := m.Memory(); r.Budgeted > 64<<20 || r.MLACacheFile < 1<<30 {
+		t.Errorf("spilled budget: %v", r)
+	}
+}
