@@ -182,7 +182,7 @@ func loadFile(f *kfile.File, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	mem.WeightsMapped, mem.WeightsHeap = f.Size()-f.Header.DataStart, heap
-	mem.Budgeted = mem.WeightsHeap + int64(mem.MaxSeqs)*(mem.KDAStatePerSeq+int64(mem.MaxTokens)*mem.MLACachePerToken)
+	mem.budget()
 	if err := checkFits(&mem, &opt, "model file "+f.Path); err != nil {
 		return nil, err
 	}

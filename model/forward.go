@@ -40,6 +40,9 @@ func (m *Model) PrefillWith(st *State, ids []int32, opt PrefillOptions) ([]float
 	if err := m.checkStep([]*State{st}, ids, len(ids)); err != nil {
 		return nil, err
 	}
+	if err := st.reserve(len(ids)); err != nil {
+		return nil, err
+	}
 	V, T := m.Shapes.Vocab, len(ids)
 	var out []float32
 	if opt.AllLogits {
@@ -73,6 +76,11 @@ func (m *Model) Decode(sts []*State, ids []int32) ([][]float32, error) {
 	}
 	if err := m.checkStep(sts, ids, 1); err != nil {
 		return nil, err
+	}
+	for b, st := range sts {
+		if err := st.reserve(1); err != nil {
+			return nil, fmt.Errorf("state %d: %w", b, err)
+		}
 	}
 	B, V := len(sts), m.Shapes.Vocab
 	h := m.forward(sts, ids, 1, nil) // h [B, C]

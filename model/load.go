@@ -56,7 +56,7 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	}
 	m.closer = src
 	mem.WeightsMapped, mem.WeightsHeap = int64(len(m.Embed.Data)), heap
-	mem.Budgeted = mem.WeightsHeap + int64(mem.MaxSeqs)*(mem.KDAStatePerSeq+int64(mem.MaxTokens)*mem.MLACachePerToken)
+	mem.budget()
 	m.mem = mem
 	if opt.Chooser != nil {
 		m.restore = kernel.SetChooser(opt.Chooser)

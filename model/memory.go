@@ -24,11 +24,19 @@ type MemoryReport struct {
 	// MLACachePerToken is the MLA latent cache per token of context, all
 	// MLA layers, in the cache dtype.
 	MLACachePerToken int64
+	// MLACacheSpillDir is LoadOptions.CacheSpillDir: when set, the MLA
+	// cache pages are file-backed (mapped from an unlinked file there)
+	// rather than heap, and Budgeted leaves them out.
+	MLACacheSpillDir string
 
 	// MaxSeqs and MaxTokens are the budget the load-time check used.
 	MaxSeqs, MaxTokens int
-	// Budgeted = WeightsHeap + MaxSeqs·(KDAStatePerSeq + MaxTokens·MLACachePerToken).
+	// Budgeted = WeightsHeap + MaxSeqs·(KDAStatePerSeq + MaxTokens·MLACachePerToken),
+	// without the MLA term when the cache is spilled to a file.
 	Budgeted int64
+	// MLACacheFile is the budget's file-backed MLA cache,
+	// MaxSeqs·MaxTokens·MLACachePerToken, when spilled (else 0).
+	MLACacheFile int64
 	// Available is the memory the check compared Budgeted with (0: unknown
 	// or not checked).
 	Available int64
@@ -37,9 +45,16 @@ type MemoryReport struct {
 // String formats the report on one line, sizes in MiB.
 func (r MemoryReport) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "weights %s heap + %s mmap'd; KDA state %s/seq; MLA cache %s/token; budget %d seq × %d tokens = %s",
-		mib(r.WeightsHeap), mib(r.WeightsMapped), mib(r.KDAStatePerSeq), kib(r.MLACachePerToken),
+	spill := ""
+	if r.MLACacheSpillDir != "" {
+		spill = " (file-backed in " + r.MLACacheSpillDir + ")"
+	}
+	fmt.Fprintf(&b, "weights %s heap + %s mmap'd; KDA state %s/seq; MLA cache %s/token%s; budget %d seq × %d tokens = %s",
+		mib(r.WeightsHeap), mib(r.WeightsMapped), mib(r.KDAStatePerSeq), kib(r.MLACachePerToken), spill,
 		r.MaxSeqs, r.MaxTokens, mib(r.Budgeted))
+	if r.MLACacheFile > 0 {
+		fmt.Fprintf(&b, " heap + %s file-backed MLA cache", mib(r.MLACacheFile))
+	}
 	if r.Available > 0 {
 		fmt.Fprintf(&b, " of %s available", mib(r.Available))
 	}
@@ -83,8 +98,21 @@ func EstimateMemory(cfg *arch.Config, opt LoadOptions, embedBytes int) (MemoryRe
 	// channel, so this is a little above arch's KDAStateBytesPerSeq.
 	r.KDAStatePerSeq = int64(s.NumKDALayers) * 4 * (3*int64(s.KDAProj)*int64(s.ConvKernel) + int64(s.KDAStateValues))
 	r.MLACachePerToken = int64(s.NumMLALayers) * int64(cacheRowBytes(s.MLACacheValuesPerToken, opt.CacheDType))
-	r.Budgeted = r.WeightsHeap + int64(r.MaxSeqs)*(r.KDAStatePerSeq+int64(r.MaxTokens)*r.MLACachePerToken)
+	r.MLACacheSpillDir = opt.CacheSpillDir
+	r.budget()
 	return r, nil
+}
+
+// budget sets Budgeted (and MLACacheFile) from the other fields.
+func (r *MemoryReport) budget() {
+	cache := int64(r.MaxSeqs) * int64(r.MaxTokens) * r.MLACachePerToken
+	r.Budgeted = r.WeightsHeap + int64(r.MaxSeqs)*r.KDAStatePerSeq
+	r.MLACacheFile = 0
+	if r.MLACacheSpillDir != "" {
+		r.MLACacheFile = cache
+	} else {
+		r.Budgeted += cache
+	}
 }
 
 // linearBytes is the resident size of a linear weight named as in
@@ -138,7 +166,7 @@ func checkFits(r *MemoryReport, opt *LoadOptions, what string) error {
 	}
 	r.Available = avail
 	if r.Budgeted > avail {
-		return fmt.Errorf("model: %s needs %s resident (weights %s as %s, KDA state %s × %d seq, MLA cache %s × %d tokens × %d seq) but only %s is available; use a smaller weight dtype (q8, q4), fewer sequences or a shorter context",
+		return fmt.Errorf("model: %s needs %s resident (weights %s as %s, KDA state %s × %d seq, MLA cache %s × %d tokens × %d seq) but only %s is available; use a smaller weight dtype (q8, q4), fewer sequences, a shorter context or a cache spill folder",
 			what, mib(r.Budgeted), mib(r.WeightsHeap), opt.DType, mib(r.KDAStatePerSeq), r.MaxSeqs,
 			kib(r.MLACachePerToken), r.MaxTokens, r.MaxSeqs, mib(avail))
 	}

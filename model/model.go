@@ -24,6 +24,7 @@ package model
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/ktune/ktune/internal/arch"
@@ -114,6 +115,14 @@ type LoadOptions struct {
 	Chooser kernel.Chooser
 	// CacheDType is the MLA latent cache's format: F32 (default), BF16, Q8.
 	CacheDType kernel.DType
+	// CacheSpillDir, if set, is a folder where each new State keeps its MLA
+	// cache pages in a file, mapped (MAP_SHARED) rather than on the heap,
+	// so that the OS can write a very long context's cache back to disk and
+	// evict it. The file is unlinked at once (nothing is left behind) and
+	// its disk space is reserved page by page, so a full disk is an error
+	// from Prefill or Decode. Linux and macOS only. The memory check does
+	// not count the spilled cache.
+	CacheSpillDir string
 	// PrefillChunk is the most tokens one prefill pass runs; longer prompts
 	// are fed in chunks that continue the state (default 512).
 	PrefillChunk int
@@ -160,6 +169,16 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 	case kernel.F32, kernel.BF16, kernel.Q8:
 	default:
 		return fmt.Errorf("model: MLA cache dtype %q not supported (f32, bf16, q8)", o.CacheDType)
+	}
+	if o.CacheSpillDir != "" {
+		if !mla.FileAllocatorSupported {
+			return fmt.Errorf("model: MLA cache spill (%s) is supported on linux and darwin, not %s", o.CacheSpillDir, runtime.GOOS)
+		}
+		if fi, err := os.Stat(o.CacheSpillDir); err != nil {
+			return fmt.Errorf("model: MLA cache spill folder: %w", err)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("model: MLA cache spill folder %s is not a folder", o.CacheSpillDir)
+		}
 	}
 	if o.Threads <= 0 {
 		o.Threads = runtime.NumCPU()

@@ -1,6 +1,10 @@
 package model
 
 import (
+	"fmt"
+	"runtime"
+	"sync"
+
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/kernels/kda"
 	"github.com/ktune/ktune/kernels/mla"
@@ -16,24 +20,64 @@ type State struct {
 	n     int               // tokens consumed
 	kda   []*kda.LayerCache // by layer index (nil for MLA layers): B = 1
 	mla   []*mla.Cache      // by layer index (nil for KDA layers)
+	spill *spillAlloc       // the MLA pages' file (LoadOptions.CacheSpillDir), nil: heap
 }
 
 // NewState returns an empty state for a sequence of at most maxTokens
 // tokens (0: no limit but memory). The MLA cache grows by pages as tokens
-// arrive; the KDA state is allocated now.
+// arrive; the KDA state is allocated now. With LoadOptions.CacheSpillDir
+// the pages are file-backed: the state's spill file is made with its
+// first page, and Prefill or Decode return the error if it cannot be.
+// Close releases a state's memory and file at once; a state dropped
+// without Close releases them when it is garbage collected.
 func (m *Model) NewState(maxTokens int) *State {
 	st := &State{model: m, max: max(maxTokens, 0),
 		kda: make([]*kda.LayerCache, len(m.Layers)), mla: make([]*mla.Cache, len(m.Layers))}
+	var alloc mla.PageAllocator // nil: the heap
+	if m.opt.CacheSpillDir != "" {
+		st.spill = &spillAlloc{dir: m.opt.CacheSpillDir}
+		alloc = st.spill
+		runtime.AddCleanup(st, func(a *spillAlloc) { a.Close() }, st.spill)
+	}
 	for l, ly := range m.Layers {
 		switch ly.Kind {
 		case arch.KDA:
 			st.kda[l] = ly.KDA.NewLayerCache(1)
 		case arch.MLA:
 			// the dtype was checked by LoadOptions.defaults, the widths by validate
-			st.mla[l], _ = mla.NewCache(ly.MLA.R, ly.MLA.DR, m.opt.CacheDType)
+			st.mla[l], _ = mla.NewCacheWith(ly.MLA.R, ly.MLA.DR, m.opt.CacheDType, alloc)
 		}
 	}
 	return st
+}
+
+// reserve makes room for T more tokens in every MLA cache, so that the
+// forward pass cannot fail for want of a cache page.
+func (st *State) reserve(T int) error {
+	for l, c := range st.mla {
+		if c != nil {
+			if err := c.Reserve(st.n + T); err != nil {
+				return fmt.Errorf("model: MLA cache of layer %d: %w", l, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Close releases the state's MLA cache pages (and its spill file, if
+// any). The state is empty afterwards and may be used again: new pages
+// are allocated as tokens arrive (with a spill file, a new one).
+func (st *State) Close() error {
+	st.Reset()
+	for _, c := range st.mla {
+		if c != nil {
+			c.Release()
+		}
+	}
+	if st.spill == nil {
+		return nil
+	}
+	return st.spill.Close()
 }
 
 // Len is the number of tokens the state has consumed.
@@ -57,7 +101,8 @@ func (st *State) Reset() {
 	}
 }
 
-// Bytes is the memory the state holds now (KDA state plus MLA cache pages).
+// Bytes is the memory the state holds now (KDA state plus MLA cache
+// pages), heap and file-backed together (see BytesByTier).
 func (st *State) Bytes() int64 {
 	var n int64
 	for _, c := range st.kda {
@@ -71,4 +116,62 @@ func (st *State) Bytes() int64 {
 		}
 	}
 	return n
+}
+
+// BytesByTier splits Bytes: heap is process memory (the KDA state, and
+// the MLA cache pages unless spilled), file is MLA cache pages mapped from
+// the spill file (LoadOptions.CacheSpillDir), which the OS can write back
+// and evict.
+func (st *State) BytesByTier() (heap, file int64) {
+	for _, c := range st.kda {
+		if c != nil {
+			heap += c.Bytes()
+		}
+	}
+	for _, c := range st.mla {
+		if c == nil {
+			continue
+		}
+		if c.FileBacked() {
+			file += c.Bytes()
+		} else {
+			heap += c.Bytes()
+		}
+	}
+	return heap, file
+}
+
+// spillAlloc is a state's file allocator, made with the first page (so
+// that a state which never holds a token makes no file) and again after
+// Close.
+type spillAlloc struct {
+	mu  sync.Mutex
+	dir string
+	a   *mla.FileAllocator
+}
+
+func (s *spillAlloc) Alloc(bytes int) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.a == nil {
+		a, err := mla.NewFileAllocator(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		s.a = a
+	}
+	return s.a.Alloc(bytes)
+}
+
+func (s *spillAlloc) FileBacked() bool { return true }
+
+func (s *spillAlloc) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.a == nil {
+		return nil
+	}
+	err := s.a.Close()
+	s.a = nil
+	return err
 }

@@ -16,10 +16,18 @@ const DefaultPageTokens = 256
 // append-only, in pages so that a long context never needs one giant
 // allocation. Values are stored as F32, BF16, or Q8 (int8 with two f32
 // scales per token, one for ĉ and one for k_pe).
+//
+// Pages come from a PageAllocator: the Go heap (NewCache), or a
+// file-backed mapping (NewCacheWith and a FileAllocator) for contexts
+// longer than RAM should hold. Each page is one allocation of
+// PageTokens·RowBytes bytes viewed as typed rows (a Q8 page holds its
+// 2·PageTokens f32 scales first, then the int8 rows).
 type Cache struct {
 	R, DR      int
 	DType      kernel.DType
-	PageTokens int
+	PageTokens int // tokens per page; change only while the cache is empty
+	alloc      PageAllocator
+	file       bool        // alloc is file-backed
 	f32        [][]float32 // F32 pages: PageTokens rows of R+DR
 	b16        [][]uint16  // BF16 pages
 	q8         [][]int8    // Q8 pages
@@ -27,8 +35,15 @@ type Cache struct {
 	n          int
 }
 
-// NewCache returns an empty cache.
+// NewCache returns an empty cache whose pages are heap memory.
 func NewCache(r, dr int, dt kernel.DType) (*Cache, error) {
+	return NewCacheWith(r, dr, dt, nil)
+}
+
+// NewCacheWith returns an empty cache whose pages come from alloc (nil:
+// the heap). The cache does not own alloc: whoever made it closes it,
+// after the cache is dropped or Released.
+func NewCacheWith(r, dr int, dt kernel.DType, alloc PageAllocator) (*Cache, error) {
 	switch dt {
 	case kernel.F32, kernel.BF16, kernel.Q8:
 	default:
@@ -37,8 +52,16 @@ func NewCache(r, dr int, dt kernel.DType) (*Cache, error) {
 	if r < 1 || dr < 0 {
 		return nil, fmt.Errorf("mla: bad cache widths r=%d dr=%d", r, dr)
 	}
-	return &Cache{R: r, DR: dr, DType: dt, PageTokens: DefaultPageTokens}, nil
+	if alloc == nil {
+		alloc = HeapAllocator{}
+	}
+	fb, _ := alloc.(FileBacked)
+	return &Cache{R: r, DR: dr, DType: dt, PageTokens: DefaultPageTokens, alloc: alloc,
+		file: fb != nil && fb.FileBacked()}, nil
 }
+
+// FileBacked reports whether the cache's pages are file-backed.
+func (c *Cache) FileBacked() bool { return c.file }
 
 // Len is the number of cached tokens.
 func (c *Cache) Len() int { return c.n }
@@ -63,6 +86,44 @@ func (c *Cache) pages() int { return max(len(c.f32), len(c.b16), len(c.q8)) }
 // Bytes is the memory the cache holds (whole pages).
 func (c *Cache) Bytes() int64 { return int64(c.pages()) * int64(c.PageTokens*c.RowBytes()) }
 
+// Capacity is the number of tokens the allocated pages hold.
+func (c *Cache) Capacity() int { return c.pages() * c.PageTokens }
+
+// Reserve allocates pages until the cache can hold n tokens, so that the
+// Appends up to n tokens cannot fail. An allocator's error (a full disk, a
+// failed mapping) is returned; the pages allocated before it are kept.
+func (c *Cache) Reserve(n int) error {
+	w, pt := c.Width(), c.PageTokens
+	for c.Capacity() < n {
+		b, err := c.alloc.Alloc(pt * c.RowBytes())
+		if err != nil {
+			return fmt.Errorf("mla: cache page %d (tokens %d..%d): %w", c.pages(), c.Capacity(), c.Capacity()+pt-1, err)
+		}
+		if len(b) != pt*c.RowBytes() {
+			return fmt.Errorf("mla: cache page %d: allocator returned %d bytes, want %d", c.pages(), len(b), pt*c.RowBytes())
+		}
+		switch c.DType {
+		case kernel.F32:
+			c.f32 = append(c.f32, f32View(b))
+		case kernel.BF16:
+			c.b16 = append(c.b16, u16View(b))
+		case kernel.Q8:
+			c.q8s = append(c.q8s, f32View(b[:8*pt]))
+			c.q8 = append(c.q8, i8View(b[8*pt:8*pt+pt*w]))
+		}
+	}
+	return nil
+}
+
+// Release empties the cache and drops its pages (the allocator still owns
+// them: heap pages are collected, mapped ones stay until the allocator is
+// closed). Use it before closing a file-backed allocator, so that the
+// cache holds no view of unmapped memory.
+func (c *Cache) Release() {
+	c.n = 0
+	c.f32, c.b16, c.q8, c.q8s = nil, nil, nil, nil
+}
+
 // Reset empties the cache, keeping its pages for reuse.
 func (c *Cache) Reset() { c.n = 0 }
 
@@ -73,23 +134,26 @@ func (c *Cache) Truncate(n int) {
 	}
 }
 
-// Append adds one token: kvc (R values) and kpe (DR values).
+// Append adds one token: kvc (R values) and kpe (DR values). It panics if
+// a new page cannot be allocated, which the heap allocator never reports
+// (it runs out of memory instead); with a fallible allocator use AppendErr,
+// or Reserve the tokens first.
 func (c *Cache) Append(kvc, kpe []float32) {
+	if err := c.AppendErr(kvc, kpe); err != nil {
+		panic(err)
+	}
+}
+
+// AppendErr is Append returning the allocator's error; the cache is
+// unchanged then. Wrong widths still panic (a programming error).
+func (c *Cache) AppendErr(kvc, kpe []float32) error {
 	if len(kvc) != c.R || len(kpe) != c.DR {
 		panic(fmt.Sprintf("mla: Append of %d+%d values to a %d+%d cache", len(kvc), len(kpe), c.R, c.DR))
 	}
-	w, pt := c.Width(), c.PageTokens
-	if c.n == c.pages()*pt {
-		switch c.DType {
-		case kernel.F32:
-			c.f32 = append(c.f32, make([]float32, pt*w))
-		case kernel.BF16:
-			c.b16 = append(c.b16, make([]uint16, pt*w))
-		case kernel.Q8:
-			c.q8 = append(c.q8, make([]int8, pt*w))
-			c.q8s = append(c.q8s, make([]float32, 2*pt))
-		}
+	if err := c.Reserve(c.n + 1); err != nil {
+		return err
 	}
+	w, pt := c.Width(), c.PageTokens
 	p, i := c.n/pt, c.n%pt
 	c.n++
 	switch c.DType {
@@ -110,6 +174,7 @@ func (c *Cache) Append(kvc, kpe []float32) {
 		c.q8s[p][2*i] = quantQ8(row[:c.R], kvc)
 		c.q8s[p][2*i+1] = quantQ8(row[c.R:], kpe)
 	}
+	return nil
 }
 
 func quantQ8(dst []int8, x []float32) float32 {

@@ -84,6 +84,18 @@ func (w *LayerWeights) NewLayerCache(b int, dt kernel.DType) (*LayerCache, error
 	return c, nil
 }
 
+// Reserve makes room for t more tokens in every sequence's cache, so that
+// a Forward of t tokens cannot fail for want of a page (it would panic):
+// needed when the pages come from a fallible allocator (a FileAllocator).
+func (c *LayerCache) Reserve(t int) error {
+	for b, s := range c.Seqs {
+		if err := s.Reserve(s.Len() + t); err != nil {
+			return fmt.Errorf("sequence %d: %w", b, err)
+		}
+	}
+	return nil
+}
+
 // LayerOptions choose threads and kernels; Debug receives intermediates.
 type LayerOptions struct {
 	Threads         int
@@ -102,7 +114,8 @@ type Plan struct {
 
 // Forward runs the layer on x [B,T,C] into y [B,T,C], appending the T
 // tokens to each sequence's cache. T = 1 uses the absorbed decode over
-// the cache; T > 1 the causal prefill.
+// the cache; T > 1 the causal prefill. With a fallible page allocator,
+// Reserve the T tokens first.
 func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt LayerOptions) {
 	NH, DN, DR, DV, R, C := w.Heads, w.DN, w.DR, w.DV, w.R, w.Hidden
 	QW, M := DN+DR, B*T

@@ -37,6 +37,8 @@ type BenchOptions struct {
 	Format    string
 	Ops       bool
 	NoVerify  bool
+	// CacheSpill is a folder for the MLA cache's file-backed pages ("": heap).
+	CacheSpill string
 	// CeilingBytes is the buffer the read ceiling streams (tests shrink it).
 	CeilingBytes int
 
@@ -67,7 +69,9 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			in this run at the same thread count (a 512 MiB buffer streamed by
 			roofline.ReadParallel, best of 3). --ops adds a per-op breakdown of
 			one decode token: time per op family and each op's roof (its weight
-			bytes at the read ceiling).
+			bytes at the read ceiling). --cache-spill DIR keeps the MLA caches
+			in files in DIR (mapped) instead of the heap, to time the spilled
+			cache.
 		`),
 		Example: "  krun bench --synthetic --dtype q4,q8 -t 1,2\n" +
 			"  krun bench kimi-q4.kt -p 512 -n 128 -t 1,2 -r 5 -d 0,4096 -o csv\n" +
@@ -106,6 +110,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
 	fl.BoolVar(&opts.Ops, "ops", false, "add a per-op breakdown of a decode token against each op's roof")
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums")
+	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped) instead of the heap")
 	return cmd
 }
 
@@ -280,10 +285,13 @@ func runBench(o *BenchOptions) error {
 							}
 						}
 						t0 := time.Now()
-						if _, err := m.Prefill(st, benchIDs(p, V, rep+1)); err != nil {
+						_, err := m.Prefill(st, benchIDs(p, V, rep+1))
+						secs := time.Since(t0).Seconds()
+						st.Close()
+						if err != nil {
 							return err
 						}
-						r.Samples = append(r.Samples, float64(p)/time.Since(t0).Seconds())
+						r.Samples = append(r.Samples, float64(p)/secs)
 					}
 					r.Mean, r.SD = meanSD(r.Samples)
 					rows = append(rows, r)
@@ -322,7 +330,7 @@ func runBench(o *BenchOptions) error {
 
 // open builds or loads the model for one preset ("" for a .kt file).
 func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
-	opt := model.LoadOptions{NoVerify: o.NoVerify}
+	opt := model.LoadOptions{NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill}
 	if o.Synthetic {
 		cfg, err := o.synthConfig(o.Layers)
 		if err != nil {
@@ -343,6 +351,7 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 // tokens (at least one, untimed) and returns the seconds.
 func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler) (float64, error) {
 	st := m.NewState(0)
+	defer st.Close()
 	if _, err := m.Prefill(st, benchIDs(max(d, 1), V, salt)); err != nil {
 		return 0, err
 	}

@@ -35,6 +35,8 @@ type GenerateOptions struct {
 	IgnoreEOS bool
 	Lock      int
 	NoVerify  bool
+	// CacheSpill is a folder for the MLA cache's file-backed pages ("": heap).
+	CacheSpill string
 
 	set map[string]bool // flags given on the command line
 }
@@ -63,6 +65,9 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 			Weights are mmap'd: with a .kt file, experts no token has routed to
 			stay on disk. --lock-hot N locks each MoE layer's N most-routed
 			experts of the prompt in RAM (mlock; RLIMIT_MEMLOCK must allow it).
+			--cache-spill DIR keeps the MLA cache in a file in DIR, mapped, so
+			that a very long context's cache can be written back and evicted
+			by the OS (the file is unlinked at once; Linux and macOS).
 		`),
 		Example: "  krun generate kimi-q4.kt --chat 'Write a haiku about CPUs' -n 64\n" +
 			"  krun generate ./tiny --ids 1,2,3 -n 8\n" +
@@ -115,6 +120,7 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 	fl.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "do not stop at end-of-sequence tokens")
 	fl.IntVar(&opts.Lock, "lock-hot", 0, "mlock each MoE layer's N most-routed experts after the prompt")
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums (they read the whole file)")
+	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA cache in a file in `DIR` (mapped; for very long contexts)")
 	return cmd
 }
 
@@ -162,7 +168,7 @@ func runGenerate(o *GenerateOptions) error {
 			return fmt.Errorf("generate: %w (give --tokenizer DIR, or --ids)", err)
 		}
 	}
-	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: o.Threads, NoVerify: o.NoVerify})
+	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: o.Threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill})
 	if err != nil {
 		return err
 	}
@@ -205,6 +211,7 @@ func runGenerate(o *GenerateOptions) error {
 
 	// ---- prefill
 	st := m.NewState(0)
+	defer st.Close()
 	t0 := time.Now()
 	logits, err := m.Prefill(st, ids)
 	if err != nil {
@@ -264,5 +271,9 @@ func runGenerate(o *GenerateOptions) error {
 	fmt.Fprintf(o.Err, "krun: prefill %d tokens in %.3fs (%.1f tokens/s); decode %d tokens in %.3fs (%.1f tokens/s); %d threads\n",
 		len(ids), tPrefill.Seconds(), float64(len(ids))/tPrefill.Seconds(),
 		steps, tDecode.Seconds(), float64(steps)/max(tDecode.Seconds(), 1e-9), m.Options().Threads)
+	if o.CacheSpill != "" {
+		heap, file := st.BytesByTier()
+		fmt.Fprintf(o.Err, "krun: state %s heap, MLA cache %s file-backed in %s\n", cli.HumanBytes(heap), cli.HumanBytes(file), o.CacheSpill)
+	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/kernels/mla"
 	"github.com/ktune/ktune/model"
 )
 
@@ -204,5 +205,36 @@ func TestBenchFile(t *testing.T) {
 	}
 	if !strings.Contains(o.String(), "q8 (experts q4)") {
 		t.Errorf("output:\n%s", o.String())
+	}
+}
+
+// TestCacheSpillFlag: generate and bench with --cache-spill give the
+// golden greedy ids and leave the folder empty.
+func TestCacheSpillFlag(t *testing.T) {
+	if !mla.FileAllocatorSupported {
+		t.Skip("no file-backed cache pages on this OS")
+	}
+	g := golden.Load(t, golden.TinyModel)[0]
+	in, gen := g.I64(t, "input_ids"), g.I64(t, "generated_ids")
+	T, n := g.Dims(t, "input_ids")[1], g.Dims(t, "generated_ids")[1]
+	spill := t.TempDir()
+	stdout, stderr, err := run(t, "generate", g.Dir(), "--ids", joinIDs(in[:T]), "-n", fmt.Sprint(n), "--ignore-eos", "--cache-spill", spill)
+	if err != nil {
+		t.Fatalf("generate --cache-spill: %v\n%s", err, stderr)
+	}
+	if got, want := strings.TrimSpace(stdout), joinIDs(gen[:n]); got != want {
+		t.Errorf("generated %s, golden greedy ids %s", got, want)
+	}
+	if !strings.Contains(stderr, "file-backed in "+spill) {
+		t.Errorf("no file-backed report on stderr: %q", stderr)
+	}
+	if _, stderr, err := run(t, "bench", g.Dir(), "--dtype", "f32", "-p", "4", "-n", "2", "-t", "1", "-r", "1", "-o", "csv", "--cache-spill", spill); err != nil {
+		t.Fatalf("bench --cache-spill: %v\n%s", err, stderr)
+	}
+	if ents, _ := os.ReadDir(spill); len(ents) != 0 {
+		t.Errorf("spill folder holds %v", ents)
+	}
+	if _, _, err := run(t, "generate", g.Dir(), "--ids", "1", "--cache-spill", filepath.Join(spill, "missing")); err == nil || !strings.Contains(err.Error(), "spill") {
+		t.Errorf("missing spill folder: %v", err)
 	}
 }
