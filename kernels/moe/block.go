@@ -62,7 +62,9 @@ type BlockOptions struct {
 	// ExpertParallel is the largest token count of an expert computed on
 	// one thread alongside other experts (decode regime); experts with more
 	// tokens run one after another on all threads (prefill regime). 0 means
-	// the default.
+	// the default (or a tuning profile's choice); negative runs every expert
+	// row-parallel on all threads (best for one token on several threads
+	// when the experts do not divide evenly over them).
 	ExpertParallel int
 	// Classes restricts the experts' matmuls to these accuracy classes
 	// (nil: kernel.DefaultClasses). The router always runs in f32.
@@ -92,7 +94,7 @@ func (b *BlockWeights) profileChoice(n, threads int, classes []kernel.Class) (ep
 		return DefaultExpertParallel, ""
 	}
 	ep = DefaultExpertParallel
-	if v, ok := c.Config.Params["ep"]; ok && v > 0 {
+	if v, ok := c.Config.Params["ep"]; ok && v != 0 {
 		ep = v
 	}
 	return ep, c.Variant.Name
@@ -104,9 +106,9 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	C, E, K := b.Hidden, b.Cfg.Experts, b.Cfg.TopK
 	th := max(opt.Threads, 1)
 	cross, kern := opt.ExpertParallel, opt.Kernel
-	if cross <= 0 || kern == "" {
+	if cross == 0 || kern == "" {
 		ep, k := b.profileChoice(n, th, opt.Classes)
-		if cross <= 0 {
+		if cross == 0 {
 			cross = ep
 		}
 		if kern == "" {

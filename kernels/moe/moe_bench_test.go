@@ -47,7 +47,8 @@ func kimiBlock(b *testing.B, dt kernel.DType) *BlockWeights {
 	return blk
 }
 
-// BenchmarkMoE/op=block/dtype=<dt>/variant=<class>/n=<tokens>/e=256/k=8/c=2304/i=1024/mem=dram/threads=<t>,
+// BenchmarkMoE/op=block/dtype=<dt>/variant=<class>/n=<tokens>/e=256/k=8/c=2304/i=1024/mem=dram/ep=<ep>/threads=<t>
+// (ep=-1: every expert row-parallel),
 // and the read ceiling of the same run. GB/s counts the bytes of the
 // experts actually touched (routed + shared) and the router.
 func BenchmarkMoE(b *testing.B) {
@@ -68,33 +69,38 @@ func BenchmarkMoE(b *testing.B) {
 		for _, cls := range []kernel.Class{kernel.ClassInt8Act, kernel.ClassF32} {
 			for _, n := range []int{1, 8} {
 				for threads := 1; threads <= 2; threads++ {
-					name := fmt.Sprintf("op=block/dtype=%s/variant=%s/n=%d/e=256/k=8/c=2304/i=1024/mem=dram/threads=%d", dt, cls, n, threads)
-					b.Run(name, func(b *testing.B) {
-						if blk == nil {
-							blk = kimiBlock(b, dt)
+					for _, ep := range []int{DefaultExpertParallel, -1} {
+						if ep < 0 && threads == 1 {
+							continue
 						}
-						r := rand.New(rand.NewPCG(3, 4))
-						xs := make([][]float32, 64) // different tokens each call: different experts
-						for i := range xs {
-							xs[i] = make([]float32, n*2304)
-							for j := range xs[i] {
-								xs[i][j] = float32(r.NormFloat64())
+						name := fmt.Sprintf("op=block/dtype=%s/variant=%s/n=%d/e=256/k=8/c=2304/i=1024/mem=dram/ep=%d/threads=%d", dt, cls, n, ep, threads)
+						b.Run(name, func(b *testing.B) {
+							if blk == nil {
+								blk = kimiBlock(b, dt)
 							}
-						}
-						y := make([]float32, n*2304)
-						var bytes float64
-						ex := blk.Experts[0]
-						per := float64(len(ex.Gate.Data) + len(ex.Up.Data) + len(ex.Down.Data))
-						i := 0
-						for b.Loop() {
-							rt := blk.Forward(y, xs[i%len(xs)], n, BlockOptions{Threads: threads, Classes: []kernel.Class{cls}})
-							bytes += float64(rt.Stats().Active+1)*per + float64(len(blk.Router.Data))
-							i++
-						}
-						sec := b.Elapsed().Seconds()
-						b.ReportMetric(bytes/sec/1e9, "GB/s")
-						b.ReportMetric(float64(n*b.N)/sec, "tokens/s")
-					})
+							r := rand.New(rand.NewPCG(3, 4))
+							xs := make([][]float32, 64) // different tokens each call: different experts
+							for i := range xs {
+								xs[i] = make([]float32, n*2304)
+								for j := range xs[i] {
+									xs[i][j] = float32(r.NormFloat64())
+								}
+							}
+							y := make([]float32, n*2304)
+							var bytes float64
+							ex := blk.Experts[0]
+							per := float64(len(ex.Gate.Data) + len(ex.Up.Data) + len(ex.Down.Data))
+							i := 0
+							for b.Loop() {
+								rt := blk.Forward(y, xs[i%len(xs)], n, BlockOptions{Threads: threads, ExpertParallel: ep, Classes: []kernel.Class{cls}})
+								bytes += float64(rt.Stats().Active+1)*per + float64(len(blk.Router.Data))
+								i++
+							}
+							sec := b.Elapsed().Seconds()
+							b.ReportMetric(bytes/sec/1e9, "GB/s")
+							b.ReportMetric(float64(n*b.N)/sec, "tokens/s")
+						})
+					}
 				}
 			}
 		}
