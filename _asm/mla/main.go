@@ -1,4 +1,5 @@
 //go:generate go run . -isa avx512 -out ../../kernels/mla/mla_avx512_amd64.s -stubs ../../kernels/mla/mla_avx512_stubs_amd64.go -pkg mla
+//go:generate go run . -isa avx512bf16 -out ../../kernels/mla/mla_avx512bf16_amd64.s -stubs ../../kernels/mla/mla_avx512bf16_stubs_amd64.go -pkg mla
 //go:generate go run . -isa avx2 -out ../../kernels/mla/mla_avx2_amd64.s -stubs ../../kernels/mla/mla_avx2_stubs_amd64.go -pkg mla
 
 // Command mla generates the kernels of kernels/mla's absorbed decode at
@@ -6,6 +7,10 @@
 // strides), one ISA per run (-isa avx512|avx2): the scores of 4 heads
 // against TB cached tokens per register tile, and the latent accumulation
 // z = corr·z + P·V (4 heads × VB vectors of latent values per tile).
+//
+//	-isa avx512bf16  mlaScoresAVX512BF16_576 (4×4 zmm tile of VDPBF16PS over BF16
+//	             rows), mlaAccumAVX512BF16_576 (BF16 rows widened by VPUNPCK,
+//	             4 heads × 4 zmm), mlaToBF16AVX512BF16 (VCVTNE2PS2BF16); see bf16.go
 //
 //	-isa avx512  mlaScoresAVX512_576 (4×4 zmm tile), mlaAccumAVX512_576 (4 heads × 4 zmm)
 //	-isa avx2    mlaScoresAVX2_576 (4×2 ymm tile: 8 accumulators, 2 keys, 1 query
@@ -29,7 +34,7 @@ const (
 	W = 576
 )
 
-var isaFlag = flag.String("isa", "avx512", "avx512 or avx2")
+var isaFlag = flag.String("isa", "avx512", "avx512, avx512bf16 or avx2")
 
 // isa: the vector width and the tile shapes of one instruction set.
 type isa struct {
@@ -38,11 +43,13 @@ type isa struct {
 	vreg   func() VecVirtual // vector register allocator
 	tb     int               // tokens per score tile (4 heads × tb; nk a multiple of tb)
 	vb     int               // vectors per head per accumulation tile
+	bf16   bool              // BF16 rows and queries (bf16.go)
 }
 
 var isas = map[string]*isa{
-	"avx512": {suffix: "AVX512", lanes: 16, vreg: ZMM, tb: 4, vb: 4},
-	"avx2":   {suffix: "AVX2", lanes: 8, vreg: YMM, tb: 2, vb: 2},
+	"avx512":     {suffix: "AVX512", lanes: 16, vreg: ZMM, tb: 4, vb: 4},
+	"avx512bf16": {suffix: "AVX512BF16", lanes: 16, bf16: true},
+	"avx2":       {suffix: "AVX2", lanes: 8, vreg: YMM, tb: 2, vb: 2},
 }
 
 var I *isa // the ISA being generated
@@ -271,8 +278,14 @@ func main() {
 		log.Fatalf("unknown -isa %q", *isaFlag)
 	}
 	ConstraintExpr("amd64,gc,!purego")
-	scores()
-	accum()
+	if I.bf16 {
+		scoresBF16()
+		accumBF16()
+		toBF16()
+	} else {
+		scores()
+		accum()
+	}
 	Generate()
 	if I.lanes == 8 {
 		checkVEX(flag.Lookup("out").Value.String())

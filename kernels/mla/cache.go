@@ -204,6 +204,42 @@ func (c *Cache) View(t0, n int) (rows []float32, ok bool) {
 	return c.f32[t0/pt][i*w : (i+n)*w], true
 }
 
+// ViewBF16 returns tokens [t0, t0+n) as BF16 rows without copying when the
+// cache is BF16 and the range lies in one page; ok is false otherwise.
+func (c *Cache) ViewBF16(t0, n int) (rows []uint16, ok bool) {
+	pt, w := c.PageTokens, c.Width()
+	if c.DType != kernel.BF16 || n < 1 || t0 < 0 || t0+n > c.n || t0/pt != (t0+n-1)/pt {
+		return nil, false
+	}
+	i := t0 % pt
+	return c.b16[t0/pt][i*w : (i+n)*w], true
+}
+
+// BlockBF16 writes tokens [t0, t0+n) as BF16 rows of Width values into
+// dst: copied from a BF16 cache, rounded (nearest even) from the others.
+func (c *Cache) BlockBF16(t0, n int, dst []uint16) {
+	w, pt := c.Width(), c.PageTokens
+	if t0 < 0 || t0+n > c.n || len(dst) < n*w {
+		panic(fmt.Sprintf("mla: BlockBF16(%d, %d) of a %d-token cache into %d values", t0, n, c.n, len(dst)))
+	}
+	if c.DType != kernel.BF16 {
+		row := make([]float32, w)
+		for t := t0; t < t0+n; t++ {
+			c.Block(t, 1, row)
+			for j, v := range row {
+				dst[(t-t0)*w+j] = half.F32ToBF16(v)
+			}
+		}
+		return
+	}
+	for t := t0; t < t0+n; {
+		p, i := t/pt, t%pt
+		m := min(pt-i, t0+n-t) // tokens left in this page
+		copy(dst[(t-t0)*w:(t-t0+m)*w], c.b16[p][i*w:(i+m)*w])
+		t += m
+	}
+}
+
 // Block writes tokens [t0, t0+n) as f32 rows of Width values into dst.
 func (c *Cache) Block(t0, n int, dst []float32) {
 	w, pt := c.Width(), c.PageTokens

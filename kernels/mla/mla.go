@@ -181,7 +181,13 @@ func register(op string, v kernel.Variant, fn any) {
 	kernel.Register(&v)
 }
 
+// tolerance per accuracy class: f32 variants against the float64
+// reference; bf16act (BF16 queries and cache rows) at issue 5's bound for a
+// BF16 cache against the f32 cache, relative RMS 5e-3.
 func tolerance(c kernel.Class, s kernel.Shape) kernel.Tolerance {
+	if c == kernel.ClassBF16Act {
+		return kernel.Tolerance{RelRMS: 5e-3, MaxRel: 3e-2}
+	}
 	return kernel.Tolerance{RelRMS: 2e-5, MaxRel: 2e-4}
 }
 

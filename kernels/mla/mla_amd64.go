@@ -1,7 +1,7 @@
 //go:build amd64 && gc && !purego
 
-// amd64 registration of the generated MLA decode kernels (AVX-512 and
-// AVX2+FMA; both run the shared driver of mla_asm.go).
+// amd64 registration of the generated MLA decode kernels (AVX-512,
+// AVX512_BF16 and AVX2+FMA; all run the shared driver of mla_asm.go).
 package mla
 
 import (
@@ -13,6 +13,12 @@ func init() {
 	kb := kernel.Param{Name: "kb", Doc: "keys per block", Values: []int{16, 32, 64, 128}, Default: 64}
 	register(OpDecode, kernel.Variant{Name: "avx512", Doc: "generated AVX-512 4×4 score tiles and 4-head latent accumulation (R=512, DR=64; other widths run the generic code)",
 		Priority: 30, Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512VL), Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX512))
+	// Class bf16act (opt-in): never a default, a tuning candidate only when
+	// the user allows bf16act; priority below avx512 all the same.
+	// AVX512VL for the EVEX ymm/xmm score reduction (X16–X31).
+	register(OpDecode, kernel.Variant{Name: "avx512_bf16", Doc: "generated AVX512_BF16: BF16 queries and rows (a BF16 cache in place, others rounded per key block), VDPBF16PS 4×4 score tiles (BYTE-encoded), BF16 rows widened by VPUNPCK for the f32-FMA latent accumulation (R=512, DR=64; other widths run the generic code)",
+		Priority: 25, Class: kernel.ClassBF16Act, Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512BF16),
+		Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX512BF16))
 	register(OpDecode, kernel.Variant{Name: "avx2", Doc: "generated AVX2+FMA 4×2 score tiles and 4-head latent accumulation (R=512, DR=64; other widths run the generic code)",
 		Priority: 20, Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX2))
 }

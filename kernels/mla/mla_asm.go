@@ -1,8 +1,9 @@
 //go:build (amd64 || arm64) && gc && !purego
 
 // The MLA decode driver shared by the assembly variants of every ISA
-// (amd64 AVX-512 and AVX2, arm64 NEON): score tiles of 4 heads × 4 tokens
-// (AVX2: 4 × 2) and 4-head latent accumulation at R = 512, DR = 64.
+// (amd64 AVX-512, AVX512_BF16 and AVX2, arm64 NEON): score tiles of 4 heads
+// × 4 tokens (AVX2: 4 × 2) and 4-head latent accumulation at R = 512,
+// DR = 64, over f32 rows or (AVX512_BF16) BF16 rows.
 package mla
 
 import (
@@ -19,22 +20,45 @@ const (
 
 // scoresFn: for h < nh, j < nk: s[h*lds+j] = scale * Σ_{d<576} q[h*576+d]*k[j*576+d]
 // (nh, nk multiples of 4; the driver pads every key block to a multiple of
-// 4 tokens, which covers any kernel whose token tile divides 4).
-type scoresFn func(q *float32, k *float32, s *float32, lds int, nh int, nk int, scale float32)
+// 4 tokens, which covers any kernel whose token tile divides 4). T is the
+// element type of queries and rows: float32, or uint16 for BF16.
+type scoresFn[T float32 | uint16] func(q *T, k *T, s *float32, lds int, nh int, nk int, scale float32)
 
 // accumFn: for h < nh, d < 512: z[h*512+d] = corr[h]*z[h*512+d] + Σ_{j<nk} pt[j*ldpt+h]*v[j*576+d]
 // (nh a multiple of 4).
-type accumFn func(z *float32, pt *float32, v *float32, corr *float32, nh int, nk int, ldpt int)
+type accumFn[T float32 | uint16] func(z *float32, pt *float32, v *T, corr *float32, nh int, nk int, ldpt int)
+
+// rowsFn returns cache rows [k0, k0+cnt) of c as asmW-wide rows of T,
+// padded with zero rows to pad tokens: in place when it can, else in
+// tile (pad·asmW values; ftile, the same in f32, is scratch for
+// conversions).
+type rowsFn[T float32 | uint16] func(c *Cache, k0, cnt, pad int, tile []T, ftile []float32) []T
+
+// f32Rows: an F32 cache in place, any other through Cache.Block.
+func f32Rows(c *Cache, k0, cnt, pad int, tile []float32, _ []float32) []float32 {
+	if rows, ok := c.View(k0, pad); ok && pad == cnt {
+		return rows
+	}
+	c.Block(k0, cnt, tile)
+	clear(tile[cnt*asmW : pad*asmW])
+	return tile
+}
 
 // decodeAsm is decodeGeneric with the two inner products in assembly
 // (scores: see mlaScoresAVX512_576, accum: mlaAccumAVX512_576, or their
 // AVX2 and NEON twins); shapes other than R = 512, DR = 64 with a multiple
 // of 4 heads take the generic path.
-func decodeAsm(d *Decode, threads int, prm kernel.Values, scores scoresFn, accum accumFn) {
+func decodeAsm(d *Decode, threads int, prm kernel.Values, scores scoresFn[float32], accum accumFn[float32]) {
 	if d.R != asmR || d.R+d.DR != asmW || d.NH%4 != 0 {
 		decodeGeneric(d, threads, prm)
 		return
 	}
+	decodeTiles(d, d.Q, threads, prm, f32Rows, scores, accum)
+}
+
+// decodeTiles runs the key-block loop of decodeAsm for queries q (d.Q in
+// the element type T) and rows from rows (R = 512, DR = 64, NH%4 == 0).
+func decodeTiles[T float32 | uint16](d *Decode, q []T, threads int, prm kernel.Values, rows rowsFn[T], scores scoresFn[T], accum accumFn[T]) {
 	kb, split := max(prm["kb"], 4), max(prm["split"], 1)
 	kb = (kb + 3) &^ 3
 	NH, B := d.NH, len(d.Caches)
@@ -46,7 +70,11 @@ func decodeAsm(d *Decode, threads int, prm kernel.Values, scores scoresFn, accum
 		ms[i] = float32(math.Inf(-1))
 	}
 	forRanges(threads, items, func(_, lo, hi int) {
-		tile := make([]float32, kb*asmW)
+		tile := make([]T, kb*asmW)
+		var ftile []float32
+		if _, bf := any(tile).([]uint16); bf {
+			ftile = make([]float32, kb*asmW)
+		}
 		s := make([]float32, NH*kb)
 		pt := make([]float32, kb*NH)
 		corr := make([]float32, NH)
@@ -55,18 +83,13 @@ func decodeAsm(d *Decode, threads int, prm kernel.Values, scores scoresFn, accum
 			c := d.Caches[b]
 			n := c.Len()
 			j0, j1 := n*sp/split, n*(sp+1)/split
-			q := d.Q[b*NH*asmW:]
+			qb := q[b*NH*asmW:]
 			m, l, z := ms[it*NH:(it+1)*NH], ls[it*NH:(it+1)*NH], zs[it*NH*asmR:(it+1)*NH*asmR]
 			for k0 := j0; k0 < j1; k0 += kb {
 				cnt := min(kb, j1-k0)
 				pad := (cnt + 3) &^ 3
-				rows, ok := c.View(k0, pad)
-				if !ok || pad != cnt {
-					c.Block(k0, cnt, tile)
-					clear(tile[cnt*asmW : pad*asmW])
-					rows = tile
-				}
-				scores(&q[0], &rows[0], &s[0], kb, NH, pad, d.Scale)
+				rows := rows(c, k0, cnt, pad, tile, ftile)
+				scores(&qb[0], &rows[0], &s[0], kb, NH, pad, d.Scale)
 				for h := 0; h < NH; h++ {
 					row := s[h*kb : h*kb+cnt]
 					mx := m[h]

@@ -1,5 +1,5 @@
 // Package x86 emits, through avo, the x86 instructions the Go assembler
-// rejects (the VEX AVX-VNNI form of VPDPBUSD, VDPBF16PS) as BYTE lines
+// rejects (the VEX AVX-VNNI form of VPDPBUSD, VDPBF16PS, VCVTNE2PS2BF16) as BYTE lines
 // with a mnemonic comment, computing the encodings from register numbers.
 //
 // The raw lines are invisible to avo's liveness analysis and register
@@ -44,7 +44,18 @@ func VPDPBUSDVEX(dst, src1, src2 int) []byte {
 // (EVEX.512.F3.0F38.W0 52 /r): for each of the 16 f32 lanes,
 // dst += src1.bf16[2i]·src2.bf16[2i] + src1.bf16[2i+1]·src2.bf16[2i+1].
 // Registers are 0…31.
-func VDPBF16PS(dst, src1, src2 int) []byte {
+func VDPBF16PS(dst, src1, src2 int) []byte { return evex512F38(0x02, 0x52, dst, src1, src2) }
+
+// VCVTNE2PS2BF16 encodes vcvtne2ps2bf16 zmm(dst), zmm(src1), zmm(src2)
+// (EVEX.512.F2.0F38.W0 72 /r): dst.bf16[i] = bf16(src2.f32[i]) for i < 16
+// and dst.bf16[16+i] = bf16(src1.f32[i]), rounded to nearest even.
+// Registers are 0…31.
+func VCVTNE2PS2BF16(dst, src1, src2 int) []byte { return evex512F38(0x03, 0x72, dst, src1, src2) }
+
+// evex512F38 encodes a register-only EVEX.512.pp.0F38.W0 instruction
+// (pp: 01 = 66, 10 = F3, 11 = F2) with ModRM reg = dst, vvvv = src1,
+// rm = src2.
+func evex512F38(pp, opcode byte, dst, src1, src2 int) []byte {
 	for _, r := range []int{dst, src1, src2} {
 		if r < 0 || r > 31 {
 			panic(fmt.Sprintf("x86: EVEX register zmm%d out of range", r))
@@ -64,15 +75,15 @@ func VDPBF16PS(dst, src1, src2 int) []byte {
 	if dst&16 == 0 {
 		p0 |= 0x10
 	}
-	// P1: W vvvv̄ 1 pp (W0, F3 = 10).
-	p1 := byte((^src1&15)<<3) | 0x04 | 0x02
+	// P1: W vvvv̄ 1 pp (W0).
+	p1 := byte((^src1&15)<<3) | 0x04 | pp
 	// P2: z L'L b V̄' aaa (512-bit: L'L = 10).
 	p2 := byte(0x40)
 	if src1&16 == 0 {
 		p2 |= 0x08
 	}
 	modrm := byte(0xC0 | (dst&7)<<3 | src2&7)
-	return []byte{0x62, p0, p1, p2, 0x52, modrm}
+	return []byte{0x62, p0, p1, p2, opcode, modrm}
 }
 
 // Raw appends the bytes b to the active avo function as one line of BYTE
@@ -101,6 +112,14 @@ func VPDPBUSDY(u, s, acc reg.Physical) {
 func VDPBF16PSZ(a, b, acc reg.Physical) {
 	d, x, y := num(acc), num(a), num(b)
 	Raw(fmt.Sprintf("vdpbf16ps zmm%d, zmm%d, zmm%d", d, x, y), VDPBF16PS(d, x, y))
+}
+
+// VCVTNE2PS2BF16Z emits vcvtne2ps2bf16 dst, hi, lo on physical zmm
+// registers: dst.bf16[i] = bf16(lo.f32[i]), dst.bf16[16+i] = bf16(hi.f32[i])
+// (round to nearest even), i < 16.
+func VCVTNE2PS2BF16Z(lo, hi, dst reg.Physical) {
+	d, a, b := num(dst), num(hi), num(lo)
+	Raw(fmt.Sprintf("vcvtne2ps2bf16 zmm%d, zmm%d, zmm%d", d, a, b), VCVTNE2PS2BF16(d, a, b))
 }
 
 func num(r reg.Physical) int { return int(r.PhysicalIndex()) }

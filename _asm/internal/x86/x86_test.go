@@ -86,3 +86,17 @@ func TestVDPBF16PS(t *testing.T) {
 	}
 	check(t, lines, encs)
 }
+
+func TestVCVTNE2PS2BF16(t *testing.T) {
+	var lines []string
+	var encs [][]byte
+	for d := 0; d < 32; d++ {
+		for a := 0; a < 32; a++ {
+			for b := 0; b < 32; b++ {
+				lines = append(lines, fmt.Sprintf("vcvtne2ps2bf16 zmm%d, zmm%d, zmm%d", d, a, b))
+				encs = append(encs, VCVTNE2PS2BF16(d, a, b))
+			}
+		}
+	}
+	check(t, lines, encs)
+}
