@@ -100,6 +100,11 @@ func scores() {
 		kv[b] = I.vreg()
 		VMOVUPS(Mem{Base: kp, Index: d, Scale: 1, Disp: b * rb}, kv[b])
 	}
+	// the next tile's rows, a line per row per step: the first head group
+	// meets each cached row in DRAM, and this keeps it streaming
+	for b := 0; b < I.tb; b++ {
+		PREFETCHT0(Mem{Base: kp, Index: d, Scale: 1, Disp: (I.tb + b) * rb})
+	}
 	for a := 0; a < 4; a++ {
 		qv := I.vreg()
 		VMOVUPS(Mem{Base: q, Index: d, Scale: 1, Disp: a * rb}, qv)

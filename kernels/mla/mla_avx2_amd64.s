@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func mlaScoresAVX2_576(q *float32, k *float32, s *float32, lds int, nh int, nk int, scale float32)
-// Requires: AVX, AVX2, FMA3, SSE
+// Requires: AVX, AVX2, FMA3, MMX+, SSE
 TEXT ·mlaScoresAVX2_576(SB), NOSPLIT, $0-52
 	MOVQ         q+0(FP), AX
 	MOVQ         s+16(FP), CX
@@ -38,6 +38,8 @@ sc_j:
 sc_d:
 	VMOVUPS      (SI)(R8*1), Y9
 	VMOVUPS      2304(SI)(R8*1), Y10
+	PREFETCHT0   4608(SI)(R8*1)
+	PREFETCHT0   6912(SI)(R8*1)
 	VMOVUPS      (AX)(R8*1), Y11
 	VFMADD231PS  Y9, Y11, Y1
 	VFMADD231PS  Y10, Y11, Y2

@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func mlaScoresAVX512_576(q *float32, k *float32, s *float32, lds int, nh int, nk int, scale float32)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, SSE
+// Requires: AVX, AVX2, AVX512F, AVX512VL, MMX+, SSE
 TEXT ·mlaScoresAVX512_576(SB), NOSPLIT, $0-52
 	MOVQ         q+0(FP), AX
 	MOVQ         s+16(FP), CX
@@ -48,6 +48,10 @@ sc_d:
 	VMOVUPS       2304(SI)(R8*1), Z18
 	VMOVUPS       4608(SI)(R8*1), Z19
 	VMOVUPS       6912(SI)(R8*1), Z20
+	PREFETCHT0    9216(SI)(R8*1)
+	PREFETCHT0    11520(SI)(R8*1)
+	PREFETCHT0    13824(SI)(R8*1)
+	PREFETCHT0    16128(SI)(R8*1)
 	VMOVUPS       (AX)(R8*1), Z21
 	VFMADD231PS   Z17, Z21, Z1
 	VFMADD231PS   Z18, Z21, Z2
