@@ -1,7 +1,7 @@
 //go:build (amd64 || arm64) && gc && !purego
 
 // The MLA decode driver shared by the assembly variants of every ISA
-// (amd64 AVX-512, arm64 NEON): 4×4 score tiles and 4-head latent
+// (amd64 AVX-512, arm64 NEON and SVE): 4×4 score tiles and 4-head latent
 // accumulation at R = 512, DR = 64.
 package mla
 
