@@ -10,9 +10,11 @@ import (
 	"github.com/ktune/ktune/internal/quant"
 )
 
-// f32Variants are the generated f32-class variants (gemm_f32_amd64.go);
-// where they are not built (purego, other GOARCH) the tests skip.
-var f32Variants = []string{"avx512", "avx2"}
+// f32Variants are the f32-class assembly variants: the generated amd64
+// ones (gemm_f32_amd64.go) and the hand-written arm64 NEON and SVE ones
+// (gemm_arm64.go); where they are not built (purego, other GOARCH) or the
+// CPU lacks them the tests skip.
+var f32Variants = []string{"avx512", "avx2", "neon", "sve"}
 
 func forEachF32Variant(t *testing.T, op string, fn func(t *testing.T, v *kernel.Variant)) {
 	kerneltest.ForEachVariant(t, op, func(t *testing.T, v *kernel.Variant) {
@@ -62,13 +64,22 @@ func TestF32Edges(t *testing.T) {
 }
 
 // paramSweep lists every mr and kc value (grain fixed) for the gemm
-// regime; the gemv regime ignores them.
+// regime; the gemv regime ignores them. A variant without mr and kc (the
+// arm64 ones: fixed K block, register tile over the rows) gets every grain.
 func paramSweep(v *kernel.Variant, m int) []kernel.Values {
 	base := v.DefaultConfig(nil, 1).Params
 	if m <= DefaultCrossover { // the gemv regime (gemvMaxM on amd64)
 		return []kernel.Values{base}
 	}
 	var out []kernel.Values
+	if v.Param("mr") == nil || v.Param("kc") == nil {
+		for _, g := range v.Param("grain").Values {
+			c := base.Clone()
+			c["grain"] = g
+			out = append(out, c)
+		}
+		return out
+	}
 	for _, mr := range v.Param("mr").Values {
 		for _, kc := range v.Param("kc").Values {
 			c := base.Clone()
@@ -109,7 +120,9 @@ func TestF32Accumulate(t *testing.T) {
 							}
 						}
 						cfg := v.DefaultConfig(nil, threads)
-						cfg.Params["kc"] = v.Param("kc").Values[0]
+						if kc := v.Param("kc"); kc != nil { // arm64: K = 300 spans two fixed K blocks
+							cfg.Params["kc"] = kc.Values[0]
+						}
 						cfg.Params["grain"] = 1
 						Run(Plan{v, cfg}, y.Data(), x.Data(), wm, m, acc)
 						label := fmt.Sprintf("%s %d×%d×%d threads=%d acc=%v", dt, m, n, k, threads, acc)

@@ -2,7 +2,8 @@
 
 // The strip driver shared by the assembly recurrences of every ISA
 // (amd64 AVX2/AVX-512, arm64 NEON): the asm runs the strips of whole
-// vectors, Go the V mod strip tail columns.
+// vectors, Go the V mod strip tail columns; the predicated arm64 SVE
+// kernel runs the tail too (recurrentCols).
 package kda
 
 import (
@@ -30,16 +31,7 @@ func recurrentAsm(fns map[int]stripsFn) headFn {
 func recurrentStrips(fn stripsFn, strip int, o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, scratch *[]float32) {
 	nfull := V / strip
 	tail := V - nfull*strip
-	buf := grow(scratch, 2*K+3*16)
-	alpha, qs := buf[:K], buf[K:2*K]
-	_ = state[K*V-1]
-	for t := 0; t < T; t++ {
-		qt, kt, gt := q[t*sq:t*sq+K], k[t*sq:t*sq+K], g[t*sq:t*sq+K]
-		vt, ot, b := v[t*sv:t*sv+V], o[t*sv:t*sv+V], beta[t*sb]
-		vmath.Exp(alpha, gt)
-		for i := range qs {
-			qs[i] = scale * qt[i]
-		}
+	recurrentTokens(o, state, q, k, v, g, beta, T, K, V, sq, sv, sb, scale, scratch, func(alpha, kt, qs, vt, ot []float32, b float32) {
 		if nfull > 0 {
 			fn(&state[0], V, K, &alpha[0], &kt[0], &qs[0], &vt[0], b, &ot[0], nfull)
 		}
@@ -51,6 +43,43 @@ func recurrentStrips(fn stripsFn, strip int, o, state, q, k, v, g, beta []float3
 				j0 += w
 			}
 		}
+	})
+}
+
+// colsFn is a predicated (SVE) recurrence: one KDA token on columns
+// [0, ncols) of the state in strips of strip columns, the last one
+// partial; strip is capped by the kernel at what its registers hold.
+type colsFn func(s *float32, lds, k int, alpha, kk, qs, v *float32, beta float32, o *float32, ncols, strip int)
+
+// recurrentCols is recurrentGeneric with every column, the V mod strip
+// tail included, in a predicated kernel.
+func recurrentCols(fn colsFn) headFn {
+	return func(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
+		strip := prm["strip"]
+		if strip <= 0 {
+			panic("kda: strip width " + strconv.Itoa(strip))
+		}
+		recurrentTokens(o, state, q, k, v, g, beta, T, K, V, sq, sv, sb, scale, scratch, func(alpha, kt, qs, vt, ot []float32, b float32) {
+			fn(&state[0], V, K, &alpha[0], &kt[0], &qs[0], &vt[0], b, &ot[0], V, strip)
+		})
+	}
+}
+
+// recurrentTokens runs step on each token with the decays alpha = exp(g)
+// and the scaled query qs = scale·q.
+func recurrentTokens(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, scratch *[]float32,
+	step func(alpha, kt, qs, vt, ot []float32, b float32)) {
+	buf := grow(scratch, 2*K+3*16)
+	alpha, qs := buf[:K], buf[K:2*K]
+	_ = state[K*V-1]
+	for t := 0; t < T; t++ {
+		qt, kt, gt := q[t*sq:t*sq+K], k[t*sq:t*sq+K], g[t*sq:t*sq+K]
+		vt, ot, b := v[t*sv:t*sv+V], o[t*sv:t*sv+V], beta[t*sb]
+		vmath.Exp(alpha, gt)
+		for i := range qs {
+			qs[i] = scale * qt[i]
+		}
+		step(alpha, kt, qs, vt, ot, b)
 	}
 }
 

@@ -1,7 +1,7 @@
 //go:build arm64 && gc && !purego
 
-// arm64 stubs and registration of the hand-written NEON MLA decode
-// kernels (the driver is shared with amd64: mla_asm.go).
+// arm64 stubs and registration of the hand-written NEON and SVE MLA
+// decode kernels (the driver is shared with amd64: mla_asm.go).
 package mla
 
 import (
@@ -26,11 +26,25 @@ func mlaScoresNEON_576(q *float32, k *float32, s *float32, lds int, nh int, nk i
 //go:noescape
 func mlaAccumNEON_576(z *float32, pt *float32, v *float32, corr *float32, nh int, nk int, ldpt int)
 
+// mlaScoresSVE_576 and mlaAccumSVE_576 are mlaScoresNEON_576 and
+// mlaAccumNEON_576 in SVE, vector-length agnostic (WHILELO-predicated).
+//
+//go:noescape
+func mlaScoresSVE_576(q *float32, k *float32, s *float32, lds int, nh int, nk int, scale float32)
+
+//go:noescape
+func mlaAccumSVE_576(z *float32, pt *float32, v *float32, corr *float32, nh int, nk int, ldpt int)
+
 func init() {
 	kb := kernel.Param{Name: "kb", Doc: "keys per block", Values: []int{16, 32, 64, 128}, Default: 64}
 	register(OpDecode, kernel.Variant{Name: "neon", Doc: "hand-written NEON 4×4 score tiles and 4-head latent accumulation (R=512, DR=64; other widths run the generic code)",
 		Priority: 20, Requires: cpu.NewSet(cpu.ASIMD), Threaded: true, Params: []kernel.Param{kb, splitParam}},
 		decodeFn(func(d *Decode, threads int, prm kernel.Values) {
 			decodeAsm(d, threads, prm, mlaScoresNEON_576, mlaAccumNEON_576)
+		}))
+	register(OpDecode, kernel.Variant{Name: "sve", Doc: "hand-written SVE (vector-length agnostic): 4×4 score tiles over the 576 dimensions reduced by FADDV, 4-head × 4-vector latent accumulation (R=512, DR=64; other widths run the generic code)",
+		Priority: 25, Requires: cpu.NewSet(cpu.SVE), Threaded: true, Params: []kernel.Param{kb, splitParam}},
+		decodeFn(func(d *Decode, threads int, prm kernel.Values) {
+			decodeAsm(d, threads, prm, mlaScoresSVE_576, mlaAccumSVE_576)
 		}))
 }

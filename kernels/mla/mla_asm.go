@@ -1,9 +1,9 @@
 //go:build (amd64 || arm64) && gc && !purego
 
 // The MLA decode driver shared by the assembly variants of every ISA
-// (amd64 AVX-512, AVX512_BF16 and AVX2, arm64 NEON): score tiles of 4 heads
-// × 4 tokens (AVX2: 4 × 2) and 4-head latent accumulation at R = 512,
-// DR = 64, over f32 rows or (AVX512_BF16) BF16 rows.
+// (amd64 AVX-512, AVX512_BF16 and AVX2, arm64 NEON and SVE): score tiles of
+// 4 heads × 4 tokens (AVX2: 4 × 2) and 4-head latent accumulation at
+// R = 512, DR = 64, over f32 rows or (AVX512_BF16) BF16 rows.
 package mla
 
 import (
