@@ -150,30 +150,34 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	scale := float32(1 / math.Sqrt(float64(DN+DR)))
 	if T == 1 {
 		// absorbed: q̃_h = W_UKᵀ q_nope_h, then z_h over the cache, o_h = W_UV z_h
+		// (heads spread over the threads: W_UK and W_UV are read once per
+		// token, 2·NH·128·512 floats, as much as the cache at 4K context)
 		qa := make([]float32, B*NH*(R+DR))
-		for b := 0; b < B; b++ {
-			for h := 0; h < NH; h++ {
-				src := q[(b*NH+h)*QW : (b*NH+h+1)*QW]
-				dst := qa[(b*NH+h)*(R+DR) : (b*NH+h+1)*(R+DR)]
+		forRanges(th, B*NH, func(_, lo, hi int) {
+			for bh := lo; bh < hi; bh++ {
+				h := bh % NH
+				src := q[bh*QW : (bh+1)*QW]
+				dst := qa[bh*(R+DR) : (bh+1)*(R+DR)]
 				wuk := w.WUK[h*DN*R : (h+1)*DN*R]
 				for e := 0; e < DN; e++ {
 					vmath.Axpy(src[e], wuk[e*R:(e+1)*R], dst[:R])
 				}
 				copy(dst[R:], src[DN:])
 			}
-		}
+		})
 		d := &Decode{NH: NH, R: R, DR: DR, Scale: scale, Q: qa, Caches: c.Seqs, Z: make([]float32, B*NH*R)}
 		plan := pick(opt.Decode, OpDecode, kernel.MakeShape(decodeKeys, B, c.Seqs[0].Len(), NH, R, DR), th)
 		plan.Variant.Impl.(decodeFn)(d, plan.Config.Threads, plan.Config.Params)
-		for b := 0; b < B; b++ {
-			for h := 0; h < NH; h++ {
-				z := d.Z[(b*NH+h)*R : (b*NH+h+1)*R]
-				oh := o[(b*NH+h)*DV : (b*NH+h+1)*DV]
+		forRanges(th, B*NH, func(_, lo, hi int) {
+			for bh := lo; bh < hi; bh++ {
+				h := bh % NH
+				z := d.Z[bh*R : (bh+1)*R]
+				oh := o[bh*DV : (bh+1)*DV]
 				for e := range oh {
 					oh[e] = vmath.Dot(w.WUV[(h*DV+e)*R:(h*DV+e+1)*R], z)
 				}
 			}
-		}
+		})
 	} else {
 		for b := 0; b < B; b++ {
 			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
