@@ -246,11 +246,16 @@ func profilePlots(dir string, c *roofline.Ceilings, p *tuner.Profile) ([]string,
 		if e.Threads != top || e.FLOPsZero() {
 			continue
 		}
-		k := e.Op + " " + e.ShapeClass + " " + e.Label + " " + string(e.DType)
+		// one point per op and shape class (the plot stays readable): Q4 or
+		// f32 weights, the first projection of the class
+		if e.DType == kernel.Q8 || e.DType == kernel.BF16 {
+			continue
+		}
+		k := e.Op + " " + e.ShapeClass
 		if b, ok := best[k]; !ok {
 			order = append(order, k)
 			best[k] = e
-		} else if e.Best.Median < b.Best.Median {
+		} else if e.Label == b.Label && e.Best.Median < b.Best.Median {
 			best[k] = e
 		}
 	}
