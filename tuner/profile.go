@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -330,7 +331,7 @@ func (p *Profile) Choose(op string, dt kernel.DType, s kernel.Shape, threads int
 	if cache == nil {
 		return p.choose(op, dt, s, threads, classes)
 	}
-	key := fmt.Sprint(op, "|", dt, "|", s, "|", threads, "|", classes)
+	key := op + "|" + string(dt) + "|" + s.String() + "|" + strconv.Itoa(threads) + "|" + kernel.ClassesKey(classes)
 	if c, ok := cache.Load(key); ok {
 		r := c.(choice)
 		return r.c, r.ok

@@ -155,6 +155,21 @@ func hasClass(cs []Class, c Class) bool {
 	return false
 }
 
+// ClassesKey is a compact map key for a list of classes (hot paths call
+// Default and Choose per kernel call; fmt would allocate and format).
+func ClassesKey(classes []Class) string {
+	n := 0
+	for _, c := range classes {
+		n += len(c) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, c := range classes {
+		b = append(b, c...)
+		b = append(b, ',')
+	}
+	return string(b)
+}
+
 // Default is the variant the dispatcher uses without a profile: a forced
 // variant if a test set one, else the highest-priority candidate, else the
 // reference. The choice is cached until the effective CPU set changes.
@@ -164,7 +179,7 @@ func Default(op string, dt DType, classes ...Class) *Variant {
 		classes = DefaultClasses
 	}
 	g := cpu.Generation()
-	key := defaultKey{op, dt, fmt.Sprint(classes)}
+	key := defaultKey{op, dt, ClassesKey(classes)}
 	regMu.RLock()
 	if f := forced[op]; f != nil {
 		regMu.RUnlock()
