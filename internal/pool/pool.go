@@ -50,6 +50,10 @@ func ParsePlacement(s string) (Placement, error) {
 	return 0, fmt.Errorf("unknown placement %q (unpinned, compact, spread)", s)
 }
 
+// parkCheck is how often a parked worker re-checks for work it was not
+// woken for.
+const parkCheck = 5 * time.Millisecond
+
 // SpinTime is how long an idle worker spins before parking.
 var SpinTime = 200 * time.Microsecond
 
@@ -63,6 +67,7 @@ type worker struct {
 	id       int
 	sleeping atomic.Int32 // 1 while parked (or about to park)
 	wake     chan struct{}
+	timer    *time.Timer
 	cpu      int // pinned CPU, -1 none
 	pinGen   uint64
 	spins    bool // may spin (id ≤ GOMAXPROCS−1 at start)
@@ -156,7 +161,11 @@ func (p *Pool) Run(threads int, fn func(w int)) {
 	p.left.Store(int64(threads - 1))
 	j.seq = p.seq.Load() + 1
 	p.cur.Store(j)
-	p.seq.Store(j.seq)
+	// Swap, not Store: a read-modify-write orders this store before the
+	// loads of the workers' sleeping flags below on every host (qemu user
+	// mode translates arm64 store-release/load-acquire without the x86
+	// store-load fence, which lost wake-ups under emulation).
+	p.seq.Swap(j.seq)
 	for _, w := range p.workers[1:threads] {
 		if w.sleeping.Load() == 1 && w.sleeping.CompareAndSwap(1, 0) {
 			w.wake <- struct{}{}
@@ -248,15 +257,28 @@ func (p *Pool) waitSeq(w *worker, last uint64) uint64 {
 		}
 	}
 	for {
-		w.sleeping.Store(1)
+		w.sleeping.Swap(1) // a full barrier before the seq load (see Run)
 		if s := p.seq.Load(); s != last {
 			if !w.sleeping.CompareAndSwap(1, 0) {
 				<-w.wake // Run already woke us: consume its token
 			}
 			return s
 		}
-		<-w.wake
+		// park; the timeout re-checks seq, so that no lost wake-up can
+		// hang a job (a stale token is consumed by the next park)
+		if w.timer == nil {
+			w.timer = time.NewTimer(parkCheck)
+		} else {
+			w.timer.Reset(parkCheck)
+		}
+		select {
+		case <-w.wake:
+		case <-w.timer.C:
+		}
 		if s := p.seq.Load(); s != last {
+			// if Run cleared the flag first, its token waits in the
+			// buffer and the next park consumes it
+			w.sleeping.CompareAndSwap(1, 0)
 			return s
 		}
 	}
