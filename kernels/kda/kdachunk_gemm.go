@@ -1,9 +1,8 @@
 package kda
 
 import (
-	"math"
-
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/vmath"
 )
 
 // gemmFn is the one primitive the GEMM-driven chunked form needs from an
@@ -32,7 +31,7 @@ func gemmGo(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 // gemm; the gates, the diagonal L/A blocks (running products of the decays)
 // and the state's decay stay in Go. Operands that gemm needs transposed
 // (the rebased keys KS and KD) are written transposed, [K][n], when they
-// are formed.
+// are formed. The exponentials go through vmath.Exp a row at a time.
 func chunkGEMM(gemm gemmFn) headFn {
 	return func(o, state, q, k, v, g, beta []float32, T, K, V, sq, sv, sb int, scale float32, prm kernel.Values, scratch *[]float32) {
 		C := prm["chunk"]
@@ -40,15 +39,15 @@ func chunkGEMM(gemm gemmFn) headFn {
 			C = 64
 		}
 		n := min(C, T)
-		// Γ, α, qs, qg, kg, kr, qr, W [n][K]; ksT, kdT [K][n]; L, A [n][n]; U, Vt [n][V]; f [K]
-		buf := grow(scratch, 10*n*K+2*n*n+2*n*V+K)
+		// Γ, α, qs, qg, kg, kr, qr, W [n][K]; ksT, kdT [K][n]; L, A [n][n]; U, Vt [n][V]; f, e [K]
+		buf := grow(scratch, 10*n*K+2*n*n+2*n*V+2*K)
 		off := 0
 		take := func(m int) []float32 { s := buf[off : off+m]; off += m; return s }
 		gam, alp, qs, qg, kg := take(n*K), take(n*K), take(n*K), take(n*K), take(n*K)
 		kr, qr, W, ksT, kdT := take(n*K), take(n*K), take(n*K), take(n*K), take(n*K)
 		L, A := take(n*n), take(n*n)
 		U, Vt := take(n*V), take(n*V)
-		f := take(K)
+		f, e := take(K), take(K)
 		ld := n // row stride of ksT, kdT, L, A (the first chunk's size)
 		for t0 := 0; t0 < T; t0 += C {
 			n := min(C, T-t0)
@@ -56,19 +55,24 @@ func chunkGEMM(gemm gemmFn) headFn {
 			for d := 0; d < K; d++ {
 				var c float64
 				for r := 0; r < n; r++ {
-					gv := float64(g[(t0+r)*sq+d])
-					c += gv
+					c += float64(g[(t0+r)*sq+d])
 					gam[r*K+d] = float32(c)
-					alp[r*K+d] = float32(math.Exp(gv))
 				}
 			}
+			last := gam[(n-1)*K : n*K]
 			for r := 0; r < n; r++ {
+				vmath.Exp(alp[r*K:(r+1)*K], g[(t0+r)*sq:(t0+r)*sq+K])
+				kt := k[(t0+r)*sq : (t0+r)*sq+K]
+				vmath.Exp(e, gam[r*K:(r+1)*K])
 				for d := 0; d < K; d++ {
 					qs[r*K+d] = scale * q[(t0+r)*sq+d]
-					e := float32(math.Exp(float64(gam[r*K+d])))
-					qg[r*K+d] = qs[r*K+d] * e
-					kg[r*K+d] = k[(t0+r)*sq+d] * e
-					kdT[d*ld+r] = k[(t0+r)*sq+d] * float32(math.Exp(float64(gam[(n-1)*K+d]-gam[r*K+d])))
+					qg[r*K+d] = qs[r*K+d] * e[d]
+					kg[r*K+d] = kt[d] * e[d]
+					e[d] = last[d] - gam[r*K+d]
+				}
+				vmath.Exp(e, e)
+				for d := 0; d < K; d++ {
+					kdT[d*ld+r] = kt[d] * e[d]
 				}
 			}
 			// 2. L (strictly lower, ×β_r) and A (lower with diagonal).
@@ -81,15 +85,22 @@ func chunkGEMM(gemm gemmFn) headFn {
 					ref := gam[(b0-1)*K : b0*K]
 					for s := 0; s < b0; s++ {
 						for d := 0; d < K; d++ {
-							ksT[d*ld+s] = k[(t0+s)*sq+d] * float32(math.Exp(float64(ref[d]-gam[s*K+d])))
+							e[d] = ref[d] - gam[s*K+d]
+						}
+						vmath.Exp(e, e)
+						for d := 0; d < K; d++ {
+							ksT[d*ld+s] = k[(t0+s)*sq+d] * e[d]
 						}
 					}
 					for r := b0; r < e0; r++ {
 						br := beta[(t0+r)*sb]
 						for d := 0; d < K; d++ {
-							e := float32(math.Exp(float64(gam[r*K+d] - ref[d])))
-							kr[r*K+d] = br * (k[(t0+r)*sq+d] * e)
-							qr[r*K+d] = qs[r*K+d] * e
+							e[d] = gam[r*K+d] - ref[d]
+						}
+						vmath.Exp(e, e)
+						for d := 0; d < K; d++ {
+							kr[r*K+d] = br * (k[(t0+r)*sq+d] * e[d])
+							qr[r*K+d] = qs[r*K+d] * e[d]
 						}
 					}
 					gemm(L[b0*ld:], ld, kr[b0*K:], K, ksT, ld, e0-b0, b0, K, 1)
@@ -147,12 +158,11 @@ func chunkGEMM(gemm gemmFn) headFn {
 			gemm(ot, sv, qg, K, state, V, n, V, K, 1)
 			gemm(ot, sv, A, ld, Vt, V, n, V, n, 1)
 			// 7. S = diag(exp Γ_n)·S + KDᵀ·Ṽ  (KD = exp(Γ_n − Γ) ⊙ K).
-			last := gam[(n-1)*K : n*K]
+			vmath.Exp(e, last)
 			for i := 0; i < K; i++ {
 				row := state[i*V : (i+1)*V]
-				e := float32(math.Exp(float64(last[i])))
 				for j := range row {
-					row[j] *= e
+					row[j] *= e[i]
 				}
 			}
 			gemm(state, V, kdT, ld, Vt, V, K, V, n, 1)
