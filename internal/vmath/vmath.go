@@ -6,11 +6,10 @@ package vmath
 import "math"
 
 // Exp writes exp(src[i]) into dst[i] (len(dst) ≥ len(src)), within 2 ulp
-// of math.Exp for src ∈ [−87.3, 88.3]. Beyond that range the AVX-512 path
-// follows exp (overflow to +Inf, gradual underflow to 0) and the AVX2 path
-// clamps to the range's ends; callers use it for x ≤ 0 (decays, softmax
-// with the maximum subtracted), where both agree with exp to within
-// 1.2e-38.
+// of math.Exp for src ∈ [−87.3, 88.3]. Outside that range it follows exp
+// (overflow to +Inf, gradual underflow to 0): the AVX-512 kernel itself,
+// the AVX2 and NEON kernels (which clamp) by redoing those elements with
+// math.Exp.
 func Exp(dst, src []float32) {
 	dst = dst[:len(src)]
 	done := expAsm(dst, src)

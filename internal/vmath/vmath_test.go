@@ -15,7 +15,7 @@ func TestExp(t *testing.T) {
 		src = append(src, float32(x))
 	}
 	src = append(src, 0, -0, 1e-30, -1e-30, -1000, 1000, -87.4, 88.5)
-	for _, mask := range [][]cpu.Feature{nil, {cpu.AVX512F}, {cpu.AVX512F, cpu.AVX2}} {
+	for _, mask := range [][]cpu.Feature{nil, {cpu.AVX512F}, {cpu.AVX512F, cpu.AVX2}, {cpu.ASIMD}} {
 		restore := cpu.Disable(mask...)
 		for _, n := range []int{len(src), 1, 7, 8, 15, 17} {
 			dst := make([]float32, n)

@@ -1,0 +1,38 @@
+//go:build arm64 && gc && !purego
+
+// arm64 stub and dispatch of the hand-written NEON exp.
+package vmath
+
+import (
+	"math"
+
+	"github.com/ktune/ktune/internal/cpu"
+)
+
+// expNEON computes exp elementwise for the first len(src) rounded down to a
+// multiple of 4 elements, for inputs in [−87.3, 88.3] (clamped outside; the
+// algorithm of expAVX2); the caller finishes the tail:
+//
+//	for i := 0; i < len(src)&^3; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }
+//
+//go:noescape
+func expNEON(dst, src []float32)
+
+// expAsm runs the NEON kernel on the bulk of src and returns how many
+// elements it did; outside the clamp range it keeps exp's semantics.
+func expAsm(dst, src []float32) int {
+	if !cpu.Has(cpu.ASIMD) {
+		return 0
+	}
+	n := len(src) &^ 3
+	if n == 0 {
+		return 0
+	}
+	expNEON(dst[:n], src[:n])
+	for i := 0; i < n; i++ {
+		if x := src[i]; x < -87.3 || x > 88.3 || x != x {
+			dst[i] = float32(math.Exp(float64(x)))
+		}
+	}
+	return n
+}

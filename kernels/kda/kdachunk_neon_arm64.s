@@ -1,0 +1,169 @@
+//go:build arm64 && gc && !purego
+
+// Hand-written NEON GEMM tile of the chunked KDA prefill (see
+// kdachunk_arm64.go for the Go semantics and kdachunk_gemm.go for the
+// driver). Only VFMLA, VLD1/VLD1R/VST1 and VEOR: no WORD encodings.
+
+#include "textflag.h"
+
+// func kdacGemmNEON_16(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, m int, k int, nb int, alpha float32)
+//
+// Registers: R0 c, R1 ldc·4, R2 a, R3 lda·4, R4 b, R5 ldb·4, R6 m, R7 k,
+// R8 column blocks left; per tile R9 c row, R10 a row, R11 rows left,
+// R12 b row, R13–R16 a cursors, R17 k left. V0–V15 the 4×16 accumulators,
+// V16–V19 a row of b, V20–V23 broadcast a, V24 alpha, V25–V28 c.
+TEXT ·kdacGemmNEON_16(SB), NOSPLIT, $0-76
+	MOVD  c+0(FP), R0
+	MOVD  ldc+8(FP), R1
+	MOVD  a+16(FP), R2
+	MOVD  lda+24(FP), R3
+	MOVD  b+32(FP), R4
+	MOVD  ldb+40(FP), R5
+	MOVD  m+48(FP), R6
+	MOVD  k+56(FP), R7
+	MOVD  nb+64(FP), R8
+	FMOVS alpha+72(FP), F24
+	VDUP  V24.S[0], V24.S4
+	CBZ   R6, done
+	CBZ   R7, done
+	CBZ   R8, done
+	LSL   $2, R1, R1
+	LSL   $2, R3, R3
+	LSL   $2, R5, R5
+	LSL   $2, R1, R19 // 4 rows of c
+	LSL   $2, R3, R20 // 4 rows of a
+
+colblk:
+	MOVD R0, R9
+	MOVD R2, R10
+	MOVD R6, R11
+	CMP  $4, R11
+	BLT  rows1
+
+rows4:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	MOVD R4, R12
+	MOVD R10, R13
+	ADD  R3, R13, R14
+	ADD  R3, R14, R15
+	ADD  R3, R15, R16
+	MOVD R7, R17
+
+k4:
+	VLD1    (R12), [V16.S4, V17.S4, V18.S4, V19.S4]
+	ADD     R5, R12, R12
+	VLD1R.P 4(R13), [V20.S4]
+	VLD1R.P 4(R14), [V21.S4]
+	VLD1R.P 4(R15), [V22.S4]
+	VLD1R.P 4(R16), [V23.S4]
+	VFMLA V20.S4, V16.S4, V0.S4
+	VFMLA V20.S4, V17.S4, V1.S4
+	VFMLA V20.S4, V18.S4, V2.S4
+	VFMLA V20.S4, V19.S4, V3.S4
+	VFMLA V21.S4, V16.S4, V4.S4
+	VFMLA V21.S4, V17.S4, V5.S4
+	VFMLA V21.S4, V18.S4, V6.S4
+	VFMLA V21.S4, V19.S4, V7.S4
+	VFMLA V22.S4, V16.S4, V8.S4
+	VFMLA V22.S4, V17.S4, V9.S4
+	VFMLA V22.S4, V18.S4, V10.S4
+	VFMLA V22.S4, V19.S4, V11.S4
+	VFMLA V23.S4, V16.S4, V12.S4
+	VFMLA V23.S4, V17.S4, V13.S4
+	VFMLA V23.S4, V18.S4, V14.S4
+	VFMLA V23.S4, V19.S4, V15.S4
+	SUBS $1, R17, R17
+	BNE  k4
+
+	// c[i, 0:16] += alpha·acc_i
+	MOVD R9, R13
+	VLD1 (R13), [V25.S4, V26.S4, V27.S4, V28.S4]
+	VFMLA V24.S4, V0.S4, V25.S4
+	VFMLA V24.S4, V1.S4, V26.S4
+	VFMLA V24.S4, V2.S4, V27.S4
+	VFMLA V24.S4, V3.S4, V28.S4
+	VST1 [V25.S4, V26.S4, V27.S4, V28.S4], (R13)
+	ADD  R1, R13, R13
+	VLD1 (R13), [V25.S4, V26.S4, V27.S4, V28.S4]
+	VFMLA V24.S4, V4.S4, V25.S4
+	VFMLA V24.S4, V5.S4, V26.S4
+	VFMLA V24.S4, V6.S4, V27.S4
+	VFMLA V24.S4, V7.S4, V28.S4
+	VST1 [V25.S4, V26.S4, V27.S4, V28.S4], (R13)
+	ADD  R1, R13, R13
+	VLD1 (R13), [V25.S4, V26.S4, V27.S4, V28.S4]
+	VFMLA V24.S4, V8.S4, V25.S4
+	VFMLA V24.S4, V9.S4, V26.S4
+	VFMLA V24.S4, V10.S4, V27.S4
+	VFMLA V24.S4, V11.S4, V28.S4
+	VST1 [V25.S4, V26.S4, V27.S4, V28.S4], (R13)
+	ADD  R1, R13, R13
+	VLD1 (R13), [V25.S4, V26.S4, V27.S4, V28.S4]
+	VFMLA V24.S4, V12.S4, V25.S4
+	VFMLA V24.S4, V13.S4, V26.S4
+	VFMLA V24.S4, V14.S4, V27.S4
+	VFMLA V24.S4, V15.S4, V28.S4
+	VST1 [V25.S4, V26.S4, V27.S4, V28.S4], (R13)
+	ADD  R19, R9, R9
+	ADD  R20, R10, R10
+	SUB  $4, R11, R11
+	CMP  $4, R11
+	BGE  rows4
+
+rows1:
+	CBZ R11, nextcol
+
+row1:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	MOVD R4, R12
+	MOVD R10, R13
+	MOVD R7, R17
+
+k1:
+	VLD1    (R12), [V16.S4, V17.S4, V18.S4, V19.S4]
+	ADD     R5, R12, R12
+	VLD1R.P 4(R13), [V20.S4]
+	VFMLA   V20.S4, V16.S4, V0.S4
+	VFMLA   V20.S4, V17.S4, V1.S4
+	VFMLA   V20.S4, V18.S4, V2.S4
+	VFMLA   V20.S4, V19.S4, V3.S4
+	SUBS    $1, R17, R17
+	BNE     k1
+
+	VLD1 (R9), [V25.S4, V26.S4, V27.S4, V28.S4]
+	VFMLA V24.S4, V0.S4, V25.S4
+	VFMLA V24.S4, V1.S4, V26.S4
+	VFMLA V24.S4, V2.S4, V27.S4
+	VFMLA V24.S4, V3.S4, V28.S4
+	VST1 [V25.S4, V26.S4, V27.S4, V28.S4], (R9)
+	ADD  R1, R9, R9
+	ADD  R3, R10, R10
+	SUBS $1, R11, R11
+	BNE  row1
+
+nextcol:
+	ADD  $64, R0, R0
+	ADD  $64, R4, R4
+	SUBS $1, R8, R8
+	BNE  colblk
+
+done:
+	RET
