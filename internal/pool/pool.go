@@ -223,8 +223,10 @@ func (p *Pool) Close() {
 
 func (p *Pool) loop(w *worker, ready chan struct{}) {
 	runtime.LockOSThread()
-	close(ready)
+	// read the sequence before New returns: a first Run right after New
+	// must find this worker waiting for a later sequence, not miss its job
 	last := p.seq.Load()
+	close(ready)
 	for {
 		s := p.waitSeq(w, last)
 		last = s

@@ -128,3 +128,26 @@ func BenchmarkDispatch(b *testing.B) {
 		})
 	}
 }
+
+// TestFirstRunAfterNew: a job published right after New reaches every
+// worker (a worker that read the sequence after the first Run published
+// it would wait for the next one forever). The race needs a worker thread
+// descheduled between starting and reading the sequence, so this catches
+// it only sometimes (it hung CI's qemu stage); 200 rounds raise the odds.
+func TestFirstRunAfterNew(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		p := New(4)
+		var n atomic.Int32
+		done := make(chan struct{})
+		go func() { p.Run(4, func(int) { n.Add(1) }); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the first Run did not finish (%d of 4 workers ran)", i, n.Load())
+		}
+		if n.Load() != 4 {
+			t.Fatalf("round %d: %d of 4 workers ran", i, n.Load())
+		}
+		p.Close()
+	}
+}
