@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ktune/ktune/internal/atomicfile"
 )
 
 // PlotThreads is the thread count the roofline plot draws ceilings for:
@@ -284,5 +286,5 @@ func save(p *plot.Plot, w, h vg.Length, path string) error {
 	if _, err := wt.WriteTo(&buf); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }

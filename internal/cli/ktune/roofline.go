@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/roofline"
@@ -174,7 +175,7 @@ func runRoofline(ctx context.Context, opts *RooflineOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := roofline.WriteFileAtomic(paths["points.json"], append(pb, '\n')); err != nil {
+	if err := atomicfile.WriteBytes(paths["points.json"], append(pb, '\n')); err != nil {
 		return err
 	}
 	for _, ext := range []string{"png", "svg"} {
