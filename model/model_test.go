@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -244,18 +246,24 @@ func TestDecodeBatch(t *testing.T) {
 // Asserted: with f32-class kernels the quantized engine computes exactly
 // what the f32 engine computes on the dequantized weights (relative RMS
 // tolQuantPipeline), so the engine adds no error beyond the weight format;
-// and greedy ids are exact wherever the golden margin exceeds twice the
-// measured logit error (then no flip is possible).
+// greedy ids are exact wherever the golden margin exceeds twice the
+// measured logit error (then no flip is possible); and issue 9's bounds on
+// the logits (relative RMS 1e-2 for Q8, 5e-2 for Q4) wherever a format of
+// that size can reach them at all.
 //
-// Reported (t.Log): relative RMS against the f32 logits, with issue 9's
-// bounds (1e-2 for Q8, 5e-2 for Q4), and greedy agreement. On this random
-// 4-layer model those bounds are not reachable by the formats themselves:
-// one matrix quantized alone has a relative error of 0.53% (Q8) and 8.6%
-// (Q4), and the model amplifies weight errors about fivefold (lm_head
-// alone at Q8 already gives 0.87% on the logits), so the figures are about
-// 2% (Q8) and 50% (Q4) on the prompt with exact f32 arithmetic (int8
-// activations add about 0.7% per matmul); a decode step whose routing flips
-// (golden min_routing_margin 7e-3) differs by more.
+// Whether it can is measured, not assumed (formatLimit): when the
+// checkpoint's weights are i.i.d. Gaussian, Shannon's rate-distortion bound
+// says that no code spending R bits per weight (8.5 for Q8, 4.5 for Q4:
+// the bits plus an f16 scale per 32) has a relative weight error below
+// 2^−R, and injecting exactly that much Gaussian noise into the same
+// matrices shows what it does to the logits. A fixed-rate format with block
+// scales, which a GEMV can stream, has about twice that weight error (ours
+// and ggml's Q8_0/Q4_0: 0.53% and 8.6% against 0.28% and 4.4%). So where
+// twice the limit's logit error exceeds a bound, the bound is reported
+// (t.Log) and not asserted: no such format meets it on this checkpoint. On
+// the golden random 4-layer model (N(0, 1/K) weights, kurtosis 3.0, a model
+// that amplifies weight errors about fourfold) the limit alone gives about
+// 1.0% (Q8) and 26% (Q4).
 func TestQuantized(t *testing.T) {
 	for _, c := range loadTiny(t) {
 		t.Run(c.f.Name(), func(t *testing.T) {
@@ -263,7 +271,11 @@ func TestQuantized(t *testing.T) {
 			for _, q := range []struct {
 				dt    kernel.DType
 				bound float64
-			}{{kernel.Q8, 1e-2}, {kernel.Q4, 5e-2}} {
+				bits  float64 // per weight, scale included
+			}{{kernel.Q8, 1e-2, 8 + 16.0/quant.GroupK}, {kernel.Q4, 5e-2, 4 + 16.0/quant.GroupK}} {
+				limit, gaussian := formatLimit(t, c, ref, q.bits)
+				t.Logf("%s: weights Gaussian: %v; Shannon limit at %.1f bits per weight: relative RMS %.3g (logits), %.3g (decode_logits)",
+					q.dt, gaussian, q.bits, limit.logits, limit.decode)
 				for _, cls := range [][]kernel.Class{{kernel.ClassF32}, kernel.DefaultClasses} {
 					t.Run(fmt.Sprintf("%s/%v", q.dt, cls), func(t *testing.T) {
 						m := mustLoad(t, c.f.Dir(), LoadOptions{DType: q.dt, Classes: cls})
@@ -274,11 +286,19 @@ func TestQuantized(t *testing.T) {
 							got, want []float32
 						}{{"logits", r.logits, ref.logits}, {"decode_logits", r.decode, ref.decode}} {
 							e := relRMS(x.got, x.want)
-							verdict := "within"
-							if !(e <= q.bound) {
-								verdict = "NOT within"
+							lim := limit.logits
+							if x.name == "decode_logits" {
+								lim = limit.decode
 							}
-							t.Logf("%s: relative RMS vs f32 %.3g, %s issue 9's bound %.g", x.name, e, verdict, q.bound)
+							switch {
+							case e <= q.bound:
+								t.Logf("%s: relative RMS vs f32 %.3g, within issue 9's bound %.g", x.name, e, q.bound)
+							case gaussian && 2*lim > q.bound:
+								t.Logf("%s: relative RMS vs f32 %.3g, NOT within issue 9's bound %.g, which no %.1f-bit format reaches here (2× the Shannon limit's %.3g)",
+									x.name, e, q.bound, q.bits, lim)
+							default:
+								t.Errorf("%s: relative RMS vs f32 %.3g exceeds issue 9's bound %.g (the Shannon limit at %.1f bits gives %.3g)", x.name, e, q.bound, q.bits, lim)
+							}
 						}
 						if len(cls) == 1 && cls[0] == kernel.ClassF32 {
 							fq := mustLoad(t, c.f.Dir(), LoadOptions{DType: q.dt, Classes: cls})
@@ -324,6 +344,80 @@ func TestQuantized(t *testing.T) {
 			}
 		})
 	}
+}
+
+// formatLimit runs the model with i.i.d. Gaussian noise of relative RMS
+// 2^−bits added to every matrix that LoadOptions.DType quantizes (all but
+// the KDA gate projections and the router), the least error any code of
+// that many bits per weight can have on i.i.d. Gaussian weights, and
+// returns the median logit error over 5 noise draws. gaussian reports
+// whether those weights are Gaussian enough for the bound to hold: zero
+// mean and kurtosis within 3 ± 0.2 in every matrix (a heavier- or
+// lighter-tailed source can be coded with less error).
+func formatLimit(t *testing.T, c *tinyCase, ref runOut, bits float64) (limit struct{ logits, decode float64 }, gaussian bool) {
+	t.Helper()
+	noise := math.Exp2(-bits)
+	var el, ed []float64
+	gaussian = true
+	for seed := uint64(1); seed <= 5; seed++ {
+		m := mustLoad(t, c.f.Dir(), LoadOptions{Classes: []kernel.Class{kernel.ClassF32}})
+		rng := rand.New(rand.NewPCG(seed, 0x9e3779b9))
+		for _, p := range quantizedMatrices(m) {
+			w := (*p).Dequantize()
+			var s1, s2, s4 float64
+			for _, v := range w {
+				s1 += float64(v)
+			}
+			mean := s1 / float64(len(w))
+			for _, v := range w {
+				d := float64(v) - mean
+				s2 += d * d
+				s4 += d * d * d * d
+			}
+			n := float64(len(w))
+			if kurt := s4 / n / (s2 / n * s2 / n); seed == 1 && (math.Abs(kurt-3) > 0.2 || math.Abs(mean) > 0.05*math.Sqrt(s2/n)) {
+				gaussian = false
+			}
+			sd := noise * math.Sqrt(s2/n)
+			for i := range w {
+				w[i] += float32(rng.NormFloat64() * sd)
+			}
+			nw, err := quant.Quantize(kernel.F32, w, (*p).N, (*p).K, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*p = nw
+		}
+		r := runGolden(t, m, c, 0)
+		el, ed = append(el, relRMS(r.logits, ref.logits)), append(ed, relRMS(r.decode, ref.decode))
+	}
+	slices.Sort(el)
+	slices.Sort(ed)
+	limit.logits, limit.decode = el[len(el)/2], ed[len(ed)/2]
+	return limit, gaussian
+}
+
+// quantizedMatrices are the matrices LoadOptions.DType sets: matrices()
+// less the KDA gate projections (GateDType) and the MoE router (f32).
+func quantizedMatrices(m *Model) []**quant.Matrix {
+	skip := map[**quant.Matrix]bool{}
+	for l := range m.Layers {
+		if w := m.Layers[l].KDA; w != nil {
+			for _, p := range []**quant.Matrix{&w.FA, &w.FB, &w.Beta, &w.GA, &w.GB} {
+				skip[p] = true
+			}
+		}
+		if b := m.Layers[l].MoE; b != nil {
+			skip[&b.Router] = true
+		}
+	}
+	var out []**quant.Matrix
+	for _, p := range m.matrices() {
+		if !skip[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // margin is the gap between the two largest values.
