@@ -54,7 +54,10 @@ type bf16Fn func(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy i
 var bf16NEON = []bf16Fn{nil, bf16NEON_1x16, bf16NEON_2x16, bf16NEON_3x16, bf16NEON_4x16}
 
 func init() {
-	register(allOps, kernel.Variant{Name: "neon_bf16", Priority: 25, Class: kernel.ClassBF16Act,
+	// Class bf16act (opt-in). Priority between neon and sve, as amd64's
+	// avx512_bf16 sits below avx512: where bf16act is allowed the widest
+	// f32 variant stays the default and the tuner decides.
+	register(allOps, kernel.Variant{Name: "neon_bf16", Priority: 22, Class: kernel.ClassBF16Act,
 		Doc:    "hand-written NEON BF16 (FEAT_BF16): BF16 activations, BFDOT by element (WORD-encoded) over the panel lines, 4×16 tiles",
 		DTypes: []kernel.DType{kernel.BF16}, Requires: cpu.NewSet(cpu.ASIMD, cpu.BF16), Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
