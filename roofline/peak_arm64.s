@@ -1,7 +1,9 @@
 //go:build arm64 && gc && !purego
 
 // Compute-ceiling microkernels for arm64: 24 independent FMA chains
-// (enough to cover a 4-cycle latency on 4+ FMA pipes), NEON and SVE.
+// (enough to cover a 4-cycle latency on 4+ FMA pipes), NEON and SVE; and
+// 24 chains of the FEAT_BF16 BFDOT and BFMMLA (WORD-encoded, checked
+// against GNU as by _asm/armwords).
 
 #include "textflag.h"
 
@@ -124,5 +126,127 @@ sloop:
 	SUBS $1, R0, R0
 	BNE  sloop
 sdone:
+	FMOVS F31, ret+8(FP)
+	RET
+
+// func bf16DotNEON(iters int) float32
+TEXT ·bf16DotNEON(SB), NOSPLIT, $0-12
+	MOVD iters+0(FP), R0
+	MOVD $0x3f803f80, R1 // BF16 1.0 in both halves
+	VDUP R1, V0.S4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ  R0, bddone
+bdloop:
+	WORD $0x6e40fc08 // bfdot v8.4s, v0.8h, v0.8h
+	WORD $0x6e40fc09 // bfdot v9.4s, v0.8h, v0.8h
+	WORD $0x6e40fc0a // bfdot v10.4s, v0.8h, v0.8h
+	WORD $0x6e40fc0b // bfdot v11.4s, v0.8h, v0.8h
+	WORD $0x6e40fc0c // bfdot v12.4s, v0.8h, v0.8h
+	WORD $0x6e40fc0d // bfdot v13.4s, v0.8h, v0.8h
+	WORD $0x6e40fc0e // bfdot v14.4s, v0.8h, v0.8h
+	WORD $0x6e40fc0f // bfdot v15.4s, v0.8h, v0.8h
+	WORD $0x6e40fc10 // bfdot v16.4s, v0.8h, v0.8h
+	WORD $0x6e40fc11 // bfdot v17.4s, v0.8h, v0.8h
+	WORD $0x6e40fc12 // bfdot v18.4s, v0.8h, v0.8h
+	WORD $0x6e40fc13 // bfdot v19.4s, v0.8h, v0.8h
+	WORD $0x6e40fc14 // bfdot v20.4s, v0.8h, v0.8h
+	WORD $0x6e40fc15 // bfdot v21.4s, v0.8h, v0.8h
+	WORD $0x6e40fc16 // bfdot v22.4s, v0.8h, v0.8h
+	WORD $0x6e40fc17 // bfdot v23.4s, v0.8h, v0.8h
+	WORD $0x6e40fc18 // bfdot v24.4s, v0.8h, v0.8h
+	WORD $0x6e40fc19 // bfdot v25.4s, v0.8h, v0.8h
+	WORD $0x6e40fc1a // bfdot v26.4s, v0.8h, v0.8h
+	WORD $0x6e40fc1b // bfdot v27.4s, v0.8h, v0.8h
+	WORD $0x6e40fc1c // bfdot v28.4s, v0.8h, v0.8h
+	WORD $0x6e40fc1d // bfdot v29.4s, v0.8h, v0.8h
+	WORD $0x6e40fc1e // bfdot v30.4s, v0.8h, v0.8h
+	WORD $0x6e40fc1f // bfdot v31.4s, v0.8h, v0.8h
+	SUBS $1, R0, R0
+	BNE  bdloop
+bddone:
+	FMOVS F31, ret+8(FP)
+	RET
+
+// func bf16MMLANEON(iters int) float32
+TEXT ·bf16MMLANEON(SB), NOSPLIT, $0-12
+	MOVD iters+0(FP), R0
+	MOVD $0x3f803f80, R1 // BF16 1.0 in both halves
+	VDUP R1, V0.S4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ  R0, bmdone
+bmloop:
+	WORD $0x6e40ec08 // bfmmla v8.4s, v0.8h, v0.8h
+	WORD $0x6e40ec09 // bfmmla v9.4s, v0.8h, v0.8h
+	WORD $0x6e40ec0a // bfmmla v10.4s, v0.8h, v0.8h
+	WORD $0x6e40ec0b // bfmmla v11.4s, v0.8h, v0.8h
+	WORD $0x6e40ec0c // bfmmla v12.4s, v0.8h, v0.8h
+	WORD $0x6e40ec0d // bfmmla v13.4s, v0.8h, v0.8h
+	WORD $0x6e40ec0e // bfmmla v14.4s, v0.8h, v0.8h
+	WORD $0x6e40ec0f // bfmmla v15.4s, v0.8h, v0.8h
+	WORD $0x6e40ec10 // bfmmla v16.4s, v0.8h, v0.8h
+	WORD $0x6e40ec11 // bfmmla v17.4s, v0.8h, v0.8h
+	WORD $0x6e40ec12 // bfmmla v18.4s, v0.8h, v0.8h
+	WORD $0x6e40ec13 // bfmmla v19.4s, v0.8h, v0.8h
+	WORD $0x6e40ec14 // bfmmla v20.4s, v0.8h, v0.8h
+	WORD $0x6e40ec15 // bfmmla v21.4s, v0.8h, v0.8h
+	WORD $0x6e40ec16 // bfmmla v22.4s, v0.8h, v0.8h
+	WORD $0x6e40ec17 // bfmmla v23.4s, v0.8h, v0.8h
+	WORD $0x6e40ec18 // bfmmla v24.4s, v0.8h, v0.8h
+	WORD $0x6e40ec19 // bfmmla v25.4s, v0.8h, v0.8h
+	WORD $0x6e40ec1a // bfmmla v26.4s, v0.8h, v0.8h
+	WORD $0x6e40ec1b // bfmmla v27.4s, v0.8h, v0.8h
+	WORD $0x6e40ec1c // bfmmla v28.4s, v0.8h, v0.8h
+	WORD $0x6e40ec1d // bfmmla v29.4s, v0.8h, v0.8h
+	WORD $0x6e40ec1e // bfmmla v30.4s, v0.8h, v0.8h
+	WORD $0x6e40ec1f // bfmmla v31.4s, v0.8h, v0.8h
+	SUBS $1, R0, R0
+	BNE  bmloop
+bmdone:
 	FMOVS F31, ret+8(FP)
 	RET
