@@ -1,13 +1,15 @@
 //go:build arm64 && gc && !purego
 
-// arm64 stubs, driver and registration of the hand-written NEON BF16
-// kernels (gemm_bf16_arm64.s): class bf16act, the twin of amd64's
-// avx512_bf16. The activations are rounded to BF16 in Go (toBF16Row,
+// arm64 stubs, driver and registration of the hand-written NEON and SVE
+// BF16 kernels (gemm_bf16_arm64.s, gemm_bf16_sve_arm64.s): class bf16act,
+// the twins of amd64's avx512_bf16. The activations are rounded to BF16 in Go (toBF16Row,
 // nearest even, as on amd64); BFDOT by element multiplies a whole panel
 // line (16 rows × one k pair, four 8H registers) by one activation pair.
 // Same regimes as avx512_bf16: one tile of ≤ 4 rows streams the worker's
 // panels once (GEMV); larger M runs blocks of nb panels × balanced row
-// tiles of ≤ 4 rows.
+// tiles of ≤ 4 rows. sve_bf16 covers a panel line with 2 vectors at
+// 256…384 bits and 1 from 512 bits on (predicated), and runs the NEON
+// kernels at 128 bits, where the registers are the same.
 //
 // Arithmetic: every BF16×BF16 product is exact in f32; BFDOT (FEAT_BF16
 // without FEAT_EBF16, or FPCR.EBF = 0 as Go leaves it) adds the two
@@ -48,20 +50,69 @@ func bf16NEON_2x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy
 //go:noescape
 func bf16NEON_1x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
 
+// bf16SVE2_Mx16 (M = 1…4) is bf16NEON_Mx16 in SVE for vector lengths of
+// 256 and 384 bits (2 predicated vectors per panel line), bf16SVE1_Mx16
+// for 512 bits and more (1 predicated vector per line).
+//
+//go:noescape
+func bf16SVE2_1x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
+//go:noescape
+func bf16SVE2_2x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
+//go:noescape
+func bf16SVE2_3x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
+//go:noescape
+func bf16SVE2_4x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
+//go:noescape
+func bf16SVE1_1x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
+//go:noescape
+func bf16SVE1_2x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
+//go:noescape
+func bf16SVE1_3x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
+//go:noescape
+func bf16SVE1_4x16(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
+
 type bf16Fn func(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)
 
 // bf16NEON[M] is the kernel for M rows.
 var bf16NEON = []bf16Fn{nil, bf16NEON_1x16, bf16NEON_2x16, bf16NEON_3x16, bf16NEON_4x16}
 
+var (
+	bf16SVE2 = []bf16Fn{nil, bf16SVE2_1x16, bf16SVE2_2x16, bf16SVE2_3x16, bf16SVE2_4x16}
+	bf16SVE1 = []bf16Fn{nil, bf16SVE1_1x16, bf16SVE1_2x16, bf16SVE1_3x16, bf16SVE1_4x16}
+)
+
+// bf16SVE returns sve_bf16's kernels for vector length bits.
+func bf16SVE(bits int) []bf16Fn {
+	switch {
+	case bits >= 512:
+		return bf16SVE1
+	case bits >= 256:
+		return bf16SVE2
+	}
+	return bf16NEON
+}
+
 func init() {
-	// Class bf16act (opt-in). Priority between neon and sve, as amd64's
-	// avx512_bf16 sits below avx512: where bf16act is allowed the widest
-	// f32 variant stays the default and the tuner decides.
+	// Class bf16act (opt-in). Priorities below sve, as amd64's avx512_bf16
+	// sits below avx512: where bf16act is allowed the widest f32 variant
+	// stays the default and the tuner decides.
 	register(allOps, kernel.Variant{Name: "neon_bf16", Priority: 22, Class: kernel.ClassBF16Act,
 		Doc:    "hand-written NEON BF16 (FEAT_BF16): BF16 activations, BFDOT by element (WORD-encoded) over the panel lines, 4×16 tiles",
 		DTypes: []kernel.DType{kernel.BF16}, Requires: cpu.NewSet(cpu.ASIMD, cpu.BF16), Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
 		&impl{act: actBF16, panels: bf16Panels(bf16NEON), grain: 4})
+	register(allOps, kernel.Variant{Name: "sve_bf16", Priority: 24, Class: kernel.ClassBF16Act,
+		Doc:    "hand-written SVE BF16 (vector-length agnostic; NEON kernels at 128 bits): BF16 activations replicated per segment (LD1RQH), BFDOT by element over the panel lines, 4×16 tiles",
+		DTypes: []kernel.DType{kernel.BF16}, Requires: cpu.NewSet(cpu.SVE, cpu.BF16), Threaded: true,
+		Params: []kernel.Param{grainParam, armNB}},
+		&impl{act: actBF16, panels: bf16Panels(bf16SVE(cpu.Get().SVEBits)), grain: 4})
 }
 
 // bf16Panels is the panelFn over row kernels tab[1…mr]: with one row
