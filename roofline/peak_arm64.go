@@ -1,7 +1,7 @@
 //go:build arm64 && gc && !purego
 
-// arm64 compute ceilings: NEON and SVE f32 FMA and NEON BF16 (BFDOT,
-// BFMMLA) throughput kernels (peak_arm64.s) for the roofline.
+// arm64 compute ceilings: NEON and SVE f32 FMA, NEON BF16 (BFDOT, BFMMLA)
+// and SVE BFDOT throughput kernels (peak_arm64.s) for the roofline.
 package roofline
 
 import "github.com/ktune/ktune/internal/cpu"
@@ -36,6 +36,13 @@ func bf16DotNEON(iters int) float32
 //
 //go:noescape
 func bf16MMLANEON(iters int) float32
+
+// bf16DotSVE is bf16DotNEON with SVE's BFDOT (vector form) at the full
+// vector length (bits/32 lanes, 4 FLOPs each); lane 0 of the last chain
+// equals 2·iters.
+//
+//go:noescape
+func bf16DotSVE(iters int) float32
 
 // PeakFMANEON runs the NEON FMA ceiling kernel for iters rounds and
 // returns the f32 FLOPs it executed (time it to get FLOP/s).

@@ -250,3 +250,64 @@ bmloop:
 bmdone:
 	FMOVS F31, ret+8(FP)
 	RET
+
+// func bf16DotSVE(iters int) float32
+TEXT ·bf16DotSVE(SB), NOSPLIT, $0-12
+	MOVD iters+0(FP), R0
+	MOVD $0x3f803f80, R1 // BF16 1.0 in both halves
+	WORD $0x05a03820 // dup z0.s, w1
+	WORD $0x25b8c008 // dup z8.s, #0
+	WORD $0x25b8c009 // dup z9.s, #0
+	WORD $0x25b8c00a // dup z10.s, #0
+	WORD $0x25b8c00b // dup z11.s, #0
+	WORD $0x25b8c00c // dup z12.s, #0
+	WORD $0x25b8c00d // dup z13.s, #0
+	WORD $0x25b8c00e // dup z14.s, #0
+	WORD $0x25b8c00f // dup z15.s, #0
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+	WORD $0x25b8c014 // dup z20.s, #0
+	WORD $0x25b8c015 // dup z21.s, #0
+	WORD $0x25b8c016 // dup z22.s, #0
+	WORD $0x25b8c017 // dup z23.s, #0
+	WORD $0x25b8c018 // dup z24.s, #0
+	WORD $0x25b8c019 // dup z25.s, #0
+	WORD $0x25b8c01a // dup z26.s, #0
+	WORD $0x25b8c01b // dup z27.s, #0
+	WORD $0x25b8c01c // dup z28.s, #0
+	WORD $0x25b8c01d // dup z29.s, #0
+	WORD $0x25b8c01e // dup z30.s, #0
+	WORD $0x25b8c01f // dup z31.s, #0
+	CBZ  R0, bsdone
+bsloop:
+	WORD $0x64608008 // bfdot z8.s, z0.h, z0.h
+	WORD $0x64608009 // bfdot z9.s, z0.h, z0.h
+	WORD $0x6460800a // bfdot z10.s, z0.h, z0.h
+	WORD $0x6460800b // bfdot z11.s, z0.h, z0.h
+	WORD $0x6460800c // bfdot z12.s, z0.h, z0.h
+	WORD $0x6460800d // bfdot z13.s, z0.h, z0.h
+	WORD $0x6460800e // bfdot z14.s, z0.h, z0.h
+	WORD $0x6460800f // bfdot z15.s, z0.h, z0.h
+	WORD $0x64608010 // bfdot z16.s, z0.h, z0.h
+	WORD $0x64608011 // bfdot z17.s, z0.h, z0.h
+	WORD $0x64608012 // bfdot z18.s, z0.h, z0.h
+	WORD $0x64608013 // bfdot z19.s, z0.h, z0.h
+	WORD $0x64608014 // bfdot z20.s, z0.h, z0.h
+	WORD $0x64608015 // bfdot z21.s, z0.h, z0.h
+	WORD $0x64608016 // bfdot z22.s, z0.h, z0.h
+	WORD $0x64608017 // bfdot z23.s, z0.h, z0.h
+	WORD $0x64608018 // bfdot z24.s, z0.h, z0.h
+	WORD $0x64608019 // bfdot z25.s, z0.h, z0.h
+	WORD $0x6460801a // bfdot z26.s, z0.h, z0.h
+	WORD $0x6460801b // bfdot z27.s, z0.h, z0.h
+	WORD $0x6460801c // bfdot z28.s, z0.h, z0.h
+	WORD $0x6460801d // bfdot z29.s, z0.h, z0.h
+	WORD $0x6460801e // bfdot z30.s, z0.h, z0.h
+	WORD $0x6460801f // bfdot z31.s, z0.h, z0.h
+	SUBS $1, R0, R0
+	BNE  bsloop
+bsdone:
+	FMOVS F31, ret+8(FP)
+	RET

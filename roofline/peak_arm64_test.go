@@ -25,6 +25,11 @@ func TestPeakFMA(t *testing.T) {
 		if got := bf16MMLANEON(1000); got != 4000 {
 			t.Errorf("bf16MMLANEON(1000) chain = %v, want 4000", got)
 		}
+		if cpu.Has(cpu.SVE) {
+			if got := bf16DotSVE(1000); got != 2000 {
+				t.Errorf("bf16DotSVE(1000) chain = %v, want 2000", got)
+			}
+		}
 	}
 	start := time.Now()
 	f := PeakFMANEON(1 << 16)
