@@ -2,25 +2,32 @@
 
 // arm64 stubs, driver and registration of the hand-written NEON and SVE
 // BF16 kernels (gemm_bf16_arm64.s, gemm_bf16_sve_arm64.s): class bf16act,
-// the twins of amd64's avx512_bf16. The activations are rounded to BF16 in Go (toBF16Row,
-// nearest even, as on amd64); BFDOT by element multiplies a whole panel
-// line (16 rows × one k pair, four 8H registers) by one activation pair.
-// Same regimes as avx512_bf16: one tile of ≤ 4 rows streams the worker's
-// panels once (GEMV); larger M runs blocks of nb panels × balanced row
-// tiles of ≤ 4 rows. sve_bf16 covers a panel line with 2 vectors at
-// 256…384 bits and 1 from 512 bits on (predicated), and runs the NEON
-// kernels at 128 bits, where the registers are the same.
+// the twins of amd64's avx512_bf16. The activations are rounded to BF16
+// in Go (toBF16Row, nearest even, as on amd64); BFDOT by element
+// multiplies a whole panel line (16 rows × one k pair: four 8H registers)
+// by one activation pair. Same regimes as avx512_bf16: one tile of ≤ 4
+// rows streams the worker's panels once (GEMV); larger M runs blocks of
+// nb panels × balanced row tiles of ≤ 4 rows. sve_bf16 covers a panel
+// line with 2 vectors at 256…384 bits and 1 from 512 bits on
+// (predicated), and runs the NEON kernels at 128 bits, where the
+// registers are the same.
 //
 // Arithmetic: every BF16×BF16 product is exact in f32; BFDOT (FEAT_BF16
-// without FEAT_EBF16, or FPCR.EBF = 0 as Go leaves it) adds the two
-// products of a pair and then the accumulator with round-to-odd
-// instead of IEEE nearest-even, flushing denormal inputs and results to
-// zero. That is < 1 f32 ulp per addition where the class's error
-// budget is the activations' BF16 rounding (2⁻⁹ relative), far inside
-// kernel.TolBF16Act; the exact-integer tests (TestBF16Exact) hold
-// bit-for-bit since nothing rounds there. BFMMLA would need the panel
-// lines regrouped as 2 rows × 4 k (the packing is 16 rows × 2 k), so it
-// is not used. Performance is unmeasured: qemu gives correctness only.
+// without FEAT_EBF16, or FPCR.EBF = 0 as Go leaves it; NEON and SVE alike)
+// adds the two products of a pair and then the accumulator with
+// round-to-odd instead of IEEE nearest-even, flushing denormal inputs and
+// results to zero. That is < 1 f32 ulp per addition where the class's
+// error budget is the activations' BF16 rounding (2⁻⁹ relative), far
+// inside kernel.TolBF16Act; the exact-integer tests (TestBF16Exact,
+// TestBF16KernelsARM64) hold bit-for-bit since nothing rounds there.
+// BFMMLA would need the panel lines regrouped as 2 rows × 4 k (the
+// packing is 16 rows × 2 k), so it is not used.
+//
+// sve_bf16 requires SVE + BF16: the architecture requires SVE's BF16
+// support (ID_AA64ZFR0_EL1.BF16, Linux's HWCAP2_SVEBF16) to equal
+// AdvSIMD's (ID_AA64ISAR1_EL1.BF16, the bf16 feature), so no separate
+// feature is detected. Performance is unmeasured: qemu gives correctness
+// only.
 package gemm
 
 import (
