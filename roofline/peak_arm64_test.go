@@ -18,6 +18,19 @@ func TestPeakFMA(t *testing.T) {
 			t.Errorf("fmaSVE(1000) chain = %v, want 1000", got)
 		}
 	}
+	if cpu.Has(cpu.BF16) {
+		if got := bf16DotNEON(1000); got != 2000 {
+			t.Errorf("bf16DotNEON(1000) chain = %v, want 2000", got)
+		}
+		if got := bf16MMLANEON(1000); got != 4000 {
+			t.Errorf("bf16MMLANEON(1000) chain = %v, want 4000", got)
+		}
+		if cpu.Has(cpu.SVE) {
+			if got := bf16DotSVE(1000); got != 2000 {
+				t.Errorf("bf16DotSVE(1000) chain = %v, want 2000", got)
+			}
+		}
+	}
 	start := time.Now()
 	f := PeakFMANEON(1 << 16)
 	t.Logf("NEON FMA: %.1f GFLOP/s (meaningless under qemu)", f/time.Since(start).Seconds()/1e9)

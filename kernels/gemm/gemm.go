@@ -12,7 +12,8 @@
 // Accuracy classes: f32 variants use f32 activations (quantized weights
 // are widened on the fly); int8act variants quantize each activation row
 // once to int8 with one scale (vector code) and use integer dot products
-// (VNNI); bf16act variants round activations to BF16 (AVX512_BF16).
+// (VNNI, SDOT); bf16act variants round activations to BF16 (AVX512_BF16,
+// arm64 BFDOT).
 //
 // Work is split across the worker pool by weight panels (16 output rows):
 // every thread streams its own contiguous range of the packed weights.

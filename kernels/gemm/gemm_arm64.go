@@ -11,6 +11,9 @@
 //	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
 //	              the NEON dot product does not, e.g. A64FX)
 //
+// The bf16act variants neon_bf16 and sve_bf16 (BFDOT) are in
+// gemm_bf16_arm64.go.
+//
 // The integer kernels make the weights signed before SDOT (signed × signed):
 // Q8 u XOR 0x80 = u−128 = q; Q4 nibble − 8 (Q4 with a min keeps the
 // nibble and adds m·Σxq). The f32 class widens BF16/Q8/Q4 through the

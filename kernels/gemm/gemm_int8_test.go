@@ -364,13 +364,18 @@ func TestQuantizeRowISAs(t *testing.T) {
 }
 
 // TestVariantsMasked re-checks the variants against the reference with
-// AVX-512 masked off (avx_vnni and the AVX2 paths take over) and with the
-// VNNI features masked (the int8 variants must vanish from the defaults).
+// AVX-512 masked off (avx_vnni and the AVX2 paths take over), with the
+// VNNI features masked (the int8 variants must vanish from the defaults)
+// and with the BF16 features masked (avx512_bf16, neon_bf16). A mask of
+// features the machine does not have changes nothing and is skipped.
 func TestVariantsMasked(t *testing.T) {
 	shapes := []kernel.Shape{kernel.MakeShape(shapeKeys, 1, 33, 100), kernel.MakeShape(shapeKeys, 9, 17, 64),
 		kernel.MakeShape(shapeKeys, 20, 40, 160)}
-	for _, mask := range [][]cpu.Feature{{cpu.AVX512F}, {cpu.AVX512VNNI, cpu.AVXVNNI}, {cpu.AVX512BF16}} {
+	for _, mask := range [][]cpu.Feature{{cpu.AVX512F}, {cpu.AVX512VNNI, cpu.AVXVNNI}, {cpu.AVX512BF16}, {cpu.BF16}} {
 		t.Run(fmt.Sprint("disable=", mask), func(t *testing.T) {
+			if cpu.Get().Effective.Intersect(cpu.NewSet(mask...)) == 0 {
+				t.Skipf("%v: not present", mask)
+			}
 			defer cpu.Disable(mask...)()
 			for _, op := range allOps {
 				for _, v := range kernel.Variants(op) {

@@ -1,9 +1,10 @@
 //go:build (amd64 || arm64) && gc && !purego
 
 // The MLA decode driver shared by the assembly variants of every ISA
-// (amd64 AVX-512, AVX512_BF16 and AVX2, arm64 NEON and SVE): score tiles of
-// 4 heads × 4 tokens (AVX2: 4 × 2) and 4-head latent accumulation at
-// R = 512, DR = 64, over f32 rows or (AVX512_BF16) BF16 rows.
+// (amd64 AVX-512, AVX512_BF16 and AVX2, arm64 NEON, NEON BF16 and SVE):
+// score tiles of 4 heads × 4 tokens (AVX2: 4 × 2) and 4-head latent
+// accumulation at R = 512, DR = 64, over f32 rows or (the bf16act
+// variants, AVX512_BF16 and NEON BF16) BF16 rows.
 package mla
 
 import (
@@ -42,6 +43,51 @@ func f32Rows(c *Cache, k0, cnt, pad int, tile []float32, _ []float32) []float32 
 	c.Block(k0, cnt, tile)
 	clear(tile[cnt*asmW : pad*asmW])
 	return tile
+}
+
+// toBF16Fn rounds n f32 values (n a multiple of 32) to BF16, nearest
+// even: for i < n: dst[i] = bf16(src[i]). The bf16act variants convert
+// with their ISA's instruction (VCVTNE2PS2BF16, BFCVTN).
+type toBF16Fn func(dst *uint16, src *float32, n int)
+
+// bf16Rows returns the rowsFn of a bf16act variant: a BF16 cache in place
+// (or copied, for a block that crosses a page or needs padding), an f32
+// cache rounded from its pages in place, a q8 cache dequantised into
+// ftile and rounded, all by conv.
+func bf16Rows(conv toBF16Fn) rowsFn[uint16] {
+	return func(c *Cache, k0, cnt, pad int, tile []uint16, ftile []float32) []uint16 {
+		if c.DType == kernel.BF16 {
+			if rows, ok := c.ViewBF16(k0, pad); ok && pad == cnt {
+				return rows
+			}
+			c.BlockBF16(k0, cnt, tile)
+		} else {
+			src, ok := c.View(k0, cnt)
+			if !ok {
+				c.Block(k0, cnt, ftile)
+				src = ftile
+			}
+			conv(&tile[0], &src[0], cnt*asmW) // asmW = 18·32
+		}
+		clear(tile[cnt*asmW : pad*asmW])
+		return tile
+	}
+}
+
+// decodeBF16 is decodeAsm for a bf16act variant: q̃ and q_pe rounded to
+// BF16 once per call (conv), BF16 cache rows from bf16Rows(conv), scores
+// and latent accumulation over BF16 rows. Shapes other than R = 512,
+// DR = 64 with a multiple of 4 heads take the generic path (f32, so more
+// accurate than the class asks).
+func decodeBF16(d *Decode, threads int, prm kernel.Values, conv toBF16Fn, scores scoresFn[uint16], accum accumFn[uint16]) {
+	if d.R != asmR || d.R+d.DR != asmW || d.NH%4 != 0 {
+		decodeGeneric(d, threads, prm)
+		return
+	}
+	n := len(d.Caches) * d.NH * asmW // a multiple of 32
+	qb := make([]uint16, n)
+	conv(&qb[0], &d.Q[0], n)
+	decodeTiles(d, qb, threads, prm, bf16Rows(conv), scores, accum)
 }
 
 // decodeAsm is decodeGeneric with the two inner products in assembly

@@ -15,37 +15,8 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 )
 
-// decodeAVX512BF16 is decodeAsm over BF16 rows and queries (decodeTiles
-// with mlaScoresAVX512BF16_576 and mlaAccumAVX512BF16_576); shapes other
-// than R = 512, DR = 64 with a multiple of 4 heads take the generic path
-// (f32, so more accurate than the class asks).
+// decodeAVX512BF16 is decodeBF16 (mla_asm.go) with mlaToBF16AVX512BF16,
+// mlaScoresAVX512BF16_576 and mlaAccumAVX512BF16_576.
 func decodeAVX512BF16(d *Decode, threads int, prm kernel.Values) {
-	if d.R != asmR || d.R+d.DR != asmW || d.NH%4 != 0 {
-		decodeGeneric(d, threads, prm)
-		return
-	}
-	qb := make([]uint16, len(d.Q)) // len(d.Q) = B·NH·576, a multiple of 32
-	mlaToBF16AVX512BF16(&qb[0], &d.Q[0], len(d.Q))
-	decodeTiles(d, qb, threads, prm, bf16Rows, mlaScoresAVX512BF16_576, mlaAccumAVX512BF16_576)
-}
-
-// bf16Rows: a BF16 cache in place (or copied, for a block that crosses a
-// page or needs padding), an f32 cache rounded from its pages in place,
-// a q8 cache dequantised into ftile and rounded.
-func bf16Rows(c *Cache, k0, cnt, pad int, tile []uint16, ftile []float32) []uint16 {
-	if c.DType == kernel.BF16 {
-		if rows, ok := c.ViewBF16(k0, pad); ok && pad == cnt {
-			return rows
-		}
-		c.BlockBF16(k0, cnt, tile)
-	} else {
-		src, ok := c.View(k0, cnt)
-		if !ok {
-			c.Block(k0, cnt, ftile)
-			src = ftile
-		}
-		mlaToBF16AVX512BF16(&tile[0], &src[0], cnt*asmW) // asmW = 18·32
-	}
-	clear(tile[cnt*asmW : pad*asmW])
-	return tile
+	decodeBF16(d, threads, prm, mlaToBF16AVX512BF16, mlaScoresAVX512BF16_576, mlaAccumAVX512BF16_576)
 }
