@@ -159,7 +159,7 @@ type args struct {
 	acc         bool
 	x           []float32 // M×Kp, f32 (actF32)
 	xq          []int8    // M×Kp (actInt8)
-	xs          []float32 // M scales (actInt8)
+	xs          []float32 // M×groups scales (actInt8)
 	xsum        []int32   // M×groups sums of xq (actInt8)
 	xb          []uint16  // M×Kp BF16 (actBF16)
 	ws          *workspace
@@ -207,10 +207,10 @@ func newArgs(im *impl, y, x []float32, w *quant.Matrix, m int, acc bool) *args {
 		}
 	case actInt8:
 		g := kp / quant.GroupK
-		ws.xq, ws.xs, ws.xsum = grow(ws.xq, m*kp), grow(ws.xs, m), grow(ws.xsum, m*g)
+		ws.xq, ws.xs, ws.xsum = grow(ws.xq, m*kp), grow(ws.xs, m*g), grow(ws.xsum, m*g)
 		a.xq, a.xs, a.xsum = ws.xq, ws.xs, ws.xsum
 		for r := 0; r < m; r++ {
-			quantizeRow(a.xq[r*kp:(r+1)*kp], &a.xs[r], a.xsum[r*g:(r+1)*g], x[r*k:(r+1)*k])
+			quantizeRow(a.xq[r*kp:(r+1)*kp], a.xs[r*g:(r+1)*g], a.xsum[r*g:(r+1)*g], x[r*k:(r+1)*k])
 		}
 	case actBF16:
 		ws.xb = grow(ws.xb, m*kp)

@@ -4,100 +4,82 @@
 
 #include "textflag.h"
 
-// func absMaxAVX2(x []float32) float32
+// func quantScaledAVX2(q []int8, s []float32, sums []int32, x []float32)
 // Requires: AVX, AVX2
-TEXT ·absMaxAVX2(SB), NOSPLIT, $0-28
-	MOVQ         x_base+0(FP), AX
-	MOVQ         x_len+8(FP), CX
-	MOVL         $0x7fffffff, DX
-	VMOVD        DX, X0
-	VPBROADCASTD X0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-
-absMaxAVX2_big:
-	CMPQ   CX, $0x00000020
-	JL     absMaxAVX2_single
-	VANDPS (AX), Y0, Y5
-	VMAXPS Y5, Y1, Y1
-	VANDPS 32(AX), Y0, Y5
-	VMAXPS Y5, Y2, Y2
-	VANDPS 64(AX), Y0, Y5
-	VMAXPS Y5, Y3, Y3
-	VANDPS 96(AX), Y0, Y5
-	VMAXPS Y5, Y4, Y4
-	ADDQ   $0x00000080, AX
-	SUBQ   $0x00000020, CX
-	JMP    absMaxAVX2_big
-
-absMaxAVX2_single:
-	CMPQ   CX, $0x00000008
-	JL     absMaxAVX2_done
-	VANDPS (AX), Y0, Y5
-	VMAXPS Y5, Y1, Y1
-	ADDQ   $0x00000020, AX
-	SUBQ   $0x00000008, CX
-	JMP    absMaxAVX2_single
-
-absMaxAVX2_done:
-	VMAXPS       Y2, Y1, Y1
-	VMAXPS       Y4, Y3, Y3
-	VMAXPS       Y3, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X0, X1, X1
-	VPSHUFD      $0x4e, X1, X0
-	VMAXPS       X0, X1, X1
-	VPSHUFD      $0xb1, X1, X0
-	VMAXPS       X0, X1, X1
-	VMOVSS       X1, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func quantGroupsAVX2(q []int8, sums []int32, x []float32, inv float32)
-// Requires: AVX, AVX2
-TEXT ·quantGroupsAVX2(SB), NOSPLIT, $0-76
+TEXT ·quantScaledAVX2(SB), NOSPLIT, $0-96
 	MOVQ         q_base+0(FP), AX
-	MOVQ         sums_base+24(FP), CX
-	MOVQ         sums_len+32(FP), DX
-	MOVQ         x_base+48(FP), BX
-	VBROADCASTSS inv+72(FP), Y0
-	VMOVDQU      actPermAVX2<>+0(SB), Y1
-	TESTQ        DX, DX
-	JZ           quantGroupsAVX2_done
+	MOVQ         s_base+24(FP), CX
+	MOVQ         sums_base+48(FP), DX
+	MOVQ         sums_len+56(FP), BX
+	MOVQ         x_base+72(FP), SI
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X1
+	VXORPS       X2, X2, X2
+	VMOVDQU      actPermAVX2<>+0(SB), Y3
+	TESTQ        BX, BX
+	JZ           quantScaledAVX2_done
 
-quantGroupsAVX2_loop:
-	VMULPS       (BX), Y0, Y2
-	VCVTPS2DQ    Y2, Y2
-	VMULPS       32(BX), Y0, Y3
-	VCVTPS2DQ    Y3, Y3
-	VMULPS       64(BX), Y0, Y4
+quantScaledAVX2_loop:
+	VMOVUPS      (SI), Y4
+	VMOVUPS      32(SI), Y5
+	VMOVUPS      64(SI), Y6
+	VMOVUPS      96(SI), Y7
+	VANDPS       Y4, Y0, Y8
+	VANDPS       Y5, Y0, Y9
+	VMAXPS       Y9, Y8, Y8
+	VANDPS       Y6, Y0, Y9
+	VMAXPS       Y9, Y8, Y8
+	VANDPS       Y7, Y0, Y9
+	VMAXPS       Y9, Y8, Y8
+	VEXTRACTF128 $0x01, Y8, X9
+	VMAXPS       X9, X8, X8
+	VPSHUFD      $0x4e, X8, X9
+	VMAXPS       X9, X8, X8
+	VPSHUFD      $0xb1, X8, X9
+	VMAXPS       X9, X8, X8
+	VDIVSS       X1, X8, X9
+	VMOVSS       X9, (CX)
+	VXORPS       X9, X9, X9
+	VUCOMISS     X2, X8
+	JE           quantScaledAVX2_zero
+	VDIVSS       X8, X1, X9
+
+quantScaledAVX2_zero:
+	VBROADCASTSS X9, Y8
+	VMULPS       Y4, Y8, Y4
 	VCVTPS2DQ    Y4, Y4
-	VMULPS       96(BX), Y0, Y5
+	VMULPS       Y5, Y8, Y5
 	VCVTPS2DQ    Y5, Y5
-	VPACKSSDW    Y3, Y2, Y6
-	VPACKSSDW    Y5, Y4, Y7
-	VPACKSSWB    Y7, Y6, Y6
-	VPERMD       Y6, Y1, Y6
-	VMOVDQU      Y6, (AX)
-	VPADDD       Y3, Y2, Y2
+	VMULPS       Y6, Y8, Y6
+	VCVTPS2DQ    Y6, Y6
+	VMULPS       Y7, Y8, Y7
+	VCVTPS2DQ    Y7, Y7
+	VPACKSSDW    Y5, Y4, Y8
+	VPACKSSDW    Y7, Y6, Y9
+	VPACKSSWB    Y9, Y8, Y8
+	VPERMD       Y8, Y3, Y8
+	VMOVDQU      Y8, (AX)
 	VPADDD       Y5, Y4, Y4
-	VPADDD       Y4, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VMOVD        X2, (CX)
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VEXTRACTI128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VPSHUFD      $0x4e, X4, X5
+	VPADDD       X5, X4, X4
+	VPSHUFD      $0xb1, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVD        X4, (DX)
 	ADDQ         $0x20, AX
+	ADDQ         $0x04, DX
 	ADDQ         $0x04, CX
-	ADDQ         $0x00000080, BX
-	DECQ         DX
-	JNZ          quantGroupsAVX2_loop
+	ADDQ         $0x00000080, SI
+	DECQ         BX
+	JNZ          quantScaledAVX2_loop
 
-quantGroupsAVX2_done:
+quantScaledAVX2_done:
 	VZEROUPPER
 	RET
 
@@ -111,93 +93,69 @@ DATA actPermAVX2<>+24(SB)/4, $0x00000003
 DATA actPermAVX2<>+28(SB)/4, $0x00000007
 GLOBL actPermAVX2<>(SB), RODATA|NOPTR, $32
 
-// func absMaxAVX512(x []float32) float32
-// Requires: AVX, AVX512F
-TEXT ·absMaxAVX512(SB), NOSPLIT, $0-28
-	MOVQ         x_base+0(FP), AX
-	MOVQ         x_len+8(FP), CX
-	MOVL         $0x7fffffff, DX
-	VMOVD        DX, X0
-	VPBROADCASTD X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-
-absMaxAVX512_big:
-	CMPQ   CX, $0x00000040
-	JL     absMaxAVX512_single
-	VPANDD (AX), Z0, Z5
-	VMAXPS Z5, Z1, Z1
-	VPANDD 64(AX), Z0, Z5
-	VMAXPS Z5, Z2, Z2
-	VPANDD 128(AX), Z0, Z5
-	VMAXPS Z5, Z3, Z3
-	VPANDD 192(AX), Z0, Z5
-	VMAXPS Z5, Z4, Z4
-	ADDQ   $0x00000100, AX
-	SUBQ   $0x00000040, CX
-	JMP    absMaxAVX512_big
-
-absMaxAVX512_single:
-	CMPQ   CX, $0x00000010
-	JL     absMaxAVX512_done
-	VPANDD (AX), Z0, Z5
-	VMAXPS Z5, Z1, Z1
-	ADDQ   $0x00000040, AX
-	SUBQ   $0x00000010, CX
-	JMP    absMaxAVX512_single
-
-absMaxAVX512_done:
-	VMAXPS        Z2, Z1, Z1
-	VMAXPS        Z4, Z3, Z3
-	VMAXPS        Z3, Z1, Z1
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VMAXPS        Y0, Y1, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VMAXPS        X0, X1, X1
-	VPSHUFD       $0x4e, X1, X0
-	VMAXPS        X0, X1, X1
-	VPSHUFD       $0xb1, X1, X0
-	VMAXPS        X0, X1, X1
-	VMOVSS        X1, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func quantGroupsAVX512(q []int8, sums []int32, x []float32, inv float32)
+// func quantScaledAVX512(q []int8, s []float32, sums []int32, x []float32)
 // Requires: AVX, AVX2, AVX512F
-TEXT ·quantGroupsAVX512(SB), NOSPLIT, $0-76
+TEXT ·quantScaledAVX512(SB), NOSPLIT, $0-96
 	MOVQ         q_base+0(FP), AX
-	MOVQ         sums_base+24(FP), CX
-	MOVQ         sums_len+32(FP), DX
-	MOVQ         x_base+48(FP), BX
-	VBROADCASTSS inv+72(FP), Z0
-	TESTQ        DX, DX
-	JZ           quantGroupsAVX512_done
+	MOVQ         s_base+24(FP), CX
+	MOVQ         sums_base+48(FP), DX
+	MOVQ         sums_len+56(FP), BX
+	MOVQ         x_base+72(FP), SI
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Z0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X1
+	VXORPS       X2, X2, X2
+	TESTQ        BX, BX
+	JZ           quantScaledAVX512_done
 
-quantGroupsAVX512_loop:
-	VMULPS        (BX), Z0, Z1
-	VCVTPS2DQ     Z1, Z1
-	VMULPS        64(BX), Z0, Z2
-	VCVTPS2DQ     Z2, Z2
-	VPMOVSDB      Z1, (AX)
-	VPMOVSDB      Z2, 16(AX)
-	VPADDD        Z2, Z1, Z1
-	VEXTRACTI64X4 $0x01, Z1, Y2
-	VPADDD        Y2, Y1, Y1
-	VEXTRACTI128  $0x01, Y1, X2
-	VPADDD        X2, X1, X1
-	VPSHUFD       $0x4e, X1, X2
-	VPADDD        X2, X1, X1
-	VPSHUFD       $0xb1, X1, X2
-	VPADDD        X2, X1, X1
-	VMOVD         X1, (CX)
+quantScaledAVX512_loop:
+	VMOVUPS       (SI), Z3
+	VMOVUPS       64(SI), Z4
+	VPANDD        Z3, Z0, Z5
+	VPANDD        Z4, Z0, Z6
+	VMAXPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VMAXPS        Y6, Y5, Y5
+	VEXTRACTF128  $0x01, Y5, X6
+	VMAXPS        X6, X5, X5
+	VPSHUFD       $0x4e, X5, X6
+	VMAXPS        X6, X5, X5
+	VPSHUFD       $0xb1, X5, X6
+	VMAXPS        X6, X5, X5
+	VDIVSS        X1, X5, X6
+	VMOVSS        X6, (CX)
+	VXORPS        X6, X6, X6
+	VUCOMISS      X2, X5
+	JE            quantScaledAVX512_zero
+	VDIVSS        X5, X1, X6
+
+quantScaledAVX512_zero:
+	VBROADCASTSS  X6, Z5
+	VMULPS        Z3, Z5, Z3
+	VCVTPS2DQ     Z3, Z3
+	VMULPS        Z4, Z5, Z4
+	VCVTPS2DQ     Z4, Z4
+	VPMOVSDB      Z3, (AX)
+	VPMOVSDB      Z4, 16(AX)
+	VPADDD        Z4, Z3, Z3
+	VEXTRACTI64X4 $0x01, Z3, Y4
+	VPADDD        Y4, Y3, Y3
+	VEXTRACTI128  $0x01, Y3, X4
+	VPADDD        X4, X3, X3
+	VPSHUFD       $0x4e, X3, X4
+	VPADDD        X4, X3, X3
+	VPSHUFD       $0xb1, X3, X4
+	VPADDD        X4, X3, X3
+	VMOVD         X3, (DX)
 	ADDQ          $0x20, AX
+	ADDQ          $0x04, DX
 	ADDQ          $0x04, CX
-	ADDQ          $0x00000080, BX
-	DECQ          DX
-	JNZ           quantGroupsAVX512_loop
+	ADDQ          $0x00000080, SI
+	DECQ          BX
+	JNZ           quantScaledAVX512_loop
 
-quantGroupsAVX512_done:
+quantScaledAVX512_done:
 	VZEROUPPER
 	RET

@@ -4,38 +4,30 @@
 
 package gemm
 
-// absMaxAVX2 returns the largest |x[i]| over the first len(x) rounded down to a
-// multiple of 8 elements (0 if there are none); the caller folds in the tail:
-//
-//	for i := 0; i < len(x)&^7; i++ { m = max(m, abs(x[i])) }
-func absMaxAVX2(x []float32) float32
-
-// quantGroupsAVX2 quantizes len(sums) whole groups of 32 (x and q must hold
-// 32·len(sums) elements) and sums each group:
+// quantScaledAVX2 quantizes len(sums) whole groups of 32 with one scale each (x
+// and q must hold 32·len(sums) elements, s len(sums)):
 //
 //	for g := range sums {
+//		m := max_{32g ≤ j < 32g+32} |x[j]|
+//		s[g], inv := m/127, 127/m  // inv = 0 when m = 0
 //		sums[g] = 0
 //		for j := 32 * g; j < 32*g+32; j++ {
 //			q[j] = int8(math.RoundToEven(float64(x[j] * inv)))
 //			sums[g] += int32(q[j])
 //		}
 //	}
-func quantGroupsAVX2(q []int8, sums []int32, x []float32, inv float32)
+func quantScaledAVX2(q []int8, s []float32, sums []int32, x []float32)
 
-// absMaxAVX512 returns the largest |x[i]| over the first len(x) rounded down to a
-// multiple of 16 elements (0 if there are none); the caller folds in the tail:
-//
-//	for i := 0; i < len(x)&^15; i++ { m = max(m, abs(x[i])) }
-func absMaxAVX512(x []float32) float32
-
-// quantGroupsAVX512 quantizes len(sums) whole groups of 32 (x and q must hold
-// 32·len(sums) elements) and sums each group:
+// quantScaledAVX512 quantizes len(sums) whole groups of 32 with one scale each (x
+// and q must hold 32·len(sums) elements, s len(sums)):
 //
 //	for g := range sums {
+//		m := max_{32g ≤ j < 32g+32} |x[j]|
+//		s[g], inv := m/127, 127/m  // inv = 0 when m = 0
 //		sums[g] = 0
 //		for j := 32 * g; j < 32*g+32; j++ {
 //			q[j] = int8(math.RoundToEven(float64(x[j] * inv)))
 //			sums[g] += int32(q[j])
 //		}
 //	}
-func quantGroupsAVX512(q []int8, sums []int32, x []float32, inv float32)
+func quantScaledAVX512(q []int8, s []float32, sums []int32, x []float32)

@@ -62,11 +62,12 @@ func gemmSVE_16(m, k int, a *float32, lda int, b *byte, c *float32, ldc int, acc
 //	for p < np, i < 16:
 //		t := 0
 //		for g < ng:
-//			t += d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j]−128)·int32(xq[32g+j]))
-//		y[16p+i] = xs[0]·t  // or += when acc ≠ 0
+//			t += d[p,g,i]·(xs[g]·float32(Σ_{j<32} int32(u[p,g,i,j]−128)·int32(xq[32g+j])))
+//		y[16p+i] = t  // or += when acc ≠ 0
 //
-// dotQ4NEON_1x16 is the same over Q4 panels with (nibble − 8), and
-// dotQ4MinNEON_1x16 with the nibble itself plus t += mn[p,g,i]·float32(sums[g]),
+// with xs the activations' group scales. dotQ4NEON_1x16 is the same over
+// Q4 panels with (nibble − 8), and dotQ4MinNEON_1x16 with the nibble
+// itself plus t += mn[p,g,i]·(xs[g]·float32(sums[g])),
 // sums[g] = Σ_{j<32} xq[32g+j]. The SVE kernels compute the same.
 //
 //go:noescape
@@ -163,7 +164,7 @@ func dotPanels(tab [3]dotFn) panelFn {
 		for b0 := p0; b0 < p1; b0 += nb {
 			b1 := min(b0+nb, p1)
 			for r := 0; r < a.m; r++ {
-				fn(&a.w.Data[b0*pb], b1-b0, ng, &a.xq[r*a.kp], &a.xsum[r*ng], &a.xs[r], &a.y[r*a.ldy+b0*pr-a.ycol], acc)
+				fn(&a.w.Data[b0*pb], b1-b0, ng, &a.xq[r*a.kp], &a.xsum[r*ng], &a.xs[r*ng], &a.y[r*a.ldy+b0*pr-a.ycol], acc)
 			}
 		}
 	}

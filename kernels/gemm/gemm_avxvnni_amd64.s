@@ -14,48 +14,49 @@ TEXT ·avxvnniQ8_1x16(SB), NOSPLIT, $0-81
 avxvnniQ8_1x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  aux+40(FP), SI
-	MOVQ  ldaux+48(FP), DI
-	MOVQ  ng+16(FP), R8
-	LEAQ  (AX), R9
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
 	VPXOR Y4, Y4, Y4
 
 avxvnniQ8_1x16_group0:
 	VPBROADCASTD (SI), Y0
-	VMOVDQU      (R9), Y8
+	VMOVDQU      (R10), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      64(R9), Y8
+	VMOVDQU      64(R10), Y8
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VMOVDQU      128(R9), Y8
+	VMOVDQU      128(R10), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      192(R9), Y8
+	VMOVDQU      192(R10), Y8
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VMOVDQU      256(R9), Y8
+	VMOVDQU      256(R10), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      320(R9), Y8
+	VMOVDQU      320(R10), Y8
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VMOVDQU      384(R9), Y8
+	VMOVDQU      384(R10), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      448(R9), Y8
+	VMOVDQU      448(R10), Y8
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VCVTPH2PS    512(R9), Y12
+	VCVTPH2PS    512(R10), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
-	ADDQ         $0x00000220, R9
+	ADDQ         $0x00000220, R10
 	ADDQ         $0x20, BX
-	ADDQ         DI, SI
-	DECQ         R8
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
 	JNZ          avxvnniQ8_1x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, BX
@@ -73,48 +74,49 @@ avxvnniQ8_1x16_stored0:
 	ADDQ  $0x20, DX
 	MOVQ  xq+24(FP), BX
 	MOVQ  aux+40(FP), SI
-	MOVQ  ldaux+48(FP), DI
-	MOVQ  ng+16(FP), R8
-	LEAQ  32(AX), R9
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
 	VPXOR Y4, Y4, Y4
 
 avxvnniQ8_1x16_group1:
 	VPBROADCASTD (SI), Y0
-	VMOVDQU      (R9), Y8
+	VMOVDQU      (R10), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      64(R9), Y8
+	VMOVDQU      64(R10), Y8
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VMOVDQU      128(R9), Y8
+	VMOVDQU      128(R10), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      192(R9), Y8
+	VMOVDQU      192(R10), Y8
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VMOVDQU      256(R9), Y8
+	VMOVDQU      256(R10), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      320(R9), Y8
+	VMOVDQU      320(R10), Y8
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VMOVDQU      384(R9), Y8
+	VMOVDQU      384(R10), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
-	VMOVDQU      448(R9), Y8
+	VMOVDQU      448(R10), Y8
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
-	VCVTPH2PS    496(R9), Y12
+	VCVTPH2PS    496(R10), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
-	ADDQ         $0x00000220, R9
+	ADDQ         $0x00000220, R10
 	ADDQ         $0x20, BX
-	ADDQ         DI, SI
-	DECQ         R8
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
 	JNZ          avxvnniQ8_1x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, BX
@@ -149,70 +151,71 @@ avxvnniQ8_2x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  (AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 
 avxvnniQ8_2x16_group0:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD (BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPBROADCASTD 4(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 8(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPBROADCASTD 12(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      256(R10), Y8
+	VMOVDQU      256(R11), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 16(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      320(R10), Y8
+	VMOVDQU      320(R11), Y8
 	VPBROADCASTD 20(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      384(R10), Y8
+	VMOVDQU      384(R11), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 24(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      448(R10), Y8
+	VMOVDQU      448(R11), Y8
 	VPBROADCASTD 28(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VCVTPH2PS    512(R10), Y12
+	VCVTPH2PS    512(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
-	ADDQ         $0x00000220, R10
+	ADDQ         $0x00000220, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ8_2x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -236,70 +239,71 @@ avxvnniQ8_2x16_stored0:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  32(AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 
 avxvnniQ8_2x16_group1:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD (BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPBROADCASTD 4(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 8(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPBROADCASTD 12(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      256(R10), Y8
+	VMOVDQU      256(R11), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 16(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      320(R10), Y8
+	VMOVDQU      320(R11), Y8
 	VPBROADCASTD 20(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      384(R10), Y8
+	VMOVDQU      384(R11), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 24(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VMOVDQU      448(R10), Y8
+	VMOVDQU      448(R11), Y8
 	VPBROADCASTD 28(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
-	VCVTPH2PS    496(R10), Y12
+	VCVTPH2PS    496(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
-	ADDQ         $0x00000220, R10
+	ADDQ         $0x00000220, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ8_2x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -339,9 +343,10 @@ avxvnniQ8_3x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  (AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -350,81 +355,81 @@ avxvnniQ8_3x16_group0:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
 	VPBROADCASTD 8(DI), Y2
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD (BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD (BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 4(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 4(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 8(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD 8(BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 12(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 12(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VMOVDQU      256(R10), Y8
+	VMOVDQU      256(R11), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 16(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD 16(BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      320(R10), Y8
+	VMOVDQU      320(R11), Y8
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 20(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 20(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VMOVDQU      384(R10), Y8
+	VMOVDQU      384(R11), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 24(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD 24(BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      448(R10), Y8
+	VMOVDQU      448(R11), Y8
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 28(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 28(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VCVTPH2PS    512(R10), Y12
+	VCVTPH2PS    512(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
-	ADDQ         $0x00000220, R10
+	ADDQ         $0x00000220, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ8_3x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -453,9 +458,10 @@ avxvnniQ8_3x16_stored0:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  32(AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -464,81 +470,81 @@ avxvnniQ8_3x16_group1:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
 	VPBROADCASTD 8(DI), Y2
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD (BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD (BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 4(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 4(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 8(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD 8(BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 12(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 12(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VMOVDQU      256(R10), Y8
+	VMOVDQU      256(R11), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 16(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD 16(BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      320(R10), Y8
+	VMOVDQU      320(R11), Y8
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 20(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 20(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VMOVDQU      384(R10), Y8
+	VMOVDQU      384(R11), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 24(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
 	VPBROADCASTD 24(BX)(SI*2), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
-	VMOVDQU      448(R10), Y8
+	VMOVDQU      448(R11), Y8
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm8, ymm11
 	VPBROADCASTD 28(BX)(SI*1), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm8, ymm10
 	VPBROADCASTD 28(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm8, ymm11
-	VCVTPH2PS    496(R10), Y12
+	VCVTPH2PS    496(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
-	ADDQ         $0x00000220, R10
+	ADDQ         $0x00000220, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ8_3x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -584,9 +590,10 @@ avxvnniQ8_4x16_panel:
 	MOVQ  ldx+32(FP), SI
 	LEAQ  (SI)(SI*2), DI
 	MOVQ  aux+40(FP), R8
-	MOVQ  ldaux+48(FP), R9
-	MOVQ  ng+16(FP), R10
-	LEAQ  (AX), R11
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -597,7 +604,7 @@ avxvnniQ8_4x16_group0:
 	VPBROADCASTD 4(R8), Y1
 	VPBROADCASTD 8(R8), Y2
 	VPBROADCASTD 12(R8), Y3
-	VMOVDQU      (R11), Y8
+	VMOVDQU      (R12), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD (BX)(SI*1), Y11
@@ -606,7 +613,7 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD (BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      64(R11), Y8
+	VMOVDQU      64(R12), Y8
 	VPBROADCASTD 4(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
@@ -615,7 +622,7 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 4(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      128(R11), Y8
+	VMOVDQU      128(R12), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 8(BX)(SI*1), Y11
@@ -624,7 +631,7 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 8(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      192(R11), Y8
+	VMOVDQU      192(R12), Y8
 	VPBROADCASTD 12(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
@@ -633,7 +640,7 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 12(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      256(R11), Y8
+	VMOVDQU      256(R12), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 16(BX)(SI*1), Y11
@@ -642,7 +649,7 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 16(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      320(R11), Y8
+	VMOVDQU      320(R12), Y8
 	VPBROADCASTD 20(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
@@ -651,7 +658,7 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 20(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      384(R11), Y8
+	VMOVDQU      384(R12), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 24(BX)(SI*1), Y11
@@ -660,7 +667,7 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 24(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      448(R11), Y8
+	VMOVDQU      448(R12), Y8
 	VPBROADCASTD 28(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
@@ -669,29 +676,29 @@ avxvnniQ8_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 28(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VCVTPH2PS    512(R11), Y12
+	VCVTPH2PS    512(R12), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
 	VFMADD231PS  Y3, Y12, Y7
-	ADDQ         $0x00000220, R11
+	ADDQ         $0x00000220, R12
 	ADDQ         $0x20, BX
-	ADDQ         R9, R8
-	DECQ         R10
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
 	JNZ          avxvnniQ8_4x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
-	VBROADCASTSS 12(BX), Y15
-	VMULPS       Y15, Y7, Y7
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -726,9 +733,10 @@ avxvnniQ8_4x16_stored0:
 	MOVQ  ldx+32(FP), SI
 	LEAQ  (SI)(SI*2), DI
 	MOVQ  aux+40(FP), R8
-	MOVQ  ldaux+48(FP), R9
-	MOVQ  ng+16(FP), R10
-	LEAQ  32(AX), R11
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -739,7 +747,7 @@ avxvnniQ8_4x16_group1:
 	VPBROADCASTD 4(R8), Y1
 	VPBROADCASTD 8(R8), Y2
 	VPBROADCASTD 12(R8), Y3
-	VMOVDQU      (R11), Y8
+	VMOVDQU      (R12), Y8
 	VPBROADCASTD (BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD (BX)(SI*1), Y11
@@ -748,7 +756,7 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD (BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      64(R11), Y8
+	VMOVDQU      64(R12), Y8
 	VPBROADCASTD 4(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
@@ -757,7 +765,7 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 4(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      128(R11), Y8
+	VMOVDQU      128(R12), Y8
 	VPBROADCASTD 8(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 8(BX)(SI*1), Y11
@@ -766,7 +774,7 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 8(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      192(R11), Y8
+	VMOVDQU      192(R12), Y8
 	VPBROADCASTD 12(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
@@ -775,7 +783,7 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 12(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      256(R11), Y8
+	VMOVDQU      256(R12), Y8
 	VPBROADCASTD 16(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 16(BX)(SI*1), Y11
@@ -784,7 +792,7 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 16(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      320(R11), Y8
+	VMOVDQU      320(R12), Y8
 	VPBROADCASTD 20(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
@@ -793,7 +801,7 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 20(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      384(R11), Y8
+	VMOVDQU      384(R12), Y8
 	VPBROADCASTD 24(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 24(BX)(SI*1), Y11
@@ -802,7 +810,7 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 24(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VMOVDQU      448(R11), Y8
+	VMOVDQU      448(R12), Y8
 	VPBROADCASTD 28(BX), Y10
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
@@ -811,29 +819,29 @@ avxvnniQ8_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
 	VPBROADCASTD 28(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
-	VCVTPH2PS    496(R11), Y12
+	VCVTPH2PS    496(R12), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
 	VFMADD231PS  Y3, Y12, Y7
-	ADDQ         $0x00000220, R11
+	ADDQ         $0x00000220, R12
 	ADDQ         $0x20, BX
-	ADDQ         R9, R8
-	DECQ         R10
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
 	JNZ          avxvnniQ8_4x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
-	VBROADCASTSS 12(BX), Y15
-	VMULPS       Y15, Y7, Y7
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -885,14 +893,15 @@ TEXT ·avxvnniQ4_1x16(SB), NOSPLIT, $0-81
 avxvnniQ4_1x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  aux+40(FP), SI
-	MOVQ  ldaux+48(FP), DI
-	MOVQ  ng+16(FP), R8
-	LEAQ  (AX), R9
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
 	VPXOR Y4, Y4, Y4
 
 avxvnniQ4_1x16_group0:
 	VPBROADCASTD (SI), Y0
-	VMOVDQU      (R9), Y8
+	VMOVDQU      (R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -900,7 +909,7 @@ avxvnniQ4_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      64(R9), Y8
+	VMOVDQU      64(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -908,7 +917,7 @@ avxvnniQ4_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      128(R9), Y8
+	VMOVDQU      128(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -916,7 +925,7 @@ avxvnniQ4_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      192(R9), Y8
+	VMOVDQU      192(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -924,17 +933,17 @@ avxvnniQ4_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VCVTPH2PS    256(R9), Y12
+	VCVTPH2PS    256(R10), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
-	ADDQ         $0x00000120, R9
+	ADDQ         $0x00000120, R10
 	ADDQ         $0x20, BX
-	ADDQ         DI, SI
-	DECQ         R8
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
 	JNZ          avxvnniQ4_1x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, BX
@@ -952,14 +961,15 @@ avxvnniQ4_1x16_stored0:
 	ADDQ  $0x20, DX
 	MOVQ  xq+24(FP), BX
 	MOVQ  aux+40(FP), SI
-	MOVQ  ldaux+48(FP), DI
-	MOVQ  ng+16(FP), R8
-	LEAQ  32(AX), R9
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
 	VPXOR Y4, Y4, Y4
 
 avxvnniQ4_1x16_group1:
 	VPBROADCASTD (SI), Y0
-	VMOVDQU      (R9), Y8
+	VMOVDQU      (R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -967,7 +977,7 @@ avxvnniQ4_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      64(R9), Y8
+	VMOVDQU      64(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -975,7 +985,7 @@ avxvnniQ4_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      128(R9), Y8
+	VMOVDQU      128(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -983,7 +993,7 @@ avxvnniQ4_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      192(R9), Y8
+	VMOVDQU      192(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -991,17 +1001,17 @@ avxvnniQ4_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VCVTPH2PS    240(R9), Y12
+	VCVTPH2PS    240(R10), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
-	ADDQ         $0x00000120, R9
+	ADDQ         $0x00000120, R10
 	ADDQ         $0x20, BX
-	ADDQ         DI, SI
-	DECQ         R8
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
 	JNZ          avxvnniQ4_1x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, BX
@@ -1039,16 +1049,17 @@ avxvnniQ4_2x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  (AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 
 avxvnniQ4_2x16_group0:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1060,7 +1071,7 @@ avxvnniQ4_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1072,7 +1083,7 @@ avxvnniQ4_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1084,7 +1095,7 @@ avxvnniQ4_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1096,21 +1107,21 @@ avxvnniQ4_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VCVTPH2PS    256(R10), Y12
+	VCVTPH2PS    256(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
-	ADDQ         $0x00000120, R10
+	ADDQ         $0x00000120, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4_2x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -1134,16 +1145,17 @@ avxvnniQ4_2x16_stored0:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  32(AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 
 avxvnniQ4_2x16_group1:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1155,7 +1167,7 @@ avxvnniQ4_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1167,7 +1179,7 @@ avxvnniQ4_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1179,7 +1191,7 @@ avxvnniQ4_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1191,21 +1203,21 @@ avxvnniQ4_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VCVTPH2PS    240(R10), Y12
+	VCVTPH2PS    240(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
-	ADDQ         $0x00000120, R10
+	ADDQ         $0x00000120, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4_2x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -1248,9 +1260,10 @@ avxvnniQ4_3x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  (AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -1259,7 +1272,7 @@ avxvnniQ4_3x16_group0:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
 	VPBROADCASTD 8(DI), Y2
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1275,7 +1288,7 @@ avxvnniQ4_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1291,7 +1304,7 @@ avxvnniQ4_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1307,7 +1320,7 @@ avxvnniQ4_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1323,25 +1336,25 @@ avxvnniQ4_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VCVTPH2PS    256(R10), Y12
+	VCVTPH2PS    256(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
-	ADDQ         $0x00000120, R10
+	ADDQ         $0x00000120, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4_3x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -1370,9 +1383,10 @@ avxvnniQ4_3x16_stored0:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  32(AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -1381,7 +1395,7 @@ avxvnniQ4_3x16_group1:
 	VPBROADCASTD (DI), Y0
 	VPBROADCASTD 4(DI), Y1
 	VPBROADCASTD 8(DI), Y2
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1397,7 +1411,7 @@ avxvnniQ4_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1413,7 +1427,7 @@ avxvnniQ4_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1429,7 +1443,7 @@ avxvnniQ4_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1445,25 +1459,25 @@ avxvnniQ4_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VCVTPH2PS    240(R10), Y12
+	VCVTPH2PS    240(R11), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
-	ADDQ         $0x00000120, R10
+	ADDQ         $0x00000120, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4_3x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -1512,9 +1526,10 @@ avxvnniQ4_4x16_panel:
 	MOVQ  ldx+32(FP), SI
 	LEAQ  (SI)(SI*2), DI
 	MOVQ  aux+40(FP), R8
-	MOVQ  ldaux+48(FP), R9
-	MOVQ  ng+16(FP), R10
-	LEAQ  (AX), R11
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -1525,7 +1540,7 @@ avxvnniQ4_4x16_group0:
 	VPBROADCASTD 4(R8), Y1
 	VPBROADCASTD 8(R8), Y2
 	VPBROADCASTD 12(R8), Y3
-	VMOVDQU      (R11), Y8
+	VMOVDQU      (R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1545,7 +1560,7 @@ avxvnniQ4_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 4(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      64(R11), Y8
+	VMOVDQU      64(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1565,7 +1580,7 @@ avxvnniQ4_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 12(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      128(R11), Y8
+	VMOVDQU      128(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1585,7 +1600,7 @@ avxvnniQ4_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 20(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      192(R11), Y8
+	VMOVDQU      192(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1605,29 +1620,29 @@ avxvnniQ4_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 28(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VCVTPH2PS    256(R11), Y12
+	VCVTPH2PS    256(R12), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
 	VFMADD231PS  Y3, Y12, Y7
-	ADDQ         $0x00000120, R11
+	ADDQ         $0x00000120, R12
 	ADDQ         $0x20, BX
-	ADDQ         R9, R8
-	DECQ         R10
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
 	JNZ          avxvnniQ4_4x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
-	VBROADCASTSS 12(BX), Y15
-	VMULPS       Y15, Y7, Y7
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -1662,9 +1677,10 @@ avxvnniQ4_4x16_stored0:
 	MOVQ  ldx+32(FP), SI
 	LEAQ  (SI)(SI*2), DI
 	MOVQ  aux+40(FP), R8
-	MOVQ  ldaux+48(FP), R9
-	MOVQ  ng+16(FP), R10
-	LEAQ  32(AX), R11
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -1675,7 +1691,7 @@ avxvnniQ4_4x16_group1:
 	VPBROADCASTD 4(R8), Y1
 	VPBROADCASTD 8(R8), Y2
 	VPBROADCASTD 12(R8), Y3
-	VMOVDQU      (R11), Y8
+	VMOVDQU      (R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1695,7 +1711,7 @@ avxvnniQ4_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 4(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      64(R11), Y8
+	VMOVDQU      64(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1715,7 +1731,7 @@ avxvnniQ4_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 12(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      128(R11), Y8
+	VMOVDQU      128(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1735,7 +1751,7 @@ avxvnniQ4_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 20(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      192(R11), Y8
+	VMOVDQU      192(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1755,29 +1771,29 @@ avxvnniQ4_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 28(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VCVTPH2PS    240(R11), Y12
+	VCVTPH2PS    240(R12), Y12
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
 	VFMADD231PS  Y3, Y12, Y7
-	ADDQ         $0x00000120, R11
+	ADDQ         $0x00000120, R12
 	ADDQ         $0x20, BX
-	ADDQ         R9, R8
-	DECQ         R10
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
 	JNZ          avxvnniQ4_4x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
-	VBROADCASTSS 12(BX), Y15
-	VMULPS       Y15, Y7, Y7
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -1829,14 +1845,15 @@ TEXT ·avxvnniQ4M_1x16(SB), NOSPLIT, $0-81
 avxvnniQ4M_1x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  aux+40(FP), SI
-	MOVQ  ldaux+48(FP), DI
-	MOVQ  ng+16(FP), R8
-	LEAQ  (AX), R9
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
 	VPXOR Y4, Y4, Y4
 
 avxvnniQ4M_1x16_group0:
 	VPXOR        Y0, Y0, Y0
-	VMOVDQU      (R9), Y8
+	VMOVDQU      (R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1844,7 +1861,7 @@ avxvnniQ4M_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      64(R9), Y8
+	VMOVDQU      64(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1852,7 +1869,7 @@ avxvnniQ4M_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      128(R9), Y8
+	VMOVDQU      128(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1860,7 +1877,7 @@ avxvnniQ4M_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      192(R9), Y8
+	VMOVDQU      192(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1868,20 +1885,20 @@ avxvnniQ4M_1x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VCVTPH2PS    256(R9), Y12
-	VCVTPH2PS    288(R9), Y13
+	VCVTPH2PS    256(R10), Y12
+	VCVTPH2PS    288(R10), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (SI), Y15
 	VFMADD231PS  Y15, Y13, Y4
-	ADDQ         $0x00000140, R9
+	ADDQ         $0x00000140, R10
 	ADDQ         $0x20, BX
-	ADDQ         DI, SI
-	DECQ         R8
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
 	JNZ          avxvnniQ4M_1x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, BX
@@ -1899,14 +1916,15 @@ avxvnniQ4M_1x16_stored0:
 	ADDQ  $0x20, DX
 	MOVQ  xq+24(FP), BX
 	MOVQ  aux+40(FP), SI
-	MOVQ  ldaux+48(FP), DI
-	MOVQ  ng+16(FP), R8
-	LEAQ  32(AX), R9
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
 	VPXOR Y4, Y4, Y4
 
 avxvnniQ4M_1x16_group1:
 	VPXOR        Y0, Y0, Y0
-	VMOVDQU      (R9), Y8
+	VMOVDQU      (R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1914,7 +1932,7 @@ avxvnniQ4M_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 4(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      64(R9), Y8
+	VMOVDQU      64(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1922,7 +1940,7 @@ avxvnniQ4M_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 12(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      128(R9), Y8
+	VMOVDQU      128(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1930,7 +1948,7 @@ avxvnniQ4M_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 20(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VMOVDQU      192(R9), Y8
+	VMOVDQU      192(R10), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -1938,20 +1956,20 @@ avxvnniQ4M_1x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
 	VPBROADCASTD 28(BX), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
-	VCVTPH2PS    240(R9), Y12
-	VCVTPH2PS    272(R9), Y13
+	VCVTPH2PS    240(R10), Y12
+	VCVTPH2PS    272(R10), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (SI), Y15
 	VFMADD231PS  Y15, Y13, Y4
-	ADDQ         $0x00000140, R9
+	ADDQ         $0x00000140, R10
 	ADDQ         $0x20, BX
-	ADDQ         DI, SI
-	DECQ         R8
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
 	JNZ          avxvnniQ4M_1x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, BX
@@ -1989,16 +2007,17 @@ avxvnniQ4M_2x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  (AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 
 avxvnniQ4M_2x16_group0:
 	VPXOR        Y0, Y0, Y0
 	VPXOR        Y1, Y1, Y1
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2010,7 +2029,7 @@ avxvnniQ4M_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2022,7 +2041,7 @@ avxvnniQ4M_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2034,7 +2053,7 @@ avxvnniQ4M_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2046,26 +2065,26 @@ avxvnniQ4M_2x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VCVTPH2PS    256(R10), Y12
-	VCVTPH2PS    288(R10), Y13
+	VCVTPH2PS    256(R11), Y12
+	VCVTPH2PS    288(R11), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (DI), Y15
 	VFMADD231PS  Y15, Y13, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VBROADCASTSS 4(DI), Y15
 	VFMADD231PS  Y15, Y13, Y5
-	ADDQ         $0x00000140, R10
+	ADDQ         $0x00000140, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4M_2x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -2089,16 +2108,17 @@ avxvnniQ4M_2x16_stored0:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  32(AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 
 avxvnniQ4M_2x16_group1:
 	VPXOR        Y0, Y0, Y0
 	VPXOR        Y1, Y1, Y1
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2110,7 +2130,7 @@ avxvnniQ4M_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2122,7 +2142,7 @@ avxvnniQ4M_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2134,7 +2154,7 @@ avxvnniQ4M_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2146,26 +2166,26 @@ avxvnniQ4M_2x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
-	VCVTPH2PS    240(R10), Y12
-	VCVTPH2PS    272(R10), Y13
+	VCVTPH2PS    240(R11), Y12
+	VCVTPH2PS    272(R11), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (DI), Y15
 	VFMADD231PS  Y15, Y13, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VBROADCASTSS 4(DI), Y15
 	VFMADD231PS  Y15, Y13, Y5
-	ADDQ         $0x00000140, R10
+	ADDQ         $0x00000140, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4M_2x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -2208,9 +2228,10 @@ avxvnniQ4M_3x16_panel:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  (AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -2219,7 +2240,7 @@ avxvnniQ4M_3x16_group0:
 	VPXOR        Y0, Y0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2235,7 +2256,7 @@ avxvnniQ4M_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2251,7 +2272,7 @@ avxvnniQ4M_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2267,7 +2288,7 @@ avxvnniQ4M_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2283,32 +2304,32 @@ avxvnniQ4M_3x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VCVTPH2PS    256(R10), Y12
-	VCVTPH2PS    288(R10), Y13
+	VCVTPH2PS    256(R11), Y12
+	VCVTPH2PS    288(R11), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (DI), Y15
 	VFMADD231PS  Y15, Y13, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VBROADCASTSS 4(DI), Y15
 	VFMADD231PS  Y15, Y13, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VBROADCASTSS 8(DI), Y15
 	VFMADD231PS  Y15, Y13, Y6
-	ADDQ         $0x00000140, R10
+	ADDQ         $0x00000140, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4M_3x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -2337,9 +2358,10 @@ avxvnniQ4M_3x16_stored0:
 	MOVQ  xq+24(FP), BX
 	MOVQ  ldx+32(FP), SI
 	MOVQ  aux+40(FP), DI
-	MOVQ  ldaux+48(FP), R8
-	MOVQ  ng+16(FP), R9
-	LEAQ  32(AX), R10
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -2348,7 +2370,7 @@ avxvnniQ4M_3x16_group1:
 	VPXOR        Y0, Y0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
-	VMOVDQU      (R10), Y8
+	VMOVDQU      (R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2364,7 +2386,7 @@ avxvnniQ4M_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 4(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      64(R10), Y8
+	VMOVDQU      64(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2380,7 +2402,7 @@ avxvnniQ4M_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 12(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      128(R10), Y8
+	VMOVDQU      128(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2396,7 +2418,7 @@ avxvnniQ4M_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 20(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VMOVDQU      192(R10), Y8
+	VMOVDQU      192(R11), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2412,32 +2434,32 @@ avxvnniQ4M_3x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
 	VPBROADCASTD 28(BX)(SI*2), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
-	VCVTPH2PS    240(R10), Y12
-	VCVTPH2PS    272(R10), Y13
+	VCVTPH2PS    240(R11), Y12
+	VCVTPH2PS    272(R11), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (DI), Y15
 	VFMADD231PS  Y15, Y13, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VBROADCASTSS 4(DI), Y15
 	VFMADD231PS  Y15, Y13, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VBROADCASTSS 8(DI), Y15
 	VFMADD231PS  Y15, Y13, Y6
-	ADDQ         $0x00000140, R10
+	ADDQ         $0x00000140, R11
 	ADDQ         $0x20, BX
-	ADDQ         R8, DI
-	DECQ         R9
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
 	JNZ          avxvnniQ4M_3x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -2486,9 +2508,10 @@ avxvnniQ4M_4x16_panel:
 	MOVQ  ldx+32(FP), SI
 	LEAQ  (SI)(SI*2), DI
 	MOVQ  aux+40(FP), R8
-	MOVQ  ldaux+48(FP), R9
-	MOVQ  ng+16(FP), R10
-	LEAQ  (AX), R11
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -2499,7 +2522,7 @@ avxvnniQ4M_4x16_group0:
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPXOR        Y3, Y3, Y3
-	VMOVDQU      (R11), Y8
+	VMOVDQU      (R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2519,7 +2542,7 @@ avxvnniQ4M_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 4(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      64(R11), Y8
+	VMOVDQU      64(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2539,7 +2562,7 @@ avxvnniQ4M_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 12(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      128(R11), Y8
+	VMOVDQU      128(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2559,7 +2582,7 @@ avxvnniQ4M_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 20(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      192(R11), Y8
+	VMOVDQU      192(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2579,38 +2602,38 @@ avxvnniQ4M_4x16_group0:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 28(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VCVTPH2PS    256(R11), Y12
-	VCVTPH2PS    288(R11), Y13
+	VCVTPH2PS    256(R12), Y12
+	VCVTPH2PS    288(R12), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (R8), Y15
 	VFMADD231PS  Y15, Y13, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VBROADCASTSS 4(R8), Y15
 	VFMADD231PS  Y15, Y13, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VBROADCASTSS 8(R8), Y15
 	VFMADD231PS  Y15, Y13, Y6
 	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
 	VFMADD231PS  Y3, Y12, Y7
 	VBROADCASTSS 12(R8), Y15
 	VFMADD231PS  Y15, Y13, Y7
-	ADDQ         $0x00000140, R11
+	ADDQ         $0x00000140, R12
 	ADDQ         $0x20, BX
-	ADDQ         R9, R8
-	DECQ         R10
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
 	JNZ          avxvnniQ4M_4x16_group0
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
-	VBROADCASTSS 12(BX), Y15
-	VMULPS       Y15, Y7, Y7
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI
@@ -2645,9 +2668,10 @@ avxvnniQ4M_4x16_stored0:
 	MOVQ  ldx+32(FP), SI
 	LEAQ  (SI)(SI*2), DI
 	MOVQ  aux+40(FP), R8
-	MOVQ  ldaux+48(FP), R9
-	MOVQ  ng+16(FP), R10
-	LEAQ  32(AX), R11
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
@@ -2658,7 +2682,7 @@ avxvnniQ4M_4x16_group1:
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPXOR        Y3, Y3, Y3
-	VMOVDQU      (R11), Y8
+	VMOVDQU      (R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2678,7 +2702,7 @@ avxvnniQ4M_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 4(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      64(R11), Y8
+	VMOVDQU      64(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2698,7 +2722,7 @@ avxvnniQ4M_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 12(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      128(R11), Y8
+	VMOVDQU      128(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2718,7 +2742,7 @@ avxvnniQ4M_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 20(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VMOVDQU      192(R11), Y8
+	VMOVDQU      192(R12), Y8
 	VPSRLW       $0x04, Y8, Y9
 	VPAND        Y14, Y8, Y8
 	VPAND        Y14, Y9, Y9
@@ -2738,38 +2762,38 @@ avxvnniQ4M_4x16_group1:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
 	VPBROADCASTD 28(BX)(DI*1), Y11
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
-	VCVTPH2PS    240(R11), Y12
-	VCVTPH2PS    272(R11), Y13
+	VCVTPH2PS    240(R12), Y12
+	VCVTPH2PS    272(R12), Y13
 	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
 	VFMADD231PS  Y0, Y12, Y4
 	VBROADCASTSS (R8), Y15
 	VFMADD231PS  Y15, Y13, Y4
 	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
 	VFMADD231PS  Y1, Y12, Y5
 	VBROADCASTSS 4(R8), Y15
 	VFMADD231PS  Y15, Y13, Y5
 	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
 	VFMADD231PS  Y2, Y12, Y6
 	VBROADCASTSS 8(R8), Y15
 	VFMADD231PS  Y15, Y13, Y6
 	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
 	VFMADD231PS  Y3, Y12, Y7
 	VBROADCASTSS 12(R8), Y15
 	VFMADD231PS  Y15, Y13, Y7
-	ADDQ         $0x00000140, R11
+	ADDQ         $0x00000140, R12
 	ADDQ         $0x20, BX
-	ADDQ         R9, R8
-	DECQ         R10
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
 	JNZ          avxvnniQ4M_4x16_group1
-	MOVQ         xs+56(FP), BX
-	VBROADCASTSS (BX), Y15
-	VMULPS       Y15, Y4, Y4
-	VBROADCASTSS 4(BX), Y15
-	VMULPS       Y15, Y5, Y5
-	VBROADCASTSS 8(BX), Y15
-	VMULPS       Y15, Y6, Y6
-	VBROADCASTSS 12(BX), Y15
-	VMULPS       Y15, Y7, Y7
 	MOVQ         ldy+72(FP), BX
 	SHLQ         $0x02, BX
 	MOVQ         DX, SI

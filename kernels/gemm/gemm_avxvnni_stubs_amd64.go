@@ -8,9 +8,9 @@ package gemm
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 1, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -20,9 +20,9 @@ func avxvnniQ8_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 2, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -32,9 +32,9 @@ func avxvnniQ8_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 3, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -44,9 +44,9 @@ func avxvnniQ8_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 4, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -56,9 +56,9 @@ func avxvnniQ8_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 1, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -68,9 +68,9 @@ func avxvnniQ4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 2, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -80,9 +80,9 @@ func avxvnniQ4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 3, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -92,9 +92,9 @@ func avxvnniQ4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 4, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -104,9 +104,9 @@ func avxvnniQ4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 1, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -116,9 +116,9 @@ func avxvnniQ4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, lda
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 2, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -128,9 +128,9 @@ func avxvnniQ4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, lda
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 3, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
@@ -140,9 +140,9 @@ func avxvnniQ4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, lda
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 4, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.

@@ -24,7 +24,6 @@ TEXT ·dotQ8NEON_1x16(SB), NOSPLIT, $0-64
 	VMOVI $128, V31.B16
 	VMOVI $15, V30.B16
 	VMOVI $8, V29.B16
-	VLD1R (R5), [V28.S4] // xs
 
 q8p:
 	VEOR V16.B16, V16.B16, V16.B16
@@ -33,6 +32,7 @@ q8p:
 	VEOR V19.B16, V19.B16, V19.B16
 	MOVD R3, R7
 	MOVD R4, R10
+	MOVD R5, R11
 	MOVD R2, R8
 
 q8g:
@@ -130,6 +130,11 @@ q8g:
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1R.P 4(R11), [V28.S4] // the group's activation scale
+	WORD $0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
+	WORD $0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
+	WORD $0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
+	WORD $0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
 	VFMLA V12.S4, V20.S4, V16.S4
 	VFMLA V13.S4, V21.S4, V17.S4
 	VFMLA V14.S4, V22.S4, V18.S4
@@ -137,7 +142,7 @@ q8g:
 	SUBS $1, R8, R8
 	BNE  q8g
 
-	// y (+)= xs·t
+	// y (+)= t
 	CBZ  R9, q8z
 	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	B    q8s
@@ -149,10 +154,10 @@ q8z:
 	VEOR V7.B16, V7.B16, V7.B16
 
 q8s:
-	VFMLA V28.S4, V16.S4, V4.S4
-	VFMLA V28.S4, V17.S4, V5.S4
-	VFMLA V28.S4, V18.S4, V6.S4
-	VFMLA V28.S4, V19.S4, V7.S4
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e31d4a5 // fadd v5.4s, v5.4s, v17.4s
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4e33d4e7 // fadd v7.4s, v7.4s, v19.4s
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	SUBS $1, R1, R1
 	BNE  q8p
@@ -164,7 +169,6 @@ TEXT ·dotQ4NEON_1x16(SB), NOSPLIT, $0-64
 	VMOVI $128, V31.B16
 	VMOVI $15, V30.B16
 	VMOVI $8, V29.B16
-	VLD1R (R5), [V28.S4] // xs
 
 q4p:
 	VEOR V16.B16, V16.B16, V16.B16
@@ -173,6 +177,7 @@ q4p:
 	VEOR V19.B16, V19.B16, V19.B16
 	MOVD R3, R7
 	MOVD R4, R10
+	MOVD R5, R11
 	MOVD R2, R8
 
 q4g:
@@ -298,6 +303,11 @@ q4g:
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1R.P 4(R11), [V28.S4] // the group's activation scale
+	WORD $0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
+	WORD $0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
+	WORD $0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
+	WORD $0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
 	VFMLA V12.S4, V20.S4, V16.S4
 	VFMLA V13.S4, V21.S4, V17.S4
 	VFMLA V14.S4, V22.S4, V18.S4
@@ -305,7 +315,7 @@ q4g:
 	SUBS $1, R8, R8
 	BNE  q4g
 
-	// y (+)= xs·t
+	// y (+)= t
 	CBZ  R9, q4z
 	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	B    q4s
@@ -317,10 +327,10 @@ q4z:
 	VEOR V7.B16, V7.B16, V7.B16
 
 q4s:
-	VFMLA V28.S4, V16.S4, V4.S4
-	VFMLA V28.S4, V17.S4, V5.S4
-	VFMLA V28.S4, V18.S4, V6.S4
-	VFMLA V28.S4, V19.S4, V7.S4
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e31d4a5 // fadd v5.4s, v5.4s, v17.4s
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4e33d4e7 // fadd v7.4s, v7.4s, v19.4s
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	SUBS $1, R1, R1
 	BNE  q4p
@@ -332,7 +342,6 @@ TEXT ·dotQ4MinNEON_1x16(SB), NOSPLIT, $0-64
 	VMOVI $128, V31.B16
 	VMOVI $15, V30.B16
 	VMOVI $8, V29.B16
-	VLD1R (R5), [V28.S4] // xs
 
 qmp:
 	VEOR V16.B16, V16.B16, V16.B16
@@ -341,6 +350,7 @@ qmp:
 	VEOR V19.B16, V19.B16, V19.B16
 	MOVD R3, R7
 	MOVD R4, R10
+	MOVD R5, R11
 	MOVD R2, R8
 
 qmg:
@@ -434,6 +444,11 @@ qmg:
 	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
 	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
 	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1R.P 4(R11), [V28.S4] // the group's activation scale
+	WORD $0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
+	WORD $0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
+	WORD $0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
+	WORD $0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
 	VFMLA V12.S4, V20.S4, V16.S4
 	VFMLA V13.S4, V21.S4, V17.S4
 	VFMLA V14.S4, V22.S4, V18.S4
@@ -445,6 +460,7 @@ qmg:
 	WORD $0x4e21786b // fcvtl2 v11.4s, v3.8h
 	VLD1R.P 4(R10), [V29.S4] // Σxq of the group
 	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x6e3cdfbd // fmul v29.4s, v29.4s, v28.4s
 	VFMLA V29.S4, V8.S4, V16.S4
 	VFMLA V29.S4, V9.S4, V17.S4
 	VFMLA V29.S4, V10.S4, V18.S4
@@ -452,7 +468,7 @@ qmg:
 	SUBS $1, R8, R8
 	BNE  qmg
 
-	// y (+)= xs·t
+	// y (+)= t
 	CBZ  R9, qmz
 	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	B    qms
@@ -464,10 +480,10 @@ qmz:
 	VEOR V7.B16, V7.B16, V7.B16
 
 qms:
-	VFMLA V28.S4, V16.S4, V4.S4
-	VFMLA V28.S4, V17.S4, V5.S4
-	VFMLA V28.S4, V18.S4, V6.S4
-	VFMLA V28.S4, V19.S4, V7.S4
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e31d4a5 // fadd v5.4s, v5.4s, v17.4s
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4e33d4e7 // fadd v7.4s, v7.4s, v19.4s
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	SUBS $1, R1, R1
 	BNE  qmp

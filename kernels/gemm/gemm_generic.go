@@ -104,9 +104,9 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 }
 
 // panelsGenericInt8: int8 activations against the integer weights, one
-// int32 dot product per (row, output, group), then
+// int32 dot product per (row, output, group), then per group
 //
-//	y += s_x · (d·(Σ q_x·u − z·Σ q_x) [+ m·Σ q_x])
+//	y += s_x · (d·(Σ q_x·u − z·Σ q_x) [+ m·Σ q_x])   (s_x the group's activation scale)
 //
 // with u the stored unsigned weight (Q8: q+128, z = 128; Q4: the nibble,
 // z = 8, or z = 0 and a min m).
@@ -163,7 +163,7 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 						dot[i] += int32(xv) * uj[i]
 					}
 				}
-				s := a.xs[r]
+				s := a.xs[r*g+gi]
 				o := acc[r*pr : (r+1)*pr]
 				for i := range o {
 					o[i] += s * (d[i]*float32(dot[i]-zp*sum) + mn[i]*float32(sum))

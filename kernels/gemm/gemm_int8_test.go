@@ -97,9 +97,20 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 }
 
 // dot is the exact Σ_k x[k]·w[row,k] over the logical K, in int64.
-func (im *intMatrix) dot(row int, x []int32) int64 {
+func (im *intMatrix) dot(row int, x []int32) int64 { return im.dotRange(row, x, 0, im.k) }
+
+// dotScaled is Σ_g xs[g]·(Σ_{k in group g} x[k]·w[row,k]).
+func (im *intMatrix) dotScaled(row int, x []int32, xs []float32) float64 {
+	var s float64
+	for g, sc := range xs {
+		s += float64(sc) * float64(im.dotRange(row, x, g*quant.GroupK, min(g*quant.GroupK+quant.GroupK, im.k)))
+	}
+	return s
+}
+
+func (im *intMatrix) dotRange(row int, x []int32, k0, k1 int) int64 {
 	var s int64
-	for k := 0; k < im.k; k++ {
+	for k := k0; k < k1; k++ {
 		w := int64(im.u[row][k] - im.zp)
 		if im.hasMin {
 			w += int64(im.mins[row][k/quant.GroupK])
@@ -155,7 +166,8 @@ var exactShapes = func() [][3]int {
 
 // TestInt8PanelsExact drives each int8act variant's panel kernel with
 // hand-made int8 activations over the whole s8 range (−128 included, which
-// quantizeRow never produces), xs = 1 and unit scales, and compares the
+// quantizeRow never produces), group scales xs of 1 or 2 and unit weight
+// scales, and compares the
 // outputs with the exact integer dot products.
 func TestInt8PanelsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -194,9 +206,9 @@ func TestInt8PanelsExact(t *testing.T) {
 									xsum[i*g+j/quant.GroupK] += int32(xq[i*kp+j])
 								}
 							}
-							xs := make([]float32, m)
+							xs := make([]float32, m*g) // group scales 1 or 2: still exact
 							for i := range xs {
-								xs[i] = 1
+								xs[i] = float32(1 + r.IntN(2))
 							}
 							for _, cfg := range configs(v) {
 								for _, acc := range []bool{false, true} {
@@ -209,7 +221,7 @@ func TestInt8PanelsExact(t *testing.T) {
 									im.run(a, cfg)
 									for i := 0; i < m; i++ {
 										for c := 0; c < n; c++ {
-											want := float64(mx.dot(c, xi[i]))
+											want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
 											if acc {
 												want += float64((i*n + c) % 7)
 											}
@@ -230,8 +242,8 @@ func TestInt8PanelsExact(t *testing.T) {
 }
 
 // TestInt8RunExact goes through Run (activation quantization included):
-// integer activations with a ±127 in every non-zero row quantize exactly
-// (scale 1), and an all-zero row has scale 0.
+// integer activations with a ±127 in every non-zero group quantize exactly
+// (scale 1), and an all-zero group or row has scale 0.
 func TestInt8RunExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, v := range int8Variants(t) {
@@ -250,7 +262,12 @@ func TestInt8RunExact(t *testing.T) {
 						for j := range xi[i] {
 							xi[i][j] = r.Int32N(255) - 127
 						}
-						xi[i][r.IntN(k)] = 127 * (1 - 2*int32(i%2))
+						for g0 := 0; g0 < k; g0 += quant.GroupK { // a ±127 in every group
+							xi[i][g0+r.IntN(min(quant.GroupK, k-g0))] = 127 * (1 - 2*int32(i%2))
+						}
+						if i == m-1 && k > quant.GroupK {
+							clear(xi[i][:quant.GroupK]) // and a zero group
+						}
 						for j, q := range xi[i] {
 							x[i*k+j] = float32(q)
 						}
@@ -331,11 +348,13 @@ func TestQuantizeRowISAs(t *testing.T) {
 		x := make([]float32, k)
 		kerneltest.FillNormal(r, x, 0, 3)
 		rows = append(rows, x, make([]float32, k)) // and an all-zero row
-		ties := make([]float32, k)                 // amax = 127: x·inv = x exactly, .5 ties round to even
+		ties := make([]float32, k)                 // amax = 127 per group: x·inv = x exactly, .5 ties round to even
 		for i := range ties {
 			ties[i] = float32(r.IntN(254)-127) + 0.5
+			if i%32 == 31 || i == k-1 {
+				ties[i] = -127 // each group's max, the last one in the Go tail
+			}
 		}
-		ties[k-1] = -127 // the max in the Go tail
 		rows = append(rows, ties)
 		big := slices.Clone(x)
 		big[k/2] = float32(math.Copysign(1e30, float64(big[k/2])))
@@ -349,13 +368,13 @@ func TestQuantizeRowISAs(t *testing.T) {
 				kp := quant.PaddedK(kernel.Q8, k)
 				q, q2 := make([]int8, kp), make([]int8, kp)
 				sums, sums2 := make([]int32, kp/32), make([]int32, kp/32)
+				s, s2 := make([]float32, kp/32), make([]float32, kp/32)
 				for i := range q2 {
 					q2[i] = 99 // must be overwritten (padding cleared)
 				}
-				var s, s2 float32
-				quantizeRowGeneric(q, &s, sums, x)
-				quantizeRow(q2, &s2, sums2, x)
-				if s != s2 || !slices.Equal(q, q2) || !slices.Equal(sums, sums2) {
+				quantizeRowGeneric(q, s, sums, x)
+				quantizeRow(q2, s2, sums2, x)
+				if !slices.Equal(s, s2) || !slices.Equal(q, q2) || !slices.Equal(sums, sums2) {
 					t.Fatalf("k=%d: got s=%v q=%v sums=%v\nwant s=%v q=%v sums=%v", k, s2, q2, sums2, s, q, sums)
 				}
 			}

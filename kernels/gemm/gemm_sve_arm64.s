@@ -122,6 +122,7 @@ q8p:
 	WORD $0x25b8c013 // dup z19.s, #0
 	MOVD R3, R7
 	MOVD R4, R10
+	MOVD R5, R13
 	MOVD R2, R12
 
 q8g:
@@ -263,6 +264,12 @@ q8g:
 	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
 	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
 	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x8540d1a2 // ld1rw {z2.s}, p4/z, [x13]  (the group's activation scale)
+	ADD  $4, R13, R13
+	WORD $0x65820a94 // fmul z20.s, z20.s, z2.s
+	WORD $0x65820ab5 // fmul z21.s, z21.s, z2.s
+	WORD $0x65820ad6 // fmul z22.s, z22.s, z2.s
+	WORD $0x65820af7 // fmul z23.s, z23.s, z2.s
 	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
 	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
 	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
@@ -271,8 +278,7 @@ q8g:
 	SUBS $1, R12, R12
 	BNE  q8g
 
-	// y (+)= xs·t
-	WORD $0x8540d0a2 // ld1rw {z2.s}, p4/z, [x5]
+	// y (+)= t
 	CBZ  R9, q8z
 	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
 	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
@@ -287,10 +293,10 @@ q8z:
 	WORD $0x25b8c01b // dup z27.s, #0
 
 q8s:
-	WORD $0x65a21218 // fmla z24.s, p4/m, z16.s, z2.s
-	WORD $0x65a21639 // fmla z25.s, p5/m, z17.s, z2.s
-	WORD $0x65a21a5a // fmla z26.s, p6/m, z18.s, z2.s
-	WORD $0x65a21e7b // fmla z27.s, p7/m, z19.s, z2.s
+	WORD $0x65809218 // fadd z24.s, p4/m, z24.s, z16.s
+	WORD $0x65809639 // fadd z25.s, p5/m, z25.s, z17.s
+	WORD $0x65809a5a // fadd z26.s, p6/m, z26.s, z18.s
+	WORD $0x65809e7b // fadd z27.s, p7/m, z27.s, z19.s
 	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
 	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
 	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]
@@ -332,6 +338,7 @@ q4p:
 	WORD $0x25b8c013 // dup z19.s, #0
 	MOVD R3, R7
 	MOVD R4, R10
+	MOVD R5, R13
 	MOVD R2, R12
 
 q4g:
@@ -481,6 +488,12 @@ q4g:
 	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
 	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
 	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x8540d1a2 // ld1rw {z2.s}, p4/z, [x13]  (the group's activation scale)
+	ADD  $4, R13, R13
+	WORD $0x65820a94 // fmul z20.s, z20.s, z2.s
+	WORD $0x65820ab5 // fmul z21.s, z21.s, z2.s
+	WORD $0x65820ad6 // fmul z22.s, z22.s, z2.s
+	WORD $0x65820af7 // fmul z23.s, z23.s, z2.s
 	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
 	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
 	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
@@ -489,8 +502,7 @@ q4g:
 	SUBS $1, R12, R12
 	BNE  q4g
 
-	// y (+)= xs·t
-	WORD $0x8540d0a2 // ld1rw {z2.s}, p4/z, [x5]
+	// y (+)= t
 	CBZ  R9, q4z
 	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
 	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
@@ -505,10 +517,10 @@ q4z:
 	WORD $0x25b8c01b // dup z27.s, #0
 
 q4s:
-	WORD $0x65a21218 // fmla z24.s, p4/m, z16.s, z2.s
-	WORD $0x65a21639 // fmla z25.s, p5/m, z17.s, z2.s
-	WORD $0x65a21a5a // fmla z26.s, p6/m, z18.s, z2.s
-	WORD $0x65a21e7b // fmla z27.s, p7/m, z19.s, z2.s
+	WORD $0x65809218 // fadd z24.s, p4/m, z24.s, z16.s
+	WORD $0x65809639 // fadd z25.s, p5/m, z25.s, z17.s
+	WORD $0x65809a5a // fadd z26.s, p6/m, z26.s, z18.s
+	WORD $0x65809e7b // fadd z27.s, p7/m, z27.s, z19.s
 	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
 	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
 	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]
@@ -550,6 +562,7 @@ qmp:
 	WORD $0x25b8c013 // dup z19.s, #0
 	MOVD R3, R7
 	MOVD R4, R10
+	MOVD R5, R13
 	MOVD R2, R12
 
 qmg:
@@ -667,6 +680,12 @@ qmg:
 	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
 	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
 	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x8540d1a2 // ld1rw {z2.s}, p4/z, [x13]  (the group's activation scale)
+	ADD  $4, R13, R13
+	WORD $0x65820a94 // fmul z20.s, z20.s, z2.s
+	WORD $0x65820ab5 // fmul z21.s, z21.s, z2.s
+	WORD $0x65820ad6 // fmul z22.s, z22.s, z2.s
+	WORD $0x65820af7 // fmul z23.s, z23.s, z2.s
 	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
 	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
 	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
@@ -683,6 +702,7 @@ qmg:
 	WORD $0x6589bdef // fcvt z15.s, p7/m, z15.h
 	WORD $0x8540d141 // ld1rw {z1.s}, p4/z, [x10]
 	WORD $0x6594b021 // scvtf z1.s, p4/m, z1.s
+	WORD $0x65820821 // fmul z1.s, z1.s, z2.s
 	WORD $0x65a11190 // fmla z16.s, p4/m, z12.s, z1.s
 	WORD $0x65a115b1 // fmla z17.s, p5/m, z13.s, z1.s
 	WORD $0x65a119d2 // fmla z18.s, p6/m, z14.s, z1.s
@@ -692,8 +712,7 @@ qmg:
 	SUBS $1, R12, R12
 	BNE  qmg
 
-	// y (+)= xs·t
-	WORD $0x8540d0a2 // ld1rw {z2.s}, p4/z, [x5]
+	// y (+)= t
 	CBZ  R9, qmz
 	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
 	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
@@ -708,10 +727,10 @@ qmz:
 	WORD $0x25b8c01b // dup z27.s, #0
 
 qms:
-	WORD $0x65a21218 // fmla z24.s, p4/m, z16.s, z2.s
-	WORD $0x65a21639 // fmla z25.s, p5/m, z17.s, z2.s
-	WORD $0x65a21a5a // fmla z26.s, p6/m, z18.s, z2.s
-	WORD $0x65a21e7b // fmla z27.s, p7/m, z19.s, z2.s
+	WORD $0x65809218 // fadd z24.s, p4/m, z24.s, z16.s
+	WORD $0x65809639 // fadd z25.s, p5/m, z25.s, z17.s
+	WORD $0x65809a5a // fadd z26.s, p6/m, z26.s, z18.s
+	WORD $0x65809e7b // fadd z27.s, p7/m, z27.s, z19.s
 	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
 	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
 	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -94,19 +95,45 @@ func TestQuantizeRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	for _, k := range []int{1, 31, 32, 33, 100, 2304} {
 		kp := quant.PaddedK(kernel.Q8, k)
+		g := kp / 32
 		x := make([]float32, k)
 		kerneltest.FillNormal(r, x, 0, 2)
-		q, sums := make([]int8, kp), make([]int32, kp/32)
-		q2, sums2 := make([]int8, kp), make([]int32, kp/32)
-		var s, s2 float32
-		quantizeRowGeneric(q, &s, sums, x)
-		quantizeRow(q2, &s2, sums2, x)
-		if s != s2 || fmt.Sprint(q) != fmt.Sprint(q2) || fmt.Sprint(sums) != fmt.Sprint(sums2) {
+		if k > 64 {
+			x[40] = 1000 // an outlier: only its group's grid may coarsen
+			clear(x[64:96])
+		}
+		q, s, sums := make([]int8, kp), make([]float32, g), make([]int32, g)
+		q2, s2, sums2 := make([]int8, kp), make([]float32, g), make([]int32, g)
+		quantizeRowGeneric(q, s, sums, x)
+		quantizeRow(q2, s2, sums2, x)
+		if fmt.Sprint(s) != fmt.Sprint(s2) || fmt.Sprint(q) != fmt.Sprint(q2) || fmt.Sprint(sums) != fmt.Sprint(sums2) {
 			t.Errorf("k=%d: vector quantization differs from the generic one", k)
 		}
 		for i, v := range x {
-			if d := v - s*float32(q[i]); d > s/2*1.0001 || d < -s/2*1.0001 {
-				t.Fatalf("k=%d i=%d: %v quantized to %d·%v", k, i, v, q[i], s)
+			sg := s[i/32]
+			var amax float32
+			for _, u := range x[i/32*32 : min(i/32*32+32, k)] {
+				amax = max(amax, float32(math.Abs(float64(u))))
+			}
+			if sg != amax/127 {
+				t.Fatalf("k=%d group %d: scale %v, want max|x_g|/127 = %v", k, i/32, sg, amax/127)
+			}
+			if d := v - sg*float32(q[i]); d > sg/2*1.0001 || d < -sg/2*1.0001 {
+				t.Fatalf("k=%d i=%d: %v quantized to %d·%v", k, i, v, q[i], sg)
+			}
+		}
+		for gi := range sums {
+			var want int32
+			for _, v := range q[gi*32 : gi*32+32] {
+				want += int32(v)
+			}
+			if sums[gi] != want {
+				t.Fatalf("k=%d group %d: sum %d, want %d", k, gi, sums[gi], want)
+			}
+		}
+		for _, v := range q[k:] {
+			if v != 0 {
+				t.Fatalf("k=%d: padding not zero: %v", k, q[k:])
 			}
 		}
 	}

@@ -11,9 +11,9 @@
 // aux (−z·Σxq for a weight zero point z: 128 for Q8, 8 for Q4), adds the
 // 8 VPDPBUSD products of the group's u8 weight lines with the row's
 // broadcast activation dwords, converts to f32 and multiplies by the
-// group's 16 f16 scales into an f32 accumulator per row (plus m·Σxq for a
-// Q4 min); at the panel's end it multiplies by the row scale xs and
-// stores. The Go driver below picks the regime:
+// group's activation scale xs and by its 16 f16 weight scales into an f32
+// accumulator per row (plus m·xs·Σxq for a Q4 min), and stores at the
+// panel's end. The Go driver below picks the regime:
 //
 //	M ≤ mr    one row tile over the worker's whole panel range: the weights
 //	          stream once from memory (decode GEMV)
@@ -75,22 +75,32 @@ func init() {
 		&impl{act: actInt8, panels: vnniPanels(&vnniZ), grain: 4})
 }
 
-var auxPool = sync.Pool{New: func() any { return new([]int32) }}
+// vnniScratch is a worker's aux and xs (group-major) for one call.
+type vnniScratch struct {
+	aux []int32
+	xs  []float32
+}
 
-// vnniAux fills aux[g·M + r] (group-major, so a row tile is a pointer and
-// a group a stride) with the kernels' per-(row, group) term: −z·Σxq, or
-// float32(Σxq) as bits for a Q4 min.
-func vnniAux(a *args, kind int, aux []int32) {
+var auxPool = sync.Pool{New: func() any { return new(vnniScratch) }}
+
+// vnniAux fills aux[g·M + r] and xs[g·M + r] (group-major, so a row tile
+// is a pointer and a group a stride) with the kernels' per-(row, group)
+// terms: −z·Σxq, or float32(xs·Σxq) as bits for a Q4 min; and the
+// activations' group scale.
+func vnniAux(a *args, kind int, aux []int32, xs []float32) {
 	g, m := a.kp/quant.GroupK, a.m
 	z := int32(128)
 	if kind == kindQ4 {
 		z = 8
 	}
 	for r := 0; r < m; r++ {
-		sums := a.xsum[r*g : (r+1)*g]
+		sums, scales := a.xsum[r*g:(r+1)*g], a.xs[r*g:(r+1)*g]
+		for gi, s := range scales {
+			xs[gi*m+r] = s
+		}
 		if kind == kindQ4Min {
 			for gi, s := range sums {
-				aux[gi*m+r] = int32(math.Float32bits(float32(s)))
+				aux[gi*m+r] = int32(math.Float32bits(scales[gi] * float32(s)))
 			}
 			continue
 		}
@@ -106,9 +116,10 @@ func vnniPanels(tab *[3][]vnniKernel) panelFn {
 		kind := weightKind(a.w)
 		ks := tab[kind]
 		ng := a.kp / quant.GroupK
-		bp := auxPool.Get().(*[]int32)
-		aux := grow(*bp, a.m*ng)
-		vnniAux(a, kind, aux)
+		sc := auxPool.Get().(*vnniScratch)
+		sc.aux, sc.xs = grow(sc.aux, a.m*ng), grow(sc.xs, a.m*ng)
+		aux, xs := sc.aux, sc.xs
+		vnniAux(a, kind, aux, xs)
 		mr := prm["mr"]
 		if mr < 1 || mr >= len(ks) {
 			mr = len(ks) - 1
@@ -124,10 +135,9 @@ func vnniPanels(tab *[3][]vnniKernel) panelFn {
 			for t := 0; t < tiles; t++ {
 				r0, r1 := t*a.m/tiles, (t+1)*a.m/tiles
 				ks[r1-r0](&a.w.Data[b0*pb], b1-b0, ng, &a.xq[r0*a.kp], a.kp, &aux[r0], 4*a.m,
-					&a.xs[r0], &a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc)
+					&xs[r0], &a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc)
 			}
 		}
-		*bp = aux
-		auxPool.Put(bp)
+		auxPool.Put(sc)
 	}
 }

@@ -8,9 +8,9 @@ package gemm
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 1, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -19,9 +19,9 @@ func vnniQ8_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 2, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -30,9 +30,9 @@ func vnniQ8_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 3, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -41,9 +41,9 @@ func vnniQ8_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 4, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -52,9 +52,9 @@ func vnniQ8_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 5, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -63,9 +63,9 @@ func vnniQ8_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 6, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -74,9 +74,9 @@ func vnniQ8_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 7, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -85,9 +85,9 @@ func vnniQ8_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 8, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -96,9 +96,9 @@ func vnniQ8_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 9, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -107,9 +107,9 @@ func vnniQ8_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 10, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -118,9 +118,9 @@ func vnniQ8_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 11, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -129,9 +129,9 @@ func vnniQ8_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 544 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 12, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −128·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ8_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -140,9 +140,9 @@ func vnniQ8_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 1, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -151,9 +151,9 @@ func vnniQ4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 2, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -162,9 +162,9 @@ func vnniQ4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 3, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -173,9 +173,9 @@ func vnniQ4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 4, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -184,9 +184,9 @@ func vnniQ4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 5, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -195,9 +195,9 @@ func vnniQ4_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 6, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -206,9 +206,9 @@ func vnniQ4_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 7, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -217,9 +217,9 @@ func vnniQ4_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 8, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -228,9 +228,9 @@ func vnniQ4_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 9, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -239,9 +239,9 @@ func vnniQ4_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux i
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 10, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -250,9 +250,9 @@ func vnniQ4_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 11, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -261,9 +261,9 @@ func vnniQ4_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 12, i < 16:
-//		t := Σ_{g<ng} d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r])
-//			// aux = −8·Σxq: the weights' zero point
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -272,9 +272,9 @@ func vnniQ4_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 1, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -283,9 +283,9 @@ func vnniQ4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 2, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -294,9 +294,9 @@ func vnniQ4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 3, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -305,9 +305,9 @@ func vnniQ4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 4, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -316,9 +316,9 @@ func vnniQ4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 5, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -327,9 +327,9 @@ func vnniQ4M_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 6, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -338,9 +338,9 @@ func vnniQ4M_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 7, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -349,9 +349,9 @@ func vnniQ4M_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 8, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -360,9 +360,9 @@ func vnniQ4M_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 9, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -371,9 +371,9 @@ func vnniQ4M_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 10, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -382,9 +382,9 @@ func vnniQ4M_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 11, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -393,9 +393,9 @@ func vnniQ4M_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
 //	for p < np, r < 12, i < 16:
-//		t := Σ_{g<ng} (d[p,g,i]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]))
-//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits
-//		y[r·ldy+16p+i] = xs[r]·t  // or += when acc
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

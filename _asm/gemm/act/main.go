@@ -1,16 +1,14 @@
 //go:generate go run . -out ../../../kernels/gemm/gemm_act_amd64.s -stubs ../../../kernels/gemm/gemm_act_stubs_amd64.go -pkg gemm
 
-// Command act generates the activation-quantization kernels of
-// kernels/gemm (AVX2 and AVX-512): the row's max |x| and, per group of 32,
-// q = int8(round-to-even(x·inv)) with the group's sum of q. They follow the
-// bulk/tail contract: the asm does whole vectors (absMax) or whole groups
-// (quantGroups), Go finishes the rest (act_amd64.go), so the result equals
-// quantizeRowGeneric bit for bit.
+// Command act generates the activation-quantization kernel of kernels/gemm
+// (AVX2 and AVX-512): per group of 32, the scale s = max|x|/127 and
+// q = int8(round-to-even(x·(127/max|x|))) with the group's sum of q. It
+// follows the bulk/tail contract: the asm does whole groups, Go the last
+// partial one (act_amd64.go), so the result equals quantizeRowGeneric bit
+// for bit.
 package main
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -20,70 +18,20 @@ type vec struct {
 	name  string
 	lanes int
 	alloc func() VecVirtual
-	// and and zero are bitwise (VANDPS, VXORPS on zmm would need AVX512DQ).
-	and  func(m Op, a, dst VecVirtual)
-	zero func(v VecVirtual)
+	// and is bitwise (VANDPS on zmm would need AVX512DQ).
+	and func(m Op, a, dst VecVirtual)
 }
 
 var (
 	avx2 = vec{name: "AVX2", lanes: 8, alloc: YMM,
-		and: func(m Op, a, d VecVirtual) { VANDPS(m, a, d) }, zero: func(v VecVirtual) { VXORPS(v, v, v) }}
+		and: func(m Op, a, d VecVirtual) { VANDPS(m, a, d) }}
 	avx512 = vec{name: "AVX512", lanes: 16, alloc: ZMM,
-		and: func(m Op, a, d VecVirtual) { VPANDD(m, a, d) }, zero: func(v VecVirtual) { VPXORD(v, v, v) }}
+		and: func(m Op, a, d VecVirtual) { VPANDD(m, a, d) }}
 )
 
-const unroll = 4
-
-// absMax: max |x[i]| over the first len(x) rounded down to a multiple of
-// the vector width (0 for an empty bulk).
-func absMax(v vec) {
-	name := "absMax" + v.name
-	TEXT(name, NOSPLIT, "func(x []float32) float32")
-	Doc(
-		name+" returns the largest |x[i]| over the first len(x) rounded down to a",
-		fmt.Sprintf("multiple of %d elements (0 if there are none); the caller folds in the tail:", v.lanes),
-		"",
-		fmt.Sprintf("\tfor i := 0; i < len(x)&^%d; i++ { m = max(m, abs(x[i])) }", v.lanes-1),
-	)
-	p := Load(Param("x").Base(), GP64())
-	n := Load(Param("x").Len(), GP64())
-	t := GP32()
-	MOVL(U32(0x7fffffff), t)
-	mask := v.alloc()
-	VMOVD(t, mask.AsX())
-	VPBROADCASTD(mask.AsX(), mask)
-	acc := make([]VecVirtual, unroll)
-	for i := range acc {
-		acc[i] = v.alloc()
-		v.zero(acc[i])
-	}
-	step := v.lanes * unroll
-	Label(name + "_big")
-	CMPQ(n, U32(step))
-	JL(LabelRef(name + "_single"))
-	for i := 0; i < unroll; i++ {
-		x := v.alloc()
-		v.and(Mem{Base: p, Disp: 4 * v.lanes * i}, mask, x)
-		VMAXPS(x, acc[i], acc[i])
-	}
-	ADDQ(U32(4*step), p)
-	SUBQ(U32(step), n)
-	JMP(LabelRef(name + "_big"))
-	Label(name + "_single")
-	CMPQ(n, U32(v.lanes))
-	JL(LabelRef(name + "_done"))
-	x := v.alloc()
-	v.and(Mem{Base: p}, mask, x)
-	VMAXPS(x, acc[0], acc[0])
-	ADDQ(U32(4*v.lanes), p)
-	SUBQ(U32(v.lanes), n)
-	JMP(LabelRef(name + "_single"))
-	Label(name + "_done")
-	VMAXPS(acc[1], acc[0], acc[0])
-	VMAXPS(acc[3], acc[2], acc[2])
-	VMAXPS(acc[2], acc[0], acc[0])
-	a := acc[0]
-	if v.lanes == 16 {
+// hmaxPS leaves the largest lane of a (ymm or zmm) in the low lane of its xmm.
+func hmaxPS(a VecVirtual, lanes int) Register {
+	if lanes == 16 {
 		hi := YMM()
 		VEXTRACTF64X4(U8(1), a, hi)
 		VMAXPS(hi, a.AsY(), a.AsY())
@@ -96,13 +44,7 @@ func absMax(v vec) {
 	VMAXPS(hx, lo, lo)
 	VPSHUFD(U8(0xb1), lo, hx)
 	VMAXPS(hx, lo, lo)
-	ret, err := ReturnIndex(0).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	VMOVSS(lo, ret.Addr)
-	VZEROUPPER()
-	RET()
+	return lo
 }
 
 // hsumD adds the int32 lanes of a (ymm or zmm) into the low lane of its xmm.
@@ -123,15 +65,17 @@ func hsumD(a VecVirtual, lanes int) Register {
 	return lo
 }
 
-// quantGroups: q and sums for len(sums) whole groups of 32.
-func quantGroups(v vec) {
-	name := "quantGroups" + v.name
-	TEXT(name, NOSPLIT, "func(q []int8, sums []int32, x []float32, inv float32)")
+// quantScaled: scales, q and sums for len(sums) whole groups of 32.
+func quantScaled(v vec) {
+	name := "quantScaled" + v.name
+	TEXT(name, NOSPLIT, "func(q []int8, s []float32, sums []int32, x []float32)")
 	Doc(
-		name+" quantizes len(sums) whole groups of 32 (x and q must hold",
-		"32·len(sums) elements) and sums each group:",
+		name+" quantizes len(sums) whole groups of 32 with one scale each (x",
+		"and q must hold 32·len(sums) elements, s len(sums)):",
 		"",
 		"\tfor g := range sums {",
+		"\t\tm := max_{32g ≤ j < 32g+32} |x[j]|",
+		"\t\ts[g], inv := m/127, 127/m  // inv = 0 when m = 0",
 		"\t\tsums[g] = 0",
 		"\t\tfor j := 32 * g; j < 32*g+32; j++ {",
 		"\t\t\tq[j] = int8(math.RoundToEven(float64(x[j] * inv)))",
@@ -140,15 +84,20 @@ func quantGroups(v vec) {
 		"\t}",
 	)
 	qp := Load(Param("q").Base(), GP64())
+	scp := Load(Param("s").Base(), GP64())
 	sp := Load(Param("sums").Base(), GP64())
 	n := Load(Param("sums").Len(), GP64())
 	xp := Load(Param("x").Base(), GP64())
-	s := v.alloc()
-	inv, err := Param("inv").Resolve()
-	if err != nil {
-		panic(err)
-	}
-	VBROADCASTSS(inv.Addr, s)
+	t := GP32()
+	MOVL(U32(0x7fffffff), t)
+	mask := v.alloc()
+	VMOVD(t, mask.AsX())
+	VPBROADCASTD(mask.AsX(), mask)
+	c127 := XMM()
+	MOVL(U32(0x42fe0000), t) // 127.0
+	VMOVD(t, c127)
+	zero := XMM()
+	VXORPS(zero, zero, zero)
 	var perm VecVirtual
 	if v.lanes == 8 {
 		// VPACKSSDW/VPACKSSWB interleave 128-bit lanes: dwords come out as
@@ -160,10 +109,34 @@ func quantGroups(v vec) {
 	JZ(LabelRef(name + "_done"))
 	Label(name + "_loop")
 	nv := 32 / v.lanes
+	x := make([]VecVirtual, nv)
+	for i := range x {
+		x[i] = v.alloc()
+		VMOVUPS(Mem{Base: xp, Disp: 4 * v.lanes * i}, x[i])
+	}
+	m := v.alloc()
+	v.and(x[0], mask, m)
+	for i := 1; i < nv; i++ {
+		a := v.alloc()
+		v.and(x[i], mask, a)
+		VMAXPS(a, m, m)
+	}
+	mx := hmaxPS(m, v.lanes)
+	sc := XMM()
+	VDIVSS(c127, mx, sc) // m/127
+	VMOVSS(sc, Mem{Base: scp})
+	inv := XMM()
+	VXORPS(inv, inv, inv)
+	VUCOMISS(zero, mx)
+	JE(LabelRef(name + "_zero"))
+	VDIVSS(mx, c127, inv) // 127/m
+	Label(name + "_zero")
+	iv := v.alloc()
+	VBROADCASTSS(inv, iv)
 	d := make([]VecVirtual, nv)
 	for i := range d {
 		d[i] = v.alloc()
-		VMULPS(Mem{Base: xp, Disp: 4 * v.lanes * i}, s, d[i])
+		VMULPS(x[i], iv, d[i])
 		VCVTPS2DQ(d[i], d[i])
 	}
 	if v.lanes == 16 {
@@ -185,6 +158,7 @@ func quantGroups(v vec) {
 	VMOVD(lo, Mem{Base: sp})
 	ADDQ(U8(32), qp)
 	ADDQ(U8(4), sp)
+	ADDQ(U8(4), scp)
 	ADDQ(U32(128), xp)
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
@@ -208,8 +182,7 @@ func permIdx() Mem {
 func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	for _, v := range []vec{avx2, avx512} {
-		absMax(v)
-		quantGroups(v)
+		quantScaled(v)
 	}
 	Generate()
 }

@@ -16,8 +16,9 @@
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
 // for Q8, 8 for Q4 without a min) is folded into aux = −z·Σxq, which
-// initialises each group's int32 accumulator; with a min, aux holds
-// float32(Σxq) and the kernel adds m·aux in f32.
+// initialises each group's int32 accumulator; the activations' group scale
+// xs (same layout as aux) multiplies the converted accumulator; with a
+// min, aux holds float32(xs·Σxq) and the kernel adds m·aux in f32.
 package main
 
 import (
@@ -69,15 +70,15 @@ func doc(name string, k kind, m, lanes int) {
 	}
 	if k.hasMin {
 		lines = append(lines,
-			"\t\tt := Σ_{g<ng} (d[p,g,i]·float32("+dot+")",
-			"\t\t\t+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(Σxq) bits")
+			"\t\tt := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32("+dot+"))",
+			"\t\t\t+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits")
 	} else {
 		lines = append(lines,
-			"\t\tt := Σ_{g<ng} d[p,g,i]·float32("+dot+" + aux[g·ldaux/4+r])",
-			fmt.Sprintf("\t\t\t// aux = −%d·Σxq: the weights' zero point", k.z))
+			"\t\tt := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32("+dot+" + aux[g·ldaux/4+r]))",
+			fmt.Sprintf("\t\t\t// aux = −%d·Σxq: the weights' zero point; xs: the activations' group scales", k.z))
 	}
 	lines = append(lines,
-		"\t\ty[r·ldy+16p+i] = xs[r]·t  // or += when acc",
+		"\t\ty[r·ldy+16p+i] = t  // or += when acc",
 		"",
 		"with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.",
 	)
@@ -160,6 +161,7 @@ func kernelZ(k kind, m int) {
 	Label(name + "_panel")
 	x := loadRows(m)
 	ap := Load(Param("aux"), GP64())
+	xsp := Load(Param("xs"), GP64())
 	las := Load(Param("ldaux"), GP64())
 	g := Load(Param("ng"), GP64())
 	f := make([]VecVirtual, m)
@@ -215,6 +217,7 @@ func kernelZ(k kind, m int) {
 	}
 	for r := 0; r < m; r++ {
 		VCVTDQ2PS(acc[r], acc[r])
+		VMULPS_BCST(Mem{Base: xsp, Disp: 4 * r}, acc[r], acc[r])
 		VFMADD231PS(acc[r], d, f[r])
 		if k.hasMin {
 			VFMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
@@ -223,13 +226,10 @@ func kernelZ(k kind, m int) {
 	ADDQ(U32(k.gb), wp)
 	x.advance(32)
 	ADDQ(las, ap)
+	ADDQ(las, xsp)
 	DECQ(g)
 	JNZ(LabelRef(name + "_group"))
 
-	xs := Load(Param("xs"), GP64())
-	for r := 0; r < m; r++ {
-		VMULPS_BCST(Mem{Base: xs, Disp: 4 * r}, f[r], f[r])
-	}
 	storeRows(name, "", yp, ops(f), addPS, storePS)
 	ADDQ(U8(64), yp)
 	DECQ(np)
@@ -309,6 +309,7 @@ func kernelY(k kind, m int) {
 		sfx := fmt.Sprint(h)
 		x := loadRows(m)
 		ap := Load(Param("aux"), GP64())
+		xsp := Load(Param("xs"), GP64())
 		las := Load(Param("ldaux"), GP64())
 		g := Load(Param("ng"), GP64())
 		wh := GP64()
@@ -359,6 +360,8 @@ func kernelY(k kind, m int) {
 		}
 		for r := 0; r < m; r++ {
 			VCVTDQ2PS(yAcc[r], yAcc[r])
+			VBROADCASTSS(Mem{Base: xsp, Disp: 4 * r}, yTmp)
+			VMULPS(yTmp, yAcc[r], yAcc[r])
 			VFMADD231PS(yAcc[r], yD, yF[r])
 			if k.hasMin {
 				VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
@@ -368,14 +371,10 @@ func kernelY(k kind, m int) {
 		ADDQ(U32(k.gb), wh)
 		x.advance(32)
 		ADDQ(las, ap)
+		ADDQ(las, xsp)
 		DECQ(g)
 		JNZ(LabelRef(name + "_group" + sfx))
 
-		xs := Load(Param("xs"), GP64())
-		for r := 0; r < m; r++ {
-			VBROADCASTSS(Mem{Base: xs, Disp: 4 * r}, yTmp)
-			VMULPS(yTmp, yF[r], yF[r])
-		}
 		storeRows(name, sfx, yp, ops(yF[:m]), addPS, storePS)
 		ADDQ(U8(32), yp)
 	}
