@@ -11,7 +11,7 @@ import (
 
 // chunkVariants are the ISA chunked prefill kernels these tests hold
 // against chunkGeneric and the recurrence.
-var chunkVariants = []string{"avx512_chunk", "neon_chunk"}
+var chunkVariants = []string{"avx512_chunk", "neon_chunk", "sve_chunk"}
 
 // forChunkVariants runs f on each of chunkVariants as a subtest, skipping
 // those this build or CPU lacks (failing instead when KTUNE_REQUIRE covers
