@@ -1,7 +1,7 @@
 //go:build arm64 && gc && !purego
 
-// arm64 stub of the NEON GEMM tile and registration of the NEON chunked
-// prefill (the driver is chunkGEMM, kdachunk_gemm.go).
+// arm64 stubs of the NEON and SVE GEMM tiles and registration of the
+// NEON and SVE chunked prefills (the driver is chunkGEMM, kdachunk_gemm.go).
 package kda
 
 import (
@@ -33,7 +33,31 @@ func gemmNEON(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 	}
 }
 
+// kdacGemmSVE is gemmGo for any n, vector-length agnostic: blocks of four
+// SVE vectors of columns (the last one narrower, predicated), 4-row tiles
+// and then single rows (m, n, k ≥ 0; any zero returns):
+//
+//	for i < m { for j < n { var acc float32; for p < k { acc += a[i*lda+p]·b[p*ldb+j] }; c[i*ldc+j] += alpha·acc } }
+//
+//go:noescape
+func kdacGemmSVE(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, m int, n int, k int, alpha float32)
+
+// gemmSVE is gemmFn: the SVE tile on all of C, no Go tail. The bounds are
+// checked here.
+func gemmSVE(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, alpha float32) {
+	if m <= 0 || n <= 0 || k <= 0 {
+		return
+	}
+	_, _, _ = c[(m-1)*ldc+n-1], a[(m-1)*lda+k-1], b[(k-1)*ldb+n-1]
+	kdacGemmSVE(&c[0], ldc, &a[0], lda, &b[0], ldb, m, n, k, alpha)
+}
+
 func init() {
 	register(OpPrefill, kernel.Variant{Name: "neon_chunk", Doc: "chunked WY/UT form with its products in hand-written NEON 4×16 GEMM tiles", Priority: 18,
 		Requires: cpu.NewSet(cpu.ASIMD), Threaded: true, Params: []kernel.Param{chunkParam}}, chunkGEMM(gemmNEON))
+	// Above neon_chunk (its tile, four vectors of columns, is at least as
+	// wide and takes a quarter of the a loads), below the neon and sve
+	// recurrences until the chunked form is measured on hardware.
+	register(OpPrefill, kernel.Variant{Name: "sve_chunk", Doc: "chunked WY/UT form with its products in a hand-written SVE GEMM tile (vector-length agnostic: 4 rows × 4 vectors, predicated column tail)", Priority: 19,
+		Requires: cpu.NewSet(cpu.SVE), Threaded: true, Params: []kernel.Param{chunkParam}}, chunkGEMM(gemmSVE))
 }

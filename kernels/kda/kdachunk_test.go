@@ -5,18 +5,27 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/kerneltest"
 )
 
 // chunkVariants are the ISA chunked prefill kernels these tests hold
 // against chunkGeneric and the recurrence.
-var chunkVariants = []string{"avx512_chunk", "neon_chunk"}
+var chunkVariants = []string{"avx512_chunk", "neon_chunk", "sve_chunk"}
+
+// chunkSet gives the chunk sizes a test runs at its i-th shape, out of all:
+// every one of them, or one, rotating with i (every shape still runs, and
+// every size across the shapes).
+type chunkSet func(i int, all []int) []int
 
 // forChunkVariants runs f on each of chunkVariants as a subtest, skipping
 // those this build or CPU lacks (failing instead when KTUNE_REQUIRE covers
-// their requirements).
-func forChunkVariants(t *testing.T, f func(t *testing.T, fn headFn)) {
+// their requirements). In short mode a variant that needs SVE runs each
+// shape at one chunk size: qemu (the CI's arm64) emulates SVE floating
+// point lane by lane in soft float, about 20× slower than NEON, and the
+// SVE tile itself is held to gemmGo at every size by TestGemmSVE.
+func forChunkVariants(t *testing.T, f func(t *testing.T, fn headFn, chunks chunkSet)) {
 	t.Helper()
 	for _, name := range chunkVariants {
 		t.Run(name, func(t *testing.T) {
@@ -31,7 +40,11 @@ func forChunkVariants(t *testing.T, f func(t *testing.T, fn headFn)) {
 				}
 				t.Skipf("%s needs %s", v.ID(), v.Requires)
 			}
-			f(t, v.Impl.(headFn))
+			chunks := func(i int, all []int) []int { return all }
+			if testing.Short() && v.Requires.Has(cpu.SVE) {
+				chunks = func(i int, all []int) []int { return all[i%len(all) : i%len(all)+1] }
+			}
+			f(t, v.Impl.(headFn), chunks)
 		})
 	}
 }
@@ -40,7 +53,7 @@ func forChunkVariants(t *testing.T, f func(t *testing.T, fn headFn)) {
 // generic form and the recurrence on ragged T, K ≠ V, widths that are not
 // multiples of 16, every chunk size, from a random initial state.
 func TestChunkShapes(t *testing.T) {
-	forChunkVariants(t, func(t *testing.T, fn headFn) {
+	forChunkVariants(t, func(t *testing.T, fn headFn, chunks chunkSet) {
 		Ts := []int{1, 2, 15, 16, 17, 31, 33, 48, 63, 64, 65, 100, 130}
 		kvs := [][2]int{{128, 128}, {32, 48}, {17, 33}, {64, 16}, {48, 80}, {128, 64}, {16, 128}, {128, 256}, {160, 48}}
 		if testing.Short() { // under qemu: the ragged and K > 128 shapes
@@ -48,12 +61,14 @@ func TestChunkShapes(t *testing.T) {
 			kvs = [][2]int{{128, 128}, {17, 33}, {48, 80}, {160, 48}}
 		}
 		tol := tolerance(kernel.ClassF32, nil)
+		i := 0
 		for _, kv := range kvs {
 			for _, T := range Ts {
 				base := randomTensors(uint64(T*1000+kv[0]), 2, T, 2, kv[0], kv[1], -5)
 				rec := clone(base)
 				run(&rec, recurrentGeneric, 2, kernel.Values{"strip": 16})
-				for _, c := range chunkParam.Values {
+				i++
+				for _, c := range chunks(i, chunkParam.Values) {
 					gen, got := clone(base), clone(base)
 					run(&gen, chunkGeneric, 1, kernel.Values{"chunk": c})
 					run(&got, fn, 2, kernel.Values{"chunk": c})
@@ -71,18 +86,20 @@ func TestChunkShapes(t *testing.T) {
 // TestChunkLong: long sequences at the Kimi head size against the
 // recurrence, with mild and extreme (g ≈ −50 per token) gates.
 func TestChunkLong(t *testing.T) {
-	forChunkVariants(t, func(t *testing.T, fn headFn) {
+	forChunkVariants(t, func(t *testing.T, fn headFn, chunks chunkSet) {
 		Ts := []int{1000, 4096}
 		if testing.Short() {
 			Ts = []int{300}
 		}
 		tol := tolerance(kernel.ClassF32, nil)
+		i := 0
 		for _, T := range Ts {
 			for _, gMin := range []float64{-0.5, -50} {
 				base := randomTensors(11, 1, T, 2, 128, 128, gMin)
 				want := clone(base)
 				run(&want, recurrentGeneric, 2, kernel.Values{"strip": 32})
-				for _, c := range chunkParam.Values {
+				i++
+				for _, c := range chunks(i, chunkParam.Values) {
 					got := clone(base)
 					run(&got, fn, 2, kernel.Values{"chunk": c})
 					label := fmt.Sprintf("T=%d gmin=%v chunk=%d", T, gMin, c)
@@ -98,9 +115,9 @@ func TestChunkLong(t *testing.T) {
 // and g ≈ −80 (a full forget within a token), which would overflow a
 // factorised exp(Γ_r)·exp(−Γ_s) and produce subnormals in the products.
 func TestChunkGateMix(t *testing.T) {
-	forChunkVariants(t, func(t *testing.T, fn headFn) {
+	forChunkVariants(t, func(t *testing.T, fn headFn, chunks chunkSet) {
 		tol := tolerance(kernel.ClassF32, nil)
-		for _, kv := range [][2]int{{128, 128}, {32, 48}} {
+		for shape, kv := range [][2]int{{128, 128}, {32, 48}} {
 			base := randomTensors(9, 1, 200, 2, kv[0], kv[1], -80)
 			for i := range base.G {
 				switch i % 5 {
@@ -114,7 +131,7 @@ func TestChunkGateMix(t *testing.T) {
 			}
 			want := clone(base)
 			run(&want, recurrentGeneric, 1, kernel.Values{"strip": 16})
-			for _, c := range chunkParam.Values {
+			for _, c := range chunks(shape, chunkParam.Values) {
 				got := clone(base)
 				run(&got, fn, 2, kernel.Values{"chunk": c})
 				for i, x := range append(append([]float32(nil), got.O...), got.State...) {
@@ -134,14 +151,14 @@ func TestChunkGateMix(t *testing.T) {
 // carried state equals prefill(T1+T2), across chunk boundaries and ragged
 // pieces; and prefill(T1) then T2 decode steps equals the recurrence.
 func TestChunkContinuation(t *testing.T) {
-	forChunkVariants(t, func(t *testing.T, fn headFn) {
+	forChunkVariants(t, func(t *testing.T, fn headFn, chunks chunkSet) {
 		tol := tolerance(kernel.ClassF32, nil)
-		chunks, splits := chunkParam.Values, [][2]int{{37, 9}, {64, 64}, {1, 130}, {100, 17}}
+		sizes, splits := chunkParam.Values, [][2]int{{37, 9}, {64, 64}, {1, 130}, {100, 17}}
 		if testing.Short() { // under qemu
-			chunks, splits = []int{16, 64}, [][2]int{{37, 9}, {100, 17}}
+			sizes, splits = []int{16, 64}, [][2]int{{37, 9}, {100, 17}}
 		}
-		for _, c := range chunks {
-			for _, split := range splits {
+		for i, split := range splits {
+			for _, c := range chunks(i, sizes) {
 				T1, T2 := split[0], split[1]
 				whole := randomTensors(4, 2, T1+T2, 2, 128, 96, -5)
 				want := clone(whole)
@@ -178,7 +195,7 @@ func TestChunkContinuation(t *testing.T) {
 // TestChunkZeroState: a fresh sequence (zero state) with zero values
 // stays exactly zero (the padding is exact).
 func TestChunkZeroState(t *testing.T) {
-	forChunkVariants(t, func(t *testing.T, fn headFn) {
+	forChunkVariants(t, func(t *testing.T, fn headFn, _ chunkSet) {
 		for _, kv := range [][2]int{{128, 128}, {17, 33}} {
 			tn := randomTensors(2, 1, 70, 1, kv[0], kv[1], -3)
 			clear(tn.State)
@@ -196,14 +213,14 @@ func TestChunkZeroState(t *testing.T) {
 // TestChunkGuards: o and the state sit between NaN guard cells at
 // unaligned offsets; nothing outside them is written.
 func TestChunkGuards(t *testing.T) {
-	forChunkVariants(t, func(t *testing.T, fn headFn) {
+	forChunkVariants(t, func(t *testing.T, fn headFn, chunks chunkSet) {
 		tol := tolerance(kernel.ClassF32, nil)
 		for i, sh := range [][3]int{{70, 128, 128}, {17, 17, 33}, {64, 32, 48}, {33, 128, 64}} {
 			T, K, V := sh[0], sh[1], sh[2]
 			base := randomTensors(uint64(20+i), 1, T, 2, K, V, -5)
 			want := clone(base)
 			run(&want, chunkGeneric, 1, kernel.Values{"chunk": 16})
-			for _, c := range chunkParam.Values {
+			for _, c := range chunks(i, chunkParam.Values) {
 				got := clone(base)
 				og, sg := kerneltest.NewGuarded(len(got.O), (i+1)%4), kerneltest.NewGuarded(len(got.State), i%4)
 				copy(sg.Data(), got.State)
