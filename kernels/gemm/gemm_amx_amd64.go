@@ -36,10 +36,10 @@ func init() {
 }
 
 // amxScratch is a worker's aux and xs (group-major, as vnniAux) and the
-// kernel's 2 KiB tile store area.
+// kernel's 4 KiB tile store area.
 type amxScratch struct {
 	vnniScratch
-	tmp [512]int32
+	tmp [1024]int32
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
@@ -74,8 +74,7 @@ func amxPanels(a *args, p0, p1, worker int, prm kernel.Values) {
 		w := &a.w.Data[b0*pb]
 		for t := 0; t < tiles; t++ {
 			r0 := t * amxRows
-			amxQ8_16x16(w, b1-b0, ng, &a.xq[r0*a.kp], a.kp, &aux[r0], 4*a.m,
-				&xs[r0], &a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc, &sc.tmp[0])
+			amxQ8_16x16(w, b1-b0, ng, &a.xq[r0*a.kp], a.kp, &xs[r0], 4*a.m, &a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc, &sc.tmp[0])
 		}
 		for t := 0; t < vt; t++ {
 			r0 := tiles*amxRows + t*rest/vt

@@ -12,8 +12,8 @@
 //
 //	C[r][i] = Σ_{k<32} s8(xq[r][32g+k]) · u8(w[i][32g+k])
 //
-// and the kernel then adds aux (−128·Σxq, the weights' zero point),
-// converts, multiplies by the row's activation scale xs and accumulates
+// plus −128·Σxq (the weights' zero point, by a second product, TDPBSSD
+// with a constant tile of −128); the kernel then converts, multiplies by the row's activation scale xs and accumulates
 // with the group's 16 f16 weight scales, as the VNNI kernels do
 // (kernels/gemm/gemm_vnni_amd64.go documents the contract).
 //
@@ -37,11 +37,14 @@ const (
 )
 
 // Tiles: two C (int32 16×16), two A (s8 16×32), two B (u8 8×64), so that
-// two groups are in flight.
+// two groups are in flight, and a constant B of −128 (s8) with which a
+// TDPBSSD adds the weights' zero-point term −128·Σxq to C (the vector
+// flush then needs no aux).
 const (
 	tC0, tC1 = 0, 1
 	tA0, tA1 = 2, 3
 	tB0, tB1 = 4, 5
+	tNeg     = 6 // 8 rows × 64 bytes of −128: C += −128·Σxq, the zero point
 )
 
 // General-purpose registers.
@@ -49,11 +52,12 @@ var (
 	rW    = RSI // weights: the current group record
 	rX    = RDI // activations: row 0 of the tile at the current group
 	rLdx  = RDX // activation row stride (the A tile stride)
-	rAux  = RCX // aux at the current group
+	rRow  = RCX // output row pointer (the final stores)
 	rXs   = RBX // xs at the current group
-	rLda  = R8  // ldaux (bytes between groups in aux and xs)
+	rLda  = R8  // ldxs (bytes between groups in xs)
 	rG    = R9  // group counter
-	rTmp  = R10 // 2 KiB scratch for the C tiles
+	rTmp  = R10 // 2 KiB scratch the current pair of C tiles is stored to
+	rPrev = R14 // 2 KiB scratch holding the previous pair
 	r64   = R11 // 64: the B tile and scratch stride
 	rNp   = R12 // panel counter
 	rY    = R13 // output: the current panel's first column
@@ -73,26 +77,27 @@ var (
 )
 
 // group computes one group: tiles c, a, b; the group record at rW+wd, its
-// activations at rX+xd, its aux and xs at rAux/rXs (+ rLda when second),
-// scratch at rTmp+td.
+// activations at rX+xd.
 func dot(c, a, b, wd, xd int) {
 	x86.TILELOADDT(a, mem(rX, rLdx, xd))
 	x86.TILELOADDT(b, mem(rW, r64, wd))
 	x86.TILEZEROT(c)
 	x86.TDPBSUDT(c, a, b)
+	x86.TDPBSSDT(c, a, tNeg)
 }
 
-func flush(c, wd, td int, second bool) {
-	x86.TILESTOREDT(mem(rTmp, r64, td), c)
+// flush converts one stored C tile (16 rows of 16 int32 at buf+td) into
+// the accumulators: the group's scales at rW+wd, its xs at rXs (+ rLda
+// when second).
+func flush(buf Physical, wd, td int, second bool) {
 	VCVTPH2PS(Mem{Base: rW, Disp: wd + scaleOff}, zD)
 	for r := 0; r < 16; r++ {
 		t := zT[r%len(zT)]
-		am, xm := Mem{Base: rAux, Disp: 4 * r}, Mem{Base: rXs, Disp: 4 * r}
+		xm := Mem{Base: rXs, Disp: 4 * r}
 		if second {
-			am, xm = am.Idx(rLda, 1), xm.Idx(rLda, 1)
+			xm = xm.Idx(rLda, 1)
 		}
-		VMOVDQU32(Mem{Base: rTmp, Disp: td + 64*r}, t)
-		VPADDD_BCST(am, t, t)
+		VMOVDQU32(Mem{Base: buf, Disp: td + 64*r}, t)
 		VCVTDQ2PS(t, t)
 		VMULPS_BCST(xm, t, t)
 		VFMADD231PS(t, zD, f[r])
@@ -101,14 +106,14 @@ func flush(c, wd, td int, second bool) {
 
 func kernel() {
 	const name = "amxQ8_16x16"
-	TEXT(name, NOSPLIT, "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool, tmp *int32)")
+	TEXT(name, NOSPLIT, "func(w *byte, np, ng int, xq *int8, ldx int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)")
 	Doc(name+" computes 16 activation rows against np consecutive Q8 panels",
 		"(ng groups of 544 bytes each) at w with AMX TDPBSUD; xq rows are ldx",
-		"bytes apart, y rows ldy floats; tmp is 2 KiB of scratch (512 int32):",
+		"bytes apart, y rows ldy floats; tmp is 4 KiB of scratch (1024 int32):",
 		"",
 		"\tfor p < np, r < 16, i < 16:",
-		"\t\tt := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))",
-		"\t\t\t// aux = −128·Σxq: the weights' zero point; xs: the activations' group scales",
+		"\t\tt := Σ_{g<ng} d[p,g,i]·(xs[g·ldxs/4+r]·float32(Σ_{j<32} (int32(u[p,g,i,j])−128)·int32(xq[r·ldx+32g+j])))",
+		"\t\t\t// 128: the weights' zero point; xs: the activations' group scales (group-major)",
 		"\t\ty[r·ldy+16p+i] = t  // or += when acc",
 		"",
 		"with u the stored weights of panel p and d its f16 scales: see package quant.",
@@ -119,7 +124,7 @@ func kernel() {
 	// wants the DATA entries in order, so the 64 bytes go as 8 quadwords.
 	var b [64]byte
 	b[0] = 1
-	for t, sh := range [][2]int{{64, 16}, {64, 16}, {32, 16}, {32, 16}, {64, 8}, {64, 8}} {
+	for t, sh := range [][2]int{{64, 16}, {64, 16}, {32, 16}, {32, 16}, {64, 8}, {64, 8}, {64, 8}} {
 		b[16+2*t], b[16+2*t+1] = byte(sh[0]), byte(sh[0]>>8)
 		b[48+t] = byte(sh[1])
 	}
@@ -131,68 +136,97 @@ func kernel() {
 		DATA(8*q, U64(v))
 	}
 
+	neg := GLOBL("amxQ8neg", RODATA|NOPTR)
+	for q := 0; q < 8; q++ {
+		DATA(8*q, U64(0x8080808080808080))
+	}
+
 	LEAQ(cfg, rTmp2)
 	x86.LDTILECFGM(x86.Mem{Base: x86.GP(rTmp2), Index: -1})
+	LEAQ(neg, rTmp2)
+	XORQ(rG, rG)
+	x86.TILELOADDT(tNeg, mem(rTmp2, rG, 0)) // stride 0: every row the same 64 bytes
 	Load(Param("w"), rW)
 	Load(Param("np"), rNp)
 	Load(Param("y"), rY)
 	Load(Param("ldx"), rLdx)
-	Load(Param("ldaux"), rLda)
+	Load(Param("ldxs"), rLda)
 	Load(Param("tmp"), rTmp)
+	LEAQ(Mem{Base: rTmp, Disp: 2048}, rPrev)
 	MOVQ(U32(64), r64)
 
 	Label(name + "_panel")
 	Load(Param("xq"), rX)
-	Load(Param("aux"), rAux)
 	Load(Param("xs"), rXs)
 	for _, z := range f {
 		VPXORD(z, z, z)
 	}
+	// Groups go in pairs (C0, C1), software-pipelined: a pair's tiles are
+	// stored while the previous pair is converted from the other scratch
+	// half, so that the vector loads never wait on a tile store that
+	// cannot be forwarded.
 	Load(Param("ng"), rG)
 	SHRQ(U8(1), rG)
 	JZ(LabelRef(name + "_tail"))
+	dot(tC0, tA0, tB0, 0, 0)
+	dot(tC1, tA1, tB1, gb, 32)
+	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
+	x86.TILESTOREDT(mem(rTmp, r64, 1024), tC1)
+	ADDQ(U32(2*gb), rW)
+	ADDQ(U8(64), rX)
+	XCHGQ(rTmp, rPrev)
+	DECQ(rG)
+	JZ(LabelRef(name + "_drain"))
 
 	Label(name + "_pair")
 	dot(tC0, tA0, tB0, 0, 0)
 	dot(tC1, tA1, tB1, gb, 32)
-	flush(tC0, 0, 0, false)
-	flush(tC1, gb, 1024, true)
+	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
+	x86.TILESTOREDT(mem(rTmp, r64, 1024), tC1)
+	flush(rPrev, -2*gb, 0, false)
+	flush(rPrev, -gb, 1024, true)
 	ADDQ(U32(2*gb), rW)
 	ADDQ(U8(64), rX)
-	LEAQ(Mem{Base: rAux, Index: rLda, Scale: 2}, rAux)
 	LEAQ(Mem{Base: rXs, Index: rLda, Scale: 2}, rXs)
+	XCHGQ(rTmp, rPrev)
 	DECQ(rG)
 	JNZ(LabelRef(name + "_pair"))
+
+	Label(name + "_drain")
+	flush(rPrev, -2*gb, 0, false)
+	flush(rPrev, -gb, 1024, true)
+	LEAQ(Mem{Base: rXs, Index: rLda, Scale: 2}, rXs)
 
 	Label(name + "_tail")
 	Load(Param("ng"), rG)
 	TESTQ(U32(1), rG)
 	JZ(LabelRef(name + "_groups_done"))
 	dot(tC0, tA0, tB0, 0, 0)
-	flush(tC0, 0, 0, false)
+	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
+	flush(rTmp, 0, 0, false)
 	ADDQ(U32(gb), rW)
 
 	Label(name + "_groups_done")
-	// store the 16 rows (rAux, rXs are free until the next panel)
+	// store the 16 rows (rRow is free until the next panel)
 	Load(Param("ldy"), rTmp2)
 	SHLQ(U8(2), rTmp2)
-	MOVQ(rY, rAux)
+	MOVQ(rY, rRow)
 	Load(Param("acc"), BL)
 	TESTB(BL, BL)
 	JZ(LabelRef(name + "_store"))
 	for r := range f {
-		VADDPS(Mem{Base: rAux}, f[r], f[r])
-		VMOVUPS(f[r], Mem{Base: rAux})
+		VADDPS(Mem{Base: rRow}, f[r], f[r])
+		VMOVUPS(f[r], Mem{Base: rRow})
 		if r+1 < len(f) {
-			ADDQ(rTmp2, rAux)
+			ADDQ(rTmp2, rRow)
 		}
 	}
 	JMP(LabelRef(name + "_stored"))
 	Label(name + "_store")
 	for r := range f {
-		VMOVUPS(f[r], Mem{Base: rAux})
+		VMOVUPS(f[r], Mem{Base: rRow})
 		if r+1 < len(f) {
-			ADDQ(rTmp2, rAux)
+			ADDQ(rTmp2, rRow)
 		}
 	}
 	Label(name + "_stored")

@@ -254,12 +254,18 @@ func TILESTORED(m Mem, t int) []byte { checkTile(t); return vexMem(2, 0x4B, t, 0
 // TDPBSUD encodes tdpbsud tmm(c), tmm(a), tmm(b) (VEX.128.F3.0F38.W0 5E,
 // reg = c, rm = a, vvvv = b): c.i32[m][n] += Σ_{k,j<4} s8(a[m][4k+j]) ·
 // u8(b[k][4n+j]). The three tiles must be distinct (#UD otherwise).
-func TDPBSUD(c, a, b int) []byte {
+func TDPBSUD(c, a, b int) []byte { return tdp(2, c, a, b) }
+
+// TDPBSSD encodes tdpbssd tmm(c), tmm(a), tmm(b) (VEX.128.F2.0F38.W0 5E):
+// as TDPBSUD with b signed too.
+func TDPBSSD(c, a, b int) []byte { return tdp(3, c, a, b) }
+
+func tdp(pp byte, c, a, b int) []byte {
 	checkTile(c, a, b)
 	if c == a || c == b || a == b {
-		panic(fmt.Sprintf("x86: tdpbsud tmm%d, tmm%d, tmm%d: the tiles must be distinct", c, a, b))
+		panic(fmt.Sprintf("x86: tdpb* tmm%d, tmm%d, tmm%d: the tiles must be distinct", c, a, b))
 	}
-	v := vex3(false, false, false, b, 2)
+	v := vex3(false, false, false, b, pp)
 	return append(v, 0x5E, byte(0xC0|c<<3|a))
 }
 
@@ -281,6 +287,11 @@ func TILESTOREDT(m Mem, t int) { Raw(fmt.Sprintf("tilestored %v, tmm%d", m, t), 
 // TDPBSUDT emits tdpbsud tmm(c), tmm(a), tmm(b).
 func TDPBSUDT(c, a, b int) {
 	Raw(fmt.Sprintf("tdpbsud tmm%d, tmm%d, tmm%d", c, a, b), TDPBSUD(c, a, b))
+}
+
+// TDPBSSDT emits tdpbssd tmm(c), tmm(a), tmm(b).
+func TDPBSSDT(c, a, b int) {
+	Raw(fmt.Sprintf("tdpbssd tmm%d, tmm%d, tmm%d", c, a, b), TDPBSSD(c, a, b))
 }
 
 // GP is the number (0…15) of a physical general-purpose register.

@@ -144,6 +144,7 @@ func TestAMX(t *testing.T) {
 					continue
 				}
 				add(fmt.Sprintf("tdpbsud tmm%d, tmm%d, tmm%d", tm, a, b), TDPBSUD(tm, a, b))
+				add(fmt.Sprintf("tdpbssd tmm%d, tmm%d, tmm%d", tm, a, b), TDPBSSD(tm, a, b))
 			}
 		}
 	}
