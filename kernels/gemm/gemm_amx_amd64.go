@@ -32,13 +32,11 @@ func init() {
 		Priority: 38, DTypes: []kernel.DType{kernel.Q8}, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AMXTile, cpu.AMXInt8, cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512VNNI), Threaded: true,
 		Params: []kernel.Param{grainParam, nbParam}},
-		&impl{act: actInt8, panels: amxPanels, grain: 4})
+		&impl{act: actInt8, panels: amxPanels, prep: amxPrep, grain: 4})
 }
 
-// amxScratch is a worker's aux and xs (group-major, as vnniAux) and the
-// kernel's 4 KiB tile store area.
+// amxScratch is a worker's 4 KiB tile store area.
 type amxScratch struct {
-	vnniScratch
 	tmp [1024]int32
 }
 
@@ -47,18 +45,43 @@ var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
 // vnniQ8Panels handles what AMX does not: M < 16 rows.
 var vnniQ8Panels = vnniPanels(&vnniZ)
 
+// amxPrep prepares, once per call, the kernels' operands: aux and xs
+// group-major for all rows (vnniAux), and the AMX rows' activations packed
+// tile by tile and group by group, so that each A tile (16 rows × 32
+// bytes) is 512 contiguous bytes: one sequential stream for the tile loads
+// instead of 16 rows Kp bytes apart.
+func amxPrep(a *args) {
+	tiles := a.m / amxRows
+	if tiles == 0 || weightKind(a.w) != kindQ8 {
+		return
+	}
+	ng := a.kp / quant.GroupK
+	p := &a.ws.pre
+	p.aux, p.xs = grow(p.aux, a.m*ng), grow(p.xs, a.m*ng)
+	vnniAux(a, kindQ8, p.aux, p.xs)
+	p.xp = grow(p.xp, tiles*amxRows*a.kp)
+	for t := 0; t < tiles; t++ {
+		for r := 0; r < amxRows; r++ {
+			src := a.xq[(t*amxRows+r)*a.kp:][:a.kp]
+			dst := p.xp[t*amxRows*a.kp+r*quant.GroupK:]
+			for g := 0; g < ng; g++ {
+				copy(dst[g*amxRows*quant.GroupK:][:quant.GroupK], src[g*quant.GroupK:])
+			}
+		}
+	}
+	a.pre = p
+}
+
 // amxPanels is the amx_int8 panelFn.
 func amxPanels(a *args, p0, p1, worker int, prm kernel.Values) {
 	tiles := a.m / amxRows
-	if tiles == 0 || weightKind(a.w) != kindQ8 {
+	if tiles == 0 || weightKind(a.w) != kindQ8 || a.pre == nil {
 		vnniQ8Panels(a, p0, p1, worker, prm)
 		return
 	}
 	ng := a.kp / quant.GroupK
 	sc := amxPool.Get().(*amxScratch)
-	sc.aux, sc.xs = grow(sc.aux, a.m*ng), grow(sc.xs, a.m*ng)
-	aux, xs := sc.aux, sc.xs
-	vnniAux(a, kindQ8, aux, xs)
+	aux, xs, xp := a.pre.aux, a.pre.xs, a.pre.xp
 	// the M mod 16 remaining rows: balanced VNNI tiles of ≤ 12 rows
 	rest := a.m - tiles*amxRows
 	ks := vnniZ[kindQ8]
@@ -74,7 +97,8 @@ func amxPanels(a *args, p0, p1, worker int, prm kernel.Values) {
 		w := &a.w.Data[b0*pb]
 		for t := 0; t < tiles; t++ {
 			r0 := t * amxRows
-			amxQ8_16x16(w, b1-b0, ng, &a.xq[r0*a.kp], a.kp, &xs[r0], 4*a.m, &a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc, &sc.tmp[0])
+			amxQ8_16x16(w, b1-b0, ng, &xp[t*amxRows*a.kp], quant.GroupK, amxRows*quant.GroupK, &xs[r0], 4*a.m,
+				&a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc, &sc.tmp[0])
 		}
 		for t := 0; t < vt; t++ {
 			r0 := tiles*amxRows + t*rest/vt

@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func amxQ8_16x16(w *byte, np int, ng int, xq *int8, ldx int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)
+// func amxQ8_16x16(w *byte, np int, ng int, xq *int8, ldx int, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)
 // Requires: AVX, AVX512F
-TEXT ·amxQ8_16x16(SB), NOSPLIT, $0-88
+TEXT ·amxQ8_16x16(SB), NOSPLIT, $0-96
 	LEAQ amxQ8cfg<>+0(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg [rax]
 	LEAQ amxQ8neg<>+0(SB), AX
@@ -14,16 +14,19 @@ TEXT ·amxQ8_16x16(SB), NOSPLIT, $0-88
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x08 // tileloadd tmm6, [rax+r9*1]
 	MOVQ w+0(FP), SI
 	MOVQ np+8(FP), R12
-	MOVQ y+56(FP), R13
+	MOVQ y+64(FP), R13
 	MOVQ ldx+32(FP), DX
-	MOVQ ldxs+48(FP), R8
-	MOVQ tmp+80(FP), R10
+	MOVQ ldxs+56(FP), R8
+	MOVQ tmp+88(FP), R10
 	LEAQ 2048(R10), R14
 	MOVQ $0x00000040, R11
 
 amxQ8_16x16_panel:
 	MOVQ   xq+24(FP), DI
-	MOVQ   xs+40(FP), BX
+	MOVQ   xg+40(FP), AX
+	LEAQ   (DI)(AX*1), CX
+	SHLQ   $0x01, AX
+	MOVQ   xs+48(FP), BX
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
@@ -48,7 +51,7 @@ amxQ8_16x16_panel:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x5a; BYTE $0x5e; BYTE $0xc2 // tdpbsud tmm0, tmm2, tmm4
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x4b; BYTE $0x5e; BYTE $0xc2 // tdpbssd tmm0, tmm2, tmm6
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x5c; BYTE $0x17; BYTE $0x20 // tileloadd tmm3, [rdi+rdx*1+32]
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x11 // tileloadd tmm3, [rcx+rdx*1]
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0xac; BYTE $0x1e; BYTE $0x20; BYTE $0x02; BYTE $0x00; BYTE $0x00 // tileloadd tmm5, [rsi+r11*1+544]
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero tmm1
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x52; BYTE $0x5e; BYTE $0xcb // tdpbsud tmm1, tmm3, tmm5
@@ -56,7 +59,8 @@ amxQ8_16x16_panel:
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // tilestored [r10+r11*1], tmm0
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x8c; BYTE $0x1a; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00 // tilestored [r10+r11*1+1024], tmm1
 	ADDQ   $0x00000440, SI
-	ADDQ   $0x40, DI
+	ADDQ   AX, DI
+	ADDQ   AX, CX
 	XCHGQ  R10, R14
 	DECQ   R9
 	JZ     amxQ8_16x16_drain
@@ -67,7 +71,7 @@ amxQ8_16x16_pair:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x5a; BYTE $0x5e; BYTE $0xc2 // tdpbsud tmm0, tmm2, tmm4
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x4b; BYTE $0x5e; BYTE $0xc2 // tdpbssd tmm0, tmm2, tmm6
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x5c; BYTE $0x17; BYTE $0x20 // tileloadd tmm3, [rdi+rdx*1+32]
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x11 // tileloadd tmm3, [rcx+rdx*1]
 	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0xac; BYTE $0x1e; BYTE $0x20; BYTE $0x02; BYTE $0x00; BYTE $0x00 // tileloadd tmm5, [rsi+r11*1+544]
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero tmm1
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x52; BYTE $0x5e; BYTE $0xcb // tdpbsud tmm1, tmm3, tmm5
@@ -205,7 +209,8 @@ amxQ8_16x16_pair:
 	VMULPS.BCST 60(BX)(R8*1), Z0, Z0
 	VFMADD231PS Z0, Z15, Z31
 	ADDQ        $0x00000440, SI
-	ADDQ        $0x40, DI
+	ADDQ        AX, DI
+	ADDQ        AX, CX
 	LEAQ        (BX)(R8*2), BX
 	XCHGQ       R10, R14
 	DECQ        R9
@@ -422,10 +427,10 @@ amxQ8_16x16_tail:
 	ADDQ        $0x00000220, SI
 
 amxQ8_16x16_groups_done:
-	MOVQ    ldy+64(FP), AX
+	MOVQ    ldy+72(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    R13, CX
-	MOVB    acc+72(FP), BL
+	MOVB    acc+80(FP), BL
 	TESTB   BL, BL
 	JZ      amxQ8_16x16_store
 	VADDPS  (CX), Z16, Z16

@@ -107,7 +107,7 @@ func BenchmarkAMXKernel(b *testing.B) {
 	ng := k / quant.GroupK
 	w := make([]byte, np*ng*544)
 	for i := range w {
-		w[i] = byte(i * 7)
+		w[i] = byte(i*7 + i>>6)
 	}
 	for i := 0; i < np*ng; i++ { // f16 scales 1.0
 		for j := 0; j < 16; j++ {
@@ -115,13 +115,19 @@ func BenchmarkAMXKernel(b *testing.B) {
 		}
 	}
 	xq := make([]int8, 16*k)
+	for i := range xq {
+		xq[i] = int8(i*13 + i>>5)
+	}
 	aux := make([]int32, 16*ng)
 	xs := make([]float32, 16*ng)
+	for i := range xs {
+		xs[i] = 1
+	}
 	y := make([]float32, 16*16*np)
 	var tmp [1024]int32
 	b.Run("amx", func(b *testing.B) {
 		for b.Loop() {
-			amxQ8_16x16(&w[0], np, ng, &xq[0], k, &xs[0], 64, &y[0], 16*np, false, &tmp[0])
+			amxQ8_16x16(&w[0], np, ng, &xq[0], k, 32, &xs[0], 64, &y[0], 16*np, false, &tmp[0])
 		}
 		b.ReportMetric(float64(2*16*16*np*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
 	})

@@ -8,14 +8,16 @@
 // A Q8 group record of a panel is 8 lines of 64 bytes, line c holding
 // k = 4c…4c+3 of the 16 weight rows as [16 rows][4 bytes]: exactly an
 // 8-row × 64-byte AMX B tile in VNNI layout. The activations (s8, row
-// stride ldx) are the 16-row × 32-byte A tile, so per group
+// stride ldx, group g at xq + g·xg: row-major with ldx = Kp, xg = 32, or
+// packed per group with ldx = 32, xg = 512) are the 16-row × 32-byte A
+// tile, so per group
 //
-//	C[r][i] = Σ_{k<32} s8(xq[r][32g+k]) · u8(w[i][32g+k])
+//	C[r][i] = Σ_{k<32} s8(x[r][32g+k]) · u8(w[i][32g+k])
 //
-// plus −128·Σxq (the weights' zero point, by a second product, TDPBSSD
-// with a constant tile of −128); the kernel then converts, multiplies by the row's activation scale xs and accumulates
-// with the group's 16 f16 weight scales, as the VNNI kernels do
-// (kernels/gemm/gemm_vnni_amd64.go documents the contract).
+// plus −128·Σx (the weights' zero point, by a second product, TDPBSSD
+// with a constant tile of −128); the kernel then converts, multiplies by
+// the row's activation scale xs and accumulates with the group's 16 f16
+// weight scales, as the VNNI kernels do (kernels/gemm/gemm_vnni_amd64.go).
 //
 // The AMX instructions are BYTE-encoded through internal/x86, which is
 // invisible to avo's register allocator: the kernel names every register
@@ -50,9 +52,11 @@ const (
 // General-purpose registers.
 var (
 	rW    = RSI // weights: the current group record
-	rX    = RDI // activations: row 0 of the tile at the current group
+	rX    = RDI // activations: row 0 of the A tile of the current group
+	rX1   = RCX // … and of the pair's second group (the loop)
+	rXg2  = RAX // 2·xg (the loop)
 	rLdx  = RDX // activation row stride (the A tile stride)
-	rRow  = RCX // output row pointer (the final stores)
+	rRow  = RCX // output row pointer (the stores, after the loop)
 	rXs   = RBX // xs at the current group
 	rLda  = R8  // ldxs (bytes between groups in xs)
 	rG    = R9  // group counter
@@ -61,7 +65,7 @@ var (
 	r64   = R11 // 64: the B tile and scratch stride
 	rNp   = R12 // panel counter
 	rY    = R13 // output: the current panel's first column
-	rTmp2 = RAX
+	rTmp2 = RAX // temporary outside the loop
 )
 
 func mem(base, index Physical, disp int) x86.Mem {
@@ -77,9 +81,9 @@ var (
 )
 
 // group computes one group: tiles c, a, b; the group record at rW+wd, its
-// activations at rX+xd.
-func dot(c, a, b, wd, xd int) {
-	x86.TILELOADDT(a, mem(rX, rLdx, xd))
+// activations at x.
+func dot(c, a, b, wd int, x Physical) {
+	x86.TILELOADDT(a, mem(x, rLdx, 0))
 	x86.TILELOADDT(b, mem(rW, r64, wd))
 	x86.TILEZEROT(c)
 	x86.TDPBSUDT(c, a, b)
@@ -106,13 +110,14 @@ func flush(buf Physical, wd, td int, second bool) {
 
 func kernel() {
 	const name = "amxQ8_16x16"
-	TEXT(name, NOSPLIT, "func(w *byte, np, ng int, xq *int8, ldx int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)")
+	TEXT(name, NOSPLIT, "func(w *byte, np, ng int, xq *int8, ldx, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)")
 	Doc(name+" computes 16 activation rows against np consecutive Q8 panels",
 		"(ng groups of 544 bytes each) at w with AMX TDPBSUD; xq rows are ldx",
-		"bytes apart, y rows ldy floats; tmp is 4 KiB of scratch (1024 int32):",
+		"bytes apart and group g starts at xq + g·xg (32 bytes per row), y rows",
+		"are ldy floats apart; tmp is 4 KiB of scratch (1024 int32):",
 		"",
 		"\tfor p < np, r < 16, i < 16:",
-		"\t\tt := Σ_{g<ng} d[p,g,i]·(xs[g·ldxs/4+r]·float32(Σ_{j<32} (int32(u[p,g,i,j])−128)·int32(xq[r·ldx+32g+j])))",
+		"\t\tt := Σ_{g<ng} d[p,g,i]·(xs[g·ldxs/4+r]·float32(Σ_{j<32} (int32(u[p,g,i,j])−128)·int32(xq[r·ldx+g·xg+j])))",
 		"\t\t\t// 128: the weights' zero point; xs: the activations' group scales (group-major)",
 		"\t\ty[r·ldy+16p+i] = t  // or += when acc",
 		"",
@@ -157,6 +162,9 @@ func kernel() {
 
 	Label(name + "_panel")
 	Load(Param("xq"), rX)
+	Load(Param("xg"), rXg2)
+	LEAQ(Mem{Base: rX, Index: rXg2, Scale: 1}, rX1)
+	SHLQ(U8(1), rXg2)
 	Load(Param("xs"), rXs)
 	for _, z := range f {
 		VPXORD(z, z, z)
@@ -168,25 +176,27 @@ func kernel() {
 	Load(Param("ng"), rG)
 	SHRQ(U8(1), rG)
 	JZ(LabelRef(name + "_tail"))
-	dot(tC0, tA0, tB0, 0, 0)
-	dot(tC1, tA1, tB1, gb, 32)
+	dot(tC0, tA0, tB0, 0, rX)
+	dot(tC1, tA1, tB1, gb, rX1)
 	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
 	x86.TILESTOREDT(mem(rTmp, r64, 1024), tC1)
 	ADDQ(U32(2*gb), rW)
-	ADDQ(U8(64), rX)
+	ADDQ(rXg2, rX)
+	ADDQ(rXg2, rX1)
 	XCHGQ(rTmp, rPrev)
 	DECQ(rG)
 	JZ(LabelRef(name + "_drain"))
 
 	Label(name + "_pair")
-	dot(tC0, tA0, tB0, 0, 0)
-	dot(tC1, tA1, tB1, gb, 32)
+	dot(tC0, tA0, tB0, 0, rX)
+	dot(tC1, tA1, tB1, gb, rX1)
 	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
 	x86.TILESTOREDT(mem(rTmp, r64, 1024), tC1)
 	flush(rPrev, -2*gb, 0, false)
 	flush(rPrev, -gb, 1024, true)
 	ADDQ(U32(2*gb), rW)
-	ADDQ(U8(64), rX)
+	ADDQ(rXg2, rX)
+	ADDQ(rXg2, rX1)
 	LEAQ(Mem{Base: rXs, Index: rLda, Scale: 2}, rXs)
 	XCHGQ(rTmp, rPrev)
 	DECQ(rG)
@@ -201,7 +211,7 @@ func kernel() {
 	Load(Param("ng"), rG)
 	TESTQ(U32(1), rG)
 	JZ(LabelRef(name + "_groups_done"))
-	dot(tC0, tA0, tB0, 0, 0)
+	dot(tC0, tA0, tB0, 0, rX)
 	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
 	flush(rTmp, 0, 0, false)
 	ADDQ(U32(gb), rW)
