@@ -138,3 +138,71 @@ func BenchmarkAMXKernel(b *testing.B) {
 		b.ReportMetric(float64(2*12*16*np*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
 	})
 }
+
+// TestAMXMatchesVNNI: per group both kernels form the same exact int32
+// (Σxq·u − 128·Σxq) and then apply the same f32 operations in the same
+// order, so amx_int8 must equal avx512_vnni bit for bit, through Run and
+// GateUp, on random (non-integer) data.
+func TestAMXMatchesVNNI(t *testing.T) {
+	var amx, vnni *kernel.Variant
+	for _, c := range kernel.Variants(OpGEMM) {
+		switch c.Name {
+		case "amx_int8":
+			amx = c
+		case "avx512_vnni":
+			vnni = c
+		}
+	}
+	if amx == nil || !amx.Available() {
+		t.Skip("amx_int8 not available on this machine")
+	}
+	gu := map[string]*kernel.Variant{}
+	for _, c := range kernel.Variants(OpGateUp) {
+		gu[c.Name] = c
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, sh := range [][3]int{{16, 48, 64}, {23, 40, 96}, {40, 33, 320}, {70, 64, 2048}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		wf := make([]float32, n*k)
+		wu := make([]float32, n*k)
+		for i := range wf {
+			wf[i], wu[i] = float32(r.NormFloat64()*0.02), float32(r.NormFloat64()*0.02)
+		}
+		w, err := quant.Quantize(kernel.Q8, wf, n, k, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w2, err := quant.Quantize(kernel.Q8, wu, n, k, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, m*k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		for threads := 1; threads <= 2; threads++ {
+			for _, acc := range []bool{false, true} {
+				ya, yv := make([]float32, m*n), make([]float32, m*n)
+				for i := range ya {
+					ya[i] = float32(i % 5)
+					yv[i] = ya[i]
+				}
+				Run(Plan{amx, amx.DefaultConfig(nil, threads)}, ya, x, w, m, acc)
+				Run(Plan{vnni, vnni.DefaultConfig(nil, threads)}, yv, x, w, m, acc)
+				for i := range ya {
+					if ya[i] != yv[i] {
+						t.Fatalf("m=%d n=%d k=%d threads=%d acc=%v: y[%d] = %v (amx), %v (vnni)", m, n, k, threads, acc, i, ya[i], yv[i])
+					}
+				}
+			}
+			ha, hv := make([]float32, m*n), make([]float32, m*n)
+			GateUp(Plan{gu["amx_int8"], gu["amx_int8"].DefaultConfig(nil, threads)}, ha, x, w, w2, m)
+			GateUp(Plan{gu["avx512_vnni"], gu["avx512_vnni"].DefaultConfig(nil, threads)}, hv, x, w, w2, m)
+			for i := range ha {
+				if ha[i] != hv[i] {
+					t.Fatalf("gateup m=%d n=%d k=%d threads=%d: h[%d] = %v (amx), %v (vnni)", m, n, k, threads, i, ha[i], hv[i])
+				}
+			}
+		}
+	}
+}
