@@ -71,13 +71,6 @@ amxQ8_16x16_pair:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero tmm0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x5a; BYTE $0x5e; BYTE $0xc2 // tdpbsud tmm0, tmm2, tmm4
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x4b; BYTE $0x5e; BYTE $0xc2 // tdpbssd tmm0, tmm2, tmm6
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x11 // tileloadd tmm3, [rcx+rdx*1]
-	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0xac; BYTE $0x1e; BYTE $0x20; BYTE $0x02; BYTE $0x00; BYTE $0x00 // tileloadd tmm5, [rsi+r11*1+544]
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero tmm1
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x52; BYTE $0x5e; BYTE $0xcb // tdpbsud tmm1, tmm3, tmm5
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x4b; BYTE $0x5e; BYTE $0xcb // tdpbssd tmm1, tmm3, tmm6
-	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // tilestored [r10+r11*1], tmm0
-	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x8c; BYTE $0x1a; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00 // tilestored [r10+r11*1+1024], tmm1
 	VCVTPH2PS   -576(SI), Z15
 	VMOVDQU32   (R14), Z0
 	VCVTDQ2PS   Z0, Z0
@@ -143,6 +136,12 @@ amxQ8_16x16_pair:
 	VCVTDQ2PS   Z0, Z0
 	VMULPS.BCST 60(BX), Z0, Z0
 	VFMADD231PS Z0, Z15, Z31
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x11 // tileloadd tmm3, [rcx+rdx*1]
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0xac; BYTE $0x1e; BYTE $0x20; BYTE $0x02; BYTE $0x00; BYTE $0x00 // tileloadd tmm5, [rsi+r11*1+544]
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x52; BYTE $0x5e; BYTE $0xcb // tdpbsud tmm1, tmm3, tmm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4b; BYTE $0x5e; BYTE $0xcb // tdpbssd tmm1, tmm3, tmm6
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // tilestored [r10+r11*1], tmm0
 	VCVTPH2PS   -32(SI), Z15
 	VMOVDQU32   1024(R14), Z0
 	VCVTDQ2PS   Z0, Z0
@@ -208,6 +207,7 @@ amxQ8_16x16_pair:
 	VCVTDQ2PS   Z0, Z0
 	VMULPS.BCST 60(BX)(R8*1), Z0, Z0
 	VFMADD231PS Z0, Z15, Z31
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x8c; BYTE $0x1a; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00 // tilestored [r10+r11*1+1024], tmm1
 	ADDQ        $0x00000440, SI
 	ADDQ        AX, DI
 	ADDQ        AX, CX

@@ -189,11 +189,11 @@ func kernel() {
 
 	Label(name + "_pair")
 	dot(tC0, tA0, tB0, 0, rX)
+	flush(rPrev, -2*gb, 0, false)
 	dot(tC1, tA1, tB1, gb, rX1)
 	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
-	x86.TILESTOREDT(mem(rTmp, r64, 1024), tC1)
-	flush(rPrev, -2*gb, 0, false)
 	flush(rPrev, -gb, 1024, true)
+	x86.TILESTOREDT(mem(rTmp, r64, 1024), tC1)
 	ADDQ(U32(2*gb), rW)
 	ADDQ(rXg2, rX)
 	ADDQ(rXg2, rX1)
