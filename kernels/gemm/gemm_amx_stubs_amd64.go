@@ -18,3 +18,18 @@ package gemm
 // The caller must hold the Linux AMX permission (internal/cpu); the kernel
 // loads its tile configuration and releases the tiles before returning.
 func amxQ8_16x16(w *byte, np int, ng int, xq *int8, ldx int, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)
+
+// amxQ4_16x16 computes 16 activation rows against np consecutive Q4 panels unpacked to the Q8 record layout (a nibble per byte)
+// (ng groups of 544 bytes each) at w with AMX TDPBSUD; xq rows are ldx
+// bytes apart and group g starts at xq + g·xg (32 bytes per row), y rows
+// are ldy floats apart; tmp is 4 KiB of scratch (1024 int32):
+//
+//	for p < np, r < 16, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldxs/4+r]·float32(Σ_{j<32} (int32(u[p,g,i,j])−8)·int32(xq[r·ldx+g·xg+j])))
+//			// 8: the weights' zero point; xs: the activations' group scales (group-major)
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p and d its f16 scales: see package quant.
+// The caller must hold the Linux AMX permission (internal/cpu); the kernel
+// loads its tile configuration and releases the tiles before returning.
+func amxQ4_16x16(w *byte, np int, ng int, xq *int8, ldx int, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)

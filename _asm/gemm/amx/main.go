@@ -1,9 +1,11 @@
 //go:generate go run . -out ../../../kernels/gemm/gemm_amx_amd64.s -stubs ../../../kernels/gemm/gemm_amx_stubs_amd64.go -pkg gemm
 
-// Command amx generates the Intel AMX (TMUL) int8-activation micro-kernel
-// of kernels/gemm for the Q8 panel format of package quant: 16 activation
-// rows against 16-row weight panels, one TDPBSUD per (panel, group of 32
-// k), flushed per group into f32 accumulators with AVX-512.
+// Command amx generates the Intel AMX (TMUL) int8-activation micro-kernels
+// of kernels/gemm for the Q8 panel format of package quant (amxQ8_16x16)
+// and for Q4 panels the caller has unpacked to the Q8 record layout
+// (amxQ4_16x16, zero point 8): 16 activation rows against 16-row weight
+// panels, one TDPBSUD per (panel, group of 32 k), flushed per group into
+// f32 accumulators with AVX-512.
 //
 // A Q8 group record of a panel is 8 lines of 64 bytes, line c holding
 // k = 4c…4c+3 of the 16 weight rows as [16 rows][4 bytes]: exactly an
@@ -26,6 +28,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/ktune/ktune/_asm/internal/x86"
 	. "github.com/mmcloughlin/avo/build"
@@ -39,14 +42,14 @@ const (
 )
 
 // Tiles: two C (int32 16×16), two A (s8 16×32), two B (u8 8×64), so that
-// two groups are in flight, and a constant B of −128 (s8) with which a
-// TDPBSSD adds the weights' zero-point term −128·Σxq to C (the vector
-// flush then needs no aux).
+// two groups are in flight, and a constant B of −z (s8; z = 128 for Q8, 8
+// for Q4) with which a TDPBSSD adds the weights' zero-point term −z·Σxq to
+// C (the vector flush then needs no aux).
 const (
 	tC0, tC1 = 0, 1
 	tA0, tA1 = 2, 3
 	tB0, tB1 = 4, 5
-	tNeg     = 6 // 8 rows × 64 bytes of −128: C += −128·Σxq, the zero point
+	tNeg     = 6 // 8 rows × 64 bytes of −z: C += −z·Σxq, the zero point
 )
 
 // General-purpose registers.
@@ -108,23 +111,11 @@ func flush(buf Physical, wd, td int, second bool) {
 	}
 }
 
-func kernel() {
-	const name = "amxQ8_16x16"
-	TEXT(name, NOSPLIT, "func(w *byte, np, ng int, xq *int8, ldx, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)")
-	Doc(name+" computes 16 activation rows against np consecutive Q8 panels",
-		"(ng groups of 544 bytes each) at w with AMX TDPBSUD; xq rows are ldx",
-		"bytes apart and group g starts at xq + g·xg (32 bytes per row), y rows",
-		"are ldy floats apart; tmp is 4 KiB of scratch (1024 int32):",
-		"",
-		"\tfor p < np, r < 16, i < 16:",
-		"\t\tt := Σ_{g<ng} d[p,g,i]·(xs[g·ldxs/4+r]·float32(Σ_{j<32} (int32(u[p,g,i,j])−128)·int32(xq[r·ldx+g·xg+j])))",
-		"\t\t\t// 128: the weights' zero point; xs: the activations' group scales (group-major)",
-		"\t\ty[r·ldy+16p+i] = t  // or += when acc",
-		"",
-		"with u the stored weights of panel p and d its f16 scales: see package quant.",
-		"The caller must hold the Linux AMX permission (internal/cpu); the kernel",
-		"loads its tile configuration and releases the tiles before returning.")
-	cfg := GLOBL("amxQ8cfg", RODATA|NOPTR)
+// cfgSym is the tile configuration, shared by the kernels.
+var cfgSym Mem
+
+func tileConfig() {
+	cfgSym = GLOBL("amxcfg", RODATA|NOPTR)
 	// palette 1; colsb (uint16) at 16+2t, rows at 48+t; the Go assembler
 	// wants the DATA entries in order, so the 64 bytes go as 8 quadwords.
 	var b [64]byte
@@ -140,10 +131,41 @@ func kernel() {
 		}
 		DATA(8*q, U64(v))
 	}
+}
 
-	neg := GLOBL("amxQ8neg", RODATA|NOPTR)
+// kind is a weight format as the kernel reads it: Q8 records, or Q4
+// records unpacked by the caller into the Q8 record layout (one nibble
+// value 0…15 per byte); z is the zero point.
+type kind struct {
+	name string
+	z    int
+}
+
+func kernel(k kind) {
+	name := "amx" + k.name + "_16x16"
+	TEXT(name, NOSPLIT, "func(w *byte, np, ng int, xq *int8, ldx, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)")
+	src := "Q8 panels"
+	if k.name != "Q8" {
+		src = k.name + " panels unpacked to the Q8 record layout (a nibble per byte)"
+	}
+	Doc(name+" computes 16 activation rows against np consecutive "+src,
+		"(ng groups of 544 bytes each) at w with AMX TDPBSUD; xq rows are ldx",
+		"bytes apart and group g starts at xq + g·xg (32 bytes per row), y rows",
+		"are ldy floats apart; tmp is 4 KiB of scratch (1024 int32):",
+		"",
+		"\tfor p < np, r < 16, i < 16:",
+		fmt.Sprintf("\t\tt := Σ_{g<ng} d[p,g,i]·(xs[g·ldxs/4+r]·float32(Σ_{j<32} (int32(u[p,g,i,j])−%d)·int32(xq[r·ldx+g·xg+j])))", k.z),
+		fmt.Sprintf("\t\t\t// %d: the weights' zero point; xs: the activations' group scales (group-major)", k.z),
+		"\t\ty[r·ldy+16p+i] = t  // or += when acc",
+		"",
+		"with u the stored weights of panel p and d its f16 scales: see package quant.",
+		"The caller must hold the Linux AMX permission (internal/cpu); the kernel",
+		"loads its tile configuration and releases the tiles before returning.")
+	cfg := cfgSym
+	neg := GLOBL("amx"+k.name+"neg", RODATA|NOPTR)
+	nb := uint64(byte(int8(-k.z)))
 	for q := 0; q < 8; q++ {
-		DATA(8*q, U64(0x8080808080808080))
+		DATA(8*q, U64(nb*0x0101010101010101))
 	}
 
 	LEAQ(cfg, rTmp2)
@@ -252,6 +274,9 @@ func kernel() {
 func main() {
 	flag.Parse()
 	ConstraintExpr("amd64,gc,!purego")
-	kernel()
+	tileConfig()
+	for _, k := range []kind{{"Q8", 128}, {"Q4", 8}} {
+		kernel(k)
+	}
 	Generate()
 }
