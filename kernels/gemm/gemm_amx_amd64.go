@@ -25,7 +25,6 @@
 package gemm
 
 import (
-	"encoding/binary"
 	"sync"
 
 	"github.com/ktune/ktune/internal/cpu"
@@ -58,28 +57,6 @@ var vnniZPanels = vnniPanels(&vnniZ)
 
 // amxKinds are the weight kinds the AMX kernels take.
 func amxKind(w *quant.Matrix) bool { k := weightKind(w); return k == kindQ8 || k == kindQ4 }
-
-// unpackQ4 writes panels [p0, p1) of the Q4 matrix w into dst in the Q8
-// record layout: group record line 2c holds the low nibbles of Q4 line c
-// (k = 8c…8c+3), line 2c+1 the high ones (k = 8c+4…8c+7), one value
-// 0…15 per byte, then the 16 f16 scales.
-func unpackQ4(dst []byte, w *quant.Matrix, p0, p1 int) {
-	const lo = 0x0f0f0f0f0f0f0f0f
-	ng := w.Kp / quant.GroupK
-	src := w.Data[p0*w.PanelBytes() : p1*w.PanelBytes()]
-	for g := 0; g < (p1-p0)*ng; g++ {
-		s := src[g*quant.Q4GroupBytes:][:quant.Q4GroupBytes]
-		d := dst[g*quant.Q8GroupBytes:][:quant.Q8GroupBytes]
-		for c := 0; c < 4; c++ {
-			for j := 0; j < quant.LineBytes; j += 8 {
-				v := binary.LittleEndian.Uint64(s[c*quant.LineBytes+j:])
-				binary.LittleEndian.PutUint64(d[2*c*quant.LineBytes+j:], v&lo)
-				binary.LittleEndian.PutUint64(d[(2*c+1)*quant.LineBytes+j:], v>>4&lo)
-			}
-		}
-		copy(d[8*quant.LineBytes:], s[4*quant.LineBytes:][:2*quant.PanelRows])
-	}
-}
 
 // amxPrep prepares, once per call, the kernels' operands: aux and xs
 // group-major for all rows (vnniAux), and the AMX rows' activations packed
@@ -135,7 +112,7 @@ func amxPanels(a *args, p0, p1, worker int, prm kernel.Values) {
 		aw, ak := w, amxQ8_16x16
 		if kind == kindQ4 {
 			sc.wq = grow(sc.wq, (b1-b0)*ng*quant.Q8GroupBytes)
-			unpackQ4(sc.wq, a.w, b0, b1)
+			amxUnpackQ4(&sc.wq[0], w, (b1-b0)*ng)
 			aw, ak = &sc.wq[0], amxQ4_16x16
 		}
 		for t := 0; t < tiles; t++ {

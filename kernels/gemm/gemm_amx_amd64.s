@@ -1071,3 +1071,50 @@ DATA amxQ4neg<>+40(SB)/8, $0xf8f8f8f8f8f8f8f8
 DATA amxQ4neg<>+48(SB)/8, $0xf8f8f8f8f8f8f8f8
 DATA amxQ4neg<>+56(SB)/8, $0xf8f8f8f8f8f8f8f8
 GLOBL amxQ4neg<>(SB), RODATA|NOPTR, $64
+
+// func amxUnpackQ4(dst *byte, src *byte, n int)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·amxUnpackQ4(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         n+16(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VPBROADCASTD BX, Z0
+	TESTQ        DX, DX
+	JZ           amxUnpackQ4_done
+
+amxUnpackQ4_rec:
+	VMOVDQU32 (CX), Z1
+	VPSRLW    $0x04, Z1, Z2
+	VPANDD    Z0, Z1, Z1
+	VPANDD    Z0, Z2, Z2
+	VMOVDQU32 Z1, (AX)
+	VMOVDQU32 Z2, 64(AX)
+	VMOVDQU32 64(CX), Z1
+	VPSRLW    $0x04, Z1, Z2
+	VPANDD    Z0, Z1, Z1
+	VPANDD    Z0, Z2, Z2
+	VMOVDQU32 Z1, 128(AX)
+	VMOVDQU32 Z2, 192(AX)
+	VMOVDQU32 128(CX), Z1
+	VPSRLW    $0x04, Z1, Z2
+	VPANDD    Z0, Z1, Z1
+	VPANDD    Z0, Z2, Z2
+	VMOVDQU32 Z1, 256(AX)
+	VMOVDQU32 Z2, 320(AX)
+	VMOVDQU32 192(CX), Z1
+	VPSRLW    $0x04, Z1, Z2
+	VPANDD    Z0, Z1, Z1
+	VPANDD    Z0, Z2, Z2
+	VMOVDQU32 Z1, 384(AX)
+	VMOVDQU32 Z2, 448(AX)
+	VMOVDQU   256(CX), Y1
+	VMOVDQU   Y1, 512(AX)
+	ADDQ      $0x00000120, CX
+	ADDQ      $0x00000220, AX
+	DECQ      DX
+	JNZ       amxUnpackQ4_rec
+
+amxUnpackQ4_done:
+	VZEROUPPER
+	RET

@@ -33,3 +33,9 @@ func amxQ8_16x16(w *byte, np int, ng int, xq *int8, ldx int, xg int, xs *float32
 // The caller must hold the Linux AMX permission (internal/cpu); the kernel
 // loads its tile configuration and releases the tiles before returning.
 func amxQ4_16x16(w *byte, np int, ng int, xq *int8, ldx int, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)
+
+// amxUnpackQ4 unpacks n Q4 group records (288 bytes each) at src into the
+// Q8 record layout (544 bytes each) at dst: line 2c holds the low nibbles of
+// Q4 line c (k = 8c…8c+3), line 2c+1 the high ones (k = 8c+4…8c+7), one
+// value 0…15 per byte; then the 16 f16 scales.
+func amxUnpackQ4(dst *byte, src *byte, n int)

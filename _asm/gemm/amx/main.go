@@ -271,6 +271,46 @@ func kernel(k kind) {
 	RET()
 }
 
+// unpackQ4 generates amxUnpackQ4: n Q4 group records (288 bytes) at src
+// to n Q8-layout records (544 bytes) at dst, line 2c = the low nibbles of
+// line c, line 2c+1 the high ones, then the 16 f16 scales.
+func unpackQ4() {
+	TEXT("amxUnpackQ4", NOSPLIT, "func(dst, src *byte, n int)")
+	Doc("amxUnpackQ4 unpacks n Q4 group records (288 bytes each) at src into the",
+		"Q8 record layout (544 bytes each) at dst: line 2c holds the low nibbles of",
+		"Q4 line c (k = 8c…8c+3), line 2c+1 the high ones (k = 8c+4…8c+7), one",
+		"value 0…15 per byte; then the 16 f16 scales.")
+	d := Load(Param("dst"), GP64())
+	sp := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	t := GP32()
+	MOVL(U32(0x0f0f0f0f), t)
+	mask := ZMM()
+	VPBROADCASTD(t, mask)
+	TESTQ(n, n)
+	JZ(LabelRef("amxUnpackQ4_done"))
+	Label("amxUnpackQ4_rec")
+	for c := 0; c < 4; c++ {
+		lo, hi := ZMM(), ZMM()
+		VMOVDQU32(Mem{Base: sp, Disp: 64 * c}, lo)
+		VPSRLW(U8(4), lo, hi)
+		VPANDD(mask, lo, lo)
+		VPANDD(mask, hi, hi)
+		VMOVDQU32(lo, Mem{Base: d, Disp: 128 * c})
+		VMOVDQU32(hi, Mem{Base: d, Disp: 128*c + 64})
+	}
+	sc := YMM()
+	VMOVDQU(Mem{Base: sp, Disp: 256}, sc)
+	VMOVDQU(sc, Mem{Base: d, Disp: 512})
+	ADDQ(U32(288), sp)
+	ADDQ(U32(gb), d)
+	DECQ(n)
+	JNZ(LabelRef("amxUnpackQ4_rec"))
+	Label("amxUnpackQ4_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	flag.Parse()
 	ConstraintExpr("amd64,gc,!purego")
@@ -278,5 +318,6 @@ func main() {
 	for _, k := range []kind{{"Q8", 128}, {"Q4", 8}} {
 		kernel(k)
 	}
+	unpackQ4()
 	Generate()
 }
