@@ -26,6 +26,7 @@ package gemm
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
@@ -43,11 +44,18 @@ func init() {
 		&impl{act: actInt8, panels: amxPanels, prep: amxPrep, grain: 4})
 }
 
-// amxScratch is a worker's 4 KiB tile store area and, for Q4, its block
-// of weights unpacked to the Q8 record layout.
+// amxScratch is a worker's 4 KiB tile store area (64-byte aligned: the
+// flush reads it a line per zmm load) and, for Q4, its block of weights
+// unpacked to the Q8 record layout.
 type amxScratch struct {
-	tmp [1024]int32
+	buf [1024 + 16]int32
 	wq  []byte
+}
+
+// tmp is the 64-byte aligned 4 KiB in buf.
+func (s *amxScratch) tmp() *int32 {
+	off := (64 - uintptr(unsafe.Pointer(&s.buf[0]))%64) % 64 / 4
+	return &s.buf[off]
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
@@ -118,7 +126,7 @@ func amxPanels(a *args, p0, p1, worker int, prm kernel.Values) {
 		for t := 0; t < tiles; t++ {
 			r0 := t * amxRows
 			ak(aw, b1-b0, ng, &xp[t*amxRows*a.kp], quant.GroupK, amxRows*quant.GroupK, &xs[r0], 4*a.m,
-				&a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc, &sc.tmp[0])
+				&a.y[r0*a.ldy+b0*pr-a.ycol], a.ldy, a.acc, sc.tmp())
 		}
 		for t := 0; t < vt; t++ {
 			r0 := tiles*amxRows + t*rest/vt
