@@ -18,10 +18,11 @@
 //	          the M mod 16 remaining rows by the avx512_vnni kernels on the
 //	          same block
 //
-// Priority 45, above avx512_vnni (40): at prefill shapes (M = 512, Q8,
-// L2-resident weights) it measured 1.1–1.37× avx512_vnni's GOP/s on a
-// 2-core Sapphire Rapids KVM guest at 1 and 2 threads; below 16 rows it is
-// avx512_vnni. Q4 is not served (avx512_vnni keeps it).
+// Priority 45, above avx512_vnni (40): at the prefill shapes of the
+// benchmarks (M = 512, N×K = 4096×2304, 1024×2304, 2304×4096, weights
+// warm) it measured 1.3–1.5× avx512_vnni's GOP/s at 1 thread and
+// 1.1–1.45× at 2 (Q8 and Q4; a 2-core Sapphire Rapids KVM guest). Below
+// 16 rows it is avx512_vnni.
 package gemm
 
 import (
