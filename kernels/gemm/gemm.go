@@ -140,6 +140,9 @@ type impl struct {
 	panels panelFn
 	// grain is the default number of panels per work item.
 	grain int
+	// prep, if set, prepares variant-specific operands (args.pre) once
+	// per call, before the workers start.
+	prep func(a *args)
 }
 
 func implOf(v *kernel.Variant) *impl {
@@ -162,7 +165,16 @@ type args struct {
 	xs          []float32 // M×groups scales (actInt8)
 	xsum        []int32   // M×groups sums of xq (actInt8)
 	xb          []uint16  // M×Kp BF16 (actBF16)
+	pre         *prepared // impl.prep's operands, or nil
 	ws          *workspace
+}
+
+// prepared holds what an impl.prep derives from the activations, shared
+// read-only by the workers (its layout is the variant's).
+type prepared struct {
+	xp  []int8
+	aux []int32
+	xs  []float32
 }
 
 type workspace struct {
@@ -171,6 +183,7 @@ type workspace struct {
 	xs   []float32
 	xsum []int32
 	xb   []uint16
+	pre  prepared
 	tmp  [][]float32 // per worker scratch (gateup, packing)
 }
 
@@ -244,6 +257,9 @@ func (im *impl) run(a *args, cfg kernel.Config) {
 	fn := im.panels
 	if a.wu != nil {
 		fn = gateUpPanels(im.panels)
+	}
+	if im.prep != nil {
+		im.prep(a)
 	}
 	panels := a.w.Panels()
 	// two scratch slots per worker (gateup, last panel), allocated here,

@@ -100,3 +100,53 @@ func TestVCVTNE2PS2BF16(t *testing.T) {
 	}
 	check(t, lines, encs)
 }
+
+// mems is a spread of memory operands: every base and index, the
+// rbp/r13 and rsp/r12 special cases, all scales and displacement sizes.
+func mems(withIndex bool) []Mem {
+	var ms []Mem
+	for b := 0; b < 16; b++ {
+		for _, d := range []int32{0, 8, -128, 127, 128, 544, -4096} {
+			ms = append(ms, Mem{Base: b, Index: -1, Disp: d})
+			if !withIndex {
+				continue
+			}
+			for i := 0; i < 16; i++ {
+				if i == 4 {
+					continue
+				}
+				for _, s := range []int{1, 2, 4, 8} {
+					ms = append(ms, Mem{Base: b, Index: i, Scale: s, Disp: d})
+				}
+			}
+		}
+	}
+	return ms
+}
+
+func TestAMX(t *testing.T) {
+	var lines []string
+	var encs [][]byte
+	add := func(l string, e []byte) { lines, encs = append(lines, l), append(encs, e) }
+	add("tilerelease", TILERELEASE())
+	for _, m := range mems(false) {
+		add("ldtilecfg "+m.String(), LDTILECFG(m))
+	}
+	for tm := 0; tm < 8; tm++ {
+		add(fmt.Sprintf("tilezero tmm%d", tm), TILEZERO(tm))
+		for _, m := range mems(true) {
+			add(fmt.Sprintf("tileloadd tmm%d, %v", tm, m), TILELOADD(tm, m))
+			add(fmt.Sprintf("tilestored %v, tmm%d", m, tm), TILESTORED(m, tm))
+		}
+		for a := 0; a < 8; a++ {
+			for b := 0; b < 8; b++ {
+				if tm == a || tm == b || a == b {
+					continue
+				}
+				add(fmt.Sprintf("tdpbsud tmm%d, tmm%d, tmm%d", tm, a, b), TDPBSUD(tm, a, b))
+				add(fmt.Sprintf("tdpbssd tmm%d, tmm%d, tmm%d", tm, a, b), TDPBSSD(tm, a, b))
+			}
+		}
+	}
+	check(t, lines, encs)
+}
