@@ -16,6 +16,7 @@ func init() {
 		{Name: "avx_vnni_int8", DType: "int8", Requires: cpu.NewSet(cpu.AVX2, cpu.AVXVNNI), Chains: 12, OpsPerTrip: 12 * 32 * 2, Fn: vnniY},
 		{Name: "avx512_vnni_int8", DType: "int8", Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512VNNI), Chains: 24, OpsPerTrip: 24 * 64 * 2, Fn: vnniZ},
 		{Name: "avx512_bf16_dot", DType: "bf16", Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512BF16), Chains: 24, OpsPerTrip: 24 * 32 * 2, Fn: bf16Z},
+		{Name: "amx_int8", DType: "int8", Requires: cpu.NewSet(cpu.AMXTile, cpu.AMXInt8), Chains: 4, OpsPerTrip: 4 * 16 * 16 * 64 * 2, Fn: amxInt8},
 	} {
 		registerCompute(k)
 	}

@@ -465,3 +465,41 @@ bf16Z_loop:
 bf16Z_done:
 	VZEROUPPER
 	RET
+
+DATA peakamxcfg<>+0(SB)/8, $0x0000000000000001
+DATA peakamxcfg<>+8(SB)/8, $0x0000000000000000
+DATA peakamxcfg<>+16(SB)/8, $0x0040004000400040
+DATA peakamxcfg<>+24(SB)/8, $0x0040004000400040
+DATA peakamxcfg<>+32(SB)/8, $0x0000000000000000
+DATA peakamxcfg<>+40(SB)/8, $0x0000000000000000
+DATA peakamxcfg<>+48(SB)/8, $0x1010101010101010
+DATA peakamxcfg<>+56(SB)/8, $0x0000000000000000
+GLOBL peakamxcfg<>(SB), RODATA|NOPTR, $64
+
+// func amxInt8(n int64)
+TEXT ·amxInt8(SB), NOSPLIT, $0-8
+	MOVQ  n+0(FP), CX
+	LEAQ  peakamxcfg<>+0(SB), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg [rax]
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero tmm1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // tilezero tmm2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // tilezero tmm3
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xe0 // tilezero tmm4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xe8 // tilezero tmm5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xf0 // tilezero tmm6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xf8 // tilezero tmm7
+	TESTQ CX, CX
+	JLE   amxInt8_done
+
+amxInt8_loop:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4b; BYTE $0x5e; BYTE $0xc4 // tdpbssd tmm0, tmm4, tmm6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x43; BYTE $0x5e; BYTE $0xcc // tdpbssd tmm1, tmm4, tmm7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4b; BYTE $0x5e; BYTE $0xd5 // tdpbssd tmm2, tmm5, tmm6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x43; BYTE $0x5e; BYTE $0xdd // tdpbssd tmm3, tmm5, tmm7
+	DECQ CX
+	JNZ  amxInt8_loop
+
+amxInt8_done:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	RET

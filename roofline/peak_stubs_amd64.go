@@ -40,3 +40,8 @@ func vnniY(n int64)
 //
 //	for i := 0; i < n; i++ { for c := 0; c < 24; c++ { for l := 0; l < 16; l++ { acc[c][l] += a.bf16[2l]*b.bf16[2l] + a.bf16[2l+1]*b.bf16[2l+1] } } }
 func bf16Z(n int64)
+
+// amxInt8 runs 4 independent TDPBSSD tile products per trip (32768 int8 OPs each):
+//
+//	for i := 0; i < n; i++ { for c := 0; c < 4; c++ { C[c] (16×16 int32) += A[c/2] (16×64 s8) · B[c%2] (64×16 s8, 4-byte pairs) } }
+func amxInt8(n int64)

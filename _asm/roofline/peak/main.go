@@ -2,7 +2,7 @@
 
 // Command peak generates the compute-ceiling microkernels of package
 // roofline: loops of independent accumulator chains of one instruction
-// (FMA, VPDPBUSD, VDPBF16PS), enough chains to cover the instruction's
+// (FMA, VPDPBUSD, VDPBF16PS, AMX TDPBSSD), enough chains to cover the instruction's
 // latency times the number of ports that execute it, and a dependent
 // integer add chain that measures the core clock.
 //
@@ -85,6 +85,49 @@ func clock() {
 	RET()
 }
 
+// amx emits amxInt8: n trips of 4 independent TDPBSSD tile products
+// (2×2 blocking: tmm0–3 accumulate tmm4/5 × tmm6/7), all tiles 16 rows
+// of 64 bytes and zero; the tiles are configured on entry and released
+// on return.
+func amx() {
+	cfg := GLOBL("peakamxcfg", RODATA|NOPTR)
+	var b [64]byte
+	b[0] = 1 // palette 1; colsb (uint16) at 16+2t, rows at 48+t
+	for t := 0; t < 8; t++ {
+		b[16+2*t] = 64
+		b[48+t] = 16
+	}
+	for q := 0; q < 8; q++ {
+		var v uint64
+		for j := 7; j >= 0; j-- {
+			v = v<<8 | uint64(b[8*q+j])
+		}
+		DATA(8*q, U64(v))
+	}
+	name := "amxInt8"
+	TEXT(name, NOSPLIT, "func(n int64)")
+	Doc(name+" runs 4 independent TDPBSSD tile products per trip (32768 int8 OPs each):", "",
+		"\tfor i := 0; i < n; i++ { for c := 0; c < 4; c++ { C[c] (16×16 int32) += A[c/2] (16×64 s8) · B[c%2] (64×16 s8, 4-byte pairs) } }")
+	n := Load(Param("n"), reg.RCX)
+	LEAQ(cfg, reg.RAX)
+	x86.LDTILECFGM(x86.Mem{Base: x86.GP(reg.RAX), Index: -1})
+	for t := 0; t < 8; t++ {
+		x86.TILEZEROT(t)
+	}
+	TESTQ(n, n)
+	JLE(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	x86.TDPBSSDT(0, 4, 6)
+	x86.TDPBSSDT(1, 4, 7)
+	x86.TDPBSSDT(2, 5, 6)
+	x86.TDPBSSDT(3, 5, 7)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	x86.TILERELEASEI()
+	RET()
+}
+
 func main() {
 	flag.Parse()
 	ConstraintExpr("amd64,gc,!purego")
@@ -104,5 +147,6 @@ func main() {
 		func(a, b, acc reg.VecPhysical) { x86.VPDPBUSDY(a, b, acc) })
 	chains("bf16Z", "runs 24 chains of VDPBF16PS zmm (64 FLOPs each):", "for l := 0; l < 16; l++ { acc[c][l] += a.bf16[2l]*b.bf16[2l] + a.bf16[2l+1]*b.bf16[2l+1] }", zmm, 24, zeroZ,
 		func(a, b, acc reg.VecPhysical) { x86.VDPBF16PSZ(a, b, acc) })
+	amx()
 	Generate()
 }
