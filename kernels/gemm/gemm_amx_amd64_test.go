@@ -3,6 +3,7 @@
 package gemm
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -79,29 +80,7 @@ func TestAMXExact(t *testing.T) {
 				for i := range xs {
 					xs[i] = float32(1 + r.IntN(2))
 				}
-				for _, cfg := range configs(v) {
-					for _, acc := range []bool{false, true} {
-						y := make([]float32, m*n)
-						for i := range y {
-							y[i] = float32(i % 7)
-						}
-						a := &args{m: m, n: n, k: k, kp: kp, w: mx.w, y: y, ldy: n, acc: acc,
-							xq: xq, xs: xs, xsum: xsum, ws: &workspace{}}
-						im.run(a, cfg)
-						for i := 0; i < m; i++ {
-							for c := 0; c < n; c++ {
-								want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
-								if acc {
-									want += float64((i*n + c) % 7)
-								}
-								if got := float64(y[i*n+c]); got != want {
-									t.Fatalf("%s min=%v m=%d n=%d k=%d x=%d %v acc=%v: y[%d,%d] = %v, want %v",
-										f.dt, f.hasMin, m, n, k, extreme, cfg, acc, i, c, got, want)
-								}
-							}
-						}
-					}
-				}
+				checkPanelsExact(t, im, v, mx, m, xq, xi, xs, xsum, fmt.Sprintf("%s min=%v x=%d", f.dt, f.hasMin, extreme))
 			}
 		}
 	}

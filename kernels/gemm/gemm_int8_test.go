@@ -210,34 +210,44 @@ func TestInt8PanelsExact(t *testing.T) {
 							for i := range xs {
 								xs[i] = float32(1 + r.IntN(2))
 							}
-							for _, cfg := range configs(v) {
-								for _, acc := range []bool{false, true} {
-									y := make([]float32, m*n)
-									for i := range y {
-										y[i] = float32(i % 7)
-									}
-									a := &args{m: m, n: n, k: k, kp: kp, w: mx.w, y: y, ldy: n, acc: acc,
-										xq: xq, xs: xs, xsum: xsum, ws: &workspace{}}
-									im.run(a, cfg)
-									for i := 0; i < m; i++ {
-										for c := 0; c < n; c++ {
-											want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
-											if acc {
-												want += float64((i*n + c) % 7)
-											}
-											if got := float64(y[i*n+c]); got != want {
-												t.Fatalf("%s min=%v m=%d n=%d k=%d x=%d %v acc=%v: y[%d,%d] = %v, want %v",
-													dt, hasMin, m, n, k, extreme, cfg, acc, i, c, got, want)
-											}
-										}
-									}
-								}
-							}
+							checkPanelsExact(t, im, v, mx, m, xq, xi, xs, xsum, fmt.Sprintf("%s min=%v x=%d", dt, hasMin, extreme))
 						}
 					}
 				}
 			}
 		})
+	}
+}
+
+// checkPanelsExact runs im's panel kernels (every configuration of v, with
+// and without accumulation) on prepared int8 activations — xq [m×Kp], its
+// integer copy xi, group scales xs and sums xsum [m×groups] — and requires
+// the exact group-scaled integer dot products.
+func checkPanelsExact(t *testing.T, im *impl, v *kernel.Variant, mx *intMatrix, m int, xq []int8, xi [][]int32, xs []float32, xsum []int32, what string) {
+	t.Helper()
+	n, k, kp := mx.n, mx.k, mx.w.Kp
+	g := kp / quant.GroupK
+	for _, cfg := range configs(v) {
+		for _, acc := range []bool{false, true} {
+			y := make([]float32, m*n)
+			for i := range y {
+				y[i] = float32(i % 7)
+			}
+			a := &args{m: m, n: n, k: k, kp: kp, w: mx.w, y: y, ldy: n, acc: acc,
+				xq: xq, xs: xs, xsum: xsum, ws: &workspace{}}
+			im.run(a, cfg)
+			for i := 0; i < m; i++ {
+				for c := 0; c < n; c++ {
+					want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
+					if acc {
+						want += float64((i*n + c) % 7)
+					}
+					if got := float64(y[i*n+c]); got != want {
+						t.Fatalf("%s m=%d n=%d k=%d %v acc=%v: y[%d,%d] = %v, want %v", what, m, n, k, cfg, acc, i, c, got, want)
+					}
+				}
+			}
+		}
 	}
 }
 
