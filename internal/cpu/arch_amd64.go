@@ -1,10 +1,8 @@
 package cpu
 
-func detectArch(i *Info) {
-	if i.Hardware.Intersect(AMX) != 0 {
-		i.AMXPermission = requestAMX()
-		if !i.AMXPermission {
-			i.Warnings = append(i.Warnings, "the CPU has AMX but the OS did not grant the tile-data permission; AMX variants are off")
-		}
+// archProbe asks Linux for the AMX tile permission where the CPU has AMX.
+func archProbe(f *CPUIDFacts, hw *Set) {
+	if hw.Intersect(AMX) != 0 {
+		f.AMXPermission = requestAMX()
 	}
 }

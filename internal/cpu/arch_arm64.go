@@ -2,15 +2,17 @@ package cpu
 
 import "github.com/klauspost/cpuid/v2"
 
-func detectArch(i *Info) {
-	if i.Hardware.Has(SVE) {
+// archProbe reads the SVE vector length and SME (which cpuid lacks) from
+// the kernel.
+func archProbe(f *CPUIDFacts, hw *Set) {
+	if hw.Has(SVE) {
 		vl, _ := cpuid.CPU.SveLengths()
-		i.SVEBits = int(vl)
-		if i.SVEBits == 0 {
-			i.SVEBits = sveBitsOS()
+		f.SVEBits = int(vl)
+		if f.SVEBits == 0 {
+			f.SVEBits = sveBitsOS()
 		}
 	}
 	if hasSMEOS() {
-		i.Hardware |= NewSet(SME)
+		*hw |= NewSet(SME)
 	}
 }

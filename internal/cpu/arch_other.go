@@ -2,4 +2,4 @@
 
 package cpu
 
-func detectArch(i *Info) {}
+func archProbe(f *CPUIDFacts, hw *Set) {}

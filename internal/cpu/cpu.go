@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -20,12 +21,29 @@ import (
 	"sync/atomic"
 )
 
-// Cache sizes in bytes, per core for L1 and L2 as cpuid reports them; -1 is unknown.
+// Cache sizes in bytes: per core for L1 and L2 (a cluster-shared L2
+// divided by its cores), one shared L3 instance; -1 is unknown. From says
+// where each size came from ("sysfs", "sysctl", "windows", "cpuid", or
+// "measured" once roofline took it from its bandwidth plateaus), by key
+// "l1d", "l1i", "l2", "l3".
 type Cache struct {
 	L1D int64 `json:"l1d"`
 	L1I int64 `json:"l1i"`
 	L2  int64 `json:"l2"`
 	L3  int64 `json:"l3"`
+	// L3Total sums the L3 instances the usable CPUs reach (0 unknown).
+	L3Total int64             `json:"l3_total,omitempty"`
+	From    map[string]string `json:"from,omitempty"`
+}
+
+// CacheInfo is one cache instance as the OS lists it.
+type CacheInfo struct {
+	Level int    `json:"level"`
+	Type  string `json:"type"` // "data", "instruction", "unified"
+	Size  int64  `json:"size"`
+	// CPUs are the logical CPUs sharing it (all of them, usable or not).
+	CPUs []int  `json:"cpus"`
+	From string `json:"from"`
 }
 
 // Node is one NUMA node.
@@ -37,21 +55,30 @@ type Node struct {
 
 // Info describes the machine.
 type Info struct {
-	Arch           string `json:"arch"`
-	OS             string `json:"os"`
-	Vendor         string `json:"vendor"`
-	Brand          string `json:"brand"`
-	Family         int    `json:"family"`
-	Model          int    `json:"model"`
-	Stepping       int    `json:"stepping"`
-	Hypervisor     string `json:"hypervisor,omitempty"`
-	PhysicalCores  int    `json:"physical_cores"`
-	LogicalCores   int    `json:"logical_cores"`
-	ThreadsPerCore int    `json:"threads_per_core"`
-	CacheLine      int    `json:"cache_line"`
-	Cache          Cache  `json:"cache"`
-	NUMA           []Node `json:"numa"`
-	MemBytes       int64  `json:"mem_bytes"`
+	Arch       string `json:"arch"`
+	OS         string `json:"os"`
+	Vendor     string `json:"vendor"`
+	Brand      string `json:"brand"`
+	Family     int    `json:"family"`
+	Model      int    `json:"model"`
+	Stepping   int    `json:"stepping"`
+	Hypervisor string `json:"hypervisor,omitempty"`
+	// PhysicalCores and LogicalCores count the cores and logical CPUs this
+	// process may use, from the OS (affinity ∩ online); Usable is how many
+	// threads may run at once (also limited by a cgroup CPU quota and a
+	// user-set GOMAXPROCS): the worker pool's size and the largest thread
+	// count anything runs on. ThreadsPerCore is the most usable siblings of
+	// one core. CPUID's own claims are only hints (Topology.CPUIDLogical).
+	PhysicalCores  int         `json:"physical_cores"`
+	LogicalCores   int         `json:"logical_cores"`
+	Usable         int         `json:"usable_cpus"`
+	ThreadsPerCore int         `json:"threads_per_core"`
+	Topology       Topology    `json:"topology"`
+	CacheLine      int         `json:"cache_line"`
+	Cache          Cache       `json:"cache"`
+	Caches         []CacheInfo `json:"caches,omitempty"`
+	NUMA           []Node      `json:"numa"`
+	MemBytes       int64       `json:"mem_bytes"`
 	// NominalHz is the frequency the CPU or OS reports (0 if unknown); on VMs
 	// it can be far from the real clock, which roofline measures.
 	NominalHz int64 `json:"nominal_hz"`
@@ -75,11 +102,11 @@ type Info struct {
 func (i *Info) Has(f Feature) bool { return i.Effective.Has(f) }
 
 // Fingerprint identifies a machine for tuning profiles: vendor, family,
-// model, stepping, logical cores and the effective feature set. It reads
+// model, stepping, usable CPUs and the effective feature set. It reads
 // like "intel-6.167.1-2c-avx512_vnni-1a2b3c4d": a short human part and a
 // CRC of the whole.
 func (i *Info) Fingerprint() string {
-	full := fmt.Sprintf("%s|%s|%s|%d.%d.%d|%d|%s", i.Arch, i.Vendor, i.Brand, i.Family, i.Model, i.Stepping, i.LogicalCores, i.Effective)
+	full := fmt.Sprintf("%s|%s|%s|%d.%d.%d|%d|%s", i.Arch, i.Vendor, i.Brand, i.Family, i.Model, i.Stepping, i.Usable, i.Effective)
 	vendor := strings.ToLower(i.Vendor)
 	switch {
 	case strings.Contains(vendor, "intel"):
@@ -95,7 +122,7 @@ func (i *Info) Fingerprint() string {
 		}
 		return -1
 	}, vendor)
-	return fmt.Sprintf("%s-%d.%d.%d-%dc-%s-%08x", vendor, i.Family, i.Model, i.Stepping, i.LogicalCores, i.TopLevel(), crc32.ChecksumIEEE([]byte(full)))
+	return fmt.Sprintf("%s-%d.%d.%d-%dc-%s-%08x", vendor, i.Family, i.Model, i.Stepping, i.Usable, i.TopLevel(), crc32.ChecksumIEEE([]byte(full)))
 }
 
 // TopLevel names the highest ISA level whose features are all effective.
@@ -117,8 +144,9 @@ func (i *Info) JSON() ([]byte, error) { return json.MarshalIndent(i, "", "  ") }
 var (
 	mu        sync.Mutex
 	once      sync.Once
-	base      Info // as detected, unmasked
-	userMask  Set  // removed by KTUNE_MAX_ISA / KTUNE_DISABLE / SetMask
+	base      Info    // as detected, unmasked
+	live      *Source // what detection read (for WriteCapture)
+	userMask  Set     // removed by KTUNE_MAX_ISA / KTUNE_DISABLE / SetMask
 	maskDesc  []string
 	warnings  []string
 	testMasks []Set // removed by Disable, a stack
@@ -128,7 +156,8 @@ var (
 
 func initState() {
 	once.Do(func() {
-		base = detect()
+		live = LiveSource()
+		base = DetectFrom(live)
 		if v := os.Getenv("KTUNE_MAX_ISA"); v != "" {
 			if err := applyMaxISA(v); err != nil {
 				warnings = append(warnings, "KTUNE_MAX_ISA: "+err.Error()+"; ignored")
@@ -203,6 +232,7 @@ func Get() *Info {
 	defer mu.Unlock()
 	i := base
 	i.NUMA = append([]Node(nil), base.NUMA...)
+	i.Cache.From = maps.Clone(base.Cache.From)
 	i.Effective = Set(effective.Load())
 	i.Masked = base.Hardware.Minus(i.Effective)
 	if !base.AMXPermission {

@@ -153,12 +153,12 @@ func TestReadNUMAFake(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("devices/system/node/node0/cpulist", "0-3,8-11\n")
-	write("devices/system/node/node0/meminfo", "Node 0 MemTotal:       16384 kB\nNode 0 MemFree:  100 kB\n")
-	write("devices/system/node/node1/cpulist", "4-7,12-15\n")
-	write("devices/system/node/node1/meminfo", "Node 1 MemTotal:       32768 kB\n")
-	write("devices/system/node/possible", "0-1\n")
-	nodes, err := ReadNUMA(root)
+	write("sys/devices/system/node/node0/cpulist", "0-3,8-11\n")
+	write("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal:       16384 kB\nNode 0 MemFree:  100 kB\n")
+	write("sys/devices/system/node/node1/cpulist", "4-7,12-15\n")
+	write("sys/devices/system/node/node1/meminfo", "Node 1 MemTotal:       32768 kB\n")
+	write("sys/devices/system/node/possible", "0-1\n")
+	nodes, err := readNUMA(&Source{FS: os.DirFS(root)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestReadNUMAFake(t *testing.T) {
 	if !reflect.DeepEqual(nodes, want) {
 		t.Errorf("got %+v\nwant %+v", nodes, want)
 	}
-	if nodes, err := ReadNUMA(t.TempDir()); err != nil || nodes != nil {
+	if nodes, err := readNUMA(&Source{FS: os.DirFS(t.TempDir())}); err != nil || nodes != nil {
 		t.Errorf("missing node dir: %v, %v", nodes, err)
 	}
 }

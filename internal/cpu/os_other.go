@@ -1,21 +1,9 @@
-//go:build !linux
+//go:build !linux && !darwin && !windows
 
 package cpu
 
-import "runtime"
+// osProbe: no OS topology is read here; detection falls back to CPUID.
+func osProbe(src *Source) {}
 
-// detectOS: NUMA and memory are read on Linux only; elsewhere one node.
-func detectOS(i *Info) {
-	n := i.LogicalCores
-	if n <= 0 {
-		n = runtime.NumCPU()
-	}
-	cpus := make([]int, n)
-	for c := range cpus {
-		cpus[c] = c
-	}
-	i.NUMA = []Node{{ID: 0, CPUs: cpus}}
-}
-
-// AvailableMemory is unknown (0) outside Linux.
+// AvailableMemory is unknown (0) here.
 func AvailableMemory() int64 { return 0 }

@@ -1,12 +1,26 @@
 package pool
 
 import (
-	"sort"
+	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/ktune/ktune/internal/cpu"
 )
+
+// canPin: Linux has per-thread affinity.
+const canPin = true
+
+// allowed is the process's affinity mask at start.
+var allowed = func() unix.CPUSet {
+	var s unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &s); err != nil {
+		s.Zero()
+		for c := 0; c < len(s)*64; c++ {
+			s.Set(c)
+		}
+	}
+	return s
+}()
 
 // pinThread binds the calling OS thread to one CPU, or to every allowed
 // CPU for -1.
@@ -20,54 +34,30 @@ func pinThread(c int) error {
 	return unix.SchedSetaffinity(0, &set)
 }
 
-var allowed unix.CPUSet
-
-// cpuOrders lists the CPUs this process may run on: compact (by NUMA node,
-// then CPU number) and spread (round-robin over nodes, the first sibling
-// of each core before the second: CPU numbers above the physical core
-// count are assumed to be the SMT siblings, as Linux numbers them).
-func cpuOrders() (compact, spread []int) {
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		return nil, nil
-	}
-	info := cpu.Get()
-	ok := func(c int) bool { return allowed.IsSet(c) }
-	return Orders(info.NUMA, info.PhysicalCores, ok)
-}
-
-// Orders computes the compact and spread CPU orders from NUMA nodes, the
-// physical core count and an allowed-CPU predicate (exported for tests
-// with fake topologies).
-func Orders(nodes []cpu.Node, physical int, ok func(int) bool) (compact, spread []int) {
-	var perNode [][]int
-	for _, n := range nodes {
-		var cs []int
-		for _, c := range n.CPUs {
-			if ok(c) {
-				cs = append(cs, c)
-			}
-		}
-		sort.Ints(cs)
-		if len(cs) > 0 {
-			perNode = append(perNode, cs)
-			compact = append(compact, cs...)
+// restrictProcess sets the affinity of every thread of the process to cpus
+// (nil: back to the mask at start). Threads created later inherit their
+// creator's mask; pinned workers re-pin themselves at their next job.
+func restrictProcess(cpus []int) error {
+	set := allowed
+	if cpus != nil {
+		set.Zero()
+		for _, c := range cpus {
+			set.Set(c)
 		}
 	}
-	for i := range perNode {
-		cs := perNode[i]
-		sort.SliceStable(cs, func(a, b int) bool { return (cs[a] >= physical) == false && cs[b] >= physical })
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
 	}
-	for i := 0; ; i++ {
-		added := false
-		for _, cs := range perNode {
-			if i < len(cs) {
-				spread = append(spread, cs[i])
-				added = true
-			}
+	var first error
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
 		}
-		if !added {
-			break
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && first == nil && err != unix.ESRCH {
+			first = err
 		}
 	}
-	return compact, spread
+	return first
 }

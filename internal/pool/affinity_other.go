@@ -2,14 +2,11 @@
 
 package pool
 
-import "github.com/ktune/ktune/internal/cpu"
+// canPin: no per-thread affinity call is used outside Linux (macOS has
+// none; Windows pinning is not implemented), so every placement runs
+// unpinned there.
+const canPin = false
 
-// pinThread is a no-op where ktune does not support affinity.
 func pinThread(c int) error { return nil }
 
-func cpuOrders() (compact, spread []int) { return nil, nil }
-
-// Orders: see the Linux version; without affinity there is nothing to order.
-func Orders(nodes []cpu.Node, physical int, ok func(int) bool) (compact, spread []int) {
-	return nil, nil
-}
+func restrictProcess(cpus []int) error { return nil }

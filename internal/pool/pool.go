@@ -13,28 +13,40 @@ package pool
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ktune/ktune/internal/cpu"
 )
 
-// Placement orders the CPUs workers are pinned to.
+// Placement orders the CPUs workers are pinned to (worker w, the caller
+// being worker 0, takes the w-th CPU of the order).
 type Placement int
 
 const (
 	// Unpinned leaves threads to the OS scheduler.
 	Unpinned Placement = iota
-	// Compact pins worker i to the i-th allowed CPU (hyperthread siblings
-	// and one NUMA node first).
+	// Compact: one thread per physical core first, performance cores
+	// first, NUMA nodes filled one after another; SMT siblings only once
+	// every core has a thread.
 	Compact
-	// Spread pins workers round-robin across NUMA nodes and physical cores.
+	// Spread: as Compact, but cores dealt round-robin over NUMA nodes.
 	Spread
+	// SMT: a core's SMT siblings next to each other (two threads share a
+	// core before the next core is used).
+	SMT
+	// PCores: performance cores only (hybrid processors), one thread per
+	// core first; the calling thread is held to them too.
+	PCores
+	numPlacements
 )
 
-var placementNames = []string{"unpinned", "compact", "spread"}
+var placementNames = [numPlacements]string{"unpinned", "compact", "spread", "smt", "pcores"}
 
 func (p Placement) String() string {
-	if int(p) < len(placementNames) {
+	if p >= 0 && p < numPlacements {
 		return placementNames[p]
 	}
 	return fmt.Sprintf("placement(%d)", int(p))
@@ -47,7 +59,46 @@ func ParsePlacement(s string) (Placement, error) {
 			return Placement(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown placement %q (unpinned, compact, spread)", s)
+	return 0, fmt.Errorf("unknown placement %q (%s)", s, strings.Join(placementNames[:], ", "))
+}
+
+// Orders are the CPU orders of each placement on a topology (nil for
+// Unpinned).
+type Orders [numPlacements][]int
+
+// OrdersFor computes the placements' CPU orders from a topology.
+func OrdersFor(t *cpu.Topology) Orders {
+	var o Orders
+	o[Compact] = t.Order(false, false, -1)
+	o[Spread] = t.Order(false, true, -1)
+	o[SMT] = t.Order(true, false, -1)
+	if t.Hybrid() {
+		o[PCores] = t.Order(false, false, 0)
+	} else {
+		o[PCores] = o[Compact]
+	}
+	return o
+}
+
+// Placements lists the placements worth timing at a thread count on a
+// topology: Compact always; Spread with several NUMA nodes; SMT where a
+// core has siblings and threads ≥ 2; PCores on hybrid processors while the
+// performance cores' CPUs hold threads. One thread runs Compact only.
+func Placements(t *cpu.Topology, nodes int, threads int) []Placement {
+	out := []Placement{Compact}
+	if threads < 2 {
+		return out
+	}
+	if nodes > 1 {
+		out = append(out, Spread)
+	}
+	if t.SMT() {
+		out = append(out, SMT)
+	}
+	if t.Hybrid() && threads <= len(t.CPUsOfRank(0)) {
+		out = append(out, PCores)
+	}
+	return out
 }
 
 // parkCheck is how often a parked worker re-checks for work it was not
@@ -84,19 +135,23 @@ type Pool struct {
 	closed  atomic.Bool
 	place   atomic.Int32
 	placeGn atomic.Uint64
-	cpus    []int // allowed CPUs in compact order
-	spread  []int // allowed CPUs in spread order
+	orders  Orders
 	pinErr  atomic.Pointer[error]
 }
 
 // New starts a pool of size threads (the caller counts as one, so size−1
-// OS threads are started). size < 1 means runtime.NumCPU().
+// OS threads are started). size < 1 means the usable CPUs
+// (cpu.Info.Usable: the affinity mask ∩ online CPUs, limited by a cgroup
+// quota and a user-set GOMAXPROCS).
 func New(size int) *Pool {
+	info := cpu.Get()
 	if size < 1 {
-		size = runtime.NumCPU()
+		size = max(info.Usable, 1)
 	}
 	p := &Pool{size: size}
-	p.cpus, p.spread = cpuOrders()
+	if canPin {
+		p.orders = OrdersFor(&info.Topology)
+	}
 	p.workers = make([]*worker, size)
 	maxSpin := runtime.GOMAXPROCS(0) - 1
 	for i := 1; i < size; i++ {
@@ -114,7 +169,7 @@ var (
 	def     *Pool
 )
 
-// Default is the process-wide pool, one thread per logical CPU.
+// Default is the process-wide pool, one thread per usable CPU.
 func Default() *Pool {
 	defOnce.Do(func() { def = New(0) })
 	return def
@@ -123,10 +178,36 @@ func Default() *Pool {
 // Size is the largest thread count Run accepts.
 func (p *Pool) Size() int { return p.size }
 
-// SetPlacement re-pins the workers (at their next job).
+// Threads is the thread count a request for n runs on: n clamped to
+// [1, Size]. Run and For apply it, so that work split by a caller's count
+// is never split over more workers than exist; a caller that sizes
+// per-thread state or splits work itself uses it too.
+func (p *Pool) Threads(n int) int { return min(max(n, 1), p.size) }
+
+// SetPlacement re-pins the workers (at their next job). PCores also holds
+// every other thread of the process (the caller included) to the
+// performance cores, and leaving it releases them.
 func (p *Pool) SetPlacement(pl Placement) {
-	p.place.Store(int32(pl))
+	old := Placement(p.place.Swap(int32(pl)))
+	if canPin && (pl == PCores) != (old == PCores) {
+		var set []int
+		if pl == PCores {
+			set = p.orders[PCores]
+		}
+		if err := restrictProcess(set); err != nil {
+			p.pinErr.Store(&err)
+		}
+	}
 	p.placeGn.Add(1)
+}
+
+// Order returns the CPUs workers are pinned to under pl (nil: unpinned,
+// or an OS without affinity).
+func (p *Pool) Order(pl Placement) []int {
+	if pl < 0 || pl >= numPlacements {
+		return nil
+	}
+	return p.orders[pl]
 }
 
 // Placement returns the current placement.
@@ -143,12 +224,11 @@ func (p *Pool) PinError() error {
 
 // Run calls fn(w) for w = 0..threads−1 concurrently, fn(0) on the calling
 // goroutine, and returns when all have returned. threads is clamped to
-// [1, Size]. Calls are serialised; fn must not call Run on the same pool.
+// [1, Size] (see Threads). Calls are serialised; fn must not call Run on
+// the same pool.
 func (p *Pool) Run(threads int, fn func(w int)) {
-	if threads > p.size {
-		threads = p.size
-	}
-	if threads <= 1 {
+	threads = p.Threads(threads)
+	if threads == 1 {
 		fn(0)
 		return
 	}
@@ -181,15 +261,15 @@ func (p *Pool) Run(threads int, fn func(w int)) {
 
 // For splits [0, n) into about threads contiguous ranges of multiples of
 // grain (the last may be short) and runs fn(w, lo, hi) on each, w being
-// the worker (0 ≤ w < threads) for per-thread scratch.
+// the worker (0 ≤ w < Threads(threads)) for per-thread scratch. The split
+// uses the count that runs: threads above Size cover the range on Size
+// workers.
 func (p *Pool) For(threads, n, grain int, fn func(w, lo, hi int)) {
 	if grain < 1 {
 		grain = 1
 	}
 	chunks := (n + grain - 1) / grain
-	if threads > chunks {
-		threads = chunks
-	}
+	threads = min(p.Threads(threads), chunks)
 	if threads <= 1 {
 		if n > 0 {
 			fn(0, 0, n)
@@ -287,19 +367,13 @@ func (p *Pool) waitSeq(w *worker, last uint64) uint64 {
 }
 
 func (p *Pool) pin(w *worker) {
-	var order []int
-	switch p.Placement() {
-	case Compact:
-		order = p.cpus
-	case Spread:
-		order = p.spread
-	}
-	cpu := -1
+	order := p.Order(p.Placement())
+	c := -1
 	if len(order) > 0 {
-		cpu = order[w.id%len(order)]
+		c = order[w.id%len(order)]
 	}
-	if err := pinThread(cpu); err != nil {
+	if err := pinThread(c); err != nil {
 		p.pinErr.Store(&err)
 	}
-	w.cpu = cpu
+	w.cpu = c
 }

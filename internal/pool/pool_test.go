@@ -13,7 +13,7 @@ import (
 func TestRunCoversEveryWorker(t *testing.T) {
 	p := New(4)
 	defer p.Close()
-	for _, pl := range []Placement{Unpinned, Compact, Spread} {
+	for pl := Unpinned; pl < numPlacements; pl++ {
 		p.SetPlacement(pl)
 		for threads := 1; threads <= 5; threads++ {
 			for rep := 0; rep < 200; rep++ {
@@ -49,28 +49,38 @@ func TestParkAndWake(t *testing.T) {
 	}
 }
 
+// TestForSplitsExactly: every element once, for thread counts below, at
+// and above the pool size (a request above it must still cover the range:
+// issue 17's wrong answers came from splitting by the requested count).
 func TestForSplitsExactly(t *testing.T) {
 	p := New(3)
 	defer p.Close()
-	for _, n := range []int{0, 1, 5, 31, 32, 33, 1000} {
-		for _, grain := range []int{1, 4, 16} {
-			seen := make([]atomic.Int32, n)
-			p.For(3, n, grain, func(w, lo, hi int) {
-				if w < 0 || w >= 3 {
-					t.Errorf("worker %d", w)
-				}
-				if lo%grain != 0 {
-					t.Errorf("n=%d grain=%d: range starts at %d", n, grain, lo)
-				}
-				for i := lo; i < hi; i++ {
-					seen[i].Add(1)
-				}
-			})
-			for i := range seen {
-				if seen[i].Load() != 1 {
-					t.Fatalf("n=%d grain=%d: element %d covered %d times", n, grain, i, seen[i].Load())
-				}
+	for _, threads := range []int{0, 1, 2, 3, 4, 7, 1000} {
+		for _, n := range []int{0, 1, 5, 31, 32, 33, 1000} {
+			for _, grain := range []int{1, 4, 16} {
+				forSplitsExactly(t, p, threads, n, grain)
 			}
+		}
+	}
+}
+
+func forSplitsExactly(t *testing.T, p *Pool, threads, n, grain int) {
+	t.Helper()
+	seen := make([]atomic.Int32, n)
+	p.For(threads, n, grain, func(w, lo, hi int) {
+		if w < 0 || w >= p.Threads(threads) {
+			t.Errorf("worker %d", w)
+		}
+		if lo%grain != 0 {
+			t.Errorf("n=%d grain=%d: range starts at %d", n, grain, lo)
+		}
+		for i := lo; i < hi; i++ {
+			seen[i].Add(1)
+		}
+	})
+	for i := range seen {
+		if seen[i].Load() != 1 {
+			t.Fatalf("threads=%d n=%d grain=%d: element %d covered %d times", threads, n, grain, i, seen[i].Load())
 		}
 	}
 }
@@ -97,18 +107,32 @@ func TestOversubscribed(t *testing.T) {
 }
 
 func TestOrdersFakeTwoNodes(t *testing.T) {
-	nodes := []cpu.Node{{ID: 0, CPUs: []int{0, 1, 4, 5}}, {ID: 1, CPUs: []int{2, 3, 6, 7}}}
-	compact, spread := Orders(nodes, 4, func(c int) bool { return c != 5 })
-	if !reflect.DeepEqual(compact, []int{0, 1, 4, 2, 3, 6, 7}) {
-		t.Errorf("compact %v", compact)
+	// two nodes of two 2-way SMT cores; CPU 5 (core 1's sibling) not usable
+	topo := cpu.Topology{Cores: []cpu.Core{
+		{CPUs: []int{0, 4}, Node: 0, SMT: 2}, {CPUs: []int{1}, Node: 0, SMT: 2},
+		{CPUs: []int{2, 6}, Node: 1, SMT: 2}, {CPUs: []int{3, 7}, Node: 1, SMT: 2},
+	}}
+	o := OrdersFor(&topo)
+	for pl, want := range map[Placement][]int{
+		Compact: {0, 1, 2, 3, 4, 6, 7},
+		Spread:  {0, 2, 1, 3, 4, 6, 7},
+		SMT:     {0, 4, 1, 2, 6, 3, 7},
+		PCores:  {0, 1, 2, 3, 4, 6, 7}, // not hybrid: as compact
+	} {
+		if !reflect.DeepEqual(o[pl], want) {
+			t.Errorf("%v: %v, want %v", pl, o[pl], want)
+		}
 	}
-	if runtime.GOOS == "linux" && !reflect.DeepEqual(spread, []int{0, 2, 1, 3, 4, 6, 7}) {
-		t.Errorf("spread %v", spread)
+	if got := Placements(&topo, 2, 1); !reflect.DeepEqual(got, []Placement{Compact}) {
+		t.Errorf("placements at 1 thread: %v", got)
+	}
+	if got := Placements(&topo, 2, 4); !reflect.DeepEqual(got, []Placement{Compact, Spread, SMT}) {
+		t.Errorf("placements at 4 threads: %v", got)
 	}
 }
 
 func TestParsePlacement(t *testing.T) {
-	for _, pl := range []Placement{Unpinned, Compact, Spread} {
+	for pl := Unpinned; pl < numPlacements; pl++ {
 		if got, err := ParsePlacement(pl.String()); err != nil || got != pl {
 			t.Errorf("%v: %v %v", pl, got, err)
 		}

@@ -1,0 +1,4 @@
+package cpu
+
+// windowsDetect: TODO(helper) topology from GetLogicalProcessorInformationEx.
+func windowsDetect(src *Source, i *Info) {}
