@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -93,4 +94,31 @@ func HumanBytes(b int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// UsageError is bad input from the user (a flag, an argument, a file);
+// the programs exit with code 2 on it, 1 on other failures.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef makes a UsageError.
+func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+
+// ExitCode is 0 for nil, 2 for a UsageError, 1 otherwise.
+func ExitCode(err error) int {
+	var u *UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u):
+		return 2
+	}
+	return 1
+}
+
+// FlagErrors makes cobra's flag parsing errors UsageErrors (exit 2).
+func FlagErrors(cmd *cobra.Command) {
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
 }

@@ -247,6 +247,18 @@ func Get() *Info {
 	return &i
 }
 
+// Describe returns the description of a captured (or any) Source with no
+// masks: the effective set is the hardware's, less AMX without the OS
+// permission.
+func Describe(src *Source) *Info {
+	i := DetectFrom(src)
+	i.Effective = i.Hardware
+	if !i.AMXPermission {
+		i.Effective = i.Effective.Minus(AMX)
+	}
+	return &i
+}
+
 // Fingerprint is Get().Fingerprint().
 func Fingerprint() string { return Get().Fingerprint() }
 

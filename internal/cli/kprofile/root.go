@@ -23,12 +23,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
+	cli.FlagErrors(cmd)
 	if err := cmd.Execute(); err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code
 		}
-		return 1
+		return cli.ExitCode(err)
 	}
 	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,10 @@ type DetectOptions struct {
 	*cli.Factory
 	JSON   bool
 	Format string
+	// Capture writes what detection read into this folder; From detects
+	// from such a folder instead of this machine.
+	Capture string
+	From    string
 }
 
 // NewCmdDetect builds `ktune detect`; runF replaces the run logic in tests.
@@ -30,9 +35,20 @@ func NewCmdDetect(f *cli.Factory, runF func(*DetectOptions) error) *cobra.Comman
 			features, less AMX without the Linux permission, less what
 			KTUNE_MAX_ISA, KTUNE_DISABLE, --max-isa or --disable-isa mask
 			(listed under "masked"). The fingerprint names the machine in
-			tuning profiles and covers the effective features.
+			tuning profiles and covers the effective features and the usable
+			CPU count.
+
+			Cores, caches and NUMA nodes come from the operating system
+			(Linux: the affinity mask, /sys/devices/system/cpu, cgroup CPU
+			quotas, GOMAXPROCS; macOS: sysctl; Windows:
+			GetLogicalProcessorInformationEx); CPUID's counts are only a hint.
+			"usable CPUs" is how many threads ktune and krun run at most.
+
+			--capture DIR writes what detection read (the /proc and /sys files,
+			the CPUID answers, the affinity mask, sysctl values) into DIR, to
+			attach to a bug report; --from DIR detects from such a folder.
 		`),
-		Example: "  ktune detect\n  ktune detect --json\n  KTUNE_MAX_ISA=avx2 ktune detect --json",
+		Example: "  ktune detect\n  ktune detect --json\n  KTUNE_MAX_ISA=avx2 ktune detect --json\n  ktune detect --capture my-machine\n  ktune detect --from my-machine --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -43,6 +59,8 @@ func NewCmdDetect(f *cli.Factory, runF func(*DetectOptions) error) *cobra.Comman
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVarP(&opts.Format, "output", "o", "text", "table format: text or md")
+	cmd.Flags().StringVar(&opts.Capture, "capture", "", "write what detection read of this machine into this folder (new or empty)")
+	cmd.Flags().StringVar(&opts.From, "from", "", "detect from a folder written by --capture instead of this machine")
 	return cmd
 }
 
@@ -59,7 +77,11 @@ type DetectReport struct {
 	Hypervisor     string          `json:"hypervisor,omitempty"`
 	PhysicalCores  int             `json:"physical_cores"`
 	LogicalCores   int             `json:"logical_cores"`
+	UsableCPUs     int             `json:"usable_cpus"`
+	Topology       cpu.Topology    `json:"topology"`
+	DefaultThreads []int           `json:"default_threads"`
 	Cache          cpu.Cache       `json:"cache"`
+	Caches         []cpu.CacheInfo `json:"caches,omitempty"`
 	NUMA           []cpu.Node      `json:"numa"`
 	MemBytes       int64           `json:"mem_bytes"`
 	NominalHz      int64           `json:"nominal_hz"`
@@ -80,7 +102,8 @@ func NewDetectReport(i *cpu.Info) DetectReport {
 		Fingerprint: i.Fingerprint(), Arch: i.Arch, OS: i.OS, Vendor: i.Vendor, Brand: i.Brand,
 		Family: i.Family, Model: i.Model, Stepping: i.Stepping, Hypervisor: i.Hypervisor,
 		PhysicalCores: i.PhysicalCores, LogicalCores: i.LogicalCores, ThreadsPerCore: i.ThreadsPerCore,
-		Cache: i.Cache, NUMA: i.NUMA, MemBytes: i.MemBytes, NominalHz: i.NominalHz, SVEBits: i.SVEBits,
+		UsableCPUs: i.Usable, Topology: i.Topology, DefaultThreads: i.Topology.DefaultThreads(),
+		Cache: i.Cache, Caches: i.Caches, NUMA: i.NUMA, MemBytes: i.MemBytes, NominalHz: i.NominalHz, SVEBits: i.SVEBits,
 		AMXPermission: i.AMXPermission, Features: map[string]bool{},
 		Hardware: i.Hardware.Names(), Masked: i.Masked.Names(), Mask: i.Mask, Warnings: i.Warnings,
 		TopLevel: i.TopLevel(),
@@ -93,6 +116,22 @@ func NewDetectReport(i *cpu.Info) DetectReport {
 
 func runDetect(opts *DetectOptions) error {
 	i := cpu.Get()
+	if opts.From != "" {
+		if opts.Capture != "" {
+			return cli.Usagef("--from and --capture do not go together")
+		}
+		src, err := cpu.LoadCapture(opts.From)
+		if err != nil {
+			return &cli.UsageError{Err: err}
+		}
+		i = cpu.Describe(src)
+	}
+	if opts.Capture != "" {
+		if err := cpu.WriteCapture(opts.Capture); err != nil {
+			return &cli.UsageError{Err: fmt.Errorf("--capture: %v", err)}
+		}
+		fmt.Fprintf(opts.Err, "wrote %s: what detection read of this machine (attach it to a bug report; ktune detect --from %s reads it)\n", opts.Capture, opts.Capture)
+	}
 	r := NewDetectReport(i)
 	if opts.JSON {
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -106,13 +145,20 @@ func runDetect(opts *DetectOptions) error {
 		{"fingerprint", r.Fingerprint},
 		{"cpu", fmt.Sprintf("%s (%s, family %d model %d stepping %d)", r.Brand, r.Vendor, r.Family, r.Model, r.Stepping)},
 		{"arch / os", r.Arch + " / " + r.OS},
-		{"cores", fmt.Sprintf("%d physical, %d logical", r.PhysicalCores, r.LogicalCores)},
-		{"caches", fmt.Sprintf("L1d %s, L2 %s, L3 %s", cli.HumanBytes(r.Cache.L1D), cli.HumanBytes(r.Cache.L2), cli.HumanBytes(r.Cache.L3))},
+		{"usable CPUs", usableLine(&r.Topology)},
+		{"cores", fmt.Sprintf("%d physical, %d logical (%d package(s), %s)", r.PhysicalCores, r.LogicalCores, r.Topology.Packages, smtLine(r.ThreadsPerCore))},
+	}
+	for _, c := range r.Topology.Classes {
+		rows = append(rows, []string{"core class", fmt.Sprintf("%s: %d cores, %d CPUs %s", c.Name, c.Cores, c.CPUs, classCPUs(&r.Topology, c.Rank))})
+	}
+	rows = append(rows, [][]string{
+		{"caches", fmt.Sprintf("L1d %s, L2 %s per core, L3 %s%s", cacheCell(r.Cache.L1D, r.Cache.From["l1d"]), cacheCell(r.Cache.L2, r.Cache.From["l2"]), cacheCell(r.Cache.L3, r.Cache.From["l3"]), l3Instances(r.Cache))},
+		{"default threads", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.DefaultThreads)), ","), "[]")},
 		{"memory", cli.HumanBytes(r.MemBytes)},
 		{"numa nodes", strconv.Itoa(len(r.NUMA))},
 		{"nominal clock", fmt.Sprintf("%.0f MHz (reported; the real clock is measured by roofline)", float64(r.NominalHz)/1e6)},
 		{"top ISA level", r.TopLevel},
-	}
+	}...)
 	if r.Hypervisor != "" {
 		rows = append(rows, []string{"hypervisor", r.Hypervisor})
 	}
@@ -141,4 +187,51 @@ func runDetect(opts *DetectOptions) error {
 		rows = append(rows, []string{"warning", w})
 	}
 	return cli.Table(opts.Out, opts.Format, []string{"property", "value"}, rows)
+}
+
+func usableLine(t *cpu.Topology) string {
+	s := fmt.Sprintf("%d (CPUs %s", t.Usable, cpu.FormatCPUList(t.CPUs))
+	if len(t.Affinity) > 0 && len(t.Affinity) < len(t.Online) {
+		s += fmt.Sprintf(" of %d online: affinity mask", len(t.Online))
+	}
+	if t.Quota > 0 {
+		s += fmt.Sprintf("; cgroup quota %.2f CPUs from %s", t.Quota, t.QuotaFrom)
+	}
+	if t.GOMAXPROCS > 0 {
+		s += fmt.Sprintf("; GOMAXPROCS=%d", t.GOMAXPROCS)
+	}
+	s += "; from " + t.From + ")"
+	if t.CPUIDLogical > 0 && t.CPUIDLogical != len(t.Online) {
+		s += fmt.Sprintf("; CPUID claims %d logical", t.CPUIDLogical)
+	}
+	return s
+}
+
+func smtLine(tpc int) string {
+	if tpc > 1 {
+		return fmt.Sprintf("SMT, %d threads per core", tpc)
+	}
+	return "no SMT in use"
+}
+
+func classCPUs(t *cpu.Topology, rank int) string {
+	return "(" + cpu.FormatCPUList(t.CPUsOfRank(rank)) + ")"
+}
+
+func cacheCell(size int64, from string) string {
+	s := cli.HumanBytes(size)
+	if size > 0 && from != "" {
+		s += " (" + from + ")"
+	}
+	if size <= 0 {
+		s = "unknown (measured by roofline)"
+	}
+	return s
+}
+
+func l3Instances(c cpu.Cache) string {
+	if c.L3 > 0 && c.L3Total > c.L3 {
+		return fmt.Sprintf(", %s in all", cli.HumanBytes(c.L3Total))
+	}
+	return ""
 }

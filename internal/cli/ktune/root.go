@@ -18,10 +18,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	if err := cmd.Execute(); err != nil {
-		return 1
-	}
-	return 0
+	cli.FlagErrors(cmd)
+	return cli.ExitCode(cmd.Execute())
 }
 
 // NewCmdRoot builds the ktune command tree.
