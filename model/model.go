@@ -105,7 +105,8 @@ type LoadOptions struct {
 	// b_proj); default F32. The MoE router, norms, conv taps, A_log,
 	// dt_bias, the score bias and MLA's kv_b_proj are always f32.
 	GateDType kernel.DType
-	// Threads for the kernels and the conversion; 0: every CPU.
+	// Threads for the kernels and the conversion; 0: every usable CPU.
+	// More than the usable CPUs (pool.Default().Size()) run as that many.
 	Threads int
 	// Classes are the accuracy classes the feed-forward and lm_head matmuls
 	// may use (nil: kernel.DefaultClasses, f32 and int8act).
@@ -180,9 +181,7 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 			return fmt.Errorf("model: MLA cache spill folder %s is not a folder", o.CacheSpillDir)
 		}
 	}
-	if o.Threads <= 0 {
-		o.Threads = runtime.NumCPU()
-	}
+	o.Threads = threadsFor(o.Threads)
 	if o.PrefillChunk <= 0 {
 		o.PrefillChunk = 512
 	}

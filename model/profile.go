@@ -1,9 +1,9 @@
 package model
 
 import (
-	"runtime"
 	"time"
 
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/kernels/moe"
 )
 
@@ -32,12 +32,17 @@ type Profiler interface {
 // SetProfiler installs p (nil: none) for later passes.
 func (m *Model) SetProfiler(p Profiler) { m.opt.Profiler, m.prof = p, timer{p} }
 
-// SetThreads changes the number of threads later passes use (≤ 0: every CPU).
-func (m *Model) SetThreads(n int) {
+// SetThreads changes the number of threads later passes use (≤ 0: every
+// usable CPU; more than the usable CPUs run as that many).
+func (m *Model) SetThreads(n int) { m.opt.Threads = threadsFor(n) }
+
+// threadsFor is the thread count a request runs on: every usable CPU for
+// n ≤ 0, else n clamped to the worker pool's size (the usable CPUs).
+func threadsFor(n int) int {
 	if n <= 0 {
-		n = runtime.NumCPU()
+		return pool.Default().Size()
 	}
-	m.opt.Threads = n
+	return pool.Default().Threads(n)
 }
 
 // timer calls a Profiler around each op; with none it does nothing (not
