@@ -22,7 +22,8 @@ type Options struct {
 	// Quick measures fewer working sets for less time (under a minute on
 	// a 2-core VM); the default is thorough (a few minutes).
 	Quick bool
-	// Threads are the thread counts (default 1, 2, 4, … and the pool size).
+	// Threads are the thread counts (default cpu.Topology.DefaultThreads,
+	// within the pool size).
 	Threads []int
 	// Progress, if set, is called after each measurement.
 	Progress func(done, total int, what string)
@@ -46,7 +47,14 @@ type Options struct {
 
 func (o *Options) defaults(info *cpu.Info) {
 	if len(o.Threads) == 0 {
-		o.Threads = DefaultThreads(pool.Default().Size())
+		for _, t := range info.Topology.DefaultThreads() {
+			if t <= pool.Default().Size() {
+				o.Threads = append(o.Threads, t)
+			}
+		}
+		if len(o.Threads) == 0 {
+			o.Threads = []int{1}
+		}
 	}
 	if o.MinWorkingSet <= 0 {
 		o.MinWorkingSet = 4 << 10

@@ -25,6 +25,7 @@ import (
 	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/version"
 )
 
@@ -44,9 +45,12 @@ type Profile struct {
 	Model string `json:"model"`
 	// Ceilings are the machine's measured roofs (roofline package JSON).
 	Ceilings json.RawMessage `json:"ceilings,omitempty"`
-	// Placement is the thread placement that won most multi-threaded
-	// entries ("compact", "spread" or "unpinned"); Install applies it.
-	Placement string `json:"placement,omitempty"`
+	// Placements are, per thread budget, the thread placement that won
+	// most multi-threaded entries (pool placement names: "compact",
+	// "spread", "smt", "pcores"); Placement is the one of the largest
+	// budget. The engine applies PlacementFor its thread count.
+	Placement  string            `json:"placement,omitempty"`
+	Placements []ThreadPlacement `json:"placements,omitempty"`
 	// NUMA says what was done about memory policy ("one node: skipped").
 	NUMA string `json:"numa,omitempty"`
 	// Classes are the accuracy classes the run allowed.
@@ -423,11 +427,60 @@ func Install() (path string, warnings []string) {
 	return path, warns
 }
 
-// Install makes p the kernel chooser and applies its placement.
+// ThreadPlacement is the placement chosen for one thread budget.
+type ThreadPlacement struct {
+	Threads   int    `json:"threads"`
+	Placement string `json:"placement"`
+}
+
+// PlacementFor is the placement for a thread count: that of the largest
+// budget not above it (else the smallest), else Placement.
+func (p *Profile) PlacementFor(threads int) string {
+	best := -1
+	for i, tp := range p.Placements {
+		if best < 0 || threadDistance(tp.Threads, threads) < threadDistance(p.Placements[best].Threads, threads) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return p.Placement
+	}
+	return p.Placements[best].Placement
+}
+
+var (
+	installedMu sync.Mutex
+	installed   *Profile
+)
+
+// Install makes p the kernel chooser and applies its placement for the
+// default pool's size (UsePlacement changes it for another count).
 func (p *Profile) Install() (restore func()) {
 	p.choices = new(sync.Map) // entries are fixed from here on
-	applyPlacement(p.Placement)
-	return kernel.SetChooser(p)
+	installedMu.Lock()
+	prev := installed
+	installed = p
+	installedMu.Unlock()
+	applyPlacement(p.PlacementFor(pool.Default().Size()), pool.Default().Size())
+	r := kernel.SetChooser(p)
+	return func() {
+		installedMu.Lock()
+		installed = prev
+		installedMu.Unlock()
+		r()
+	}
+}
+
+// UsePlacement applies the installed profile's placement for a thread
+// count (the engine calls it when it knows how many threads it runs); no
+// profile, nothing.
+func UsePlacement(threads int) {
+	installedMu.Lock()
+	p := installed
+	installedMu.Unlock()
+	if p != nil {
+		applyPlacement(p.PlacementFor(threads), threads)
+	}
 }
 
 // Summary is a one-line description for logs.

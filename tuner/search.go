@@ -77,16 +77,13 @@ func newProblems(w Workload, coldBytes int64) (*problems, error) {
 
 // space lists a unit's candidates: each variant of the class, each valid
 // parameter combination, the unit's thread count (single-threaded variants
-// only at one thread), each placement.
+// only at one thread), each placement worth timing at that count.
 func (t *tuner) space(u unit) []candidate {
 	var out []candidate
+	pls := t.placements(u.threads)
 	for _, v := range kernel.Candidates(u.w.Op, u.w.DType, []kernel.Class{u.class}) {
 		if !v.Threaded && u.threads > 1 {
 			continue
-		}
-		pls := t.opt.Placements
-		if u.threads == 1 {
-			pls = pls[:1]
 		}
 		for _, vals := range v.Space(u.w.Shape) {
 			for _, pl := range pls {
@@ -110,11 +107,19 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, erro
 	over := func() bool { return slice > 0 && t.opt.Measure.now().Sub(start) > slice }
 	space := t.space(u)
 	e.Space = len(space)
+	inSpace := map[string]bool{}
+	for _, c := range space {
+		inSpace[c.key()] = true
+	}
 	results := map[string]Result{}
 	var best *Result
 	try := func(c candidate) {
 		if _, seen := results[c.key()]; seen {
 			return
+		}
+		if !inSpace[c.key()] { // a default outside the space is one more point of it
+			inSpace[c.key()] = true
+			e.Space++
 		}
 		if err := t.gate(u.w, c); err != nil {
 			e.Rejected = append(e.Rejected, Reject{Variant: c.v.Name, Params: c.cfg.Params, Error: err.Error()})

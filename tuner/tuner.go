@@ -25,11 +25,12 @@ type Options struct {
 	// Classes are the accuracy classes candidates may belong to (nil:
 	// kernel.DefaultClasses).
 	Classes []kernel.Class
-	// Threads are the thread budgets tuned (nil: 1, 2, 4, … and the
-	// logical core count).
+	// Threads are the thread budgets tuned (nil: DefaultThreads).
 	Threads []int
-	// Placements tried for multi-threaded candidates (nil: compact and
-	// spread when they differ on this machine, else compact).
+	// Placements tried for multi-threaded candidates (nil: those worth
+	// timing on this machine at each thread count, pool.Placements:
+	// compact, plus spread with several NUMA nodes, smt with SMT siblings,
+	// pcores on hybrid processors). One thread runs compact only.
 	Placements []pool.Placement
 	Quick      bool
 	// Budget bounds the wall time (0: none); Dir is where the profile and
@@ -75,15 +76,10 @@ func (u unit) key() string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", u.w.Op, u.w.DType, u.class, u.w.Shape, u.threads)
 }
 
-// DefaultThreads is 1, 2, 4, … below the logical core count, and the count.
-func DefaultThreads() []int {
-	n := max(cpu.Get().LogicalCores, 1)
-	var out []int
-	for t := 1; t < n; t *= 2 {
-		out = append(out, t)
-	}
-	return append(out, n)
-}
+// DefaultThreads is the machine's default thread list
+// (cpu.Topology.DefaultThreads: 1, 2, 4, … below the usable CPUs, the
+// performance cores' and the physical cores' counts, and the usable CPUs).
+func DefaultThreads() []int { return cpu.Get().Topology.DefaultThreads() }
 
 // Run tunes every workload and writes the profile into opt.Dir
 // (FileName(fingerprint)); it resumes from the journal an interrupted run
@@ -98,9 +94,6 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	}
 	if len(opt.Threads) == 0 {
 		opt.Threads = DefaultThreads()
-	}
-	if len(opt.Placements) == 0 {
-		opt.Placements = defaultPlacements()
 	}
 	if opt.Measure.Samples == 0 {
 		opt.Measure = DefaultMeasure
@@ -230,7 +223,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	}
 	cur.release()
 	prof.mergeThreadBudgets()
-	prof.Placement = prof.votePlacement()
+	prof.votePlacements()
 	prof.Stats = Stats{WallSeconds: time.Since(start).Seconds(), Budget: budgetString(opt.Budget)}
 	for _, e := range prof.Entries {
 		prof.Stats.Space += e.Space
@@ -293,37 +286,72 @@ func (p *Profile) mergeThreadBudgets() {
 	}
 }
 
-// votePlacement picks the placement that won most multi-threaded entries.
-func (p *Profile) votePlacement() string {
-	votes := map[string]int{}
+// votePlacements records, per thread budget, the placement that won most
+// multi-threaded entries of it (Profile.Placements), and as Placement the
+// one of the largest budget.
+func (p *Profile) votePlacements() {
+	votes := map[int]map[string]int{}
 	for _, e := range p.Entries {
 		if e.Best.Threads > 1 && e.Best.Placement != "" {
-			votes[e.Best.Placement]++
+			if votes[e.Threads] == nil {
+				votes[e.Threads] = map[string]int{}
+			}
+			votes[e.Threads][e.Best.Placement]++
 		}
 	}
-	best, n := "", 0
-	for _, pl := range []string{"compact", "spread", "unpinned"} {
-		if votes[pl] > n {
-			best, n = pl, votes[pl]
+	p.Placements, p.Placement = nil, ""
+	for t, vs := range votes {
+		best, n := "", 0
+		for _, pl := range pool.AllPlacements() {
+			if vs[pl.String()] > n {
+				best, n = pl.String(), vs[pl.String()]
+			}
+		}
+		p.Placements = append(p.Placements, ThreadPlacement{Threads: t, Placement: best})
+	}
+	sort.Slice(p.Placements, func(a, b int) bool { return p.Placements[a].Threads < p.Placements[b].Threads })
+	if n := len(p.Placements); n > 0 {
+		p.Placement = p.Placements[n-1].Placement
+	}
+}
+
+// placements are the placements timed at a thread count: opt.Placements
+// (those that can run it), else the machine's (pool.Placements).
+func (t *tuner) placements(threads int) []pool.Placement {
+	if len(t.opt.Placements) == 0 {
+		info := cpu.Get()
+		return pool.Placements(&info.Topology, len(info.NUMA), threads)
+	}
+	if threads == 1 {
+		return t.opt.Placements[:1]
+	}
+	var out []pool.Placement
+	for _, pl := range t.opt.Placements {
+		if pool.Default().Fits(pl, threads) {
+			out = append(out, pl)
 		}
 	}
-	return best
-}
-
-func defaultPlacements() []pool.Placement {
-	// Compact and spread differ only with SMT siblings or several nodes.
-	info := cpu.Get()
-	if info.ThreadsPerCore > 1 || len(info.NUMA) > 1 {
-		return []pool.Placement{pool.Compact, pool.Spread}
+	if len(out) == 0 {
+		out = []pool.Placement{pool.Compact}
 	}
-	return []pool.Placement{pool.Compact}
+	return out
 }
 
-func applyPlacement(name string) {
+// applyPlacement sets the default pool's placement by name for a thread
+// count; a placement that cannot hold that many threads (pcores past the
+// performance cores) falls back to compact. "" leaves it.
+func applyPlacement(name string, threads int) {
 	if name == "" {
 		return
 	}
-	if pl, err := pool.ParsePlacement(name); err == nil {
+	pl, err := pool.ParsePlacement(name)
+	if err != nil {
+		return
+	}
+	if !pool.Default().Fits(pl, threads) {
+		pl = pool.Compact
+	}
+	if pool.Default().Placement() != pl {
 		pool.Default().SetPlacement(pl)
 	}
 }

@@ -62,6 +62,15 @@ func ParsePlacement(s string) (Placement, error) {
 	return 0, fmt.Errorf("unknown placement %q (%s)", s, strings.Join(placementNames[:], ", "))
 }
 
+// AllPlacements lists every placement, Unpinned first.
+func AllPlacements() []Placement {
+	out := make([]Placement, numPlacements)
+	for i := range out {
+		out[i] = Placement(i)
+	}
+	return out
+}
+
 // Orders are the CPU orders of each placement on a topology (nil for
 // Unpinned).
 type Orders [numPlacements][]int
@@ -199,6 +208,14 @@ func (p *Pool) SetPlacement(pl Placement) {
 		}
 	}
 	p.placeGn.Add(1)
+}
+
+// Fits reports whether pl gives threads workers a CPU each (PCores holds
+// only as many as the performance cores have; every placement fits where
+// the OS cannot pin).
+func (p *Pool) Fits(pl Placement, threads int) bool {
+	o := p.Order(pl)
+	return o == nil || len(o) >= min(threads, p.size)
 }
 
 // Order returns the CPUs workers are pinned to under pl (nil: unpinned,

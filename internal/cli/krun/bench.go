@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -15,11 +14,12 @@ import (
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
-	"github.com/ktune/ktune/internal/cli/ktune"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/roofline"
+	"github.com/ktune/ktune/tuner"
 )
 
 // BenchOptions are bench's flags.
@@ -104,7 +104,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVar(&opts.DTypes, "dtype", "q4,q8", "presets to benchmark (synthetic or a checkpoint folder): "+strings.Join(PresetNames(), ", "))
 	fl.StringVarP(&opts.Prompt, "n-prompt", "p", "64", "prompt lengths, comma-separated (0: no pp rows)")
 	fl.StringVarP(&opts.Gen, "n-gen", "n", "16", "generated tokens, comma-separated (0: no tg rows)")
-	fl.StringVarP(&opts.Threads, "threads", "t", "", "thread counts, e.g. 1,2 or 1-4 (default all CPUs)")
+	fl.StringVarP(&opts.Threads, "threads", "t", "", "thread counts, e.g. 1,2 or 1-4 (default the usable CPUs, see ktune detect)")
 	fl.IntVarP(&opts.Reps, "repetitions", "r", 3, "repetitions of each test")
 	fl.StringVarP(&opts.Depth, "n-depth", "d", "0", "context depths before each test, comma-separated")
 	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
@@ -199,12 +199,9 @@ func readCeiling(buf []byte, threads int) float64 {
 
 func runBench(o *BenchOptions) error {
 	installProfile(o.Factory)
-	threads := []int{runtime.NumCPU()}
-	if o.Threads != "" {
-		var err error
-		if threads, err = ktune.ParseThreads(o.Threads); err != nil {
-			return fmt.Errorf("bench: -t: %w", err)
-		}
+	threads, err := cli.ThreadList(o.Err, "-t", o.Threads, []int{pool.Default().Size()})
+	if err != nil {
+		return err
 	}
 	pps, err := parseInts("p", o.Prompt, 0)
 	if err != nil {
@@ -264,6 +261,7 @@ func runBench(o *BenchOptions) error {
 		bytesTok := m.DecodeWeightBytes()
 		for _, th := range threads {
 			m.SetThreads(th)
+			tuner.UsePlacement(th)
 			for _, d := range depths {
 				V := m.Shapes.Vocab
 				base := BenchRow{Model: name, DType: dt, Params: params, Threads: th, Depth: d}

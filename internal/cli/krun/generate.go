@@ -113,7 +113,7 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 	fl.Float32Var(&opts.Sample.RepeatPenalty, "repeat-penalty", 1, "divide repeated tokens' positive logits by this (1: off)")
 	fl.IntVar(&opts.Sample.RepeatLastN, "repeat-last-n", 64, "tokens of history the penalty looks at; 0: all")
 	fl.Uint64Var(&opts.Sample.Seed, "seed", 0, "sampling seed")
-	fl.IntVarP(&opts.Threads, "threads", "t", 0, "threads (default all CPUs)")
+	fl.IntVarP(&opts.Threads, "threads", "t", 0, "threads (default the usable CPUs, see ktune detect; more are clamped to them)")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "tokenizer folder (default MODEL's folder)")
 	fl.StringVar(&opts.DType, "dtype", "f32", "formats for a checkpoint folder: "+strings.Join(PresetNames(), ", ")+" (a .kt file keeps its own)")
 	fl.BoolVar(&opts.PrintIDs, "print-ids", false, "print token ids instead of text")
@@ -168,11 +168,12 @@ func runGenerate(o *GenerateOptions) error {
 			return fmt.Errorf("generate: %w (give --tokenizer DIR, or --ids)", err)
 		}
 	}
-	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: o.Threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill})
+	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: cli.ThreadCount(o.Err, "-t", o.Threads), NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	tuner.UsePlacement(m.Options().Threads)
 	V := m.Shapes.Vocab
 
 	// ---- the prompt

@@ -48,7 +48,7 @@ func (o *TuneOptions) register(cmd *cobra.Command) {
 	fl.StringVar(&o.Dir, "out", "", "folder for the profile and plots (default: the ktune folder in the user config directory)")
 	fl.StringVar(&o.Only, "only", "", "re-tune only these ops or families (comma-separated, e.g. gemm.gemv,kda) in the existing profile")
 	fl.StringVar(&o.Allow, "allow", "", "accuracy classes allowed besides f32 and int8act (e.g. bf16act)")
-	fl.StringVar(&o.Threads, "threads", "", "thread budgets to tune, comma-separated (default 1, 2, 4, … and the logical core count)")
+	fl.StringVar(&o.Threads, "threads", "", "thread budgets to tune, comma-separated (default 1, 2, 4, …, the physical cores and the usable CPUs: see ktune detect)")
 	fl.StringVar(&o.Config, "config", "", "a model config.json (default: the built-in Kimi-Linear-48B-A3B)")
 	fl.StringVarP(&o.Format, "output", "o", "text", "summary table format: text or md")
 }
@@ -81,13 +81,11 @@ func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
 		}
 	}
 	if o.Threads != "" {
-		for _, f := range strings.Split(o.Threads, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				return opt, fmt.Errorf("--threads: %q is not a thread count", f)
-			}
-			opt.Threads = append(opt.Threads, n)
+		ts, err := cli.ThreadList(o.Err, "--threads", o.Threads, nil)
+		if err != nil {
+			return opt, err
 		}
+		opt.Threads = ts
 	}
 	return opt, nil
 }
@@ -114,7 +112,7 @@ func runTune(o *TuneOptions) error {
 	defer stop()
 	start := time.Now()
 	info := cpu.Get()
-	fmt.Fprintf(o.Out, "ktune: %s, %d logical cores, fingerprint %s\n", info.Brand, info.LogicalCores, info.Fingerprint())
+	fmt.Fprintf(o.Out, "ktune: %s, %d usable CPUs (%d cores), fingerprint %s\n", info.Brand, info.Usable, info.PhysicalCores, info.Fingerprint())
 	if info.Mask != "" {
 		fmt.Fprintf(o.Out, "masks: %s\n", info.Mask)
 	}
