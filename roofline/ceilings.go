@@ -88,6 +88,9 @@ type BandwidthSweep struct {
 type BWPoint struct {
 	Bytes int64   `json:"bytes"`
 	GBs   float64 `json:"gbs"`
+	// Streams is, for the read kind, the interleaved stream count that
+	// read fastest (the figure is the best of 1, 2, 4 and 8).
+	Streams int `json:"streams,omitempty"`
 }
 
 // Plateau is the bandwidth of one memory level: the median of the sweep's

@@ -6,6 +6,7 @@ package roofline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -133,6 +134,12 @@ func WorkingSets(lo, hi int64, quick bool) []int64 {
 // the calling thread, so a compact placement would put worker 1 on the
 // caller's CPU on a 2-CPU machine).
 func Measure(ctx context.Context, o Options) (*Ceilings, error) {
+	return measureWith(ctx, o, nil)
+}
+
+// measureWith is Measure with the cache sizes given (nil: detected; an
+// unknown L3 is then measured from the read sweep).
+func measureWith(ctx context.Context, o Options, cache *cpu.Cache) (*Ceilings, error) {
 	info := cpu.Get()
 	o.defaults(info)
 	p := pool.Default()
@@ -141,6 +148,10 @@ func Measure(ctx context.Context, o Options) (*Ceilings, error) {
 		Schema: Schema, Fingerprint: info.Fingerprint(), CPU: info.Brand, Arch: info.Arch,
 		Measured: time.Now().UTC().Truncate(time.Second), Quick: o.Quick,
 		NominalGHz: float64(info.NominalHz) / 1e9, Cache: info.Cache,
+	}
+	c.Cache.From = maps.Clone(info.Cache.From)
+	if cache != nil {
+		c.Cache = *cache
 	}
 	for _, t := range o.Threads {
 		if t < 1 || t > p.Size() {
@@ -208,12 +219,40 @@ func Measure(ctx context.Context, o Options) (*Ceilings, error) {
 					continue
 				}
 				rate := timeRate(o.MinTime, o.Reps, func(n int64) { job(0, n) }, func(n int64) { p.Run(t, func(w int) { job(w, n) }) })
-				s.Points = append(s.Points, BWPoint{Bytes: bytes, GBs: rate * float64(bytes) / 1e9})
+				pt := BWPoint{Bytes: bytes, GBs: rate * float64(bytes) / 1e9}
+				if kind == KindRead {
+					// the read ceiling is the best access pattern's: some
+					// machines stream one sequence faster than four
+					pt.Streams = readStreams
+					for _, st := range ReadStreams {
+						if st == readStreams {
+							continue
+						}
+						sj, sb := readJob(raw, ws, t, st)
+						if sj == nil {
+							continue
+						}
+						r := timeRate(o.MinTime, o.Reps, func(n int64) { sj(0, n) }, func(n int64) { p.Run(t, func(w int) { sj(w, n) }) })
+						if g := r * float64(sb) / 1e9; g > pt.GBs {
+							pt.GBs, pt.Bytes, pt.Streams = g, sb, st
+						}
+					}
+				}
+				s.Points = append(s.Points, pt)
 				if err := step(fmt.Sprintf("%s %s, %d threads", kind, humanBytes(ws), t)); err != nil {
 					return nil, err
 				}
 			}
-			s.Plateaus = Plateaus(s.Points, info.Cache, t)
+			if kind == KindRead && t == c.Threads[0] && c.Cache.L3 <= 0 {
+				if l3 := MeasureL3(s.Points, c.Cache.L2, t); l3 > 0 {
+					c.Cache.L3, c.Cache.L3Total = l3, l3
+					if c.Cache.From == nil {
+						c.Cache.From = map[string]string{}
+					}
+					c.Cache.From["l3"] = "measured"
+				}
+			}
+			s.Plateaus = Plateaus(s.Points, c.Cache, t)
 			c.Sweeps = append(c.Sweeps, s)
 		}
 	}
@@ -285,7 +324,27 @@ func bandwidthJob(kind string, raw []byte, arena []float32, ws int64, threads in
 	return job, arrays * arr
 }
 
-// readStreams is the stream count of the read ceiling.
+// readJob is bandwidthJob's read kind with a given stream count.
+func readJob(raw []byte, ws int64, threads, streams int) (job func(w int, n int64), bytes int64) {
+	gran := int64(streams * ReadAlign)
+	units := ws / gran
+	if units < int64(threads) {
+		return nil, 0
+	}
+	job = func(w int, n int64) {
+		lo, hi := units*int64(w)/int64(threads)*gran, units*int64(w+1)/int64(threads)*gran
+		b := raw[lo:hi]
+		var s uint64
+		for i := int64(0); i < n; i++ {
+			s += Read(b, streams)
+		}
+		sinks[w%len(sinks)] += s
+	}
+	return job, units * gran
+}
+
+// readStreams is the stream count of the read sweep (the others are tried
+// at each point and the best kept).
 const readStreams = 4
 
 // sinks keeps read checksums live (one slot per worker, padded).
@@ -336,4 +395,73 @@ func humanBytes(b int64) string {
 	default:
 		return fmt.Sprintf("%.4g KiB", float64(b)/(1<<10))
 	}
+}
+
+// Drift compares ceilings measured at the start of a run with the same
+// ceilings measured again at its end.
+type Drift struct {
+	Threads                  int
+	ClockStart, ClockEnd     float64 // GHz
+	Compute                  string  // the compute ceiling re-measured
+	ComputeStart, ComputeEnd float64 // GFLOP/s (GOP/s) at 1 thread
+	ReadStart, ReadEnd       float64 // DRAM read GB/s at Threads
+}
+
+// DriftLimit is how far a re-measured ceiling may move before the run's
+// figures are called noisy.
+const DriftLimit = 0.10
+
+// Moved describes each ceiling that moved by more than DriftLimit.
+func (d Drift) Moved() []string {
+	var out []string
+	check := func(what string, a, b float64, unit string) {
+		if a > 0 && b > 0 && math.Abs(b-a)/a > DriftLimit {
+			out = append(out, fmt.Sprintf("%s moved %+.0f%% during the run (%.3g → %.3g %s)", what, 100*(b-a)/a, a, b, unit))
+		}
+	}
+	check("the clock", d.ClockStart, d.ClockEnd, "GHz")
+	check(d.Compute+" (1 thread)", d.ComputeStart, d.ComputeEnd, "GFLOP/s")
+	check(fmt.Sprintf("DRAM read bandwidth (%d threads)", d.Threads), d.ReadStart, d.ReadEnd, "GB/s")
+	return out
+}
+
+// Recheck measures again the clock, c's fastest compute ceiling at one
+// thread and its DRAM read bandwidth at its largest thread count, so a run
+// can tell whether the machine it measured stayed the same machine (a VM's
+// clock drifts; a neighbour takes the memory bus).
+func Recheck(ctx context.Context, c *Ceilings) (Drift, error) {
+	d := Drift{Threads: c.MaxThreads(), ClockStart: c.ClockGHz}
+	o := Options{Quick: true, Threads: []int{d.Threads}, Kinds: []string{KindRead}}
+	if cs := c.ComputeAt(1); len(cs) > 0 {
+		d.Compute, d.ComputeStart = cs[0].Name, cs[0].GFLOPS
+		o.Threads = []int{1, d.Threads}
+		o.Compute = []string{cs[0].Name}
+	}
+	d.ReadStart = c.Bandwidth("DRAM", d.Threads)
+	// one working set in the DRAM window (past twice every L3)
+	ws := max(int64(256<<20), 4*max(c.Cache.L3, c.Cache.L3Total))
+	if s := c.Sweep(KindRead, d.Threads); s != nil {
+		for _, p := range s.Plateaus {
+			if p.Level == "DRAM" && p.Lo > 0 {
+				ws = max(ws, p.Lo)
+			}
+		}
+	}
+	o.MinWorkingSet, o.MaxWorkingSet = ws, ws
+	// re-measuring must not re-estimate the cache sizes
+	saved := c.Cache
+	n, err := measureWith(ctx, o, &saved)
+	if err != nil {
+		return d, err
+	}
+	d.ClockEnd = n.ClockGHz
+	for _, cc := range n.Compute {
+		if cc.Name == d.Compute && cc.Threads == 1 {
+			d.ComputeEnd = cc.GFLOPS
+		}
+	}
+	if s := n.Sweep(KindRead, d.Threads); s != nil && len(s.Points) > 0 {
+		d.ReadEnd = s.Points[len(s.Points)-1].GBs
+	}
+	return d, nil
 }

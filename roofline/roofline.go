@@ -52,7 +52,7 @@ func readGeneric(buf []byte, streams int) uint64 {
 func ReadParallel(buf []byte, streams, threads int) uint64 {
 	unit := streams * ReadAlign
 	units := len(buf) / unit
-	sums := make([]uint64, max(threads, 1))
+	sums := make([]uint64, pool.Default().Threads(threads))
 	pool.Default().For(threads, units, 1, func(w, lo, hi int) {
 		sums[w] = Read(buf[lo*unit:hi*unit], streams)
 	})

@@ -98,7 +98,7 @@ func TestPlateausAndHelpers(t *testing.T) {
 		t.Errorf("unknown caches: %+v", ps)
 	}
 	// An empty window takes the nearest point and says so.
-	ps = Plateaus([]BWPoint{{4 << 10, 7}}, cpu.Cache{L1D: 32 << 10, L2: 1 << 20, L3: 16 << 20}, 1)
+	ps = Plateaus([]BWPoint{{Bytes: 4 << 10, GBs: 7}}, cpu.Cache{L1D: 32 << 10, L2: 1 << 20, L3: 16 << 20}, 1)
 	if ps[len(ps)-1].GBs != 7 || ps[len(ps)-1].Note == "" {
 		t.Errorf("empty DRAM window: %+v", ps[len(ps)-1])
 	}
@@ -303,5 +303,57 @@ func TestMeasureSmall(t *testing.T) {
 	}
 	if _, err := Measure(context.Background(), Options{Threads: []int{1 << 20}}); err == nil {
 		t.Error("more threads than the pool accepted")
+	}
+}
+
+// TestMeasureL3 finds the shared cache in synthetic sweeps: a 16 MiB L3
+// between a 1 MiB L2 and DRAM, none where the curve drops straight from L2
+// to DRAM, and a noisy curve.
+func TestMeasureL3(t *testing.T) {
+	sweep := func(rate func(b int64) float64) []BWPoint {
+		var pts []BWPoint
+		for _, b := range WorkingSets(4<<10, 1<<30, true) {
+			pts = append(pts, BWPoint{Bytes: b, GBs: rate(b)})
+		}
+		return pts
+	}
+	withL3 := func(b int64) float64 {
+		switch {
+		case b <= 512<<10:
+			return 150
+		case b <= 16<<20:
+			return 90
+		}
+		return 25
+	}
+	if got := MeasureL3(sweep(withL3), 1<<20, 1); got < 8<<20 || got > 16<<20 {
+		t.Errorf("L3 of 16 MiB measured as %d", got)
+	}
+	noL3 := func(b int64) float64 {
+		if b <= 512<<10 {
+			return 150
+		}
+		return 25
+	}
+	if got := MeasureL3(sweep(noL3), 1<<20, 1); got != 0 {
+		t.Errorf("no L3, measured %d", got)
+	}
+	noisy := func(b int64) float64 { return withL3(b) * (1 + 0.1*math.Sin(float64(b))) }
+	if got := MeasureL3(sweep(noisy), 1<<20, 1); got < 8<<20 || got > 16<<20 {
+		t.Errorf("noisy L3 of 16 MiB measured as %d", got)
+	}
+	// the level a warm kernel runs from follows the measured size
+	c := &Ceilings{Threads: []int{1}, Cache: cpu.Cache{L1D: 32 << 10, L2: 1 << 20, L3: MeasureL3(sweep(withL3), 1<<20, 1)}}
+	s := BandwidthSweep{Kind: KindRead, Threads: 1, Points: sweep(withL3)}
+	s.Plateaus = Plateaus(s.Points, c.Cache, 1)
+	c.Sweeps = []BandwidthSweep{s}
+	for _, tc := range []struct {
+		fp   float64
+		cold bool
+		want string
+	}{{8 << 10, false, "L1"}, {300 << 10, false, "L2"}, {4 << 20, false, "L3"}, {64 << 20, false, "DRAM"}, {8 << 10, true, "DRAM"}} {
+		if lv, bw := c.LevelFor(tc.fp, 1, tc.cold); lv != tc.want || !(bw > 0) {
+			t.Errorf("footprint %g cold %v: %s %g, want %s", tc.fp, tc.cold, lv, bw, tc.want)
+		}
 	}
 }

@@ -58,6 +58,10 @@ type Profile struct {
 	Entries []Entry        `json:"entries"`
 	// Stats summarise the search.
 	Stats Stats `json:"stats"`
+	// Noisy says why the run's figures are suspect: ceilings that moved
+	// during the run, other processes taking CPU time, quota throttling
+	// (empty: a quiet run).
+	Noisy []string `json:"noisy,omitempty"`
 
 	// choices caches Choose's answers once installed (the engine asks per
 	// call); a pointer so that copies of a Profile stay plain values.
@@ -132,6 +136,8 @@ type Result struct {
 	// FLOPs and Bytes per run (the variant's cost count).
 	FLOPs float64 `json:"flops"`
 	Bytes float64 `json:"bytes"`
+	// Footprint is the distinct bytes one run touches (0: Bytes).
+	Footprint float64 `json:"footprint,omitempty"`
 	// Stopped is set when the candidate was dropped early as clearly slower.
 	Stopped bool `json:"stopped,omitempty"`
 }

@@ -1,11 +1,18 @@
 package tuner
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/roofline"
 )
+
+// AboveRoof is the fraction of its roof above which a figure is not
+// believed: the roof model or the ceilings are wrong (or the machine was
+// busy while they were measured), and reports say "above roof" instead of
+// a percentage.
+const AboveRoof = 1.05
 
 // computeCeiling names the compute roof an entry is held to: int8act
 // (and bf16act) against their dot-product peak when the machine has one,
@@ -19,45 +26,44 @@ func computeCeiling(c *roofline.Ceilings, class kernel.Class, threads int) strin
 
 // RoofFraction is the achieved GFLOP/s over the roof at the entry's
 // arithmetic intensity and the threads it ran on (NaN when unknown): the
-// roofline's Roof (compute peak, DRAM read bandwidth) for entries timed
-// with cold weights (mem=dram), and for warm ones the same with the read
-// plateau of the smallest cache level that holds the bytes one run moves
-// (a warm 20 KB rmsnorm is held to L1, not DRAM).
+// compute peak of its class, or its intensity times the read bandwidth of
+// the level it ran from — DRAM for entries timed with cold weights
+// (mem=dram), else the smallest cache level (measured plateaus; an L3 the
+// OS does not report is measured) that holds its working set.
 func (e *Entry) RoofFraction(c *roofline.Ceilings) float64 {
-	r := e.Best
-	if c == nil || !(r.Median > 0) || !(r.Bytes > 0) || !(r.FLOPs > 0) {
-		return math.NaN()
-	}
-	t := max(r.Threads, 1)
-	compute := computeCeiling(c, e.Class, t)
-	ai := r.FLOPs / r.Bytes
-	roof := c.Roof(ai, t, compute)
-	if lv, bw := warmLevel(c, e, t); lv != "" {
-		roof = math.Min(c.PeakFLOPs(compute, t), ai*bw)
-	}
-	if !(roof > 0) {
-		return math.NaN()
-	}
-	return r.GFLOPs() / roof
+	f, _ := e.Roof(c)
+	return f
 }
 
-// warmLevel is the smallest cache level whose capacity at t threads holds
-// a warm entry's bytes, and its read bandwidth ("" for cold entries, or
-// when no level with a known size fits).
-func warmLevel(c *roofline.Ceilings, e *Entry, t int) (string, float64) {
-	if e.Mem == "dram" {
-		return "", 0
+// Roof is RoofFraction and the memory level the roof was taken at.
+func (e *Entry) Roof(c *roofline.Ceilings) (fraction float64, level string) {
+	r := e.Best
+	if c == nil || !(r.Median > 0) || !(r.Bytes > 0) || !(r.FLOPs > 0) {
+		return math.NaN(), ""
 	}
-	s := c.Sweep(roofline.KindRead, t)
-	if s == nil {
-		return "", 0
+	t := max(r.Threads, 1)
+	fp := r.Footprint
+	if !(fp > 0) {
+		fp = r.Bytes
 	}
-	for _, lv := range roofline.Levels {
-		for _, p := range s.Plateaus {
-			if p.Level == lv && p.CacheBytes > 0 && e.Best.Bytes <= float64(p.CacheBytes) && p.GBs > 0 {
-				return lv, p.GBs
-			}
-		}
+	roof, level := c.RoofAt(r.FLOPs/r.Bytes, fp, t, e.Mem == "dram", computeCeiling(c, e.Class, t))
+	if !(roof > 0) {
+		return math.NaN(), level
 	}
-	return "", 0
+	return r.GFLOPs() / roof, level
+}
+
+// RoofCell is the "% of roof" of an entry as reports print it: the
+// percentage and what held it ("84% L2", "61% compute"), "above roof (237%
+// of L3)" past AboveRoof — the roof model or the ceilings are wrong there,
+// so no percentage is claimed — or "-" when unknown.
+func (e *Entry) RoofCell(c *roofline.Ceilings) string {
+	f, level := e.Roof(c)
+	switch {
+	case math.IsNaN(f):
+		return "-"
+	case f > AboveRoof:
+		return fmt.Sprintf("above roof (%.0f%% of %s)", 100*f, level)
+	}
+	return fmt.Sprintf("%.0f%% %s", 100*f, level)
 }

@@ -292,7 +292,8 @@ func (t *tuner) time(w Workload, ps *problems, c candidate, best float64) (Resul
 	tm := t.opt.Measure.measure(insts, best)
 	cost := c.v.CostAt(w.Shape, w.DType, c.cfg)
 	return Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String(),
-		Median: tm.median, Lo: tm.lo, Hi: tm.hi, N: tm.n, FLOPs: cost.FLOPs, Bytes: cost.Bytes, Stopped: tm.stopped}, nil
+		Median: tm.median, Lo: tm.lo, Hi: tm.hi, N: tm.n, FLOPs: cost.FLOPs, Bytes: cost.Bytes, Footprint: cost.Footprint,
+		Stopped: tm.stopped}, nil
 }
 
 // refBudget is the most FLOPs the float64 reference runs per gate check;

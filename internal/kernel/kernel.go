@@ -102,6 +102,18 @@ func ClassTolerance(c Class) Tolerance {
 type Cost struct {
 	FLOPs float64 `json:"flops"`
 	Bytes float64 `json:"bytes"`
+	// Footprint is the distinct bytes a run touches (0: Bytes), which is
+	// what must fit a cache level for a warm run to run from it: a state
+	// read and written once moves twice its size but occupies it once.
+	Footprint float64 `json:"footprint,omitempty"`
+}
+
+// WorkingSet is Footprint, or Bytes when the op did not count it apart.
+func (c Cost) WorkingSet() float64 {
+	if c.Footprint > 0 {
+		return c.Footprint
+	}
+	return c.Bytes
 }
 
 // Intensity is FLOPs per byte (0 when no bytes are moved).

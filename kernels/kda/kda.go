@@ -228,7 +228,7 @@ func normalRow(r *rand.Rand, x []float32) {
 
 // cost counts the recurrence's work as 7·K·V FLOPs per head per token
 // (whatever the algorithm) and the state read and written once per call
-// plus the inputs and outputs.
+// plus the inputs and outputs; the state occupies its size once.
 func cost(op string) func(s kernel.Shape, dt kernel.DType) kernel.Cost {
 	return func(s kernel.Shape, dt kernel.DType) kernel.Cost {
 		T := 1
@@ -238,8 +238,9 @@ func cost(op string) func(s kernel.Shape, dt kernel.DType) kernel.Cost {
 		b, h, k, v := float64(s.Get("b")), float64(s.Get("h")), float64(s.Get("dk")), float64(s.Get("dv"))
 		tok := b * float64(T) * h
 		return kernel.Cost{
-			FLOPs: 7 * k * v * tok,
-			Bytes: 4 * (2*b*h*k*v + tok*(3*k+2*v+1)),
+			FLOPs:     7 * k * v * tok,
+			Bytes:     4 * (2*b*h*k*v + tok*(3*k+2*v+1)),
+			Footprint: 4 * (b*h*k*v + tok*(3*k+2*v+1)),
 		}
 	}
 }

@@ -151,7 +151,7 @@ func (c *comparison) table(names []string) (header []string, out [][]string, err
 			ch, pct := "", ""
 			if !isGeo {
 				if e := c.cells[c.keys[i]][j]; e != nil {
-					ch, pct = choice(e), fmtPct(roofFraction(c.ms[j].C, e))
+					ch, pct = choice(e), roofCell(c.ms[j].C, e)
 				} else {
 					ch, pct = "—", "—"
 				}

@@ -173,6 +173,18 @@ func fmtFigure(v float64) string {
 // roofFraction is tuner's RoofFraction (the one definition of % of roof).
 func roofFraction(c *roofline.Ceilings, e *tuner.Entry) float64 { return e.RoofFraction(c) }
 
+// roofCell is tuner's RoofCell ("above roof" past tuner.AboveRoof), "—"
+// when unknown.
+func roofCell(c *roofline.Ceilings, e *tuner.Entry) string {
+	if c == nil {
+		return "—"
+	}
+	if s := e.RoofCell(c); s != "-" {
+		return s
+	}
+	return "—"
+}
+
 func fmtPct(f float64) string {
 	if math.IsNaN(f) {
 		return "—"

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/tuner"
 )
 
 // ShowOptions are the arguments of kprofile show.
@@ -72,6 +73,9 @@ func runShow(f *cli.Factory, o *ShowOptions) error {
 		fmt.Fprintf(f.Err, "warning: %s\n", w)
 	}
 	w, p := f.Out, m.P
+	if len(p.Noisy) > 0 {
+		fmt.Fprintf(f.Err, "warning: %s was measured on a noisy machine (%s): its figures and %% of roof are suspect\n", o.Profile, strings.Join(p.Noisy, "; "))
+	}
 	heading := func(s string) {
 		if o.Format == "md" || o.Format == "markdown" {
 			fmt.Fprintf(w, "\n### %s\n\n", s)
@@ -107,7 +111,7 @@ func runShow(f *cli.Factory, o *ShowOptions) error {
 			class += fmt.Sprintf(" (of %d)", r.Extra+1)
 		}
 		tab = append(tab, []string{e.Op, string(e.DType), shapeCell(e), fmt.Sprint(e.Threads), class, choice(e),
-			fmtFigure(v) + " " + unit, fmtPct(roofFraction(m.C, e)), speedup(e)})
+			fmtFigure(v) + " " + unit, roofCell(m.C, e), speedup(e)})
 	}
 	return cli.Table(w, o.Format, []string{"op", "dtype", "shape", "threads", "class", "chosen", "achieved", "% of roof", "vs default"}, tab)
 }
@@ -129,10 +133,31 @@ func machineRows(m *machine) [][]string {
 		{"model", p.Model},
 		{"ktune version", p.KtuneVersion + " (" + p.GoVersion + ")"},
 		{"created", p.Created.Format(time.DateTime + " MST")},
-		{"placement", orNone(p.Placement)},
+		{"placement", placementCell(p)},
 		{"search", fmt.Sprintf("%d entries, %d of %d candidates measured, %d rejected, %.0f s (budget %s)",
 			len(p.Entries), p.Stats.Measured, p.Stats.Space, p.Stats.Rejected, p.Stats.WallSeconds, orNone(p.Stats.Budget))},
+		{"measured", noisyCell(p)},
 	}
+}
+
+// noisyCell says whether the run that wrote the profile was quiet.
+func noisyCell(p *tuner.Profile) string {
+	if len(p.Noisy) == 0 {
+		return "quiet (ceilings re-measured at the end agreed; no other process took CPU time)"
+	}
+	return "NOISY: " + strings.Join(p.Noisy, "; ") + " (the choices stand; figures and % of roof are suspect)"
+}
+
+// placementCell lists the placement per thread budget.
+func placementCell(p *tuner.Profile) string {
+	if len(p.Placements) == 0 {
+		return orNone(p.Placement)
+	}
+	var parts []string
+	for _, tp := range p.Placements {
+		parts = append(parts, fmt.Sprintf("%s at %d threads", tp.Placement, tp.Threads))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func checkFormat(f string) error {

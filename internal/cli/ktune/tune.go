@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,6 +36,8 @@ type TuneOptions struct {
 	NoCeilings bool
 	// Ceilings replaces roofline.Measure (tests).
 	Ceilings func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error)
+	// Recheck replaces roofline.Recheck (tests).
+	Recheck func(ctx context.Context, c *roofline.Ceilings) (roofline.Drift, error)
 	// Tune replaces tuner.Run (tests).
 	Tune func(ctx context.Context, opt tuner.Options) (*tuner.Profile, string, error)
 }
@@ -118,6 +119,8 @@ func runTune(o *TuneOptions) error {
 	}
 	var ceil *roofline.Ceilings
 	prog := cli.NewProgress(o.Err)
+	load0, loadErr := cpu.SampleLoad()
+	var noisy []string
 	if !o.NoCeilings {
 		measure := o.Ceilings
 		if measure == nil {
@@ -139,6 +142,13 @@ func runTune(o *TuneOptions) error {
 		ceil, opt.Ceilings = c, raw
 		took := time.Since(start)
 		fmt.Fprintf(o.Err, "ceilings measured in %s\n", took.Round(time.Second))
+		if loadErr == nil {
+			if l, err := cpu.SampleLoad(); err == nil {
+				if w := l.Since(load0).Warning(); w != "" {
+					fmt.Fprintf(o.Err, "warning: %s: the ceilings (and every %% of roof) may be low; run ktune on a quiet machine\n", w)
+				}
+			}
+		}
 		// the budget covers the whole job
 		opt.Budget = max(opt.Budget-took, opt.Budget/4)
 	}
@@ -161,6 +171,31 @@ func runTune(o *TuneOptions) error {
 		}
 		return err
 	}
+	// was the machine the same machine all along?
+	if ceil != nil && !o.NoCeilings {
+		recheck := o.Recheck
+		if recheck == nil {
+			recheck = roofline.Recheck
+		}
+		if d, err := recheck(ctx, ceil); err == nil {
+			noisy = append(noisy, d.Moved()...)
+		} else if ctx.Err() == nil {
+			fmt.Fprintf(o.Err, "warning: re-measuring the ceilings: %v\n", err)
+		}
+	}
+	if loadErr == nil {
+		if l, err := cpu.SampleLoad(); err == nil {
+			if w := l.Since(load0).Warning(); w != "" {
+				noisy = append(noisy, w)
+			}
+		}
+	}
+	if len(noisy) > 0 {
+		p.Noisy = noisy
+		if err := p.Write(path); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(o.Out)
 	if err := summaryTable(o.Out, o.Format, p, ceil); err != nil {
 		return err
@@ -178,6 +213,12 @@ func runTune(o *TuneOptions) error {
 	fmt.Fprintf(o.Out, "tuned %d entries, %d of %d candidates measured (%.0f%%), %d rejected by the correctness gate, in %s\n",
 		len(p.Entries), p.Stats.Measured, p.Stats.Space, 100*float64(p.Stats.Measured)/float64(max(p.Stats.Space, 1)),
 		p.Stats.Rejected, time.Since(start).Round(time.Second))
+	for _, n := range noisy {
+		fmt.Fprintf(o.Err, "warning: %s\n", n)
+	}
+	if len(noisy) > 0 {
+		fmt.Fprintf(o.Err, "warning: the profile is marked noisy (kprofile show says so): its choices stand, its figures and %% of roof are suspect; run ktune again on a quiet machine\n")
+	}
 	return nil
 }
 
@@ -205,10 +246,7 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.C
 		if r.FLOPs == 0 || (r.Bytes > 0 && r.FLOPs/r.Bytes < 4) {
 			fig = fmt.Sprintf("%.1f GB/s", r.GBs())
 		}
-		pct := "-"
-		if f := e.RoofFraction(ceil); !math.IsNaN(f) {
-			pct = fmt.Sprintf("%.0f%%", 100*f)
-		}
+		pct := e.RoofCell(ceil)
 		speed := "-"
 		if s := e.Speedup(); s > 0 {
 			speed = fmt.Sprintf("%.2f×", s)
