@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -387,6 +388,81 @@ func TestMemPolicyFakeTopology(t *testing.T) {
 		}
 		if _, err := pool.ParseMemPolicy(e.MemPolicy); err != nil {
 			t.Errorf("entry policy %q: %v", e.MemPolicy, err)
+		}
+	}
+}
+
+const offgridOp = "tunetest.offgrid"
+
+func init() {
+	kernel.RegisterOp(&kernel.Op{Name: offgridOp, ShapeKeys: []string{"n"}, DTypes: []kernel.DType{kernel.F32},
+		NewProblem: func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
+			n := s.Get("n")
+			p := &workProblem{s: s, x: make([]float32, n), y: make([]float32, n)}
+			for i := range p.x {
+				p.x[i] = float32(i%5) - 2
+			}
+			return p, nil
+		},
+		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost {
+			return kernel.Cost{FLOPs: float64(s.Get("n")), Bytes: 8 * float64(s.Get("n"))}
+		},
+	})
+	for _, v := range []struct {
+		name string
+		prio int
+		ref  bool
+	}{{"reference", 0, true}, {"offgrid", 10, false}} {
+		// single-threaded: at a budget of 2 threads the space is empty,
+		// but the untuned default is still timed (at 1 thread)
+		kernel.Register(&kernel.Variant{Op: offgridOp, Name: v.name, Priority: v.prio, Reference: v.ref,
+			DTypes: []kernel.DType{kernel.F32}, Class: kernel.ClassF32,
+			Params: []kernel.Param{{Name: "tile", Values: []int{1, 2}, Default: 2}},
+			New: func(p kernel.Problem, cfg kernel.Config) (kernel.Instance, error) {
+				return workInst{p.(*workProblem), 0, 2}, nil
+			}})
+	}
+}
+
+// TestCandidateCount: every measured candidate is counted in the space,
+// also a default timed outside it (a single-threaded op at a 2-thread
+// budget has an empty space; a run printed "8 of 6 candidates measured").
+func TestCandidateCount(t *testing.T) {
+	opt := quickOpts(t, t.TempDir())
+	opt.Threads = []int{1, 2}
+	opt.Workloads = []Workload{{Op: offgridOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, 64), ShapeClass: "decode-1"}}
+	p, _, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range p.Entries {
+		if e.Measured > e.Space || e.Measured < 1 {
+			t.Errorf("threads %d: %d of %d measured", e.Threads, e.Measured, e.Space)
+		}
+	}
+	if p.Stats.Measured > p.Stats.Space || p.Stats.Measured != 3 {
+		t.Errorf("stats %d of %d measured, want 3 of 3 (tile 1 and 2 at one thread, the default at two)", p.Stats.Measured, p.Stats.Space)
+	}
+}
+
+// TestPlacementsPerBudget: the vote is per thread budget, PlacementFor
+// takes the nearest budget not above the count.
+func TestPlacementsPerBudget(t *testing.T) {
+	p := &Profile{Entries: []Entry{
+		{Op: "a", Threads: 2, Best: Result{Threads: 2, Placement: "smt"}},
+		{Op: "b", Threads: 2, Best: Result{Threads: 2, Placement: "smt"}},
+		{Op: "c", Threads: 2, Best: Result{Threads: 2, Placement: "compact"}},
+		{Op: "a", Threads: 8, Best: Result{Threads: 8, Placement: "pcores"}},
+		{Op: "a", Threads: 1, Best: Result{Threads: 1, Placement: "compact"}}, // one thread: no vote
+	}}
+	p.votePlacements()
+	want := []ThreadPlacement{{2, "smt"}, {8, "pcores"}}
+	if !reflect.DeepEqual(p.Placements, want) || p.Placement != "pcores" {
+		t.Fatalf("placements %+v (%s), want %+v", p.Placements, p.Placement, want)
+	}
+	for threads, want := range map[int]string{1: "smt", 2: "smt", 5: "smt", 8: "pcores", 64: "pcores"} {
+		if got := p.PlacementFor(threads); got != want {
+			t.Errorf("PlacementFor(%d) = %s, want %s", threads, got, want)
 		}
 	}
 }

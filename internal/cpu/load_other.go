@@ -5,4 +5,6 @@ package cpu
 import "errors"
 
 // SampleLoad is Linux-only for now.
-func SampleLoad() (Load, error) { return Load{}, errors.New("cpu: load sampling is implemented on Linux only") }
+func SampleLoad() (Load, error) {
+	return Load{}, errors.New("cpu: load sampling is implemented on Linux only")
+}

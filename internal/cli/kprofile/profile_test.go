@@ -213,6 +213,24 @@ func TestRoofFraction(t *testing.T) {
 	if !math.IsNaN(roofFraction(nil, e)) {
 		t.Error("no ceilings: want NaN")
 	}
+	if got := roofCell(c, e); got != "4% DRAM" {
+		t.Errorf("cell %q, want 4%% DRAM", got)
+	}
+	// a figure past 105% of its roof is not claimed as a percentage
+	e.Best.Median = 1e-5 // 400 GFLOP/s against 96
+	if got := roofCell(c, e); !strings.HasPrefix(got, "above roof (417% of DRAM") {
+		t.Errorf("cell %q, want above roof", got)
+	}
+	e.Best.Median = 4e6 / (1.04 * 96e9) // 104%: still a percentage
+	if got := roofCell(c, e); got != "104% DRAM" {
+		t.Errorf("cell %q, want 104%% DRAM", got)
+	}
+	// a state read and written once: its footprint, not its traffic, must
+	// fit the level (2 MiB of traffic, 1 MiB held: L2 at 2 threads)
+	e.Mem, e.Best = "", tuner.Result{Threads: 2, Median: 1e-3, FLOPs: 4e6, Bytes: 3 << 20, Footprint: 3 << 19}
+	if _, lv := e.Roof(c); lv != "compute" && lv != "L2" {
+		t.Errorf("footprint 1.5 MiB held to %s, want L2 (or compute)", lv)
+	}
 }
 
 func TestCompare(t *testing.T) {

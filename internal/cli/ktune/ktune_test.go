@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/roofline"
 )
 
@@ -80,7 +81,7 @@ func TestDefaultRunAndTables(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"fingerprint", "norm.rmsnorm", "profile: " + dir, "vs default", "roofline.svg", "%"} {
+	for _, want := range []string{"fingerprint", "norm.rmsnorm", "profile: " + dir, "vs default", "roofline.svg", "roofline-t1.png", "%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -169,4 +170,67 @@ func contains(s []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestNoisyRun: a run whose re-measured ceilings moved, or during which
+// other processes took CPU time, warns and marks the profile noisy; a
+// quiet one does neither.
+func TestNoisyRun(t *testing.T) {
+	defer func(m func(context.Context, roofline.Options) (*roofline.Ceilings, error), r func(context.Context, *roofline.Ceilings) (roofline.Drift, error), l func() (cpu.Load, error)) {
+		measureCeilings, recheckCeilings, sampleLoad = m, r, l
+	}(measureCeilings, recheckCeilings, sampleLoad)
+	measureCeilings = func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error) {
+		o.MaxWorkingSet, o.MinTime, o.Reps, o.Kinds = 1<<20, time.Millisecond, 1, []string{roofline.KindRead}
+		return roofline.Measure(ctx, o)
+	}
+	var drift roofline.Drift
+	recheckCeilings = func(context.Context, *roofline.Ceilings) (roofline.Drift, error) { return drift, nil }
+	var loads []cpu.Load
+	sampleLoad = func() (cpu.Load, error) {
+		l := loads[0]
+		if len(loads) > 1 {
+			loads = loads[1:]
+		}
+		return l, nil
+	}
+	quiet := []cpu.Load{{Wall: time.Unix(0, 0)}, {Wall: time.Unix(10, 0), Busy: 5 * time.Second, Self: 5 * time.Second}}
+	busy := []cpu.Load{{Wall: time.Unix(0, 0)}, {Wall: time.Unix(10, 0), Busy: 15 * time.Second, Self: 5 * time.Second}}
+	for _, tc := range []struct {
+		name  string
+		drift roofline.Drift
+		loads []cpu.Load
+		noisy string
+	}{
+		{"quiet", roofline.Drift{ClockStart: 3, ClockEnd: 3.1, ReadStart: 30, ReadEnd: 29}, quiet, ""},
+		{"clock moved", roofline.Drift{ClockStart: 3, ClockEnd: 3.6, ReadStart: 30, ReadEnd: 30}, quiet, "the clock moved +20%"},
+		{"bandwidth moved", roofline.Drift{Threads: 1, ClockStart: 3, ClockEnd: 3, ReadStart: 30, ReadEnd: 20}, quiet, "DRAM read bandwidth (1 threads) moved -33%"},
+		{"competitor", roofline.Drift{}, busy, "other processes used 1.00 CPUs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			drift, loads = tc.drift, append([]cpu.Load(nil), tc.loads...)
+			dir := t.TempDir()
+			_, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			m, _ := filepath.Glob(filepath.Join(dir, "ktune-profile-*.json"))
+			if len(m) != 1 {
+				t.Fatalf("profiles %v", m)
+			}
+			b, _ := os.ReadFile(m[0])
+			var p struct{ Noisy []string }
+			if err := json.Unmarshal(b, &p); err != nil {
+				t.Fatal(err)
+			}
+			if tc.noisy == "" {
+				if len(p.Noisy) > 0 || strings.Contains(errs, "noisy") {
+					t.Errorf("quiet run marked noisy: %v\n%s", p.Noisy, errs)
+				}
+				return
+			}
+			if !strings.Contains(strings.Join(p.Noisy, ";"), tc.noisy) || !strings.Contains(errs, tc.noisy) || !strings.Contains(errs, "marked noisy") {
+				t.Errorf("want %q in the profile and the warnings: %v\n%s", tc.noisy, p.Noisy, errs)
+			}
+		})
+	}
 }

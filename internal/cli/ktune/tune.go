@@ -36,8 +36,6 @@ type TuneOptions struct {
 	NoCeilings bool
 	// Ceilings replaces roofline.Measure (tests).
 	Ceilings func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error)
-	// Recheck replaces roofline.Recheck (tests).
-	Recheck func(ctx context.Context, c *roofline.Ceilings) (roofline.Drift, error)
 	// Tune replaces tuner.Run (tests).
 	Tune func(ctx context.Context, opt tuner.Options) (*tuner.Profile, string, error)
 }
@@ -100,8 +98,13 @@ func containsClass(cs []kernel.Class, c kernel.Class) bool {
 	return false
 }
 
-// measureCeilings is roofline.Measure (tests shrink it).
-var measureCeilings = roofline.Measure
+// measureCeilings is roofline.Measure, recheckCeilings roofline.Recheck
+// (tests shrink or fake them); sampleLoad is cpu.SampleLoad.
+var (
+	measureCeilings = roofline.Measure
+	recheckCeilings = roofline.Recheck
+	sampleLoad      = cpu.SampleLoad
+)
 
 // runTune is the main job: detect, ceilings, tune, write, summarise.
 func runTune(o *TuneOptions) error {
@@ -119,7 +122,7 @@ func runTune(o *TuneOptions) error {
 	}
 	var ceil *roofline.Ceilings
 	prog := cli.NewProgress(o.Err)
-	load0, loadErr := cpu.SampleLoad()
+	load0, loadErr := sampleLoad()
 	var noisy []string
 	if !o.NoCeilings {
 		measure := o.Ceilings
@@ -143,7 +146,7 @@ func runTune(o *TuneOptions) error {
 		took := time.Since(start)
 		fmt.Fprintf(o.Err, "ceilings measured in %s\n", took.Round(time.Second))
 		if loadErr == nil {
-			if l, err := cpu.SampleLoad(); err == nil {
+			if l, err := sampleLoad(); err == nil {
 				if w := l.Since(load0).Warning(); w != "" {
 					fmt.Fprintf(o.Err, "warning: %s: the ceilings (and every %% of roof) may be low; run ktune on a quiet machine\n", w)
 				}
@@ -173,18 +176,14 @@ func runTune(o *TuneOptions) error {
 	}
 	// was the machine the same machine all along?
 	if ceil != nil && !o.NoCeilings {
-		recheck := o.Recheck
-		if recheck == nil {
-			recheck = roofline.Recheck
-		}
-		if d, err := recheck(ctx, ceil); err == nil {
+		if d, err := recheckCeilings(ctx, ceil); err == nil {
 			noisy = append(noisy, d.Moved()...)
 		} else if ctx.Err() == nil {
 			fmt.Fprintf(o.Err, "warning: re-measuring the ceilings: %v\n", err)
 		}
 	}
 	if loadErr == nil {
-		if l, err := cpu.SampleLoad(); err == nil {
+		if l, err := sampleLoad(); err == nil {
 			if w := l.Since(load0).Warning(); w != "" {
 				noisy = append(noisy, w)
 			}
@@ -267,19 +266,16 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.C
 	return cli.Table(w, format, []string{"op", "dtype", "shape", "threads", "chosen", "achieved", "% of roof", "vs default"}, rows)
 }
 
-// profilePlots draws the roofline with the tuned kernels' points (the best
-// entry per op and shape class at the largest thread budget) and the
-// bandwidth sweep into dir, PNG and SVG.
+// profilePlots draws a roofline per thread count with the tuned kernels'
+// points (the best entry per op, shape class and thread count it ran on;
+// roofline.png/.svg is the largest count's) and the bandwidth sweep into
+// dir, PNG and SVG.
 func profilePlots(dir string, c *roofline.Ceilings, p *tuner.Profile) ([]string, error) {
-	top := 0
-	for _, e := range p.Entries {
-		top = max(top, e.Threads)
-	}
 	best := map[string]*tuner.Entry{}
 	var order []string
 	for i := range p.Entries {
 		e := &p.Entries[i]
-		if e.Threads != top || e.FLOPsZero() {
+		if e.FLOPsZero() {
 			continue
 		}
 		// one point per op and shape class (the plot stays readable): Q4 or
@@ -287,7 +283,7 @@ func profilePlots(dir string, c *roofline.Ceilings, p *tuner.Profile) ([]string,
 		if e.DType == kernel.Q8 || e.DType == kernel.BF16 {
 			continue
 		}
-		k := e.Op + " " + e.ShapeClass
+		k := fmt.Sprintf("%s %s %d", e.Op, e.ShapeClass, e.Best.Threads)
 		if b, ok := best[k]; !ok {
 			order = append(order, k)
 			best[k] = e
@@ -304,19 +300,18 @@ func profilePlots(dir string, c *roofline.Ceilings, p *tuner.Profile) ([]string,
 		}
 		pts = append(pts, roofline.Point{Label: label + " " + string(e.DType), Op: e.Op, Variant: e.Best.Variant, DType: string(e.DType),
 			Class: string(e.Class), Shape: e.Shape.String(), Threads: e.Best.Threads, Cold: e.Mem == "dram",
-			FLOPs: e.Best.FLOPs, Bytes: e.Best.Bytes, Seconds: e.Best.Median})
+			FLOPs: e.Best.FLOPs, Bytes: e.Best.Bytes, Footprint: e.Best.Footprint, Seconds: e.Best.Median})
 	}
-	var out []string
+	out, err := roofline.PlotRooflines(c, pts, dir, "png", "svg")
+	if err != nil {
+		return out, err
+	}
 	for _, ext := range []string{"png", "svg"} {
-		rp := filepath.Join(dir, "roofline."+ext)
-		if err := roofline.PlotRoofline(c, pts, rp); err != nil {
-			return out, err
-		}
 		bp := filepath.Join(dir, "bandwidth."+ext)
 		if err := roofline.PlotBandwidth(c, bp); err != nil {
 			return out, err
 		}
-		out = append(out, rp, bp)
+		out = append(out, bp)
 	}
 	return out, nil
 }
