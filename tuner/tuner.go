@@ -101,6 +101,16 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 			opt.Measure = QuickMeasure
 		}
 	}
+	// cold weights must not fit the caches: at least 4× every L3 the
+	// usable CPUs reach (a 2-socket server or a big-L3 part holds hundreds
+	// of MiB), within a quarter of the memory
+	if c := cpu.Get().Cache; opt.Measure.ColdBytes > 0 {
+		want := max(opt.Measure.ColdBytes, 4*max(c.L3, c.L3Total))
+		if m := cpu.Get().MemBytes; m > 0 {
+			want = min(want, max(m/4, opt.Measure.ColdBytes))
+		}
+		opt.Measure.ColdBytes = want
+	}
 	if opt.ExhaustiveMax == 0 {
 		opt.ExhaustiveMax = 48
 	}
