@@ -17,16 +17,47 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ktune/ktune/internal/atomicfile"
 )
 
-// PlotThreads is the thread count the roofline plot draws ceilings for:
-// the points' largest, else the largest measured.
+// RooflineThreads lists the thread counts with compute ceilings,
+// ascending: there is a roofline plot for each.
+func RooflineThreads(c *Ceilings) []int {
+	var ts []int
+	for _, cc := range c.Compute {
+		if cc.Threads > 0 && !slices.Contains(ts, cc.Threads) {
+			ts = append(ts, cc.Threads)
+		}
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// plotOf is the thread count of the plot a point ran at t goes on: t when
+// its ceilings were measured, else the nearest measured count below (else
+// the smallest); the largest for a point without a count.
+func plotOf(ts []int, t int) int {
+	if len(ts) == 0 {
+		return max(t, 1)
+	}
+	if t <= 0 {
+		return ts[len(ts)-1]
+	}
+	return ts[nearestThreads(len(ts), func(i int) int { return ts[i] }, t)]
+}
+
+// PlotThreads is the thread count PlotRoofline draws: the largest plot
+// one of the points goes on, else the largest with compute ceilings.
 func PlotThreads(c *Ceilings, pts []Point) int {
+	ts := RooflineThreads(c)
 	t := 0
 	for _, p := range pts {
-		t = max(t, p.Threads)
+		t = max(t, plotOf(ts, p.Threads))
+	}
+	if t == 0 && len(ts) > 0 {
+		t = ts[len(ts)-1]
 	}
 	if t == 0 {
 		t = c.MaxThreads()
@@ -34,101 +65,108 @@ func PlotThreads(c *Ceilings, pts []Point) int {
 	return max(t, 1)
 }
 
-// PlotRoofline draws the roofline at PlotThreads: a horizontal line per
-// compute ceiling, a slope per read-bandwidth level, each labelled with
-// its figure, and every point labelled. The format (png, svg, pdf, …)
-// comes from path's extension; the file is written atomically.
+// PlotRoofline draws the roofline at PlotThreads with the points that go
+// on it (see PlotRooflineAt). The format (png, svg, pdf, …) comes from
+// path's extension; the file is written atomically.
 func PlotRoofline(c *Ceilings, pts []Point, path string) error {
-	T := PlotThreads(c, pts)
-	comp := c.ComputeAt(T)
-	if len(comp) == 0 {
-		return fmt.Errorf("roofline: no compute ceiling at %d threads", T)
-	}
-	type slope struct {
-		name string
-		gbs  float64
-	}
-	var bws []slope
-	for _, l := range Levels {
-		if v := c.Bandwidth(l, T); v > 0 {
-			bws = append(bws, slope{l, v})
-		}
-	}
-	if len(bws) == 0 {
-		return fmt.Errorf("roofline: no read bandwidth at %d threads", T)
-	}
-	top := comp[0].GFLOPS
-	low := comp[len(comp)-1].GFLOPS
-	maxBW, minBW := bws[0].gbs, bws[0].gbs
-	for _, b := range bws {
-		maxBW, minBW = math.Max(maxBW, b.gbs), math.Min(minBW, b.gbs)
-	}
-	xmin, xmax := 1.0/64, 4*top/minBW
-	ymin, ymax := math.Min(low, xmin*minBW)/2, 2*top
-	for _, p := range pts {
-		if ai, g := p.AI(), p.GFLOPS(); ai > 0 && g > 0 {
-			xmin, xmax = math.Min(xmin, ai/2), math.Max(xmax, ai*4)
-			ymin = math.Min(ymin, g/2)
-		}
-	}
+	return PlotRooflineAt(c, pts, PlotThreads(c, pts), path)
+}
 
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Roofline, %d thread(s): %s (clock %.2f GHz)", T, c.CPU, c.ClockGHz)
-	p.X.Label.Text = "arithmetic intensity (FLOP or OP per byte)"
-	p.Y.Label.Text = "GFLOP/s (GOP/s for int8)"
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Scale = plot.LogScale{}
-		a.Tick.Marker = plot.LogTicks{Prec: -1}
+// PlotRooflineAt draws the roofline at threads threads: a horizontal line
+// per compute ceiling, a slope per read-bandwidth level (DRAM solid black,
+// each cache level in its own colour and dash), and the points that ran
+// at that thread count (a point whose count has no ceilings goes on the
+// nearest measured count below), coloured and shaped by op family,
+// numbered, and ringed in red above OverRoof of their roof (Point.Roof).
+// Below the plot a key names the families and every roof with its figure,
+// and a table lists each number's point: op, variant, dtype, shape,
+// intensity, achieved GFLOP/s and GB/s, and the fraction of its roof. No
+// two labels overlap. The format (png, svg, pdf, …) comes from path's
+// extension; the file is written atomically.
+func PlotRooflineAt(c *Ceilings, pts []Point, threads int, path string) error {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if ext == "" {
+		return fmt.Errorf("roofline: %s: no extension to choose a format", path)
 	}
-	p.Add(plotter.NewGrid())
-
-	var lx plotter.XYs
-	var ll []string
-	for i, cc := range comp {
-		x0 := math.Max(xmin, cc.GFLOPS/maxBW)
-		if err := addLine(p, plotter.XYs{{X: x0, Y: cc.GFLOPS}, {X: xmax, Y: cc.GFLOPS}}, plotutil.Color(i), nil); err != nil {
-			return err
-		}
-		lx = append(lx, plotter.XY{X: xmax / 1.5, Y: cc.GFLOPS * 1.05})
-		ll = append(ll, fmt.Sprintf("%s %.0f %s", cc.Name, cc.GFLOPS, cc.Unit()))
-	}
-	for i, b := range bws {
-		x1 := math.Min(xmax, top/b.gbs)
-		if err := addLine(p, plotter.XYs{{X: xmin, Y: xmin * b.gbs}, {X: x1, Y: x1 * b.gbs}}, color.Gray{Y: uint8(40 + 40*i)}, []vg.Length{vg.Points(4), vg.Points(2)}); err != nil {
-			return err
-		}
-		// stagger the labels along the slopes: level i at x = 1.5·xmin·3^i
-		x := 1.5 * xmin * math.Pow(3, float64(i))
-		lx = append(lx, plotter.XY{X: x * 1.1, Y: x * b.gbs})
-		ll = append(ll, fmt.Sprintf("%s read %.0f GB/s", b.name, b.gbs))
-	}
-	if err := addLabels(p, lx, ll, 8, true); err != nil {
+	f, err := layout(c, pointsAt(c, pts, threads), threads, figWidth, 0)
+	if err != nil {
 		return err
 	}
+	b, err := f.encode(ext)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, b)
+}
 
-	var px plotter.XYs
-	var pl []string
-	for _, pt := range pts {
-		if ai, g := pt.AI(), pt.GFLOPS(); ai > 0 && g > 0 {
-			px = append(px, plotter.XY{X: ai, Y: g})
-			pl = append(pl, fmt.Sprintf("%s (%s) %.3g", pt.Label, pt.Variant, g))
+// pointsAt picks the points that go on the plot at threads.
+func pointsAt(c *Ceilings, pts []Point, threads int) []Point {
+	ts := RooflineThreads(c)
+	var out []Point
+	for _, p := range pts {
+		if plotOf(ts, p.Threads) == threads {
+			out = append(out, p)
 		}
 	}
-	if len(px) > 0 {
-		sc, err := plotter.NewScatter(px)
+	return out
+}
+
+// PlotRooflines draws a roofline per thread count with ceilings
+// (RooflineThreads) into dir, roofline-t<threads>.<ext> for each format
+// in exts ("png", "svg", …), and copies the largest count's to
+// roofline.<ext>. It returns the paths written: the roofline.<ext> files
+// first, then the per-thread ones.
+func PlotRooflines(c *Ceilings, pts []Point, dir string, exts ...string) ([]string, error) {
+	ts := RooflineThreads(c)
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("roofline: no compute ceiling to plot")
+	}
+	var main, per []string
+	for i, t := range ts {
+		f, err := layout(c, pointsAt(c, pts, t), t, figWidth, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
-		sc.GlyphStyle.Radius = vg.Points(3.5)
-		sc.GlyphStyle.Color = color.RGBA{R: 200, A: 255}
-		p.Add(sc)
-		if err := addLabels(p, px, pl, 8, false); err != nil {
-			return err
+		for _, ext := range exts {
+			b, err := f.encode(ext)
+			if err != nil {
+				return nil, err
+			}
+			p := filepath.Join(dir, fmt.Sprintf("roofline-t%d.%s", t, ext))
+			if err := atomicfile.WriteBytes(p, b); err != nil {
+				return nil, err
+			}
+			per = append(per, p)
+			if i == len(ts)-1 {
+				p = filepath.Join(dir, "roofline."+ext)
+				if err := atomicfile.WriteBytes(p, b); err != nil {
+					return nil, err
+				}
+				main = append(main, p)
+			}
 		}
 	}
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
-	return save(p, 11*vg.Inch, 7.5*vg.Inch, path)
+	return append(main, per...), nil
+}
+
+// encode renders the figure in a format: PNG at pngDPI, anything else
+// gonum writes.
+func (f *figure) encode(ext string) ([]byte, error) {
+	var cw vg.CanvasWriterTo
+	if ext == "png" {
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
+	} else {
+		var err error
+		if cw, err = draw.NewFormattedCanvas(f.w, f.h, ext); err != nil {
+			return nil, err
+		}
+	}
+	f.render(draw.New(cw))
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // PlotBandwidth draws every sweep (GB/s against working-set bytes, log x)

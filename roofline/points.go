@@ -6,9 +6,12 @@ package roofline
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ktune/ktune/internal/arch"
@@ -29,7 +32,10 @@ type Point struct {
 	Cold    bool    `json:"cold"` // caches flushed before each run
 	FLOPs   float64 `json:"flops"`
 	Bytes   float64 `json:"bytes"`
-	Seconds float64 `json:"seconds"`
+	// Footprint is the distinct bytes a run touches (0: Bytes): what must
+	// fit a cache level for a warm run to be held to that level's roof.
+	Footprint float64 `json:"footprint,omitempty"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // AI is the arithmetic intensity, FLOPs per byte (0 without bytes).
@@ -49,6 +55,69 @@ func (p Point) GBs() float64 {
 		return 0
 	}
 	return p.Bytes / p.Seconds / 1e9
+}
+
+// Families are the op families a roofline plot tells apart, in legend
+// order; a point whose op is in none of them is "other".
+var Families = []string{"gemm", "moe", "kda", "mla", "norm", "other"}
+
+// Family is the point's op family: the part of Op before the dot when it
+// is one of Families, else "other".
+func (p Point) Family() string {
+	f, _, _ := strings.Cut(p.Op, ".")
+	if f != "other" && slices.Contains(Families, f) {
+		return f
+	}
+	return "other"
+}
+
+// OverRoof is the fraction of its roof above which a point is flagged on
+// the plot (and the tuner's reports say "above roof"): beyond it the FLOP
+// or byte count, the roof model or the ceilings are wrong, not the timing.
+const OverRoof = 1.05
+
+// Roof is the attainable rate of the point (GFLOP/s, GOP/s for int8) and
+// what bounds it, by the tuner's rule (RoofFraction): the lower of the
+// compute peak of its accuracy class at its thread count (the f32 FMA peak
+// for f32 and for classes the machine has no peak for) and its intensity
+// times the read bandwidth of the level it ran from, DRAM for cold runs,
+// else the smallest cache level whose capacity at its thread count holds
+// its working set (Ceilings.RoofAt). bound is that level ("L1", "L2",
+// "L3", "DRAM") or "compute". It returns 0, "" when the point or the
+// ceilings lack a figure.
+func (p Point) Roof(c *Ceilings) (gflops float64, bound string) {
+	if c == nil || !(p.FLOPs > 0) || !(p.Bytes > 0) {
+		return 0, ""
+	}
+	t := max(p.Threads, 1)
+	compute := "f32"
+	if p.Class != "f32" && p.Class != "" && c.PeakFLOPs(p.Class, t) > 0 {
+		compute = p.Class
+	}
+	fp := p.Footprint
+	if !(fp > 0) {
+		fp = p.Bytes
+	}
+	roof, bound := c.RoofAt(p.AI(), fp, t, p.Cold, compute)
+	if !(roof > 0) || math.IsInf(roof, 0) {
+		return 0, ""
+	}
+	return roof, bound
+}
+
+// RoofCell is the point's fraction of its roof as the tuner's reports
+// print it: "84% L2", "61% compute", past OverRoof "above roof (237% of
+// L3)", and "-" when unknown.
+func (p Point) RoofCell(c *Ceilings) string {
+	roof, bound := p.Roof(c)
+	if !(roof > 0) || !(p.GFLOPS() > 0) {
+		return "-"
+	}
+	f := p.GFLOPS() / roof
+	if f > OverRoof {
+		return fmt.Sprintf("above roof (%.0f%% of %s)", 100*f, bound)
+	}
+	return fmt.Sprintf("%.0f%% %s", 100*f, bound)
 }
 
 // PointSpec names a kernel run to measure: an op at a shape and dtype,
@@ -187,7 +256,7 @@ func measurePoint(sp PointSpec, o PointOptions, flush []byte) (Point, error) {
 	}
 	cost := ch.Variant.CostAt(sp.Shape, sp.DType, ch.Config)
 	pt := Point{Label: sp.Label, Op: sp.Op, Variant: ch.Variant.Name, DType: string(sp.DType), Class: string(ch.Variant.Class),
-		Shape: sp.Shape.String(), Threads: ch.Config.Threads, Cold: sp.Cold, FLOPs: cost.FLOPs, Bytes: cost.Bytes}
+		Shape: sp.Shape.String(), Threads: ch.Config.Threads, Cold: sp.Cold, FLOPs: cost.FLOPs, Bytes: cost.Bytes, Footprint: cost.Footprint}
 	if cost.FLOPs <= 0 || cost.Bytes <= 0 {
 		return Point{}, fmt.Errorf("%s counts %g FLOPs and %g bytes", ch.Variant.ID(), cost.FLOPs, cost.Bytes)
 	}

@@ -53,9 +53,13 @@ func NewCmdRoofline(f *cli.Factory, runF func(*RooflineOptions) error) *cobra.Co
 			and 128K of context) and place them on the roofline.
 
 			Writes into --out: ceilings.json (what a tuning profile embeds),
-			points.json, roofline.png/.svg and bandwidth.png/.svg. --quick
-			takes under a minute on a 2-core machine; the default sweep
-			takes a few minutes.
+			points.json, a roofline per thread count (roofline-t1.png/.svg,
+			roofline-t2.png/.svg, …; roofline.png/.svg is the largest count's,
+			where the kernel points are), and bandwidth.png/.svg. On the
+			roofline the points are coloured and shaped by op family,
+			numbered, and listed by number in a table below the plot; a red
+			ring marks a point above its roof. --quick takes under a minute on
+			a 2-core machine; the default sweep takes a few minutes.
 		`),
 		Example: "  ktune roofline --quick\n  ktune roofline --threads 1,2 --out ./out -o md",
 		Args:    cobra.NoArgs,
@@ -164,34 +168,35 @@ func runRoofline(ctx context.Context, opts *RooflineOptions) error {
 		}
 	}
 
-	paths := map[string]string{}
-	for _, name := range []string{"ceilings.json", "points.json", "roofline.png", "roofline.svg", "bandwidth.png", "bandwidth.svg"} {
-		paths[name] = filepath.Join(out, name)
-	}
-	if err := c.Save(paths["ceilings.json"]); err != nil {
+	wrote := []string{filepath.Join(out, "ceilings.json"), filepath.Join(out, "points.json")}
+	if err := c.Save(wrote[0]); err != nil {
 		return err
 	}
 	pb, err := json.MarshalIndent(pts, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteBytes(paths["points.json"], append(pb, '\n')); err != nil {
+	if err := atomicfile.WriteBytes(wrote[1], append(pb, '\n')); err != nil {
 		return err
 	}
+	plots, err := roofline.PlotRooflines(c, pts, out, "png", "svg")
+	if err != nil {
+		return err
+	}
+	wrote = append(wrote, plots...)
 	for _, ext := range []string{"png", "svg"} {
-		if err := roofline.PlotRoofline(c, pts, paths["roofline."+ext]); err != nil {
+		p := filepath.Join(out, "bandwidth."+ext)
+		if err := roofline.PlotBandwidth(c, p); err != nil {
 			return err
 		}
-		if err := roofline.PlotBandwidth(c, paths["bandwidth."+ext]); err != nil {
-			return err
-		}
+		wrote = append(wrote, p)
 	}
 	if err := printCeilings(opts.Out, opts.Format, c, pts); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.Out)
-	for _, name := range []string{"ceilings.json", "points.json", "roofline.png", "roofline.svg", "bandwidth.png", "bandwidth.svg"} {
-		fmt.Fprintf(opts.Out, "wrote %s\n", paths[name])
+	for _, p := range wrote {
+		fmt.Fprintf(opts.Out, "wrote %s\n", p)
 	}
 	return nil
 }
@@ -230,11 +235,7 @@ func printCeilings(w io.Writer, format string, c *roofline.Ceilings, pts []roofl
 	fmt.Fprintln(w)
 	rows = rows[:0]
 	for _, p := range pts {
-		roof := c.Roof(p.AI(), p.Threads, p.Class)
-		frac := "-"
-		if roof > 0 {
-			frac = fmt.Sprintf("%.0f%%", 100*p.GFLOPS()/roof)
-		}
+		frac := p.RoofCell(c)
 		mode := "warm"
 		if p.Cold {
 			mode = "cold"

@@ -53,7 +53,7 @@ func TestRooflineRun(t *testing.T) {
 	if err := runRoofline(t.Context(), opts); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	for _, name := range []string{"ceilings.json", "points.json", "roofline.png", "roofline.svg", "bandwidth.png", "bandwidth.svg"} {
+	for _, name := range []string{"ceilings.json", "points.json", "roofline.png", "roofline.svg", "roofline-t1.png", "roofline-t1.svg", "bandwidth.png", "bandwidth.svg"} {
 		p := filepath.Join(dir, name)
 		st, err := os.Stat(p)
 		if err != nil || st.Size() == 0 {
