@@ -124,7 +124,11 @@ func DetectFrom(src *Source) Info {
 	for _, k := range t.Cores {
 		i.ThreadsPerCore = max(i.ThreadsPerCore, len(k.CPUs))
 	}
-	if c.LogicalCores > 0 && c.LogicalCores != len(t.Online) && t.From != "cpuid" {
+	// x86 CPUID describes one package (a 2-socket server's 64 online CPUs
+	// are 2 × its 32), so only a count the online CPUs are not a whole
+	// number of is a disagreement; elsewhere cpuid's count is not the
+	// hardware's (Linux arm64: runtime.NumCPU, the affinity count)
+	if n := c.LogicalCores; src.GOARCH == "amd64" && n > 0 && (n > len(t.Online) || len(t.Online)%n != 0) && t.From != "cpuid" {
 		i.Warnings = append(i.Warnings, fmt.Sprintf("CPUID reports %d logical CPUs, the OS %d online (%d usable): the OS's count is used", c.LogicalCores, len(t.Online), t.Usable))
 	}
 	i.Cache = summariseCaches(i.Caches, t, c.Cache)

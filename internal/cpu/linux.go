@@ -49,11 +49,48 @@ func linuxDetect(src *Source, i *Info) {
 			i.MemBytes = total
 		}
 	}
+	if len(nodes) == 0 && len(i.NUMA) == 1 {
+		// no node folder (a kernel without CONFIG_NUMA): one node, all memory
+		i.NUMA[0].MemBytes = i.MemBytes
+	}
+	cpuinfo, _ := src.readFile("/proc/cpuinfo")
 	if i.NominalHz == 0 {
-		if v, ok := src.readFile("/proc/cpuinfo"); ok {
-			i.NominalHz = cpuinfoHz(v)
+		i.NominalHz = cpuinfoHz(cpuinfo)
+	}
+	if src.GOARCH == "arm64" {
+		if fam, model, ok := armIdentity(cpuinfo, &t); ok {
+			i.Family, i.Model = fam, model
 		}
 	}
+}
+
+// armIdentity gives the family and model klauspost/cpuid derives from
+// MIDR_EL1 (bits 23:16, variant and architecture 0xf; bits 15:0, part and
+// revision) for the first CPU of the fastest usable class, from
+// /proc/cpuinfo. cpuid reads the MIDR of whichever CPU it happens to run
+// on, which on big.LITTLE changes from run to run, and with it the
+// fingerprint.
+func armIdentity(cpuinfo string, t *Topology) (family, model int, ok bool) {
+	first := -1
+	for _, c := range t.Cores {
+		if c.Rank == 0 {
+			first = c.CPUs[0]
+			break
+		}
+	}
+	for _, p := range parseCPUInfo(cpuinfo) {
+		if p.id != first {
+			continue
+		}
+		v, err1 := strconv.ParseInt(p.variant, 0, 64)
+		pt, err2 := strconv.ParseInt(p.part, 0, 64)
+		r, err3 := strconv.ParseInt(p.revision, 0, 64)
+		if err1 != nil || err2 != nil || err3 != nil || v < 0 || v > 0xf || pt < 0 || pt > 0xfff || r < 0 || r > 0xf {
+			return 0, 0, false
+		}
+		return int(v)<<4 | 0xf, int(pt)<<4 | int(r), true
+	}
+	return 0, 0, false
 }
 
 // linuxTopology reads online CPUs, the affinity, and per CPU its package,
@@ -148,7 +185,8 @@ func linuxTopology(src *Source) (Topology, []string) {
 			return 0
 		})
 		for k := range t.Cores {
-			t.Cores[k].Part = map[bool]string{true: "cpu_core", false: "cpu_atom"}[t.Cores[k].Rank == 0]
+			// by the list, not the rank: E-cores alone are all rank 0
+			t.Cores[k].Part = map[bool]string{true: "cpu_core", false: "cpu_atom"}[slices.Contains(pcore, t.Cores[k].CPUs[0])]
 		}
 	case distinct(t.Cores, func(c *Core) int { return c.Capacity }) > 1:
 		rankClasses(t.Cores, func(c *Core) int { return c.Capacity })
@@ -192,6 +230,8 @@ func cpuListFile(src *Source, name string) ([]int, bool) {
 type cpuinfoProc struct {
 	id   int
 	part string
+	// variant and revision complete the Arm MIDR ("0x4", "0")
+	variant, revision string
 }
 
 func parseCPUInfo(text string) []cpuinfoProc {
@@ -210,6 +250,10 @@ func parseCPUInfo(text string) []cpuinfoProc {
 				}
 			case "CPU part":
 				p.part = strings.TrimSpace(v)
+			case "CPU variant":
+				p.variant = strings.TrimSpace(v)
+			case "CPU revision":
+				p.revision = strings.TrimSpace(v)
 			}
 		}
 		if p.id >= 0 {
