@@ -131,6 +131,21 @@ func DetectFrom(src *Source) Info {
 	if n := c.LogicalCores; src.GOARCH == "amd64" && n > 0 && (n > len(t.Online) || len(t.Online)%n != 0) && t.From != "cpuid" {
 		i.Warnings = append(i.Warnings, fmt.Sprintf("CPUID reports %d logical CPUs, the OS %d online (%d usable): the OS's count is used", c.LogicalCores, len(t.Online), t.Usable))
 	}
+	// each core's L3 instance (spread deals over them)
+	var l3s [][]int
+	for _, ci := range i.Caches {
+		if ci.Level == 3 {
+			l3s = append(l3s, ci.CPUs)
+		}
+	}
+	for k := range t.Cores {
+		for j, cs := range l3s {
+			if slices.Contains(cs, t.Cores[k].CPUs[0]) {
+				t.Cores[k].L3 = j
+				break
+			}
+		}
+	}
 	i.Cache = summariseCaches(i.Caches, t, c.Cache)
 	if i.CacheLine <= 0 {
 		i.CacheLine = 64

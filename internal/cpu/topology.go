@@ -36,6 +36,9 @@ type Core struct {
 	Part     string `json:"part,omitempty"`
 	// SMT is how many siblings the core has in hardware (usable or not).
 	SMT int `json:"smt"`
+	// L3 numbers the last-level cache instance the core shares (0 when
+	// there is one or none), for spreading over L3 domains.
+	L3 int `json:"l3,omitempty"`
 }
 
 // ClassSummary counts one core class.
@@ -104,37 +107,73 @@ func (t *Topology) CPUsOfRank(r int) []int {
 // Order lists usable CPUs in the order workers are pinned to them:
 // smtFirst false fills one thread per core before any second sibling;
 // true puts a core's siblings next to each other. spread deals cores
-// round-robin over NUMA nodes instead of filling a node first. Classes go
-// fastest first; with maxRank ≥ 0 only classes up to that rank are used.
+// round-robin over the memory domains — packages first, then the NUMA
+// nodes within a package, then the L3 instances within a node — instead
+// of filling one node (and one L3) first. Classes go fastest first; with
+// maxRank ≥ 0 only classes up to that rank are used (PerfRank: the
+// performance classes).
 func (t *Topology) Order(smtFirst, spread bool, maxRank int) []int {
-	type slot struct{ cpu, sib, rank, node, nodeIdx, core int }
+	type dom struct{ pkg, node, l3 int }
+	// dealing positions of the domains: package varies fastest
+	var doms []dom
+	seen := map[dom]bool{}
+	for _, c := range t.Cores {
+		d := dom{c.Package, c.Node, c.L3}
+		if !seen[d] {
+			seen[d] = true
+			doms = append(doms, d)
+		}
+	}
+	nodeRank, l3Rank := map[dom]int{}, map[dom]int{}
+	{
+		nodesOf, l3sOf := map[int][]int{}, map[[2]int][]int{}
+		for _, d := range doms {
+			if !slices.Contains(nodesOf[d.pkg], d.node) {
+				nodesOf[d.pkg] = append(nodesOf[d.pkg], d.node)
+			}
+			k := [2]int{d.pkg, d.node}
+			if !slices.Contains(l3sOf[k], d.l3) {
+				l3sOf[k] = append(l3sOf[k], d.l3)
+			}
+		}
+		for _, d := range doms {
+			nodeRank[d] = slices.Index(nodesOf[d.pkg], d.node)
+			l3Rank[d] = slices.Index(l3sOf[[2]int{d.pkg, d.node}], d.l3)
+		}
+	}
+	sort.SliceStable(doms, func(a, b int) bool {
+		x, y := doms[a], doms[b]
+		return slices.Compare([]int{l3Rank[x], nodeRank[x], x.pkg}, []int{l3Rank[y], nodeRank[y], y.pkg}) < 0
+	})
+	deal := map[dom]int{}
+	for i, d := range doms {
+		deal[d] = i
+	}
+	type slot struct{ cpu, sib, rank, node, pos, deal, core int }
 	var slots []slot
-	nodeSeen := map[[2]int]int{} // (rank, node) → cores of it seen so far
+	posIn := map[[2]int]int{} // (rank, dealing position) → cores of it seen so far
 	for ci, c := range t.Cores {
 		if maxRank >= 0 && c.Rank > maxRank {
 			continue
 		}
-		k := [2]int{c.Rank, c.Node}
-		idx := nodeSeen[k]
-		nodeSeen[k] = idx + 1
+		d := deal[dom{c.Package, c.Node, c.L3}]
+		k := [2]int{c.Rank, d}
+		pos := posIn[k]
+		posIn[k] = pos + 1
 		for s, cpu := range c.CPUs {
-			slots = append(slots, slot{cpu, s, c.Rank, c.Node, idx, ci})
+			slots = append(slots, slot{cpu, s, c.Rank, c.Node, pos, d, ci})
 		}
 	}
 	key := func(s slot) []int {
-		node := s.node
-		if spread {
-			node = 0 // round-robin: position within the node first
-		}
 		switch {
 		case smtFirst && spread:
-			return []int{s.rank, s.nodeIdx, s.node, s.sib}
+			return []int{s.rank, s.pos, s.deal, s.sib}
 		case smtFirst:
-			return []int{s.rank, node, s.core, s.sib}
+			return []int{s.rank, s.node, s.core, s.sib}
 		case spread:
-			return []int{s.sib, s.rank, s.nodeIdx, s.node}
+			return []int{s.sib, s.rank, s.pos, s.deal}
 		default:
-			return []int{s.sib, s.rank, node, s.core}
+			return []int{s.sib, s.rank, s.node, s.core}
 		}
 	}
 	sort.SliceStable(slots, func(a, b int) bool { return slices.Compare(key(slots[a]), key(slots[b])) < 0 })
@@ -145,10 +184,44 @@ func (t *Topology) Order(smtFirst, spread bool, maxRank int) []int {
 	return out
 }
 
+// Domains counts the memory domains spread deals over (package, node, L3).
+func (t *Topology) Domains() int {
+	seen := map[[3]int]bool{}
+	for _, c := range t.Cores {
+		seen[[3]int{c.Package, c.Node, c.L3}] = true
+	}
+	return len(seen)
+}
+
+// PerfRank is the slowest rank of a performance class (0 on a uniform
+// processor): Order(…, PerfRank()) keeps the performance cores.
+func (t *Topology) PerfRank() int {
+	r := 0
+	for _, c := range t.Cores {
+		if c.Class == ClassPerformance {
+			r = max(r, c.Rank)
+		}
+	}
+	return r
+}
+
+// PerformanceCPUs returns the usable CPUs of the performance classes (all
+// CPUs on a uniform processor), and how many cores they make.
+func (t *Topology) PerformanceCPUs() (cpus []int, cores int) {
+	for _, c := range t.Cores {
+		if !t.Hybrid() || c.Class == ClassPerformance {
+			cpus = append(cpus, c.CPUs...)
+			cores++
+		}
+	}
+	sort.Ints(cpus)
+	return cpus, cores
+}
+
 // DefaultThreads is the thread list tuning and benchmarks sweep by
-// default: 1, 2, 4, … below the usable count, the performance cores' CPU
-// count and the physical core count where they fall below it, and the
-// usable count.
+// default: 1, 2, 4, … below the usable count, the performance cores' core
+// and CPU counts (hybrid) and the physical core count where they fall
+// below it, and the usable count.
 func (t *Topology) DefaultThreads() []int {
 	n := max(t.Usable, 1)
 	var out []int
@@ -156,8 +229,11 @@ func (t *Topology) DefaultThreads() []int {
 		out = append(out, x)
 	}
 	if t.Hybrid() {
-		if p := len(t.CPUsOfRank(0)); p < n {
-			out = append(out, p)
+		cpus, cores := t.PerformanceCPUs()
+		for _, p := range []int{cores, len(cpus)} {
+			if p < n {
+				out = append(out, p)
+			}
 		}
 	}
 	if p := len(t.Cores); p < n {
@@ -210,8 +286,9 @@ func (t *Topology) finish() {
 
 // rankClasses turns per-core performance scores (higher is faster; all
 // equal means uniform) into ranks and class names: the fastest score is
-// "performance", every slower one "efficiency" (three tiers: the middle
-// one is "performance" too, with its own rank).
+// "performance", the slowest "efficiency", a middle tier "performance"
+// with its own rank. Scores within 10% of a tier's best join that tier
+// (two big clusters binned to different clocks are one class).
 func rankClasses(cores []Core, score func(c *Core) int) {
 	var scores []int
 	for i := range cores {
@@ -220,14 +297,22 @@ func rankClasses(cores []Core, score func(c *Core) int) {
 	uniq := slices.Clone(scores)
 	sort.Sort(sort.Reverse(sort.IntSlice(uniq)))
 	uniq = slices.Compact(uniq)
-	if len(uniq) < 2 {
+	var tops []int // each tier's best score
+	tierOf := map[int]int{}
+	for _, v := range uniq {
+		if len(tops) == 0 || float64(v) < 0.9*float64(tops[len(tops)-1]) {
+			tops = append(tops, v)
+		}
+		tierOf[v] = len(tops) - 1
+	}
+	if len(tops) < 2 {
 		return
 	}
 	for i := range cores {
-		r := slices.Index(uniq, scores[i])
+		r := tierOf[scores[i]]
 		cores[i].Rank = r
 		cores[i].Class = ClassPerformance
-		if r == len(uniq)-1 {
+		if r == len(tops)-1 {
 			cores[i].Class = ClassEfficiency
 		}
 	}

@@ -82,7 +82,7 @@ func OrdersFor(t *cpu.Topology) Orders {
 	o[Spread] = t.Order(false, true, -1)
 	o[SMT] = t.Order(true, false, -1)
 	if t.Hybrid() {
-		o[PCores] = t.Order(false, false, 0)
+		o[PCores] = t.Order(false, false, t.PerfRank())
 	} else {
 		o[PCores] = o[Compact]
 	}
@@ -90,7 +90,8 @@ func OrdersFor(t *cpu.Topology) Orders {
 }
 
 // Placements lists the placements worth timing at a thread count on a
-// topology: Compact always; Spread with several NUMA nodes; SMT where a
+// topology: Compact always; Spread with several NUMA nodes or L3
+// domains; SMT where a
 // core has siblings and threads ≥ 2; PCores on hybrid processors while the
 // performance cores' CPUs hold threads. One thread runs Compact only.
 func Placements(t *cpu.Topology, nodes int, threads int) []Placement {
@@ -98,13 +99,13 @@ func Placements(t *cpu.Topology, nodes int, threads int) []Placement {
 	if threads < 2 {
 		return out
 	}
-	if nodes > 1 {
+	if nodes > 1 || t.Domains() > 1 {
 		out = append(out, Spread)
 	}
 	if t.SMT() {
 		out = append(out, SMT)
 	}
-	if t.Hybrid() && threads <= len(t.CPUsOfRank(0)) {
+	if pc, _ := t.PerformanceCPUs(); t.Hybrid() && threads <= len(pc) {
 		out = append(out, PCores)
 	}
 	return out

@@ -145,7 +145,7 @@ func runDetect(opts *DetectOptions) error {
 		{"fingerprint", r.Fingerprint},
 		{"cpu", fmt.Sprintf("%s (%s, family %d model %d stepping %d)", r.Brand, r.Vendor, r.Family, r.Model, r.Stepping)},
 		{"arch / os", r.Arch + " / " + r.OS},
-		{"usable CPUs", usableLine(&r.Topology)},
+		{"usable CPUs", usableLine(&r.Topology, r.Warnings)},
 		{"cores", fmt.Sprintf("%d physical, %d logical (%d package(s), %s)", r.PhysicalCores, r.LogicalCores, r.Topology.Packages, smtLine(r.ThreadsPerCore))},
 	}
 	for _, c := range r.Topology.Classes {
@@ -189,7 +189,7 @@ func runDetect(opts *DetectOptions) error {
 	return cli.Table(opts.Out, opts.Format, []string{"property", "value"}, rows)
 }
 
-func usableLine(t *cpu.Topology) string {
+func usableLine(t *cpu.Topology, warnings []string) string {
 	s := fmt.Sprintf("%d (CPUs %s", t.Usable, cpu.FormatCPUList(t.CPUs))
 	if len(t.Affinity) > 0 && len(t.Affinity) < len(t.Online) {
 		s += fmt.Sprintf(" of %d online: affinity mask", len(t.Online))
@@ -201,8 +201,10 @@ func usableLine(t *cpu.Topology) string {
 		s += fmt.Sprintf("; GOMAXPROCS=%d", t.GOMAXPROCS)
 	}
 	s += "; from " + t.From + ")"
-	if t.CPUIDLogical > 0 && t.CPUIDLogical != len(t.Online) {
-		s += fmt.Sprintf("; CPUID claims %d logical", t.CPUIDLogical)
+	for _, w := range warnings { // only where detection found CPUID wrong
+		if strings.HasPrefix(w, "CPUID reports") {
+			s += fmt.Sprintf("; CPUID claims %d logical", t.CPUIDLogical)
+		}
 	}
 	return s
 }
