@@ -138,13 +138,14 @@ func DetectFrom(src *Source) Info {
 			l3s = append(l3s, ci.CPUs)
 		}
 	}
-	for k := range t.Cores {
-		for j, cs := range l3s {
-			if slices.Contains(cs, t.Cores[k].CPUs[0]) {
-				t.Cores[k].L3 = j
-				break
-			}
+	l3Of := map[int]int{}
+	for j := len(l3s) - 1; j >= 0; j-- {
+		for _, c := range l3s[j] {
+			l3Of[c] = j
 		}
+	}
+	for k := range t.Cores {
+		t.Cores[k].L3 = l3Of[t.Cores[k].CPUs[0]]
 	}
 	i.Cache = summariseCaches(i.Caches, t, c.Cache)
 	if i.CacheLine <= 0 {
@@ -167,14 +168,20 @@ func summariseCaches(list []CacheInfo, t *Topology, hint Cache) Cache {
 	if len(order) > 0 {
 		first = order[0]
 	}
+	coreOf := map[int]int{} // logical CPU → its core
+	for ki, k := range t.Cores {
+		for _, c := range k.CPUs {
+			coreOf[c] = ki
+		}
+	}
 	coresIn := func(cpus []int) int {
-		n := 0
-		for _, k := range t.Cores {
-			if len(intersect(k.CPUs, cpus)) > 0 {
-				n++
+		seen := map[int]bool{}
+		for _, c := range cpus {
+			if k, ok := coreOf[c]; ok {
+				seen[k] = true
 			}
 		}
-		return max(n, 1)
+		return max(len(seen), 1)
 	}
 	for _, ci := range list {
 		if !slices.Contains(ci.CPUs, first) {

@@ -21,6 +21,9 @@ var (
 func osProbe(src *Source) {
 	src.GLPI = readGLPI()
 	src.Affinity = processAffinity()
+	if ms, ok := memoryStatus(); ok {
+		src.MemBytes = int64(ms.totalPhys)
+	}
 }
 
 // readGLPI asks GetLogicalProcessorInformationEx for its buffer size, then
@@ -93,12 +96,21 @@ type memoryStatusEx struct {
 // (GlobalMemoryStatusEx's ullAvailPhys: free and standby pages, the
 // counterpart of Linux's MemAvailable), or 0 when unknown.
 func AvailableMemory() int64 {
-	if procGlobalMemoryStatusEx.Find() != nil {
-		return 0
-	}
-	ms := memoryStatusEx{length: uint32(unsafe.Sizeof(memoryStatusEx{}))}
-	if r, _, _ := procGlobalMemoryStatusEx.Call(uintptr(unsafe.Pointer(&ms))); r == 0 {
+	ms, ok := memoryStatus()
+	if !ok {
 		return 0
 	}
 	return int64(ms.availPhys)
+}
+
+// memoryStatus calls GlobalMemoryStatusEx.
+func memoryStatus() (memoryStatusEx, bool) {
+	ms := memoryStatusEx{length: uint32(unsafe.Sizeof(memoryStatusEx{}))}
+	if procGlobalMemoryStatusEx.Find() != nil {
+		return ms, false
+	}
+	if r, _, _ := procGlobalMemoryStatusEx.Call(uintptr(unsafe.Pointer(&ms))); r == 0 {
+		return ms, false
+	}
+	return ms, true
 }

@@ -37,6 +37,9 @@ type Source struct {
 	Affinity []int `json:"affinity,omitempty"`
 	// Env holds the environment variables detection honours (GOMAXPROCS).
 	Env map[string]string `json:"env,omitempty"`
+	// MemBytes is the physical memory where no file says it (Windows:
+	// GlobalMemoryStatusEx); 0 unknown.
+	MemBytes int64 `json:"mem_bytes,omitempty"`
 	// Note says where a captured machine came from (real hardware, or a
 	// fixture built from documented formats).
 	Note string `json:"note,omitempty"`

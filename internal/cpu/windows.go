@@ -336,7 +336,13 @@ func windowsDetect(src *Source, i *Info) {
 	t.GOMAXPROCS = gomaxprocsEnv(src.Env)
 	t.finish()
 	i.Topology = t
+	if i.MemBytes == 0 {
+		i.MemBytes = src.MemBytes
+	}
 	i.NUMA = usableNodes(nodes, t.CPUs)
+	if len(i.NUMA) == 1 && i.NUMA[0].MemBytes == 0 {
+		i.NUMA[0].MemBytes = i.MemBytes
+	}
 
 	var caches []CacheInfo
 	for _, c := range g.caches {
