@@ -129,8 +129,8 @@ func setThreads(t *testing.T, m *Model, th int, unclamped bool) {
 // golden ones.
 //
 // The engine runs every kernel on pool.Default(), sized by the usable
-// CPUs, so counts up to the pool size are only exercised as far as this
-// machine's CPUs go; TestThreadCountTaskset adds a 1-CPU pool.
+// CPUs; TestThreadCountTaskset adds a 1-CPU pool and
+// TestThreadCountLargePool a pool of 5 workers on this machine's CPUs.
 func TestThreadCountIdentity(t *testing.T) {
 	counts := modelThreadCounts()
 	t.Logf("pool size %d, thread counts %v", pool.Default().Size(), counts)
@@ -263,5 +263,28 @@ func threadsChild(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestThreadCountLargePool runs TestThreadCountIdentity again in a child
+// whose default pool has 5 workers (KTUNE_TEST_POOL_SIZE; the workers past
+// the CPUs park), so the engine's splits over 3 to 5 workers are checked on
+// a 2-CPU machine too.
+func TestThreadCountLargePool(t *testing.T) {
+	if os.Getenv("KTUNE_TEST_POOL_SIZE") != "" || pool.Default().Size() >= 5 {
+		t.Skip("already a large pool")
+	}
+	args := []string{"-test.run=^TestThreadCountIdentity$", "-test.count=1", "-test.v"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := testexec.Self(args...)
+	cmd.Env = append(os.Environ(), "KTUNE_TEST_POOL_SIZE=5")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("with a pool of 5: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "PASS") || !strings.Contains(string(out), "pool size 5,") {
+		t.Fatalf("child did not pass with a pool of 5:\n%s", out)
 	}
 }

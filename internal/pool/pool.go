@@ -12,10 +12,13 @@ package pool
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/ktune/ktune/internal/cpu"
@@ -180,8 +183,20 @@ var (
 )
 
 // Default is the process-wide pool, one thread per usable CPU.
+//
+// In test binaries only (testing.Testing), KTUNE_TEST_POOL_SIZE sizes it
+// instead, so that tests can split work over more workers than the machine
+// has CPUs (the extra workers park rather than spin); programs ignore it.
 func Default() *Pool {
-	defOnce.Do(func() { def = New(0) })
+	defOnce.Do(func() {
+		size := 0
+		if testing.Testing() {
+			if n, err := strconv.Atoi(os.Getenv("KTUNE_TEST_POOL_SIZE")); err == nil && n > 0 {
+				size = n
+			}
+		}
+		def = New(size)
+	})
 	return def
 }
 

@@ -3,12 +3,15 @@ package all_test
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/kerneltest"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/testexec"
 	_ "github.com/ktune/ktune/kernels/all"
 )
 
@@ -260,5 +263,28 @@ func TestThreadCountIdentityDetects(t *testing.T) {
 				t.Errorf("planted %q: check error %v, want an error: %v", c.mode, err, c.detect)
 			}
 		})
+	}
+}
+
+// TestThreadCountIdentityLargePool runs TestThreadCountIdentity again in a
+// child whose default pool has 7 workers (KTUNE_TEST_POOL_SIZE; the
+// workers past the CPUs park), so that splits over 3 to 7 workers are
+// checked on a 2-CPU machine too.
+func TestThreadCountIdentityLargePool(t *testing.T) {
+	if os.Getenv("KTUNE_TEST_POOL_SIZE") != "" || pool.Default().Size() >= 7 {
+		t.Skip("already a large pool")
+	}
+	args := []string{"-test.run=^TestThreadCountIdentity$", "-test.count=1", "-test.v"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := testexec.Self(args...)
+	cmd.Env = append(os.Environ(), "KTUNE_TEST_POOL_SIZE=7")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("with a pool of 7: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "PASS") || !strings.Contains(string(out), "pool size 7,") {
+		t.Fatalf("child did not pass with a pool of 7:\n%s", out)
 	}
 }
