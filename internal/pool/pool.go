@@ -93,13 +93,13 @@ func OrdersFor(t *cpu.Topology) Orders {
 }
 
 // Placements lists the placements worth timing at a thread count on a
-// topology: Compact always; Spread with several NUMA nodes or L3
-// domains; SMT where a
-// core has siblings and threads ≥ 2; PCores on hybrid processors while the
-// performance cores' CPUs hold threads. One thread runs Compact only.
+// topology: Compact always; Spread with several NUMA nodes or L3 domains;
+// SMT where a core has siblings; PCores on hybrid processors while the
+// performance cores' CPUs hold threads. One thread runs Compact only, and
+// so does an OS where workers are not pinned (macOS, Windows for now).
 func Placements(t *cpu.Topology, nodes int, threads int) []Placement {
 	out := []Placement{Compact}
-	if threads < 2 {
+	if threads < 2 || !canPin { // unpinned, every placement is the same
 		return out
 	}
 	if nodes > 1 || t.Domains() > 1 {
