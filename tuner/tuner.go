@@ -193,6 +193,8 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	}
 	finished := len(units) - todo
 	var cur *problems
+	var overrun time.Duration // mean time a unit ran past its slice
+	overruns := 0
 	for _, u := range units {
 		if e, ok := done[u.key()]; ok {
 			prof.Put(e)
@@ -206,8 +208,12 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 		}
 		var slice time.Duration
 		if !deadline.IsZero() { // past the deadline: the mandatory first point only
-			slice = max(time.Until(deadline)/time.Duration(max(todo, 1)), time.Nanosecond)
+			// a unit overruns its slice by the candidate it was timing when
+			// the slice ran out (and by the winner's re-timing): take the
+			// average overrun off the next slices so the run ends on time
+			slice = max(time.Until(deadline)/time.Duration(max(todo, 1))-overrun, time.Nanosecond)
 		}
+		unitStart := time.Now()
 		if cur == nil || !cur.matches(u.w) {
 			cur.release()
 			if cur, err = newProblems(u.w, opt.Measure.ColdBytes); err != nil {
@@ -224,6 +230,11 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 		prof.Put(e)
 		if err := j.add(e); err != nil {
 			return nil, "", err
+		}
+		if slice > 0 {
+			ran := time.Since(unitStart)
+			overrun = (overrun*time.Duration(overruns) + max(ran-slice, 0)) / time.Duration(overruns+1)
+			overruns = min(overruns+1, 20) // a running mean of the recent units
 		}
 		todo--
 		finished++

@@ -466,3 +466,20 @@ func TestPlacementsPerBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestCandidateKeyOfResult: the winner's re-timing finds its candidate
+// again by the result's key.
+func TestCandidateKeyOfResult(t *testing.T) {
+	tu := &tuner{opt: Options{Placements: []pool.Placement{pool.Compact, pool.Spread, pool.SMT}}}
+	u := unit{w: Workload{Op: workOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, 64)}, class: kernel.ClassF32, threads: 2}
+	space := tu.space(u)
+	if len(space) < 2 {
+		t.Fatalf("space of %d", len(space))
+	}
+	for _, c := range space {
+		r := Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String()}
+		if got := candidateKey(&r); got != c.key() {
+			t.Fatalf("candidateKey %q, key %q", got, c.key())
+		}
+	}
+}

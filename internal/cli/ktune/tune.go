@@ -98,6 +98,10 @@ func containsClass(cs []kernel.Class, c kernel.Class) bool {
 	return false
 }
 
+// endReserve is the part of the budget kept for the end of a run: the
+// ceilings re-measured (about 5 s on 2 cores), the plots and the table.
+const endReserve = 15 * time.Second
+
 // measureCeilings is roofline.Measure, recheckCeilings roofline.Recheck
 // (tests shrink or fake them); sampleLoad is cpu.SampleLoad.
 var (
@@ -152,8 +156,9 @@ func runTune(o *TuneOptions) error {
 				}
 			}
 		}
-		// the budget covers the whole job
-		opt.Budget = max(opt.Budget-took, opt.Budget/4)
+		// the budget covers the whole job: the ceilings, the tuning, and
+		// the re-check, plots and table at the end (endReserve)
+		opt.Budget = max(opt.Budget-took-endReserve, opt.Budget/4)
 	}
 	opt.Log = o.Err
 	opt.Progress = func(ev tuner.Event) {
