@@ -17,6 +17,7 @@ import (
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/kerneltest"
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/tuner"
 )
 
@@ -177,6 +178,11 @@ func benchCases(p *tuner.Profile, ops string) ([]*benchCase, []string, error) {
 		op := kernel.LookupOp(k.op)
 		if op == nil {
 			notes = append(notes, fmt.Sprintf("%s: op not in this build; skipped", k.op))
+			continue
+		}
+		if u := pool.Default().Size(); k.t > u {
+			// a name saying threads=16 over a run on 2 would mislead benchstat
+			notes = append(notes, fmt.Sprintf("%s %s %s at %d threads: this machine runs %d at most; skipped", k.op, k.dt, k.shape, k.t, u))
 			continue
 		}
 		ch := kernel.Choose(k.op, k.dt, k.shape, k.t, profileClasses(p)...)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/roofline"
 	"github.com/ktune/ktune/tuner"
 )
 
@@ -127,7 +128,7 @@ func machineRows(m *machine) [][]string {
 		{"cpu", fmt.Sprintf("%s (%s, family %d model %d stepping %d)", strings.TrimSpace(c.Brand), c.Vendor, c.Family, c.Model, c.Stepping)},
 		{"fingerprint", p.Fingerprint},
 		{"cores", fmt.Sprintf("%d physical, %d logical, %d NUMA node(s)", c.PhysicalCores, c.LogicalCores, c.NUMANodes)},
-		{"caches", fmt.Sprintf("L1d %s, L2 %s, L3 %s", cli.HumanBytes(c.L1D), cli.HumanBytes(c.L2), cli.HumanBytes(c.L3))},
+		{"caches", fmt.Sprintf("L1d %s, L2 %s, L3 %s", cli.HumanBytes(c.L1D), cli.HumanBytes(c.L2), l3Cell(c.L3, m.C))},
 		{"features", c.Features},
 		{"mask", mask},
 		{"model", p.Model},
@@ -166,4 +167,13 @@ func checkFormat(f string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown table format %q (text or md)", f)
+}
+
+// l3Cell is the detected L3, or the one roofline measured where detection
+// had none.
+func l3Cell(detected int64, c *roofline.Ceilings) string {
+	if detected <= 0 && c != nil && c.Cache.L3 > 0 && c.Cache.From["l3"] == "measured" {
+		return cli.HumanBytes(c.Cache.L3) + " (measured from the bandwidth sweep)"
+	}
+	return cli.HumanBytes(detected)
 }
