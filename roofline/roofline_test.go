@@ -357,3 +357,35 @@ func TestMeasureL3(t *testing.T) {
 		}
 	}
 }
+
+// TestDRAMSamplerApply: the best reading raises the DRAM plateau, and a
+// spread past SpreadLimit (with the start's ceiling) is reported.
+func TestDRAMSamplerApply(t *testing.T) {
+	mk := func() *Ceilings {
+		return &Ceilings{Threads: []int{2}, Sweeps: []BandwidthSweep{{Kind: KindRead, Threads: 2,
+			Plateaus: []Plateau{{Level: "L2", GBs: 200, Points: 3}, {Level: "DRAM", GBs: 30, Points: 3}}}}}
+	}
+	for _, tc := range []struct {
+		samples []float64
+		want    float64
+		note    bool
+	}{
+		{[]float64{29, 31}, 31, false},
+		{[]float64{28, 45}, 45, true},  // 45/28
+		{[]float64{22, 25}, 30, true},  // 30/22: the start counts in the spread
+		{[]float64{27, 29}, 30, false}, // never lowered
+	} {
+		c := mk()
+		s := &DRAMSampler{threads: []int{2}, start: map[int]float64{2: 30}, Samples: map[int][]float64{2: tc.samples}}
+		notes := s.Apply(c)
+		if got := c.Bandwidth("DRAM", 2); got != tc.want {
+			t.Errorf("%v: DRAM %g, want %g", tc.samples, got, tc.want)
+		}
+		if (len(notes) > 0) != tc.note {
+			t.Errorf("%v: notes %v, want a note: %v", tc.samples, notes, tc.note)
+		}
+		if c.Bandwidth("L2", 2) != 200 {
+			t.Errorf("%v: L2 changed", tc.samples)
+		}
+	}
+}

@@ -102,6 +102,10 @@ func containsClass(cs []kernel.Class, c kernel.Class) bool {
 // ceilings re-measured (about 5 s on 2 cores), the plots and the table.
 const endReserve = 15 * time.Second
 
+// dramSampleEvery is how often the DRAM read ceiling is re-measured while
+// tuning (a few hundred milliseconds each time on 2 cores).
+const dramSampleEvery = 30 * time.Second
+
 // measureCeilings is roofline.Measure, recheckCeilings roofline.Recheck
 // (tests shrink or fake them); sampleLoad is cpu.SampleLoad.
 var (
@@ -128,6 +132,7 @@ func runTune(o *TuneOptions) error {
 	prog := cli.NewProgress(o.Err)
 	load0, loadErr := sampleLoad()
 	var noisy []string
+	var sampler *roofline.DRAMSampler // DRAM read re-measured during the run
 	if !o.NoCeilings {
 		measure := o.Ceilings
 		if measure == nil {
@@ -147,6 +152,8 @@ func runTune(o *TuneOptions) error {
 			return err
 		}
 		ceil, opt.Ceilings = c, raw
+		sampler = roofline.NewDRAMSampler(c)
+		defer sampler.Close()
 		took := time.Since(start)
 		fmt.Fprintf(o.Err, "ceilings measured in %s\n", took.Round(time.Second))
 		if loadErr == nil {
@@ -165,6 +172,9 @@ func runTune(o *TuneOptions) error {
 		what := ev.What
 		if ev.Entry != nil {
 			what += ": " + ev.Entry.Best.Variant + " " + ev.Entry.Best.Params.String()
+			if sampler != nil {
+				sampler.SampleEvery(dramSampleEvery)
+			}
 		}
 		prog("tuning", ev.Done, ev.Total, what)
 	}
@@ -194,7 +204,17 @@ func runTune(o *TuneOptions) error {
 			}
 		}
 	}
-	if len(noisy) > 0 {
+	rewrite := len(noisy) > 0
+	if sampler != nil && ctx.Err() == nil {
+		sampler.Sample()
+		noisy = append(noisy, sampler.Apply(ceil)...)
+		raw, err := ceil.JSON()
+		if err != nil {
+			return err
+		}
+		p.Ceilings, rewrite = raw, true
+	}
+	if rewrite {
 		p.Noisy = noisy
 		if err := p.Write(path); err != nil {
 			return err
