@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -191,21 +189,16 @@ func TestThreadCountTaskset(t *testing.T) {
 		threadsChild(t)
 		return
 	}
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		t.Skip("no taskset on this machine")
-	}
 	info := cpu.Get()
 	if len(info.Topology.CPUs) < 2 || pool.Default().Size() < 2 {
 		t.Skipf("%d usable CPUs (pool size %d): nothing to restrict", len(info.Topology.CPUs), pool.Default().Size())
 	}
-	one := strconv.Itoa(info.Topology.CPUs[0]) // CPU 0 where this process may use it
-	self := testexec.Self("-test.run=^TestThreadCountTaskset$", "-test.count=1", "-test.v")
-	cmd := exec.Command(taskset, append([]string{"-c", one}, self.Args...)...)
+	one := info.Topology.CPUs[0] // CPU 0 where this process may use it
+	cmd := testexec.Pinned(t, one, "-test.run=^TestThreadCountTaskset$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), threadsChildEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("taskset -c %s child: %v\n%s", one, err, out)
+		t.Fatalf("taskset -c %d child: %v\n%s", one, err, out)
 	}
 	got := map[string]string{} // "case/format/mode/t=N" → digest
 	sawPool := false
@@ -216,7 +209,7 @@ func TestThreadCountTaskset(t *testing.T) {
 		case len(f) == 2 && f[0] == "POOL":
 			sawPool = true
 			if f[1] != "1" {
-				t.Errorf("taskset -c %s: the child's pool has %s threads, want 1", one, f[1])
+				t.Errorf("taskset -c %d: the child's pool has %s threads, want 1", one, f[1])
 			}
 		case len(f) == 3 && f[0] == "DIGEST":
 			got[f[1]] = f[2]
@@ -237,7 +230,7 @@ func TestThreadCountTaskset(t *testing.T) {
 					case !ok:
 						t.Errorf("%s: no result from the child:\n%s", key, out)
 					case d != want:
-						t.Errorf("%s under taskset -c %s: digest %s, this process at 1 thread (pool size %d) %s", key, one, d, pool.Default().Size(), want)
+						t.Errorf("%s under taskset -c %d: digest %s, this process at 1 thread (pool size %d) %s", key, one, d, pool.Default().Size(), want)
 					}
 				}
 			}

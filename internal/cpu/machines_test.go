@@ -453,25 +453,17 @@ func canonSize(s string, bad func(string, ...any)) string {
 	return formatSize(v)
 }
 
+// parseSize reads an expected size: sysfs's form (parseCacheSize), or
+// "unknown".
 func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "unknown" {
+	if strings.TrimSpace(s) == "unknown" {
 		return -1, nil
 	}
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "K"):
-		mult, s = 1<<10, strings.TrimSuffix(s, "K")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	n, err := parseCacheSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("%v (want e.g. 48K, 2M, 0 or unknown)", err)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q (want e.g. 48K, 2M, 0 or unknown)", s)
-	}
-	return n * mult, nil
+	return n, nil
 }
 
 func formatSize(v int64) string {

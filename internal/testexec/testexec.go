@@ -8,7 +8,9 @@ package testexec
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"testing"
 )
 
 // Self returns a command running this test binary with args.
@@ -17,4 +19,17 @@ func Self(args ...string) *exec.Cmd {
 		return exec.Command(wrap[0], append(append(wrap[1:], os.Args[0]), args...)...)
 	}
 	return exec.Command(os.Args[0], args...)
+}
+
+// Pinned returns a command running this test binary with args under
+// `taskset -c cpu` (one CPU of the process's own mask); the test is skipped
+// where taskset is missing.
+func Pinned(t testing.TB, cpu int, args ...string) *exec.Cmd {
+	t.Helper()
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("no taskset on this machine")
+	}
+	self := Self(args...)
+	return exec.Command(taskset, append([]string{"-c", strconv.Itoa(cpu)}, self.Args...)...)
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -93,21 +92,16 @@ func TestGenerateTaskset(t *testing.T) {
 		}
 		return
 	}
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		t.Skip("no taskset on this machine")
-	}
 	info := cpu.Get()
 	if len(info.Topology.CPUs) < 2 || pool.Default().Size() < 2 {
 		t.Skipf("%d usable CPUs (pool size %d): nothing to restrict", len(info.Topology.CPUs), pool.Default().Size())
 	}
-	one := strconv.Itoa(info.Topology.CPUs[0]) // CPU 0 where this process may use it
-	self := testexec.Self("-test.run=^TestGenerateTaskset$", "-test.count=1", "-test.v")
-	cmd := exec.Command(taskset, append([]string{"-c", one}, self.Args...)...)
+	one := info.Topology.CPUs[0] // CPU 0 where this process may use it
+	cmd := testexec.Pinned(t, one, "-test.run=^TestGenerateTaskset$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), generateChildEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("taskset -c %s child: %v\n%s", one, err, out)
+		t.Fatalf("taskset -c %d child: %v\n%s", one, err, out)
 	}
 	var pools, runs int
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -117,7 +111,7 @@ func TestGenerateTaskset(t *testing.T) {
 		case len(f) == 2 && f[0] == "POOL":
 			pools++
 			if f[1] != "1" {
-				t.Errorf("taskset -c %s: the child's pool has %s threads, want 1", one, f[1])
+				t.Errorf("taskset -c %d: the child's pool has %s threads, want 1", one, f[1])
 			}
 		case len(f) == 3 && f[0] == "IDS":
 			runs++
@@ -126,5 +120,5 @@ func TestGenerateTaskset(t *testing.T) {
 	if pools != 1 || runs < 2 {
 		t.Fatalf("the child reported %d pool sizes and %d runs:\n%s", pools, runs, out)
 	}
-	t.Logf("taskset -c %s child:\n%s", one, out)
+	t.Logf("taskset -c %d child:\n%s", one, out)
 }
