@@ -65,6 +65,12 @@ func ParsePlacement(s string) (Placement, error) {
 	return 0, fmt.Errorf("unknown placement %q (%s)", s, strings.Join(placementNames[:], ", "))
 }
 
+// quotaBound reports whether fewer threads may run than the process has
+// CPUs (a cgroup quota or GOMAXPROCS): then workers are not pinned, so
+// that the scheduler spreads them over the mask instead of every such
+// process (a host's containers) crowding its first CPUs.
+func quotaBound(t *cpu.Topology) bool { return t.Usable < len(t.CPUs) }
+
 // AllPlacements lists every placement, Unpinned first.
 func AllPlacements() []Placement {
 	out := make([]Placement, numPlacements)
@@ -96,10 +102,11 @@ func OrdersFor(t *cpu.Topology) Orders {
 // topology: Compact always; Spread with several NUMA nodes or L3 domains;
 // SMT where a core has siblings; PCores on hybrid processors while the
 // performance cores' CPUs hold threads. One thread runs Compact only, and
-// so does an OS where workers are not pinned (macOS, Windows for now).
+// so do an OS where workers are not pinned (macOS, Windows for now) and a
+// process held below its CPUs by a quota (quotaBound).
 func Placements(t *cpu.Topology, nodes int, threads int) []Placement {
 	out := []Placement{Compact}
-	if threads < 2 || !canPin { // unpinned, every placement is the same
+	if threads < 2 || !canPin || quotaBound(t) { // unpinned, every placement is the same
 		return out
 	}
 	if nodes > 1 || t.Domains() > 1 {
@@ -162,7 +169,7 @@ func New(size int) *Pool {
 		size = max(info.Usable, 1)
 	}
 	p := &Pool{size: size}
-	if canPin {
+	if canPin && !quotaBound(&info.Topology) {
 		p.orders = OrdersFor(&info.Topology)
 	}
 	p.workers = make([]*worker, size)

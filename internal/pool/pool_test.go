@@ -175,3 +175,17 @@ func TestFirstRunAfterNew(t *testing.T) {
 		p.Close()
 	}
 }
+
+// TestQuotaBoundUnpinned: held below its CPUs by a quota, the pool times
+// one placement (and New does not pin).
+func TestQuotaBoundUnpinned(t *testing.T) {
+	topo := cpu.Topology{CPUs: []int{0, 1, 2, 3}, Usable: 2, Cores: []cpu.Core{
+		{CPUs: []int{0, 2}, SMT: 2}, {CPUs: []int{1, 3}, SMT: 2}}}
+	if got := Placements(&topo, 1, 2); !reflect.DeepEqual(got, []Placement{Compact}) {
+		t.Errorf("quota-bound placements %v", got)
+	}
+	topo.Usable = 4
+	if got := Placements(&topo, 1, 2); runtime.GOOS == "linux" && !reflect.DeepEqual(got, []Placement{Compact, SMT}) {
+		t.Errorf("placements %v", got)
+	}
+}
