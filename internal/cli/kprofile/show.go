@@ -146,7 +146,7 @@ func noisyCell(p *tuner.Profile) string {
 	if len(p.Noisy) == 0 {
 		return "quiet (ceilings re-measured at the end agreed; no other process took CPU time)"
 	}
-	return "NOISY: " + strings.Join(p.Noisy, "; ") + " (the choices stand; figures and % of roof are suspect)"
+	return fmt.Sprintf("NOISY: %d reason(s), in the warning above (the choices stand; figures and %% of roof are suspect)", len(p.Noisy))
 }
 
 // placementCell lists the placement per thread budget.
