@@ -147,12 +147,29 @@ func TestShow(t *testing.T) {
 	if !regexp.MustCompile(`\b\d+%`).MatchString(out) {
 		t.Errorf("no %% of roof figures:\n%s", out)
 	}
+	if !strings.Contains(out, "quiet") || strings.Contains(errs, "noisy") {
+		t.Errorf("a quiet profile not said quiet:\n%s\n%s", out, errs)
+	}
+	// a profile a busy run marked noisy says so, in the table and on stderr
+	p, err := tuner.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Noisy = []string{"other processes used 1.00 CPUs on average"}
+	noisy := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := p.Write(noisy); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, _ = runKprofile("show", noisy)
+	if !strings.Contains(out, "NOISY: 1 reason") || !strings.Contains(errs, "noisy machine (other processes used 1.00 CPUs") {
+		t.Errorf("a noisy profile not said noisy:\n%s\n%s", out, errs)
+	}
 	out, _, code = runKprofile("show", "-o", "md", path)
 	if code != 0 || !strings.Contains(out, "### Choices") || !strings.Contains(out, "| gemm.gemv") {
 		t.Errorf("md: exit %d\n%s", code, out)
 	}
 	// without ceilings: a ceilings.json beside the profile, for its fingerprint, is used
-	p, _ := tuner.Read(path)
+	p, _ = tuner.Read(path)
 	raw := p.Ceilings
 	p.Ceilings = nil
 	p.Write(path)
