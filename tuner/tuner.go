@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ktune/ktune/internal/arch"
@@ -149,8 +150,10 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 			if prof.Ceilings == nil {
 				prof.Ceilings = old.Ceilings
 			}
+		} else if _, err := os.Stat(path); os.IsNotExist(err) {
+			logf(opt.Log, "no profile in %s yet: --only %s writes one with just those ops (the others run their defaults)", opt.Dir, opt.Only)
 		} else {
-			logf(opt.Log, "%v", warns)
+			logf(opt.Log, "the existing profile is not used (%s): --only %s writes one with just those ops", strings.Join(warns, "; "), opt.Only)
 		}
 	}
 	j, done, err := openJournal(journalPath(opt.Dir, fp), prof)
