@@ -60,17 +60,19 @@ func ThreadList(w io.Writer, flag, s string, def []int) ([]int, error) {
 		if err != nil || a < 1 || b < a {
 			return nil, Usagef("%s: bad thread count %q (want e.g. 1,2,4 or 1-8)", flag, part)
 		}
-		if b > n && isRange {
-			return nil, Usagef("%s: %s goes past the %d usable CPUs of this machine%s", flag, part, n, usableWhy())
+		if b > n { // checked before any loop: b may be the largest int
+			if isRange {
+				return nil, Usagef("%s: %s goes past the %d usable CPUs of this machine%s", flag, part, n, usableWhy())
+			}
+			over = append(over, a)
+			continue
 		}
 		for t := a; t <= b; t++ {
-			if t > n {
-				over = append(over, t)
-				continue
-			}
 			out = append(out, t)
 		}
 	}
+	sort.Ints(over)
+	over = slices.Compact(over)
 	if len(over) > 0 {
 		if len(out) == 0 && len(over) == 1 {
 			fmt.Fprintf(w, "warning: %s %d: this machine runs %d threads at most%s; using %d\n", flag, over[0], n, usableWhy(), n)
@@ -86,17 +88,20 @@ func ThreadList(w io.Writer, flag, s string, def []int) ([]int, error) {
 }
 
 // ThreadCount clamps a single thread-count flag to the usable CPUs, with
-// one warning on w when it was above them; n ≤ 0 means all usable CPUs.
-func ThreadCount(w io.Writer, flag string, n int) int {
+// one warning on w when it was above them; 0 means all usable CPUs, a
+// negative count is refused.
+func ThreadCount(w io.Writer, flag string, n int) (int, error) {
 	u := usableCPUs()
-	if n <= 0 {
-		return u
-	}
-	if n > u {
+	switch {
+	case n < 0:
+		return 0, Usagef("%s %d: a thread count is 1 or more (0: every usable CPU)", flag, n)
+	case n == 0:
+		return u, nil
+	case n > u:
 		fmt.Fprintf(w, "warning: %s %d: this machine runs %d threads at most%s; using %d\n", flag, n, u, usableWhy(), u)
-		return u
+		return u, nil
 	}
-	return n
+	return n, nil
 }
 
 func joinInts(v []int) string {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,8 +22,11 @@ func TestThreadList(t *testing.T) {
 		{"1", []int{1}, false, ""},
 		{"2,1,2", []int{1, 2}, false, ""},
 		{"1-2", []int{1, 2}, false, ""},
-		{"1000", []int{2}, true, ""},      // one count above: clamped, warned
-		{"100000000", []int{2}, true, ""}, // no allocation by the count
+		{"1000", []int{2}, true, ""},                // one count above: clamped, warned
+		{"100000000", []int{2}, true, ""},           // no allocation by the count
+		{"9223372036854775807", []int{2}, true, ""}, // no loop to the largest int
+		{"5,5", []int{2}, true, ""},
+		{"1,9223372036854775807", nil, false, "above the 2 usable CPUs"},
 		{"1,2,64", nil, false, "64 above the 2 usable CPUs"},
 		{"4,8", nil, false, "4,8 above the 2 usable CPUs"},
 		{"1-1000000", nil, false, "1-1000000 goes past the 2 usable CPUs"},
@@ -51,13 +56,16 @@ func TestThreadList(t *testing.T) {
 func TestThreadCount(t *testing.T) {
 	defer func(f func() int) { usableCPUs = f }(usableCPUs)
 	usableCPUs = func() int { return 3 }
-	for _, tc := range []struct{ in, want int }{{0, 3}, {-1, 3}, {1, 1}, {3, 3}, {4, 3}, {1 << 40, 3}} {
+	for _, tc := range []struct{ in, want int }{{0, 3}, {1, 1}, {3, 3}, {4, 3}, {1 << 40, 3}, {math.MaxInt, 3}} {
 		var w bytes.Buffer
-		if got := ThreadCount(&w, "-t", tc.in); got != tc.want {
-			t.Errorf("%d: %d, want %d", tc.in, got, tc.want)
+		if got, err := ThreadCount(&w, "-t", tc.in); got != tc.want || err != nil {
+			t.Errorf("%d: %d, %v; want %d", tc.in, got, err, tc.want)
 		}
 		if warned := w.Len() > 0; warned != (tc.in > 3) {
 			t.Errorf("%d: warning %q", tc.in, w.String())
 		}
+	}
+	if _, err := ThreadCount(io.Discard, "-t", -5); ExitCode(err) != 2 {
+		t.Errorf("-t -5: %v (exit %d), want a usage error", err, ExitCode(err))
 	}
 }

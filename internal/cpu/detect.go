@@ -81,7 +81,7 @@ func DetectFrom(src *Source) Info {
 	i := Info{
 		Arch: src.GOARCH, OS: src.GOOS, Vendor: c.Vendor, Brand: c.Brand,
 		Family: c.Family, Model: c.Model, Stepping: c.Stepping, Hypervisor: c.Hypervisor,
-		CacheLine: c.CacheLine, NominalHz: c.Hz, Hardware: c.Hardware(),
+		CacheLine: c.CacheLine, NominalHz: max(c.Hz, 0), Hardware: c.Hardware(),
 		AMXPermission: c.AMXPermission, SVEBits: c.SVEBits,
 	}
 	switch src.GOOS {
@@ -94,14 +94,14 @@ func DetectFrom(src *Source) Info {
 	}
 	t := &i.Topology
 	if len(t.Cores) == 0 {
-		n := c.LogicalCores
+		n := min(c.LogicalCores, maxCPU+1) // a hint: never trusted past the kernel's own limit
 		if n <= 0 {
 			n = max(len(src.Affinity), 1)
 		}
 		u := uniformTopology(n, c.ThreadsPerCore)
 		u.CPUIDLogical, u.Affinity = c.LogicalCores, slices.Clone(src.Affinity)
-		if len(u.Affinity) > 0 {
-			u.CPUs = intersect(u.Affinity, u.Online)
+		if cs := intersect(u.Affinity, u.Online); len(cs) > 0 {
+			u.CPUs = cs
 			var cores []Core
 			for _, k := range u.Cores {
 				if cs := intersect(k.CPUs, u.CPUs); len(cs) > 0 {
@@ -110,6 +110,8 @@ func DetectFrom(src *Source) Info {
 				}
 			}
 			u.Cores = cores
+		} else if len(u.Affinity) > 0 {
+			i.Warnings = append(i.Warnings, fmt.Sprintf("the affinity mask %s names none of CPUID's %d CPUs; using them all", FormatCPUList(u.Affinity), n))
 		}
 		u.GOMAXPROCS = gomaxprocsEnv(src.Env)
 		u.finish()
@@ -205,7 +207,7 @@ func summariseCaches(list []CacheInfo, t *Topology, hint Cache) Cache {
 		}
 	}
 	fill := func(p *int64, v int64, key string) {
-		if *p <= 0 && v > 0 {
+		if *p <= 0 && v > 0 && v <= maxCacheSize {
 			*p, out.From[key] = v, "cpuid"
 		}
 	}

@@ -117,7 +117,7 @@ func linuxTopology(src *Source) (Topology, []string) {
 		}
 	}
 	if len(t.Online) == 0 {
-		n := max(src.CPUID.LogicalCores, 1)
+		n := min(max(src.CPUID.LogicalCores, 1), maxCPU+1)
 		if len(src.Affinity) > 0 {
 			n = slices.Max(src.Affinity) + 1
 		}
@@ -125,6 +125,8 @@ func linuxTopology(src *Source) (Topology, []string) {
 		warns = append(warns, fmt.Sprintf("no %s/online or /proc/cpuinfo: assuming %d CPUs", sysCPU, n))
 		t.Online, t.Cores, t.From = u.Online, u.Cores, u.From
 	}
+	sort.Ints(t.Online)
+	t.Online = slices.Compact(t.Online)
 	t.Affinity = slices.Clone(src.Affinity)
 	t.CPUs = t.Online
 	if len(t.Affinity) > 0 {
@@ -188,12 +190,31 @@ func linuxTopology(src *Source) (Topology, []string) {
 			// by the list, not the rank: E-cores alone are all rank 0
 			t.Cores[k].Part = map[bool]string{true: "cpu_core", false: "cpu_atom"}[slices.Contains(pcore, t.Cores[k].CPUs[0])]
 		}
-	case distinct(t.Cores, func(c *Core) int { return c.Capacity }) > 1:
+	case capacitiesValid(t.Cores, &warns) && distinct(t.Cores, func(c *Core) int { return c.Capacity }) > 1:
 		rankClasses(t.Cores, func(c *Core) int { return c.Capacity })
 	case distinct(t.Cores, func(c *Core) int { return armPartScore(c.Part) }) > 1:
 		rankClasses(t.Cores, func(c *Core) int { return armPartScore(c.Part) })
 	}
 	return t, warns
+}
+
+// capacitiesValid reports whether every core has a cpu_capacity in
+// Linux's range (1 to SCHED_CAPACITY_SCALE, 1024); one missing or garbage
+// value would make its core a class of its own, so then none is used
+// (with a warning when some were given).
+func capacitiesValid(cores []Core, warns *[]string) bool {
+	bad, some := 0, false
+	for i := range cores {
+		c := cores[i].Capacity
+		some = some || c != 0
+		if c < 1 || c > 1024 {
+			bad++
+		}
+	}
+	if bad > 0 && some {
+		*warns = append(*warns, fmt.Sprintf("%d cores have no valid cpu_capacity (1 to 1024): core classes taken from the CPU part instead", bad))
+	}
+	return bad == 0
 }
 
 func distinct(cores []Core, f func(c *Core) int) int {
@@ -319,6 +340,7 @@ func readNUMA(src *Source) ([]Node, error) {
 func linuxCaches(src *Source, t *Topology) ([]CacheInfo, []string) {
 	seen := map[string]bool{}
 	var out []CacheInfo
+	var warns []string
 	for _, core := range t.Cores {
 		c := core.CPUs[0]
 		dir := fmt.Sprintf("%s/cpu%d/cache", sysCPU, c)
@@ -335,7 +357,8 @@ func linuxCaches(src *Source, t *Topology) ([]CacheInfo, []string) {
 				continue
 			}
 			size, err := parseCacheSize(sz)
-			if err != nil || size <= 0 {
+			if err != nil || size <= 0 || size > maxCacheSize {
+				warns = append(warns, fmt.Sprintf("%s/size: %q is not a cache size; ignored", base, sz))
 				continue
 			}
 			cpus, err := ParseCPUList(shared)
@@ -351,8 +374,12 @@ func linuxCaches(src *Source, t *Topology) ([]CacheInfo, []string) {
 		}
 	}
 	sortCaches(out)
-	return out, nil
+	return out, warns
 }
+
+// maxCacheSize bounds a believable cache (the largest L3s are about a
+// gigabyte); a bigger figure is a corrupt file or a lying hypervisor.
+const maxCacheSize = 16 << 30
 
 // parseCacheSize reads sysfs sizes: "48K", "2048K", "32M", or bytes.
 func parseCacheSize(s string) (int64, error) {
@@ -432,9 +459,14 @@ func cgroupQuota(src *Source) (float64, string, error) {
 	return best, from, nil
 }
 
-// ancestors lists mnt+cg, then each parent folder up to mnt itself.
+// ancestors lists mnt+cg, then each parent folder up to mnt itself (none
+// for a path longer than PATH_MAX or deeper than 64 levels: no real cgroup
+// is, and a corrupt one must not cost a file read per level).
 func ancestors(mnt, cg string) []string {
 	cg = path.Clean(cg)
+	if len(cg) > 4096 || strings.Count(cg, "/") > 64 {
+		return nil
+	}
 	var out []string
 	for {
 		out = append(out, path.Join(mnt, cg))

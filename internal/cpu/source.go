@@ -194,6 +194,12 @@ func WriteCapture(dir string) error {
 }
 
 func writeCapture(dir string, src *Source) error {
+	if dir == "" {
+		return errors.New("no folder given")
+	}
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s: a symbolic link; give a new folder", dir)
+	}
 	if es, err := os.ReadDir(dir); err == nil && len(es) > 0 {
 		return fmt.Errorf("%s: exists and is not empty", dir)
 	} else if err != nil && !os.IsNotExist(err) {
@@ -288,6 +294,12 @@ func LoadCapture(dir string) (*Source, error) {
 	if err := dec.Decode(&src); err != nil {
 		return nil, fmt.Errorf("capture %s: %s: %v", dir, captureProbe, err)
 	}
+	if dec.More() {
+		return nil, fmt.Errorf("capture %s: %s: text after the JSON object", dir, captureProbe)
+	}
+	if c := src.CPUID.LogicalCores; c < 0 || c > maxCPU+1 {
+		return nil, fmt.Errorf("capture %s: %s: cpuid logical_cores %d out of range (0 to %d)", dir, captureProbe, c, maxCPU+1)
+	}
 	switch src.GOOS {
 	case "linux", "darwin", "windows", "freebsd":
 	default:
@@ -304,7 +316,15 @@ func LoadCapture(dir string) (*Source, error) {
 		}
 	}
 	if fsDir := filepath.Join(dir, captureFS); isDir(fsDir) {
+		if err := checkCaptureTree(fsDir); err != nil {
+			return nil, fmt.Errorf("capture %s: %v", dir, err)
+		}
 		src.FS = os.DirFS(fsDir)
+	}
+	for _, name := range []string{captureSysctl, captureGLPI} {
+		if st, err := os.Lstat(filepath.Join(dir, name)); err == nil && (!st.Mode().IsRegular() || st.Size() > maxCaptureFile) {
+			return nil, fmt.Errorf("capture %s: %s: not a regular file of at most %d MiB", dir, name, maxCaptureFile>>20)
+		}
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, captureSysctl)); err == nil {
 		if src.Sysctl, err = ParseSysctl(string(b)); err != nil {
@@ -315,6 +335,50 @@ func LoadCapture(dir string) (*Source, error) {
 		src.GLPI = b
 	}
 	return &src, nil
+}
+
+// Limits on a capture's fs/ tree: what WriteCapture writes is a few
+// hundred small regular files (a 256-CPU machine's, about a megabyte).
+const (
+	maxCaptureFile  = 64 << 20
+	maxCaptureTotal = 512 << 20
+	maxCaptureFiles = 1 << 20
+)
+
+// checkCaptureTree refuses what a capture never holds and detection must
+// not read: symbolic links (they could reach this host's own /proc, or
+// /dev/zero), devices, FIFOs and sockets, oversized files.
+func checkCaptureTree(root string) error {
+	var total int64
+	files := 0
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Dir(root), p)
+		if d.IsDir() {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: a symbolic link (a capture holds regular files only)", rel)
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file (%v)", rel, d.Type())
+		}
+		st, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st.Size() > maxCaptureFile {
+			return fmt.Errorf("%s: %d bytes, more than a capture's file ever holds (%d MiB)", rel, st.Size(), maxCaptureFile>>20)
+		}
+		total += st.Size()
+		files++
+		if total > maxCaptureTotal || files > maxCaptureFiles {
+			return fmt.Errorf("%s: more than %d MiB or %d files in all", filepath.Base(root), maxCaptureTotal>>20, maxCaptureFiles)
+		}
+		return nil
+	})
 }
 
 func isDir(p string) bool {

@@ -275,8 +275,8 @@ func (t *Topology) finish() {
 	}
 	t.Packages, t.Dies = max(len(pk), 1), max(len(dies), 1)
 	u := len(t.CPUs)
-	if t.Quota > 0 {
-		u = min(u, max(1, int(math.Floor(t.Quota+1e-9))))
+	if t.Quota > 0 && t.Quota < float64(u) { // compared as floats: a huge quota must not overflow an int
+		u = max(1, int(math.Floor(t.Quota+1e-9)))
 	}
 	if t.GOMAXPROCS > 0 {
 		u = min(u, t.GOMAXPROCS)

@@ -168,7 +168,11 @@ func runGenerate(o *GenerateOptions) error {
 			return fmt.Errorf("generate: %w (give --tokenizer DIR, or --ids)", err)
 		}
 	}
-	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: cli.ThreadCount(o.Err, "-t", o.Threads), NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill})
+	threads, err := cli.ThreadCount(o.Err, "-t", o.Threads)
+	if err != nil {
+		return err
+	}
+	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill})
 	if err != nil {
 		return err
 	}

@@ -234,3 +234,36 @@ func TestNoisyRun(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptedRecheck: Ctrl-C during the end-of-run re-check is not
+// swallowed: the run fails with a message and the profile is marked noisy.
+func TestInterruptedRecheck(t *testing.T) {
+	defer func(m func(context.Context, roofline.Options) (*roofline.Ceilings, error), r func(context.Context, *roofline.Ceilings) (roofline.Drift, error)) {
+		measureCeilings, recheckCeilings = m, r
+	}(measureCeilings, recheckCeilings)
+	measureCeilings = func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error) {
+		o.MaxWorkingSet, o.MinTime, o.Reps, o.Kinds = 1<<20, time.Millisecond, 1, []string{roofline.KindRead}
+		return roofline.Measure(ctx, o)
+	}
+	recheckCeilings = func(ctx context.Context, _ *roofline.Ceilings) (roofline.Drift, error) {
+		p, _ := os.FindProcess(os.Getpid())
+		if err := p.Signal(os.Interrupt); err != nil {
+			t.Skip("cannot signal this process:", err)
+		}
+		<-ctx.Done()
+		return roofline.Drift{}, ctx.Err()
+	}
+	dir := t.TempDir()
+	_, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
+	if code == 0 || !strings.Contains(errs, "interrupted during the end-of-run re-check") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "ktune-profile-*.json"))
+	if len(m) != 1 {
+		t.Fatalf("profiles %v", m)
+	}
+	b, _ := os.ReadFile(m[0])
+	if !strings.Contains(string(b), "re-check was interrupted") {
+		t.Errorf("profile not marked:\n%.400s", b)
+	}
+}

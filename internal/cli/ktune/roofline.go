@@ -3,20 +3,19 @@ package ktune
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
-	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/roofline"
 )
 
@@ -71,35 +70,42 @@ func NewCmdRoofline(f *cli.Factory, runF func(*RooflineOptions) error) *cobra.Co
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Quick, "quick", false, "fewer working sets, shorter timings (under a minute)")
-	cmd.Flags().StringVar(&opts.Threads, "threads", "", "thread counts, e.g. 1,2 or 1-8 (default 1, 2, 4, … and all CPUs)")
+	cmd.Flags().StringVar(&opts.Threads, "threads", "", "thread counts, e.g. 1,2 or 1-8 (default 1, 2, 4, …, the physical cores and the usable CPUs: see ktune detect)")
 	cmd.Flags().StringVar(&opts.OutDir, "out", "", "output folder (default the ktune folder under the user config directory)")
 	cmd.Flags().BoolVar(&opts.Points, "points", true, "also measure the kernel points at Kimi shapes")
 	cmd.Flags().StringVarP(&opts.Format, "output", "o", "text", "table format: text or md")
 	return cmd
 }
 
-// ParseThreads reads a comma list of counts and ranges ("1,2,4", "1-4").
-func ParseThreads(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || a < 1 || b < a {
-			return nil, fmt.Errorf("bad thread count %q (want e.g. 1,2,4 or 1-8)", part)
-		}
-		for t := a; t <= b; t++ {
-			out = append(out, t)
-		}
+// checkFormat refuses a table format other than text and md.
+func checkFormat(f string) error {
+	switch f {
+	case "text", "", "md", "markdown":
+		return nil
 	}
-	return out, nil
+	return cli.Usagef("-o: unknown table format %q (text or md)", f)
+}
+
+// outDir is dir (default DefaultOutDir), created if needed and checked
+// writable before any work, so a bad --out fails at once.
+func outDir(dir string) (string, error) {
+	if dir == "" {
+		d, err := DefaultOutDir()
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", cli.Usagef("--out %s: %v", dir, errors.Unwrap(err))
+	}
+	f, err := os.CreateTemp(dir, ".ktune-write-check-")
+	if err != nil {
+		return "", cli.Usagef("--out %s: not writable (%v)", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return dir, nil
 }
 
 // DefaultOutDir is the ktune folder under the user's config directory.
@@ -117,25 +123,15 @@ func runRoofline(ctx context.Context, opts *RooflineOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	if opts.Format != "text" && opts.Format != "md" && opts.Format != "markdown" {
-		return fmt.Errorf("unknown table format %q (text or md)", opts.Format)
+	if err := checkFormat(opts.Format); err != nil {
+		return err
 	}
-	threads, err := ParseThreads(opts.Threads)
+	threads, err := cli.ThreadList(opts.Err, "--threads", opts.Threads, nil)
 	if err != nil {
 		return err
 	}
-	for _, t := range threads {
-		if t > pool.Default().Size() {
-			return fmt.Errorf("--threads %d: this machine runs at most %d", t, pool.Default().Size())
-		}
-	}
-	out := opts.OutDir
-	if out == "" {
-		if out, err = DefaultOutDir(); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	out, err := outDir(opts.OutDir)
+	if err != nil {
 		return err
 	}
 

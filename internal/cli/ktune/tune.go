@@ -54,7 +54,14 @@ func (o *TuneOptions) register(cmd *cobra.Command) {
 
 func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
 	opt := tuner.Options{Quick: o.Quick, Budget: o.Budget, Dir: o.Dir, Only: o.Only}
-	if opt.Budget == 0 {
+	// every flag is checked here, before a second of measuring
+	if err := checkFormat(o.Format); err != nil {
+		return opt, err
+	}
+	switch {
+	case opt.Budget < 0:
+		return opt, cli.Usagef("--budget %v: a duration of 0 (the default) or more", opt.Budget)
+	case opt.Budget == 0:
 		opt.Budget = 10 * time.Minute
 		if o.Quick {
 			opt.Budget = 2 * time.Minute
@@ -63,15 +70,22 @@ func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
 	if o.Config != "" {
 		c, err := arch.Load(o.Config)
 		if err != nil {
-			return opt, err
+			return opt, &cli.UsageError{Err: fmt.Errorf("--config: %v", err)}
 		}
 		opt.Config, opt.ModelName = c, o.Config
+	}
+	cfg := opt.Config
+	if cfg == nil {
+		cfg = arch.Kimi48B()
+	}
+	if _, err := tuner.FilterOps(tuner.Workloads(cfg, tuner.FullClasses, o.Quick), o.Only); err != nil {
+		return opt, &cli.UsageError{Err: err}
 	}
 	opt.Classes = append([]kernel.Class{}, kernel.DefaultClasses...)
 	if o.Allow != "" {
 		cs, err := kernel.ParseClasses(o.Allow)
 		if err != nil {
-			return opt, fmt.Errorf("--allow: %v", err)
+			return opt, cli.Usagef("--allow: %v", err)
 		}
 		for _, c := range cs {
 			if !containsClass(opt.Classes, c) {
@@ -85,6 +99,13 @@ func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
 			return opt, err
 		}
 		opt.Threads = ts
+	}
+	if o.Dir != "" {
+		d, err := outDir(o.Dir)
+		if err != nil {
+			return opt, err
+		}
+		opt.Dir = d
 	}
 	return opt, nil
 }
@@ -145,6 +166,9 @@ func runTune(o *TuneOptions) error {
 		c, err := measure(ctx, roofline.Options{Quick: true, Threads: threads,
 			Progress: func(done, total int, what string) { prog("ceilings", done, total, what) }})
 		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted while measuring the ceilings: nothing was written")
+			}
 			return fmt.Errorf("ceilings: %v", err)
 		}
 		raw, err := c.JSON()
@@ -214,11 +238,19 @@ func runTune(o *TuneOptions) error {
 		}
 		p.Ceilings, rewrite = raw, true
 	}
+	interrupted := ctx.Err() != nil
+	if interrupted { // during the re-check: the profile stands, its quiet is unproven
+		noisy = append(noisy, "the end-of-run re-check was interrupted: whether the machine stayed quiet is unknown")
+		rewrite = true
+	}
 	if rewrite {
 		p.Noisy = noisy
 		if err := p.Write(path); err != nil {
 			return err
 		}
+	}
+	if interrupted {
+		return fmt.Errorf("interrupted during the end-of-run re-check: %s is written and marked noisy (not re-checked); plots and the table are skipped", path)
 	}
 	fmt.Fprintln(o.Out)
 	if err := summaryTable(o.Out, o.Format, p, ceil); err != nil {
