@@ -421,7 +421,7 @@ func (d Drift) Moved() []string {
 	}
 	check("the clock", d.ClockStart, d.ClockEnd, "GHz")
 	check(d.Compute+" (1 thread)", d.ComputeStart, d.ComputeEnd, "GFLOP/s")
-	check(fmt.Sprintf("DRAM read bandwidth (%d threads)", d.Threads), d.ReadStart, d.ReadEnd, "GB/s")
+	check(fmt.Sprintf("DRAM read bandwidth (%s)", plural(d.Threads, "thread")), d.ReadStart, d.ReadEnd, "GB/s")
 	return out
 }
 
@@ -464,4 +464,12 @@ func Recheck(ctx context.Context, c *Ceilings) (Drift, error) {
 		d.ReadEnd = s.Points[len(s.Points)-1].GBs
 	}
 	return d, nil
+}
+
+// plural writes "1 thread", "2 threads".
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }

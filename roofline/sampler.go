@@ -96,7 +96,7 @@ func (s *DRAMSampler) Apply(c *Ceilings) []string {
 		}
 		lo, hi := slices.Min(all), slices.Max(all)
 		if lo > 0 && hi/lo > SpreadLimit {
-			notes = append(notes, fmt.Sprintf("DRAM read bandwidth at %d threads varied from %.1f to %.1f GB/s over %d readings during the run (other tenants of the host?)", t, lo, hi, len(all)))
+			notes = append(notes, fmt.Sprintf("DRAM read bandwidth at %s varied from %.1f to %.1f GB/s over %d readings during the run (other tenants of the host?)", plural(t, "thread"), lo, hi, len(all)))
 		}
 		for i := range c.Sweeps {
 			sw := &c.Sweeps[i]

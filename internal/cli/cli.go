@@ -71,12 +71,22 @@ func (f *ISAFlags) Register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&f.Disable, "disable-isa", "", "comma-separated CPU features to disable, spelled as in /proc/cpuinfo (e.g. avx512f,amx_tile); as KTUNE_DISABLE")
 }
 
-// Apply masks the CPU features.
+// Apply masks the CPU features; a bad flag or a bad KTUNE_MAX_ISA or
+// KTUNE_DISABLE is a usage error (the user believes the mask applies).
 func (f *ISAFlags) Apply() error {
+	if errs := cpu.MaskErrors(); len(errs) > 0 {
+		for i, e := range errs {
+			errs[i] = strings.TrimSuffix(e, "; ignored")
+		}
+		return Usagef("%s", strings.Join(errs, "; "))
+	}
 	if f.MaxISA == "" && f.Disable == "" {
 		return nil
 	}
-	return cpu.SetMask(f.MaxISA, f.Disable)
+	if err := cpu.SetMask(f.MaxISA, f.Disable); err != nil {
+		return &UsageError{err}
+	}
+	return nil
 }
 
 // HumanBytes formats a byte count with binary units; negative is "unknown".
@@ -118,7 +128,24 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// FlagErrors makes cobra's flag parsing errors UsageErrors (exit 2).
+// FlagErrors makes cobra's flag parsing and argument errors (an unknown
+// flag, a bad value, a missing or extra argument) UsageErrors (exit 2),
+// for cmd and every command below it.
 func FlagErrors(cmd *cobra.Command) {
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
+	var wrap func(c *cobra.Command)
+	wrap = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(c *cobra.Command, a []string) error {
+				if err := args(c, a); err != nil {
+					return &UsageError{err}
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			wrap(sub)
+		}
+	}
+	wrap(cmd)
 }

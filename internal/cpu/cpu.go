@@ -177,6 +177,13 @@ func applyMaxISA(level string) error {
 	if err != nil {
 		return err
 	}
+	arch := X86
+	if base.Arch == "arm64" {
+		arch = ARM64
+	}
+	if set != 0 && set.Intersect(arch) == 0 {
+		return fmt.Errorf("ISA level %q is not a level of %s (known here: %s)", level, base.Arch, strings.Join(levelsOf(arch), ", "))
+	}
 	userMask |= base.Hardware.Minus(set)
 	maskDesc = append(maskDesc, "max-isa="+level)
 	return nil
@@ -257,6 +264,27 @@ func Describe(src *Source) *Info {
 		i.Effective = i.Effective.Minus(AMX)
 	}
 	return &i
+}
+
+// levelsOf lists the level names for an architecture's features.
+func levelsOf(arch Set) []string {
+	var out []string
+	for _, l := range levels {
+		if l.set == 0 || l.set.Intersect(arch) != 0 {
+			out = append(out, l.name)
+		}
+	}
+	return out
+}
+
+// MaskErrors returns the problems with the masking environment variables
+// (KTUNE_MAX_ISA, KTUNE_DISABLE), which detection ignored; the programs
+// refuse to run on them, since the user believes the mask applies.
+func MaskErrors() []string {
+	initState()
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]string(nil), warnings...)
 }
 
 // Fingerprint is Get().Fingerprint().

@@ -45,12 +45,14 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 
 			Without PROFILE it uses this machine's profile in the default ktune
 			folder, and without one the defaults at Kimi Linear's quick shapes
-			and thread counts 1, 2, 4, ... up to the logical cores. A profile of
+			and this machine's default thread counts (ktune detect: 1, 2, 4, …,
+			the usable CPUs). A profile of
 			another machine is refused in use mode (warning): its shapes are
 			then benchmarked with this build's defaults.
 
 			Names follow the kernels' benchmarks: Benchmark<Family>/op=/dtype=/
-			variant=/<shape>[/mem=dram]/threads=<n>-<GOMAXPROCS>; mem=dram runs
+			variant=/<shape>[/mem=dram]/threads=<n>[-<GOMAXPROCS> when not 1,
+			as go test writes]; mem=dram runs
 			cycle through copies of the weights that exceed the caches. Each
 			line reports sec/op, GFLOP/s and GB/s (the variant's cost count),
 			after file configuration lines (goos, goarch, cpu, fingerprint,

@@ -200,6 +200,9 @@ func runCompare(f *cli.Factory, o *CompareOptions) error {
 		for _, w := range m.Warnings {
 			fmt.Fprintf(f.Err, "warning: %s\n", w)
 		}
+		if len(m.P.Noisy) > 0 {
+			fmt.Fprintf(f.Err, "warning: %s was measured on a noisy machine (%s): its figures are suspect\n", m.Path, strings.Join(m.P.Noisy, "; "))
+		}
 	}
 	c := compareMachines(ms)
 	letters := make([]string, len(ms))

@@ -52,7 +52,7 @@ func NewCmdExport(f *cli.Factory, runF func(*ExportOptions) error) *cobra.Comman
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Profile = args[0]
 			if o.Threads < 1 {
-				return fmt.Errorf("--threads N (≥ 1) is required")
+				return cli.Usagef("--threads N (≥ 1) is required")
 			}
 			if runF != nil {
 				return runF(o)

@@ -45,6 +45,12 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			profile's choices, and flags benchmark regressions.
 		`),
 		SilenceUsage: true,
+		// a bad KTUNE_MAX_ISA or KTUNE_DISABLE is refused (bench runs
+		// kernels under the masks)
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			var none cli.ISAFlags
+			return none.Apply()
+		},
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "version",

@@ -51,6 +51,11 @@ func NewCmdDetect(f *cli.Factory, runF func(*DetectOptions) error) *cobra.Comman
 		Example: "  ktune detect\n  ktune detect --json\n  KTUNE_MAX_ISA=avx2 ktune detect --json\n  ktune detect --capture my-machine\n  ktune detect --from my-machine --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, f := range []string{"capture", "from"} {
+				if v, _ := cmd.Flags().GetString(f); cmd.Flags().Changed(f) && strings.TrimSpace(v) == "" {
+					return cli.Usagef("--%s: a folder is required", f)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -115,6 +120,9 @@ func NewDetectReport(i *cpu.Info) DetectReport {
 }
 
 func runDetect(opts *DetectOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
 	i := cpu.Get()
 	if opts.From != "" {
 		if opts.Capture != "" {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"github.com/ktune/ktune/internal/testexec"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -203,7 +206,7 @@ func TestNoisyRun(t *testing.T) {
 	}{
 		{"quiet", roofline.Drift{ClockStart: 3, ClockEnd: 3.1, ReadStart: 30, ReadEnd: 29}, quiet, ""},
 		{"clock moved", roofline.Drift{ClockStart: 3, ClockEnd: 3.6, ReadStart: 30, ReadEnd: 30}, quiet, "the clock moved +20%"},
-		{"bandwidth moved", roofline.Drift{Threads: 1, ClockStart: 3, ClockEnd: 3, ReadStart: 30, ReadEnd: 20}, quiet, "DRAM read bandwidth (1 threads) moved -33%"},
+		{"bandwidth moved", roofline.Drift{Threads: 1, ClockStart: 3, ClockEnd: 3, ReadStart: 30, ReadEnd: 20}, quiet, "DRAM read bandwidth (1 thread) moved -33%"},
 		{"competitor", roofline.Drift{}, busy, "other processes used 1.00 CPUs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,5 +268,54 @@ func TestInterruptedRecheck(t *testing.T) {
 	b, _ := os.ReadFile(m[0])
 	if !strings.Contains(string(b), "re-check was interrupted") {
 		t.Errorf("profile not marked:\n%.400s", b)
+	}
+}
+
+// TestUsageErrorsExit2: bad flags, arguments and masks exit 2 with one
+// message, at once (before any measuring), and write nothing.
+func TestUsageErrorsExit2(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, args := range [][]string{
+		{"extra"},
+		{"detect", "extra"},
+		{"detect", "-o", "xml"},
+		{"detect", "--capture="},
+		{"--max-isa", "garbage", "detect"},
+		{"--max-isa", "neon", "detect"}, // an arm64 level on amd64, or the reverse
+		{"--budget", "-1s", "--out", t.TempDir()},
+		{"--only", "nonsense", "--out", t.TempDir()},
+		{"-o", "xml", "--out", t.TempDir()},
+		{"--allow", "nonsense", "--out", t.TempDir()},
+		{"--out", file},
+		{"--threads", "1,9223372036854775807", "--out", t.TempDir()},
+		{"roofline", "--threads", "0"},
+		{"roofline", "-o", "xml"},
+	} {
+		if len(args) > 1 && args[1] == "neon" && runtime.GOARCH == "arm64" {
+			args[1] = "avx2"
+		}
+		start := time.Now()
+		_, errs, code := runMain(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "Usage:") {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%v: took %v before refusing", args, d)
+		}
+	}
+}
+
+// TestBadMaskEnvExit2: a bad KTUNE_MAX_ISA or KTUNE_DISABLE is refused
+// (the user believes the mask applies), not ignored.
+func TestBadMaskEnvExit2(t *testing.T) {
+	for _, env := range []string{"KTUNE_MAX_ISA=garbage", "KTUNE_DISABLE=bogus"} {
+		cmd := testexec.Self("-test.run=^TestMaskedDetect$")
+		cmd.Env = append(os.Environ(), env, "KTUNE_CLI_CHILD=detect")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), strings.SplitN(env, "=", 2)[0]) {
+			t.Errorf("%s: %v\n%s", env, err, out)
+		}
 	}
 }
