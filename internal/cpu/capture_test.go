@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -52,7 +51,7 @@ func TestCaptureRefusesWhatItNeverHolds(t *testing.T) {
 		{"fifo", "fs/sys/devices/system/cpu/online: not a regular file", func(d string) error {
 			p := filepath.Join(d, "fs/sys/devices/system/cpu/online")
 			os.Remove(p)
-			return syscall.Mkfifo(p, 0o644)
+			return mkfifo(p)
 		}},
 		{"trailing text", "text after the JSON", func(d string) error {
 			f, err := os.OpenFile(filepath.Join(d, "probe.json"), os.O_APPEND|os.O_WRONLY, 0)
