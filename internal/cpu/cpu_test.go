@@ -205,14 +205,24 @@ func TestEnvMasks(t *testing.T) {
 			t.Errorf("KTUNE_MAX_ISA=dotprod: effective %v, masked %v", i.Effective, i.Masked)
 		}
 	}
-	i := run("KTUNE_MAX_ISA=avx2")
-	if i.Effective.Minus(NewSet(AVX2, FMA)) != 0 {
-		t.Errorf("KTUNE_MAX_ISA=avx2 left %v", i.Effective)
+	if runtime.GOARCH == "amd64" {
+		i := run("KTUNE_MAX_ISA=avx2")
+		if i.Effective.Minus(NewSet(AVX2, FMA)) != 0 {
+			t.Errorf("KTUNE_MAX_ISA=avx2 left %v", i.Effective)
+		}
+		if i.Hardware.Has(AVX512F) && !i.Masked.Has(AVX512F) {
+			t.Errorf("avx512f not listed as masked: %v", i.Masked)
+		}
 	}
-	if i.Hardware.Has(AVX512F) && !i.Masked.Has(AVX512F) {
-		t.Errorf("avx512f not listed as masked: %v", i.Masked)
+	// another architecture's level is a mistake, not "mask everything"
+	other := map[string]string{"amd64": "neon", "arm64": "avx2"}[runtime.GOARCH]
+	if other != "" {
+		i := run("KTUNE_MAX_ISA=" + other)
+		if !strings.Contains(strings.Join(i.Warnings, ";"), "is not a level of "+runtime.GOARCH) || i.Effective != i.Hardware.Minus(AMX) && i.Effective != i.Hardware {
+			t.Errorf("KTUNE_MAX_ISA=%s: warnings %v, effective %v", other, i.Warnings, i.Effective)
+		}
 	}
-	i = run("KTUNE_DISABLE=avx2,fma")
+	i := run("KTUNE_DISABLE=avx2,fma")
 	if i.Effective.Has(AVX2) || i.Effective.Has(FMA) {
 		t.Errorf("KTUNE_DISABLE left %v", i.Effective)
 	}
