@@ -60,7 +60,9 @@ func (b Busyness) Warning() string {
 		}
 		why = append(why, s)
 	}
-	if b.Throttled > 0.01*b.Seconds && b.Throttled > 0.05 {
+	// a quota always throttles a little (the runtime's own threads):
+	// 5% of the wall time is what moves a timing
+	if b.Throttled > 0.05*b.Seconds && b.Throttled > 0.5 {
 		why = append(why, fmt.Sprintf("the cgroup CPU quota throttled this process for %.1f s", b.Throttled))
 	}
 	if len(why) == 0 {
