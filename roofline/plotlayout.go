@@ -192,33 +192,10 @@ func inside(a, b vg.Rectangle) bool {
 	return a.Min.X >= b.Min.X && a.Max.X <= b.Max.X && a.Min.Y >= b.Min.Y && a.Max.Y <= b.Max.Y
 }
 
-// crosses reports whether the segment p–q passes through the rectangle
-// (Liang–Barsky).
+// crosses reports whether the segment p–q passes through the rectangle.
 func crosses(p, q vg.Point, r vg.Rectangle) bool {
-	t0, t1 := 0.0, 1.0
-	dx, dy := float64(q.X-p.X), float64(q.Y-p.Y)
-	for _, c := range [4][2]float64{
-		{-dx, float64(p.X - r.Min.X)}, {dx, float64(r.Max.X - p.X)},
-		{-dy, float64(p.Y - r.Min.Y)}, {dy, float64(r.Max.Y - p.Y)},
-	} {
-		pk, qk := c[0], c[1]
-		if pk == 0 {
-			if qk < 0 {
-				return false
-			}
-			continue
-		}
-		t := qk / pk
-		if pk < 0 {
-			t0 = math.Max(t0, t)
-		} else {
-			t1 = math.Min(t1, t)
-		}
-		if t0 > t1 {
-			return false
-		}
-	}
-	return true
+	_, _, ok := clipSeg(p, q, r)
+	return ok
 }
 
 // clipSeg clips the segment p–q to r; ok is false when nothing is left.
