@@ -5,15 +5,105 @@ package vmath
 
 import "math"
 
-// Exp writes exp(src[i]) into dst[i] (len(dst) ≥ len(src)), within 2 ulp
-// of math.Exp for src ∈ [−87.3, 88.3]. Outside that range it follows exp
-// (overflow to +Inf, gradual underflow to 0): the AVX-512 kernel itself,
-// the AVX2 and NEON kernels (which clamp) by redoing those elements with
-// math.Exp.
+// Exp writes exp(src[i]) into dst[i] (len(dst) ≥ len(src); dst may be
+// src), within 2 ulp of math.Exp for src ∈ [−87.3, 88.3]. Outside that
+// range it follows exp (overflow to +Inf, gradual underflow to 0, NaN to
+// NaN): the AVX-512 kernel itself, the AVX2 and NEON kernels (which clamp)
+// by redoing those elements with math.Exp.
 func Exp(dst, src []float32) {
 	dst = dst[:len(src)]
 	done := expAsm(dst, src)
 	for i := done; i < len(src); i++ {
 		dst[i] = float32(math.Exp(float64(src[i])))
 	}
+}
+
+// expChunk is how many exponentials the activation helpers compute at a
+// time into a stack buffer.
+const expChunk = 256
+
+// Sigmoid writes σ(src[i]) = 1/(1+exp(−src[i])) into dst[i] (len(dst) ≥
+// len(src); dst may be src). An element's result depends only on its value
+// and on whether it lies in src's last len(src) mod 16 elements (done by
+// math.Exp), so a caller that splits a row among threads at multiples of
+// 16 gets the same bits.
+func Sigmoid(dst, src []float32) {
+	var e [expChunk]float32
+	for lo := 0; lo < len(src); lo += expChunk {
+		s := src[lo:min(lo+expChunk, len(src))]
+		d := dst[lo : lo+len(s)]
+		t := e[:len(s)]
+		for i, v := range s {
+			t[i] = -v
+		}
+		Exp(t, t)
+		for i := range d {
+			d[i] = 1 / (1 + t[i])
+		}
+	}
+}
+
+// SiLU writes silu(src[i]) = src[i]·σ(src[i]) into dst[i] (dst may be
+// src), with Sigmoid's exponentials.
+func SiLU(dst, src []float32) {
+	SiLUMul(dst, src, nil)
+}
+
+// SiLUMul writes silu(g[i])·u[i] into dst[i] (u nil: silu(g[i])); dst may
+// alias g or u.
+func SiLUMul(dst, g, u []float32) {
+	var e [expChunk]float32
+	for lo := 0; lo < len(g); lo += expChunk {
+		s := g[lo:min(lo+expChunk, len(g))]
+		d := dst[lo : lo+len(s)]
+		t := e[:len(s)]
+		for i, v := range s {
+			t[i] = -v
+		}
+		Exp(t, t)
+		if u == nil {
+			for i := range d {
+				d[i] = s[i] / (1 + t[i])
+			}
+			continue
+		}
+		uu := u[lo : lo+len(s)]
+		for i := range d {
+			d[i] = s[i] / (1 + t[i]) * uu[i]
+		}
+	}
+}
+
+// clampedExp runs a kernel that clamps its inputs to [−87.3, 88.3] (AVX2,
+// NEON) on the first len(src) rounded down to a multiple of width elements
+// and returns that count. Elements outside the range (or NaN) get
+// math.Exp instead; they are found before the kernel runs, so dst may
+// alias src.
+func clampedExp(dst, src []float32, width int, kernel func(dst, src []float32)) int {
+	n := len(src) / width * width
+	var tmp [expChunk]float32
+	for lo := 0; lo < n; lo += expChunk {
+		s := src[lo:min(lo+expChunk, n)]
+		d := dst[lo : lo+len(s)]
+		wild := false
+		for _, x := range s {
+			if !(x >= -87.3 && x <= 88.3) {
+				wild = true
+				break
+			}
+		}
+		if !wild {
+			kernel(d, s)
+			continue
+		}
+		t := tmp[:len(s)]
+		kernel(t, s)
+		for i, x := range s {
+			if !(x >= -87.3 && x <= 88.3) {
+				t[i] = float32(math.Exp(float64(x)))
+			}
+		}
+		copy(d, t)
+	}
+	return n
 }

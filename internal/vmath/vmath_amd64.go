@@ -2,11 +2,7 @@
 
 package vmath
 
-import (
-	"math"
-
-	"github.com/ktune/ktune/internal/cpu"
-)
+import "github.com/ktune/ktune/internal/cpu"
 
 // expAsm runs the widest available kernel on the bulk of src and returns
 // how many elements it did.
@@ -16,14 +12,8 @@ func expAsm(dst, src []float32) int {
 		expAVX512(dst, src)
 		return len(src) &^ 15
 	case cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)):
-		n := len(src) &^ 7
-		expAVX2(dst, src)
-		for i := 0; i < n; i++ { // the AVX2 kernel clamps: keep exp's semantics outside its range
-			if x := src[i]; x < -87.3 || x > 88.3 {
-				dst[i] = float32(math.Exp(float64(x)))
-			}
-		}
-		return n
+		// the AVX2 kernel clamps: keep exp's semantics outside its range
+		return clampedExp(dst, src, 8, expAVX2)
 	}
 	return 0
 }

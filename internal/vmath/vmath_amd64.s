@@ -40,8 +40,8 @@ exp_loop:
 	CMPQ         DX, $0x00
 	JE           exp_done
 	VMOVUPS      (CX), Z12
-	VMINPS       Z0, Z12, Z12
-	VMAXPS       Z1, Z12, Z12
+	VMINPS       Z12, Z0, Z12
+	VMAXPS       Z12, Z1, Z12
 	VMULPS       Z2, Z12, Z13
 	VRNDSCALEPS  $0x00, Z13, Z13
 	VMOVAPS      Z12, Z12
@@ -118,8 +118,8 @@ exp2_loop:
 	CMPQ         DX, $0x00
 	JE           exp2_done
 	VMOVUPS      (CX), Y13
-	VMINPS       Y0, Y13, Y13
-	VMAXPS       Y1, Y13, Y13
+	VMINPS       Y13, Y0, Y13
+	VMAXPS       Y13, Y1, Y13
 	VMULPS       Y2, Y13, Y14
 	VROUNDPS     $0x00, Y14, Y14
 	VMOVAPS      Y13, Y13

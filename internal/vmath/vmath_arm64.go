@@ -3,11 +3,7 @@
 // arm64 stub and dispatch of the hand-written NEON exp.
 package vmath
 
-import (
-	"math"
-
-	"github.com/ktune/ktune/internal/cpu"
-)
+import "github.com/ktune/ktune/internal/cpu"
 
 // expNEON computes exp elementwise for the first len(src) rounded down to a
 // multiple of 4 elements, for inputs in [−87.3, 88.3] (clamped outside; the
@@ -24,15 +20,5 @@ func expAsm(dst, src []float32) int {
 	if !cpu.Has(cpu.ASIMD) {
 		return 0
 	}
-	n := len(src) &^ 3
-	if n == 0 {
-		return 0
-	}
-	expNEON(dst[:n], src[:n])
-	for i := 0; i < n; i++ {
-		if x := src[i]; x < -87.3 || x > 88.3 || x != x {
-			dst[i] = float32(math.Exp(float64(x)))
-		}
-	}
-	return n
+	return clampedExp(dst, src, 4, expNEON)
 }

@@ -54,3 +54,75 @@ func TestDotAxpy(t *testing.T) {
 		t.Errorf("Axpy = %v", y)
 	}
 }
+
+// TestActivations checks Sigmoid, SiLU and SiLUMul against float64 on a
+// range past exp's limits (and NaN), on lengths with and without a tail.
+func TestActivations(t *testing.T) {
+	for _, n := range []int{1, 15, 16, 17, 255, 256, 257, 600} {
+		x := make([]float32, n)
+		u := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i*37%401-200) * 0.55 // −110 … 110
+			u[i] = float32(i%7) - 3
+		}
+		x[n/2] = float32(math.NaN())
+		sg, sl, sm := make([]float32, n), make([]float32, n), make([]float32, n)
+		Sigmoid(sg, x)
+		SiLU(sl, x)
+		SiLUMul(sm, x, u)
+		for i, v := range x {
+			if v != v {
+				if sg[i] == sg[i] || sl[i] == sl[i] || sm[i] == sm[i] {
+					t.Fatalf("n=%d: NaN in, %v %v %v out", n, sg[i], sl[i], sm[i])
+				}
+				continue
+			}
+			s := 1 / (1 + math.Exp(-float64(v)))
+			for _, c := range []struct {
+				name      string
+				got, want float64
+			}{{"sigmoid", float64(sg[i]), s}, {"silu", float64(sl[i]), float64(v) * s}, {"silumul", float64(sm[i]), float64(v) * s * float64(u[i])}} {
+				// below 1e-30 the product of an overflowed exp is 0: fine
+				if d := math.Abs(c.got - c.want); d > 4e-7*math.Abs(c.want)+1e-30 {
+					t.Errorf("n=%d %s(%v) = %v, want %v", n, c.name, v, c.got, c.want)
+				}
+			}
+		}
+	}
+}
+
+// TestExpNaN: a NaN in gives NaN out on every ISA path, in the vector
+// body and in the tail (a clamp that swallowed NaN made σ(NaN) = 0).
+func TestExpNaN(t *testing.T) {
+	for _, mask := range [][]cpu.Feature{nil, {cpu.AVX512F}, {cpu.AVX512F, cpu.AVX2}, {cpu.ASIMD}} {
+		restore := cpu.Disable(mask...)
+		for _, n := range []int{1, 8, 16, 19, 40} {
+			src := make([]float32, n)
+			for i := range src {
+				src[i] = float32(i) - 3
+			}
+			for _, at := range []int{0, n / 2, n - 1} {
+				src[at] = float32(math.NaN())
+				dst := make([]float32, n)
+				Exp(dst, src)
+				if dst[at] == dst[at] {
+					t.Errorf("mask %v n=%d: exp(NaN) at %d = %v", mask, n, at, dst[at])
+				}
+				src[at] = 0
+			}
+			// in place, with results past the clamp range (exp(5) > 88.3)
+			for i := range src {
+				src[i] = float32(i%13) - 2
+			}
+			want := make([]float32, n)
+			Exp(want, src)
+			Exp(src, src)
+			for i := range src {
+				if src[i] != want[i] {
+					t.Fatalf("mask %v n=%d: in-place exp[%d] = %v, out of place %v", mask, n, i, src[i], want[i])
+				}
+			}
+		}
+		restore()
+	}
+}

@@ -59,4 +59,3 @@ func toBF16Row(b []uint16, x []float32) {
 	clear(b[len(x):])
 }
 
-func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }

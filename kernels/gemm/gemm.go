@@ -29,6 +29,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/vmath"
 )
 
 // Op names.
@@ -319,10 +320,7 @@ func gateUpPanels(fn panelFn) panelFn {
 		fn(&ua, p0, p1, worker, prm)
 		for r := 0; r < a.m; r++ {
 			dst := a.y[r*a.ldy+p0*pr-a.ycol:][:cols]
-			gr, ur := g[r*cols:][:cols], u[r*cols:][:cols]
-			for i := range dst {
-				dst[i] = silu(gr[i]) * ur[i]
-			}
+			vmath.SiLUMul(dst, g[r*cols:][:cols], u[r*cols:][:cols])
 		}
 	}
 }
