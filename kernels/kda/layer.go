@@ -5,7 +5,9 @@ import (
 	"math"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 )
 
@@ -121,31 +123,47 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	beta := make([]float32, M*H)
 	gemm.LinearClasses(opt.Classes, beta, x, w.Beta, M, false, th)
 	// ---- short convolution + SiLU, continuing the cache: q, k, v [B,T,H·D]
-	w.conv(qp, c.ConvQ, w.ConvQ, B, T)
-	w.conv(kp, c.ConvK, w.ConvK, B, T)
-	w.conv(vp, c.ConvV, w.ConvV, B, T)
+	pl := pool.Default()
+	pl.For(th, 3*HD, 64, func(_, lo, hi int) {
+		for _, cv := range [3]struct {
+			u, cache, taps []float32
+			base           int
+		}{{qp, c.ConvQ, w.ConvQ, 0}, {kp, c.ConvK, w.ConvK, HD}, {vp, c.ConvV, w.ConvV, 2 * HD}} {
+			a, b := max(lo-cv.base, 0), min(hi-cv.base, HD)
+			if a < b {
+				w.conv(cv.u, cv.cache, cv.taps, B, T, a, b)
+			}
+		}
+	})
+	// SiLU, the per-head L2 norm of q and k (ε inside the root) and the
+	// gates g = −exp(A_log[h])·softplus(f + dt_bias), β = σ(b), per token
+	negA := make([]float32, H)
+	for h := range negA {
+		negA[h] = -float32(math.Exp(float64(w.ALog[h])))
+	}
+	pl.For(th, M, 1, func(_, lo, hi int) {
+		for m := lo; m < hi; m++ {
+			q, k, v := qp[m*HD:(m+1)*HD], kp[m*HD:(m+1)*HD], vp[m*HD:(m+1)*HD]
+			vmath.SiLU(q, q)
+			vmath.SiLU(k, k)
+			vmath.SiLU(v, v)
+			if opt.Debug == nil {
+				l2normRows(q, D, 1e-6)
+				l2normRows(k, D, 1e-6)
+			}
+			softplusGate(f[m*HD:(m+1)*HD], w.DtBias, negA, D)
+			vmath.Sigmoid(beta[m*H:(m+1)*H], beta[m*H:(m+1)*H])
+		}
+	})
 	dbg("dbg.q_conv", qp)
 	dbg("dbg.k_conv", kp)
 	dbg("dbg.v_conv", vp)
-	// ---- per-head L2 norm of q and k (ε inside the root): [B,T,H,D]
-	l2normRows(qp, D, 1e-6)
-	l2normRows(kp, D, 1e-6)
+	if opt.Debug != nil { // the golden dumps want q, k before their norm
+		l2normRows(qp, D, 1e-6)
+		l2normRows(kp, D, 1e-6)
+	}
 	dbg("dbg.q_l2", qp)
 	dbg("dbg.k_l2", kp)
-	// ---- gates: g = −exp(A_log[h])·softplus(f + dt_bias), β = σ(b)
-	for m := 0; m < M; m++ {
-		for h := 0; h < H; h++ {
-			a := -float32(math.Exp(float64(w.ALog[h])))
-			row := f[m*HD+h*D : m*HD+(h+1)*D]
-			bias := w.DtBias[h*D : (h+1)*D]
-			for d := range row {
-				row[d] = a * softplus(row[d]+bias[d])
-			}
-		}
-	}
-	for i := range beta {
-		beta[i] = sigmoid(beta[i])
-	}
 	dbg("dbg.g", f)
 	dbg("dbg.beta", beta)
 	// ---- the recurrence: o [B,T,H,D], the state carried in the cache
@@ -169,62 +187,95 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	dbg("dbg.o_core", o)
 	dbg("dbg.gate_out", gate)
 	// ---- gated RMSNorm per head: o·rsqrt(mean(o²)+ε)·w ⊙ σ(gate)
-	for i := 0; i < M*H; i++ {
-		row, gr := o[i*D:(i+1)*D], gate[i*D:(i+1)*D]
-		var ss float64
-		for _, v := range row {
-			ss += float64(v) * float64(v)
+	pl.For(th, M, 1, func(_, lo, hi int) {
+		for m := lo; m < hi; m++ {
+			gr := gate[m*HD : (m+1)*HD]
+			vmath.Sigmoid(gr, gr)
+			for h := 0; h < H; h++ {
+				i := m*H + h
+				row := o[i*D : (i+1)*D]
+				inv := float32(1 / math.Sqrt(float64(sumSquares(row))/float64(D)+float64(w.Eps)))
+				sg := gr[h*D : (h+1)*D]
+				for d := range row {
+					row[d] = row[d] * inv * w.ONorm[d] * sg[d]
+				}
+			}
 		}
-		inv := float32(1 / math.Sqrt(ss/float64(D)+float64(w.Eps)))
-		for d := range row {
-			row[d] = row[d] * inv * w.ONorm[d] * sigmoid(gr[d])
-		}
-	}
+	})
 	dbg("dbg.o_normed", o)
 	// ---- output projection: y [B,T,C]
 	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 
-// conv applies the depthwise causal convolution and SiLU in place on
-// u [B,T,H·D], reading and updating the per-channel window (oldest first).
-func (w *LayerWeights) conv(u, cache, taps []float32, B, T int) {
+// conv applies the depthwise causal convolution (without the SiLU) in
+// place on channels [lo, hi) of u [B,T,H·D], reading and updating their
+// windows (oldest first).
+func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 	HD, W := w.Heads*w.HeadDim, w.ConvWidth
+	buf := make([]float32, W+64) // the window followed by up to 64 new inputs
 	for b := 0; b < B; b++ {
-		for ch := 0; ch < HD; ch++ {
+		for ch := lo; ch < hi; ch++ {
 			win := cache[(b*HD+ch)*W : (b*HD+ch+1)*W]
 			tp := taps[ch*W : (ch+1)*W]
-			for t := 0; t < T; t++ {
-				i := (b*T+t)*HD + ch
-				copy(win, win[1:])
-				win[W-1] = u[i]
-				var s float32
-				for j, v := range win {
-					s += tp[j] * v
+			for t0 := 0; t0 < T; t0 += len(buf) - W {
+				n := min(T-t0, len(buf)-W)
+				ext := buf[:W+n]
+				copy(ext, win)
+				for t := 0; t < n; t++ {
+					ext[W+t] = u[(b*T+t0+t)*HD+ch]
 				}
-				u[i] = s * sigmoid(s)
+				for t := 0; t < n; t++ {
+					var s float32
+					for j, c := range tp {
+						s += c * ext[t+1+j]
+					}
+					u[(b*T+t0+t)*HD+ch] = s
+				}
+				copy(win, ext[n:n+W])
 			}
 		}
 	}
 }
 
+// l2normRows scales each row of d values of x to unit L2 norm (ε inside
+// the root).
 func l2normRows(x []float32, d int, eps float64) {
 	for i := 0; i+d <= len(x); i += d {
 		row := x[i : i+d]
-		var ss float64
-		for _, v := range row {
-			ss += float64(v) * float64(v)
-		}
-		inv := float32(1 / math.Sqrt(ss+eps))
+		inv := float32(1 / math.Sqrt(float64(sumSquares(row))+eps))
 		for j := range row {
 			row[j] *= inv
 		}
 	}
 }
 
-// softplus(z) = log(1+e^z), stable for large |z|.
-func softplus(z float32) float32 {
-	zz := float64(z)
-	return float32(math.Max(zz, 0) + math.Log1p(math.Exp(-math.Abs(zz))))
+// sumSquares is Σ x² with four f32 partial sums.
+func sumSquares(x []float32) float32 { return vmath.Dot(x, x) }
+
+// softplusGate turns f + dt_bias into the log-decay gate
+// g = −exp(A_log[h])·softplus(f + dt_bias) in place on one token's row
+// f [H·D] (negA[h] = −exp(A_log[h])).
+func softplusGate(f, bias, negA []float32, D int) {
+	var e [128]float32
+	for lo := 0; lo < len(f); lo += len(e) {
+		row := f[lo:min(lo+len(e), len(f))]
+		t := e[:len(row)]
+		for i := range row {
+			row[i] += bias[lo+i]
+			t[i] = -float32(math.Abs(float64(row[i])))
+		}
+		vmath.Exp(t, t)
+		for i, z := range row {
+			row[i] = negA[(lo+i)/D] * (max(z, 0) + log1p(t[i]))
+		}
+	}
 }
 
-func sigmoid(z float32) float32 { return float32(1 / (1 + math.Exp(-float64(z)))) }
+// log1p is log(1+y) for y ∈ [0, 1], exact to f32 rounding also for tiny y.
+func log1p(y float32) float32 {
+	u := 1 + y
+	if u == 1 {
+		return y
+	}
+	return float32(math.Log(float64(u)) * float64(y) / float64(u-1))
+}

@@ -2,6 +2,7 @@ package kda
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/ktune/ktune/internal/golden"
@@ -81,10 +82,21 @@ func TestLayerGolden(t *testing.T) {
 }
 
 func TestSoftplusStable(t *testing.T) {
-	for _, z := range []float32{-1000, -30, -1, 0, 1, 30, 1000} {
-		s := softplus(z)
-		if s < 0 || s != s || (z > 20 && s != z) {
-			t.Errorf("softplus(%v) = %v", z, s)
+	// softplusGate with −exp(A_log) = −1 and no bias is −softplus(z), on
+	// a row longer than one vector block (its tail done by the scalar exp)
+	zs := []float32{-1000, -100, -30, -17, -1, -1e-3, 0, 1e-7, 1, 2.5, 17, 30, 88, 100, 1000}
+	for len(zs) < 150 {
+		zs = append(zs, float32(len(zs)-75)/3)
+	}
+	g := append([]float32(nil), zs...)
+	negA := []float32{-1}
+	softplusGate(g, make([]float32, len(g)), negA, len(g))
+	for i, z := range zs {
+		zz := float64(z)
+		want := math.Max(zz, 0) + math.Log1p(math.Exp(-math.Abs(zz)))
+		s := -float64(g[i])
+		if s < 0 || s != s || math.Abs(s-want) > 2e-7*math.Max(want, 1e-30)+1e-45 {
+			t.Errorf("softplus(%v) = %v, want %v", z, s, want)
 		}
 	}
 }
