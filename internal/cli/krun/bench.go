@@ -1,11 +1,15 @@
 package krun
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
@@ -37,6 +42,8 @@ type BenchOptions struct {
 	Format    string
 	Ops       bool
 	NoVerify  bool
+	// CPUProfile is a file for a pprof CPU profile of the timed runs ("": none).
+	CPUProfile string
 	// CacheSpill is a folder for the MLA cache's file-backed pages ("": heap).
 	CacheSpill string
 	// CeilingBytes is the buffer the read ceiling streams (tests shrink it).
@@ -68,8 +75,11 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			embedding row) times tokens/s, divided by the read ceiling measured
 			in this run at the same thread count (a 512 MiB buffer streamed by
 			roofline.ReadParallel, best of 3). --ops adds a per-op breakdown of
-			one decode token: time per op family and each op's roof (its weight
-			bytes at the read ceiling). --cache-spill DIR keeps the MLA caches
+			one decode token (time per op family and each op's roof: its weight
+			bytes at the read ceiling) and of the first prefill (per op family
+			and per layer, in ms per prompt token). --cpuprofile FILE writes a
+			pprof CPU profile of the measurements (model building and the read
+			ceiling excluded). --cache-spill DIR keeps the MLA caches
 			in files in DIR (mapped) instead of the heap, to time the spilled
 			cache.
 		`),
@@ -110,6 +120,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
 	fl.BoolVar(&opts.Ops, "ops", false, "add a per-op breakdown of a decode token against each op's roof")
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums")
+	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to `FILE` (samples outside them are labelled krun=setup)")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped) instead of the heap")
 	return cmd
 }
@@ -137,7 +148,9 @@ type OpRow struct {
 	Model     string  `json:"model"`
 	DType     string  `json:"dtype"`
 	Threads   int     `json:"threads"`
+	Test      string  `json:"test"` // the run broken down: tg16 or pp64
 	Op        string  `json:"op"`
+	Layer     int     `json:"layer"` // -1: the family over all layers
 	MsPerTok  float64 `json:"ms_per_token"`
 	Share     float64 `json:"share"`
 	BytesTok  int64   `json:"weight_bytes_per_token"`
@@ -259,6 +272,11 @@ func runBench(o *BenchOptions) error {
 		}
 		params := paramsLabel(m.Cfg.ParamCount().Total)
 		bytesTok := m.DecodeWeightBytes()
+		stopProfile, err := o.startProfile(preset, len(models))
+		if err != nil {
+			m.Close()
+			return err
+		}
 		for _, th := range threads {
 			m.SetThreads(th)
 			tuner.UsePlacement(th)
@@ -314,6 +332,13 @@ func runBench(o *BenchOptions) error {
 					rows = append(rows, r)
 					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the bound\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac)
 				}
+				if o.Ops && len(pps) > 0 && pps[0] > 0 {
+					pr, err := prefillBreakdown(m, name, dt, th, d, pps[0])
+					if err != nil {
+						return err
+					}
+					ops = append(ops, pr...)
+				}
 				if o.Ops && len(tgs) > 0 && tgs[0] > 0 {
 					ops = append(ops, opsBreakdown(m, name, dt, th, d, tgs[0], ceiling[th])...)
 				}
@@ -321,9 +346,39 @@ func runBench(o *BenchOptions) error {
 		}
 		m.Close()
 		m = nil
+		if err := stopProfile(); err != nil {
+			return err
+		}
 		debug.FreeOSMemory()
 	}
 	return o.write(rows, ops)
+}
+
+// startProfile starts the --cpuprofile CPU profile of one model's
+// measurements (after its loading, before its closing) and returns the
+// function that stops it and writes the file atomically: FILE itself for
+// one model, FILE with the preset before its extension for several.
+func (o *BenchOptions) startProfile(preset string, models int) (stop func() error, err error) {
+	if o.CPUProfile == "" {
+		return func() error { return nil }, nil
+	}
+	path := o.CPUProfile
+	if models > 1 {
+		ext := filepath.Ext(path)
+		path = strings.TrimSuffix(path, ext) + "." + preset + ext
+	}
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		return nil, fmt.Errorf("bench: --cpuprofile: %v", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
+			return fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		fmt.Fprintf(o.Err, "krun: CPU profile written to %s (go tool pprof %s)\n", path, path)
+		return nil
+	}, nil
 }
 
 // open builds or loads the model for one preset ("" for a .kt file).
@@ -365,36 +420,106 @@ func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler) (float64,
 	return time.Since(t0).Seconds(), nil
 }
 
-// opTimes sums a Profiler's reports by op family.
-type opTimes map[string]time.Duration
+// opTimes sums a Profiler's reports by op family, and by family and layer.
+type opTimes struct {
+	fam   map[string]time.Duration
+	layer map[opLayer]time.Duration
+}
 
-func (t opTimes) Op(op string, layer, tokens int, d time.Duration) { t[op] += d }
+type opLayer struct {
+	op    string
+	layer int
+}
+
+func newOpTimes() *opTimes {
+	return &opTimes{fam: map[string]time.Duration{}, layer: map[opLayer]time.Duration{}}
+}
+
+func (t *opTimes) Op(op string, layer, tokens int, d time.Duration) {
+	t.fam[op] += d
+	t.layer[opLayer{op, layer}] += d
+}
 
 // opsBreakdown times n decode tokens with the profiler on and compares
-// each op family's time per token with its roof.
+// each op family's time per token with its roof (its weight bytes per
+// decode token at the read ceiling).
 func opsBreakdown(m *model.Model, name, dt string, th, d, n int, ceiling float64) []OpRow {
-	times := opTimes{}
+	times := newOpTimes()
 	if _, err := decodeRun(m, d, n, m.Shapes.Vocab, 99, times); err != nil {
 		return nil
 	}
-	var total time.Duration
-	for _, v := range times {
-		total += v
-	}
 	bytes := m.DecodeWeightBytesByOp()
-	var out []OpRow
-	for _, op := range model.Ops {
-		tm, ok := times[op]
-		if !ok {
-			continue
-		}
-		r := OpRow{Model: name, DType: dt, Threads: th, Op: op, TokensRun: n,
-			MsPerTok: tm.Seconds() * 1e3 / float64(n), Share: float64(tm) / float64(max(total, 1)), BytesTok: bytes[op]}
+	rows := times.rows(OpRow{Model: name, DType: dt, Threads: th, Test: fmt.Sprintf("tg%d", n), TokensRun: n}, false)
+	for i := range rows {
+		r := &rows[i]
+		r.BytesTok = bytes[r.Op]
 		if r.BytesTok > 0 && ceiling > 0 {
 			r.RoofMs = float64(r.BytesTok) / ceiling * 1e3
 			r.RoofFrac = r.RoofMs / max(r.MsPerTok, 1e-12)
 		}
-		out = append(out, r)
+	}
+	return rows
+}
+
+// prefillBreakdown times one prefill of p tokens (after a context of d)
+// with the profiler on: each op family's time per prompt token, then each
+// layer's share of it.
+func prefillBreakdown(m *model.Model, name, dt string, th, d, p int) ([]OpRow, error) {
+	st := m.NewState(0)
+	defer st.Close()
+	if d > 0 {
+		if _, err := m.Prefill(st, benchIDs(d, m.Shapes.Vocab, 98)); err != nil {
+			return nil, err
+		}
+	}
+	times := newOpTimes()
+	m.SetProfiler(times)
+	_, err := m.Prefill(st, benchIDs(p, m.Shapes.Vocab, 99))
+	m.SetProfiler(nil)
+	if err != nil {
+		return nil, err
+	}
+	return times.rows(OpRow{Model: name, DType: dt, Threads: th, Test: fmt.Sprintf("pp%d", p), TokensRun: p}, true), nil
+}
+
+// rows turns the sums into OpRows (per token of base.TokensRun): one per
+// family in forward order, and with layers set, one per family and layer
+// after it.
+func (t *opTimes) rows(base OpRow, layers bool) []OpRow {
+	var total time.Duration
+	for _, v := range t.fam {
+		total += v
+	}
+	row := func(op string, layer int, d time.Duration) OpRow {
+		r := base
+		r.Op, r.Layer = op, layer
+		r.MsPerTok = d.Seconds() * 1e3 / float64(max(base.TokensRun, 1))
+		r.Share = float64(d) / float64(max(total, 1))
+		return r
+	}
+	var out []OpRow
+	for _, op := range model.Ops {
+		tm, ok := t.fam[op]
+		if !ok {
+			continue
+		}
+		out = append(out, row(op, -1, tm))
+		if !layers {
+			continue
+		}
+		var ls []int
+		for k := range t.layer {
+			if k.op == op && k.layer >= 0 {
+				ls = append(ls, k.layer)
+			}
+		}
+		if len(ls) < 2 {
+			continue
+		}
+		slices.Sort(ls)
+		for _, l := range ls {
+			out = append(out, row(op, l, t.layer[opLayer{op, l}]))
+		}
 	}
 	return out
 }
@@ -419,9 +544,9 @@ func (o *BenchOptions) write(rows []BenchRow, ops []OpRow) error {
 		}
 		if len(ops) > 0 {
 			w.Write(nil)
-			w.Write([]string{"model", "dtype", "threads", "op", "ms_per_token", "share", "weight_bytes_per_token", "roof_ms_per_token", "roof_frac"})
+			w.Write([]string{"model", "dtype", "threads", "test", "op", "layer", "ms_per_token", "share", "weight_bytes_per_token", "roof_ms_per_token", "roof_frac"})
 			for _, r := range ops {
-				w.Write([]string{r.Model, r.DType, strconv.Itoa(r.Threads), r.Op, f(r.MsPerTok, 4), f(r.Share, 4), strconv.FormatInt(r.BytesTok, 10), f(r.RoofMs, 4), f(r.RoofFrac, 4)})
+				w.Write([]string{r.Model, r.DType, strconv.Itoa(r.Threads), r.Test, r.Op, strconv.Itoa(r.Layer), f(r.MsPerTok, 4), f(r.Share, 4), strconv.FormatInt(r.BytesTok, 10), f(r.RoofMs, 4), f(r.RoofFrac, 4)})
 			}
 		}
 		w.Flush()
@@ -444,14 +569,21 @@ func (o *BenchOptions) write(rows []BenchRow, ops []OpRow) error {
 	fmt.Fprintln(o.Out)
 	tab = nil
 	for _, r := range ops {
-		roof, frac := "-", "-"
+		roof, frac, wt := "-", "-", "-"
 		if r.RoofMs > 0 {
 			roof, frac = fmt.Sprintf("%.3f", r.RoofMs), fmt.Sprintf("%.0f%%", 100*r.RoofFrac)
 		}
-		tab = append(tab, []string{r.Model, r.DType, strconv.Itoa(r.Threads), r.Op, fmt.Sprintf("%.3f", r.MsPerTok),
-			fmt.Sprintf("%.1f%%", 100*r.Share), cli.HumanBytes(r.BytesTok), roof, frac})
+		if r.BytesTok > 0 {
+			wt = cli.HumanBytes(r.BytesTok)
+		}
+		op := r.Op
+		if r.Layer >= 0 {
+			op = fmt.Sprintf("  %s L%d", r.Op, r.Layer)
+		}
+		tab = append(tab, []string{r.Model, r.DType, strconv.Itoa(r.Threads), r.Test, op, fmt.Sprintf("%.3f", r.MsPerTok),
+			fmt.Sprintf("%.1f%%", 100*r.Share), wt, roof, frac})
 	}
-	return cli.Table(o.Out, o.Format, []string{"model", "dtype", "threads", "op", "ms/token", "share", "weights/token", "roof ms", "of roof"}, tab)
+	return cli.Table(o.Out, o.Format, []string{"model", "dtype", "threads", "test", "op", "ms/token", "share", "weights/token", "roof ms", "of roof"}, tab)
 }
 
 func f(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
