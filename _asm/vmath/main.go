@@ -18,6 +18,7 @@ import (
 // underflows gracefully to subnormals and zero.
 func expKernel() {
 	TEXT("expAVX512", NOSPLIT, "func(dst, src []float32)")
+	Pragma("noescape")
 	Doc(
 		"expAVX512 computes exp elementwise for the first len(src) rounded down to",
 		"a multiple of 16 elements (within 2 ulp); the caller finishes the tail:",
@@ -76,6 +77,7 @@ func expKernel() {
 // fine for KDA's gates (x ≤ 0, where e^x < 1.2e-38 is zero to the model).
 func expKernelAVX2() {
 	TEXT("expAVX2", NOSPLIT, "func(dst, src []float32)")
+	Pragma("noescape")
 	Doc(
 		"expAVX2 computes exp elementwise for the first len(src) rounded down to a",
 		"multiple of 8 elements, for inputs in [−87.3, 88.3] (clamped outside);",

@@ -74,12 +74,12 @@ func SiLUMul(dst, g, u []float32) {
 	}
 }
 
-// clampedExp runs a kernel that clamps its inputs to [−87.3, 88.3] (AVX2,
-// NEON) on the first len(src) rounded down to a multiple of width elements
+// clampedExp runs clampKernel, which clamps its inputs to [−87.3, 88.3]
+// (AVX2, NEON), on the first len(src) rounded down to a multiple of width elements
 // and returns that count. Elements outside the range (or NaN) get
 // math.Exp instead; they are found before the kernel runs, so dst may
 // alias src.
-func clampedExp(dst, src []float32, width int, kernel func(dst, src []float32)) int {
+func clampedExp(dst, src []float32, width int) int {
 	n := len(src) / width * width
 	var tmp [expChunk]float32
 	for lo := 0; lo < n; lo += expChunk {
@@ -93,11 +93,11 @@ func clampedExp(dst, src []float32, width int, kernel func(dst, src []float32)) 
 			}
 		}
 		if !wild {
-			kernel(d, s)
+			clampKernel(d, s)
 			continue
 		}
 		t := tmp[:len(s)]
-		kernel(t, s)
+		clampKernel(t, s)
 		for i, x := range s {
 			if !(x >= -87.3 && x <= 88.3) {
 				t[i] = float32(math.Exp(float64(x)))

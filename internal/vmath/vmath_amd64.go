@@ -13,7 +13,10 @@ func expAsm(dst, src []float32) int {
 		return len(src) &^ 15
 	case cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)):
 		// the AVX2 kernel clamps: keep exp's semantics outside its range
-		return clampedExp(dst, src, 8, expAVX2)
+		return clampedExp(dst, src, 8)
 	}
 	return 0
 }
+
+// clampKernel is clampedExp's kernel: AVX2 (len(src) a multiple of 8).
+func clampKernel(dst, src []float32) { expAVX2(dst, src) }

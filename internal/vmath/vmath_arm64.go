@@ -20,5 +20,8 @@ func expAsm(dst, src []float32) int {
 	if !cpu.Has(cpu.ASIMD) {
 		return 0
 	}
-	return clampedExp(dst, src, 4, expNEON)
+	return clampedExp(dst, src, 4)
 }
+
+// clampKernel is clampedExp's kernel: NEON (len(src) a multiple of 4).
+func clampKernel(dst, src []float32) { expNEON(dst, src) }

@@ -8,6 +8,8 @@ package vmath
 // a multiple of 16 elements (within 2 ulp); the caller finishes the tail:
 //
 //	for i := 0; i < len(src)&^15; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }
+//
+//go:noescape
 func expAVX512(dst []float32, src []float32)
 
 // expAVX2 computes exp elementwise for the first len(src) rounded down to a
@@ -15,4 +17,6 @@ func expAVX512(dst []float32, src []float32)
 // the caller finishes the tail:
 //
 //	for i := 0; i < len(src)&^7; i++ { dst[i] = float32(math.Exp(float64(src[i]))) }
+//
+//go:noescape
 func expAVX2(dst []float32, src []float32)
