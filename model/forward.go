@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 	"github.com/ktune/ktune/kernels/kda"
@@ -141,8 +142,9 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 	}
 	t0 = m.prof.lap(t0, OpEmbed, -1, M)
 	hook(0, h)
-	xn := make([]float32, M*C) // a sublayer's normalised input [M, C]
-	y := make([]float32, M*C)  // a sublayer's output [M, C]
+	xn := scratch.Get(M * C) // a sublayer's normalised input [M, C]
+	y := scratch.Get(M * C)  // a sublayer's output [M, C]
+	defer scratch.Put(xn, y)
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		// ---- mixer: h += KDA or MLA (RMSNorm_in(h)), states extended
@@ -184,7 +186,8 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 func (m *Model) logits(dst, h []float32, n int) {
 	C := m.Shapes.Hidden
 	t0 := m.prof.start()
-	xn := make([]float32, n*C) // [n, C]
+	xn := scratch.Get(n * C) // [n, C]
+	defer scratch.Put(xn)
 	norm.RMSNorm(xn, h[:n*C], m.Norm, float32(m.Cfg.RMSNormEps))
 	t0 = m.prof.lap(t0, OpNorm, -1, n)
 	gemm.LinearClasses(m.opt.Classes, dst, xn, m.LMHead, n, false, m.opt.Threads) // dst [n, V]
@@ -193,7 +196,8 @@ func (m *Model) logits(dst, h []float32, n int) {
 
 // mlp computes y [M, C] = down·(silu(gate·x) ⊙ (up·x)) for x [M, C].
 func (m *Model) mlp(f *MLP, y, x []float32, M int) {
-	hid := make([]float32, M*f.Gate.N) // [M, I]
+	hid := scratch.Get(M * f.Gate.N) // [M, I]
+	defer scratch.Put(hid)
 	gemm.DefaultGateUp(hid, x, f.Gate, f.Up, M, m.opt.Threads, m.opt.Classes...)
 	gemm.LinearClasses(m.opt.Classes, y, hid, f.Down, M, false, m.opt.Threads) // y [M, C]
 }

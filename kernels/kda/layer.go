@@ -7,6 +7,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 )
@@ -109,18 +110,17 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		}
 	}
 	// ---- projections: qp, kp, vp [M, H·D]; f, gate [M, H·D]; β [M, H]
-	qp, kp, vp := make([]float32, M*HD), make([]float32, M*HD), make([]float32, M*HD)
+	qp, kp, vp := scratch.Get(M*HD), scratch.Get(M*HD), scratch.Get(M*HD)
+	low := scratch.Get(M * D) // rank-D bottleneck, reused for both gates
+	f, gate, beta, o := scratch.Get(M*HD), scratch.Get(M*HD), scratch.Get(M*H), scratch.Zeroed(M*HD)
+	defer scratch.Put(qp, kp, vp, low, f, gate, beta, o)
 	gemm.LinearClasses(opt.Classes, qp, x, w.Q, M, false, th)
 	gemm.LinearClasses(opt.Classes, kp, x, w.K, M, false, th)
 	gemm.LinearClasses(opt.Classes, vp, x, w.V, M, false, th)
-	low := make([]float32, M*D) // rank-D bottleneck, reused for both gates
-	f := make([]float32, M*HD)
 	gemm.LinearClasses(opt.Classes, low, x, w.FA, M, false, th)
 	gemm.LinearClasses(opt.Classes, f, low, w.FB, M, false, th)
-	gate := make([]float32, M*HD)
 	gemm.LinearClasses(opt.Classes, low, x, w.GA, M, false, th)
 	gemm.LinearClasses(opt.Classes, gate, low, w.GB, M, false, th)
-	beta := make([]float32, M*H)
 	gemm.LinearClasses(opt.Classes, beta, x, w.Beta, M, false, th)
 	// ---- short convolution + SiLU, continuing the cache: q, k, v [B,T,H·D]
 	pl := pool.Default()
@@ -167,7 +167,6 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	dbg("dbg.g", f)
 	dbg("dbg.beta", beta)
 	// ---- the recurrence: o [B,T,H,D], the state carried in the cache
-	o := make([]float32, M*HD)
 	t := &Tensors{B: B, T: T, H: H, K: D, V: D, Q: qp, Kk: kp, G: f, Vv: vp, Beta: beta,
 		Scale: float32(1 / math.Sqrt(float64(D))), O: o, State: c.State}
 	plan := opt.Chunked

@@ -6,6 +6,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 )
@@ -100,8 +101,8 @@ func (b *BlockWeights) profileChoice(n, threads int, classes []kernel.Class) (ep
 	return ep, c.Variant.Name
 }
 
-// Forward computes y [N, C] for x [N, C] and returns the routing (for
-// load statistics).
+// Forward computes y [N, C] for x [N, C] (y must not overlap x) and
+// returns the routing (for load statistics).
 func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing {
 	C, E, K := b.Hidden, b.Cfg.Experts, b.Cfg.TopK
 	th := max(opt.Threads, 1)
@@ -121,14 +122,16 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 		}
 	}
 	// ---- router: logits [N, E] in f32, top-k ids and weights [N, K]
-	logits := make([]float32, n*E)
+	logits := scratch.Get(n * E)
+	defer scratch.Put(logits)
 	gemm.LinearClasses([]kernel.Class{kernel.ClassF32}, logits, x, b.Router, n, false, th)
 	dbg("router_logits", logits)
 	ids, w := make([]int32, n*K), make([]float32, n*K)
 	Route(ids, w, nil, logits, b.Bias, n, &b.Cfg)
 	r := Permute(ids, w, n, K, E)
 	// ---- experts: per expert-sorted row, out [N·K, C] indexed by slot
-	out := make([]float32, n*K*C)
+	out := scratch.Get(n * K * C)
+	defer scratch.Put(out)
 	var small, large []int
 	for _, e := range r.Active() {
 		if int(r.Count[e]) <= cross {
@@ -147,24 +150,24 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	for _, e := range large {
 		b.runExpert(out, x, r, e, th, opt.Classes, kern)
 	}
-	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[n·K+k]
-	yr := make([]float32, n*C)
-	for t := 0; t < n; t++ {
-		dst := yr[t*C : (t+1)*C]
-		for k := 0; k < K; k++ {
-			vmath.Axpy(w[t*K+k], out[(t*K+k)*C:(t*K+k+1)*C], dst)
+	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[n·K+k], on all threads
+	pool.Default().For(th, n, 1, func(_, lo, hi int) {
+		for t := lo; t < hi; t++ {
+			dst := y[t*C : (t+1)*C]
+			clear(dst)
+			for k := 0; k < K; k++ {
+				vmath.Axpy(w[t*K+k], out[(t*K+k)*C:(t*K+k+1)*C], dst)
+			}
 		}
-	}
-	dbg("y_routed", yr)
-	copy(y[:n*C], yr)
+	})
+	dbg("y_routed", y[:n*C])
 	// ---- shared expert on every token, added
 	if b.Shared != nil {
-		ys := make([]float32, n*C)
+		ys := scratch.Get(n * C)
+		defer scratch.Put(ys)
 		swiglu(ys, x, b.Shared, n, th, opt.Classes, kern)
 		dbg("y_shared", ys)
-		for i := range ys {
-			y[i] += ys[i]
-		}
+		vmath.Axpy(1, ys, y[:n*C])
 	}
 	return r
 }
@@ -175,12 +178,12 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, c
 	C := b.Hidden
 	lo, hi := r.Offset[e], r.Offset[e+1]
 	m := int(hi - lo)
-	xe := make([]float32, m*C)
+	xe, ye := scratch.Get(m*C), scratch.Get(m*C)
+	defer scratch.Put(xe, ye)
 	for i := 0; i < m; i++ {
 		t := r.Token[int(lo)+i]
 		copy(xe[i*C:(i+1)*C], x[int(t)*C:int(t+1)*C])
 	}
-	ye := make([]float32, m*C)
 	swiglu(ye, xe, &b.Experts[e], m, threads, classes, kern)
 	for i := 0; i < m; i++ {
 		s := r.Slot[int(lo)+i]
@@ -191,7 +194,8 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, c
 // swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C], on the
 // gemm variant named kern ("": the gemm dispatch's choice).
 func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, kern string) {
-	h := make([]float32, m*ex.Gate.N)
+	h := scratch.Get(m * ex.Gate.N)
+	defer scratch.Put(h)
 	if kern == "" {
 		gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads, classes...)
 		gemm.LinearClasses(classes, y, h, ex.Down, m, false, threads)
