@@ -5,6 +5,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -141,9 +142,131 @@ func expKernelAVX2() {
 	RET()
 }
 
+// blasKernels: y += α·x and Σ a·b over the first len rounded down to a
+// multiple of the vector width (the caller finishes the tail), four
+// accumulators (or four stores) per iteration, for the kernels' glue
+// (MoE combine, MLA absorption, norms).
+func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
+	TEXT("axpy"+name, NOSPLIT, "func(alpha float32, x, y []float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("axpy%s computes y[i] += alpha·x[i] for i < len(y) rounded down to a multiple of %d.", name, width))
+	{
+		xp := Load(Param("x").Base(), GP64())
+		yp := Load(Param("y").Base(), GP64())
+		n := Load(Param("y").Len(), GP64())
+		a := vec()
+		VBROADCASTSS(NewParamAddr("alpha", 0), a)
+		SHRQ(U8(shift(width)), n)
+		Label("axpy" + name + "_4")
+		CMPQ(n, U8(4))
+		JB(LabelRef("axpy" + name + "_1"))
+		for u := 0; u < 4; u++ {
+			v, w := vec(), vec()
+			VMOVUPS(Mem{Base: yp, Disp: u * sz}, v)
+			VMOVUPS(Mem{Base: xp, Disp: u * sz}, w)
+			VFMADD231PS(w, a, v)
+			VMOVUPS(v, Mem{Base: yp, Disp: u * sz})
+		}
+		ADDQ(U32(4*sz), xp)
+		ADDQ(U32(4*sz), yp)
+		SUBQ(U8(4), n)
+		JMP(LabelRef("axpy" + name + "_4"))
+		Label("axpy" + name + "_1")
+		CMPQ(n, U8(0))
+		JE(LabelRef("axpy" + name + "_done"))
+		v, w := vec(), vec()
+		VMOVUPS(Mem{Base: yp}, v)
+		VMOVUPS(Mem{Base: xp}, w)
+		VFMADD231PS(w, a, v)
+		VMOVUPS(v, Mem{Base: yp})
+		ADDQ(U32(sz), xp)
+		ADDQ(U32(sz), yp)
+		DECQ(n)
+		JMP(LabelRef("axpy" + name + "_1"))
+		Label("axpy" + name + "_done")
+		VZEROUPPER()
+		RET()
+	}
+
+	TEXT("dot"+name, NOSPLIT, "func(a, b []float32) float32")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("dot%s returns Σ a[i]·b[i] for i < len(a) rounded down to a multiple of %d.", name, width))
+	{
+		ap := Load(Param("a").Base(), GP64())
+		bp := Load(Param("b").Base(), GP64())
+		n := Load(Param("a").Len(), GP64())
+		SHRQ(U8(shift(width)), n)
+		acc := []VecVirtual{vec(), vec(), vec(), vec()}
+		for _, r := range acc {
+			VXORPS(r, r, r)
+		}
+		Label("dot" + name + "_4")
+		CMPQ(n, U8(4))
+		JB(LabelRef("dot" + name + "_1"))
+		for u := 0; u < 4; u++ {
+			v := vec()
+			VMOVUPS(Mem{Base: ap, Disp: u * sz}, v)
+			VFMADD231PS(Mem{Base: bp, Disp: u * sz}, v, acc[u])
+		}
+		ADDQ(U32(4*sz), ap)
+		ADDQ(U32(4*sz), bp)
+		SUBQ(U8(4), n)
+		JMP(LabelRef("dot" + name + "_4"))
+		Label("dot" + name + "_1")
+		CMPQ(n, U8(0))
+		JE(LabelRef("dot" + name + "_sum"))
+		v := vec()
+		VMOVUPS(Mem{Base: ap}, v)
+		VFMADD231PS(Mem{Base: bp}, v, acc[0])
+		ADDQ(U32(sz), ap)
+		ADDQ(U32(sz), bp)
+		DECQ(n)
+		JMP(LabelRef("dot" + name + "_1"))
+		Label("dot" + name + "_sum")
+		VADDPS(acc[1], acc[0], acc[0])
+		VADDPS(acc[3], acc[2], acc[2])
+		VADDPS(acc[2], acc[0], acc[0])
+		if width == 16 {
+			hi := YMM()
+			VEXTRACTF32X8(U8(1), acc[0], hi)
+			VADDPS(hi, acc[0].AsY(), hi)
+			lo := XMM()
+			VEXTRACTF128(U8(1), hi, lo)
+			VADDPS(lo, hi.AsX(), lo)
+			reduce4(lo)
+		} else {
+			lo := XMM()
+			VEXTRACTF128(U8(1), acc[0], lo)
+			VADDPS(lo, acc[0].AsX(), lo)
+			reduce4(lo)
+		}
+	}
+}
+
+// reduce4 sums the four lanes of x and returns the sum as the result.
+func reduce4(x VecVirtual) {
+	t := XMM()
+	VMOVHLPS(x, x, t) // t = [x2, x3, x2, x3]
+	VADDPS(t, x, x)   // [x0+x2, x1+x3, …]
+	VMOVSHDUP(x, t)   // t = [x1+x3, x1+x3, …]
+	VADDSS(t, x, x)
+	Store(x, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+func shift(width int) int {
+	if width == 16 {
+		return 4
+	}
+	return 3
+}
+
 func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	expKernel()
 	expKernelAVX2()
+	blasKernels("AVX512", 16, func() VecVirtual { return ZMM() }, 64)
+	blasKernels("AVX2", 8, func() VecVirtual { return YMM() }, 32)
 	Generate()
 }

@@ -1,9 +1,16 @@
 package vmath
 
-// Dot returns Σ a[i]·b[i] over len(a) in f32 with four partial sums
-// (len(b) ≥ len(a)). For the kernels' scalar glue; hot loops are in asm.
+// Dot returns Σ a[i]·b[i] over len(a) in f32 (len(b) ≥ len(a)): vector
+// partial sums on the bulk where the CPU has them, then four scalar
+// partial sums on the rest. The result depends only on the inputs and the
+// CPU's features.
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
+	s, i := dotAsm(a, b)
+	return s + dotGo(a[i:], b[i:])
+}
+
+func dotGo(a, b []float32) float32 {
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
@@ -18,10 +25,13 @@ func Dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// Axpy computes y += alpha·x over len(y) (len(x) ≥ len(y)).
+// Axpy computes y += alpha·x over len(y) (len(x) ≥ len(y)): fused
+// multiply-adds on vectors for the bulk where the CPU has them, separate
+// ones on the rest; an element's result depends only on the inputs, the
+// CPU's features and whether it lies in the last len(y) mod 16 elements.
 func Axpy(alpha float32, x, y []float32) {
 	x = x[:len(y)]
-	for i := range y {
+	for i := axpyAsm(alpha, x, y); i < len(y); i++ {
 		y[i] += alpha * x[i]
 	}
 }

@@ -20,3 +20,28 @@ func expAsm(dst, src []float32) int {
 
 // clampKernel is clampedExp's kernel: AVX2 (len(src) a multiple of 8).
 func clampKernel(dst, src []float32) { expAVX2(dst, src) }
+
+// dotAsm sums the bulk of a·b on the widest vectors and returns the sum
+// and how many elements it did.
+func dotAsm(a, b []float32) (float32, int) {
+	switch {
+	case cpu.Has(cpu.AVX512F):
+		return dotAVX512(a, b), len(a) &^ 15
+	case cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)):
+		return dotAVX2(a, b), len(a) &^ 7
+	}
+	return 0, 0
+}
+
+// axpyAsm does y += alpha·x on the bulk and returns how many elements it did.
+func axpyAsm(alpha float32, x, y []float32) int {
+	switch {
+	case cpu.Has(cpu.AVX512F):
+		axpyAVX512(alpha, x, y)
+		return len(y) &^ 15
+	case cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)):
+		axpyAVX2(alpha, x, y)
+		return len(y) &^ 7
+	}
+	return 0
+}

@@ -147,3 +147,207 @@ exp2_loop:
 exp2_done:
 	VZEROUPPER
 	RET
+
+// func axpyAVX512(alpha float32, x []float32, y []float32)
+// Requires: AVX, AVX512F
+TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
+	MOVQ         x_base+8(FP), AX
+	MOVQ         y_base+32(FP), CX
+	MOVQ         y_len+40(FP), DX
+	VBROADCASTSS alpha+0(FP), Z0
+	SHRQ         $0x04, DX
+
+axpyAVX512_4:
+	CMPQ        DX, $0x04
+	JB          axpyAVX512_1
+	VMOVUPS     (CX), Z1
+	VMOVUPS     (AX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, (CX)
+	VMOVUPS     64(CX), Z1
+	VMOVUPS     64(AX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, 64(CX)
+	VMOVUPS     128(CX), Z1
+	VMOVUPS     128(AX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, 128(CX)
+	VMOVUPS     192(CX), Z1
+	VMOVUPS     192(AX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, 192(CX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x04, DX
+	JMP         axpyAVX512_4
+
+axpyAVX512_1:
+	CMPQ        DX, $0x00
+	JE          axpyAVX512_done
+	VMOVUPS     (CX), Z1
+	VMOVUPS     (AX), Z2
+	VFMADD231PS Z2, Z0, Z1
+	VMOVUPS     Z1, (CX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	DECQ        DX
+	JMP         axpyAVX512_1
+
+axpyAVX512_done:
+	VZEROUPPER
+	RET
+
+// func dotAVX512(a []float32, b []float32) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·dotAVX512(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	SHRQ   $0x04, DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+
+dotAVX512_4:
+	CMPQ        DX, $0x04
+	JB          dotAVX512_1
+	VMOVUPS     (AX), Z4
+	VFMADD231PS (CX), Z4, Z0
+	VMOVUPS     64(AX), Z4
+	VFMADD231PS 64(CX), Z4, Z1
+	VMOVUPS     128(AX), Z4
+	VFMADD231PS 128(CX), Z4, Z2
+	VMOVUPS     192(AX), Z4
+	VFMADD231PS 192(CX), Z4, Z3
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x04, DX
+	JMP         dotAVX512_4
+
+dotAVX512_1:
+	CMPQ        DX, $0x00
+	JE          dotAVX512_sum
+	VMOVUPS     (AX), Z4
+	VFMADD231PS (CX), Z4, Z0
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	DECQ        DX
+	JMP         dotAVX512_1
+
+dotAVX512_sum:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF32X8 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(alpha float32, x []float32, y []float32)
+// Requires: AVX, FMA3
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
+	MOVQ         x_base+8(FP), AX
+	MOVQ         y_base+32(FP), CX
+	MOVQ         y_len+40(FP), DX
+	VBROADCASTSS alpha+0(FP), Y0
+	SHRQ         $0x03, DX
+
+axpyAVX2_4:
+	CMPQ        DX, $0x04
+	JB          axpyAVX2_1
+	VMOVUPS     (CX), Y1
+	VMOVUPS     (AX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMOVUPS     Y1, (CX)
+	VMOVUPS     32(CX), Y1
+	VMOVUPS     32(AX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMOVUPS     Y1, 32(CX)
+	VMOVUPS     64(CX), Y1
+	VMOVUPS     64(AX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMOVUPS     Y1, 64(CX)
+	VMOVUPS     96(CX), Y1
+	VMOVUPS     96(AX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMOVUPS     Y1, 96(CX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x04, DX
+	JMP         axpyAVX2_4
+
+axpyAVX2_1:
+	CMPQ        DX, $0x00
+	JE          axpyAVX2_done
+	VMOVUPS     (CX), Y1
+	VMOVUPS     (AX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMOVUPS     Y1, (CX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	DECQ        DX
+	JMP         axpyAVX2_1
+
+axpyAVX2_done:
+	VZEROUPPER
+	RET
+
+// func dotAVX2(a []float32, b []float32) float32
+// Requires: AVX, FMA3, SSE
+TEXT ·dotAVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), AX
+	MOVQ   b_base+24(FP), CX
+	MOVQ   a_len+8(FP), DX
+	SHRQ   $0x03, DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+dotAVX2_4:
+	CMPQ        DX, $0x04
+	JB          dotAVX2_1
+	VMOVUPS     (AX), Y4
+	VFMADD231PS (CX), Y4, Y0
+	VMOVUPS     32(AX), Y4
+	VFMADD231PS 32(CX), Y4, Y1
+	VMOVUPS     64(AX), Y4
+	VFMADD231PS 64(CX), Y4, Y2
+	VMOVUPS     96(AX), Y4
+	VFMADD231PS 96(CX), Y4, Y3
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x04, DX
+	JMP         dotAVX2_4
+
+dotAVX2_1:
+	CMPQ        DX, $0x00
+	JE          dotAVX2_sum
+	VMOVUPS     (AX), Y4
+	VFMADD231PS (CX), Y4, Y0
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	DECQ        DX
+	JMP         dotAVX2_1
+
+dotAVX2_sum:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDSS       X0, X1, X1
+	MOVSS        X1, ret+48(FP)
+	VZEROUPPER
+	RET

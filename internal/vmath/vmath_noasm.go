@@ -6,3 +6,6 @@ func expAsm(dst, src []float32) int { return 0 }
 
 // clampKernel is never called without assembly kernels.
 func clampKernel(dst, src []float32) { panic("vmath: no exp kernel in this build") }
+
+func dotAsm(a, b []float32) (float32, int)      { return 0, 0 }
+func axpyAsm(alpha float32, x, y []float32) int { return 0 }

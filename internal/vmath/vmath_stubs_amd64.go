@@ -20,3 +20,23 @@ func expAVX512(dst []float32, src []float32)
 //
 //go:noescape
 func expAVX2(dst []float32, src []float32)
+
+// axpyAVX512 computes y[i] += alpha·x[i] for i < len(y) rounded down to a multiple of 16.
+//
+//go:noescape
+func axpyAVX512(alpha float32, x []float32, y []float32)
+
+// dotAVX512 returns Σ a[i]·b[i] for i < len(a) rounded down to a multiple of 16.
+//
+//go:noescape
+func dotAVX512(a []float32, b []float32) float32
+
+// axpyAVX2 computes y[i] += alpha·x[i] for i < len(y) rounded down to a multiple of 8.
+//
+//go:noescape
+func axpyAVX2(alpha float32, x []float32, y []float32)
+
+// dotAVX2 returns Σ a[i]·b[i] for i < len(a) rounded down to a multiple of 8.
+//
+//go:noescape
+func dotAVX2(a []float32, b []float32) float32

@@ -126,3 +126,37 @@ func TestExpNaN(t *testing.T) {
 		restore()
 	}
 }
+
+// TestBLAS checks Dot and Axpy against float64 on every ISA path and on
+// lengths around the vector widths and unroll steps.
+func TestBLAS(t *testing.T) {
+	for _, mask := range [][]cpu.Feature{nil, {cpu.AVX512F}, {cpu.AVX512F, cpu.AVX2}} {
+		restore := cpu.Disable(mask...)
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100, 512, 1000} {
+			a, b := make([]float32, n), make([]float32, n)
+			var want float64
+			for i := range a {
+				a[i] = float32(i%11) - 5.5
+				b[i] = float32(i%7)*0.25 - 0.6
+				want += float64(a[i]) * float64(b[i])
+			}
+			if got := Dot(a, b); math.Abs(float64(got)-want) > 1e-5*(1+math.Abs(want)) {
+				t.Errorf("mask %v: Dot over %d = %v, want %v", mask, n, got, want)
+			}
+			y := append([]float32(nil), b...)
+			Axpy(-1.5, a, y)
+			for i := range y {
+				if w := float64(b[i]) - 1.5*float64(a[i]); math.Abs(float64(y[i])-w) > 1e-6*(1+math.Abs(w)) {
+					t.Fatalf("mask %v: Axpy over %d: y[%d] = %v, want %v", mask, n, i, y[i], w)
+				}
+			}
+			if n > 0 {
+				a[n/2] = float32(math.NaN())
+				if d := Dot(a, b); d == d {
+					t.Errorf("mask %v: Dot with a NaN over %d = %v", mask, n, d)
+				}
+			}
+		}
+		restore()
+	}
+}
