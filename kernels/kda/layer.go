@@ -208,29 +208,49 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 
 // conv applies the depthwise causal convolution (without the SiLU) in
 // place on channels [lo, hi) of u [B,T,H·D], reading and updating their
-// windows (oldest first).
+// windows (oldest first). It walks the tokens in order over blocks of
+// channels, so that every access is to a contiguous run of a token's row;
+// the block's last W inputs live in a ring (input t in slot t mod W).
 func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 	HD, W := w.Heads*w.HeadDim, w.ConvWidth
-	buf := make([]float32, W+64) // the window followed by up to 64 new inputs
+	const cb = 128
+	ring := make([]float32, W*cb) // ring[s·cb+i]: channel lo+i's input in slot s
+	tapT := make([]float32, W*cb) // tapT[j·cb+i]: channel's tap j
+	acc := make([]float32, cb)
 	for b := 0; b < B; b++ {
-		for ch := lo; ch < hi; ch++ {
-			win := cache[(b*HD+ch)*W : (b*HD+ch+1)*W]
-			tp := taps[ch*W : (ch+1)*W]
-			for t0 := 0; t0 < T; t0 += len(buf) - W {
-				n := min(T-t0, len(buf)-W)
-				ext := buf[:W+n]
-				copy(ext, win)
-				for t := 0; t < n; t++ {
-					ext[W+t] = u[(b*T+t0+t)*HD+ch]
+		for c0 := lo; c0 < hi; c0 += cb {
+			n := min(cb, hi-c0)
+			// the window holds inputs −W … −1, oldest first: input −W+j
+			// is in slot j
+			for i := 0; i < n; i++ {
+				win := cache[(b*HD+c0+i)*W:][:W]
+				tp := taps[(c0+i)*W:][:W]
+				for j := 0; j < W; j++ {
+					ring[j*cb+i] = win[j]
+					tapT[j*cb+i] = tp[j]
 				}
-				for t := 0; t < n; t++ {
-					var s float32
-					for j, c := range tp {
-						s += c * ext[t+1+j]
+			}
+			for t := 0; t < T; t++ {
+				row := u[(b*T+t)*HD+c0:][:n]
+				copy(ring[(t%W)*cb:][:n], row)
+				a := acc[:n]
+				clear(a)
+				for j := 0; j < W; j++ { // input t−W+1+j is in slot (t+1+j) mod W
+					x := ring[((t+1+j)%W)*cb:][:n]
+					tj := tapT[j*cb:][:n]
+					for i := range a {
+						a[i] += tj[i] * x[i]
 					}
-					u[(b*T+t0+t)*HD+ch] = s
 				}
-				copy(win, ext[n:n+W])
+				copy(row, a)
+			}
+			// keep inputs T−W … T−1, oldest first: input T−W+j is in slot
+			// (T+j) mod W
+			for i := 0; i < n; i++ {
+				win := cache[(b*HD+c0+i)*W:][:W]
+				for j := 0; j < W; j++ {
+					win[j] = ring[((T+j)%W)*cb+i]
+				}
 			}
 		}
 	}
