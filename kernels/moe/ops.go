@@ -174,7 +174,7 @@ func (in *instance) Run() {
 }
 
 var epParam = kernel.Param{Name: "ep", Doc: "largest token count per expert computed expert-parallel (single-threaded per expert); -1: every expert row-parallel on all threads",
-	Values: []int{-1, 1, 2, 4, 8, 16, 64}, Default: DefaultExpertParallel}
+	Values: []int{-1, 1, 2, 4, 8, 16, 32, 64}, Default: DefaultExpertParallel}
 
 func init() {
 	all := []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4}
