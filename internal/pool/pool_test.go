@@ -189,3 +189,33 @@ func TestQuotaBoundUnpinned(t *testing.T) {
 		t.Errorf("placements %v", got)
 	}
 }
+
+// TestForDynamic: every index once, pieces aligned to grain, at thread
+// counts below, at and above the pool size.
+func TestForDynamic(t *testing.T) {
+	p := New(3)
+	defer p.Close()
+	for _, n := range []int{0, 1, 5, 16, 17, 100, 1001} {
+		for _, grain := range []int{0, 1, 4, 16} {
+			for _, th := range []int{1, 2, 3, 7} {
+				seen := make([]int32, n)
+				p.ForDynamic(th, n, grain, func(w, lo, hi int) {
+					if w < 0 || w >= p.Threads(th) {
+						t.Errorf("worker %d of %d", w, p.Threads(th))
+					}
+					if g := max(grain, 1); lo%g != 0 || (hi%g != 0 && hi != n) {
+						t.Errorf("n=%d grain=%d: piece [%d, %d) not aligned", n, grain, lo, hi)
+					}
+					for i := lo; i < hi; i++ {
+						atomic.AddInt32(&seen[i], 1)
+					}
+				})
+				for i, c := range seen {
+					if c != 1 {
+						t.Fatalf("n=%d grain=%d threads=%d: index %d done %d times", n, grain, th, i, c)
+					}
+				}
+			}
+		}
+	}
+}

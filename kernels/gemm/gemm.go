@@ -268,7 +268,7 @@ func (im *impl) run(a *args, cfg kernel.Config) {
 	for len(a.ws.tmp) < 2*max(cfg.Threads, 1) {
 		a.ws.tmp = append(a.ws.tmp, nil)
 	}
-	pool.Default().For(max(cfg.Threads, 1), panels, grain, func(w, lo, hi int) {
+	pool.Default().ForDynamic(max(cfg.Threads, 1), panels, grain, func(w, lo, hi int) {
 		full := hi
 		if hi == panels && a.n%quant.PanelRows != 0 {
 			full = hi - 1

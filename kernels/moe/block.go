@@ -145,7 +145,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 		}
 	}
 	// decode regime: experts spread over threads, each on one thread
-	pool.Default().For(th, len(small), 1, func(_, lo, hi int) {
+	pool.Default().ForDynamic(th, len(small), 1, func(_, lo, hi int) {
 		for _, e := range small[lo:hi] {
 			b.runExpert(out, x, r, e, 1, opt.Classes, kern)
 		}
