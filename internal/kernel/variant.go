@@ -123,11 +123,14 @@ func (v *Variant) DefaultConfig(s Shape, threads int) Config {
 	if !v.Threaded || threads < 1 {
 		threads = 1
 	}
-	info := cpu.Get()
+	var info *cpu.Info // only for a DefaultFn: cpu.Get copies the description
 	vals := Values{}
 	for _, p := range v.Params {
 		d := p.Default
 		if p.DefaultFn != nil {
+			if info == nil {
+				info = cpu.Get()
+			}
 			d = nearest(p.Values, p.DefaultFn(info, s))
 		}
 		vals[p.Name] = d

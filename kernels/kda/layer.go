@@ -214,9 +214,11 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 	HD, W := w.Heads*w.HeadDim, w.ConvWidth
 	const cb = 128
-	ring := make([]float32, W*cb) // ring[s·cb+i]: channel lo+i's input in slot s
-	tapT := make([]float32, W*cb) // tapT[j·cb+i]: channel's tap j
-	acc := make([]float32, cb)
+	buf := scratch.Get(2*W*cb + cb)
+	defer scratch.Put(buf)
+	ring := buf[:W*cb]         // ring[s·cb+i]: channel lo+i's input in slot s
+	tapT := buf[W*cb : 2*W*cb] // tapT[j·cb+i]: channel's tap j
+	acc := buf[2*W*cb:][:cb]
 	for b := 0; b < B; b++ {
 		for c0 := lo; c0 < hi; c0 += cb {
 			n := min(cb, hi-c0)
