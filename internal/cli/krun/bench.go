@@ -46,6 +46,8 @@ type BenchOptions struct {
 	CPUProfile string
 	// CacheSpill is a folder for the MLA cache's file-backed pages ("": heap).
 	CacheSpill string
+	// CacheDType is --cache-dtype.
+	CacheDType string
 	// CeilingBytes is the buffer the read ceiling streams (tests shrink it).
 	CeilingBytes int
 
@@ -102,6 +104,9 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			if opts.Reps < 1 {
 				return fmt.Errorf("bench: -r %d; want at least 1", opts.Reps)
 			}
+			if _, err := cacheDType(opts.CacheDType); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -122,6 +127,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to `FILE` (samples outside them are labelled krun=setup)")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped) instead of the heap")
+	fl.StringVar(&opts.CacheDType, "cache-dtype", "bf16", cacheDTypeUsage)
 	return cmd
 }
 
@@ -383,7 +389,11 @@ func (o *BenchOptions) startProfile(preset string, models int) (stop func() erro
 
 // open builds or loads the model for one preset ("" for a .kt file).
 func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
-	opt := model.LoadOptions{NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill}
+	cdt, err := cacheDType(o.CacheDType)
+	if err != nil {
+		return nil, "", err
+	}
+	opt := model.LoadOptions{NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt}
 	if o.Synthetic {
 		cfg, err := o.synthConfig(o.Layers)
 		if err != nil {

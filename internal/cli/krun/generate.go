@@ -37,6 +37,8 @@ type GenerateOptions struct {
 	NoVerify  bool
 	// CacheSpill is a folder for the MLA cache's file-backed pages ("": heap).
 	CacheSpill string
+	// CacheDType is --cache-dtype.
+	CacheDType string
 
 	set map[string]bool // flags given on the command line
 }
@@ -75,6 +77,9 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
+			if _, err := cacheDType(opts.CacheDType); err != nil {
+				return err
+			}
 			opts.set = map[string]bool{}
 			for _, name := range []string{"prompt", "chat", "ids"} {
 				opts.set[name] = cmd.Flags().Changed(name)
@@ -121,6 +126,7 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 	fl.IntVar(&opts.Lock, "lock-hot", 0, "mlock each MoE layer's N most-routed experts after the prompt")
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums (they read the whole file)")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA cache in a file in `DIR` (mapped; for very long contexts)")
+	fl.StringVar(&opts.CacheDType, "cache-dtype", "bf16", cacheDTypeUsage)
 	return cmd
 }
 
@@ -172,7 +178,11 @@ func runGenerate(o *GenerateOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill})
+	cdt, err := cacheDType(o.CacheDType)
+	if err != nil {
+		return err
+	}
+	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt})
 	if err != nil {
 		return err
 	}

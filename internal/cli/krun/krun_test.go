@@ -67,6 +67,14 @@ func TestConvertGenerateGolden(t *testing.T) {
 					t.Errorf("no speed report on stderr: %q", stderr)
 				}
 			}
+			// every MLA cache format gives the golden greedy ids (bf16, the
+			// default, ran above)
+			for _, cd := range []string{"f32", "q8"} {
+				stdout, stderr, err := run(t, "generate", out, "--ids", joinIDs(in[:T]), "-n", fmt.Sprint(n), "--ignore-eos", "--cache-dtype", cd)
+				if err != nil || strings.TrimSpace(stdout) != joinIDs(gen[:n]) {
+					t.Errorf("--cache-dtype %s: %q, %v\n%s", cd, stdout, err, stderr)
+				}
+			}
 			// the folder, converted on the fly, agrees
 			stdout, _, err := run(t, "generate", g.Dir(), "--ids", joinIDs(in[:T]), "-n", fmt.Sprint(n), "--ignore-eos", "--dtype", "f32")
 			if err != nil || strings.TrimSpace(stdout) != joinIDs(gen[:n]) {
@@ -103,6 +111,8 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"bench"}, "MODEL or --synthetic"},
 		{[]string{"bench", "--synthetic", "-o", "xml"}, "-o"},
 		{[]string{"info", dir}, "folder"},
+		{[]string{"generate", dir, "--ids", "1", "--cache-dtype", "f16"}, "--cache-dtype"},
+		{[]string{"bench", "--synthetic", "--cache-dtype", "q4"}, "--cache-dtype"},
 	} {
 		_, _, err := run(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -131,3 +131,17 @@ func openModel(path, preset string, opt model.LoadOptions) (*model.Model, error)
 
 // modelName is a short name for tables.
 func modelName(path string) string { return filepath.Base(filepath.Clean(path)) }
+
+// cacheDTypes are the --cache-dtype values.
+var cacheDTypes = map[string]kernel.DType{"f32": kernel.F32, "bf16": kernel.BF16, "q8": kernel.Q8}
+
+// cacheDType parses --cache-dtype.
+func cacheDType(s string) (kernel.DType, error) {
+	if dt, ok := cacheDTypes[s]; ok {
+		return dt, nil
+	}
+	return "", cli.Usagef("--cache-dtype %q: want f32, bf16 or q8", s)
+}
+
+// cacheDTypeUsage is --cache-dtype's help.
+const cacheDTypeUsage = "MLA latent cache format: f32, bf16 (half the bytes per cached token, as llama.cpp's f16 cache) or q8"
