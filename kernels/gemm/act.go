@@ -58,4 +58,3 @@ func toBF16Row(b []uint16, x []float32) {
 	}
 	clear(b[len(x):])
 }
-
