@@ -220,6 +220,9 @@ func init() {
 	register(OpPrefill, kernel.Variant{Name: "gemm", Doc: "decompressed K/V (all heads in one GEMM), per head and query block GEMM scores, causal softmax, GEMM with V; on the tuned f32 GEMM kernels",
 		Priority: 20, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{16, 32, 64, 128, 256}, Default: 128}}},
 		prefillFn(prefillBlocked))
+	register(OpPrefill, kernel.Variant{Name: "absorbed", Doc: "absorbed queries against the latent rows (no decompression; the cheaper form over a long cached prefix), GEMM scores and latent sums over all heads of a query block; on the tuned f32 GEMM kernels",
+		Priority: 5, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{4, 8, 16, 32, 64}, Default: 16}}},
+		prefillFn(prefillAbsorbed))
 }
 
 // forRanges runs fn over n items on threads workers.

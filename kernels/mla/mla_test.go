@@ -32,6 +32,9 @@ func TestPrefillVariants(t *testing.T) {
 	for _, tp := range [][2]int{{1, 0}, {5, 0}, {17, 0}, {1, 40}, {9, 64}, {70, 3}} {
 		shapes = append(shapes, kernel.MakeShape(prefillKeys, tp[0], tp[1], 3, 16, 8, 24, 32))
 	}
+	// a latent width and key count off the 16-row panels, queries in
+	// several blocks over a prefix (the absorbed form packs both ways)
+	shapes = append(shapes, kernel.MakeShape(prefillKeys, 20, 37, 2, 8, 4, 12, 40))
 	kerneltest.ForEachVariant(t, OpPrefill, func(t *testing.T, v *kernel.Variant) {
 		kerneltest.CheckVariant(t, v, kernel.F32, shapes, 0, 1)
 	})
