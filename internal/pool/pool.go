@@ -354,6 +354,25 @@ func (p *Pool) ForDynamic(threads, n, grain int, fn func(w, lo, hi int)) {
 	})
 }
 
+// ForEach runs fn(w, i) for every i in [0, n), the workers taking one
+// item at a time: for few, coarse items (a MoE block's experts), where
+// any larger piece can leave a thread idle for the length of a piece.
+func (p *Pool) ForEach(threads, n int, fn func(w, i int)) {
+	threads = min(p.Threads(threads), n)
+	if threads <= 1 {
+		for i := 0; i < n; i++ {
+			fn(0, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	p.Run(threads, func(w int) {
+		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+			fn(w, i)
+		}
+	})
+}
+
 // Close stops the workers. The default pool is never closed.
 func (p *Pool) Close() {
 	if p.closed.Swap(true) {

@@ -219,3 +219,25 @@ func TestForDynamic(t *testing.T) {
 		}
 	}
 }
+
+// TestForEach: every item once, on workers of the running count.
+func TestForEach(t *testing.T) {
+	p := New(3)
+	defer p.Close()
+	for _, n := range []int{0, 1, 2, 5, 100} {
+		for _, th := range []int{1, 2, 3, 8} {
+			seen := make([]int32, n)
+			p.ForEach(th, n, func(w, i int) {
+				if w < 0 || w >= p.Threads(th) {
+					t.Errorf("worker %d of %d", w, p.Threads(th))
+				}
+				atomic.AddInt32(&seen[i], 1)
+			})
+			for i, c := range seen {
+				if c != 1 {
+					t.Fatalf("n=%d threads=%d: item %d done %d times", n, th, i, c)
+				}
+			}
+		}
+	}
+}

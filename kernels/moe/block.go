@@ -145,10 +145,8 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 		}
 	}
 	// decode regime: experts spread over threads, each on one thread
-	pool.Default().ForDynamic(th, len(small), 1, func(_, lo, hi int) {
-		for _, e := range small[lo:hi] {
-			b.runExpert(out, x, r, e, 1, opt.Classes, kern)
-		}
+	pool.Default().ForEach(th, len(small), func(_, i int) {
+		b.runExpert(out, x, r, small[i], 1, opt.Classes, kern)
 	})
 	// prefill regime: one expert at a time on all threads
 	for _, e := range large {
