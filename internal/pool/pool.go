@@ -325,31 +325,35 @@ func (p *Pool) For(threads, n, grain int, fn func(w, lo, hi int)) {
 	})
 }
 
-// ForDynamic is For with the range cut into about four pieces per thread
-// (multiples of grain) that the workers take in turn: a worker the OS
-// delays, or wakes late, does less of the range instead of holding up the
-// others. fn's results must not depend on how the range is cut.
+// ForDynamic is For with the range cut into pieces (multiples of grain)
+// that the workers take in turn, each piece half the remainder's share of
+// a thread (guided scheduling: large pieces first, single grains last): a
+// worker the OS delays, or wakes late, does less of the range instead of
+// holding up the others, and workers that run alike finish within a grain
+// of each other. fn's results must not depend on how the range is cut.
 func (p *Pool) ForDynamic(threads, n, grain int, fn func(w, lo, hi int)) {
 	if grain < 1 {
 		grain = 1
 	}
-	chunks := (n + grain - 1) / grain
-	threads = min(p.Threads(threads), chunks)
+	chunks := int64((n + grain - 1) / grain)
+	threads = min(p.Threads(threads), int(chunks))
 	if threads <= 1 {
 		if n > 0 {
 			fn(0, 0, n)
 		}
 		return
 	}
-	per := int64(max(1, chunks/(4*threads))) // grains per piece
 	var next atomic.Int64
 	p.Run(threads, func(w int) {
 		for {
-			c := next.Add(per) - per
-			if c >= int64(chunks) {
+			c := next.Load()
+			if c >= chunks {
 				return
 			}
-			fn(w, int(c)*grain, min(int(c+per)*grain, n))
+			per := max(1, (chunks-c)/int64(2*threads))
+			if next.CompareAndSwap(c, c+per) {
+				fn(w, int(c)*grain, min(int(c+per)*grain, n))
+			}
 		}
 	})
 }
