@@ -6,6 +6,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/kernels/gemm"
 )
 
@@ -32,7 +33,8 @@ func GroupedLinear(y, x []float32, ws []*quant.Matrix, r *Routing, ep, threads i
 	run := func(e, th int) {
 		lo, hi := int(r.Offset[e]), int(r.Offset[e+1])
 		m := hi - lo
-		xe, ye := make([]float32, m*C), make([]float32, m*NO)
+		xe, ye := scratch.Get(m*C), scratch.Get(m*NO)
+		defer scratch.Put(xe, ye)
 		for i := 0; i < m; i++ {
 			t := int(r.Token[lo+i])
 			copy(xe[i*C:(i+1)*C], x[t*C:(t+1)*C])
@@ -51,11 +53,7 @@ func GroupedLinear(y, x []float32, ws []*quant.Matrix, r *Routing, ep, threads i
 			large = append(large, e)
 		}
 	}
-	pool.Default().For(threads, len(small), 1, func(_, lo, hi int) {
-		for _, e := range small[lo:hi] {
-			run(e, 1)
-		}
-	})
+	pool.Default().ForEach(threads, len(small), func(_, i int) { run(small[i], 1) })
 	for _, e := range large {
 		run(e, threads)
 	}
