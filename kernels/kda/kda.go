@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
@@ -83,9 +84,14 @@ var layoutParam = kernel.Param{Name: "layout", Doc: "state layout the kernel run
 // (and transposed back) around its call.
 func run(t *Tensors, fn headFn, threads int, prm kernel.Values) {
 	n := t.B * t.H
-	scratch := make([][]float32, max(threads, 1))
 	convert := t.StateVK != (prm["layout"] == LayoutVK)
-	pool.Default().For(threads, n, 1, func(w, lo, hi int) {
+	pool.Default().For(threads, n, 1, func(_, lo, hi int) {
+		// a worker's scratch (the chunked forms want hundreds of KiB)
+		// comes back warm from earlier calls: fresh pages per call cost
+		// more than the chunk kernel itself on a VM, and two threads
+		// faulting at once were slower than one
+		sp := scratchPool.Get().(*[]float32)
+		defer scratchPool.Put(sp)
 		var tmp []float32
 		for i := lo; i < hi; i++ {
 			o, s, q, k, v, g, beta := t.head(i/t.H, i%t.H)
@@ -99,14 +105,17 @@ func run(t *Tensors, fn headFn, threads int, prm kernel.Values) {
 				}
 				tmp = tmp[:len(s)]
 				transpose(tmp, s, rows, cols)
-				fn(o, tmp, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, &scratch[w])
+				fn(o, tmp, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, sp)
 				transpose(s, tmp, cols, rows)
 				continue
 			}
-			fn(o, s, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, &scratch[w])
+			fn(o, s, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, sp)
 		}
 	})
 }
+
+// scratchPool holds the workers' kernel scratch between calls.
+var scratchPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // transpose writes src [rows][cols] into dst [cols][rows].
 func transpose(dst, src []float32, rows, cols int) {
