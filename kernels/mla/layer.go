@@ -6,6 +6,7 @@ import (
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 	"github.com/ktune/ktune/kernels/norm"
@@ -126,12 +127,12 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		}
 	}
 	// ---- projections: q [M, NH, DN+DR]; latent a [M, R+DR]
-	q := make([]float32, M*NH*QW)
+	q, a := scratch.Get(M*NH*QW), scratch.Get(M*(R+DR))
+	kvc, kpe, o := scratch.Get(M*R), scratch.Get(M*DR), scratch.Zeroed(M*NH*DV)
+	defer scratch.Put(q, a, kvc, kpe, o)
 	gemm.LinearClasses(opt.Classes, q, x, w.Q, M, false, th)
-	a := make([]float32, M*(R+DR))
 	gemm.LinearClasses(opt.Classes, a, x, w.KVA, M, false, th)
 	// ---- ĉ = RMSNorm(a[:R]), k_pe = a[R:], appended to the caches
-	kvc, kpe := make([]float32, M*R), make([]float32, M*DR)
 	for m := 0; m < M; m++ {
 		norm.RMSNorm(kvc[m*R:(m+1)*R], a[m*(R+DR):m*(R+DR)+R], w.KVANorm, w.KVEps)
 		copy(kpe[m*DR:(m+1)*DR], a[m*(R+DR)+R:(m+1)*(R+DR)])
@@ -146,13 +147,13 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		}
 	}
 	// ---- attention: o [M, NH·DV]
-	o := make([]float32, M*NH*DV)
 	scale := float32(1 / math.Sqrt(float64(DN+DR)))
 	if T == 1 {
 		// absorbed: q̃_h = W_UKᵀ q_nope_h, then z_h over the cache, o_h = W_UV z_h
 		// (heads spread over the threads: W_UK and W_UV are read once per
 		// token, 2·NH·128·512 floats, as much as the cache at 4K context)
-		qa := make([]float32, B*NH*(R+DR))
+		qa, z := scratch.Zeroed(B*NH*(R+DR)), scratch.Zeroed(B*NH*R)
+		defer scratch.Put(qa, z)
 		forRanges(th, B*NH, func(_, lo, hi int) {
 			for bh := lo; bh < hi; bh++ {
 				h := bh % NH
@@ -165,7 +166,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 				copy(dst[R:], src[DN:])
 			}
 		})
-		d := &Decode{NH: NH, R: R, DR: DR, Scale: scale, Q: qa, Caches: c.Seqs, Z: make([]float32, B*NH*R)}
+		d := &Decode{NH: NH, R: R, DR: DR, Scale: scale, Q: qa, Caches: c.Seqs, Z: z}
 		plan := pick(opt.Decode, OpDecode, kernel.MakeShape(decodeKeys, B, c.Seqs[0].Len(), NH, R, DR), th)
 		plan.Variant.Impl.(decodeFn)(d, plan.Config.Threads, plan.Config.Params)
 		forRanges(th, B*NH, func(_, lo, hi int) {

@@ -9,8 +9,10 @@ package mla
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 )
 
@@ -109,21 +111,24 @@ func decodeTiles[T float32 | uint16](d *Decode, q []T, threads int, prm kernel.V
 	kb = (kb + 3) &^ 3
 	NH, B := d.NH, len(d.Caches)
 	items := B * split
-	ms := make([]float32, items*NH)
-	ls := make([]float32, items*NH)
-	zs := make([]float32, items*NH*asmR)
+	// the buffers come from internal/scratch: fresh ones were hundreds of
+	// KiB of page faults per layer and token
+	ms, ls, zs := scratch.Get(items*NH), scratch.Zeroed(items*NH), scratch.Zeroed(items*NH*asmR)
+	defer scratch.Put(ms, ls, zs)
 	for i := range ms {
 		ms[i] = float32(math.Inf(-1))
 	}
 	forRanges(threads, items, func(_, lo, hi int) {
-		tile := make([]T, kb*asmW)
+		tbuf := scratch.Get(kb * asmW) // T is at most 4 bytes
+		defer scratch.Put(tbuf)
+		tile := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(tbuf))), kb*asmW)
 		var ftile []float32
 		if _, bf := any(tile).([]uint16); bf {
-			ftile = make([]float32, kb*asmW)
+			ftile = scratch.Get(kb * asmW)
+			defer scratch.Put(ftile)
 		}
-		s := make([]float32, NH*kb)
-		pt := make([]float32, kb*NH)
-		corr := make([]float32, NH)
+		s, pt, corr := scratch.Get(NH*kb), scratch.Get(kb*NH), scratch.Get(NH)
+		defer scratch.Put(s, pt, corr)
 		for it := lo; it < hi; it++ {
 			b, sp := it/split, it%split
 			c := d.Caches[b]
