@@ -3,6 +3,7 @@ package mla
 import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 )
@@ -31,14 +32,16 @@ func prefillAbsorbed(p *Prefill, threads int, prm kernel.Values) {
 	W, QW := R+DR, DN+DR
 	rows, ok := p.Cache.View(0, N)
 	if !ok {
-		rows = make([]float32, N*W)
+		rows = scratch.Get(N * W)
+		defer scratch.Put(rows)
 		p.Cache.Block(0, N, rows)
 	}
 	const L = quant.PanelRows
-	keys := newF32(N, W) // panel j/16: [W][16], lane j%16
+	keys, kbuf := newF32(N, W) // panel j/16: [W][16], lane j%16
 	kd := f32Data(keys)
-	lat := newF32(R, N) // Ĉᵀ: panel d/16: [N][16], lane d%16
+	lat, lbuf := newF32(R, N) // Ĉᵀ: panel d/16: [N][16], lane d%16
 	ld := f32Data(lat)
+	defer scratch.Put(kbuf, lbuf)
 	forRanges(threads, (N+L-1)/L, func(_, lo, hi int) {
 		for pn := lo; pn < hi; pn++ {
 			for l := 0; l < L && pn*L+l < N; l++ {
@@ -59,10 +62,8 @@ func prefillAbsorbed(p *Prefill, threads int, prm kernel.Values) {
 	})
 	qb := max(1, min(max(prm["qb"], 1), absorbedRows/(NH*N)))
 	f32 := []kernel.Class{kernel.ClassF32}
-	qa := make([]float32, qb*NH*W)
-	s := make([]float32, qb*NH*N)
-	z := make([]float32, qb*NH*R)
-	sums := make([]float32, qb*NH)
+	qa, s, z, sums := scratch.Get(qb*NH*W), scratch.Get(qb*NH*N), scratch.Get(qb*NH*R), scratch.Get(qb*NH)
+	defer scratch.Put(qa, s, z, sums)
 	for t0 := 0; t0 < T; t0 += qb {
 		M := min(qb, T-t0) * NH // rows: query t0+i/NH, head i%NH
 		forRanges(threads, M, func(_, lo, hi int) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
 )
@@ -32,27 +33,27 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 	// ---- latent rows: Ĉ [N][R] and k_pe [N][DR]
 	rows, ok := p.Cache.View(0, N)
 	if !ok {
-		rows = make([]float32, N*W)
+		rows = scratch.Get(N * W)
+		defer scratch.Put(rows)
 		p.Cache.Block(0, N, rows)
 	}
-	lat := make([]float32, N*R)
+	lat := scratch.Get(N * R)
+	defer scratch.Put(lat)
 	for j := 0; j < N; j++ {
 		copy(lat[j*R:(j+1)*R], rows[j*W:j*W+R])
 	}
 	// ---- decompress: Kn [N][NH·DN], V [N][NH·DV]
 	f32 := []kernel.Class{kernel.ClassF32}
-	kn := make([]float32, N*NH*DN)
-	vv := make([]float32, N*NH*DV)
+	kn, vv := scratch.Get(N*NH*DN), scratch.Get(N*NH*DV)
+	defer scratch.Put(kn, vv)
 	gemm.LinearClasses(f32, kn, lat, packedF32(p.WUKp, p.WUK, NH*DN, R), N, false, threads)
 	gemm.LinearClasses(f32, vv, lat, packedF32(p.WUVp, p.WUV, NH*DV, R), N, false, threads)
 	forRanges(threads, NH, func(_, lo, hi int) {
-		kmat := newF32(N, QW)
+		kmat, kbuf := newF32(N, QW)
 		kd := f32Data(kmat)
-		s := make([]float32, qb*N)
-		q := make([]float32, qb*QW)
-		o := make([]float32, qb*DV)
-		sums := make([]float32, qb)
-		vt := newF32(DV, N)
+		s, q, o, sums := scratch.Get(qb*N), scratch.Get(qb*QW), scratch.Get(qb*DV), scratch.Get(qb)
+		vt, vbuf := newF32(DV, N)
+		defer scratch.Put(kbuf, s, q, o, sums, vbuf)
 		for h := lo; h < hi; h++ {
 			// keys of head h as weights: panel j/16 holds [QW][16] (lane j%16);
 			// written sequentially, read from 16 token rows at a time
@@ -115,13 +116,15 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 	})
 }
 
-// newF32 allocates an F32 packed matrix of n×k.
-func newF32(n, k int) *quant.Matrix {
-	m, err := quant.New(kernel.F32, n, k, false)
+// newF32 is a zeroed F32 packed matrix of n×k on scratch memory; give
+// its buffer back with scratch.Put when done.
+func newF32(n, k int) (*quant.Matrix, []float32) {
+	buf := scratch.Zeroed(int(quant.Size(kernel.F32, n, k, false) / 4))
+	m, err := quant.View(kernel.F32, n, k, false, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*len(buf)))
 	if err != nil {
 		panic(err) // shapes come from a validated problem
 	}
-	return m
+	return m, buf
 }
 
 // f32Data views an F32 matrix's bytes as floats.
