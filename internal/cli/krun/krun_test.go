@@ -151,7 +151,8 @@ func TestBenchTiny(t *testing.T) {
 		f := &cli.Factory{Out: &out, Err: &errb}
 		var opts *BenchOptions
 		cmd := NewCmdBench(f, func(o *BenchOptions) error { opts = o; return nil })
-		cmd.SetArgs([]string{"--synthetic", "--dtype", "q8,q4", "-p", "8", "-n", "3", "-t", "1,2", "-r", "2", "-d", "0,4", "--ops", "-o", format})
+		prof := filepath.Join(t.TempDir(), "cpu.pprof")
+		cmd.SetArgs([]string{"--synthetic", "--dtype", "q8,q4", "-p", "8", "-n", "3", "-t", "1,2", "-r", "2", "-d", "0,4", "--ops", "-o", format, "--cpuprofile", prof})
 		if err := cmd.Execute(); err != nil {
 			t.Fatal(err)
 		}
@@ -179,8 +180,22 @@ func TestBenchTiny(t *testing.T) {
 				}
 			}
 			ops := map[string]bool{}
+			tests := map[string]bool{}
 			for _, r := range res.Ops {
 				ops[r.Op] = true
+				tests[r.Test] = true
+				if r.MsPerTok <= 0 || r.Share <= 0 || r.Share > 1 {
+					t.Errorf("op row %+v", r)
+				}
+			}
+			if !tests["pp8"] || !tests["tg3"] {
+				t.Errorf("breakdowns of %v, want pp8 and tg3", tests)
+			}
+			// one CPU profile per preset, with the preset in its name
+			for _, dt := range []string{"q8", "q4"} {
+				if st, err := os.Stat(strings.TrimSuffix(prof, ".pprof") + "." + dt + ".pprof"); err != nil || st.Size() == 0 {
+					t.Errorf("--cpuprofile for %s: %v", dt, err)
+				}
 			}
 			for _, op := range []string{model.OpKDA, model.OpMLA, model.OpMoE, model.OpMLP, model.OpLMHead, model.OpNorm} {
 				if !ops[op] {
