@@ -28,5 +28,5 @@ func init() {
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{1, 2, 3, 4}, Default: 4},
 			nbParam}},
-		&impl{act: actInt8, panels: vnniPanels(&avxvnniY), grain: 4})
+		&impl{act: actInt8, panels: vnniPanels(&avxvnniY), grain: 4, prep: vnniPrep})
 }

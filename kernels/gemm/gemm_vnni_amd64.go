@@ -72,7 +72,7 @@ func init() {
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{4, 6, 8, 10, 12}, Default: 12},
 			nbParam}},
-		&impl{act: actInt8, panels: vnniPanels(&vnniZ), grain: 4})
+		&impl{act: actInt8, panels: vnniPanels(&vnniZ), grain: 4, prep: vnniPrep})
 }
 
 // vnniScratch is a worker's aux and xs (group-major) for one call.
@@ -110,20 +110,37 @@ func vnniAux(a *args, kind int, aux []int32, xs []float32) {
 	}
 }
 
-// vnniPanels is the panelFn over a kernel table (index: kind, then rows).
+// vnniPrep computes the kernels' aux and xs once per call, before the
+// workers start (each piece of panels computed them again otherwise).
+func vnniPrep(a *args) {
+	ng := a.kp / quant.GroupK
+	p := &a.ws.pre
+	p.aux, p.xs = grow(p.aux, a.m*ng), grow(p.xs, a.m*ng)
+	vnniAux(a, weightKind(a.w), p.aux, p.xs)
+	a.pre = p
+}
+
 // vnniRowBytes bounds the int8 activation rows one pass over a block of
 // panels reads (a quarter of a 1 MiB L2).
 const vnniRowBytes = 256 << 10
 
+// vnniPanels is the panelFn over a kernel table (index: kind, then rows).
 func vnniPanels(tab *[3][]vnniKernel) panelFn {
 	return func(a *args, p0, p1, worker int, prm kernel.Values) {
 		kind := weightKind(a.w)
 		ks := tab[kind]
 		ng := a.kp / quant.GroupK
-		sc := auxPool.Get().(*vnniScratch)
-		sc.aux, sc.xs = grow(sc.aux, a.m*ng), grow(sc.xs, a.m*ng)
-		aux, xs := sc.aux, sc.xs
-		vnniAux(a, kind, aux, xs)
+		var aux []int32
+		var xs []float32
+		if a.pre != nil && len(a.pre.aux) == a.m*ng {
+			aux, xs = a.pre.aux, a.pre.xs // vnniPrep's (or amxPrep's, same layout)
+		} else {
+			sc := auxPool.Get().(*vnniScratch)
+			defer auxPool.Put(sc)
+			sc.aux, sc.xs = grow(sc.aux, a.m*ng), grow(sc.xs, a.m*ng)
+			aux, xs = sc.aux, sc.xs
+			vnniAux(a, kind, aux, xs)
+		}
 		mr := prm["mr"]
 		if mr < 1 || mr >= len(ks) {
 			mr = len(ks) - 1
@@ -149,6 +166,5 @@ func vnniPanels(tab *[3][]vnniKernel) panelFn {
 				}
 			}
 		}
-		auxPool.Put(sc)
 	}
 }
