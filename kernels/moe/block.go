@@ -78,11 +78,11 @@ type BlockOptions struct {
 	Debug func(name string, t []float32)
 }
 
-// DefaultExpertParallel is the default regime crossover: up to 32 tokens
-// an expert's weights stream on one thread as fast as on all of them, and
-// one expert per thread spares a pool dispatch per expert matmul (krun
+// DefaultExpertParallel is the default regime crossover: up to 32 tokens,
+// experts side by side (one per thread) beat one expert at a time on all
+// threads, which pays a pool dispatch and a split per expert matmul (krun
 // bench pp512 on the 2-layer Kimi-width q8 checkpoint, 2 threads: median
-// 755 against 665 tokens/s at 8).
+// 755 against 665 tokens/s at 8; the tuner's ep choice overrides it).
 const DefaultExpertParallel = 32
 
 // profileChoice is what a tuning profile chose for the moe.block op at
