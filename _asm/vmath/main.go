@@ -243,6 +243,89 @@ func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 	}
 }
 
+// actKernel: the activations on AVX-512 over the first len(g)&^15
+// elements, from expKernel's exp of −x:
+//
+//	sigmoid: dst = 1/(1+e^−x)   silu: dst = x/(1+e^−x)   silumul: dst = x/(1+e^−x)·u
+//
+// NaN propagates (x is the second source of the clamps); past the clamp
+// e^−x is +Inf or exp(−104), so the results are ±0, x or 1 as they should.
+func actKernel(name string, mode int) {
+	sig := "func(dst, src []float32)"
+	if mode == 2 {
+		sig = "func(dst, g, u []float32)"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	what := map[int]string{0: "1/(1+exp(−src[i]))", 1: "src[i]/(1+exp(−src[i]))", 2: "g[i]/(1+exp(−g[i]))·u[i]"}[mode]
+	Doc(fmt.Sprintf("%s writes %s for i < len rounded down to a multiple of 16.", name, what))
+	d := Load(Param("dst").Base(), GP64())
+	src := "src"
+	if mode == 2 {
+		src = "g"
+	}
+	sp := Load(Param(src).Base(), GP64())
+	n := Load(Param(src).Len(), GP64())
+	var up Register
+	if mode == 2 {
+		up = Load(Param("u").Base(), GP64())
+	}
+	SHRQ(U8(4), n)
+	c := func(v float32) VecVirtual {
+		z := ZMM()
+		g := GP32()
+		MOVL(U32(math.Float32bits(v)), g)
+		VPBROADCASTD(g, z)
+		return z
+	}
+	hi, lo := c(89), c(-104)
+	log2e, ln2hi, ln2lo := c(1.44269504088896341), c(0.693359375), c(-2.12194440e-4)
+	p := []VecVirtual{c(1.9875691500e-4), c(1.3981999507e-3), c(8.3334519073e-3), c(4.1665795894e-2), c(1.6666665459e-1), c(5.0000001201e-1)}
+	one := c(1)
+	signbit := c(float32(math.Copysign(0, -1)))
+	lbl := name + "_loop"
+	Label(lbl)
+	CMPQ(n, U8(0))
+	JE(LabelRef(name + "_done"))
+	x0, x, k, r, y := ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
+	VMOVUPS(Mem{Base: sp}, x0)
+	VXORPS(signbit, x0, x) // −x
+	VMINPS(x, hi, x)       // x second: a NaN passes through
+	VMAXPS(x, lo, x)
+	VMULPS(log2e, x, k)
+	VRNDSCALEPS(U8(0), k, k)
+	VMOVAPS(x, r)
+	VFNMADD231PS(ln2hi, k, r)
+	VFNMADD231PS(ln2lo, k, r)
+	VMOVAPS(p[0], y)
+	for _, cf := range p[1:] {
+		VFMADD213PS(cf, r, y)
+	}
+	r2 := ZMM()
+	VMULPS(r, r, r2)
+	VFMADD213PS(r, r2, y)
+	VADDPS(one, y, y)
+	VSCALEFPS(k, y, y) // e^−x
+	VADDPS(one, y, y)  // 1 + e^−x
+	if mode == 0 {
+		VDIVPS(y, one, y)
+	} else {
+		VDIVPS(y, x0, y)
+	}
+	if mode == 2 {
+		VMULPS(Mem{Base: up}, y, y)
+		ADDQ(U8(64), up)
+	}
+	VMOVUPS(y, Mem{Base: d})
+	ADDQ(U8(64), sp)
+	ADDQ(U8(64), d)
+	DECQ(n)
+	JMP(LabelRef(lbl))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 // reduce4 sums the four lanes of x and returns the sum as the result.
 func reduce4(x VecVirtual) {
 	t := XMM()
@@ -267,6 +350,9 @@ func main() {
 	expKernel()
 	expKernelAVX2()
 	blasKernels("AVX512", 16, func() VecVirtual { return ZMM() }, 64)
+	actKernel("sigmoidAVX512", 0)
+	actKernel("siluAVX512", 1)
+	actKernel("siluMulAVX512", 2)
 	blasKernels("AVX2", 8, func() VecVirtual { return YMM() }, 32)
 	Generate()
 }

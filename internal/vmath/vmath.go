@@ -18,6 +18,13 @@ func Exp(dst, src []float32) {
 	}
 }
 
+// The activations' vector kernels (actAsm's modes).
+const (
+	actSigmoid = iota
+	actSiLU
+	actSiLUMul
+)
+
 // expChunk is how many exponentials the activation helpers compute at a
 // time into a stack buffer.
 const expChunk = 256
@@ -29,7 +36,7 @@ const expChunk = 256
 // 16 gets the same bits.
 func Sigmoid(dst, src []float32) {
 	var e [expChunk]float32
-	for lo := 0; lo < len(src); lo += expChunk {
+	for lo := actAsm(actSigmoid, dst, src, nil); lo < len(src); lo += expChunk {
 		s := src[lo:min(lo+expChunk, len(src))]
 		d := dst[lo : lo+len(s)]
 		t := e[:len(s)]
@@ -53,7 +60,11 @@ func SiLU(dst, src []float32) {
 // alias g or u.
 func SiLUMul(dst, g, u []float32) {
 	var e [expChunk]float32
-	for lo := 0; lo < len(g); lo += expChunk {
+	mode := actSiLUMul
+	if u == nil {
+		mode = actSiLU
+	}
+	for lo := actAsm(mode, dst, g, u); lo < len(g); lo += expChunk {
 		s := g[lo:min(lo+expChunk, len(g))]
 		d := dst[lo : lo+len(s)]
 		t := e[:len(s)]

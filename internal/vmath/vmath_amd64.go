@@ -45,3 +45,25 @@ func axpyAsm(alpha float32, x, y []float32) int {
 	}
 	return 0
 }
+
+// actAsm runs an activation's AVX-512 kernel on the bulk of src (a
+// multiple of 16 elements) and returns how many it did; without AVX-512
+// the Go loop (over vector exp) does them all.
+func actAsm(mode int, dst, src, u []float32) int {
+	if !cpu.Has(cpu.AVX512F) {
+		return 0
+	}
+	n := len(src) &^ 15
+	if n == 0 {
+		return 0
+	}
+	switch mode {
+	case actSigmoid:
+		sigmoidAVX512(dst[:n], src[:n])
+	case actSiLU:
+		siluAVX512(dst[:n], src[:n])
+	default:
+		siluMulAVX512(dst[:n], src[:n], u[:n])
+	}
+	return n
+}

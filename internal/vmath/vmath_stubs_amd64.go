@@ -31,6 +31,21 @@ func axpyAVX512(alpha float32, x []float32, y []float32)
 //go:noescape
 func dotAVX512(a []float32, b []float32) float32
 
+// sigmoidAVX512 writes 1/(1+exp(−src[i])) for i < len rounded down to a multiple of 16.
+//
+//go:noescape
+func sigmoidAVX512(dst []float32, src []float32)
+
+// siluAVX512 writes src[i]/(1+exp(−src[i])) for i < len rounded down to a multiple of 16.
+//
+//go:noescape
+func siluAVX512(dst []float32, src []float32)
+
+// siluMulAVX512 writes g[i]/(1+exp(−g[i]))·u[i] for i < len rounded down to a multiple of 16.
+//
+//go:noescape
+func siluMulAVX512(dst []float32, g []float32, u []float32)
+
 // axpyAVX2 computes y[i] += alpha·x[i] for i < len(y) rounded down to a multiple of 8.
 //
 //go:noescape

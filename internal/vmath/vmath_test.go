@@ -58,6 +58,14 @@ func TestDotAxpy(t *testing.T) {
 // TestActivations checks Sigmoid, SiLU and SiLUMul against float64 on a
 // range past exp's limits (and NaN), on lengths with and without a tail.
 func TestActivations(t *testing.T) {
+	for _, mask := range [][]cpu.Feature{nil, {cpu.AVX512F}, {cpu.AVX512F, cpu.AVX2}} {
+		restore := cpu.Disable(mask...)
+		testActivations(t)
+		restore()
+	}
+}
+
+func testActivations(t *testing.T) {
 	for _, n := range []int{1, 15, 16, 17, 255, 256, 257, 600} {
 		x := make([]float32, n)
 		u := make([]float32, n)
