@@ -17,6 +17,51 @@ import (
 // by range reduction x = n·ln2 + r (|r| ≤ ln2/2), a degree-6 polynomial
 // for exp(r) (Cephes expf coefficients) and VSCALEFPS for 2ⁿ, which
 // underflows gracefully to subnormals and zero.
+// expZ holds the broadcast constants of the AVX-512 exp.
+type expZ struct {
+	hi, lo, log2e, ln2hi, ln2lo, one VecVirtual
+	p                                []VecVirtual
+}
+
+// zconst broadcasts v into a new zmm.
+func zconst(v float32) VecVirtual {
+	z := ZMM()
+	g := GP32()
+	MOVL(U32(math.Float32bits(v)), g)
+	VPBROADCASTD(g, z)
+	return z
+}
+
+func newExpZ() *expZ {
+	return &expZ{hi: zconst(89), lo: zconst(-104),
+		log2e: zconst(1.44269504088896341), ln2hi: zconst(0.693359375), ln2lo: zconst(-2.12194440e-4),
+		p:   []VecVirtual{zconst(1.9875691500e-4), zconst(1.3981999507e-3), zconst(8.3334519073e-3), zconst(4.1665795894e-2), zconst(1.6666665459e-1), zconst(5.0000001201e-1)},
+		one: zconst(1)}
+}
+
+// exp emits y = exp(x) (x is clobbered by the clamp): range reduction
+// x = k·ln2 + r, the polynomial, VSCALEFPS by 2^k.
+func (e *expZ) exp(x VecVirtual) VecVirtual {
+	k, r, y := ZMM(), ZMM(), ZMM()
+	VMINPS(x, e.hi, x) // x second: a NaN x passes through (MINPS returns its second source on NaN)
+	VMAXPS(x, e.lo, x)
+	VMULPS(e.log2e, x, k)
+	VRNDSCALEPS(U8(0), k, k) // round to nearest
+	VMOVAPS(x, r)
+	VFNMADD231PS(e.ln2hi, k, r) // r = x − k·ln2hi
+	VFNMADD231PS(e.ln2lo, k, r) // r −= k·ln2lo
+	VMOVAPS(e.p[0], y)
+	for _, cf := range e.p[1:] {
+		VFMADD213PS(cf, r, y) // y = y·r + cf
+	}
+	r2 := ZMM()
+	VMULPS(r, r, r2)
+	VFMADD213PS(r, r2, y) // y = y·r² + r
+	VADDPS(e.one, y, y)
+	VSCALEFPS(k, y, y)
+	return y
+}
+
 func expKernel() {
 	TEXT("expAVX512", NOSPLIT, "func(dst, src []float32)")
 	Pragma("noescape")
@@ -30,38 +75,13 @@ func expKernel() {
 	sp := Load(Param("src").Base(), GP64())
 	n := Load(Param("src").Len(), GP64())
 	SHRQ(U8(4), n)
-	c := func(v float32) VecVirtual {
-		z := ZMM()
-		g := GP32()
-		MOVL(U32(math.Float32bits(v)), g)
-		VPBROADCASTD(g, z)
-		return z
-	}
-	hi, lo := c(89), c(-104)
-	log2e, ln2hi, ln2lo := c(1.44269504088896341), c(0.693359375), c(-2.12194440e-4)
-	p := []VecVirtual{c(1.9875691500e-4), c(1.3981999507e-3), c(8.3334519073e-3), c(4.1665795894e-2), c(1.6666665459e-1), c(5.0000001201e-1)}
-	one := c(1)
+	e := newExpZ()
 	Label("exp_loop")
 	CMPQ(n, U8(0))
 	JE(LabelRef("exp_done"))
-	x, k, r, y := ZMM(), ZMM(), ZMM(), ZMM()
+	x := ZMM()
 	VMOVUPS(Mem{Base: sp}, x)
-	VMINPS(x, hi, x) // x second: a NaN x passes through (MINPS returns its second source on NaN)
-	VMAXPS(x, lo, x)
-	VMULPS(log2e, x, k)
-	VRNDSCALEPS(U8(0), k, k) // round to nearest
-	VMOVAPS(x, r)
-	VFNMADD231PS(ln2hi, k, r) // r = x − k·ln2hi
-	VFNMADD231PS(ln2lo, k, r) // r −= k·ln2lo
-	VMOVAPS(p[0], y)
-	for _, cf := range p[1:] {
-		VFMADD213PS(cf, r, y) // y = y·r + cf
-	}
-	r2 := ZMM()
-	VMULPS(r, r, r2)
-	VFMADD213PS(r, r2, y) // y = y·r² + r
-	VADDPS(one, y, y)
-	VSCALEFPS(k, y, y)
+	y := e.exp(x)
 	VMOVUPS(y, Mem{Base: d})
 	ADDQ(U8(64), sp)
 	ADDQ(U8(64), d)
@@ -271,42 +291,18 @@ func actKernel(name string, mode int) {
 		up = Load(Param("u").Base(), GP64())
 	}
 	SHRQ(U8(4), n)
-	c := func(v float32) VecVirtual {
-		z := ZMM()
-		g := GP32()
-		MOVL(U32(math.Float32bits(v)), g)
-		VPBROADCASTD(g, z)
-		return z
-	}
-	hi, lo := c(89), c(-104)
-	log2e, ln2hi, ln2lo := c(1.44269504088896341), c(0.693359375), c(-2.12194440e-4)
-	p := []VecVirtual{c(1.9875691500e-4), c(1.3981999507e-3), c(8.3334519073e-3), c(4.1665795894e-2), c(1.6666665459e-1), c(5.0000001201e-1)}
-	one := c(1)
-	signbit := c(float32(math.Copysign(0, -1)))
+	e := newExpZ()
+	signbit := zconst(float32(math.Copysign(0, -1)))
 	lbl := name + "_loop"
 	Label(lbl)
 	CMPQ(n, U8(0))
 	JE(LabelRef(name + "_done"))
-	x0, x, k, r, y := ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
+	x0, x := ZMM(), ZMM()
 	VMOVUPS(Mem{Base: sp}, x0)
 	VXORPS(signbit, x0, x) // −x
-	VMINPS(x, hi, x)       // x second: a NaN passes through
-	VMAXPS(x, lo, x)
-	VMULPS(log2e, x, k)
-	VRNDSCALEPS(U8(0), k, k)
-	VMOVAPS(x, r)
-	VFNMADD231PS(ln2hi, k, r)
-	VFNMADD231PS(ln2lo, k, r)
-	VMOVAPS(p[0], y)
-	for _, cf := range p[1:] {
-		VFMADD213PS(cf, r, y)
-	}
-	r2 := ZMM()
-	VMULPS(r, r, r2)
-	VFMADD213PS(r, r2, y)
-	VADDPS(one, y, y)
-	VSCALEFPS(k, y, y) // e^−x
-	VADDPS(one, y, y)  // 1 + e^−x
+	y := e.exp(x)          // e^−x
+	one := e.one
+	VADDPS(one, y, y) // 1 + e^−x
 	if mode == 0 {
 		VDIVPS(y, one, y)
 	} else {

@@ -30,12 +30,8 @@ func prefillAbsorbed(p *Prefill, threads int, prm kernel.Values) {
 	N := p.P + T
 	NH, DN, DR, DV, R := p.NH, p.DN, p.DR, p.DV, p.R
 	W, QW := R+DR, DN+DR
-	rows, ok := p.Cache.View(0, N)
-	if !ok {
-		rows = scratch.Get(N * W)
-		defer scratch.Put(rows)
-		p.Cache.Block(0, N, rows)
-	}
+	rows, release := p.cachedRows(N)
+	defer release()
 	const L = quant.PanelRows
 	keys, kbuf := newF32(N, W) // panel j/16: [W][16], lane j%16
 	kd := f32Data(keys)

@@ -31,12 +31,8 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 	NH, DN, DR, DV, R := p.NH, p.DN, p.DR, p.DV, p.R
 	W, QW := R+DR, DN+DR
 	// ---- latent rows: Ĉ [N][R] and k_pe [N][DR]
-	rows, ok := p.Cache.View(0, N)
-	if !ok {
-		rows = scratch.Get(N * W)
-		defer scratch.Put(rows)
-		p.Cache.Block(0, N, rows)
-	}
+	rows, release := p.cachedRows(N)
+	defer release()
 	lat := scratch.Get(N * R)
 	defer scratch.Put(lat)
 	for j := 0; j < N; j++ {
@@ -114,6 +110,17 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 			}
 		}
 	})
+}
+
+// cachedRows is the first n rows of the cache as f32 [n][R+DR]: a view of
+// an f32 cache, else converted into scratch memory that release returns.
+func (p *Prefill) cachedRows(n int) (rows []float32, release func()) {
+	if rows, ok := p.Cache.View(0, n); ok {
+		return rows, func() {}
+	}
+	rows = scratch.Get(n * (p.R + p.DR))
+	p.Cache.Block(0, n, rows)
+	return rows, func() { scratch.Put(rows) }
 }
 
 // newF32 is a zeroed F32 packed matrix of n×k on scratch memory; give
