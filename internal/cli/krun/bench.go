@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
@@ -105,6 +107,9 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 				return fmt.Errorf("bench: -r %d; want at least 1", opts.Reps)
 			}
 			if _, err := cacheDType(opts.CacheDType); err != nil {
+				return err
+			}
+			if err := writableDir("--cpuprofile", opts.CPUProfile); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -358,6 +363,26 @@ func runBench(o *BenchOptions) error {
 		debug.FreeOSMemory()
 	}
 	return o.write(rows, ops)
+}
+
+// writableDir makes the folder of an output file (as its atomic write
+// will) and checks, before any measuring, that it takes new files (""
+// passes).
+func writableDir(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return cli.Usagef("%s %s: folder %s not writable (%v)", flag, path, dir, errors.Unwrap(err))
+	}
+	f, err := os.CreateTemp(dir, ".krun-write-check-")
+	if err != nil {
+		return cli.Usagef("%s %s: folder %s not writable (%v)", flag, path, dir, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }
 
 // startProfile starts the --cpuprofile CPU profile of one model's

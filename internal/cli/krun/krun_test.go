@@ -113,6 +113,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"info", dir}, "folder"},
 		{[]string{"generate", dir, "--ids", "1", "--cache-dtype", "f16"}, "--cache-dtype"},
 		{[]string{"bench", "--synthetic", "--cache-dtype", "q4"}, "--cache-dtype"},
+		{[]string{"bench", "--synthetic", "--cpuprofile", filepath.Join(dir, "config.json", "p.pprof")}, "not writable"},
 	} {
 		_, _, err := run(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
