@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -273,9 +274,11 @@ func Read(path string) (*Profile, error) {
 
 // Load reads a profile for use on this machine. Problems that make the
 // whole file unusable — unreadable, corrupt, another schema, another
-// fingerprint — return a nil profile and a warning; entries naming a variant
-// or parameter this build no longer has, or one this CPU cannot run, are
-// dropped with a warning each. The caller falls back to the defaults for
+// fingerprint — return a nil profile and a warning; entries that fail
+// Entry.Check (a variant or parameter this build no longer has, a thread
+// count out of range, a figure that is not finite) or name a variant this
+// CPU cannot run are dropped with a warning each. kprofile shares these
+// checks through Validate. The caller falls back to the defaults for
 // whatever is missing; Load never panics.
 func Load(path string) (p *Profile, warnings []string) {
 	defer func() {
@@ -287,8 +290,8 @@ func Load(path string) (p *Profile, warnings []string) {
 	if err != nil {
 		return nil, []string{fmt.Sprintf("%v; using defaults", err)}
 	}
-	if p.Schema != SchemaVersion {
-		return nil, []string{fmt.Sprintf("%s: profile schema %d, this ktune uses %d (re-run ktune); using defaults", path, p.Schema, SchemaVersion)}
+	if err := p.checkSchema(); err != nil {
+		return nil, []string{fmt.Sprintf("%s: %v (re-run ktune); using defaults", path, err)}
 	}
 	if fp := cpu.Fingerprint(); p.Fingerprint != fp {
 		return nil, []string{fmt.Sprintf("%s: profile is for CPU %s, this is %s (run ktune here); using defaults", path, p.Fingerprint, fp)}
@@ -296,7 +299,7 @@ func Load(path string) (p *Profile, warnings []string) {
 	kept := p.Entries[:0]
 	for _, e := range p.Entries {
 		if err := e.usable(); err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: entry %s %s %s threads=%d: %v; using defaults there", path, e.Op, e.DType, e.Shape, e.Threads, err))
+			warnings = append(warnings, fmt.Sprintf("%s: %v; using defaults there", path, entryError(&e, err)))
 			continue
 		}
 		kept = append(kept, e)
@@ -305,25 +308,113 @@ func Load(path string) (p *Profile, warnings []string) {
 	return p, warnings
 }
 
-// usable checks that this build and CPU can run the entry's choice.
+// MaxThreads bounds the thread counts of a profile entry: a budget above
+// it is a corrupt entry, not a bigger machine.
+const MaxThreads = 1 << 16
+
+// Validate checks a profile as written (Read), on any machine, with the
+// checks Load makes that do not depend on this CPU: the schema (whole is
+// set, and the entries are not looked at), then each entry (Entry.Check),
+// one error per bad entry naming it. kprofile warns with these and refuses
+// to export a profile that has any; Load adds the fingerprint and this
+// CPU's features.
+func (p *Profile) Validate() (whole error, entries []error) {
+	if err := p.checkSchema(); err != nil {
+		return err, nil
+	}
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		if err := e.Check(p.CPU.Arch); err != nil {
+			entries = append(entries, entryError(e, err))
+		}
+	}
+	return nil, entries
+}
+
+func (p *Profile) checkSchema() error {
+	if p.Schema != SchemaVersion {
+		return fmt.Errorf("profile schema %d, this build reads %d", p.Schema, SchemaVersion)
+	}
+	return nil
+}
+
+// entryError names the entry a problem is about.
+func entryError(e *Entry, err error) error {
+	return fmt.Errorf("entry %s %s %s threads=%d: %w", e.Op, e.DType, e.Shape, e.Threads, err)
+}
+
+// Check checks an entry of a profile from a machine of architecture arch
+// ("amd64", "arm64"; "" for this build's): its thread counts (1 to
+// MaxThreads), that its figures are finite (a positive median), that its op
+// exists and takes its shape, and, when arch is this build's (whose
+// registry holds that architecture's variants), that its variant exists,
+// serves its dtype and its parameters lie within the variant's space.
+// Whether this CPU can run the variant is not checked (Load does).
+func (e *Entry) Check(arch string) error {
+	if e.Threads < 1 || e.Threads > MaxThreads {
+		return fmt.Errorf("thread budget %d: want 1 to %d", e.Threads, MaxThreads)
+	}
+	if e.Best.Threads < 0 || e.Best.Threads > e.Threads {
+		return fmt.Errorf("chosen threads %d: want at most the budget %d", e.Best.Threads, e.Threads)
+	}
+	if err := checkFigures("best", &e.Best, true); err != nil {
+		return err
+	}
+	if e.Default != nil {
+		if err := checkFigures("default", e.Default, false); err != nil {
+			return err
+		}
+	}
+	op := kernel.LookupOp(e.Op)
+	if op == nil {
+		return fmt.Errorf("stale op: unknown op %q", e.Op)
+	}
+	if err := op.Check(e.Shape); err != nil {
+		return err
+	}
+	if arch != "" && arch != runtime.GOARCH {
+		return nil // another architecture's variants are not in this build
+	}
+	v, err := kernel.Lookup(e.Op + "/" + e.Best.Variant)
+	if err != nil {
+		return fmt.Errorf("stale variant: %v", err)
+	}
+	if !v.Serves(e.DType) {
+		return fmt.Errorf("variant %s does not serve %s", v.ID(), e.DType)
+	}
+	if err := v.Validate(e.Shape, e.config()); err != nil {
+		return fmt.Errorf("stale parameters: %v", err)
+	}
+	return nil
+}
+
+// checkFigures wants a finite median (positive when positive is set) and
+// finite, non-negative counts.
+func checkFigures(what string, r *Result, positive bool) error {
+	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) || x < 0 }
+	switch {
+	case bad(r.Median) || positive && r.Median == 0:
+		return fmt.Errorf("%s median %v s: want a positive finite time", what, r.Median)
+	case bad(r.Lo) || bad(r.Hi):
+		return fmt.Errorf("%s interval [%v, %v] s: want finite non-negative times", what, r.Lo, r.Hi)
+	case bad(r.FLOPs) || bad(r.Bytes) || bad(r.Footprint):
+		return fmt.Errorf("%s counts (%v FLOPs, %v bytes, %v footprint): want finite non-negative numbers", what, r.FLOPs, r.Bytes, r.Footprint)
+	}
+	return nil
+}
+
+// usable checks that this build and CPU can run the entry's choice: Check
+// at this architecture, and the variant's features effective here.
 func (e *Entry) usable() error {
+	if err := e.Check(""); err != nil {
+		return err
+	}
 	v, err := kernel.Lookup(e.Op + "/" + e.Best.Variant)
 	if err != nil {
 		return fmt.Errorf("stale variant: %v", err)
 	}
 	if !v.Available() {
 		return fmt.Errorf("variant %s needs %s, not effective here", v.ID(), v.Requires)
-	}
-	if !v.Serves(e.DType) {
-		return fmt.Errorf("variant %s does not serve %s", v.ID(), e.DType)
-	}
-	if op := kernel.LookupOp(e.Op); op != nil {
-		if err := op.Check(e.Shape); err != nil {
-			return err
-		}
-	}
-	if err := v.Validate(e.Shape, e.config()); err != nil {
-		return fmt.Errorf("stale parameters: %v", err)
 	}
 	return nil
 }
