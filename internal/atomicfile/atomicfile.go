@@ -1,6 +1,12 @@
 // Package atomicfile writes files atomically: to a temporary file in the
 // target's folder, synced, then renamed over the target, so a reader (or a
 // run interrupted at any moment) sees either the old file or the new one.
+//
+// The temporary file is named ".NAME.tmp-DIGITS" beside NAME. While it is
+// written the process holds an advisory lock on it (flock, on Unix), so
+// that RemoveStale can tell a file left by a killed run from one another
+// process is writing now. A signal handler (CleanupOnSignal) removes the
+// temporary files being written when the process is interrupted.
 package atomicfile
 
 import (
@@ -8,8 +14,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
 )
+
+// live are the temporary files this process is writing now.
+var live = struct {
+	sync.Mutex
+	names map[string]bool
+}{names: map[string]bool{}}
+
+// tempPrefix is the start of path's temporary files' names.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
 
 // Write creates path's folder if needed and writes path through write.
 func Write(path string, write func(w io.Writer) error) error {
@@ -24,20 +44,29 @@ func Write(path string, write func(w io.Writer) error) error {
 
 // WriteFile is Write for writers that need the file itself (to seek, or to
 // write a header last with WriteAt): write gets the temporary file, which
-// is then synced and renamed over path.
+// is then synced and renamed over path. Errors wrap write's error (%w).
 func WriteFile(path string, write func(f *os.File) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
-		return fmt.Errorf("%s: cannot create temporary file: %v", path, err)
+		return fmt.Errorf("%s: cannot create temporary file: %w", path, err)
 	}
+	live.Lock()
+	live.names[tmp.Name()] = true
+	live.Unlock()
+	defer func() {
+		live.Lock()
+		delete(live.names, tmp.Name())
+		live.Unlock()
+	}()
+	lock(tmp) // advisory: RemoveStale leaves a locked file alone
 	fail := func(what string, err error) error {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %s: %v", path, what, err)
+		return fmt.Errorf("%s: %s: %w", path, what, err)
 	}
 	if err := write(tmp); err != nil {
 		return fail("cannot write", err)
@@ -50,11 +79,11 @@ func WriteFile(path string, write func(f *os.File) error) error {
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: cannot close temporary file: %v", path, err)
+		return fmt.Errorf("%s: cannot close temporary file: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: cannot rename into place: %v", path, err)
+		return fmt.Errorf("%s: cannot rename into place: %w", path, err)
 	}
 	if d, err := os.Open(dir); err == nil { // make the rename durable
 		d.Sync()
@@ -66,4 +95,112 @@ func WriteFile(path string, write func(f *os.File) error) error {
 // WriteBytes writes data to path atomically.
 func WriteBytes(path string, data []byte) error {
 	return Write(path, func(w io.Writer) error { _, err := w.Write(data); return err })
+}
+
+// Stale is a temporary file RemoveStale removed.
+type Stale struct {
+	Path string
+	Size int64
+}
+
+// RemoveStale removes the temporary files of path (".NAME.tmp-DIGITS" in
+// its folder) that no process is writing: those left by a run that was
+// killed (SIGKILL, a crash, a power cut). A file another process holds
+// locked is left alone. Where advisory locks are not supported (not
+// Unix) nothing is removed.
+func RemoveStale(path string) ([]Stale, error) {
+	if !lockSupported {
+		return nil, nil
+	}
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []Stale
+	for _, e := range ents {
+		name := e.Name()
+		suffix, ok := strings.CutPrefix(name, prefix)
+		if !ok || suffix == "" || strings.Trim(suffix, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		live.Lock()
+		mine := live.names[p]
+		live.Unlock()
+		if mine {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if !tryLock(f) { // being written by another process
+			f.Close()
+			continue
+		}
+		st, _ := f.Stat()
+		err = os.Remove(p)
+		f.Close()
+		if err != nil {
+			return out, err
+		}
+		s := Stale{Path: p}
+		if st != nil {
+			s.Size = st.Size()
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// RemoveTemps removes every temporary file this process is writing now
+// and returns their paths (for a signal handler: the writes then fail).
+func RemoveTemps() []string {
+	live.Lock()
+	defer live.Unlock()
+	var out []string
+	for p := range live.names {
+		if os.Remove(p) == nil {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CleanupOnSignal handles SIGINT and SIGTERM until stop is called: on
+// one, it removes the temporary files being written (RemoveTemps) and
+// calls handle with the signal and what it removed; handle should exit
+// the process (exit status 128+signal, as a shell reports it).
+func CleanupOnSignal(handle func(sig os.Signal, removed []string)) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-ch:
+			handle(sig, RemoveTemps())
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+		})
+	}
+}
+
+// SignalExitCode is the exit status a shell reports for a process killed
+// by sig: 128 + its number (130 for SIGINT, 143 for SIGTERM).
+func SignalExitCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
 }

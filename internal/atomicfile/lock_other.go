@@ -1,0 +1,13 @@
+//go:build !unix
+
+// Advisory locks on temporary files: none outside Unix (RemoveStale then
+// removes nothing).
+
+package atomicfile
+
+import "os"
+
+const lockSupported = false
+
+func lock(*os.File)         {}
+func tryLock(*os.File) bool { return false }
