@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 )
 
 // BenchFile is one input in the Go benchmark format
@@ -44,8 +47,10 @@ func ReadBenchFile(path string) (*BenchFile, error) {
 
 // ParseBench reads Go benchmark format from r. name labels the input in
 // messages. A file without a single benchmark result is an error (which
-// catches passing a profile, a log or a binary by mistake); lines that
-// benchfmt rejects are kept as Warnings.
+// catches passing a profile, a log or a binary by mistake), and so is a
+// value no benchmark measures (NaN, ±Inf, a negative or zero time or
+// rate), named by file and line; lines that benchfmt rejects are kept as
+// Warnings.
 func ParseBench(r io.Reader, name string) (*BenchFile, error) {
 	bf := &BenchFile{
 		Name:    name,
@@ -63,14 +68,25 @@ func ParseBench(r io.Reader, name string) (*BenchFile, error) {
 			cfg := bf.configID(rec)
 			full := rec.Name.String()
 			for _, v := range rec.Values {
-				k := benchKey{cfg, full, v.Unit}
+				orig, origUnit := v.Value, v.Unit
+				if v.OrigUnit != "" {
+					orig, origUnit = v.OrigValue, v.OrigUnit
+				}
+				// benchfmt leaves 0 and ±Inf ns/op in ns/op (x·1e-9 == x);
+				// tidy every value so a unit has one name
+				val, unit := benchunit.Tidy(orig, origUnit)
+				if err := checkValue(val, unit); err != nil {
+					file, line := rec.Pos()
+					return nil, fmt.Errorf("%s:%d: Benchmark%s: %s %s: %v", file, line, full, strconv.FormatFloat(orig, 'g', -1, 64), origUnit, err)
+				}
+				k := benchKey{cfg, full, unit}
 				e := bf.entries[k]
 				if e == nil {
 					e = &benchEntry{}
 					bf.entries[k] = e
 					bf.order = append(bf.order, k)
 				}
-				e.values = append(e.values, v.Value)
+				e.values = append(e.values, val)
 			}
 		}
 	}
@@ -86,6 +102,26 @@ func ParseBench(r io.Reader, name string) (*BenchFile, error) {
 		return nil, errors.New(msg)
 	}
 	return bf, nil
+}
+
+// checkValue refuses what no benchmark measures and the statistics cannot
+// take (NaN makes the Mann–Whitney test loop, ±Inf and 0 make every
+// change infinite): a value that is not finite, a negative time, cost or
+// rate (any unit whose better direction is known), and a zero time or rate.
+// Zero bytes or allocations per op, and any value of a unit of unknown
+// direction, pass.
+func checkValue(v float64, unit string) error {
+	switch {
+	case math.IsNaN(v):
+		return errors.New("not a number")
+	case math.IsInf(v, 0):
+		return errors.New("infinite")
+	case v < 0 && Better(unit) != 0:
+		return errors.New("negative")
+	case v == 0 && (unit == "sec/op" || strings.HasSuffix(unit, "/s")):
+		return errors.New("zero (no time or rate measures 0)")
+	}
+	return nil
 }
 
 // configID names the file configuration of a result ("key: value" lines

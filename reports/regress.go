@@ -110,6 +110,31 @@ func (r *RegressReport) Regressions() []BenchDiff {
 	return out
 }
 
+// Missing lists the benchmarks and units of the old file that the new one
+// lacks: a renamed or dropped benchmark, or a unit no longer reported
+// (sec/op against GFLOP/s only). kprofile regress fails on them unless
+// told to allow them, so that a rename cannot switch the gate off.
+func (r *RegressReport) Missing() []BenchDiff {
+	var out []BenchDiff
+	for _, d := range r.Diffs {
+		if d.Verdict == OnlyOld {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Compared counts the benchmarks and units present in both files.
+func (r *RegressReport) Compared() int {
+	n := 0
+	for _, d := range r.Diffs {
+		if d.Old != nil && d.New != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // machineKeys are configuration keys that identify the machine: a
 // difference in one of them means the files come from different machines.
 var machineKeys = map[string]bool{"cpu": true, "fingerprint": true, "goos": true, "goarch": true, "effective-features": true}

@@ -257,6 +257,37 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestParseBadValues: values no benchmark measures are refused with the
+// file and line, before any statistics (NaN used to hang the Mann–Whitney
+// test); zero bytes or allocations and units of unknown direction pass.
+func TestParseBadValues(t *testing.T) {
+	for _, c := range []struct{ value, want string }{
+		{"NaN ns/op", "new.txt:4: BenchmarkX-2: NaN ns/op: not a number"},
+		{"nan GFLOP/s", "NaN GFLOP/s: not a number"},
+		{"+Inf ns/op", "+Inf ns/op: infinite"},
+		{"-Inf GB/s", "-Inf GB/s: infinite"},
+		{"-104 ns/op", "-104 ns/op: negative"},
+		{"-3 GFLOP/s", "-3 GFLOP/s: negative"},
+		{"-1 allocs/op", "-1 allocs/op: negative"},
+		{"0 ns/op", "0 ns/op: zero"},
+		{"0 MB/s", "0 MB/s: zero"},
+		{"12 ns/op 0 B/op 0 allocs/op -2 delta", ""},
+	} {
+		text := "goos: linux\n\nBenchmarkX-2 1 12 ns/op\nBenchmarkX-2 1 " + c.value + "\n"
+		bf, err := ParseBench(strings.NewReader(text), "new.txt")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.value, err)
+		case c.want == "":
+			if got := bf.Values("X-2", "B/op"); len(got) != 1 || got[0] != 0 {
+				t.Errorf("%q: B/op %v", c.value, got)
+			}
+		case err == nil || !strings.Contains(err.Error(), "new.txt:4: ") || !strings.Contains(err.Error(), c.want):
+			t.Errorf("%q: error %v, want new.txt:4 and %q", c.value, err, c.want)
+		}
+	}
+}
+
 func TestBetter(t *testing.T) {
 	for unit, want := range map[string]int{
 		"sec/op": -1, "B/op": -1, "allocs/op": -1, "B/s": 1,
