@@ -157,6 +157,19 @@ func (bf *BenchFile) Benchmarks() []string {
 	return out
 }
 
+// UnitNames lists the distinct (tidied) units, in file order.
+func (bf *BenchFile) UnitNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range bf.order {
+		if !seen[k.unit] {
+			seen[k.unit] = true
+			out = append(out, k.unit)
+		}
+	}
+	return out
+}
+
 // Values returns the samples of a benchmark in a unit (tidied, e.g.
 // "sec/op"), over all configurations.
 func (bf *BenchFile) Values(name, unit string) []float64 {

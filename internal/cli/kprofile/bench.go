@@ -64,6 +64,11 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			the first round (about --benchtime of work) and reused, so rounds
 			and builds do the same work. To compare two builds, alternate their
 			binaries one round at a time (see kprofile regress --help).
+
+			Exit status: 0 benchmarked; 2 a usage or input error (a bad flag or
+			argument, an unreadable or corrupt profile, an -o folder that does
+			not exist), checked before anything runs, with one error line; 1
+			any other failure.
 		`),
 		Example: cli.Doc(`
 			$ kprofile bench --count 10 -o new.txt
@@ -76,10 +81,13 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 				o.Profile = args[0]
 			}
 			if o.Count < 1 {
-				return fmt.Errorf("--count %d: must be at least 1", o.Count)
+				return cli.Usagef("--count %d: must be at least 1", o.Count)
 			}
 			if o.BenchTime <= 0 {
-				return fmt.Errorf("--benchtime %v: must be positive", o.BenchTime)
+				return cli.Usagef("--benchtime %v: must be positive", o.BenchTime)
+			}
+			if err := checkOutput("-o", o.Out, o.Profile); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(o)
@@ -140,8 +148,14 @@ func benchCases(p *tuner.Profile, ops string) ([]*benchCase, []string, error) {
 		cold  bool
 	}
 	var keys []key
+	var notes []string
 	if p != nil {
 		for _, r := range rows(p) {
+			if err := r.E.Check(p.CPU.Arch); err != nil {
+				// the engine's validation: not a shape and budget to run
+				notes = append(notes, fmt.Sprintf("%v; skipped", err))
+				continue
+			}
 			keys = append(keys, key{r.E.Op, r.E.DType, r.E.Shape, r.E.Threads, r.E.Mem == "dram"})
 		}
 	} else {
@@ -160,13 +174,12 @@ func benchCases(p *tuner.Profile, ops string) ([]*benchCase, []string, error) {
 				found = found || op.Name == o || op.Family() == o
 			}
 			if !found {
-				return nil, nil, fmt.Errorf("--ops: unknown op or family %q", o)
+				return nil, nil, cli.Usagef("--ops: unknown op or family %q", o)
 			}
 		}
 	}
 	seen := map[string]bool{}
 	var out []*benchCase
-	var notes []string
 	for _, k := range keys {
 		if len(want) > 0 {
 			ok := false
@@ -314,7 +327,7 @@ func runBench(f *cli.Factory, o *BenchOptions) error {
 	var prof *tuner.Profile
 	source := "defaults (no profile)"
 	if path != "" {
-		shapes, err := tuner.Read(path)
+		shapes, err := readProfile(path)
 		if err != nil {
 			return err
 		}

@@ -44,6 +44,15 @@ func NewCmdCompare(f *cli.Factory, runF func(*CompareOptions) error) *cobra.Comm
 
 			Figures are the tuner's medians; they drift 10-20% between runs on
 			a shared machine, so read ratios near 1 as equal.
+
+			Each profile is checked as the engine checks it (see kprofile show
+			--help): each bad entry gets a warning on stderr, and is compared
+			as written.
+
+			Exit status: 0 compared (warnings or not); 2 a usage or input error
+			(a bad flag or argument, an unreadable or corrupt profile, an --html
+			path that cannot be written), with one error line; 1 any other
+			failure.
 		`),
 		Example: cli.Doc(`
 			$ kprofile compare zen4.json spr.json
@@ -52,6 +61,12 @@ func NewCmdCompare(f *cli.Factory, runF func(*CompareOptions) error) *cobra.Comm
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Profiles = args
+			if err := checkFormat(o.Format); err != nil {
+				return err
+			}
+			if err := checkOutput("--html", o.HTML, args...); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -189,9 +204,6 @@ func (c *comparison) table(names []string) (header []string, out [][]string, err
 }
 
 func runCompare(f *cli.Factory, o *CompareOptions) error {
-	if err := checkFormat(o.Format); err != nil {
-		return err
-	}
 	ms, err := readMachines(o.Profiles)
 	if err != nil {
 		return err
@@ -240,7 +252,7 @@ func runCompare(f *cli.Factory, o *CompareOptions) error {
 			return err
 		}
 		if err := atomicfile.WriteBytes(o.HTML, buf.Bytes()); err != nil {
-			return err
+			return &cli.UsageError{Err: fmt.Errorf("--html %s: %w", o.HTML, err)}
 		}
 		fmt.Fprintf(w, "\nwrote %s\n", o.HTML)
 	}

@@ -43,6 +43,15 @@ func NewCmdExport(f *cli.Factory, runF func(*ExportOptions) error) *cobra.Comman
 
 			The machine, fingerprint and ceilings are copied unchanged: the
 			export is still only used on the machine it was tuned for.
+
+			The profile must pass the engine's validation (see kprofile show
+			--help): one of another schema, or with any bad entry, is refused
+			and nothing is written. -o may not name the input profile.
+
+			Exit status: 0 written; 2 a usage or input error (a bad flag or
+			argument, an unreadable, corrupt or invalid profile, an output
+			path that cannot be written), with one error line and nothing
+			written; 1 any other failure.
 		`),
 		Example: cli.Doc(`
 			$ kprofile export ~/.config/ktune/ktune-profile-*.json --threads 16 -o deploy.json
@@ -51,8 +60,11 @@ func NewCmdExport(f *cli.Factory, runF func(*ExportOptions) error) *cobra.Comman
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Profile = args[0]
-			if o.Threads < 1 {
-				return cli.Usagef("--threads N (≥ 1) is required")
+			if o.Threads < 1 || o.Threads > tuner.MaxThreads {
+				return cli.Usagef("--threads N (1 to %d) is required", tuner.MaxThreads)
+			}
+			if err := checkOutput("-o", o.Out, o.Profile); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(o)
@@ -130,14 +142,21 @@ func better(a, b, threads int) bool {
 }
 
 func runExport(f *cli.Factory, o *ExportOptions) error {
-	p, err := tuner.Read(o.Profile)
+	p, err := readProfile(o.Profile)
 	if err != nil {
 		return err
+	}
+	if bad := validate(o.Profile, p); len(bad) > 0 {
+		more := ""
+		if len(bad) > 1 {
+			more = fmt.Sprintf(" (and %d more bad entries)", len(bad)-1)
+		}
+		return cli.Usagef("%s%s; not exported (re-run ktune)", bad[0], more)
 	}
 	cfg, name := arch.Kimi48B(), "Kimi-Linear-48B-A3B"
 	if o.Config != "" {
 		if cfg, err = arch.Load(o.Config); err != nil {
-			return err
+			return &cli.UsageError{Err: err}
 		}
 		name = o.Config
 	} else if p.Model != "" {
@@ -145,7 +164,7 @@ func runExport(f *cli.Factory, o *ExportOptions) error {
 	}
 	x, err := Export(p, cfg, name, o.Threads)
 	if err != nil {
-		return fmt.Errorf("%s: %v", o.Profile, err)
+		return cli.Usagef("%s: %v", o.Profile, err)
 	}
 	var buf bytes.Buffer
 	if err := x.WriteJSON(&buf); err != nil {
@@ -156,7 +175,7 @@ func runExport(f *cli.Factory, o *ExportOptions) error {
 		return err
 	}
 	if err := atomicfile.WriteBytes(o.Out, buf.Bytes()); err != nil {
-		return err
+		return &cli.UsageError{Err: fmt.Errorf("-o %s: %w", o.Out, err)}
 	}
 	fmt.Fprintf(f.Err, "wrote %s: %d of %d entries (threads %d, %s)\n", o.Out, len(x.Entries), len(p.Entries), o.Threads, name)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/roofline"
 	"github.com/ktune/ktune/tuner"
 )
@@ -22,16 +23,18 @@ type machine struct {
 	Warnings []string
 }
 
-// readMachine reads a profile on any machine (tuner.Read). Its ceilings
+// readMachine reads a profile on any machine (tuner.Read; an unreadable
+// or corrupt file is an input error, exit 2) and warns of what the
+// engine's validation finds in it (validate). Its ceilings
 // come from the profile; when it embeds none, from the ceilings.json that
 // `ktune roofline --out DIR` writes beside it, if that file is for the
 // same fingerprint.
 func readMachine(path string) (*machine, error) {
-	p, err := tuner.Read(path)
+	p, err := readProfile(path)
 	if err != nil {
 		return nil, err
 	}
-	m := &machine{Path: path, P: p}
+	m := &machine{Path: path, P: p, Warnings: validate(path, p)}
 	if len(p.Ceilings) > 0 && string(p.Ceilings) != "null" {
 		c, err := roofline.ParseCeilings(p.Ceilings)
 		if err != nil {
@@ -54,6 +57,30 @@ func readMachine(path string) (*machine, error) {
 	}
 	m.Name = machineName(p)
 	return m, nil
+}
+
+// readProfile is tuner.Read with its errors made input errors (exit 2).
+func readProfile(path string) (*tuner.Profile, error) {
+	p, err := tuner.Read(path)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	return p, nil
+}
+
+// validate is the engine's validation of a profile (tuner.Profile.Validate)
+// as messages naming path: one for another schema (whose entries are not
+// checked), else one per bad entry.
+func validate(path string, p *tuner.Profile) []string {
+	whole, entries := p.Validate()
+	if whole != nil {
+		return []string{fmt.Sprintf("%s: %v: its entries are not checked and may be misread", path, whole)}
+	}
+	var out []string
+	for _, err := range entries {
+		out = append(out, fmt.Sprintf("%s: %v", path, err))
+	}
+	return out
 }
 
 func machineName(p *tuner.Profile) string {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,12 +25,22 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	cli.FlagErrors(cmd)
+	cmd.SilenceErrors = true // printed here, on one line
 	if err := cmd.Execute(); err != nil {
+		msg := err.Error()
+		code := cli.ExitCode(err)
 		var ee *exitError
 		if errors.As(err, &ee) {
-			return ee.code
+			code = ee.code
 		}
-		return cli.ExitCode(err)
+		if strings.HasPrefix(msg, "unknown command ") {
+			// cobra's suggestions come on lines of their own
+			code = 2
+			msg = strings.Join(strings.Fields(strings.Replace(msg, "\n\nDid you mean this?", "; did you mean", 1)), " ")
+			msg += " (kprofile --help lists the commands)"
+		}
+		fmt.Fprintln(stderr, "Error:", msg)
+		return code
 	}
 	return 0
 }
@@ -43,6 +54,11 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			kprofile reads the tuning profiles ktune writes, on any machine:
 			it shows and compares them, runs the kernel benchmarks with a
 			profile's choices, and flags benchmark regressions.
+
+			Exit status, for every command: 0 done; 1 a problem found (a
+			regression, for regress) or another failure; 2 a usage or input
+			error (a bad flag or argument, an unreadable, corrupt or invalid
+			file), with one error line on stderr.
 		`),
 		SilenceUsage: true,
 		// a bad KTUNE_MAX_ISA or KTUNE_DISABLE is refused (bench runs

@@ -44,6 +44,16 @@ func NewCmdShow(f *cli.Factory, runF func(*ShowOptions) error) *cobra.Command {
 
 			Where a key was tuned in several accuracy classes, the row shows
 			the fastest, which is what the engine runs.
+
+			The profile is checked as the engine checks it, on any machine
+			(schema, thread counts, finite figures, ops and shapes, and for a
+			profile of this build's architecture variants and parameters
+			within their space): each bad entry gets a warning on stderr, and
+			is shown as written.
+
+			Exit status: 0 shown (warnings or not); 2 a usage or input error
+			(a bad flag or argument, an unreadable or corrupt profile), with
+			one error line; 1 any other failure (writing the output).
 		`),
 		Example: cli.Doc(`
 			$ kprofile show ~/.config/ktune/ktune-profile-intel-6.167.1-2c-amx-9502e824.json
@@ -52,6 +62,9 @@ func NewCmdShow(f *cli.Factory, runF func(*ShowOptions) error) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Profile = args[0]
+			if err := checkFormat(o.Format); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -63,9 +76,6 @@ func NewCmdShow(f *cli.Factory, runF func(*ShowOptions) error) *cobra.Command {
 }
 
 func runShow(f *cli.Factory, o *ShowOptions) error {
-	if err := checkFormat(o.Format); err != nil {
-		return err
-	}
 	m, err := readMachine(o.Profile)
 	if err != nil {
 		return err
@@ -166,7 +176,7 @@ func checkFormat(f string) error {
 	case "text", "", "md", "markdown":
 		return nil
 	}
-	return fmt.Errorf("unknown table format %q (text or md)", f)
+	return cli.Usagef("unknown table format %q (text or md)", f)
 }
 
 // l3Cell is the detected L3, or the one roofline measured where detection

@@ -1,0 +1,35 @@
+package kprofile
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/ktune/ktune/internal/cli"
+)
+
+// checkOutput checks an output file flag before any work: "" and "-" (standard
+// output) pass; otherwise the path must not be a folder, its folder must
+// exist, and it must not be one of the inputs (export -o PROFILE would
+// replace the full profile by its cut). Errors are UsageErrors (exit 2).
+func checkOutput(flag, path string, inputs ...string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return cli.Usagef("%s %s: is a folder; want a file name", flag, path)
+	}
+	dir := filepath.Dir(path)
+	if dst, err := os.Stat(dir); err != nil || !dst.IsDir() {
+		return cli.Usagef("%s %s: folder %s does not exist", flag, path, dir)
+	}
+	if st == nil {
+		return nil
+	}
+	for _, in := range inputs {
+		if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
+			return cli.Usagef("%s %s: is the input %s; refusing to write over it", flag, path, in)
+		}
+	}
+	return nil
+}
