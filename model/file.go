@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,32 +41,53 @@ func dtypeFields(o *LoadOptions) []struct {
 		{MetaExpertDType, &o.ExpertDType}, {MetaHeadDType, &o.HeadDType}, {MetaGateDType, &o.GateDType}}
 }
 
+// InputError is a problem with a model's input — a checkpoint, a model
+// file, their config or a tensor's values — rather than with the machine
+// (the command-line programs exit 2 on it, 1 on other failures).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// inputErr marks err (nil stays nil) as an InputError.
+func inputErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &InputError{err}
+}
+
 // ConvertFile converts the Hugging Face checkpoint in dir into a model
 // file at out (written atomically): config.json verbatim, then every tensor
 // of Plan(cfg, opt) in model order — matrices packed in the dtypes opt
 // chooses, small tensors as raw f32, the embedding table raw in its
 // checkpoint dtype. One tensor is converted at a time. meta is added to
 // the header; progress, if set, is called after each tensor.
+//
+// Problems with the checkpoint are InputErrors naming the file and, for a
+// tensor, the tensor: a NaN or ±Inf value in any tensor, or a finite
+// weight too large for its packed format (bf16, or a q8/q4 group's f16
+// scale), is refused, and nothing is written.
 func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progress func(done, total int, name string)) error {
 	cfgPath := filepath.Join(dir, "config.json")
 	raw, err := os.ReadFile(cfgPath)
 	if err != nil {
-		return fmt.Errorf("model: %w", err)
+		return inputErr(fmt.Errorf("model: %w", err))
 	}
 	cfg, err := arch.Parse(raw, cfgPath)
 	if err != nil {
-		return fmt.Errorf("model: %w", err)
+		return inputErr(fmt.Errorf("model: %w", err))
 	}
 	if err := opt.defaults(cfg); err != nil {
 		return err
 	}
 	plan, err := Plan(cfg, opt)
 	if err != nil {
-		return err
+		return inputErr(err)
 	}
 	src, err := NewCheckpointSource(dir, cfg, opt.Threads)
 	if err != nil {
-		return err
+		return inputErr(err)
 	}
 	defer src.Close()
 	ts := make([]kfile.Tensor, len(plan))
@@ -89,34 +111,38 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 	for k, v := range meta {
 		m[k] = v
 	}
-	return kfile.Write(out, raw, m, ts, func(i int) ([]byte, error) {
+	var bad error // a tensor of the checkpoint refused
+	err = kfile.Write(out, raw, m, ts, func(i int) ([]byte, error) {
 		p := plan[i]
 		var b []byte
+		var err error
 		switch p.Kind {
 		case Packed:
-			q, err := src.Matrix(p.Name, p.DType)
-			if err != nil {
-				return nil, err
+			var q *quant.Matrix
+			if q, err = src.Matrix(p.Name, p.DType); err == nil {
+				b = q.Data
 			}
-			b = q.Data
 		case Float32:
-			v, err := src.Float32(p.Name)
-			if err != nil {
-				return nil, err
+			var v []float32
+			if v, err = src.Float32(p.Name); err == nil {
+				b = safetensors.F32Bytes(v)
 			}
-			b = safetensors.F32Bytes(v)
 		case EmbeddingTable:
-			_, e, err := src.Embedding(p.Name)
-			if err != nil {
-				return nil, err
-			}
-			b = e
+			_, b, err = src.Embedding(p.Name)
+		}
+		if err != nil {
+			bad = fmt.Errorf("model: %s: tensor %q: %w; nothing was written", src.Where(p.Name), p.Name, err)
+			return nil, err
 		}
 		if progress != nil {
 			progress(i+1, len(plan), p.Name)
 		}
 		return b, nil
 	})
+	if bad != nil {
+		return inputErr(bad)
+	}
+	return err
 }
 
 // LoadFile maps a model file written by ConvertFile and builds the model
@@ -128,10 +154,13 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 // tensors' checksums unless opt.NoVerify. Errors name the file and the
 // problem: bad magic or version, a corrupt header or tensor table, a
 // checksum mismatch, a tensor missing, extra or mis-shaped for the config.
+//
+// Every problem of the file is an InputError (the memory check's refusal
+// is not): the checks VerifyFile makes.
 func LoadFile(path string, opt LoadOptions) (*Model, error) {
 	f, err := kfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		return nil, inputErr(fmt.Errorf("model: %w", err))
 	}
 	m, err := loadFile(f, opt)
 	if err != nil {
@@ -142,7 +171,52 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 	return m, nil
 }
 
+// VerifyFile makes every check LoadFile makes on an open model file except
+// the memory check: the stored config, the meta's weight formats, every
+// tensor's checksum and values (kfile.File.Verify, on threads workers),
+// and the tensor table against the config (each tensor present, in the
+// formats the meta names, of the config's shape; none extra). Its errors
+// are LoadFile's, as InputErrors.
+func VerifyFile(f *kfile.File, threads int) error {
+	m, err := checkFile(f, &LoadOptions{Threads: threads})
+	if m != nil {
+		m.Close()
+	}
+	return err
+}
+
 func loadFile(f *kfile.File, opt LoadOptions) (*Model, error) {
+	m, err := checkFile(f, &opt)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := EstimateMemory(m.Cfg, opt, m.Embed.DType.Size())
+	if err != nil {
+		return nil, err
+	}
+	mem.WeightsMapped, mem.WeightsHeap = f.Size()-f.Header.DataStart, m.mem.WeightsHeap
+	mem.budget()
+	if err := checkFits(&mem, &opt, "model file "+f.Path); err != nil {
+		return nil, err
+	}
+	m.mem = mem
+	if opt.Chooser != nil {
+		m.restore = kernel.SetChooser(opt.Chooser)
+	}
+	return m, nil
+}
+
+// checkFile builds a model on f's mapping under opt (its dtypes filled in
+// from the meta), making every check of the file; the model's
+// mem.WeightsHeap holds its heap bytes.
+func checkFile(f *kfile.File, opt *LoadOptions) (*Model, error) {
+	m, err := checkFileErr(f, opt)
+	return m, inputErr(err)
+}
+
+func checkFileErr(f *kfile.File, optp *LoadOptions) (*Model, error) {
+	opt := *optp
+	defer func() { *optp = opt }()
 	cfg, err := arch.Parse(f.Header.Config, f.Path+" (stored config.json)")
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
@@ -177,19 +251,7 @@ func loadFile(f *kfile.File, opt LoadOptions) (*Model, error) {
 	if err := src.checkExtra(); err != nil {
 		return nil, err
 	}
-	mem, err := EstimateMemory(cfg, opt, m.Embed.DType.Size())
-	if err != nil {
-		return nil, err
-	}
-	mem.WeightsMapped, mem.WeightsHeap = f.Size()-f.Header.DataStart, heap
-	mem.budget()
-	if err := checkFits(&mem, &opt, "model file "+f.Path); err != nil {
-		return nil, err
-	}
-	m.mem = mem
-	if opt.Chooser != nil {
-		m.restore = kernel.SetChooser(opt.Chooser)
-	}
+	m.mem.WeightsHeap = heap
 	return m, nil
 }
 
@@ -244,6 +306,11 @@ func (s *fileSource) Float32(name string) ([]float32, error) {
 		return nil, err
 	}
 	b := s.f.Bytes(t)
+	// small tensors (norms, A_log, conv taps, …): checked even without
+	// Verify, which checks every tensor
+	if err := kfile.CheckFinite(t, b); err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), fmt.Sprintf("tensor %q: ", name)))
+	}
 	if t.DType == string(safetensors.F32) && littleEndian && len(b) > 0 {
 		// aligned (kfile.MinAlignment) and read-only: a view
 		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4), nil

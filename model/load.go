@@ -25,11 +25,14 @@ const kvEps = 1e-6
 // weights: big matrices into opt.DType, the rest into f32; the embedding
 // table is read in place from the mapping. Before touching the weights it
 // refuses a model whose converted weights and budgeted caches exceed the
-// available memory. Errors name the folder or file and every problem found.
+// available memory. Errors name the folder or file and every problem found;
+// problems of the checkpoint (not the memory check's refusal) are
+// InputErrors, a NaN or ±Inf value or a weight too large for its format
+// among them.
 func Load(dir string, opt LoadOptions) (*Model, error) {
 	cfg, err := arch.Load(dir)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		return nil, inputErr(fmt.Errorf("model: %w", err))
 	}
 	if err := opt.defaults(cfg); err != nil {
 		return nil, err
@@ -47,12 +50,12 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	}
 	src, err := NewCheckpointSource(dir, cfg, opt.Threads)
 	if err != nil {
-		return nil, err
+		return nil, inputErr(err)
 	}
 	m, heap, err := build(cfg, src, opt)
 	if err != nil {
 		src.Close()
-		return nil, err
+		return nil, inputErr(err)
 	}
 	m.closer = src
 	mem.WeightsMapped, mem.WeightsHeap = int64(len(m.Embed.Data)), heap
@@ -67,7 +70,7 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 // checkTensors compares the checkpoint's tensors with the config's list and
 // reports every missing, extra, mis-shaped or non-float tensor in one error.
 func checkTensors(cfg *arch.Config, ck *safetensors.Checkpoint) error {
-	const show = 100 // names listed per category; the counts are exact
+	const show = 10 // names listed per category; the counts are exact
 	var missing, shape, dtype []string
 	want := map[string]bool{}
 	for _, spec := range cfg.TensorNames() {
@@ -97,25 +100,23 @@ func checkTensors(cfg *arch.Config, ck *safetensors.Checkpoint) error {
 		files = append(files, filepath.Base(f.Path))
 	}
 	fmt.Fprintf(&b, "model: checkpoint %s (%s) does not match %s", ck.Dir, strings.Join(files, ", "), cfg.Source)
+	// one line (a command line prints it as its one error line)
 	list := func(what string, xs []string) {
 		if len(xs) == 0 {
 			return
 		}
-		fmt.Fprintf(&b, "\n  %d %s:", len(xs), what)
-		for i, x := range xs {
-			if i == show {
-				fmt.Fprintf(&b, "\n    … and %d more", len(xs)-show)
-				break
-			}
-			b.WriteString("\n    " + x)
+		fmt.Fprintf(&b, "; %d %s: ", len(xs), what)
+		if len(xs) > show {
+			xs = append(xs[:show:show], fmt.Sprintf("… and %d more", len(xs)-show))
 		}
+		b.WriteString(strings.Join(xs, ", "))
 	}
 	list("missing tensors", missing)
 	list("mis-shaped tensors", shape)
 	list("tensors of a non-float dtype", dtype)
 	list("extra tensors the config does not use", extra)
 	if len(shape) > 0 || len(missing) > 0 && len(extra) > 0 {
-		fmt.Fprintf(&b, "\n  (does %s describe this checkpoint? hidden_size=%d, num_hidden_layers=%d, num_experts=%d, vocab_size=%d)",
+		fmt.Fprintf(&b, " (does %s describe this checkpoint? hidden_size=%d, num_hidden_layers=%d, num_experts=%d, vocab_size=%d)",
 			cfg.Source, cfg.HiddenSize, cfg.NumHiddenLayers, cfg.NumExperts, cfg.VocabSize)
 	}
 	return errors.New(b.String())

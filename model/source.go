@@ -2,13 +2,16 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/internal/safetensors"
+	"github.com/ktune/ktune/model/kfile"
 )
 
 // Source supplies the tensors a model is built from, by their checkpoint
@@ -73,17 +76,36 @@ func (s *CheckpointSource) Where(name string) string {
 	return s.ck.Dir
 }
 
-// Float32 widens a tensor to f32.
-func (s *CheckpointSource) Float32(name string) ([]float32, error) { return s.ck.Float32(name) }
+// Float32 widens a tensor to f32; a NaN or ±Inf value is an error.
+func (s *CheckpointSource) Float32(name string) ([]float32, error) {
+	v, err := s.ck.Float32(name)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("value %v at index %d is not finite", x, i)
+		}
+	}
+	return v, nil
+}
 
-// Embedding returns the table's bytes in place.
+// Embedding returns the table's bytes in place; a NaN or ±Inf value is an
+// error.
 func (s *CheckpointSource) Embedding(name string) (safetensors.DType, []byte, error) {
 	info, _, ok := s.ck.Info(name)
 	if !ok {
 		return "", nil, fmt.Errorf("not in the checkpoint")
 	}
 	raw, err := s.ck.Bytes(name)
-	return info.DType, raw, err
+	if err != nil {
+		return "", nil, err
+	}
+	if i, v := kfile.FirstNonFinite(string(info.DType), raw); i >= 0 {
+		k := int(info.NumElements()) / max(int(info.Shape[0]), 1)
+		return "", nil, fmt.Errorf("value %v at row %d, column %d is not finite", v, i/max(k, 1), i%max(k, 1))
+	}
+	return info.DType, raw, nil
 }
 
 // Matrix packs a tensor into dt: blocks of rows are widened from the
@@ -127,14 +149,20 @@ func packRows(dt kernel.DType, n, k, threads int, fill func(dst []float32, r0, r
 			r0, r1 := b*convRows, min((b+1)*convRows, n)
 			tmp := buf[:(r1-r0)*k]
 			err := fill(tmp, r0, r1)
+			if err == nil {
+				err = checkRange(dt, tmp, r0, k)
+			}
 			var q *quant.Matrix
 			if err == nil {
 				q, err = quant.Quantize(dt, tmp, r1-r0, k, false)
 			}
+			if err == nil {
+				err = checkScales(q, r0)
+			}
 			if err != nil {
 				mu.Lock()
 				if first == nil {
-					first = fmt.Errorf("rows %d..%d: %w", r0, r1-1, err)
+					first = err
 				}
 				mu.Unlock()
 				return
@@ -143,6 +171,47 @@ func packRows(dt kernel.DType, n, k, threads int, fill func(dst []float32, r0, r
 		}
 	})
 	return m, first
+}
+
+// checkRange refuses, in rows from r0 of k values each, a NaN or ±Inf
+// weight, and (for bf16) one that rounds to ±Inf in bf16.
+func checkRange(dt kernel.DType, rows []float32, r0, k int) error {
+	for i, v := range rows {
+		bad := math.IsNaN(float64(v)) || math.IsInf(float64(v), 0)
+		if !bad && dt == kernel.BF16 && half.F32ToBF16(v)&0x7f80 == 0x7f80 {
+			return fmt.Errorf("weight %v at row %d, column %d overflows bf16 (largest %g)", v, r0+i/k, i%k, half.BF16ToF32(0x7f7f))
+		}
+		if bad {
+			return fmt.Errorf("weight %v at row %d, column %d is not finite", v, r0+i/k, i%k)
+		}
+	}
+	return nil
+}
+
+// checkScales refuses a q8/q4 block (rows from r0) whose f16 scale
+// overflowed: a group of finite weights too large for the format.
+func checkScales(q *quant.Matrix, r0 int) error {
+	if q.DType != kernel.Q8 && q.DType != kernel.Q4 {
+		return nil
+	}
+	for r := 0; r < q.N; r++ {
+		for g := 0; g < q.Groups(); g++ {
+			if d := q.Scale(r, g); math.IsInf(float64(d), 0) || math.IsNaN(float64(d)) {
+				return fmt.Errorf("row %d, columns %d..%d: weights too large for %s (the group's f16 scale overflows; |weight| up to about %.3g fit)",
+					r0+r, g*quant.GroupK, min((g+1)*quant.GroupK, q.K)-1, q.DType, q8Max(q.DType))
+			}
+		}
+	}
+	return nil
+}
+
+// q8Max is about the largest |weight| a q8 or q4 group can hold (the f16
+// maximum times the largest quantized value).
+func q8Max(dt kernel.DType) float64 {
+	if dt == kernel.Q4 {
+		return 65504 * 8
+	}
+	return 65504 * 127
 }
 
 // TensorKind is how a model holds a tensor.

@@ -71,16 +71,22 @@ func (f *File) Size() int64 { return f.Header.FileSize }
 // Bytes returns a tensor's bytes (a view of the mapping).
 func (f *File) Bytes(t *Tensor) []byte { return f.data[t.Offset : t.Offset+t.Size : t.Offset+t.Size] }
 
-// VerifyTensor checks one tensor's checksum.
+// VerifyTensor checks one tensor's checksum, then that its values (or a
+// quantized matrix's scales) are finite (CheckFinite).
 func (f *File) VerifyTensor(t *Tensor) error {
-	if got := Checksum(f.Bytes(t)); got != t.CRC() {
+	b := f.Bytes(t)
+	if got := Checksum(b); got != t.CRC() {
 		return errorf(f.Path, "tensor %q: checksum mismatch (stored %s, computed %08x): the file is corrupt", t.Name, t.CRC32C, got)
+	}
+	if err := CheckFinite(t, b); err != nil {
+		return errorf(f.Path, "%v", err)
 	}
 	return nil
 }
 
-// Verify checks every tensor's checksum on threads workers (reading the
-// whole file) and reports the first mismatch in table order.
+// Verify checks every tensor (VerifyTensor: checksum and finite values) on
+// threads workers, reading the whole file, and reports the first problem
+// in table order.
 func (f *File) Verify(threads int) error {
 	ts := f.Header.Table.Tensors
 	errs := make([]error, len(ts))

@@ -1,0 +1,76 @@
+package kfile
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/ktune/ktune/internal/half"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// FirstNonFinite finds the first NaN or ±Inf among b's values of dtype dt
+// (F32, BF16, F16: safetensors' names; f32, bf16 work too) and returns its
+// index and value, or −1.
+func FirstNonFinite(dt string, b []byte) (int, float32) {
+	switch dt {
+	case "F32", "f32":
+		for i := 0; i+4 <= len(b); i += 4 {
+			if u := binary.LittleEndian.Uint32(b[i:]); u&0x7f800000 == 0x7f800000 {
+				return i / 4, math.Float32frombits(u)
+			}
+		}
+	case "BF16", "bf16":
+		for i := 0; i+2 <= len(b); i += 2 {
+			if u := binary.LittleEndian.Uint16(b[i:]); u&0x7f80 == 0x7f80 {
+				return i / 2, half.BF16ToF32(u)
+			}
+		}
+	case "F16", "f16":
+		for i := 0; i+2 <= len(b); i += 2 {
+			if u := binary.LittleEndian.Uint16(b[i:]); u&0x7c00 == 0x7c00 {
+				return i / 2, half.F16ToF32(u)
+			}
+		}
+	}
+	return -1, 0
+}
+
+// CheckFinite checks that a tensor's bytes hold no NaN or ±Inf: every
+// value of a raw or packed f32/bf16 tensor, every f16 scale (and min) of a
+// q8/q4 matrix. Its error names the tensor and where in it.
+func CheckFinite(t *Tensor, b []byte) error {
+	if t.Layout == LayoutRaw {
+		if i, v := FirstNonFinite(t.DType, b); i >= 0 {
+			return fmt.Errorf("tensor %q: value %v at index %d (of %v %s) is not finite", t.Name, v, i, t.Shape, t.DType)
+		}
+		return nil
+	}
+	switch dt := kernel.DType(t.DType); dt {
+	case kernel.F32, kernel.BF16:
+		if i, v := FirstNonFinite(t.DType, b); i >= 0 {
+			return fmt.Errorf("tensor %q: packed %s value %v (at value %d of the packed layout) is not finite", t.Name, dt, v, i)
+		}
+	case kernel.Q8, kernel.Q4:
+		// records of one group of 32 k for 16 rows: quantized values, then
+		// [16]f16 scales (and [16]f16 mins for q4 with a min)
+		data, gb := 8*quant.LineBytes, quant.Q8GroupBytes
+		if dt == kernel.Q4 {
+			data, gb = 4*quant.LineBytes, quant.Q4GroupBytes
+			if t.HasMin {
+				gb = quant.Q4MinGroupBytes
+			}
+		}
+		for off := 0; off+gb <= len(b); off += gb {
+			if i, v := FirstNonFinite("F16", b[off+data:off+gb]); i >= 0 {
+				k := max(t.Shape[1], 1)
+				groups := int((k + quant.GroupK - 1) / quant.GroupK)
+				rec := off / gb
+				return fmt.Errorf("tensor %q: the %s scale of row %d, columns %d..%d is %v, not finite",
+					t.Name, dt, rec/groups*quant.PanelRows+i%quant.PanelRows, rec%groups*quant.GroupK, rec%groups*quant.GroupK+quant.GroupK-1, v)
+			}
+		}
+	}
+	return nil
+}
