@@ -223,6 +223,9 @@ func TestRegressOnlyInOneFileAndConfig(t *testing.T) {
 	if fmt.Sprint(v) != fmt.Sprint(want) {
 		t.Errorf("got %v\nwant %v", v, want)
 	}
+	if m := rep.Missing(); len(m) != 1 || m[0].Label() != "pkg=p/gemm Gone-2" || rep.Compared() != 2 {
+		t.Errorf("missing %v, compared %d; want Gone-2 and 2", m, rep.Compared())
+	}
 	if fmt.Sprint(rep.Common) != "[[go-version go1.26.0] [goos linux]]" {
 		t.Errorf("common %v", rep.Common)
 	}
@@ -231,6 +234,11 @@ func TestRegressOnlyInOneFileAndConfig(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(rep.Warnings, "\n"), "different machines") {
 		t.Errorf("no warning for different fingerprints: %v", rep.Warnings)
+	}
+	// sec/op against GFLOP/s only: nothing in common, everything missing
+	rep = Regress(parse(t, "old", "BenchmarkX 1 5 ns/op\n"), parse(t, "new", "BenchmarkX 1 5 GFLOP/s\n"), DefaultRegressOptions)
+	if rep.Compared() != 0 || len(rep.Missing()) != 1 {
+		t.Errorf("units apart: compared %d, missing %v", rep.Compared(), rep.Missing())
 	}
 }
 

@@ -20,6 +20,7 @@ func TestRegressFlags(t *testing.T) {
 		{[]string{"a", "b"}, RegressOptions{Old: "a", New: "b", Threshold: 0.05, Alpha: 0.05, Format: "text"}},
 		{[]string{"--threshold", "10%", "--alpha", "0.01", "-o", "md", "a", "b"}, RegressOptions{Old: "a", New: "b", Threshold: 0.10, Alpha: 0.01, Format: "md"}},
 		{[]string{"--threshold", "0.02", "a", "b"}, RegressOptions{Old: "a", New: "b", Threshold: 0.02, Alpha: 0.05, Format: "text"}},
+		{[]string{"--allow-missing", "a", "b"}, RegressOptions{Old: "a", New: "b", Threshold: 0.05, Alpha: 0.05, Format: "text", AllowMissing: true}},
 	} {
 		var got *RegressOptions
 		cmd := NewCmdRegress(&cli.Factory{}, func(o *RegressOptions) error { got = o; return nil })
@@ -31,13 +32,16 @@ func TestRegressFlags(t *testing.T) {
 			t.Errorf("%v: got %+v, want %+v", tc.args, *got, tc.want)
 		}
 	}
-	for _, args := range [][]string{{"a"}, {"a", "b", "c"}, {"--threshold", "5", "a", "b"}, {"--threshold", "x%", "a", "b"}, {"--alpha", "2", "a", "b"}} {
+	for _, args := range [][]string{{"a"}, {"a", "b", "c"}, {"--threshold", "5", "a", "b"}, {"--threshold", "x%", "a", "b"},
+		{"--alpha", "2", "a", "b"}, {"--alpha", "NaN", "a", "b"}, {"-o", "xml", "a", "b"}} {
 		cmd := NewCmdRegress(&cli.Factory{}, func(*RegressOptions) error { return nil })
+		cli.FlagErrors(cmd)
 		cmd.SetArgs(args)
 		cmd.SetErr(&bytes.Buffer{})
 		cmd.SetOut(&bytes.Buffer{})
-		if err := cmd.Execute(); err == nil {
-			t.Errorf("%v accepted", args)
+		// a usage error exits 2, never 1 (a regression found)
+		if err := cmd.Execute(); cli.ExitCode(err) != 2 {
+			t.Errorf("%v: %v (exit %d), want a usage error", args, err, cli.ExitCode(err))
 		}
 	}
 }
