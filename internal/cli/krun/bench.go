@@ -25,6 +25,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/model"
+	"github.com/ktune/ktune/model/kfile"
 	"github.com/ktune/ktune/roofline"
 	"github.com/ktune/ktune/tuner"
 )
@@ -55,6 +56,8 @@ type BenchOptions struct {
 
 	// synthConfig makes the synthetic config (tests use a tiny one).
 	synthConfig func(layers int) (*arch.Config, error)
+	// verified: check verified the .kt file (loading need not again).
+	verified bool
 }
 
 // NewCmdBench builds `krun bench`.
@@ -86,7 +89,14 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			ceiling excluded). --cache-spill DIR keeps the MLA caches
 			in files in DIR (mapped) instead of the heap, to time the spilled
 			cache.
-		`),
+
+			Every flag and the model are checked before anything is
+			measured: a .kt file is verified (as generate's loading does,
+			unless --no-verify), a checkpoint folder's config and tensor
+			table are read, and each model's memory budget is compared with
+			the available memory (a refusal names the preset's formats and
+			the presets, or the layer count, that fit).
+		`) + exitCodes,
 		Example: "  krun bench --synthetic --dtype q4,q8 -t 1,2\n" +
 			"  krun bench kimi-q4.kt -p 512 -n 128 -t 1,2 -r 5 -d 0,4096 -o csv\n" +
 			"  krun bench --synthetic --dtype q4 -t 2 --ops",
@@ -96,15 +106,18 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 				opts.Model = args[0]
 			}
 			if (opts.Model == "") == !opts.Synthetic {
-				return fmt.Errorf("bench: give a MODEL or --synthetic (not both)")
+				return cli.Usagef("bench: give a MODEL or --synthetic (not both)")
 			}
 			switch opts.Format {
 			case "md", "csv", "json", "text":
 			default:
-				return fmt.Errorf("bench: -o %q; want md, csv, json or text", opts.Format)
+				return cli.Usagef("bench: -o %q; want md, csv, json or text", opts.Format)
 			}
 			if opts.Reps < 1 {
-				return fmt.Errorf("bench: -r %d; want at least 1", opts.Reps)
+				return cli.Usagef("bench: -r %d; want at least 1", opts.Reps)
+			}
+			if opts.Synthetic && (opts.Layers < 1 || opts.Layers > 27) {
+				return cli.Usagef("bench: --layers %d; a synthetic model has 1 to 27 layers", opts.Layers)
 			}
 			if _, err := cacheDType(opts.CacheDType); err != nil {
 				return err
@@ -179,7 +192,7 @@ func parseInts(flag, s string, min int) ([]int, error) {
 		}
 		v, err := strconv.Atoi(f)
 		if err != nil || v < min {
-			return nil, fmt.Errorf("bench: -%s: %q is not a count ≥ %d", flag, f, min)
+			return nil, cli.Usagef("bench: -%s: %q is not a count ≥ %d", flag, f, min)
 		}
 		out = append(out, v)
 	}
@@ -222,7 +235,6 @@ func readCeiling(buf []byte, threads int) float64 {
 }
 
 func runBench(o *BenchOptions) error {
-	installProfile(o.Factory)
 	threads, err := cli.ThreadList(o.Err, "-t", o.Threads, []int{pool.Default().Size()})
 	if err != nil {
 		return err
@@ -242,19 +254,14 @@ func runBench(o *BenchOptions) error {
 	dtypes := strings.Split(o.DTypes, ",")
 	for _, d := range dtypes {
 		if _, err := presetOptions(d); err != nil {
-			return fmt.Errorf("bench: --dtype: %w", err)
+			return cli.Usagef("bench: --dtype: %v", err)
 		}
 	}
-	var models []string
-	if o.Synthetic {
-		models = dtypes
-	} else if file, err := isModelFile(o.Model); err != nil {
+	models, err := o.check(dtypes)
+	if err != nil {
 		return err
-	} else if file {
-		models = []string{""} // the file's own formats
-	} else {
-		models = dtypes
 	}
+	installProfile(o.Factory)
 
 	// ---- the read ceiling at each thread count, measured first (before a
 	// model takes the memory)
@@ -365,6 +372,147 @@ func runBench(o *BenchOptions) error {
 	return o.write(rows, ops)
 }
 
+// availableMemory is the memory a model may budget (cpu.AvailableMemory;
+// 0: unknown; tests replace it).
+var availableMemory = cpu.AvailableMemory
+
+// check checks the model against everything that can be known before
+// measuring — the file verified, the checkpoint's config and tensor
+// table, each preset's memory budget — and returns the presets to run
+// ("" alone for a .kt file: its own formats).
+func (o *BenchOptions) check(dtypes []string) ([]string, error) {
+	avail := availableMemory()
+	if o.Synthetic {
+		cfg, err := o.synthConfig(o.Layers)
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		for _, preset := range dtypes {
+			if err := o.checkFits(cfg, preset, avail); err != nil {
+				return nil, err
+			}
+		}
+		return dtypes, nil
+	}
+	file, err := isModelFile(o.Model)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	if file {
+		f, err := kfile.Open(o.Model)
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		defer f.Close()
+		if !o.NoVerify {
+			if err := model.VerifyFile(f, pool.Default().Size()); err != nil {
+				return nil, &cli.UsageError{Err: err}
+			}
+			o.verified = true
+		} else if _, err := arch.Parse(f.Header.Config, o.Model+" (stored config.json)"); err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		return []string{""}, nil
+	}
+	cfg, err := arch.Load(o.Model)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	src, err := model.NewCheckpointSource(o.Model, cfg, 1)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	defer src.Close()
+	// the small tensors and the embedding table are read as they are
+	// (the matrices are checked as each preset converts them)
+	for _, t := range cfg.TensorNames() {
+		var err error
+		switch {
+		case t.Name == "model.embed_tokens.weight":
+			_, _, err = src.Embedding(t.Name)
+		case len(t.Shape) != 2:
+			_, err = src.Float32(t.Name)
+		}
+		if err != nil {
+			return nil, cli.Usagef("model: %s: tensor %q: %v", src.Where(t.Name), t.Name, err)
+		}
+	}
+	for _, preset := range dtypes {
+		if err := o.checkFits(cfg, preset, avail); err != nil {
+			return nil, err
+		}
+	}
+	return dtypes, nil
+}
+
+// presetLoadOptions is preset's formats in bench's load options.
+func (o *BenchOptions) presetLoadOptions(preset string) model.LoadOptions {
+	p, _ := presetOptions(preset)
+	cdt, _ := cacheDType(o.CacheDType)
+	opt := model.LoadOptions{CacheSpillDir: o.CacheSpill, CacheDType: cdt}
+	opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
+		p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
+	return opt
+}
+
+// budget is the memory model.Load or model.Random budgets for cfg in
+// preset (the figure their memory check compares).
+func (o *BenchOptions) budget(cfg *arch.Config, preset string) (int64, error) {
+	mem, err := model.EstimateMemory(cfg, o.presetLoadOptions(preset), 2)
+	return mem.Budgeted, err
+}
+
+// checkFits refuses a preset whose budget exceeds the available memory
+// (avail ≤ 0: unknown, not checked), naming the preset's formats and what
+// would fit: other presets, or fewer synthetic layers.
+func (o *BenchOptions) checkFits(cfg *arch.Config, preset string, avail int64) error {
+	if avail <= 0 {
+		return nil
+	}
+	need, err := o.budget(cfg, preset)
+	if err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	if need <= avail {
+		return nil
+	}
+	what := o.Model
+	if o.Synthetic {
+		what = fmt.Sprintf("a synthetic %d-layer model", o.Layers)
+	}
+	doc := ""
+	for _, p := range Presets {
+		if p.Name == preset {
+			doc = p.Doc
+		}
+	}
+	var fit []string
+	for _, p := range Presets {
+		if b, err := o.budget(cfg, p.Name); err == nil && b <= avail {
+			fit = append(fit, fmt.Sprintf("%s (%s)", p.Name, cli.HumanBytes(b)))
+		}
+	}
+	hint := "no preset fits"
+	if len(fit) > 0 {
+		hint = "presets that fit: " + strings.Join(fit, ", ")
+	}
+	if o.Synthetic {
+		n := 0
+		for l := o.Layers - 1; l >= 1 && n == 0; l-- {
+			if c, err := o.synthConfig(l); err == nil {
+				if b, err := o.budget(c, preset); err == nil && b <= avail {
+					n = l
+				}
+			}
+		}
+		if n > 0 {
+			hint += fmt.Sprintf("; in %s, --layers %d or fewer fit", preset, n)
+		}
+	}
+	return cli.Usagef("bench: %s in preset %s [%s] needs %s resident, but %s is available; %s",
+		what, preset, doc, cli.HumanBytes(need), cli.HumanBytes(avail), hint)
+}
+
 // writableDir makes the folder of an output file (as its atomic write
 // will) and checks, before any measuring, that it takes new files (""
 // passes).
@@ -418,7 +566,8 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	opt := model.LoadOptions{NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt}
+	opt := model.LoadOptions{NoVerify: o.NoVerify || o.verified, CacheSpillDir: o.CacheSpill, CacheDType: cdt,
+		AvailableMemory: availableMemory()}
 	if o.Synthetic {
 		cfg, err := o.synthConfig(o.Layers)
 		if err != nil {

@@ -1,12 +1,17 @@
 package krun
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/model"
@@ -51,13 +56,29 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			always f32; the KDA gate projections f32 unless --gates is given.
 			--experts, --attn, --ffn (dense MLP and shared expert), --head
 			(lm_head) and --gates override a preset's format for their group.
+
+			Before any work convert refuses an output that is a folder, one of
+			the checkpoint's own files (through a link too) or in a folder it
+			cannot write. A tensor holding NaN or ±Inf, or a weight too large
+			for its format (bf16, or a q8/q4 group's f16 scale), is refused,
+			naming the file and the tensor. Interrupted (Ctrl-C, SIGTERM),
+			convert removes its temporary file (.OUT.tmp-…) and exits 130 or
+			143; a temporary file of the same output left by a killed run is
+			removed by the next convert, which says so.
+
+			Exit status: 0 written; 2 a usage error or a bad input (flag,
+			argument, output path, config.json, checkpoint, tensor values);
+			1 another failure (writing the output).
 		`),
 		Example: "  krun convert ./Kimi-Linear-48B-A3B-Instruct -o kimi-q4.kt --preset q4\n  krun convert ./tiny -o tiny.kt --preset q8 --experts q4 --head bf16",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
 			if opts.Output == "" {
-				return fmt.Errorf("convert: -o OUT.kt is required")
+				return cli.Usagef("convert: -o OUT.kt is required")
+			}
+			if _, err := opts.loadOptions(); err != nil {
+				return &cli.UsageError{Err: err}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -98,16 +119,93 @@ func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 	return opt, nil
 }
 
+// checkOutput refuses, before any work, an output path that is a folder,
+// that is one of the checkpoint folder's files (the same file through a
+// link or another name too: os.SameFile), or whose folder does not take
+// new files.
+func checkOutput(dir, out string) error {
+	st, err := os.Stat(out)
+	switch {
+	case err == nil && st.IsDir():
+		return cli.Usagef("convert: -o %s is a folder; give a file name (e.g. %s)", out, filepath.Join(out, "model.kt"))
+	case err == nil:
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			in := filepath.Join(dir, e.Name())
+			if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
+				return cli.Usagef("convert: -o %s is the input file %s; it would destroy the checkpoint (write elsewhere)", out, in)
+			}
+		}
+		if dst, err := os.Stat(dir); err == nil && os.SameFile(st, dst) {
+			return cli.Usagef("convert: -o %s is the checkpoint folder", out)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return cli.Usagef("convert: -o %s: %v", out, errors.Unwrap(err))
+	}
+	// the nearest existing folder must take a new file (the atomic write
+	// makes the missing ones)
+	d := filepath.Dir(out)
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return cli.Usagef("convert: -o %s: %s is not a folder", out, d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			return cli.Usagef("convert: -o %s: %v", out, errors.Unwrap(err))
+		}
+		d = filepath.Dir(d)
+	}
+	f, err := os.CreateTemp(d, ".krun-write-check-")
+	if err != nil {
+		return cli.Usagef("convert: -o %s: folder %s not writable (%v)", out, d, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// quietFor is how long a conversion runs before it reports progress (a
+// short one prints only its result, or its one-line error).
+const quietFor = time.Second
+
 func runConvert(o *ConvertOptions) error {
 	opt, err := o.loadOptions()
 	if err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	if st, err := os.Stat(o.Dir); err != nil {
+		return cli.Usagef("convert: %v", err)
+	} else if !st.IsDir() {
+		return cli.Usagef("convert: %s is not a checkpoint folder (config.json and safetensors)", o.Dir)
+	}
+	if err := checkOutput(o.Dir, o.Output); err != nil {
 		return err
 	}
+	stale, err := atomicfile.RemoveStale(o.Output)
+	for _, s := range stale {
+		fmt.Fprintf(o.Err, "krun: removed %s (%s), a temporary file left by an interrupted convert\n", s.Path, cli.HumanBytes(s.Size))
+	}
+	if err != nil {
+		return fmt.Errorf("convert: removing stale temporary files: %w", err)
+	}
+	stop := atomicfile.CleanupOnSignal(func(sig os.Signal, removed []string) {
+		fmt.Fprintf(o.Err, "krun: convert interrupted (%v); removed %s, %s is unchanged\n", sig, strings.Join(removed, ", "), o.Output)
+		exit(atomicfile.SignalExitCode(sig))
+	})
+	defer stop()
 	prog := cli.NewProgress(o.Err)
 	t0 := time.Now()
 	meta := map[string]string{"preset": o.Preset}
 	if err := model.ConvertFile(o.Dir, o.Output, opt, meta, func(done, total int, name string) {
-		prog("convert", done, total, name)
+		if convertHook != nil {
+			convertHook(done, total)
+		}
+		if time.Since(t0) >= quietFor {
+			prog("convert", done, total, name)
+		}
 	}); err != nil {
 		return err
 	}
@@ -118,3 +216,9 @@ func runConvert(o *ConvertOptions) error {
 	fmt.Fprintf(o.Out, "wrote %s: %s in %.1fs (preset %s)\n", o.Output, cli.HumanBytes(st.Size()), time.Since(t0).Seconds(), o.Preset)
 	return nil
 }
+
+// exit ends the process (a signal handler's last act; tests replace it).
+var exit = os.Exit
+
+// convertHook, when set (tests), is called after each converted tensor.
+var convertHook func(done, total int)

@@ -1,8 +1,11 @@
 package krun
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/model"
+	"github.com/ktune/ktune/model/kfile"
 	"github.com/ktune/ktune/model/sample"
 	"github.com/ktune/ktune/model/tokenizer"
 	"github.com/ktune/ktune/tuner"
@@ -63,6 +68,15 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 			--tokenizer, else from MODEL's folder. Sampling is greedy unless
 			--temp > 0; then --top-k, --top-p, --min-p, --repeat-penalty apply,
 			in Hugging Face's order, drawn from a generator seeded with --seed.
+			Ranges: --temp ≥ 0 (0: greedy); --top-k ≥ 0 (0: off); --top-p in
+			[0, 1] (0 or 1: off); --min-p in [0, 1] (0: off); --repeat-penalty
+			> 0 (1: off); --repeat-last-n ≥ 0 (0: the whole history). A value
+			outside its range is refused.
+
+			A prompt longer than the model's maximum length (model_max_length
+			in config.json or in the tokenizer's tokenizer_config.json, the
+			smaller) is refused; a prompt that fits but with -n tokens runs
+			past it gets a warning naming both lengths.
 
 			Weights are mmap'd: with a .kt file, experts no token has routed to
 			stay on disk. --lock-hot N locks each MoE layer's N most-routed
@@ -70,7 +84,7 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 			--cache-spill DIR keeps the MLA cache in a file in DIR, mapped, so
 			that a very long context's cache can be written back and evicted
 			by the OS (the file is unlinked at once; Linux and macOS).
-		`),
+		`) + exitCodes,
 		Example: "  krun generate kimi-q4.kt --chat 'Write a haiku about CPUs' -n 64\n" +
 			"  krun generate ./tiny --ids 1,2,3 -n 8\n" +
 			"  krun generate kimi-q4.kt --prompt 'Once upon' --temp 0.8 --top-p 0.95 --seed 7",
@@ -91,13 +105,24 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 				}
 			}
 			if n != 1 {
-				return errors.New("generate: give exactly one of --prompt, --chat or --ids")
+				return cli.Usagef("generate: give exactly one of --prompt, --chat or --ids")
 			}
 			if opts.N < 1 {
-				return fmt.Errorf("generate: -n %d; want at least 1", opts.N)
+				return cli.Usagef("generate: -n %d; want at least 1", opts.N)
 			}
-			if err := opts.Sample.Validate(); err != nil {
-				return fmt.Errorf("generate: %w", err)
+			if err := checkSampling(opts.Sample); err != nil {
+				return err
+			}
+			if opts.set["ids"] {
+				if _, err := ParseIDs(opts.IDs); err != nil {
+					return &cli.UsageError{Err: err}
+				}
+			}
+			if _, err := presetOptions(opts.DType); err != nil {
+				return cli.Usagef("generate: --dtype: %v", err)
+			}
+			if opts.Lock < 0 {
+				return cli.Usagef("generate: --lock-hot %d; want 0 or more", opts.Lock)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -111,12 +136,12 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 	fl.StringVar(&opts.System, "system", "", "system message for --chat (default the template's)")
 	fl.StringVar(&opts.IDs, "ids", "", "prompt token ids, comma-separated; prints ids")
 	fl.IntVarP(&opts.N, "n-predict", "n", 128, "most tokens to generate")
-	fl.Float32Var(&opts.Sample.Temperature, "temp", 0, "temperature; 0: greedy")
+	fl.Float32Var(&opts.Sample.Temperature, "temp", 0, "temperature ≥ 0; 0: greedy")
 	fl.IntVar(&opts.Sample.TopK, "top-k", 0, "keep the k most likely tokens; 0: off")
-	fl.Float32Var(&opts.Sample.TopP, "top-p", 0, "nucleus mass; 0 or 1: off")
-	fl.Float32Var(&opts.Sample.MinP, "min-p", 0, "keep tokens with p ≥ min-p·pmax; 0: off")
-	fl.Float32Var(&opts.Sample.RepeatPenalty, "repeat-penalty", 1, "divide repeated tokens' positive logits by this (1: off)")
-	fl.IntVar(&opts.Sample.RepeatLastN, "repeat-last-n", 64, "tokens of history the penalty looks at; 0: all")
+	fl.Float32Var(&opts.Sample.TopP, "top-p", 0, "nucleus mass in [0, 1]; 0 or 1: off")
+	fl.Float32Var(&opts.Sample.MinP, "min-p", 0, "keep tokens with p ≥ min-p·pmax, min-p in [0, 1]; 0: off")
+	fl.Float32Var(&opts.Sample.RepeatPenalty, "repeat-penalty", 1, "divide repeated tokens' positive logits by this (> 0; 1: off)")
+	fl.IntVar(&opts.Sample.RepeatLastN, "repeat-last-n", 64, "tokens of history the penalty looks at (≥ 0); 0: all")
 	fl.Uint64Var(&opts.Sample.Seed, "seed", 0, "sampling seed")
 	fl.IntVarP(&opts.Threads, "threads", "t", 0, "threads (default the usable CPUs, see ktune detect; more are clamped to them)")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "tokenizer folder (default MODEL's folder)")
@@ -146,6 +171,83 @@ func ParseIDs(s string) ([]int32, error) {
 	return out, nil
 }
 
+// checkSampling refuses a sampling flag outside its range (sample.Config
+// takes temperature < 0 as greedy, top-p > 1 and a repeat penalty of 0
+// as off: on the command line they are mistakes).
+func checkSampling(c sample.Config) error {
+	bad := func(flag string, v any, want string) error {
+		return cli.Usagef("generate: %s %v out of range; want %s", flag, v, want)
+	}
+	nan := func(x float32) bool { return x != x }
+	switch {
+	case nan(c.Temperature) || c.Temperature < 0 || math.IsInf(float64(c.Temperature), 0):
+		return bad("--temp", c.Temperature, "0 (greedy) or more")
+	case c.TopK < 0:
+		return bad("--top-k", c.TopK, "0 (off) or more")
+	case nan(c.TopP) || c.TopP < 0 || c.TopP > 1:
+		return bad("--top-p", c.TopP, "a mass in [0, 1] (0 or 1: off)")
+	case nan(c.MinP) || c.MinP < 0 || c.MinP > 1:
+		return bad("--min-p", c.MinP, "a fraction in [0, 1] (0: off)")
+	case nan(c.RepeatPenalty) || c.RepeatPenalty <= 0 || math.IsInf(float64(c.RepeatPenalty), 0):
+		return bad("--repeat-penalty", c.RepeatPenalty, "a factor > 0 (1: off)")
+	case c.RepeatLastN < 0:
+		return bad("--repeat-last-n", c.RepeatLastN, "0 (the whole history) or more")
+	}
+	if err := c.Validate(); err != nil {
+		return &cli.UsageError{Err: fmt.Errorf("generate: %w", err)}
+	}
+	return nil
+}
+
+// maxLength is the longest context the model at path takes: config.json's
+// model_max_length and, when tokDir has one, tokenizer_config.json's, the
+// smaller (0: unknown), with where it comes from.
+func maxLength(cfg *arch.Config, tokDir string) (int, string) {
+	n, from := cfg.ModelMaxLength, "model_max_length in "+cfg.Source
+	if tokDir == "" {
+		return n, from
+	}
+	b, err := os.ReadFile(filepath.Join(tokDir, tokenizer.ConfigFile))
+	if err != nil {
+		return n, from
+	}
+	var tc struct {
+		ModelMaxLength float64 `json:"model_max_length"`
+	}
+	if json.Unmarshal(b, &tc) == nil && tc.ModelMaxLength >= 1 && tc.ModelMaxLength < 1<<40 {
+		if t := int(tc.ModelMaxLength); n <= 0 || t < n {
+			n, from = t, "model_max_length in "+filepath.Join(tokDir, tokenizer.ConfigFile)
+		}
+	}
+	return n, from
+}
+
+// peekConfig reads a model's config without loading it: a .kt file's
+// header, or a checkpoint folder's config.json.
+func peekConfig(path string) (*arch.Config, error) {
+	file, err := isModelFile(path)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	if !file {
+		cfg, err := arch.Load(path)
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		return cfg, nil
+	}
+	f, err := kfile.Open(path)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	defer f.Close()
+	cfg, err := arch.Parse(f.Header.Config, path+" (stored config.json)")
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	return cfg, nil
+}
+
 // installProfile installs the tuning profile and prints its warnings.
 func installProfile(o *cli.Factory) {
 	path, warns := tuner.Install()
@@ -158,22 +260,6 @@ func installProfile(o *cli.Factory) {
 }
 
 func runGenerate(o *GenerateOptions) error {
-	installProfile(o.Factory)
-	idsOut := o.set["ids"] || o.PrintIDs
-	var tok *tokenizer.Tokenizer
-	if !idsOut || !o.set["ids"] || o.Tokenizer != "" {
-		dir := o.Tokenizer
-		if dir == "" {
-			dir = o.Model
-			if file, err := isModelFile(o.Model); err == nil && file {
-				dir = filepath.Dir(o.Model)
-			}
-		}
-		var err error
-		if tok, err = tokenizer.Load(dir); err != nil {
-			return fmt.Errorf("generate: %w (give --tokenizer DIR, or --ids)", err)
-		}
-	}
 	threads, err := cli.ThreadCount(o.Err, "-t", o.Threads)
 	if err != nil {
 		return err
@@ -182,20 +268,29 @@ func runGenerate(o *GenerateOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt})
-	if err != nil {
-		return err
+	installProfile(o.Factory)
+	idsOut := o.set["ids"] || o.PrintIDs
+	var tok *tokenizer.Tokenizer
+	tokDir := ""
+	if !idsOut || !o.set["ids"] || o.Tokenizer != "" {
+		tokDir = o.Tokenizer
+		if tokDir == "" {
+			tokDir = o.Model
+			if file, err := isModelFile(o.Model); err == nil && file {
+				tokDir = filepath.Dir(o.Model)
+			}
+		}
+		if tok, err = tokenizer.Load(tokDir); err != nil {
+			return cli.Usagef("generate: %v (give --tokenizer DIR, or --ids)", err)
+		}
 	}
-	defer m.Close()
-	tuner.UsePlacement(m.Options().Threads)
-	V := m.Shapes.Vocab
 
-	// ---- the prompt
+	// ---- the prompt, checked against the model's config before loading it
 	var ids []int32
 	switch {
 	case o.set["ids"]:
 		if ids, err = ParseIDs(o.IDs); err != nil {
-			return err
+			return &cli.UsageError{Err: err}
 		}
 	case o.set["chat"]:
 		var msgs []tokenizer.Message
@@ -208,13 +303,33 @@ func runGenerate(o *GenerateOptions) error {
 		ids = tok.Encode(o.Prompt, false)
 	}
 	if len(ids) == 0 {
-		return errors.New("generate: the prompt encodes to no tokens")
+		return cli.Usagef("generate: the prompt encodes to no tokens")
 	}
+	cfg, err := peekConfig(o.Model)
+	if err != nil {
+		return err
+	}
+	V := cfg.VocabSize
 	for i, id := range ids {
 		if id < 0 || int(id) >= V {
-			return fmt.Errorf("generate: prompt token %d is id %d, outside %s's vocabulary 0..%d", i, id, o.Model, V-1)
+			return cli.Usagef("generate: prompt token %d is id %d, outside %s's vocabulary 0..%d", i, id, o.Model, V-1)
 		}
 	}
+	if limit, from := maxLength(cfg, tokDir); limit > 0 {
+		switch {
+		case len(ids) > limit:
+			return cli.Usagef("generate: the prompt is %d tokens, longer than the model's maximum length %d (%s)", len(ids), limit, from)
+		case len(ids)+o.N > limit:
+			fmt.Fprintf(o.Err, "krun: warning: the prompt's %d tokens and -n %d run past the model's maximum length %d (%s)\n", len(ids), o.N, limit, from)
+		}
+	}
+
+	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	tuner.UsePlacement(m.Options().Threads)
 	eos := []int32{int32(m.Cfg.EOSTokenID)}
 	if tok != nil {
 		eos = append(eos, tok.EOS()...)

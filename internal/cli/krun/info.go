@@ -9,6 +9,7 @@ import (
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/kfile"
 )
 
@@ -31,9 +32,13 @@ func NewCmdInfo(f *cli.Factory, runF func(*InfoOptions) error) *cobra.Command {
 			Print a model file's header (format version, config, weight formats)
 			and, per tensor group, its bytes and how many of them are resident in
 			RAM now (mincore) versus only on disk: the file is mmap'd, so experts
-			no token has routed to stay on disk until touched. --verify checks
-			every tensor's CRC32C (this reads, and so pages in, the whole file).
-		`),
+			no token has routed to stay on disk until touched. --verify makes
+			every check generate's loading makes (this reads, and so pages in,
+			the whole file): every tensor's CRC32C and finite values, the
+			stored config, and the tensor table against it (every tensor
+			present, of the config's shape, in the formats the header names,
+			none extra).
+		`) + exitCodes,
 		Example: "  krun info kimi-q4.kt\n  krun info kimi-q4.kt --verify -o md",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -80,15 +85,21 @@ func tensorGroup(t *kfile.Tensor) string {
 }
 
 func runInfo(o *InfoOptions) error {
+	if o.Threads < 1 {
+		return cli.Usagef("info: --threads %d; want at least 1", o.Threads)
+	}
+	if err := checkFormat(o.Format); err != nil {
+		return err
+	}
 	f, err := kfile.Open(o.Model)
 	if err != nil {
-		return err
+		return &cli.UsageError{Err: err}
 	}
 	defer f.Close()
 	h := f.Header
 	cfg, err := arch.Parse(h.Config, o.Model+" (stored config.json)")
 	if err != nil {
-		return err
+		return &cli.UsageError{Err: err}
 	}
 	fmt.Fprintf(o.Out, "%s: ktune model file v%d, %s, %d tensors, data from byte %d, alignment %d\n",
 		o.Model, h.Version, cli.HumanBytes(h.FileSize), len(h.Table.Tensors), h.DataStart, h.Table.Alignment)
@@ -106,10 +117,10 @@ func runInfo(o *InfoOptions) error {
 	}
 	fmt.Fprintf(o.Out, "meta: %s\n", strings.Join(meta, " "))
 	if o.Verify {
-		if err := f.Verify(o.Threads); err != nil {
-			return err
+		if err := model.VerifyFile(f, o.Threads); err != nil {
+			return &cli.UsageError{Err: err}
 		}
-		fmt.Fprintln(o.Out, "checksums: all tensors verified")
+		fmt.Fprintln(o.Out, "verified: every tensor's checksum and values, and the tensor table against the config")
 	}
 	type agg struct {
 		n, bytes, res int64
@@ -155,4 +166,13 @@ func runInfo(o *InfoOptions) error {
 	}
 	rows = append(rows, []string{"total", fmt.Sprint(len(h.Table.Tensors)), "", cli.HumanBytes(tb), pct(tr, tb), cli.HumanBytes(tb - tr)})
 	return cli.Table(o.Out, o.Format, []string{"group", "tensors", "dtype", "bytes", "resident", "on disk only"}, rows)
+}
+
+// checkFormat refuses a table format other than text and md.
+func checkFormat(f string) error {
+	switch f {
+	case "text", "", "md", "markdown":
+		return nil
+	}
+	return cli.Usagef("-o %q: want text or md", f)
 }

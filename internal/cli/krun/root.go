@@ -5,6 +5,7 @@
 package krun
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	_ "github.com/ktune/ktune/kernels/all" // register every kernel family
 	"github.com/ktune/ktune/model"
+	"github.com/ktune/ktune/model/kfile"
 )
 
 // Main runs krun with args and returns the exit code.
@@ -27,8 +29,27 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	cli.FlagErrors(cmd)
-	return cli.ExitCode(cmd.Execute())
+	return exitCode(cmd.Execute())
 }
+
+// exitCode is cli.ExitCode, with a bad model input (a checkpoint or model
+// file refused by package model or kfile) a usage error too: 0 ok, 2 a
+// usage error or a bad input, 1 another failure.
+func exitCode(err error) int {
+	var in *model.InputError
+	var kf *kfile.Error
+	if errors.As(err, &in) || errors.As(err, &kf) {
+		return 2
+	}
+	return cli.ExitCode(err)
+}
+
+// exitCodes is the help's paragraph on exit codes.
+const exitCodes = `
+Exit status: 0 success; 2 a usage error or a bad input (a flag, an
+argument, a model file or checkpoint that is missing, corrupt or does
+not match its config, a model too large for the available memory);
+1 another failure.`
 
 // NewCmdRoot builds the krun command tree.
 func NewCmdRoot(f *cli.Factory) *cobra.Command {
@@ -43,11 +64,13 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			memory bandwidth bound. generate and bench use this machine's tuning
 			profile (written by ktune) when there is one, or $KTUNE_PROFILE;
 			KTUNE_DEBUG=1 logs every kernel choice.
-		`),
+		`) + exitCodes,
 		SilenceUsage: true,
+		Args:         cobra.NoArgs, // an unknown command is a usage error (exit 2)
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			return isa.Apply()
 		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	isa.Register(cmd)
 	cmd.AddCommand(NewCmdConvert(f, nil), NewCmdGenerate(f, nil), NewCmdBench(f, nil), NewCmdInfo(f, nil))
@@ -112,7 +135,17 @@ func isModelFile(path string) (bool, error) {
 
 // openModel loads a .kt file (its formats apply) or a checkpoint folder
 // (converted on the fly into preset's formats).
+// Every error is a UsageError (exit 2): a missing, corrupt or mismatched
+// model, or one too large for the available memory.
 func openModel(path, preset string, opt model.LoadOptions) (*model.Model, error) {
+	m, err := openModelErr(path, preset, opt)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	return m, nil
+}
+
+func openModelErr(path, preset string, opt model.LoadOptions) (*model.Model, error) {
 	file, err := isModelFile(path)
 	if err != nil {
 		return nil, err

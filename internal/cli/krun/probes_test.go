@@ -1,0 +1,429 @@
+package krun
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ktune/ktune/internal/cli/clitest"
+	"github.com/ktune/ktune/internal/half"
+	"github.com/ktune/ktune/internal/testexec"
+	"github.com/ktune/ktune/model"
+	"github.com/ktune/ktune/model/kfile"
+)
+
+// ---- probe inputs: copies of the golden tiny model, then broken
+
+// copyTiny copies the golden tiny checkpoint (config.json and
+// model.safetensors) into dir/name and returns that folder.
+func copyTiny(t testing.TB, src, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clitest.WriteFile(t, out, f, string(b))
+	}
+	return out
+}
+
+// setValue writes v into value idx of a tensor of a safetensors file (F32,
+// BF16 or F16).
+func setValue(t testing.TB, path, tensor string, idx int, v float32) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	var hdr map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		DType   string  `json:"dtype"`
+		Offsets []int64 `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(hdr[tensor], &info); err != nil {
+		t.Fatalf("%s: %v", tensor, err)
+	}
+	at := 8 + int64(n) + info.Offsets[0]
+	switch info.DType {
+	case "F32":
+		binary.LittleEndian.PutUint32(b[at+4*int64(idx):], math.Float32bits(v))
+	case "BF16":
+		binary.LittleEndian.PutUint16(b[at+2*int64(idx):], half.F32ToBF16(v))
+	case "F16":
+		binary.LittleEndian.PutUint16(b[at+2*int64(idx):], half.F32ToF16(v))
+	default:
+		t.Fatalf("%s: dtype %s", tensor, info.DType)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editJSON rewrites a config.json through edit.
+func editJSON(t testing.TB, path string, edit func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	b, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// convertTo writes src converted in preset to dir/name.
+func convertTo(t testing.TB, src, dir, name, preset string) string {
+	t.Helper()
+	opt, err := presetOptions(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	if err := model.ConvertFile(src, out, opt, map[string]string{"preset": preset}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// patchKT edits a .kt file's bytes through edit (given the parsed header),
+// then rewrites the tensors' checksums that changed and the header's own,
+// so that only the edit is wrong.
+func patchKT(t testing.TB, path string, edit func(h *kfile.Header, b []byte) []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := kfile.ParseHeader(path, b, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = edit(h, b)
+	c, tl := binary.LittleEndian.Uint64(b[16:]), binary.LittleEndian.Uint64(b[24:])
+	end := kfile.PrefixLen + int(c) + int(tl)
+	for _, ts := range h.Table.Tensors {
+		got := fmt.Sprintf("%08x", kfile.Checksum(b[ts.Offset:ts.Offset+ts.Size]))
+		if got != ts.CRC32C {
+			old := []byte(`"crc32c":"` + ts.CRC32C + `"`)
+			if bytes.Count(b[:end], old) != 1 {
+				t.Fatalf("checksum %s of %s not unique in the table", ts.CRC32C, ts.Name)
+			}
+			copy(b[bytes.Index(b[:end], old):], `"crc32c":"`+got+`"`)
+		}
+	}
+	binary.LittleEndian.PutUint32(b[12:], kfile.Checksum(b[16:end]))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setKTValue writes an f32 value into value idx of a raw F32 tensor of a .kt.
+func setKTValue(name string, idx int, v float32) func(h *kfile.Header, b []byte) []byte {
+	return func(h *kfile.Header, b []byte) []byte {
+		ts, _ := h.Lookup(name, kfile.LayoutRaw)
+		binary.LittleEndian.PutUint32(b[ts.Offset+4*int64(idx):], math.Float32bits(v))
+		return b
+	}
+}
+
+// replaceInHeader replaces old by new (same length) once in the header.
+func replaceInHeader(t testing.TB, old, new string) func(h *kfile.Header, b []byte) []byte {
+	return func(h *kfile.Header, b []byte) []byte {
+		end := h.DataStart
+		i := bytes.Index(b[:end], []byte(old))
+		if i < 0 || len(old) != len(new) {
+			t.Fatalf("%q not in the header (or %q of another length)", old, new)
+		}
+		copy(b[i:], new)
+		return b
+	}
+}
+
+// TestKrunProbes runs krun against bad inputs: each must fail at once with
+// its exit code and one clear line, change no input and leave no file.
+func TestKrunProbes(t *testing.T) {
+	tiny := tinyDir(t)
+	ckpt := func(t testing.TB, dir string) { copyTiny(t, tiny, dir, "m") }
+	ktBytes, err := os.ReadFile(convertTo(t, tiny, t.TempDir(), "m.kt", "q8")) // converted once, copied per probe
+	if err != nil {
+		t.Fatal(err)
+	}
+	ktCopy := func(t testing.TB, dir string) string { return clitest.WriteFile(t, dir, "m.kt", string(ktBytes)) }
+	kt := func(t testing.TB, dir string) { ktCopy(t, dir) }
+	ktWith := func(edit func(t testing.TB) func(h *kfile.Header, b []byte) []byte) func(t testing.TB, dir string) {
+		return func(t testing.TB, dir string) { patchKT(t, ktCopy(t, dir), edit(t)) }
+	}
+	ckptWith := func(tensor string, idx int, v float32) func(t testing.TB, dir string) {
+		return func(t testing.TB, dir string) {
+			setValue(t, filepath.Join(copyTiny(t, tiny, dir, "m"), "model.safetensors"), tensor, idx, v)
+		}
+	}
+	cfgWith := func(edit func(m map[string]any)) func(t testing.TB, dir string) {
+		return func(t testing.TB, dir string) {
+			editJSON(t, filepath.Join(copyTiny(t, tiny, dir, "m"), "config.json"), edit)
+		}
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	gen := func(args ...string) []string { return append([]string{"generate", "{dir}/m.kt", "-n", "2"}, args...) }
+	long := strings.TrimSuffix(strings.Repeat("1,", 4097), ",") // the tiny config's model_max_length is 4096
+	fast := 2 * time.Second                                     // "before measuring": the read ceiling alone takes longer
+	probes := []clitest.Probe{
+		// ---- convert: the output path (rows 5, 7), checked before any work
+		{Name: "convert/no-out", Setup: ckpt, Args: []string{"convert", "{dir}/m"}, Code: 2, Err: "-o OUT.kt is required"},
+		{Name: "convert/onto-safetensors", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/m/model.safetensors"}, Code: 2, Err: "would destroy the checkpoint"},
+		{Name: "convert/onto-config", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/m/config.json"}, Code: 2, Err: "is the input file"},
+		{Name: "convert/onto-link-to-input", Setup: func(t testing.TB, dir string) {
+			ckpt(t, dir)
+			if err := os.Symlink(filepath.Join(dir, "m", "model.safetensors"), filepath.Join(dir, "link.kt")); err != nil {
+				t.Skip(err)
+			}
+		}, Args: []string{"convert", "{dir}/m", "-o", "{dir}/link.kt"}, Code: 2, Err: "would destroy the checkpoint"},
+		{Name: "convert/out-is-folder", Setup: func(t testing.TB, dir string) { ckpt(t, dir); os.Mkdir(filepath.Join(dir, "out"), 0o755) },
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/out"}, Code: 2, Err: "is a folder", Timeout: fast},
+		{Name: "convert/out-under-a-file", Setup: func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "f", "x") },
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/f/o.kt"}, Code: 2, Err: "not a directory"},
+		{Name: "convert/missing-folder", Args: []string{"convert", "{dir}/none", "-o", "{dir}/o.kt"}, Code: 2, Err: "no such file"},
+		{Name: "convert/file-not-folder", Setup: kt, Args: []string{"convert", "{dir}/m.kt", "-o", "{dir}/o.kt"}, Code: 2, Err: "not a checkpoint folder"},
+		{Name: "convert/bad-preset", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt", "--preset", "q3"}, Code: 2, Err: "unknown preset"},
+		{Name: "convert/bad-experts", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt", "--experts", "q5"}, Code: 2, Err: "--experts"},
+		// ---- convert: the checkpoint (config fields, tensors; row 8)
+		{Name: "convert/no-config", Setup: func(t testing.TB, dir string) { ckpt(t, dir); os.Remove(filepath.Join(dir, "m", "config.json")) },
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "config.json"},
+		{Name: "convert/config-not-json", Setup: func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "m/config.json", "{ nope") },
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "config.json"},
+		{Name: "convert/config-no-hidden-size", Setup: cfgWith(func(m map[string]any) { delete(m, "hidden_size") }),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "hidden_size"},
+		{Name: "convert/config-wrong-vocab", Setup: cfgWith(func(m map[string]any) { m["vocab_size"] = 1000 }),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "does not match"},
+		{Name: "convert/config-string-layers", Setup: cfgWith(func(m map[string]any) { m["num_hidden_layers"] = "four" }),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "num_hidden_layers"},
+		{Name: "convert/truncated-safetensors", Setup: func(t testing.TB, dir string) {
+			p := filepath.Join(copyTiny(t, tiny, dir, "m"), "model.safetensors")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:len(b)/2], 0o644)
+		}, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "model.safetensors"},
+		{Name: "convert/nan-A_log", Setup: ckptWith("model.layers.0.self_attn.A_log", 1, nan),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: `model.safetensors: tensor "model.layers.0.self_attn.A_log": value NaN at index 1 is not finite`},
+		{Name: "convert/inf-final-norm", Setup: ckptWith("model.norm.weight", 7, inf),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: `tensor "model.norm.weight": value +Inf at index 7`},
+		{Name: "convert/nan-embedding", Setup: ckptWith("model.embed_tokens.weight", 300, nan),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: `tensor "model.embed_tokens.weight": value NaN at row 1, column 44`},
+		{Name: "convert/nan-expert-q4", Setup: ckptWith("model.layers.1.block_sparse_moe.experts.3.w2.weight", 5, nan),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt", "--preset", "q4"}, Code: 2, Err: `experts.3.w2.weight": weight NaN at row 0, column 5 is not finite`},
+		{Name: "convert/overflow-q8-scale", Setup: ckptWith("model.layers.0.mlp.down_proj.weight", 3, 1e10),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: `down_proj.weight": row 0, columns 0..31: weights too large for q8`},
+		{Name: "convert/stale-temp-removed", Setup: func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, ".o.kt.tmp-12345", "partial") },
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 0, Err: "removed " /* row 6 */, Creates: []string{"o.kt", ".o.kt.tmp-12345"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if _, err := os.Stat(filepath.Join(dir, ".o.kt.tmp-12345")); err == nil || !strings.Contains(stderr, "interrupted convert") {
+					t.Errorf("stale temporary file kept, or no message: %q", stderr)
+				}
+			}},
+		{Name: "convert/ok", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 0, Creates: []string{"o.kt"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if stderr != "" || !strings.Contains(stdout, "wrote") {
+					t.Errorf("a short conversion prints its result only: stdout %q stderr %q", stdout, stderr)
+				}
+			}},
+		// ---- generate: flags (row 11), prompt (row 12), the model (row 8)
+		{Name: "generate/temp-negative", Setup: kt, Args: gen("--ids", "1", "--temp", "-1"), Code: 2, Err: "--temp -1 out of range"},
+		{Name: "generate/top-p-above-1", Setup: kt, Args: gen("--ids", "1", "--top-p", "2"), Code: 2, Err: "--top-p 2 out of range"},
+		{Name: "generate/top-p-negative", Setup: kt, Args: gen("--ids", "1", "--top-p", "-1"), Code: 2, Err: "--top-p -1 out of range"},
+		{Name: "generate/repeat-penalty-0", Setup: kt, Args: gen("--ids", "1", "--repeat-penalty", "0"), Code: 2, Err: "--repeat-penalty 0 out of range"},
+		{Name: "generate/min-p-2", Setup: kt, Args: gen("--ids", "1", "--min-p", "2"), Code: 2, Err: "--min-p 2 out of range"},
+		{Name: "generate/top-k-negative", Setup: kt, Args: gen("--ids", "1", "--top-k", "-3"), Code: 2, Err: "--top-k -3 out of range"},
+		{Name: "generate/temp-nan", Setup: kt, Args: gen("--ids", "1", "--temp", "NaN"), Code: 2, Err: "--temp NaN out of range"},
+		{Name: "generate/temp-not-a-number", Setup: kt, Args: gen("--ids", "1", "--temp", "hot"), Code: 2, Err: "--temp"},
+		{Name: "generate/ids-not-numbers", Setup: kt, Args: gen("--ids", "1,x"), Code: 2, Err: `"x" is not a token id`},
+		{Name: "generate/ids-outside-vocab", Setup: kt, Args: gen("--ids", "1,99999"), Code: 2, Err: "outside"},
+		{Name: "generate/ids-empty", Setup: kt, Args: gen("--ids", ","), Code: 2, Err: "no token ids"},
+		{Name: "generate/prompt-too-long", Setup: kt, Args: gen("--ids", long), Code: 2, Err: "the prompt is 4097 tokens, longer than the model's maximum length 4096"},
+		{Name: "generate/two-prompts", Setup: kt, Args: gen("--ids", "1", "--prompt", "x"), Code: 2, Err: "exactly one of"},
+		{Name: "generate/n-0", Setup: kt, Args: []string{"generate", "{dir}/m.kt", "--ids", "1", "-n", "0"}, Code: 2, Err: "-n 0"},
+		{Name: "generate/threads-negative", Setup: kt, Args: gen("--ids", "1", "-t", "-2"), Code: 2, Err: "-t -2"},
+		{Name: "generate/bad-cache-dtype", Setup: kt, Args: gen("--ids", "1", "--cache-dtype", "f16"), Code: 2, Err: "--cache-dtype"},
+		{Name: "generate/bad-dtype", Setup: ckpt, Args: []string{"generate", "{dir}/m", "--ids", "1", "--dtype", "q3"}, Code: 2, Err: "unknown preset"},
+		{Name: "generate/no-tokenizer", Setup: kt, Args: gen("--prompt", "hello"), Code: 2, Err: "--tokenizer"},
+		{Name: "generate/missing-model", Args: gen("--ids", "1"), Code: 2, Err: "no such file"},
+		{Name: "generate/unknown-flag", Setup: kt, Args: gen("--ids", "1", "--bogus"), Code: 2, Err: "unknown flag: --bogus"},
+		{Name: "generate/nan-norm-in-kt", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte { return setKTValue("model.norm.weight", 2, nan) }),
+			Args: gen("--ids", "1"), Code: 2, Err: `m.kt: tensor "model.norm.weight": value NaN at index 2`},
+		{Name: "generate/nan-norm-in-kt-no-verify", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte { return setKTValue("model.norm.weight", 2, nan) }),
+			Args: gen("--ids", "1", "--no-verify"), Code: 2, Err: `tensor "model.norm.weight": value NaN at index 2`},
+		{Name: "generate/nan-A_log-folder", Setup: ckptWith("model.layers.2.self_attn.A_log", 0, nan),
+			Args: []string{"generate", "{dir}/m", "--ids", "1", "-n", "2"}, Code: 2, Err: `model.safetensors: tensor "model.layers.2.self_attn.A_log": value NaN`},
+		{Name: "generate/kt-checksum", Setup: func(t testing.TB, dir string) {
+			p := ktCopy(t, dir)
+			b, _ := os.ReadFile(p)
+			b[len(b)-100] ^= 0xff
+			os.WriteFile(p, b, 0o644)
+		}, Args: gen("--ids", "1"), Code: 2, Err: "checksum mismatch"},
+		{Name: "generate/kt-truncated", Setup: func(t testing.TB, dir string) {
+			p := ktCopy(t, dir)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:len(b)/3], 0o644)
+		}, Args: gen("--ids", "1"), Code: 2, Err: "truncated"},
+		{Name: "generate/not-a-kt", Setup: ckpt, Args: []string{"generate", "{dir}/m/model.safetensors", "--ids", "1"}, Code: 2, Err: "looks like a safetensors file"},
+		// ---- info --verify: the checks of loading (row 9)
+		{Name: "info/verify-missing-tensor", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"model.norm.weight"`, `"model.norm.weighx"`)
+		}), Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 2, Err: `tensor "model.norm.weight": missing from the file`},
+		{Name: "info/verify-meta-dtype", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"dtype.experts":"q8"`, `"dtype.experts":"q4"`)
+		}), Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 2, Err: "stored as q8, but the header's formats say q4"},
+		{Name: "info/verify-nan", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte {
+			return setKTValue("model.layers.3.self_attn.kv_a_layernorm.weight", 0, inf)
+		}), Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 2, Err: `kv_a_layernorm.weight": value +Inf at index 0`},
+		{Name: "info/verify-ok", Setup: kt, Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 0,
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stdout, "verified") {
+					t.Errorf("no verification line: %s", stdout)
+				}
+			}},
+		{Name: "info/folder", Setup: ckpt, Args: []string{"info", "{dir}/m"}, Code: 2, Err: "is a folder"},
+		{Name: "info/bad-format", Setup: kt, Args: []string{"info", "{dir}/m.kt", "-o", "xml"}, Code: 2, Err: `-o "xml"`},
+		{Name: "info/threads-0", Setup: kt, Args: []string{"info", "{dir}/m.kt", "--verify", "--threads", "0"}, Code: 2, Err: "--threads 0"},
+		{Name: "info/bad-magic", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "m.kt", strings.Repeat("x", 100)) },
+			Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: "not a ktune model file"},
+		// ---- bench: arguments and the model before measuring (rows 13, 14)
+		{Name: "bench/layers-0", Args: []string{"bench", "--synthetic", "--layers", "0"}, Code: 2, Err: "--layers 0", Timeout: fast},
+		{Name: "bench/layers-28", Args: []string{"bench", "--synthetic", "--layers", "28"}, Code: 2, Err: "1 to 27 layers", Timeout: fast},
+		{Name: "bench/corrupt-kt", Setup: func(t testing.TB, dir string) {
+			p := ktCopy(t, dir)
+			b, _ := os.ReadFile(p)
+			b[len(b)-100] ^= 0xff
+			os.WriteFile(p, b, 0o644)
+		}, Args: []string{"bench", "{dir}/m.kt", "-t", "1"}, Code: 2, Err: "checksum mismatch", Timeout: fast},
+		{Name: "bench/meta-mismatch-kt", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"dtype.head":"q8"`, `"dtype.head":"q4"`)
+		}), Args: []string{"bench", "{dir}/m.kt", "-t", "1"}, Code: 2, Err: "lm_head.weight", Timeout: fast},
+		{Name: "bench/nan-folder", Setup: ckptWith("model.norm.weight", 0, nan), Args: []string{"bench", "{dir}/m", "-t", "1", "--dtype", "f32"}, Code: 2, Err: "model.norm.weight", Timeout: fast},
+		{Name: "bench/bad-config-folder", Setup: cfgWith(func(m map[string]any) { m["num_experts_per_token"] = 99 }),
+			Args: []string{"bench", "{dir}/m", "-t", "1"}, Code: 2, Err: "num_experts_per_token", Timeout: fast},
+		{Name: "bench/synthetic-too-big", Setup: func(t testing.TB, dir string) {
+			old := availableMemory
+			availableMemory = func() int64 { return 16 << 30 }
+			t.Cleanup(func() { availableMemory = old })
+		}, Args: []string{"bench", "--synthetic", "--layers", "27", "--dtype", "q4"}, Code: 2, Timeout: fast,
+			Err: "preset q4 [routed experts q4; attention, dense MLP, shared expert, lm_head q8]",
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stderr, "no preset fits; in q4, --layers 16 or fewer fit") || strings.Contains(stderr, "(q8, q4)") {
+					t.Errorf("refusal does not name what fits: %s", stderr)
+				}
+			}},
+		{Name: "bench/synthetic-other-preset-fits", Setup: func(t testing.TB, dir string) {
+			old := availableMemory
+			availableMemory = func() int64 { return 20 << 30 }
+			t.Cleanup(func() { availableMemory = old })
+		}, Args: []string{"bench", "--synthetic", "--layers", "20", "--dtype", "q8"}, Code: 2, Timeout: fast, Err: "presets that fit: q4 ("},
+		{Name: "bench/model-and-synthetic", Setup: kt, Args: []string{"bench", "{dir}/m.kt", "--synthetic"}, Code: 2, Err: "not both"},
+		{Name: "bench/bad-format", Args: []string{"bench", "--synthetic", "-o", "xml"}, Code: 2, Err: `-o "xml"`},
+		{Name: "bench/reps-0", Args: []string{"bench", "--synthetic", "-r", "0"}, Code: 2, Err: "-r 0"},
+		{Name: "bench/bad-prompt-list", Args: []string{"bench", "--synthetic", "-p", "64,x"}, Code: 2, Err: `"x" is not a count`, Timeout: fast},
+		{Name: "bench/bad-threads", Args: []string{"bench", "--synthetic", "-t", "0"}, Code: 2, Err: "bad thread count", Timeout: fast},
+		{Name: "bench/bad-dtype", Args: []string{"bench", "--synthetic", "--dtype", "q4,q9"}, Code: 2, Err: "unknown preset", Timeout: fast},
+		{Name: "bench/missing-model", Args: []string{"bench", "{dir}/none.kt"}, Code: 2, Err: "no such file", Timeout: fast},
+		{Name: "bench/cpuprofile-unwritable", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "f", "x") },
+			Args: []string{"bench", "--synthetic", "--cpuprofile", "{dir}/f/p.pprof"}, Code: 2, Err: "not writable", Timeout: fast},
+		// ---- the command line
+		{Name: "root/unknown-command", Args: []string{"frobnicate"}, Code: 2, Err: "unknown command"},
+		{Name: "root/bad-max-isa", Args: []string{"info", "x.kt", "--max-isa", "avx9000"}, Code: 2, Err: "avx9000"},
+		{Name: "root/info-two-args", Args: []string{"info", "a", "b"}, Code: 2, Err: "accepts 1 arg"},
+	}
+	if runtime.GOOS == "windows" {
+		probes = probes[:0:0] // symlinks, signals and paths differ; the probes are written for Unix
+	}
+	clitest.Run(t, Main, probes)
+}
+
+// TestExitCodesDocumented: every krun command's help states the exit codes.
+func TestExitCodesDocumented(t *testing.T) {
+	root := NewCmdRoot(nil)
+	for _, c := range append(root.Commands(), root) {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if !strings.Contains(c.Long, "Exit status: 0") || !strings.Contains(c.Long, "2 a usage error") {
+			t.Errorf("krun %s: help does not document the exit codes", c.Name())
+		}
+	}
+}
+
+// TestConvertSignal: SIGTERM (and SIGINT) during convert removes the
+// temporary file, leaves no output and exits 128+signal (row 6). The
+// conversion runs in a child process that pauses after its first tensor.
+func TestConvertSignal(t *testing.T) {
+	if dir := os.Getenv("KRUN_CONVERT_CHILD"); dir != "" {
+		convertHook = func(done, total int) {
+			if done == 1 {
+				fmt.Println("ready")
+				time.Sleep(time.Minute)
+			}
+		}
+		os.Exit(Main([]string{"convert", filepath.Join(dir, "m"), "-o", filepath.Join(dir, "o.kt")}, os.Stdout, os.Stderr))
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM")
+	}
+	tiny := tinyDir(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			copyTiny(t, tiny, dir, "m")
+			before := clitest.Snapshot(t, dir)
+			cmd := testexec.Self("-test.run=^TestConvertSignal$")
+			cmd.Env = append(os.Environ(), "KRUN_CONVERT_CHILD="+dir, "KTUNE_PROFILE=off")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			r := bufio.NewReader(stdout)
+			if line, _ := r.ReadString('\n'); line != "ready\n" {
+				t.Fatalf("child said %q; stderr %s", line, stderr.String())
+			}
+			// the temporary file exists now
+			if ents, _ := filepath.Glob(filepath.Join(dir, ".o.kt.tmp-*")); len(ents) != 1 {
+				t.Fatalf("temporary files %v, want one while converting", ents)
+			}
+			cmd.Process.Signal(sig)
+			io.Copy(io.Discard, r)
+			err := cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 128+int(sig) {
+				t.Errorf("exit %v, want status %d", err, 128+int(sig))
+			}
+			if !strings.Contains(stderr.String(), "convert interrupted") {
+				t.Errorf("stderr %q", stderr.String())
+			}
+			if d := clitest.Diff(before, clitest.Snapshot(t, dir)); len(d) != 0 {
+				t.Errorf("left behind: %v", d)
+			}
+		})
+	}
+}
