@@ -229,3 +229,68 @@ func Close(t testing.TB, label string, got, want []float32, tol kernel.Tolerance
 	}
 	return d
 }
+
+// DotCompare measures got against want, the reference's values of dot
+// products y_i = Σ_k a_ik·b_ik, under the error model of a K-long dot
+// product, and returns an error, as kernel.Compare does, on a NaN or an
+// infinity in got, a length mismatch, or a Diff outside tol.
+//
+// scale[i] is σ_i = sqrt(Σ_k a_ik²·b_ik²). Each way a kernel may compute
+// y_i differently from the float64 reference adds one error per term:
+// f32 rounding of the products and partial sums, BF16 rounding of a_ik
+// (relative 2⁻⁹), int8 rounding of a_ik to its group's grid (± half a
+// step, the step ∝ the group's largest |a|). These are independent and
+// of zero mean, so their sum has a standard deviation ∝ σ_i whatever y_i
+// itself is: an output whose terms nearly cancel (|y_i| ≪ σ_i) carries
+// the same absolute error as any other. The figures are therefore
+//
+//	RelRMS = sqrt(Σ_i e_i² / Σ_i σ_i²),  MaxRel = max_i |e_i| / σ_i,  e_i = got_i − want_i.
+//
+// On the kernels' random problems (a ~ N(0,1), b ~ N(0,1/K), independent)
+// E[y_i²] = E[σ_i²], so over many outputs RelRMS is the plain relative RMS
+// ‖e‖/‖y‖ of kernel.Compare and the class tolerances keep their meaning;
+// over a few outputs ‖y‖ is whatever those sums happened to give, and a
+// near-cancelling one made kernel.Compare's figure arbitrarily large.
+// MaxRel is per output, stricter than kernel.Compare's max|e|/max|y|. An
+// output with σ_i = 0 (every term zero) must equal want exactly.
+func DotCompare(got, want []float32, scale []float64, tol kernel.Tolerance) (kernel.Diff, error) {
+	var d kernel.Diff
+	if len(got) != len(want) || len(scale) != len(want) {
+		return d, fmt.Errorf("length %d, want %d (%d scales)", len(got), len(want), len(scale))
+	}
+	var num, den float64
+	at := 0 // the largest |e_i|/σ_i
+	for i := range got {
+		g, w, s := float64(got[i]), float64(want[i]), scale[i]
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return d, fmt.Errorf("non-finite output %v at %d (want %v)", g, i, w)
+		}
+		e := math.Abs(g - w)
+		num += e * e
+		den += s * s
+		r := math.Inf(1)
+		switch {
+		case s > 0:
+			r = e / s
+		case e == 0:
+			r = 0
+		}
+		if r > d.MaxRel {
+			d.MaxRel, at = r, i
+		}
+		if e > d.MaxAbs {
+			d.MaxAbs, d.At = e, i
+		}
+	}
+	switch {
+	case den > 0:
+		d.RelRMS = math.Sqrt(num / den)
+	case num > 0:
+		d.RelRMS = math.Inf(1)
+	}
+	if !(d.RelRMS <= tol.RelRMS && d.MaxRel <= tol.MaxRel) {
+		return d, fmt.Errorf("dot-product error model: rel RMS %.3g (tol %.3g), max rel %.3g (tol %.3g) at %d: got %v want %v, σ %.3g",
+			d.RelRMS, tol.RelRMS, d.MaxRel, tol.MaxRel, at, got[at], want[at], scale[at])
+	}
+	return d, nil
+}

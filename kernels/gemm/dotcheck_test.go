@@ -1,0 +1,283 @@
+package gemm
+
+// The fuzz check of a Y = X·Wᵀ output: the dot-product error model of
+// kerneltest.DotCompare against the float64 reference, and, for the
+// classes that round activations, the exact rounding against a reference
+// on the rounded activations.
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ktune/ktune/internal/half"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/kerneltest"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// dotScales are σ for each output y[r·n+c] of p:
+// sqrt(Σ_k x[r,k]²·w[c,k]²), w dequantized.
+func dotScales(p *problem) []float64 {
+	w := p.w.Dequantize() // [n, k]
+	s := make([]float64, p.m*p.n)
+	for r := 0; r < p.m; r++ {
+		x := p.x[r*p.k : (r+1)*p.k]
+		for c := 0; c < p.n; c++ {
+			var t float64
+			for j, wv := range w[c*p.k : (c+1)*p.k] {
+				v := float64(x[j]) * float64(wv)
+				t += v * v
+			}
+			s[r*p.n+c] = math.Sqrt(t)
+		}
+	}
+	return s
+}
+
+// roundedActs returns p's activations [m, k] as class cls rounds them
+// before the dot products: int8 with one scale per group of 32
+// (quantizeRowGeneric, the Go definition the vector quantizers must
+// match), BF16 to nearest even; nil for f32.
+func roundedActs(p *problem, cls kernel.Class) []float64 {
+	out := make([]float64, p.m*p.k)
+	kp := quant.PaddedK(kernel.Q8, p.k)
+	for r := 0; r < p.m; r++ {
+		x := p.x[r*p.k : (r+1)*p.k]
+		switch cls {
+		case kernel.ClassInt8Act:
+			q, s, sums := make([]int8, kp), make([]float32, kp/quant.GroupK), make([]int32, kp/quant.GroupK)
+			quantizeRowGeneric(q, s, sums, x)
+			for j := range x {
+				out[r*p.k+j] = float64(q[j]) * float64(s[j/quant.GroupK])
+			}
+		case kernel.ClassBF16Act:
+			for j, v := range x {
+				out[r*p.k+j] = float64(half.BF16ToF32(half.F32ToBF16(v)))
+			}
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+// dotRef is the float64 Y = X·Wᵀ over acts [m, k] and p's dequantized
+// weights, rounded to f32.
+func dotRef(p *problem, acts []float64) []float32 {
+	w := p.w.Dequantize()
+	y := make([]float32, p.m*p.n)
+	for r := 0; r < p.m; r++ {
+		for c := 0; c < p.n; c++ {
+			var t float64
+			for j, wv := range w[c*p.k : (c+1)*p.k] {
+				t += acts[r*p.k+j] * float64(wv)
+			}
+			y[r*p.n+c] = float32(t)
+		}
+	}
+	return y
+}
+
+// dotCheck checks got, the output of a variant of class cls on p, against
+// want, the op's reference output on p:
+//   - under the dot-product error model (kerneltest.DotCompare) within
+//     the class tolerance, which is what the class costs;
+//   - for int8act and bf16act, also within the f32 tolerance against the
+//     reference on the activations rounded as the class defines it: the
+//     kernel adds nothing to that rounding but f32 arithmetic. (The class
+//     tolerance alone admits damage up to its size: 1% noise on an int8act
+//     output, whose rounding costs ~0.5%, is inside its 2%.)
+func dotCheck(p *problem, cls kernel.Class, got, want []float32) error {
+	op := kernel.LookupOp(p.op)
+	sc := dotScales(p)
+	if _, err := kerneltest.DotCompare(got, want, sc, op.Tol(cls, p.shape)); err != nil {
+		return fmt.Errorf("vs the float64 reference: %v", err)
+	}
+	if acts := roundedActs(p, cls); acts != nil {
+		if _, err := kerneltest.DotCompare(got, dotRef(p, acts), sc, op.Tol(kernel.ClassF32, p.shape)); err != nil {
+			return fmt.Errorf("vs the reference on %s-rounded activations: %v", cls, err)
+		}
+	}
+	return nil
+}
+
+// fuzzOne runs every candidate of op and dtype at s (threads 2) through
+// dotCheck.
+func fuzzOne(t *testing.T, op string, dt kernel.DType, s kernel.Shape, seed uint64) {
+	t.Helper()
+	o := kernel.LookupOp(op)
+	want, err := kernel.ReferenceOutput(o, s, dt, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range kernel.Candidates(op, dt, []kernel.Class{kernel.ClassF32, kernel.ClassInt8Act, kernel.ClassBF16Act}) {
+		p, err := o.NewProblem(s, dt, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := v.DefaultConfig(s, 2)
+		got, err := kernel.RunOutput(v, p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dotCheck(p.(*problem), v.Class, got, want); err != nil {
+			t.Errorf("%s at %s dtype=%s seed=%d %v: %v", v.ID(), s, dt, seed, cfg.Params, err)
+		}
+	}
+}
+
+// TestFuzzCrashers: the inputs that failed FuzzGEMM under kernel.Verify's
+// plain relative RMS (testdata/fuzz/FuzzGEMM holds them as seeds). Their
+// few outputs nearly cancel: ‖y‖ is far below ‖σ‖, what K terms of their
+// size give, and the plain figure divided the same absolute error by it.
+// Under the dot-product error model every variant passes.
+func TestFuzzCrashers(t *testing.T) {
+	for _, c := range []struct {
+		op      string
+		m, n, k int
+		dt      kernel.DType
+		seed    uint64
+	}{
+		{OpGEMV, 1, 4, 105, kernel.BF16, 167}, // avx512_bf16: rel RMS 0.0102 (tol 0.01)
+		{OpGEMV, 1, 2, 156, kernel.Q4, 19},    // int8 variants: rel RMS 0.0208 (tol 0.02)
+		{OpGEMV, 3, 1, 114, kernel.Q8, 90},    // int8 variants: rel RMS 0.0355 (tol 0.02)
+	} {
+		s := kernel.MakeShape(shapeKeys, c.m, c.n, c.k)
+		o := kernel.LookupOp(c.op)
+		want, err := kernel.ReferenceOutput(o, s, c.dt, c.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range kernel.Candidates(c.op, c.dt, []kernel.Class{kernel.ClassF32, kernel.ClassInt8Act, kernel.ClassBF16Act}) {
+			p, err := o.NewProblem(s, c.dt, c.seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := kernel.RunOutput(v, p, v.DefaultConfig(s, 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := dotScales(p.(*problem))
+			var yy, ss float64
+			for i := range want {
+				yy += float64(want[i]) * float64(want[i])
+				ss += sc[i] * sc[i]
+			}
+			old, _ := kernel.Compare(got, want, kernel.Tolerance{RelRMS: math.Inf(1), MaxRel: math.Inf(1)})
+			d, _ := kerneltest.DotCompare(got, want, sc, kernel.Tolerance{RelRMS: math.Inf(1), MaxRel: math.Inf(1)})
+			t.Logf("%s %s %s seed %d: ‖y‖/‖σ‖ = %.3f; plain rel RMS %.3g, dot-model rel RMS %.3g, max rel %.3g (class %s tol %.3g)",
+				v.ID(), s, c.dt, c.seed, math.Sqrt(yy/ss), old.RelRMS, d.RelRMS, d.MaxRel, v.Class, o.Tol(v.Class, s).RelRMS)
+			if err := dotCheck(p.(*problem), v.Class, got, want); err != nil {
+				t.Errorf("%s: %v", v.ID(), err)
+			}
+		}
+	}
+}
+
+// TestDotCheckCatchesPlants: the ideal output of a kernel of each class
+// (the reference on the class's rounded activations) passes dotCheck, and
+// each planted error in it fails, on the crashers' shapes (few, nearly
+// cancelling outputs) and on wider ones, for every dtype and class.
+func TestDotCheckCatchesPlants(t *testing.T) {
+	shapes := [][3]int{{1, 4, 105}, {1, 2, 156}, {3, 1, 114}, {1, 1, 33}, {5, 37, 100}, {16, 64, 256}}
+	for _, sh := range shapes {
+		s := kernel.MakeShape(shapeKeys, sh[0], sh[1], sh[2])
+		for _, dt := range weightDTypes {
+			classes := []kernel.Class{kernel.ClassF32}
+			switch dt {
+			case kernel.Q8, kernel.Q4:
+				classes = append(classes, kernel.ClassInt8Act)
+			case kernel.BF16:
+				classes = append(classes, kernel.ClassBF16Act)
+			}
+			for seed := uint64(1); seed <= 3; seed++ {
+				pr, err := kernel.LookupOp(OpGEMV).NewProblem(s, dt, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := pr.(*problem)
+				want := dotRef(p, truncatedActs(p, p.k))
+				for _, cls := range classes {
+					good := want
+					if acts := roundedActs(p, cls); acts != nil {
+						good = dotRef(p, acts)
+					}
+					if err := dotCheck(p, cls, good, want); err != nil {
+						t.Errorf("%s %s %s seed %d: the ideal output fails: %v", s, dt, cls, seed, err)
+					}
+					for _, pl := range plants {
+						if err := dotCheck(p, cls, pl.fn(p, good), want); err == nil {
+							t.Errorf("%s %s %s seed %d: %s passes", s, dt, cls, seed, pl.name)
+						} else if seed == 1 && testing.Verbose() {
+							t.Logf("%s %s %s: %s: %v", s, dt, cls, pl.name, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// plant is a deliberately wrong output for p, from the right one.
+type plant struct {
+	name string
+	fn   func(p *problem, good []float32) []float32
+}
+
+var plants = []plant{
+	{"NaN in one output", func(p *problem, good []float32) []float32 {
+		out := append([]float32(nil), good...)
+		out[len(out)/2] = float32(math.NaN())
+		return out
+	}},
+	{"+1% relative Gaussian noise", func(p *problem, good []float32) []float32 {
+		r := rand.New(rand.NewPCG(uint64(len(good)), 5))
+		out := append([]float32(nil), good...)
+		for i := range out {
+			out[i] *= float32(1 + 0.01*r.NormFloat64())
+		}
+		return out
+	}},
+	// wrong but fast: the last k term skipped (a tail loop that stops one
+	// short), or the last group of 32 skipped
+	{"last k term dropped", func(p *problem, good []float32) []float32 {
+		return truncatedRef(p, p.k-1)
+	}},
+	{"last group of 32 (or the partial one) dropped", func(p *problem, good []float32) []float32 {
+		return truncatedRef(p, (p.k-1)/quant.GroupK*quant.GroupK)
+	}},
+	// wrong but fast: int8 activations with one scale per row (as ggml's
+	// Q8_0 per block of the whole row), a coarser grid than the class's
+	{"int8 activations with one scale per row", func(p *problem, good []float32) []float32 {
+		acts := make([]float64, p.m*p.k)
+		for r := 0; r < p.m; r++ {
+			x := p.x[r*p.k : (r+1)*p.k]
+			var amax float64
+			for _, v := range x {
+				amax = max(amax, math.Abs(float64(v)))
+			}
+			for j, v := range x {
+				if amax > 0 {
+					acts[r*p.k+j] = math.RoundToEven(float64(v)*127/amax) * amax / 127
+				}
+			}
+		}
+		return dotRef(p, acts)
+	}},
+}
+
+// truncatedRef is the reference over the first kk terms only.
+func truncatedRef(p *problem, kk int) []float32 { return dotRef(p, truncatedActs(p, kk)) }
+
+// truncatedActs are p's activations with those past kk zeroed.
+func truncatedActs(p *problem, kk int) []float64 {
+	acts := make([]float64, p.m*p.k)
+	for r := 0; r < p.m; r++ {
+		for j := 0; j < kk; j++ {
+			acts[r*p.k+j] = float64(p.x[r*p.k+j])
+		}
+	}
+	return acts
+}
