@@ -47,7 +47,7 @@ func NewCmdDetect(f *cli.Factory, runF func(*DetectOptions) error) *cobra.Comman
 			--capture DIR writes what detection read (the /proc and /sys files,
 			the CPUID answers, the affinity mask, sysctl values) into DIR, to
 			attach to a bug report; --from DIR detects from such a folder.
-		`),
+		`) + exitCodes,
 		Example: "  ktune detect\n  ktune detect --json\n  KTUNE_MAX_ISA=avx2 ktune detect --json\n  ktune detect --capture my-machine\n  ktune detect --from my-machine --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

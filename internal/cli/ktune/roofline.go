@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -59,7 +60,7 @@ func NewCmdRoofline(f *cli.Factory, runF func(*RooflineOptions) error) *cobra.Co
 			numbered, and listed by number in a table below the plot; a red
 			ring marks a point above its roof. --quick takes under a minute on
 			a 2-core machine; the default sweep takes a few minutes.
-		`),
+		`) + exitCodes,
 		Example: "  ktune roofline --quick\n  ktune roofline --threads 1,2 --out ./out -o md",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,6 +107,33 @@ func outDir(dir string) (string, error) {
 	f.Close()
 	os.Remove(f.Name())
 	return dir, nil
+}
+
+// writable checks, creating nothing, that dir (or, where it does not
+// exist yet, its nearest existing parent, where it would be made) takes a
+// new file: a probe file is created and removed.
+func writable(dir string) error {
+	d := dir
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s is not a folder", d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			return errors.Unwrap(err)
+		}
+		d = filepath.Dir(d)
+	}
+	f, err := os.CreateTemp(d, ".ktune-write-check-")
+	if err != nil {
+		return fmt.Errorf("%s not writable (%v)", d, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }
 
 // DefaultOutDir is the ktune folder under the user's config directory.

@@ -3,7 +3,9 @@
 package ktune
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +21,24 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	cli.FlagErrors(cmd)
-	return cli.ExitCode(cmd.Execute())
+	cmd.SilenceErrors = true
+	err := cmd.Execute()
+	if err != nil {
+		fmt.Fprintln(stderr, "Error:", oneLine(err))
+	}
+	return cli.ExitCode(err)
+}
+
+// oneLine is err's message on one line (a list of problems joined by
+// "; "), as the one error line a command prints.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // NewCmdRoot builds the ktune command tree.
@@ -44,8 +63,9 @@ func newCmdRoot(f *cli.Factory, runF func(*TuneOptions) error) *cobra.Command {
 			the reference before timing it, and write
 			ktune-profile-<fingerprint>.json into --out. An interrupted run
 			resumes where it stopped. The engine loads the profile from there or
-			from $KTUNE_PROFILE.
-		`),
+			from $KTUNE_PROFILE. Every flag and the output folder (writable) are
+			checked before anything is measured.
+		`) + exitCodes,
 		SilenceUsage: true,
 		Args:         cobra.NoArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -63,3 +83,9 @@ func newCmdRoot(f *cli.Factory, runF func(*TuneOptions) error) *cobra.Command {
 	cmd.AddCommand(NewCmdDetect(f, nil), NewCmdVariants(f, nil), NewCmdRoofline(f, nil), NewCmdVersion(f))
 	return cmd
 }
+
+// exitCodes is the help's paragraph on exit codes.
+const exitCodes = `
+Exit status: 0 success; 2 a usage error or a bad input (a flag, an
+argument, an unwritable output folder, a bad config or capture);
+1 another failure (a measurement, an interrupted run).`

@@ -106,6 +106,8 @@ func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
 			return opt, err
 		}
 		opt.Dir = d
+	} else if err := writable(tuner.DefaultDir()); err != nil {
+		return opt, cli.Usagef("the profile folder %s: %v (give --out DIR)", tuner.DefaultDir(), err)
 	}
 	return opt, nil
 }

@@ -1,6 +1,7 @@
 package ktune
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,7 @@ func NewCmdVariants(f *cli.Factory, runF func(*VariantsOptions) error) *cobra.Co
 			accuracy class, required CPU features, tunable parameters and
 			whether the effective features allow it. The default column marks
 			what the dispatcher uses without a tuning profile.
-		`),
+		`) + exitCodes,
 		Example: "  ktune variants\n  ktune variants --op norm.rmsnorm -o md",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,6 +46,18 @@ func NewCmdVariants(f *cli.Factory, runF func(*VariantsOptions) error) *cobra.Co
 }
 
 func runVariants(opts *VariantsOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	if opts.Op != "" {
+		var names []string
+		for _, op := range kernel.Ops() {
+			names = append(names, op.Name)
+		}
+		if !slices.Contains(names, opts.Op) {
+			return cli.Usagef("--op %q: no such op (%s)", opts.Op, strings.Join(names, ", "))
+		}
+	}
 	var rows [][]string
 	for _, op := range kernel.Ops() {
 		if opts.Op != "" && op.Name != opts.Op {

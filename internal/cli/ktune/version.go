@@ -14,6 +14,7 @@ func NewCmdVersion(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the ktune and Go versions",
+		Long:  "Print the ktune and Go versions.\n" + exitCodes,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := fmt.Fprintf(f.Out, "ktune %s (%s)\n", version.String(), version.Go())
