@@ -217,6 +217,10 @@ func TestKrunProbes(t *testing.T) {
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "config.json"},
 		{Name: "convert/config-no-hidden-size", Setup: cfgWith(func(m map[string]any) { delete(m, "hidden_size") }),
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "hidden_size"},
+		{Name: "convert/config-many-problems", Setup: func(t testing.TB, dir string) {
+			ckpt(t, dir)
+			clitest.WriteFile(t, dir, "m/config.json", `{"model_type": "kimi_linear", "vocab_size": 512}`)
+		}, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "hidden_size: missing, null or 0; must be a positive integer; "},
 		{Name: "convert/config-wrong-vocab", Setup: cfgWith(func(m map[string]any) { m["vocab_size"] = 1000 }),
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "does not match"},
 		{Name: "convert/config-string-layers", Setup: cfgWith(func(m map[string]any) { m["num_hidden_layers"] = "four" }),
