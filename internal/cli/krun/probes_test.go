@@ -431,3 +431,32 @@ func TestConvertSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxLength: the prompt limit is the smaller of config.json's and the
+// tokenizer's model_max_length; HF's "no limit" (1e30) and absent values
+// are ignored.
+func TestMaxLength(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := peekConfig(tinyDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tok  string // tokenizer_config.json ("": none)
+		want int
+	}{
+		{"", 4096},
+		{`{"model_max_length": 100}`, 100},
+		{`{"model_max_length": 1000000000000000019884624838656}`, 4096},
+		{`{"model_max_length": 8192}`, 4096},
+		{`{"bos_token": "x"}`, 4096},
+	} {
+		os.Remove(filepath.Join(dir, "tokenizer_config.json"))
+		if c.tok != "" {
+			clitest.WriteFile(t, dir, "tokenizer_config.json", c.tok)
+		}
+		if got, from := maxLength(cfg, dir); got != c.want || !strings.Contains(from, "model_max_length") {
+			t.Errorf("%s: %d (%s), want %d", c.tok, got, from, c.want)
+		}
+	}
+}
