@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 	"math"
+
+	"github.com/ktune/ktune/internal/pool"
 )
 
 // Diff summarises how far an output is from the reference's.
@@ -71,15 +73,23 @@ func RunOutput(v *Variant, p Problem, cfg Config) ([]float32, error) {
 // ReferenceOutput builds the problem for (op, shape, dtype, seed) and runs
 // the op's reference on it.
 func ReferenceOutput(op *Op, s Shape, dt DType, seed uint64) ([]float32, error) {
-	ref := Reference(op.Name)
-	if ref == nil {
-		return nil, fmt.Errorf("%s: no reference registered", op.Name)
-	}
 	p, err := op.NewProblem(s, dt, seed)
 	if err != nil {
 		return nil, err
 	}
-	return RunOutput(ref, p, ref.DefaultConfig(s, 1))
+	return ReferenceOn(op, p)
+}
+
+// ReferenceOn runs the op's reference on the problem p (reset first).
+func ReferenceOn(op *Op, p Problem) ([]float32, error) {
+	ref := Reference(op.Name)
+	if ref == nil {
+		return nil, fmt.Errorf("%s: no reference registered", op.Name)
+	}
+	// a threaded reference (per-output float64 sums, so the same bits on
+	// any thread count) runs on every usable CPU: the tuner checks
+	// candidates at the shapes it times
+	return RunOutput(ref, p, ref.DefaultConfig(p.Shape(), pool.Default().Size()))
 }
 
 // Verify runs v at (shape, dtype, seed, cfg) and compares its output with
@@ -102,13 +112,25 @@ func Verify(v *Variant, s Shape, dt DType, seed uint64, cfg Config, want []float
 	if err != nil {
 		return Diff{}, err
 	}
+	return VerifyOn(v, p, cfg, want)
+}
+
+// VerifyOn runs v on the problem p (reset first; p may be shared by
+// several checks) and compares its output with want, the reference's
+// output for p.
+func VerifyOn(v *Variant, p Problem, cfg Config, want []float32) (Diff, error) {
+	op := LookupOp(v.Op)
+	if op == nil {
+		return Diff{}, fmt.Errorf("%s: op not registered", v.ID())
+	}
+	s := p.Shape()
 	got, err := RunOutput(v, p, cfg)
 	if err != nil {
 		return Diff{}, err
 	}
 	d, err := Compare(got, want, op.Tol(v.Class, s))
 	if err != nil {
-		return d, fmt.Errorf("%s at %s dtype=%s %v: %v", v.ID(), s, dt, cfg.Params, err)
+		return d, fmt.Errorf("%s at %s dtype=%s %v: %v", v.ID(), s, p.DType(), cfg.Params, err)
 	}
 	return d, nil
 }

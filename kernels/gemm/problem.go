@@ -127,8 +127,11 @@ func init() {
 			NewProblem: newProblem(op), Cost: cost(op),
 		})
 	}
+	// the reference is threaded (each output is one float64 sum, the same
+	// on any thread count) so that tuned candidates are checked at the
+	// prefill shapes they are timed at
 	register(allOps, kernel.Variant{Name: "reference", Doc: "float64 accumulation over the dequantized weights",
-		Reference: true, DTypes: weightDTypes}, &impl{act: actF32, panels: panelsRef})
+		Reference: true, Threaded: true, DTypes: weightDTypes}, &impl{act: actF32, panels: panelsRef})
 	register(allOps, kernel.Variant{Name: "generic", Doc: "pure Go, weights widened per group", Priority: 10,
 		DTypes: weightDTypes, Threaded: true, Params: []kernel.Param{grainParam}}, &impl{act: actF32, panels: panelsGeneric, grain: 4})
 	register(allOps, kernel.Variant{Name: "generic_int8", Doc: "pure Go integer dot products on int8 activations", Priority: 5,

@@ -60,7 +60,7 @@ func TestGroupedLinear(t *testing.T) {
 						for s := 0; s < n*K; s++ {
 							tk, e := s/K, ids[s]
 							for o := 0; o < NO; o++ {
-								want[s*NO+o] = float32(dot64(x[tk*C:(tk+1)*C], deq[e][o*C:(o+1)*C]))
+								want[s*NO+o] = float32(kernel.Dot64(x[tk*C:(tk+1)*C], deq[e][o*C:(o+1)*C]))
 							}
 						}
 						tol := kernel.ClassTolerance(kernel.ClassInt8Act)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
@@ -106,6 +109,10 @@ func cost(s kernel.Shape, dt kernel.DType) kernel.Cost {
 
 // refForward is the reference block: float64 logits rounded to f32 for the
 // shared routing code, then float64 experts over the dequantized weights.
+// Each expert's rows are dequantized once for all the tokens routed to it
+// (experts run in parallel); every token's output is then summed in the
+// fixed order (its top-k experts in rank order, then the shared expert),
+// so the result does not depend on the worker count.
 func refForward(b *BlockWeights, y, x []float32, n int) {
 	C, E, K := b.Hidden, b.Cfg.Experts, b.Cfg.TopK
 	logits := make([]float32, n*E)
@@ -113,19 +120,63 @@ func refForward(b *BlockWeights, y, x []float32, n int) {
 	for e := 0; e < E; e++ {
 		b.Router.DequantizeRow(e, row)
 		for t := 0; t < n; t++ {
-			logits[t*E+e] = float32(dot64(x[t*C:(t+1)*C], row))
+			logits[t*E+e] = float32(kernel.Dot64(x[t*C:(t+1)*C], row))
 		}
 	}
 	ids, w := make([]int32, n*K), make([]float32, n*K)
 	Route(ids, w, nil, logits, b.Bias, n, &b.Cfg)
-	for t := 0; t < n; t++ {
-		acc := make([]float64, C)
-		xt := x[t*C : (t+1)*C]
-		for k := 0; k < K; k++ {
-			refExpert(acc, xt, &b.Experts[ids[t*K+k]], float64(w[t*K+k]))
+	// jobs: each routed expert with its (token, rank) pairs, and the shared
+	// expert over every token; out[p] is pair p's down-projection [C]
+	type job struct {
+		ex     *Expert
+		tokens []int
+		out    [][]float64
+	}
+	contrib := make([]float64, n*K*C)
+	jobs := make([]job, E)
+	for p, id := range ids {
+		j := &jobs[id]
+		j.ex = &b.Experts[id]
+		j.tokens = append(j.tokens, p/K)
+		j.out = append(j.out, contrib[p*C:(p+1)*C])
+	}
+	var shared []float64
+	if b.Shared != nil {
+		shared = make([]float64, n*C)
+		j := job{ex: b.Shared}
+		for t := 0; t < n; t++ {
+			j.tokens = append(j.tokens, t)
+			j.out = append(j.out, shared[t*C:(t+1)*C])
 		}
-		if b.Shared != nil {
-			refExpert(acc, xt, b.Shared, 1)
+		jobs = append(jobs, j)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
+				if j := jobs[i]; j.ex != nil {
+					refExpert(j.out, x, C, j.ex, j.tokens)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	acc := make([]float64, C)
+	for t := 0; t < n; t++ {
+		clear(acc)
+		for k := 0; k < K; k++ {
+			p, wt := t*K+k, float64(w[t*K+k])
+			for j, v := range contrib[p*C : (p+1)*C] {
+				acc[j] += wt * v
+			}
+		}
+		if shared != nil {
+			for j, v := range shared[t*C : (t+1)*C] {
+				acc[j] += v
+			}
 		}
 		for j := range acc {
 			y[t*C+j] = float32(acc[j])
@@ -133,29 +184,41 @@ func refForward(b *BlockWeights, y, x []float32, n int) {
 	}
 }
 
-func refExpert(acc []float64, x []float32, ex *Expert, wt float64) {
-	I, C := ex.Gate.N, len(x)
+// refExpert computes out[i] = down·(silu(gate·x_t)⊙(up·x_t)) in float64
+// for each token t = tokens[i] (the hidden values rounded to f32), each
+// weight row dequantized once.
+func refExpert(out [][]float64, x []float32, C int, ex *Expert, tokens []int) {
+	I := ex.Gate.N
 	g, u := make([]float32, C), make([]float32, C)
-	h := make([]float32, I)
+	h := make([]float32, len(tokens)*I)
+	xt := func(i int) []float32 { return x[tokens[i]*C : (tokens[i]+1)*C] }
+	ht := func(i int) []float32 { return h[i*I : (i+1)*I] }
+	silu := func(a, b float64) float32 { return float32(a / (1 + math.Exp(-a)) * b) }
+	n := len(tokens)
 	for r := 0; r < I; r++ {
 		ex.Gate.DequantizeRow(r, g)
 		ex.Up.DequantizeRow(r, u)
-		a, bb := dot64(x, g), dot64(x, u)
-		h[r] = float32(a / (1 + math.Exp(-a)) * bb)
+		i := 0
+		for ; i+4 <= n; i += 4 { // four tokens per pass over a weight row, each sum in order
+			a0, a1, a2, a3 := kernel.Dot64x4(g, xt(i), xt(i+1), xt(i+2), xt(i+3))
+			b0, b1, b2, b3 := kernel.Dot64x4(u, xt(i), xt(i+1), xt(i+2), xt(i+3))
+			h[i*I+r], h[(i+1)*I+r], h[(i+2)*I+r], h[(i+3)*I+r] = silu(a0, b0), silu(a1, b1), silu(a2, b2), silu(a3, b3)
+		}
+		for ; i < n; i++ {
+			h[i*I+r] = silu(kernel.Dot64(xt(i), g), kernel.Dot64(xt(i), u))
+		}
 	}
 	d := make([]float32, I)
 	for r := 0; r < C; r++ {
 		ex.Down.DequantizeRow(r, d)
-		acc[r] += wt * dot64(h, d)
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			out[i][r], out[i+1][r], out[i+2][r], out[i+3][r] = kernel.Dot64x4(d, ht(i), ht(i+1), ht(i+2), ht(i+3))
+		}
+		for ; i < n; i++ {
+			out[i][r] = kernel.Dot64(ht(i), d)
+		}
 	}
-}
-
-func dot64(a, b []float32) float64 {
-	var s float64
-	for i, x := range a {
-		s += float64(x) * float64(b[i])
-	}
-	return s
 }
 
 type instance struct {
@@ -176,10 +239,32 @@ func (in *instance) Run() {
 var epParam = kernel.Param{Name: "ep", Doc: "largest token count per expert computed expert-parallel (single-threaded per expert); -1: every expert row-parallel on all threads",
 	Values: []int{-1, 1, 2, 4, 8, 16, 32, 64}, Default: DefaultExpertParallel}
 
+// verifyExperts is the most experts a tuned block is checked with: the
+// reference runs every routed token through float64 experts, minutes for
+// 512 tokens of Kimi's 256.
+const verifyExperts = 32
+
+// verifyShape is the shape a candidate tuned at s is checked at: the same
+// expert matrices (c, i: every panel of the gate/up and down GEMMs and the
+// partial last one) and top-k, at most verifyExperts experts, with the
+// tokens scaled to keep the tokens per expert of s (so the same experts
+// fall on each side of the expert-parallel threshold ep) — decode steps
+// (≤ 8 tokens) keep their tokens.
+func verifyShape(s kernel.Shape, _ kernel.DType) kernel.Shape {
+	n, e, k := s.Get("n"), s.Get("e"), s.Get("k")
+	if e <= verifyExperts || verifyExperts < 2*k {
+		return s
+	}
+	if n > 8 {
+		n = max(8, (n*verifyExperts+e-1)/e)
+	}
+	return s.With("e", verifyExperts).With("n", n)
+}
+
 func init() {
 	all := []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4}
 	kernel.RegisterOp(&kernel.Op{Name: OpBlock, Doc: "MoE block: router, top-k experts (SwiGLU), shared expert",
-		ShapeKeys: blockKeys, DTypes: all, NewProblem: newProblem, Cost: cost})
+		ShapeKeys: blockKeys, DTypes: all, NewProblem: newProblem, Cost: cost, Verify: verifyShape})
 	// one variant per gemm variant of the fused gate/up (the experts' gemm
 	// variant is the block's ISA choice; gemm registers first, moe imports it)
 	vs := []kernel.Variant{{Name: "reference", Doc: "float64 experts over dequantized weights", Reference: true, DTypes: all, Class: kernel.ClassF32}}
