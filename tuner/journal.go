@@ -11,8 +11,9 @@ import (
 // The journal makes an interrupted run resumable: each finished entry is
 // appended as one JSON line and synced before the next starts. A run killed
 // at any moment leaves at worst a torn last line, which is ignored. The
-// journal also records the profile's identity; one from another schema or
-// machine is discarded. A finished run removes it.
+// journal also records the profile's identity, the ktune build and the
+// measuring settings; one from another schema, machine, build or setting
+// is discarded. A finished run removes it.
 type journal struct {
 	path string
 	f    *os.File
@@ -23,6 +24,11 @@ type journalHead struct {
 	Fingerprint string `json:"fingerprint"`
 	Model       string `json:"model"`
 	Classes     string `json:"classes"`
+	// the build and the settings that measured the entries: a resumed run
+	// of another build, or with other measuring settings, starts afresh
+	// rather than stamp old measurements with its own version
+	Ktune    string `json:"ktune_version"`
+	Settings string `json:"settings"`
 }
 
 func journalPath(dir, fingerprint string) string {
@@ -30,9 +36,9 @@ func journalPath(dir, fingerprint string) string {
 }
 
 // openJournal reads what an earlier run of the same identity measured and
-// opens the journal for appending.
-func openJournal(path string, p *Profile) (*journal, map[string]Entry, error) {
-	head := journalHead{SchemaVersion, p.Fingerprint, p.Model, fmt.Sprint(p.Classes)}
+// opens the journal for appending; settings names the measuring options.
+func openJournal(path string, p *Profile, settings string) (*journal, map[string]Entry, error) {
+	head := journalHead{SchemaVersion, p.Fingerprint, p.Model, fmt.Sprint(p.Classes), p.KtuneVersion, settings}
 	done := map[string]Entry{}
 	if f, err := os.Open(path); err == nil {
 		sc := bufio.NewScanner(f)

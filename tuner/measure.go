@@ -51,11 +51,20 @@ type timing struct {
 
 // measure times insts (one per problem copy, run round-robin) and
 // summarises with benchmath's median and 95% interval. best is the best
-// median so far (0: none) for early stopping.
-func (m *MeasureOptions) measure(insts []kernel.Instance, best float64) timing {
+// median so far (0: none) for early stopping. Every problem is reset (the
+// Problem contract: outputs, recurrent state) before the warm-up and
+// before each sample, outside the timed interval, so that no sample runs
+// on a state drifted by all the runs before it.
+func (m *MeasureOptions) measure(insts []kernel.Instance, probs []kernel.Problem, best float64) timing {
 	i := 0
 	run := func() { insts[i].Run(); i = (i + 1) % len(insts) }
+	reset := func() {
+		for _, p := range probs {
+			p.Reset()
+		}
+	}
 	// warm-up, and the runs per sample
+	reset()
 	t0 := m.now()
 	run()
 	one := m.now().Sub(t0)
@@ -68,6 +77,7 @@ func (m *MeasureOptions) measure(insts []kernel.Instance, best float64) timing {
 	}
 	reps = min(reps, 1<<16)
 	sample := func() float64 {
+		reset()
 		t := m.now()
 		for r := 0; r < reps; r++ {
 			run()

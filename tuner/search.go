@@ -15,8 +15,12 @@ import (
 
 type tuner struct {
 	opt      Options
-	refs     map[string][]float32 // reference outputs by (op, dtype, reduced shape, seed)
-	verified map[string]error     // gate verdicts by candidate and reduced shape
+	refs     map[string][]float32 // reference outputs by (op, dtype, verification shape, seed)
+	verified map[string]error     // gate verdicts by candidate and verification shape
+	// the last verification problem and its key: the candidates of one
+	// workload are checked on one problem (reset before each run), built once
+	gateKey  string
+	gateProb kernel.Problem
 	rng      *rand.Rand
 }
 
@@ -310,86 +314,46 @@ func (t *tuner) time(w Workload, ps *problems, c candidate, best float64) (Resul
 		}
 		insts = append(insts, in)
 	}
-	tm := t.opt.Measure.measure(insts, best)
+	tm := t.opt.Measure.measure(insts, ps.list, best)
 	cost := c.v.CostAt(w.Shape, w.DType, c.cfg)
 	return Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String(),
 		Median: tm.median, Lo: tm.lo, Hi: tm.hi, N: tm.n, FLOPs: cost.FLOPs, Bytes: cost.Bytes, Footprint: cost.Footprint,
 		Stopped: tm.stopped}, nil
 }
 
-// refBudget is the most FLOPs the float64 reference runs per gate check;
-// larger shapes are checked at a reduced shape of the same class.
-const refBudget = 4e8
-
-// reduceKeys are the extents halved, in order, to bring a shape under
-// refBudget; the rest define the kernel and stay.
-var reduceKeys = map[string][]string{
-	"gemm.gemv": {"n", "k"}, "gemm.gemm": {"n", "m"}, "gemm.gateup": {"n", "m"},
-	"kda.prefill": {"t"}, "kda.decode": {"b"},
-	"mla.decode": {"c"}, "mla.prefill": {"t"},
-	"moe.block": {"e", "n", "i", "c"}, "norm.rmsnorm": {"m"},
-}
-
-// opRefBudget overrides refBudget where the reference's cost is not its
-// FLOPs: the MoE reference dequantizes every expert.
-var opRefBudget = map[string]float64{"moe.block": 2e7}
-
-// gateShape is the shape a candidate is checked at: s itself when the
-// reference is cheap, else s with reduceKeys halved while the op and the
-// candidate's configuration still accept it.
-func gateShape(w Workload, c candidate) kernel.Shape {
-	op := kernel.LookupOp(w.Op)
-	s := w.Shape
-	if op == nil || op.Cost == nil {
-		return s
-	}
-	floor := map[string]int{"n": 64, "k": 256, "m": 16, "t": 64, "c": 1000, "e": 16, "b": 1, "i": 256}
-	budget := refBudget
-	if b, ok := opRefBudget[w.Op]; ok {
-		budget = b
-		floor["n"], floor["c"] = 16, 512
-	}
-	for _, key := range reduceKeys[w.Op] {
-		for op.Cost(s, w.DType).FLOPs > budget {
-			v := s.Get(key)
-			nv := v / 2
-			if key == "e" {
-				nv = max(nv, 2*s.Get("k"))
-			}
-			if nv < floor[key] || nv == v {
-				break
-			}
-			r := s.With(key, nv)
-			if op.Check(r) != nil || c.v.Validate(r, c.cfg) != nil {
-				break
-			}
-			s = r
-		}
-	}
-	return s
-}
-
 // gate compares the candidate's output with the reference's (cached per
 // op, dtype, shape and seed) at the class's tolerance.
 func (t *tuner) gate(w Workload, c candidate) error {
-	s := gateShape(w, c)
+	s := w.VerifyShape()
+	if err := c.v.Validate(s, c.cfg); err != nil {
+		// a candidate that cannot run where it is checked is not kept
+		return fmt.Errorf("cannot run at its verification shape %s: %v", s, err)
+	}
 	vkey := c.key() + "|" + s.String()
 	if err, ok := t.verified[vkey]; ok {
 		return err
 	}
 	seed := t.opt.Seed + 42
 	rkey := fmt.Sprintf("%s|%s|%s|%d", w.Op, w.DType, s, seed)
+	op := kernel.LookupOp(w.Op)
+	if t.gateKey != rkey {
+		t.gateKey, t.gateProb = "", nil // the last one's memory first
+		p, err := op.NewProblem(s, w.DType, seed)
+		if err != nil {
+			return fmt.Errorf("verification problem at %s: %v", s, err)
+		}
+		t.gateKey, t.gateProb = rkey, p
+	}
 	want, ok := t.refs[rkey]
 	if !ok {
-		op := kernel.LookupOp(w.Op)
 		var err error
-		if want, err = kernel.ReferenceOutput(op, s, w.DType, seed); err != nil {
+		if want, err = kernel.ReferenceOn(op, t.gateProb); err != nil {
 			return fmt.Errorf("reference at %s: %v", s, err)
 		}
 		t.refs[rkey] = want
 	}
 	pool.Default().SetPlacement(c.pl)
-	_, err := kernel.Verify(c.v, s, w.DType, seed, c.cfg, want)
+	_, err := kernel.VerifyOn(c.v, t.gateProb, c.cfg, want)
 	if err != nil && !strings.Contains(err.Error(), s.String()) {
 		err = fmt.Errorf("at %s: %v", s, err)
 	}

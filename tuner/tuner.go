@@ -77,6 +77,14 @@ func (u unit) key() string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", u.w.Op, u.w.DType, u.class, u.w.Shape, u.threads)
 }
 
+// journalSettings names what decides how entries are measured (a journal
+// of other settings is not resumed).
+func (opt *Options) journalSettings() string {
+	m := opt.Measure
+	return fmt.Sprintf("quick=%v seed=%d sample=%v samples=%d noisy=%g stop=%g cold=%d", opt.Quick, opt.Seed,
+		m.SampleTime, m.Samples, m.Noisy, m.StopRatio, m.ColdBytes)
+}
+
 // DefaultThreads is the machine's default thread list
 // (cpu.Topology.DefaultThreads: 1, 2, 4, … below the usable CPUs, the
 // performance cores' and the physical cores' counts, and the usable CPUs).
@@ -156,7 +164,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 			logf(opt.Log, "the existing profile is not used (%s): --only %s writes one with just those ops", strings.Join(warns, "; "), opt.Only)
 		}
 	}
-	j, done, err := openJournal(journalPath(opt.Dir, fp), prof)
+	j, done, err := openJournal(journalPath(opt.Dir, fp), prof, opt.journalSettings())
 	if err != nil {
 		return nil, "", err
 	}

@@ -346,20 +346,56 @@ func TestWorkloadsKimi(t *testing.T) {
 	}
 }
 
-func TestGateShapeReduces(t *testing.T) {
+// TestVerifyShapes: every workload's verification shape is accepted by
+// every candidate, and runs every configuration the timed shape runs —
+// the timed shape itself, except where a family declares a smaller one
+// with the same panels, chunks and context splits.
+func TestVerifyShapes(t *testing.T) {
 	for _, w := range Workloads(arch.Kimi48B(), FullClasses, false) {
-		for _, v := range kernel.Candidates(w.Op, w.DType, kernel.DefaultClasses) {
-			c := candidate{v: v, cfg: v.DefaultConfig(w.Shape, 1)}
-			s := gateShape(w, c)
-			op := kernel.LookupOp(w.Op)
-			if op.Check(s) != nil || v.Validate(s, c.cfg) != nil {
-				t.Errorf("%s %s: gate shape %s invalid", v.ID(), w.Shape, s)
-			}
-			if f := op.Cost(s, w.DType).FLOPs; f > 50*refBudget {
-				t.Errorf("%s %s: gate shape %s still costs %.3g FLOPs", v.ID(), w.Shape, s, f)
+		s, v := w.Shape, w.VerifyShape()
+		op := kernel.LookupOp(w.Op)
+		if err := op.Check(v); err != nil {
+			t.Errorf("%s %s: verification shape %s: %v", w.Op, s, v, err)
+		}
+		for _, c := range kernel.Candidates(w.Op, w.DType, kernel.DefaultClasses) {
+			if err := c.Validate(v, c.DefaultConfig(v, 2)); err != nil {
+				t.Errorf("%s %s: verification shape %s rejected: %v", c.ID(), s, v, err)
 			}
 		}
+		if v.String() == s.String() {
+			continue
+		}
+		switch w.Op {
+		case "mla.decode": // every split (≤ 8) and key block (≤ 128) edge where s has it
+			for _, vv := range kernel.Variants(w.Op) {
+				for _, split := range paramValues(vv, "split", 1) {
+					for _, kb := range paramValues(vv, "kb", 1) {
+						if 1024%(split*kb) != 0 {
+							t.Errorf("%s: split %d × kb %d does not divide 1024: verifyDecode moves its edges", vv.ID(), split, kb)
+						}
+					}
+				}
+			}
+			if v.Get("c")%1024 != s.Get("c")%1024 || v.Get("c") < 8*4096 || v.With("c", 0).String() != s.With("c", 0).String() {
+				t.Errorf("%s: %s checked at %s", w.Op, s, v)
+			}
+		case "moe.block": // the same expert matrices and top-k, tokens per expert kept
+			same := v.Get("c") == s.Get("c") && v.Get("i") == s.Get("i") && v.Get("k") == s.Get("k")
+			per := func(x kernel.Shape) float64 { return float64(x.Get("n")*x.Get("k")) / float64(x.Get("e")) }
+			if !same || (s.Get("n") > 8 && per(v) < per(s)) || (s.Get("n") <= 8 && v.Get("n") != s.Get("n")) {
+				t.Errorf("%s: %s checked at %s", w.Op, s, v)
+			}
+		default:
+			t.Errorf("%s: %s checked at a smaller shape %s; it declares none", w.Op, s, v)
+		}
 	}
+}
+
+func paramValues(v *kernel.Variant, name string, def int) []int {
+	if p := v.Param(name); p != nil {
+		return p.Values
+	}
+	return []int{def}
 }
 
 // TestMemPolicyFakeTopology drives the NUMA step with a fake 2-node
@@ -480,6 +516,157 @@ func TestCandidateKeyOfResult(t *testing.T) {
 		r := Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String()}
 		if got := candidateKey(&r); got != c.key() {
 			t.Fatalf("candidateKey %q, key %q", got, c.key())
+		}
+	}
+}
+
+// planted wraps a real candidate variant so that its output is wrong only
+// where corrupt says (past the first KDA chunk, in the last GEMM panel):
+// the tuner's check at the workload's verification shape must reject it.
+type plantedInst struct {
+	in      kernel.Instance
+	p       kernel.Problem
+	corrupt func(out []float32, s kernel.Shape)
+}
+
+func (pi plantedInst) Run() {
+	pi.in.Run()
+	pi.corrupt(pi.p.Output(), pi.p.Shape())
+}
+
+func planted(v *kernel.Variant, corrupt func(out []float32, s kernel.Shape)) *kernel.Variant {
+	w := *v
+	w.Name = v.Name + "_planted"
+	w.New = func(p kernel.Problem, cfg kernel.Config) (kernel.Instance, error) {
+		in, err := v.New(p, cfg)
+		return plantedInst{in, p, corrupt}, err
+	}
+	return &w
+}
+
+func TestGateRejectsPlanted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("references at the tuned shapes take seconds")
+	}
+	find := func(op, dt, class string) Workload {
+		for _, w := range Workloads(arch.Kimi48B(), FullClasses, false) {
+			if w.Op == op && string(w.DType) == dt && w.ShapeClass == class {
+				return w
+			}
+		}
+		t.Fatalf("no workload %s %s %s", op, dt, class)
+		return Workload{}
+	}
+	cases := []struct {
+		name    string
+		w       Workload
+		corrupt func(out []float32, s kernel.Shape)
+	}{
+		// every token past the first 64 (one chunk) 5% off; the state left alone
+		{"kda wrong past the first chunk", find("kda.prefill", "f32", "prefill-512"), func(out []float32, s kernel.Shape) {
+			row := s.Get("h") * s.Get("dv")
+			for i := 64 * row; i < s.Get("t")*row; i++ {
+				out[i] *= 1.05
+			}
+		}},
+		// the last panel of 16 output columns never written
+		{"gemm skips the last panel", find("gemm.gemm", "q8", "prefill-64"), func(out []float32, s kernel.Shape) {
+			m, n := s.Get("m"), s.Get("n")
+			for r := 0; r < m; r++ {
+				clear(out[r*n+n-16 : (r+1)*n])
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tu := &tuner{opt: Options{Seed: 1}, refs: map[string][]float32{}, verified: map[string]error{}}
+			v := kernel.Candidates(c.w.Op, c.w.DType, kernel.DefaultClasses)[0]
+			good := candidate{v: v, cfg: v.DefaultConfig(c.w.Shape, 1)}
+			if err := tu.gate(c.w, good); err != nil {
+				t.Fatalf("%s fails its own check: %v", v.ID(), err)
+			}
+			bad := candidate{v: planted(v, c.corrupt), cfg: good.cfg}
+			err := tu.gate(c.w, bad)
+			if err == nil {
+				t.Fatalf("%s at %s (verified at %s): the planted error passed", bad.v.ID(), c.w.Shape, c.w.VerifyShape())
+			}
+			t.Logf("rejected: %v", err)
+		})
+	}
+}
+
+// TestMeasureResets: every sample starts from reset problems (a stateful
+// op's timing must not run on a state drifted by every run before it).
+func TestMeasureResets(t *testing.T) {
+	p := &countProblem{}
+	m := MeasureOptions{SampleTime: 200 * time.Microsecond, Samples: 6, Noisy: 10}
+	tm := m.measure([]kernel.Instance{countInst{p}}, []kernel.Problem{p}, 0)
+	if p.resets < tm.n+1 {
+		t.Errorf("%d resets for %d samples and a warm-up", p.resets, tm.n)
+	}
+	if p.maxSteps > p.maxRuns {
+		t.Errorf("a sample ran on a state %d steps old, at most %d runs per sample", p.maxSteps, p.maxRuns)
+	}
+}
+
+type countProblem struct {
+	steps, maxSteps, maxRuns, runs, resets int
+}
+
+func (p *countProblem) Shape() kernel.Shape { return nil }
+func (p *countProblem) DType() kernel.DType { return kernel.F32 }
+func (p *countProblem) Reset()              { p.resets++; p.steps, p.runs = 0, 0 }
+func (p *countProblem) Output() []float32   { return nil }
+
+type countInst struct{ p *countProblem }
+
+func (in countInst) Run() {
+	in.p.steps++
+	in.p.runs++
+	in.p.maxSteps = max(in.p.maxSteps, in.p.steps)
+	in.p.maxRuns = max(in.p.maxRuns, in.p.runs)
+	time.Sleep(20 * time.Microsecond)
+}
+
+// TestJournalIdentity: a journal from another ktune build or other
+// measuring settings is not resumed; the same one is.
+func TestJournalIdentity(t *testing.T) {
+	dir := t.TempDir()
+	opt := quickOpts(t, t.TempDir())
+	p, _, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "j")
+	j, _, err := openJournal(path, p, "settings A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.add(p.Entries[0]); err != nil {
+		t.Fatal(err)
+	}
+	j.close()
+	other := *p
+	other.KtuneVersion = p.KtuneVersion + "-other"
+	for _, c := range []struct {
+		name     string
+		p        *Profile
+		settings string
+		want     int
+	}{{"same", p, "settings A", 1}, {"other build", &other, "settings A", 0}, {"other settings", p, "settings B", 0}} {
+		// each open rewrites the journal with what it kept: reopen a fresh copy
+		j, done, err := openJournal(path, c.p, c.settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.close()
+		if len(done) != c.want {
+			t.Errorf("%s: resumed %d entries, want %d", c.name, len(done), c.want)
+		}
+		if c.want == 0 { // put the original back
+			j, _, _ := openJournal(path, p, "settings A")
+			j.add(p.Entries[0])
+			j.close()
 		}
 	}
 }

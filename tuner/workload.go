@@ -21,6 +21,17 @@ type Workload struct {
 	Cold bool
 }
 
+// VerifyShape is the shape a candidate tuned for w is checked at against
+// the reference: w.Shape itself, or the smaller shape its kernel family
+// declares (kernel.Op.Verify) with the same panels, chunks and context
+// splits.
+func (w Workload) VerifyShape() kernel.Shape {
+	if op := kernel.LookupOp(w.Op); op != nil {
+		return op.VerifyShape(w.Shape, w.DType)
+	}
+	return w.Shape
+}
+
 // ShapeClasses are the token counts and contexts the tuner covers.
 type ShapeClasses struct {
 	Decode   []int // tokens per decode step (batch of sequences)

@@ -155,6 +155,21 @@ type Op struct {
 	Cost func(s Shape, dt DType) Cost
 	// Tolerance, if set, overrides the class tolerance for this op.
 	Tolerance func(c Class, s Shape) Tolerance
+	// Verify, if set, is the shape a candidate tuned at s is checked at
+	// against the reference, where the reference at s itself costs too
+	// much: it must run every configuration s runs (every panel and the
+	// partial last one, every chunk boundary, every context split). Unset:
+	// s itself.
+	Verify func(s Shape, dt DType) Shape
+}
+
+// VerifyShape is the shape a candidate tuned at s is checked at (Verify,
+// or s itself).
+func (o *Op) VerifyShape(s Shape, dt DType) Shape {
+	if o.Verify != nil {
+		return o.Verify(s, dt)
+	}
+	return s
 }
 
 // Family is the part of the name before the dot ("gemm").

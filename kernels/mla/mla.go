@@ -196,9 +196,26 @@ var (
 	splitParam = kernel.Param{Name: "split", Doc: "context ranges per sequence, merged after", Values: []int{1, 2, 4, 8}, Default: 2}
 )
 
+// verifyContext is the longest context a tuned decode is checked at (the
+// float64 reference over 128K keys and every head costs ~10 s here).
+const verifyContext = 32768
+
+// verifyDecode is the shape a decode candidate tuned at s is checked at:
+// contexts past verifyContext shortened to it plus c mod 1024, which keeps
+// every split (≤ 8 ranges) and key block (≤ 128) boundary where it falls in
+// s: the same number of ranges, each of whole blocks plus the same partial
+// last one, ≥ 4096 keys (32 blocks) per range.
+func verifyDecode(s kernel.Shape, _ kernel.DType) kernel.Shape {
+	c := s.Get("c")
+	if c <= verifyContext {
+		return s
+	}
+	return s.With("c", verifyContext+c%1024)
+}
+
 func init() {
 	kernel.RegisterOp(&kernel.Op{Name: OpDecode, Doc: "absorbed MLA decode over the latent cache", ShapeKeys: decodeKeys,
-		DTypes: []kernel.DType{kernel.F32}, NewProblem: newDecodeProblem, Tolerance: tolerance,
+		DTypes: []kernel.DType{kernel.F32}, NewProblem: newDecodeProblem, Tolerance: tolerance, Verify: verifyDecode,
 		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost {
 			b, c, nh, r, dr := float64(s.Get("b")), float64(s.Get("c")), float64(s.Get("nh")), float64(s.Get("r")), float64(s.Get("dr"))
 			return kernel.Cost{FLOPs: 2 * b * c * nh * (2*r + dr), Bytes: b * c * 4 * (r + dr)}
