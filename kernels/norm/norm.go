@@ -22,13 +22,22 @@ const OpRMSNorm = "norm.rmsnorm"
 // rowFn normalises one row: dst[i] = x[i]·scale·w[i], len(dst) = len(w) = len(x).
 type rowFn func(dst, x, w []float32, eps float32)
 
-var rmsDispatch = kernel.Dispatcher[rowFn]{Op: OpRMSNorm, DType: kernel.F32}
-
 // RMSNorm normalises each row of x (rows of len(w) values) into dst with
-// weight w, using the default variant for this CPU. dst may alias x.
+// weight w, using the tuning profile's choice for this shape
+// (kernel.Choose), else the default variant for this CPU. dst may alias x.
 func RMSNorm(dst, x, w []float32, eps float32) {
-	fn, _ := rmsDispatch.Get()
+	m := 0
+	if len(w) > 0 {
+		m = len(x) / len(w)
+	}
+	fn, _ := rmsChoose(m, len(w))
 	rmsRows(fn, dst, x, w, eps)
+}
+
+// rmsChoose is the row kernel RMSNorm runs for m rows of width n.
+func rmsChoose(m, n int) (rowFn, *kernel.Variant) {
+	c := kernel.Choose(OpRMSNorm, kernel.F32, kernel.MakeShape(rmsKeys, m, n), 1)
+	return c.Variant.Impl.(rowFn), c.Variant
 }
 
 func rmsRows(fn rowFn, dst, x, w []float32, eps float32) {

@@ -87,14 +87,33 @@ func TestRMSNormEdges(t *testing.T) {
 	})
 }
 
+// TestChosen: RMSNorm runs the tuning profile's choice for its shape.
+func TestChosen(t *testing.T) {
+	restore := kernel.SetChooser(fixedChooser{"generic"})
+	defer restore()
+	if _, v := rmsChoose(512, 2304); v.Name != "generic" {
+		t.Errorf("the profile chose generic, RMSNorm runs %s", v.ID())
+	}
+}
+
+type fixedChooser struct{ name string }
+
+func (f fixedChooser) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
+	v, err := kernel.Lookup(op + "/" + f.name)
+	if err != nil {
+		return kernel.Choice{}, false
+	}
+	return kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}, true
+}
+
 // TestDispatch: the default follows the effective features and Force.
 func TestDispatch(t *testing.T) {
 	best := kernel.Candidates(OpRMSNorm, kernel.F32, nil)[0]
-	if _, v := rmsDispatch.Get(); v != best {
+	if _, v := rmsChoose(1, 4); v != best {
 		t.Errorf("dispatcher uses %s, want %s", v.ID(), best.ID())
 	}
 	restore := cpu.Disable(cpu.AVX512F, cpu.AVX2)
-	if _, v := rmsDispatch.Get(); v.Name != "generic" {
+	if _, v := rmsChoose(1, 4); v.Name != "generic" {
 		t.Errorf("with avx512f and avx2 masked the dispatcher uses %s", v.ID())
 	}
 	restore()
@@ -102,7 +121,7 @@ func TestDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, v := rmsDispatch.Get(); !v.Reference {
+	if _, v := rmsChoose(1, 4); !v.Reference {
 		t.Errorf("forced reference, got %s", v.ID())
 	}
 	undo()
