@@ -11,7 +11,7 @@
 //
 // Accuracy classes: f32 variants use f32 activations (quantized weights
 // are widened on the fly); int8act variants quantize each activation row
-// once to int8 with one scale (vector code) and use integer dot products
+// once to int8 with one scale per group of 32 (vector code) and use integer dot products
 // (VNNI, SDOT); bf16act variants round activations to BF16 (AVX512_BF16,
 // arm64 BFDOT).
 //
@@ -122,7 +122,7 @@ type actKind int
 
 const (
 	actF32  actKind = iota // f32, rows padded to Kp with zeros
-	actInt8                // int8 per row with one scale, plus group sums
+	actInt8                // int8 with one scale per group of 32 (quantizeRow), plus group sums
 	actBF16                // BF16 pairs, rows padded to Kp
 )
 
