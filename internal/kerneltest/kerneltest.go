@@ -232,34 +232,27 @@ func Close(t testing.TB, label string, got, want []float32, tol kernel.Tolerance
 
 // DotCompare measures got against want, the reference's values of dot
 // products y_i = Σ_k a_ik·b_ik, under the error model of a K-long dot
-// product, and returns an error, as kernel.Compare does, on a NaN or an
-// infinity in got, a length mismatch, or a Diff outside tol.
+// product (scale from DotScales), and returns an error, as kernel.Compare
+// does, on a NaN or an infinity in got, a length mismatch, or a Diff
+// outside tol:
 //
-// scale[i] is σ_i = sqrt(Σ_k a_ik²·b_ik²). Each way a kernel may compute
-// y_i differently from the float64 reference adds one error per term:
-// f32 rounding of the products and partial sums, BF16 rounding of a_ik
-// (relative 2⁻⁹), int8 rounding of a_ik to its group's grid (± half a
-// step, the step ∝ the group's largest |a|). These are independent and
-// of zero mean, so their sum has a standard deviation ∝ σ_i whatever y_i
-// itself is: an output whose terms nearly cancel (|y_i| ≪ σ_i) carries
-// the same absolute error as any other. The figures are therefore
+//	RelRMS = sqrt(Σ_i e_i² / Σ_i ρ_i²),  MaxRel = max_i |e_i| / ρ_i,  e_i = got_i − want_i.
 //
-//	RelRMS = sqrt(Σ_i e_i² / Σ_i σ_i²),  MaxRel = max_i |e_i| / σ_i,  e_i = got_i − want_i.
-//
-// On the kernels' random problems (a ~ N(0,1), b ~ N(0,1/K), independent)
-// E[y_i²] = E[σ_i²], so over many outputs RelRMS is the plain relative RMS
-// ‖e‖/‖y‖ of kernel.Compare and the class tolerances keep their meaning;
-// over a few outputs ‖y‖ is whatever those sums happened to give, and a
-// near-cancelling one made kernel.Compare's figure arbitrarily large.
-// MaxRel is per output, stricter than kernel.Compare's max|e|/max|y|. An
-// output with σ_i = 0 (every term zero) must equal want exactly.
+// ρ_i is the size of y_i's error, not of y_i: an output whose terms nearly
+// cancel (|y_i| ≪ ρ_i) carries the same absolute error as any other, and
+// kernel.Compare's ‖e‖/‖y‖ over a few such outputs is arbitrarily large.
+// On the kernels' random problems (a i.i.d. of zero mean, independent of
+// b) E[ρ_i²] = E[y_i²], so over many outputs RelRMS is kernel.Compare's
+// figure and the class tolerances keep their meaning. MaxRel is per
+// output, stricter than kernel.Compare's max|e|/max|y|. An output with
+// ρ_i = 0 must equal want exactly.
 func DotCompare(got, want []float32, scale []float64, tol kernel.Tolerance) (kernel.Diff, error) {
 	var d kernel.Diff
 	if len(got) != len(want) || len(scale) != len(want) {
 		return d, fmt.Errorf("length %d, want %d (%d scales)", len(got), len(want), len(scale))
 	}
 	var num, den float64
-	at := 0 // the largest |e_i|/σ_i
+	at := 0 // the largest |e_i|/ρ_i
 	for i := range got {
 		g, w, s := float64(got[i]), float64(want[i]), scale[i]
 		if math.IsNaN(g) || math.IsInf(g, 0) {
@@ -289,8 +282,50 @@ func DotCompare(got, want []float32, scale []float64, tol kernel.Tolerance) (ker
 		d.RelRMS = math.Inf(1)
 	}
 	if !(d.RelRMS <= tol.RelRMS && d.MaxRel <= tol.MaxRel) {
-		return d, fmt.Errorf("dot-product error model: rel RMS %.3g (tol %.3g), max rel %.3g (tol %.3g) at %d: got %v want %v, σ %.3g",
+		return d, fmt.Errorf("dot-product error model: rel RMS %.3g (tol %.3g), max rel %.3g (tol %.3g) at %d: got %v want %v, ρ %.3g",
 			d.RelRMS, tol.RelRMS, d.MaxRel, tol.MaxRel, at, got[at], want[at], scale[at])
 	}
 	return d, nil
+}
+
+// DotScales returns ρ for each output y[r·n+c] = Σ_k a[r·k+j]·b[c·k+j] of
+// an a [m,k] by bᵀ [k,n] product whose activations a are rounded, by some
+// accuracy classes, per group of group values along k:
+//
+//	ρ_rc² = Σ_j b_cj² · g_rj²,  g_rj² = the mean of a_r² over j's group.
+//
+// Every way a kernel's y differs from the float64 reference is one error
+// per term, bounded by |b_cj| times a multiple of its group's activation
+// size: f32 rounding of products and sums and BF16 rounding of a_rj are
+// relative to |a_rj| ≤ √group·g_rj; int8 rounding of a_rj to its group's
+// grid is at most half a step, max|a_group|/254 ≤ √group/254·g_rj, even
+// for an a_rj far below the group's largest. The errors are independent
+// with zero mean, so their sum's standard deviation is a class constant
+// times ρ. (With g_rj = |a_rj|, σ² = Σ a²·b², the int8 error of a small
+// a_rj in a group with a large one is unbounded relative to it.)
+func DotScales(a, b []float32, m, n, k, group int) []float64 {
+	g2 := make([]float64, m*k) // g_rj²
+	for r := 0; r < m; r++ {
+		for lo := 0; lo < k; lo += group {
+			hi := min(lo+group, k)
+			var s float64
+			for _, v := range a[r*k+lo : r*k+hi] {
+				s += float64(v) * float64(v)
+			}
+			for j := lo; j < hi; j++ {
+				g2[r*k+j] = s / float64(hi-lo)
+			}
+		}
+	}
+	out := make([]float64, m*n)
+	for r := 0; r < m; r++ {
+		for c := 0; c < n; c++ {
+			var s float64
+			for j, v := range b[c*k : (c+1)*k] {
+				s += float64(v) * float64(v) * g2[r*k+j]
+			}
+			out[r*n+c] = math.Sqrt(s)
+		}
+	}
+	return out
 }
