@@ -90,6 +90,11 @@ func (e *Embedding) Row(dst []float32, id int) {
 	_ = safetensors.DecodeFloat32(dst[:e.C], e.DType, e.Data[id*e.C*es:(id+1)*e.C*es])
 }
 
+// DefaultPrefillChunk is the most tokens a prefill pass runs by default:
+// the longest prefill the tuner tunes (a longer prompt runs as passes of
+// this many tokens over its cached prefix).
+const DefaultPrefillChunk = 512
+
 // LoadOptions configure Load and Random. The zero value loads every big
 // matrix as F32, runs on all CPUs, keeps the MLA cache in F32 and budgets
 // one sequence of min(model_max_length, 4096) tokens in the memory check.
@@ -125,7 +130,7 @@ type LoadOptions struct {
 	// not count the spilled cache.
 	CacheSpillDir string
 	// PrefillChunk is the most tokens one prefill pass runs; longer prompts
-	// are fed in chunks that continue the state (default 512).
+	// are fed in chunks that continue the state (default DefaultPrefillChunk).
 	PrefillChunk int
 
 	// Profiler, if set, receives the time of every op of the forward pass
@@ -183,7 +188,7 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 	}
 	o.Threads = threadsFor(o.Threads)
 	if o.PrefillChunk <= 0 {
-		o.PrefillChunk = 512
+		o.PrefillChunk = DefaultPrefillChunk
 	}
 	if o.MaxSeqs <= 0 {
 		o.MaxSeqs = 1

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/testexec"
 	_ "github.com/ktune/ktune/kernels/all"
+	"github.com/ktune/ktune/model"
 )
 
 // A synthetic op whose best parameters are known: "good" does work
@@ -667,6 +669,19 @@ func TestJournalIdentity(t *testing.T) {
 			j, _, _ := openJournal(path, p, "settings A")
 			j.add(p.Entries[0])
 			j.close()
+		}
+	}
+}
+
+// TestPrefillClassesAreWhatTheEngineRuns: no prefill class longer than the
+// engine's pass (it would be tuned and never used), and that pass tuned.
+func TestPrefillClassesAreWhatTheEngineRuns(t *testing.T) {
+	if got := slices.Max(FullClasses.Prefill); got != model.DefaultPrefillChunk {
+		t.Errorf("longest tuned prefill %d tokens, the engine's pass %d", got, model.DefaultPrefillChunk)
+	}
+	for _, w := range Workloads(arch.Kimi48B(), FullClasses, false) {
+		if n := w.Shape.Get("t") + w.Shape.Get("m"); strings.HasPrefix(w.ShapeClass, "prefill") && n > model.DefaultPrefillChunk {
+			t.Errorf("%s %s: %s longer than the engine's pass", w.Op, w.ShapeClass, w.Shape)
 		}
 	}
 }

@@ -39,10 +39,12 @@ type ShapeClasses struct {
 	Contexts []int // MLA cached tokens
 }
 
-// FullClasses are the shape classes; QuickClasses a subset for
-// --quick.
+// FullClasses are the shape classes the engine runs; QuickClasses a
+// subset for --quick. Prefill stops at 512 tokens: the engine runs a
+// longer prompt as passes of model.DefaultPrefillChunk = 512 tokens, so no
+// kernel ever sees a longer prefill.
 var (
-	FullClasses  = ShapeClasses{Decode: []int{1, 2, 4, 8}, Prefill: []int{64, 512, 4096}, Contexts: []int{4096, 32768, 131072}}
+	FullClasses  = ShapeClasses{Decode: []int{1, 2, 4, 8}, Prefill: []int{64, 512}, Contexts: []int{4096, 32768, 131072}}
 	QuickClasses = ShapeClasses{Decode: []int{1, 8}, Prefill: []int{512}, Contexts: []int{32768}}
 )
 
@@ -96,9 +98,6 @@ func Workloads(cfg *arch.Config, sc ShapeClasses, quick bool) []Workload {
 		}
 		for _, t := range sc.Prefill {
 			class := fmt.Sprintf("prefill-%d", t)
-			if t > 512 { // the 512-token choice carries over (nearest shape); 4096 costs seconds per candidate here
-				continue
-			}
 			for _, l := range attn {
 				add("gemm.gemm", dt, class, l.label, false, gemmKeys, t, l.n, l.k)
 			}
@@ -119,9 +118,6 @@ func Workloads(cfg *arch.Config, sc ShapeClasses, quick bool) []Workload {
 				add("moe.block", dt, fmt.Sprintf("decode-%d", n), "moe", false, blockKeys, n, s.Experts, s.TopK, s.Hidden, s.ExpertInter)
 			}
 			for _, t := range sc.Prefill {
-				if t > 512 { // 4096 tokens through 256 experts: minutes per candidate here
-					continue
-				}
 				add("moe.block", dt, fmt.Sprintf("prefill-%d", t), "moe", false, blockKeys, t, s.Experts, s.TopK, s.Hidden, s.ExpertInter)
 			}
 		}
@@ -140,9 +136,6 @@ func Workloads(cfg *arch.Config, sc ShapeClasses, quick bool) []Workload {
 			add("mla.decode", kernel.F32, ctxName(c), "mla", false, []string{"b", "c", "nh", "r", "dr"}, 1, c, s.MLAHeads, s.KVLoraRank, s.QKRope)
 		}
 		for _, t := range sc.Prefill {
-			if t > 512 { // quadratic: 4096 tokens take seconds per candidate here
-				continue
-			}
 			add("mla.prefill", kernel.F32, fmt.Sprintf("prefill-%d", t), "mla", false, []string{"t", "p", "nh", "dn", "dr", "dv", "r"},
 				t, 0, s.MLAHeads, s.QKNope, s.QKRope, s.VHead, s.KVLoraRank)
 		}
