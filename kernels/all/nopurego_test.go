@@ -1,0 +1,5 @@
+//go:build !purego
+
+package all_test
+
+const purego = false
