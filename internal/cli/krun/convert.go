@@ -192,7 +192,11 @@ func runConvert(o *ConvertOptions) error {
 		return fmt.Errorf("convert: removing stale temporary files: %w", err)
 	}
 	stop := atomicfile.CleanupOnSignal(func(sig os.Signal, removed []string) {
-		fmt.Fprintf(o.Err, "krun: convert interrupted (%v); removed %s, %s is unchanged\n", sig, strings.Join(removed, ", "), o.Output)
+		what := "no temporary file yet"
+		if len(removed) > 0 {
+			what = "removed " + strings.Join(removed, ", ")
+		}
+		fmt.Fprintf(o.Err, "krun: convert interrupted (%v): %s; %s is unchanged\n", sig, what, o.Output)
 		exit(atomicfile.SignalExitCode(sig))
 	})
 	defer stop()

@@ -187,6 +187,18 @@ func TestKrunProbes(t *testing.T) {
 			editJSON(t, filepath.Join(copyTiny(t, tiny, dir, "m"), "config.json"), edit)
 		}
 	}
+	stEdit := func(old, new string) func(t testing.TB, dir string) { // same length, once, in model.safetensors
+		return func(t testing.TB, dir string) {
+			p := filepath.Join(copyTiny(t, tiny, dir, "m"), "model.safetensors")
+			b, _ := os.ReadFile(p)
+			if i := bytes.Index(b, []byte(old)); i < 0 || len(old) != len(new) {
+				t.Fatalf("%q not in %s", old, p)
+			} else {
+				copy(b[i:], new)
+			}
+			os.WriteFile(p, b, 0o644)
+		}
+	}
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	gen := func(args ...string) []string { return append([]string{"generate", "{dir}/m.kt", "-n", "2"}, args...) }
 	long := strings.TrimSuffix(strings.Repeat("1,", 4097), ",") // the tiny config's model_max_length is 4096
@@ -230,6 +242,25 @@ func TestKrunProbes(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, b[:len(b)/2], 0o644)
 		}, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "model.safetensors"},
+		{Name: "convert/tensor-unknown-dtype", Setup: stEdit(`"model.norm.weight":{"dtype":"BF16"`, `"model.norm.weight":{"dtype":"I16" `),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: `tensor "model.norm.weight": unknown dtype "I16"`},
+		{Name: "convert/header-not-json", Setup: func(t testing.TB, dir string) {
+			p := filepath.Join(copyTiny(t, tiny, dir, "m"), "model.safetensors")
+			b, _ := os.ReadFile(p)
+			b[8] = 'x' // the header's opening brace
+			os.WriteFile(p, b, 0o644)
+		},
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "header is not valid JSON"},
+		{Name: "convert/renamed-tensor", Setup: stEdit(`"model.norm.weight"`, `"model.norm.weighz"`),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "1 missing tensors: model.norm.weight; 1 extra tensors the config does not use: model.norm.weighz"},
+		{Name: "convert/missing-shard", Setup: func(t testing.TB, dir string) {
+			ckpt(t, dir)
+			clitest.WriteFile(t, dir, "m/model.safetensors.index.json", `{"metadata":{},"weight_map":{"model.norm.weight":"model-00002-of-00002.safetensors"}}`)
+		}, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: `shard "model-00002-of-00002.safetensors" listed in the index is missing`},
+		{Name: "convert/empty-safetensors", Setup: func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "m/model.safetensors", "") },
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "file is 0 bytes"},
+		{Name: "convert/no-safetensors", Setup: func(t testing.TB, dir string) { ckpt(t, dir); os.Remove(filepath.Join(dir, "m", "model.safetensors")) },
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "no model.safetensors.index.json, model.safetensors or other *.safetensors file"},
 		{Name: "convert/nan-A_log", Setup: ckptWith("model.layers.0.self_attn.A_log", 1, nan),
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: `model.safetensors: tensor "model.layers.0.self_attn.A_log": value NaN at index 1 is not finite`},
 		{Name: "convert/inf-final-norm", Setup: ckptWith("model.norm.weight", 7, inf),
