@@ -20,22 +20,7 @@ import (
 // threads, and the extreme values (−128 activations × 255 weights) where
 // the sums stay below 2²⁴.
 func TestAMXExact(t *testing.T) {
-	var v *kernel.Variant
-	for _, c := range kernel.Variants(OpGEMM) {
-		if c.Name == "amx_int8" {
-			v = c
-		}
-	}
-	if v == nil || !v.Available() {
-		req, err := kerneltest.Required()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v != nil && req.Intersect(v.Requires) == v.Requires {
-			t.Fatalf("amx_int8 unavailable but KTUNE_REQUIRE lists %s", v.Requires)
-		}
-		t.Skip("amx_int8 not available on this machine")
-	}
+	v := kerneltest.Variant(t, OpGEMM+"/amx_int8")
 	im := implOf(v)
 	r := rand.New(rand.NewPCG(21, 22))
 	shapes := [][3]int{ // m, n, k
@@ -130,18 +115,8 @@ func BenchmarkAMXKernel(b *testing.B) {
 // order, so amx_int8 must equal avx512_vnni bit for bit, through Run and
 // GateUp, on random (non-integer) data.
 func TestAMXMatchesVNNI(t *testing.T) {
-	var amx, vnni *kernel.Variant
-	for _, c := range kernel.Variants(OpGEMM) {
-		switch c.Name {
-		case "amx_int8":
-			amx = c
-		case "avx512_vnni":
-			vnni = c
-		}
-	}
-	if amx == nil || !amx.Available() {
-		t.Skip("amx_int8 not available on this machine")
-	}
+	amx := kerneltest.Variant(t, OpGEMM+"/amx_int8")
+	vnni := kerneltest.Variant(t, OpGEMM+"/avx512_vnni")
 	gu := map[string]*kernel.Variant{}
 	for _, c := range kernel.Variants(OpGateUp) {
 		gu[c.Name] = c

@@ -9,6 +9,7 @@ import (
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/kerneltest"
 	"github.com/ktune/ktune/internal/quant"
 )
 
@@ -20,9 +21,7 @@ import (
 // accumulation; outputs must equal the integer dot products, and the
 // columns beyond the panels must stay untouched.
 func TestBF16KernelsARM64(t *testing.T) {
-	if !cpu.Has(cpu.BF16) {
-		t.Skip("no bf16")
-	}
+	kerneltest.Features(t, cpu.NewSet(cpu.BF16))
 	tabs := map[string][]bf16Fn{"neon": bf16NEON}
 	if bits := cpu.Get().SVEBits; cpu.Has(cpu.SVE) && bits >= 256 {
 		tabs["sve2"] = bf16SVE2

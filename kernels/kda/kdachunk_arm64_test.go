@@ -58,12 +58,7 @@ func TestGemmNEON(t *testing.T) {
 // k loop and this machine's vector length (one vector, a block of four, a
 // block and a part), and at the driver's widths.
 func TestGemmSVE(t *testing.T) {
-	if !cpu.Has(cpu.SVE) {
-		if req, _ := kerneltest.Required(); req.Has(cpu.SVE) {
-			t.Fatal("SVE required (KTUNE_REQUIRE) but unavailable")
-		}
-		t.Skip("no SVE")
-	}
+	kerneltest.Features(t, cpu.NewSet(cpu.SVE))
 	lanes := cpu.Get().SVEBits / 32
 	t.Logf("SVE %d bits: %d columns per vector", cpu.Get().SVEBits, lanes)
 	ns := []int{0, 1, lanes - 1, lanes + 1, 4*lanes - 1, 4 * lanes, 4*lanes + 1, 8*lanes + 3, 16, 48, 128}

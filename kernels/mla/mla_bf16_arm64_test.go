@@ -9,6 +9,7 @@ import (
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/half"
+	"github.com/ktune/ktune/internal/kerneltest"
 )
 
 // TestToBF16NEON: BFCVTN under Go's FPCR rounds exactly as
@@ -16,9 +17,7 @@ import (
 // carries into the exponent, overflow to ±Inf, subnormals kept (not
 // flushed), NaNs quieted with sign and top payload, zeros signed.
 func TestToBF16NEON(t *testing.T) {
-	if !cpu.Has(cpu.BF16) {
-		t.Skip("no bf16")
-	}
+	kerneltest.Features(t, cpu.NewSet(cpu.BF16))
 	bits := []uint32{0, 0x80000000, 0x3f800000, 0x3f808000, 0x3f818000, 0x3f808001, 0x3f80ffff, 0x3f7fffff,
 		0x7f7fffff, 0xff7fffff, 0x7f7f8000, 0x7f7f7fff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffa12345,
 		0x00000001, 0x00008000, 0x00018000, 0x007fffff, 0x807f8000, 0x00800000, 0x80010000}
