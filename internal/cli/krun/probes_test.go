@@ -409,8 +409,9 @@ func TestExitCodesDocumented(t *testing.T) {
 }
 
 // TestConvertSignal: SIGTERM (and SIGINT) during convert removes the
-// temporary file, leaves no output and exits 128+signal (row 6). The
-// conversion runs in a child process that pauses after its first tensor.
+// temporary file, leaves no output and exits 128+signal; after SIGKILL the
+// next convert removes it (row 6). The conversion runs in a child process
+// that pauses after its first tensor.
 func TestConvertSignal(t *testing.T) {
 	if dir := os.Getenv("KRUN_CONVERT_CHILD"); dir != "" {
 		convertHook = func(done, total int) {
@@ -425,7 +426,7 @@ func TestConvertSignal(t *testing.T) {
 		t.Skip("no SIGTERM")
 	}
 	tiny := tinyDir(t)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			copyTiny(t, tiny, dir, "m")
@@ -450,6 +451,20 @@ func TestConvertSignal(t *testing.T) {
 			cmd.Process.Signal(sig)
 			io.Copy(io.Discard, r)
 			err := cmd.Wait()
+			if sig == syscall.SIGKILL {
+				// nothing runs on SIGKILL: the next convert of the same
+				// output removes the temporary file, and says so
+				var out, errb bytes.Buffer
+				code := Main([]string{"convert", filepath.Join(dir, "m"), "-o", filepath.Join(dir, "o.kt")}, &out, &errb)
+				if code != 0 || !strings.Contains(errb.String(), "a temporary file left by an interrupted convert") {
+					t.Errorf("convert after SIGKILL: exit %d, stderr %q", code, errb.String())
+				}
+				d := clitest.Diff(before, clitest.Snapshot(t, dir))
+				if len(d) != 1 || d[0].Path != "o.kt" {
+					t.Errorf("after the next convert: %v, want o.kt created only", d)
+				}
+				return
+			}
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 128+int(sig) {
 				t.Errorf("exit %v, want status %d", err, 128+int(sig))
 			}
