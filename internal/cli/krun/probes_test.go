@@ -199,6 +199,17 @@ func TestKrunProbes(t *testing.T) {
 			os.WriteFile(p, b, 0o644)
 		}
 	}
+	profile := func(content string) func(t testing.TB, dir string) {
+		return func(t testing.TB, dir string) {
+			kt(t, dir)
+			t.Setenv("KTUNE_PROFILE", clitest.WriteFile(t, dir, "profile.json", content))
+		}
+	}
+	usesDefaults := func(t testing.TB, dir, stdout, stderr string) {
+		if !strings.Contains(stderr, "krun: warning:") || !strings.Contains(stderr, "using defaults") || strings.Count(stdout, ",") != 1 {
+			t.Errorf("want a warning, the defaults and 2 ids: stdout %q stderr %q", stdout, stderr)
+		}
+	}
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	gen := func(args ...string) []string { return append([]string{"generate", "{dir}/m.kt", "-n", "2"}, args...) }
 	long := strings.TrimSuffix(strings.Repeat("1,", 4097), ",") // the tiny config's model_max_length is 4096
@@ -323,6 +334,11 @@ func TestKrunProbes(t *testing.T) {
 			os.WriteFile(p, b[:len(b)/3], 0o644)
 		}, Args: gen("--ids", "1"), Code: 2, Err: "truncated"},
 		{Name: "generate/not-a-kt", Setup: ckpt, Args: []string{"generate", "{dir}/m/model.safetensors", "--ids", "1"}, Code: 2, Err: "looks like a safetensors file"},
+		// ---- a bad tuning profile: a warning, the defaults, a normal run
+		{Name: "generate/profile-corrupt-json", Setup: profile(`{"schema": 99`), Args: gen("--ids", "1,2"), Code: 0, Err: "not a ktune profile (corrupt JSON?)", Check: usesDefaults},
+		{Name: "generate/profile-no-fingerprint", Setup: profile(`{"schema": 1, "entries": [{"op": "gemm.gemv", "variant": "avx1024"}]}`), Args: gen("--ids", "1,2"), Code: 0, Err: "no schema or fingerprint", Check: usesDefaults},
+		{Name: "generate/profile-missing", Setup: func(t testing.TB, dir string) { kt(t, dir); t.Setenv("KTUNE_PROFILE", filepath.Join(dir, "none.json")) },
+			Args: gen("--ids", "1,2"), Code: 0, Err: "no such file", Check: usesDefaults},
 		// ---- info --verify: the checks of loading (row 9)
 		{Name: "info/verify-missing-tensor", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
 			return replaceInHeader(t, `"model.norm.weight"`, `"model.norm.weighx"`)
