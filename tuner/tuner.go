@@ -147,6 +147,9 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := CheckWorkloads(ws); err != nil {
+		return nil, "", err
+	}
 	fp := cpu.Fingerprint()
 	path := filepath.Join(opt.Dir, FileName(fp))
 	prof := NewProfile(opt.ModelName, opt.Classes)

@@ -685,3 +685,26 @@ func TestPrefillClassesAreWhatTheEngineRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestUnrunnableWorkloadIsAnError: a workload whose op is not registered,
+// whose dtype the op does not serve or whose shape it refuses stops the
+// run with the reason (it was silently dropped).
+func TestUnrunnableWorkloadIsAnError(t *testing.T) {
+	for _, c := range []struct {
+		w    Workload
+		want string
+	}{
+		{Workload{Op: "nosuch.op", DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, 64)}, "not registered"},
+		{Workload{Op: workOp, DType: kernel.Q8, Shape: kernel.MakeShape([]string{"n"}, 64)}, "serves no q8"},
+		{Workload{Op: workOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"m"}, 64)}, "want keys n"},
+	} {
+		opt := quickOpts(t, t.TempDir())
+		opt.Workloads = []Workload{c.w}
+		if _, _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s %s: error %v, want %q", c.w.Op, c.w.DType, c.w.Shape, err, c.want)
+		}
+	}
+	if err := CheckWorkloads(Workloads(arch.Kimi48B(), FullClasses, false)); err != nil {
+		t.Errorf("the families' own workloads: %v", err)
+	}
+}
