@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -266,6 +267,7 @@ func runBench(o *BenchOptions) error {
 	// ---- the read ceiling at each thread count, measured first (before a
 	// model takes the memory)
 	ceiling := map[int]float64{}
+	ceilingRuns.Add(1)
 	{
 		buf := make([]byte, o.CeilingBytes)
 		for i := 0; i < len(buf); i += 4096 {
@@ -371,6 +373,10 @@ func runBench(o *BenchOptions) error {
 	}
 	return o.write(rows, ops)
 }
+
+// ceilingRuns counts the read-ceiling measurements started (tests check
+// that a refused run measured nothing).
+var ceilingRuns atomic.Int64
 
 // availableMemory is the memory a model may budget (cpu.AvailableMemory;
 // 0: unknown; tests replace it).

@@ -168,8 +168,9 @@ func checkOutput(dir, out string) error {
 }
 
 // quietFor is how long a conversion runs before it reports progress (a
-// short one prints only its result, or its one-line error).
-const quietFor = time.Second
+// short one prints only its result, or its one-line error; tests under
+// -race or an emulator lengthen it).
+var quietFor = time.Second
 
 func runConvert(o *ConvertOptions) error {
 	opt, err := o.loadOptions()

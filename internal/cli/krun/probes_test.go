@@ -213,7 +213,7 @@ func TestKrunProbes(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	gen := func(args ...string) []string { return append([]string{"generate", "{dir}/m.kt", "-n", "2"}, args...) }
 	long := strings.TrimSuffix(strings.Repeat("1,", 4097), ",") // the tiny config's model_max_length is 4096
-	fast := 2 * time.Second                                     // "before measuring": the read ceiling alone takes longer
+	fast := 10 * time.Second                                    // a hang guard; "before measuring" is ceilingRuns
 	probes := []clitest.Probe{
 		// ---- convert: the output path (rows 5, 7), checked before any work
 		{Name: "convert/no-out", Setup: ckpt, Args: []string{"convert", "{dir}/m"}, Code: 2, Err: "-o OUT.kt is required"},
@@ -407,6 +407,27 @@ func TestKrunProbes(t *testing.T) {
 	}
 	if runtime.GOOS == "windows" {
 		probes = probes[:0:0] // symlinks, signals and paths differ; the probes are written for Unix
+	}
+	// no probe may get as far as measuring (bench's read ceiling), and a
+	// slow conversion (-race, an emulator) stays quiet
+	oldQuiet := quietFor
+	quietFor = time.Hour
+	defer func() { quietFor = oldQuiet }()
+	measured := ceilingRuns.Load()
+	for i := range probes {
+		if probes[i].Args[0] != "bench" {
+			continue
+		}
+		check := probes[i].Check
+		probes[i].Check = func(t testing.TB, dir, stdout, stderr string) {
+			if n := ceilingRuns.Load(); n != measured {
+				t.Errorf("the read ceiling was measured (%d runs) before the refusal", n-measured)
+				measured = n
+			}
+			if check != nil {
+				check(t, dir, stdout, stderr)
+			}
+		}
 	}
 	clitest.Run(t, Main, probes)
 }
