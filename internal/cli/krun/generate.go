@@ -315,7 +315,14 @@ func runGenerate(o *GenerateOptions) error {
 			return cli.Usagef("generate: prompt token %d is id %d, outside %s's vocabulary 0..%d", i, id, o.Model, V-1)
 		}
 	}
-	if limit, from := maxLength(cfg, tokDir); limit > 0 {
+	limitDir := tokDir // the tokenizer's folder, even when --ids needs no tokenizer
+	if limitDir == "" {
+		limitDir = o.Model
+		if file, err := isModelFile(o.Model); err == nil && file {
+			limitDir = filepath.Dir(o.Model)
+		}
+	}
+	if limit, from := maxLength(cfg, limitDir); limit > 0 {
 		switch {
 		case len(ids) > limit:
 			return cli.Usagef("generate: the prompt is %d tokens, longer than the model's maximum length %d (%s)", len(ids), limit, from)

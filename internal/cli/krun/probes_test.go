@@ -308,6 +308,10 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "generate/ids-outside-vocab", Setup: kt, Args: gen("--ids", "1,99999"), Code: 2, Err: "outside"},
 		{Name: "generate/ids-empty", Setup: kt, Args: gen("--ids", ","), Code: 2, Err: "no token ids"},
 		{Name: "generate/prompt-too-long", Setup: kt, Args: gen("--ids", long), Code: 2, Err: "the prompt is 4097 tokens, longer than the model's maximum length 4096"},
+		{Name: "generate/prompt-past-tokenizer-limit", Setup: func(t testing.TB, dir string) {
+			kt(t, dir)
+			clitest.WriteFile(t, dir, "tokenizer_config.json", `{"model_max_length": 3}`)
+		}, Args: gen("--ids", "1,2,3,4"), Code: 2, Err: "the prompt is 4 tokens, longer than the model's maximum length 3 (model_max_length in"},
 		{Name: "generate/two-prompts", Setup: kt, Args: gen("--ids", "1", "--prompt", "x"), Code: 2, Err: "exactly one of"},
 		{Name: "generate/n-0", Setup: kt, Args: []string{"generate", "{dir}/m.kt", "--ids", "1", "-n", "0"}, Code: 2, Err: "-n 0"},
 		{Name: "generate/threads-negative", Setup: kt, Args: gen("--ids", "1", "-t", "-2"), Code: 2, Err: "-t -2"},
