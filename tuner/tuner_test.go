@@ -22,6 +22,7 @@ import (
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/testexec"
 	_ "github.com/ktune/ktune/kernels/all"
+	"github.com/ktune/ktune/kernels/gemm"
 	"github.com/ktune/ktune/model"
 )
 
@@ -706,5 +707,14 @@ func TestUnrunnableWorkloadIsAnError(t *testing.T) {
 	}
 	if err := CheckWorkloads(Workloads(arch.Kimi48B(), FullClasses, false)); err != nil {
 		t.Errorf("the families' own workloads: %v", err)
+	}
+}
+
+// TestCrossoverIsTheLargestDecodeClass: Linear looks M ≤ gemm.Crossover up
+// as the profile's gemm.gemv (decode) entries, so the tuner must tune gemv
+// up to exactly that M.
+func TestCrossoverIsTheLargestDecodeClass(t *testing.T) {
+	if got := slices.Max(FullClasses.Decode); got != gemm.Crossover {
+		t.Errorf("decode classes end at %d tokens, gemm.Crossover is %d", got, gemm.Crossover)
 	}
 }

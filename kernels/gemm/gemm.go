@@ -24,7 +24,6 @@ package gemm
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
@@ -39,45 +38,24 @@ const (
 	OpGateUp = "gemm.gateup"
 )
 
-// DefaultCrossover is the largest M sent to gemm.gemv when no profile says
-// otherwise.
-const DefaultCrossover = 8
+// Crossover is the largest M Linear looks up as gemm.gemv (the profile's
+// decode entries) rather than gemm.gemm (its prefill entries): the largest
+// decode batch the tuner tunes (tuner.FullClasses, checked by its tests),
+// which is also where the kernels' own streaming regime ends (gemvMaxM).
+// It is not tuned: between 8 and the 64-token prefill class no workload
+// compares the two.
+const Crossover = 8
 
-var crossover atomic.Int64
-
-func init() { crossover.Store(DefaultCrossover) }
-
-// Crossover is the GEMV↔GEMM crossover the dispatcher reads: Linear sends
-// M ≤ Crossover() to gemm.gemv and larger M to gemm.gemm.
-func Crossover() int { return int(crossover.Load()) }
-
-// SetCrossover sets the crossover (from a tuning profile); m < 0 restores
-// the default. It returns the previous value.
-func SetCrossover(m int) int {
-	if m < 0 {
-		m = DefaultCrossover
-	}
-	return int(crossover.Swap(int64(m)))
-}
-
-// Plan is a chosen variant and configuration for one op, from a tuning
-// profile or the defaults.
-type Plan struct {
-	Variant *kernel.Variant
-	Config  kernel.Config
-}
-
-// PlanFor is the plan for op at M×N×K: the installed tuning profile's
-// choice (kernel.Choose) among the accuracy classes given (none:
-// kernel.DefaultClasses), else the dispatcher's default.
-func PlanFor(op string, dt kernel.DType, m, n, k int, threads int, classes ...kernel.Class) Plan {
-	c := kernel.Choose(op, dt, kernel.MakeShape(shapeKeys, m, n, k), threads, classes...)
-	return Plan{Variant: c.Variant, Config: c.Config}
+// Choose is what runs op at M×N×K: the installed tuning profile's choice
+// (kernel.Choose) among the accuracy classes given (none:
+// kernel.DefaultClasses), else the default variant.
+func Choose(op string, dt kernel.DType, m, n, k int, threads int, classes ...kernel.Class) kernel.Choice {
+	return kernel.Choose(op, dt, kernel.MakeShape(shapeKeys, m, n, k), threads, classes...)
 }
 
 // Linear computes Y [M×N] = X [M×K]·Wᵀ (or Y += when acc) with the
 // chosen (profile or default) variants on threads workers of the default pool, choosing gemv
-// or gemm by M against Crossover().
+// or gemm by M against Crossover.
 func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 	LinearClasses(nil, y, x, w, m, acc, threads)
 }
@@ -85,14 +63,14 @@ func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 // LinearClasses is Linear restricted to the given accuracy classes.
 func LinearClasses(classes []kernel.Class, y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 	op := OpGEMM
-	if m <= Crossover() {
+	if m <= Crossover {
 		op = OpGEMV
 	}
-	Run(PlanFor(op, w.DType, m, w.N, w.K, threads, classes...), y, x, w, m, acc)
+	Run(Choose(op, w.DType, m, w.N, w.K, threads, classes...), y, x, w, m, acc)
 }
 
 // Run executes a plan on Y (+)= X·Wᵀ.
-func Run(p Plan, y, x []float32, w *quant.Matrix, m int, acc bool) {
+func Run(p kernel.Choice, y, x []float32, w *quant.Matrix, m int, acc bool) {
 	im := implOf(p.Variant)
 	a := newArgs(im, y, x, w, m, acc)
 	defer a.release()
@@ -101,7 +79,7 @@ func Run(p Plan, y, x []float32, w *quant.Matrix, m int, acc bool) {
 
 // GateUp computes H [M×N] = silu(X·Wgᵀ) ⊙ (X·Wuᵀ) with a plan of op
 // gemm.gateup (both weights of one format and shape).
-func GateUp(p Plan, h, x []float32, wg, wu *quant.Matrix, m int) {
+func GateUp(p kernel.Choice, h, x []float32, wg, wu *quant.Matrix, m int) {
 	im := implOf(p.Variant)
 	a := newArgs(im, h, x, wg, m, false)
 	a.wu = wu
@@ -112,7 +90,7 @@ func GateUp(p Plan, h, x []float32, wg, wu *quant.Matrix, m int) {
 // DefaultGateUp runs GateUp with the plan of PlanFor (profile or default)
 // among the accuracy classes given (none: kernel.DefaultClasses).
 func DefaultGateUp(h, x []float32, wg, wu *quant.Matrix, m int, threads int, classes ...kernel.Class) {
-	GateUp(PlanFor(OpGateUp, wg.DType, m, wg.N, wg.K, threads, classes...), h, x, wg, wu, m)
+	GateUp(Choose(OpGateUp, wg.DType, m, wg.N, wg.K, threads, classes...), h, x, wg, wu, m)
 }
 
 // ---- variant machinery ---------------------------------------------------

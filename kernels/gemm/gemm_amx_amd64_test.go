@@ -152,8 +152,8 @@ func TestAMXMatchesVNNI(t *testing.T) {
 						ya[i] = float32(i % 5)
 						yv[i] = ya[i]
 					}
-					Run(Plan{amx, amx.DefaultConfig(nil, threads)}, ya, x, w, m, acc)
-					Run(Plan{vnni, vnni.DefaultConfig(nil, threads)}, yv, x, w, m, acc)
+					Run(kernel.Choice{Variant: amx, Config: amx.DefaultConfig(nil, threads)}, ya, x, w, m, acc)
+					Run(kernel.Choice{Variant: vnni, Config: vnni.DefaultConfig(nil, threads)}, yv, x, w, m, acc)
 					for i := range ya {
 						if ya[i] != yv[i] {
 							t.Fatalf("%s min=%v m=%d n=%d k=%d threads=%d acc=%v: y[%d] = %v (amx), %v (vnni)", f.dt, f.hasMin, m, n, k, threads, acc, i, ya[i], yv[i])
@@ -161,8 +161,8 @@ func TestAMXMatchesVNNI(t *testing.T) {
 					}
 				}
 				ha, hv := make([]float32, m*n), make([]float32, m*n)
-				GateUp(Plan{gu["amx_int8"], gu["amx_int8"].DefaultConfig(nil, threads)}, ha, x, w, w2, m)
-				GateUp(Plan{gu["avx512_vnni"], gu["avx512_vnni"].DefaultConfig(nil, threads)}, hv, x, w, w2, m)
+				GateUp(kernel.Choice{Variant: gu["amx_int8"], Config: gu["amx_int8"].DefaultConfig(nil, threads)}, ha, x, w, w2, m)
+				GateUp(kernel.Choice{Variant: gu["avx512_vnni"], Config: gu["avx512_vnni"].DefaultConfig(nil, threads)}, hv, x, w, w2, m)
 				for i := range ha {
 					if ha[i] != hv[i] {
 						t.Fatalf("gateup %s min=%v m=%d n=%d k=%d threads=%d: h[%d] = %v (amx), %v (vnni)", f.dt, f.hasMin, m, n, k, threads, i, ha[i], hv[i])

@@ -126,7 +126,7 @@ func BenchmarkGEMM(b *testing.B) {
 						if ws == nil {
 							ws = weightCopies(w, c.mem)
 						}
-						plan := Plan{v, v.DefaultConfig(s, threads)}
+						plan := kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
 						cost := v.CostAt(s, dt, plan.Config)
 						b.SetBytes(int64(cost.Bytes))
 						i := 0

@@ -68,7 +68,7 @@ func TestF32Edges(t *testing.T) {
 // arm64 ones: fixed K block, register tile over the rows) gets every grain.
 func paramSweep(v *kernel.Variant, m int) []kernel.Values {
 	base := v.DefaultConfig(nil, 1).Params
-	if m <= DefaultCrossover { // the gemv regime (gemvMaxM on amd64)
+	if m <= Crossover { // the gemv regime (gemvMaxM on amd64)
 		return []kernel.Values{base}
 	}
 	var out []kernel.Values
@@ -113,7 +113,7 @@ func TestF32Accumulate(t *testing.T) {
 						y0 := append([]float32(nil), y.Data()...)
 						want := make([]float32, m*n)
 						ref := kernel.Reference(OpGEMM)
-						Run(Plan{ref, ref.DefaultConfig(nil, 1)}, want, x.Data(), wm, m, false)
+						Run(kernel.Choice{Variant: ref, Config: ref.DefaultConfig(nil, 1)}, want, x.Data(), wm, m, false)
 						if acc {
 							for i := range want {
 								want[i] += y0[i]
@@ -124,7 +124,7 @@ func TestF32Accumulate(t *testing.T) {
 							cfg.Params["kc"] = kc.Values[0]
 						}
 						cfg.Params["grain"] = 1
-						Run(Plan{v, cfg}, y.Data(), x.Data(), wm, m, acc)
+						Run(kernel.Choice{Variant: v, Config: cfg}, y.Data(), x.Data(), wm, m, acc)
 						label := fmt.Sprintf("%s %d×%d×%d threads=%d acc=%v", dt, m, n, k, threads, acc)
 						kerneltest.Close(t, label, y.Data(), want, kernel.LookupOp(OpGEMM).Tol(v.Class, nil))
 						x.CheckGuards(t)

@@ -285,7 +285,7 @@ func TestInt8RunExact(t *testing.T) {
 					for _, op := range allOps[:2] {
 						y := make([]float32, m*n)
 						vo, _ := kernel.Lookup(op + "/" + v.Name)
-						Run(Plan{vo, vo.DefaultConfig(nil, 2)}, y, x, mx.w, m, false)
+						Run(kernel.Choice{Variant: vo, Config: vo.DefaultConfig(nil, 2)}, y, x, mx.w, m, false)
 						for i := 0; i < m; i++ {
 							for c := 0; c < n; c++ {
 								if got, want := float64(y[i*n+c]), float64(mx.dot(c, xi[i])); got != want {
@@ -330,7 +330,7 @@ func TestBF16Exact(t *testing.T) {
 			}
 			for _, cfg := range configs(v) {
 				y := make([]float32, m*n)
-				Run(Plan{v, cfg}, y, x, w, m, false)
+				Run(kernel.Choice{Variant: v, Config: cfg}, y, x, w, m, false)
 				for i := 0; i < m; i++ {
 					for c := 0; c < n; c++ {
 						var want int64

@@ -75,11 +75,11 @@ func TestRunGuards(t *testing.T) {
 						y0 := append([]float32(nil), y.Data()...)
 						want := make([]float32, m*n)
 						ref := kernel.Reference(OpGEMV)
-						Run(Plan{ref, ref.DefaultConfig(nil, 1)}, want, x.Data(), wm, m, false)
+						Run(kernel.Choice{Variant: ref, Config: ref.DefaultConfig(nil, 1)}, want, x.Data(), wm, m, false)
 						for i := range want {
 							want[i] += y0[i]
 						}
-						Run(Plan{v, v.DefaultConfig(nil, threads)}, y.Data(), x.Data(), wm, m, true)
+						Run(kernel.Choice{Variant: v, Config: v.DefaultConfig(nil, threads)}, y.Data(), x.Data(), wm, m, true)
 						label := fmt.Sprintf("%s %d×%d×%d threads=%d acc", dt, m, n, k, threads)
 						kerneltest.Close(t, label, y.Data(), want, kernel.LookupOp(OpGEMV).Tol(v.Class, nil))
 						x.CheckGuards(t)
@@ -157,22 +157,4 @@ func FuzzGEMM(f *testing.F) {
 			fuzzOne(t, op, dt, s, seed)
 		}
 	})
-}
-
-func TestCrossover(t *testing.T) {
-	prev := SetCrossover(0)
-	defer SetCrossover(prev)
-	if Crossover() != 0 {
-		t.Fatal("SetCrossover ignored")
-	}
-	// with crossover 0 every M goes to gemm.gemm; results must not change
-	w, _ := quant.Quantize(kernel.Q8, make([]float32, 32*40), 32, 40, false)
-	x, y := make([]float32, 2*40), make([]float32, 2*32)
-	for i := range x {
-		x[i] = float32(i%7) - 3
-	}
-	Linear(y, x, w, 2, false, 1)
-	if SetCrossover(-1); Crossover() != DefaultCrossover {
-		t.Error("SetCrossover(-1) did not restore the default")
-	}
 }

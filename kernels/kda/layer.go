@@ -58,17 +58,11 @@ type LayerOptions struct {
 	Threads int
 	// Recurrent and Chunked, if set, replace the defaults for T = 1 and
 	// T > 1 (kda.decode and kda.prefill variants with their configs).
-	Recurrent, Chunked *Plan
+	Recurrent, Chunked *kernel.Choice
 	// Classes restricts the projections' matmuls to these accuracy
 	// classes (nil: kernel.DefaultClasses). The recurrence runs in f32.
 	Classes []kernel.Class
 	Debug   func(name string, t []float32)
-}
-
-// Plan is a chosen variant of kda.decode or kda.prefill and its configuration.
-type Plan struct {
-	Variant *kernel.Variant
-	Config  kernel.Config
 }
 
 // Validate checks the weights' shapes against each other.
@@ -180,7 +174,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 			s = kernel.MakeShape(prefillKeys, B, T, H, D, D)
 		}
 		c := kernel.Choose(op, kernel.F32, s, th)
-		plan = &Plan{c.Variant, c.Config}
+		plan = &c
 	}
 	run(t, plan.Variant.Impl.(headFn), plan.Config.Threads, plan.Config.Params)
 	dbg("dbg.o_core", o)

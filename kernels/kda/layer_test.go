@@ -57,8 +57,8 @@ func TestLayerGolden(t *testing.T) {
 				kerneltest.ForEachVariant(t, OpDecode, func(t *testing.T, dv *kernel.Variant) {
 					c := w.NewLayerCache(B)
 					opt := LayerOptions{Threads: 2,
-						Chunked:   &Plan{pv, pv.DefaultConfig(nil, 2)},
-						Recurrent: &Plan{dv, dv.DefaultConfig(nil, 2)},
+						Chunked:   &kernel.Choice{Variant: pv, Config: pv.DefaultConfig(nil, 2)},
+						Recurrent: &kernel.Choice{Variant: dv, Config: dv.DefaultConfig(nil, 2)},
 						Debug: func(name string, got []float32) {
 							golden.Check(t, name, got, f.F32(t, name), 1e-4)
 						}}

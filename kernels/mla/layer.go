@@ -100,17 +100,11 @@ func (c *LayerCache) Reserve(t int) error {
 // LayerOptions choose threads and kernels; Debug receives intermediates.
 type LayerOptions struct {
 	Threads         int
-	Decode, Prefill *Plan
+	Decode, Prefill *kernel.Choice
 	// Classes restricts the projections' matmuls to these accuracy
 	// classes (nil: kernel.DefaultClasses). Attention runs in f32.
 	Classes []kernel.Class
 	Debug   func(name string, t []float32)
-}
-
-// Plan is a chosen variant and configuration.
-type Plan struct {
-	Variant *kernel.Variant
-	Config  kernel.Config
 }
 
 // Forward runs the layer on x [B,T,C] into y [B,T,C], appending the T
@@ -197,23 +191,23 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 // the forms: without a tuning profile's choice, a prefix at least as long
 // as the new tokens runs absorbed (decompressing every cached key for a few
 // queries cost 35 GFLOP per MLA layer at a 4K context).
-func pickPrefill(p *Plan, s kernel.Shape, prefix, T, threads int) *Plan {
+func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int) *kernel.Choice {
 	if p != nil {
 		return p
 	}
 	c := pick(nil, OpPrefill, s, threads)
 	if prefix >= T && c.Variant == kernel.Default(OpPrefill, kernel.F32) {
 		if v, err := kernel.Lookup(OpPrefill + "/absorbed"); err == nil && v.Available() {
-			return &Plan{v, v.DefaultConfig(s, threads)}
+			return &kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
 		}
 	}
 	return c
 }
 
-func pick(p *Plan, op string, s kernel.Shape, threads int) *Plan {
+func pick(p *kernel.Choice, op string, s kernel.Shape, threads int) *kernel.Choice {
 	if p != nil {
 		return p
 	}
 	c := kernel.Choose(op, kernel.F32, s, threads)
-	return &Plan{c.Variant, c.Config}
+	return &c
 }

@@ -144,7 +144,7 @@ func TestLayerGolden(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					opt := LayerOptions{Threads: 2, Prefill: &Plan{pv, pv.DefaultConfig(nil, 2)}, Decode: &Plan{dv, dv.DefaultConfig(nil, 2)},
+					opt := LayerOptions{Threads: 2, Prefill: &kernel.Choice{Variant: pv, Config: pv.DefaultConfig(nil, 2)}, Decode: &kernel.Choice{Variant: dv, Config: dv.DefaultConfig(nil, 2)},
 						Debug: func(name string, got []float32) {
 							if name == "dbg.q" || name == "dbg.kv_c" || name == "dbg.k_pe" || name == "dbg.attn_out" {
 								golden.Check(t, name, got, f.F32(t, name), 1e-4)

@@ -205,7 +205,7 @@ func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, 
 	}
 	gemm.GateUp(planNamed(gemm.OpGateUp, kern, ex.Gate, m, threads, classes), h, x, ex.Gate, ex.Up, m)
 	op := gemm.OpGEMM
-	if m <= gemm.Crossover() {
+	if m <= gemm.Crossover {
 		op = gemm.OpGEMV
 	}
 	gemm.Run(planNamed(op, kern, ex.Down, m, threads, classes), y, h, ex.Down, m, false)
@@ -214,8 +214,8 @@ func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, 
 // planNamed is the plan of gemm variant kern for op on w: the dispatch's
 // (profile's) configuration when it chose the same variant, else kern's
 // default configuration.
-func planNamed(op, kern string, w *quant.Matrix, m, threads int, classes []kernel.Class) gemm.Plan {
-	p := gemm.PlanFor(op, w.DType, m, w.N, w.K, threads, classes...)
+func planNamed(op, kern string, w *quant.Matrix, m, threads int, classes []kernel.Class) kernel.Choice {
+	p := gemm.Choose(op, w.DType, m, w.N, w.K, threads, classes...)
 	if p.Variant != nil && p.Variant.Name == kern {
 		return p
 	}
@@ -223,5 +223,5 @@ func planNamed(op, kern string, w *quant.Matrix, m, threads int, classes []kerne
 	if err != nil || !v.Available() || !v.Serves(w.DType) {
 		return p // a profile naming a gemm variant this build or CPU lacks
 	}
-	return gemm.Plan{Variant: v, Config: v.DefaultConfig(kernel.MakeShape([]string{"m", "n", "k"}, m, w.N, w.K), threads)}
+	return kernel.Choice{Variant: v, Config: v.DefaultConfig(kernel.MakeShape([]string{"m", "n", "k"}, m, w.N, w.K), threads)}
 }
