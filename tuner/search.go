@@ -11,6 +11,7 @@ import (
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/profile"
 )
 
 type tuner struct {
@@ -101,8 +102,8 @@ func (t *tuner) space(u unit) []candidate {
 // tuneUnit searches one unit within slice (0: no limit): the default and
 // every variant's analytic default first, then everything when the space is
 // small, else a hill climb from the best few and random points.
-func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, error) {
-	e := Entry{Op: u.w.Op, DType: u.w.DType, Class: u.class, ShapeClass: u.w.ShapeClass, Label: u.w.Label,
+func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Entry, error) {
+	e := profile.Entry{Op: u.w.Op, DType: u.w.DType, Class: u.class, ShapeClass: u.w.ShapeClass, Label: u.w.Label,
 		Shape: u.w.Shape, Threads: u.threads}
 	if u.w.Cold {
 		e.Mem = "dram"
@@ -115,8 +116,8 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, erro
 	for _, c := range space {
 		inSpace[c.key()] = true
 	}
-	results := map[string]Result{}
-	var best *Result
+	results := map[string]profile.Result{}
+	var best *profile.Result
 	try := func(c candidate) {
 		if _, seen := results[c.key()]; seen {
 			return
@@ -126,8 +127,8 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, erro
 			e.Space++
 		}
 		if err := t.gate(u.w, c); err != nil {
-			e.Rejected = append(e.Rejected, Reject{Variant: c.v.Name, Params: c.cfg.Params, Error: err.Error()})
-			results[c.key()] = Result{}
+			e.Rejected = append(e.Rejected, profile.Reject{Variant: c.v.Name, Params: c.cfg.Params, Error: err.Error()})
+			results[c.key()] = profile.Result{}
 			return
 		}
 		bestMedian := 0.0
@@ -136,8 +137,8 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, erro
 		}
 		r, err := t.time(u.w, ps, c, bestMedian)
 		if err != nil {
-			e.Rejected = append(e.Rejected, Reject{Variant: c.v.Name, Params: c.cfg.Params, Error: err.Error()})
-			results[c.key()] = Result{}
+			e.Rejected = append(e.Rejected, profile.Reject{Variant: c.v.Name, Params: c.cfg.Params, Error: err.Error()})
+			results[c.key()] = profile.Result{}
 			return
 		}
 		results[c.key()] = r
@@ -229,7 +230,7 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, erro
 			}
 		}
 	}
-	var rest []Result
+	var rest []profile.Result
 	for _, r := range results {
 		if r.Median > 0 && !(r.Variant == best.Variant && r.Params.String() == best.Params.String() && r.Placement == best.Placement) {
 			rest = append(rest, r)
@@ -241,12 +242,12 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (Entry, erro
 }
 
 // candidateKey is candidate.key of a result.
-func candidateKey(r *Result) string {
+func candidateKey(r *profile.Result) string {
 	pl, _ := pool.ParsePlacement(r.Placement)
 	return fmt.Sprintf("%s %s t=%d %s", r.Variant, r.Params, r.Threads, pl)
 }
 
-func firstReject(r []Reject) string {
+func firstReject(r []profile.Reject) string {
 	if len(r) == 0 {
 		return "none"
 	}
@@ -254,7 +255,7 @@ func firstReject(r []Reject) string {
 }
 
 // top returns the n fastest measured candidates of the space.
-func (t *tuner) top(results map[string]Result, space []candidate, n int) []candidate {
+func (t *tuner) top(results map[string]profile.Result, space []candidate, n int) []candidate {
 	var ms []candidate
 	for _, c := range space {
 		if r, ok := results[c.key()]; ok && r.Median > 0 && !r.Stopped {
@@ -296,27 +297,27 @@ func neighbours(c candidate, space []candidate) []candidate {
 
 // timeChecked gates and times a candidate outside the search (the default
 // of another class).
-func (t *tuner) timeChecked(w Workload, ps *problems, c candidate) (Result, error) {
+func (t *tuner) timeChecked(w Workload, ps *problems, c candidate) (profile.Result, error) {
 	if err := t.gate(w, c); err != nil {
-		return Result{}, err
+		return profile.Result{}, err
 	}
 	return t.time(w, ps, c, 0)
 }
 
 // time measures a gated candidate on the workload's problems.
-func (t *tuner) time(w Workload, ps *problems, c candidate, best float64) (Result, error) {
+func (t *tuner) time(w Workload, ps *problems, c candidate, best float64) (profile.Result, error) {
 	pool.Default().SetPlacement(c.pl)
 	insts := make([]kernel.Instance, 0, len(ps.list))
 	for _, p := range ps.list {
 		in, err := c.v.Instantiate(p, c.cfg)
 		if err != nil {
-			return Result{}, err
+			return profile.Result{}, err
 		}
 		insts = append(insts, in)
 	}
 	tm := t.opt.Measure.measure(insts, ps.list, best)
 	cost := c.v.CostAt(w.Shape, w.DType, c.cfg)
-	return Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String(),
+	return profile.Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String(),
 		Median: tm.median, Lo: tm.lo, Hi: tm.hi, N: tm.n, FLOPs: cost.FLOPs, Bytes: cost.Bytes, Footprint: cost.Footprint,
 		Stopped: tm.stopped}, nil
 }
@@ -364,7 +365,7 @@ func (t *tuner) gate(w Workload, c candidate) error {
 // tuneMemPolicy re-times a multi-threaded entry's best candidate under each
 // memory policy of a multi-node machine, on problems allocated under that
 // policy, and keeps the fastest (recorded in Entry.MemPolicy).
-func (t *tuner) tuneMemPolicy(u unit, e *Entry) error {
+func (t *tuner) tuneMemPolicy(u unit, e *profile.Entry) error {
 	pols := pool.MemPolicies(t.opt.Nodes)
 	if len(pols) == 0 || u.threads < 2 {
 		return nil

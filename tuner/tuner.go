@@ -17,6 +17,7 @@ import (
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/profile"
 )
 
 // Options configure a tuning run.
@@ -63,7 +64,7 @@ type Options struct {
 type Event struct {
 	Done, Total int
 	What        string
-	Entry       *Entry
+	Entry       *profile.Entry
 }
 
 // unit is one entry to tune: a workload in one class at one thread budget.
@@ -91,9 +92,9 @@ func (opt *Options) journalSettings() string {
 func DefaultThreads() []int { return cpu.Get().Topology.DefaultThreads() }
 
 // Run tunes every workload and writes the profile into opt.Dir
-// (FileName(fingerprint)); it resumes from the journal an interrupted run
+// (profile.FileName(fingerprint)); it resumes from the journal an interrupted run
 // left there and returns the profile and its path.
-func Run(ctx context.Context, opt Options) (*Profile, string, error) {
+func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 	start := time.Now()
 	if opt.Config == nil {
 		opt.Config, opt.ModelName = arch.Kimi48B(), "Kimi-Linear-48B-A3B"
@@ -130,7 +131,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 		opt.SetMemPolicy = pool.SetMemPolicy
 	}
 	if opt.Dir == "" {
-		opt.Dir = DefaultDir()
+		opt.Dir = profile.DefaultDir()
 	}
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, "", err
@@ -151,12 +152,12 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 		return nil, "", err
 	}
 	fp := cpu.Fingerprint()
-	path := filepath.Join(opt.Dir, FileName(fp))
-	prof := NewProfile(opt.ModelName, opt.Classes)
+	path := filepath.Join(opt.Dir, profile.FileName(fp))
+	prof := profile.NewProfile(opt.ModelName, opt.Classes)
 	prof.Ceilings = opt.Ceilings
 	prof.NUMA = numaNote(opt.Nodes)
 	if opt.Only != "" { // re-tune part of an existing profile
-		if old, warns := Load(path); old != nil {
+		if old, warns := profile.Load(path); old != nil {
 			prof.Entries = old.Entries
 			if prof.Ceilings == nil {
 				prof.Ceilings = old.Ceilings
@@ -167,11 +168,11 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 			logf(opt.Log, "the existing profile is not used (%s): --only %s writes one with just those ops", strings.Join(warns, "; "), opt.Only)
 		}
 	}
-	j, done, err := openJournal(journalPath(opt.Dir, fp), prof, opt.journalSettings())
+	j, done, err := profile.OpenJournal(profile.JournalPath(opt.Dir, fp), prof, opt.journalSettings())
 	if err != nil {
 		return nil, "", err
 	}
-	defer j.close()
+	defer j.Close()
 
 	var units []unit
 	for _, w := range ws {
@@ -187,7 +188,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	if opt.Only != "" {
 		for _, u := range units { // the re-tuned ops start afresh
 			if _, ok := done[u.key()]; !ok {
-				prof.drop(u.key())
+				drop(prof, u.key())
 			}
 		}
 	}
@@ -203,7 +204,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 		}
 	}
 	if len(done) > 0 {
-		logf(opt.Log, "resuming: %d of %d entries already measured (%s)", len(units)-todo, len(units), j.path)
+		logf(opt.Log, "resuming: %d of %d entries already measured (%s)", len(units)-todo, len(units), j.Path())
 	}
 	finished := len(units) - todo
 	var cur *problems
@@ -242,7 +243,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 			return nil, "", err
 		}
 		prof.Put(e)
-		if err := j.add(e); err != nil {
+		if err := j.Add(e); err != nil {
 			return nil, "", err
 		}
 		if slice > 0 {
@@ -257,9 +258,9 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 		}
 	}
 	cur.release()
-	prof.mergeThreadBudgets()
-	prof.votePlacements()
-	prof.Stats = Stats{WallSeconds: time.Since(start).Seconds(), Budget: budgetString(opt.Budget)}
+	mergeThreadBudgets(prof)
+	votePlacements(prof)
+	prof.Stats = profile.Stats{WallSeconds: time.Since(start).Seconds(), Budget: budgetString(opt.Budget)}
 	for _, e := range prof.Entries {
 		prof.Stats.Space += e.Space
 		prof.Stats.Measured += e.Measured
@@ -269,7 +270,7 @@ func Run(ctx context.Context, opt Options) (*Profile, string, error) {
 	if err := prof.Write(path); err != nil {
 		return nil, "", err
 	}
-	j.remove()
+	j.Remove()
 	return prof, path, nil
 }
 
@@ -290,13 +291,13 @@ func logf(w io.Writer, format string, args ...any) {
 	}
 }
 
-func (p *Profile) drop(key string) {
-	p.Entries = slices.DeleteFunc(p.Entries, func(e Entry) bool { return e.Key() == key })
+func drop(p *profile.Profile, key string) {
+	p.Entries = slices.DeleteFunc(p.Entries, func(e profile.Entry) bool { return e.Key() == key })
 }
 
 // mergeThreadBudgets makes each budget's best the fastest over budgets ≤ it
 // (a small op may run best on fewer threads than it was given).
-func (p *Profile) mergeThreadBudgets() {
+func mergeThreadBudgets(p *profile.Profile) {
 	type group struct{ op, dt, class, shape string }
 	byGroup := map[group][]int{}
 	for i, e := range p.Entries {
@@ -309,7 +310,7 @@ func (p *Profile) mergeThreadBudgets() {
 		for _, i := range idx[1:] {
 			e := &p.Entries[i]
 			if bestSoFar.Median > 0 && bestSoFar.Median < e.Best.Median {
-				e.RunnersUp = append([]Result{e.Best}, e.RunnersUp...)
+				e.RunnersUp = append([]profile.Result{e.Best}, e.RunnersUp...)
 				if len(e.RunnersUp) > 5 {
 					e.RunnersUp = e.RunnersUp[:5]
 				}
@@ -324,7 +325,7 @@ func (p *Profile) mergeThreadBudgets() {
 // votePlacements records, per thread budget, the placement that won most
 // multi-threaded entries of it (Profile.Placements), and as Placement the
 // one of the largest budget.
-func (p *Profile) votePlacements() {
+func votePlacements(p *profile.Profile) {
 	votes := map[int]map[string]int{}
 	for _, e := range p.Entries {
 		if e.Best.Threads > 1 && e.Best.Placement != "" {
@@ -342,7 +343,7 @@ func (p *Profile) votePlacements() {
 				best, n = pl.String(), vs[pl.String()]
 			}
 		}
-		p.Placements = append(p.Placements, ThreadPlacement{Threads: t, Placement: best})
+		p.Placements = append(p.Placements, profile.ThreadPlacement{Threads: t, Placement: best})
 	}
 	sort.Slice(p.Placements, func(a, b int) bool { return p.Placements[a].Threads < p.Placements[b].Threads })
 	if n := len(p.Placements); n > 0 {
@@ -370,25 +371,6 @@ func (t *tuner) placements(threads int) []pool.Placement {
 		out = []pool.Placement{pool.Compact}
 	}
 	return out
-}
-
-// applyPlacement sets the default pool's placement by name for a thread
-// count; a placement that cannot hold that many threads (pcores past the
-// performance cores) falls back to compact. "" leaves it.
-func applyPlacement(name string, threads int) {
-	if name == "" {
-		return
-	}
-	pl, err := pool.ParsePlacement(name)
-	if err != nil {
-		return
-	}
-	if !pool.Default().Fits(pl, threads) {
-		pl = pool.Compact
-	}
-	if pool.Default().Placement() != pl {
-		pool.Default().SetPlacement(pl)
-	}
 }
 
 func numaNote(nodes []cpu.Node) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/internal/testexec"
 	_ "github.com/ktune/ktune/kernels/all"
 	"github.com/ktune/ktune/kernels/gemm"
@@ -135,7 +136,7 @@ func TestSearchFindsKnownBest(t *testing.T) {
 				t.Fatal(err)
 			}
 			// use mode: loads without warnings and chooses the tuned config
-			lp, warns := Load(path)
+			lp, warns := profile.Load(path)
 			if lp == nil || len(warns) > 0 {
 				t.Fatalf("Load: %v", warns)
 			}
@@ -149,11 +150,11 @@ func TestSearchFindsKnownBest(t *testing.T) {
 	}
 }
 
-func writeProfile(t *testing.T, dir string, edit func(p *Profile)) string {
+func writeProfile(t *testing.T, dir string, edit func(p *profile.Profile)) string {
 	t.Helper()
-	p := NewProfile("test", kernel.DefaultClasses)
-	p.Entries = []Entry{{Op: workOp, DType: kernel.F32, Class: kernel.ClassF32, Shape: kernel.MakeShape([]string{"n"}, 64), Threads: 1,
-		Best: Result{Variant: "good", Params: kernel.Values{"tile": 4, "rounds": 1}, Threads: 1, Median: 1e-6}}}
+	p := profile.NewProfile("test", kernel.DefaultClasses)
+	p.Entries = []profile.Entry{{Op: workOp, DType: kernel.F32, Class: kernel.ClassF32, Shape: kernel.MakeShape([]string{"n"}, 64), Threads: 1,
+		Best: profile.Result{Variant: "good", Params: kernel.Values{"tile": 4, "rounds": 1}, Threads: 1, Median: 1e-6}}}
 	if edit != nil {
 		edit(p)
 	}
@@ -172,10 +173,10 @@ func TestLoadBadProfiles(t *testing.T) {
 		whole      bool // the whole profile is refused
 	}{
 		{"corrupt", "corrupt", "", true},
-		{"foreign", "is for CPU", writeProfile(t, dir+"/f", func(p *Profile) { p.Fingerprint = "amd-26.68.0-16c-avx512_vnni-00000000" }), true},
+		{"foreign", "is for CPU", writeProfile(t, dir+"/f", func(p *profile.Profile) { p.Fingerprint = "amd-26.68.0-16c-avx512_vnni-00000000" }), true},
 		{"old-schema", "schema 0", "", true},
-		{"stale-variant", "stale variant", writeProfile(t, dir+"/v", func(p *Profile) { p.Entries[0].Best.Variant = "removed_in_v2" }), false},
-		{"stale-param", "stale parameters", writeProfile(t, dir+"/q", func(p *Profile) { p.Entries[0].Best.Params["tile"] = 3 }), false},
+		{"stale-variant", "stale variant", writeProfile(t, dir+"/v", func(p *profile.Profile) { p.Entries[0].Best.Variant = "removed_in_v2" }), false},
+		{"stale-param", "stale parameters", writeProfile(t, dir+"/q", func(p *profile.Profile) { p.Entries[0].Best.Params["tile"] = 3 }), false},
 		{"missing", "no such file", filepath.Join(dir, "absent.json"), true},
 	}
 	cases[0].path = filepath.Join(dir, "corrupt.json")
@@ -192,7 +193,7 @@ func TestLoadBadProfiles(t *testing.T) {
 	cases[2].want = "not a ktune profile"
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, warns := Load(c.path)
+			p, warns := profile.Load(c.path)
 			if len(warns) == 0 || !strings.Contains(strings.Join(warns, "\n"), c.want) || !strings.Contains(strings.Join(warns, "\n"), filepath.Base(c.path)) {
 				t.Fatalf("warnings %q, want one naming the file and %q", warns, c.want)
 			}
@@ -214,19 +215,19 @@ func TestLoadBadProfiles(t *testing.T) {
 		})
 	}
 	// a profile of another schema version that parses
-	p := writeProfile(t, dir+"/s", func(p *Profile) { p.Schema = SchemaVersion + 1 })
-	if lp, warns := Load(p); lp != nil || len(warns) != 1 || !strings.Contains(warns[0], "schema") {
+	p := writeProfile(t, dir+"/s", func(p *profile.Profile) { p.Schema = profile.SchemaVersion + 1 })
+	if lp, warns := profile.Load(p); lp != nil || len(warns) != 1 || !strings.Contains(warns[0], "schema") {
 		t.Errorf("newer schema: %v %q", lp, warns)
 	}
 }
 
 func TestChooseNearest(t *testing.T) {
-	p := NewProfile("t", kernel.DefaultClasses)
-	mk := func(n, threads, tile int, median float64, class kernel.Class) Entry {
-		return Entry{Op: workOp, DType: kernel.F32, Class: class, Shape: kernel.MakeShape([]string{"n"}, n), Threads: threads,
-			Best: Result{Variant: "good", Params: kernel.Values{"tile": tile, "rounds": 1}, Threads: threads, Median: median}}
+	p := profile.NewProfile("t", kernel.DefaultClasses)
+	mk := func(n, threads, tile int, median float64, class kernel.Class) profile.Entry {
+		return profile.Entry{Op: workOp, DType: kernel.F32, Class: class, Shape: kernel.MakeShape([]string{"n"}, n), Threads: threads,
+			Best: profile.Result{Variant: "good", Params: kernel.Values{"tile": tile, "rounds": 1}, Threads: threads, Median: median}}
 	}
-	p.Entries = []Entry{mk(64, 1, 1, 1, kernel.ClassF32), mk(4096, 1, 8, 1, kernel.ClassF32), mk(4096, 2, 16, 1, kernel.ClassF32)}
+	p.Entries = []profile.Entry{mk(64, 1, 1, 1, kernel.ClassF32), mk(4096, 1, 8, 1, kernel.ClassF32), mk(4096, 2, 16, 1, kernel.ClassF32)}
 	for _, c := range []struct{ n, threads, tile int }{{50, 1, 1}, {3000, 1, 8}, {3000, 2, 16}, {3000, 8, 16}, {64, 2, 1}} {
 		ch, ok := p.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, c.n), c.threads, kernel.DefaultClasses)
 		if !ok || ch.Config.Params["tile"] != c.tile || ch.Config.Threads > c.threads {
@@ -266,8 +267,8 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Skip("kills child processes for several seconds")
 	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName(cpu.Fingerprint()))
-	jpath := journalPath(dir, cpu.Fingerprint())
+	path := filepath.Join(dir, profile.FileName(cpu.Fingerprint()))
+	jpath := profile.JournalPath(dir, cpu.Fingerprint())
 	lines := func() int {
 		b, _ := os.ReadFile(jpath)
 		return bytes.Count(b, []byte("\n"))
@@ -295,7 +296,7 @@ func TestResumeAfterKill(t *testing.T) {
 			t.Logf("child stderr: %s", stderr.String())
 		}
 		if _, err := os.Stat(path); err == nil { // finished before the kill
-			if _, err := Read(path); err != nil {
+			if _, err := profile.Read(path); err != nil {
 				t.Fatalf("profile after a kill: %v", err)
 			}
 		}
@@ -310,7 +311,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if got != path || len(p.Entries) != len(opt.Workloads) {
 		t.Fatalf("profile %s with %d entries, want %s with %d", got, len(p.Entries), path, len(opt.Workloads))
 	}
-	if lp, warns := Load(path); lp == nil || len(warns) > 0 {
+	if lp, warns := profile.Load(path); lp == nil || len(warns) > 0 {
 		t.Fatalf("final profile: %v", warns)
 	}
 	t.Logf("%s", strings.TrimSpace(log.String()))
@@ -318,7 +319,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if _, err := fmt.Sscanf(log.String(), "resuming: %d of %d", &resumed, &total); err != nil || resumed < 5 || total != 8 {
 		t.Errorf("the last run did not resume from the ≥ 5 entries the killed runs finished: %q", log.String())
 	}
-	if _, err := os.Stat(journalPath(dir, cpu.Fingerprint())); !os.IsNotExist(err) {
+	if _, err := os.Stat(profile.JournalPath(dir, cpu.Fingerprint())); !os.IsNotExist(err) {
 		t.Errorf("journal left after a finished run: %v", err)
 	}
 }
@@ -487,15 +488,15 @@ func TestCandidateCount(t *testing.T) {
 // TestPlacementsPerBudget: the vote is per thread budget, PlacementFor
 // takes the nearest budget not above the count.
 func TestPlacementsPerBudget(t *testing.T) {
-	p := &Profile{Entries: []Entry{
-		{Op: "a", Threads: 2, Best: Result{Threads: 2, Placement: "smt"}},
-		{Op: "b", Threads: 2, Best: Result{Threads: 2, Placement: "smt"}},
-		{Op: "c", Threads: 2, Best: Result{Threads: 2, Placement: "compact"}},
-		{Op: "a", Threads: 8, Best: Result{Threads: 8, Placement: "pcores"}},
-		{Op: "a", Threads: 1, Best: Result{Threads: 1, Placement: "compact"}}, // one thread: no vote
+	p := &profile.Profile{Entries: []profile.Entry{
+		{Op: "a", Threads: 2, Best: profile.Result{Threads: 2, Placement: "smt"}},
+		{Op: "b", Threads: 2, Best: profile.Result{Threads: 2, Placement: "smt"}},
+		{Op: "c", Threads: 2, Best: profile.Result{Threads: 2, Placement: "compact"}},
+		{Op: "a", Threads: 8, Best: profile.Result{Threads: 8, Placement: "pcores"}},
+		{Op: "a", Threads: 1, Best: profile.Result{Threads: 1, Placement: "compact"}}, // one thread: no vote
 	}}
-	p.votePlacements()
-	want := []ThreadPlacement{{2, "smt"}, {8, "pcores"}}
+	votePlacements(p)
+	want := []profile.ThreadPlacement{{Threads: 2, Placement: "smt"}, {Threads: 8, Placement: "pcores"}}
 	if !reflect.DeepEqual(p.Placements, want) || p.Placement != "pcores" {
 		t.Fatalf("placements %+v (%s), want %+v", p.Placements, p.Placement, want)
 	}
@@ -516,7 +517,7 @@ func TestCandidateKeyOfResult(t *testing.T) {
 		t.Fatalf("space of %d", len(space))
 	}
 	for _, c := range space {
-		r := Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String()}
+		r := profile.Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String()}
 		if got := candidateKey(&r); got != c.key() {
 			t.Fatalf("candidateKey %q, key %q", got, c.key())
 		}
@@ -641,35 +642,35 @@ func TestJournalIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "j")
-	j, _, err := openJournal(path, p, "settings A")
+	j, _, err := profile.OpenJournal(path, p, "settings A")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.add(p.Entries[0]); err != nil {
+	if err := j.Add(p.Entries[0]); err != nil {
 		t.Fatal(err)
 	}
-	j.close()
+	j.Close()
 	other := *p
 	other.KtuneVersion = p.KtuneVersion + "-other"
 	for _, c := range []struct {
 		name     string
-		p        *Profile
+		p        *profile.Profile
 		settings string
 		want     int
 	}{{"same", p, "settings A", 1}, {"other build", &other, "settings A", 0}, {"other settings", p, "settings B", 0}} {
 		// each open rewrites the journal with what it kept: reopen a fresh copy
-		j, done, err := openJournal(path, c.p, c.settings)
+		j, done, err := profile.OpenJournal(path, c.p, c.settings)
 		if err != nil {
 			t.Fatal(err)
 		}
-		j.close()
+		j.Close()
 		if len(done) != c.want {
 			t.Errorf("%s: resumed %d entries, want %d", c.name, len(done), c.want)
 		}
 		if c.want == 0 { // put the original back
-			j, _, _ := openJournal(path, p, "settings A")
-			j.add(p.Entries[0])
-			j.close()
+			j, _, _ := profile.OpenJournal(path, p, "settings A")
+			j.Add(p.Entries[0])
+			j.Close()
 		}
 	}
 }

@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
 )
 
 // TestValidate covers the checks kprofile and the engine share: every bad
-// entry is named once, by Validate on any machine and by Load here.
+// entry is named once, by Validate on any machine and by profile.Load here.
 func TestValidate(t *testing.T) {
 	other := "arm64"
 	if runtime.GOARCH == "arm64" {
@@ -21,30 +22,30 @@ func TestValidate(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, want string
-		edit       func(p *Profile)
+		edit       func(p *profile.Profile)
 		whole      bool // Validate refuses the whole profile
 		foreignOK  bool // a profile of another architecture passes
 	}{
 		{"ok", "", nil, false, true},
-		{"schema-99", "profile schema 99", func(p *Profile) { p.Schema = 99 }, true, false},
-		{"variant", "stale variant", func(p *Profile) { p.Entries[0].Best.Variant = "avx1024" }, false, true},
-		{"param-value", "stale parameters", func(p *Profile) { p.Entries[0].Best.Params["tile"] = 99 }, false, true},
-		{"param-name", "stale parameters", func(p *Profile) { p.Entries[0].Best.Params["mr"] = 4 }, false, true},
-		{"threads-0", "thread budget 0", func(p *Profile) { p.Entries[0].Threads = 0 }, false, false},
-		{"threads-1e6", "thread budget 1000000", func(p *Profile) { p.Entries[0].Threads = 1e6; p.Entries[0].Best.Threads = 1e6 }, false, false},
-		{"chosen-threads", "chosen threads 4", func(p *Profile) { p.Entries[0].Best.Threads = 4 }, false, false},
-		{"median-nan", "best median NaN", func(p *Profile) { p.Entries[0].Best.Median = math.NaN() }, false, false},
-		{"median-0", "best median 0", func(p *Profile) { p.Entries[0].Best.Median = 0 }, false, false},
-		{"flops-inf", "best counts", func(p *Profile) { p.Entries[0].Best.FLOPs = math.Inf(1) }, false, false},
-		{"default-neg", "default median -1", func(p *Profile) { p.Entries[0].Default = &Result{Median: -1} }, false, false},
-		{"op", "stale op", func(p *Profile) { p.Entries[0].Op = "tunetest.gone" }, false, false},
-		{"shape", "want keys n", func(p *Profile) { p.Entries[0].Shape[0].Key = "m" }, false, false},
+		{"schema-99", "profile schema 99", func(p *profile.Profile) { p.Schema = 99 }, true, false},
+		{"variant", "stale variant", func(p *profile.Profile) { p.Entries[0].Best.Variant = "avx1024" }, false, true},
+		{"param-value", "stale parameters", func(p *profile.Profile) { p.Entries[0].Best.Params["tile"] = 99 }, false, true},
+		{"param-name", "stale parameters", func(p *profile.Profile) { p.Entries[0].Best.Params["mr"] = 4 }, false, true},
+		{"threads-0", "thread budget 0", func(p *profile.Profile) { p.Entries[0].Threads = 0 }, false, false},
+		{"threads-1e6", "thread budget 1000000", func(p *profile.Profile) { p.Entries[0].Threads = 1e6; p.Entries[0].Best.Threads = 1e6 }, false, false},
+		{"chosen-threads", "chosen threads 4", func(p *profile.Profile) { p.Entries[0].Best.Threads = 4 }, false, false},
+		{"median-nan", "best median NaN", func(p *profile.Profile) { p.Entries[0].Best.Median = math.NaN() }, false, false},
+		{"median-0", "best median 0", func(p *profile.Profile) { p.Entries[0].Best.Median = 0 }, false, false},
+		{"flops-inf", "best counts", func(p *profile.Profile) { p.Entries[0].Best.FLOPs = math.Inf(1) }, false, false},
+		{"default-neg", "default median -1", func(p *profile.Profile) { p.Entries[0].Default = &profile.Result{Median: -1} }, false, false},
+		{"op", "stale op", func(p *profile.Profile) { p.Entries[0].Op = "tunetest.gone" }, false, false},
+		{"shape", "want keys n", func(p *profile.Profile) { p.Entries[0].Shape[0].Key = "m" }, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var path string
-			p := NewProfile("test", kernel.DefaultClasses)
-			p.Entries = []Entry{{Op: workOp, DType: kernel.F32, Class: kernel.ClassF32, Shape: kernel.MakeShape([]string{"n"}, 64), Threads: 1,
-				Best: Result{Variant: "good", Params: kernel.Values{"tile": 4, "rounds": 1}, Threads: 1, Median: 1e-6}}}
+			p := profile.NewProfile("test", kernel.DefaultClasses)
+			p.Entries = []profile.Entry{{Op: workOp, DType: kernel.F32, Class: kernel.ClassF32, Shape: kernel.MakeShape([]string{"n"}, 64), Threads: 1,
+				Best: profile.Result{Variant: "good", Params: kernel.Values{"tile": 4, "rounds": 1}, Threads: 1, Median: 1e-6}}}
 			if c.edit != nil {
 				c.edit(p)
 			}
@@ -73,7 +74,7 @@ func TestValidate(t *testing.T) {
 			}
 
 			// the engine: the same problem, as a warning naming the file
-			switch lp, warns := Load(path); {
+			switch lp, warns := profile.Load(path); {
 			case path == "":
 			case c.want == "":
 				if lp == nil || len(warns) != 0 || len(lp.Entries) != 1 {

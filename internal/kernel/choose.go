@@ -12,7 +12,7 @@ type Choice struct {
 
 // A Chooser picks the variant and configuration for an op at a shape, thread
 // count and set of allowed accuracy classes. The runtime installs one built
-// from a tuning profile (tuner.Load); ok=false falls back to the defaults.
+// from a tuning profile (profile.Load); ok=false falls back to the defaults.
 // Implementations must be safe for concurrent use and must only return
 // variants that are available, serve dt, belong to an allowed class and
 // validate at s.

@@ -18,6 +18,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/kerneltest"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/tuner"
 )
 
@@ -139,7 +140,7 @@ const keepBytes = 64 << 20
 // benchCases lists what to run: the profile's keys, or the model's quick
 // workloads at the default thread budgets; each with kernel.Choose's pick
 // (the installed profile, else the default).
-func benchCases(p *tuner.Profile, ops string) ([]*benchCase, []string, error) {
+func benchCases(p *profile.Profile, ops string) ([]*benchCase, []string, error) {
 	type key struct {
 		op    string
 		dt    kernel.DType
@@ -223,7 +224,7 @@ func benchCases(p *tuner.Profile, ops string) ([]*benchCase, []string, error) {
 	return out, notes, nil
 }
 
-func profileClasses(p *tuner.Profile) []kernel.Class {
+func profileClasses(p *profile.Profile) []kernel.Class {
 	if p == nil || len(p.Classes) == 0 {
 		return nil
 	}
@@ -320,11 +321,11 @@ func benchLine(c *benchCase, n int, sec float64) string {
 func runBench(f *cli.Factory, o *BenchOptions) error {
 	path := o.Profile
 	if path == "" {
-		if def := tuner.DefaultPath(); fileExists(def) {
+		if def := profile.DefaultPath(); fileExists(def) {
 			path = def
 		}
 	}
-	var prof *tuner.Profile
+	var prof *profile.Profile
 	source := "defaults (no profile)"
 	if path != "" {
 		shapes, err := readProfile(path)
@@ -332,7 +333,7 @@ func runBench(f *cli.Factory, o *BenchOptions) error {
 			return err
 		}
 		prof = shapes
-		use, warns := tuner.Load(path)
+		use, warns := profile.Load(path)
 		for _, w := range warns {
 			fmt.Fprintf(f.Err, "warning: %s\n", w)
 		}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/internal/version"
 	"github.com/ktune/ktune/reports"
-	"github.com/ktune/ktune/tuner"
 )
 
 // CompareOptions are the arguments of kprofile compare.
@@ -82,17 +82,17 @@ func NewCmdCompare(f *cli.Factory, runF func(*CompareOptions) error) *cobra.Comm
 type comparison struct {
 	ms    []*machine
 	keys  []string
-	cells map[string][]*tuner.Entry // key -> per machine (nil: missing)
+	cells map[string][]*profile.Entry // key -> per machine (nil: missing)
 	unit  map[string]string
 }
 
 func compareMachines(ms []*machine) *comparison {
-	c := &comparison{ms: ms, cells: map[string][]*tuner.Entry{}, unit: map[string]string{}}
+	c := &comparison{ms: ms, cells: map[string][]*profile.Entry{}, unit: map[string]string{}}
 	for j, m := range ms {
 		for _, r := range rows(m.P) {
 			es, ok := c.cells[r.Key]
 			if !ok {
-				es = make([]*tuner.Entry, len(ms))
+				es = make([]*profile.Entry, len(ms))
 				c.cells[r.Key] = es
 				c.keys = append(c.keys, r.Key)
 				_, c.unit[r.Key] = figure(r.E)
@@ -115,7 +115,7 @@ func (c *comparison) value(key string, j int) float64 {
 	return e.Best.GFLOPs()
 }
 
-func (c *comparison) first(key string) *tuner.Entry {
+func (c *comparison) first(key string) *profile.Entry {
 	for _, e := range c.cells[key] {
 		if e != nil {
 			return e

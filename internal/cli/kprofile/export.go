@@ -11,6 +11,7 @@ import (
 	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/tuner"
 )
 
@@ -60,8 +61,8 @@ func NewCmdExport(f *cli.Factory, runF func(*ExportOptions) error) *cobra.Comman
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Profile = args[0]
-			if o.Threads < 1 || o.Threads > tuner.MaxThreads {
-				return cli.Usagef("--threads N (1 to %d) is required", tuner.MaxThreads)
+			if o.Threads < 1 || o.Threads > profile.MaxThreads {
+				return cli.Usagef("--threads N (1 to %d) is required", profile.MaxThreads)
 			}
 			if err := checkOutput("-o", o.Out, o.Profile); err != nil {
 				return err
@@ -79,7 +80,7 @@ func NewCmdExport(f *cli.Factory, runF func(*ExportOptions) error) *cobra.Comman
 }
 
 // Export returns the subset of p for a model config at a thread count.
-func Export(p *tuner.Profile, cfg *arch.Config, modelName string, threads int) (*tuner.Profile, error) {
+func Export(p *profile.Profile, cfg *arch.Config, modelName string, threads int) (*profile.Profile, error) {
 	type opdt struct {
 		op string
 		dt kernel.DType
@@ -89,7 +90,7 @@ func Export(p *tuner.Profile, cfg *arch.Config, modelName string, threads int) (
 		used[opdt{w.Op, w.DType}] = true
 	}
 	// per (op, dtype, class, label, shape): the budget the engine's
-	// lookup (tuner.Profile.Choose) prefers for threads
+	// lookup (profile.Profile.Choose) prefers for threads
 	type group struct{ op, dt, class, label, shape string }
 	pick := map[group]int{}
 	for i, e := range p.Entries {
@@ -111,7 +112,7 @@ func Export(p *tuner.Profile, cfg *arch.Config, modelName string, threads int) (
 	}
 	sort.Ints(idx)
 	out := *p
-	out.Entries = make([]tuner.Entry, 0, len(idx))
+	out.Entries = make([]profile.Entry, 0, len(idx))
 	out.Stats.Space, out.Stats.Measured, out.Stats.Rejected = 0, 0, 0
 	for _, i := range idx {
 		e := p.Entries[i]

@@ -9,21 +9,22 @@ import (
 	"strings"
 
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/profile"
+	"github.com/ktune/ktune/reports"
 	"github.com/ktune/ktune/roofline"
-	"github.com/ktune/ktune/tuner"
 )
 
 // machine is one profile read in report mode, with its ceilings.
 type machine struct {
 	Path     string
 	Name     string // column header: CPU and mask, made unique
-	P        *tuner.Profile
+	P        *profile.Profile
 	C        *roofline.Ceilings // nil: no ceilings, "% of roof" unknown
 	CeilFrom string             // where the ceilings came from
 	Warnings []string
 }
 
-// readMachine reads a profile on any machine (tuner.Read; an unreadable
+// readMachine reads a profile on any machine (profile.Read; an unreadable
 // or corrupt file is an input error, exit 2) and warns of what the
 // engine's validation finds in it (validate). Its ceilings
 // come from the profile; when it embeds none, from the ceilings.json that
@@ -59,19 +60,19 @@ func readMachine(path string) (*machine, error) {
 	return m, nil
 }
 
-// readProfile is tuner.Read with its errors made input errors (exit 2).
-func readProfile(path string) (*tuner.Profile, error) {
-	p, err := tuner.Read(path)
+// readProfile is profile.Read with its errors made input errors (exit 2).
+func readProfile(path string) (*profile.Profile, error) {
+	p, err := profile.Read(path)
 	if err != nil {
 		return nil, &cli.UsageError{Err: err}
 	}
 	return p, nil
 }
 
-// validate is the engine's validation of a profile (tuner.Profile.Validate)
+// validate is the engine's validation of a profile (profile.Profile.Validate)
 // as messages naming path: one for another schema (whose entries are not
 // checked), else one per bad entry.
-func validate(path string, p *tuner.Profile) []string {
+func validate(path string, p *profile.Profile) []string {
 	whole, entries := p.Validate()
 	if whole != nil {
 		return []string{fmt.Sprintf("%s: %v: its entries are not checked and may be misread", path, whole)}
@@ -83,7 +84,7 @@ func validate(path string, p *tuner.Profile) []string {
 	return out
 }
 
-func machineName(p *tuner.Profile) string {
+func machineName(p *profile.Profile) string {
 	name := strings.Join(strings.Fields(p.CPU.Brand), " ")
 	for _, junk := range []string{"(R)", "(TM)", " Processor", " CPU"} {
 		name = strings.ReplaceAll(name, junk, "")
@@ -139,16 +140,16 @@ func readMachines(paths []string) ([]*machine, error) {
 // fastest entry among the allowed classes).
 type row struct {
 	Key   string
-	E     *tuner.Entry
+	E     *profile.Entry
 	Extra int // entries of other classes at the same key
 }
 
-func rowKey(e *tuner.Entry) string {
+func rowKey(e *profile.Entry) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Label, e.Shape, e.Threads)
 }
 
-// rows lists a profile's rows in the profile's order (tuner.Profile.Sort).
-func rows(p *tuner.Profile) []row {
+// rows lists a profile's rows in the profile's order (profile.Profile.Sort).
+func rows(p *profile.Profile) []row {
 	idx := map[string]int{}
 	var out []row
 	for i := range p.Entries {
@@ -172,13 +173,13 @@ func rows(p *tuner.Profile) []row {
 // GFLOP/s: no FLOPs, or fewer than 4 FLOPs per byte (the rule ktune's
 // summary table uses, so show and ktune agree and every machine's row has
 // the same unit).
-func bandwidthBound(e *tuner.Entry) bool {
+func bandwidthBound(e *profile.Entry) bool {
 	r := e.Best
 	return r.FLOPs == 0 || (r.Bytes > 0 && r.FLOPs/r.Bytes < 4)
 }
 
 // figure is the achieved rate and its unit.
-func figure(e *tuner.Entry) (float64, string) {
+func figure(e *profile.Entry) (float64, string) {
 	if bandwidthBound(e) {
 		return e.Best.GBs(), "GB/s"
 	}
@@ -198,15 +199,15 @@ func fmtFigure(v float64) string {
 }
 
 // roofFraction is tuner's RoofFraction (the one definition of % of roof).
-func roofFraction(c *roofline.Ceilings, e *tuner.Entry) float64 { return e.RoofFraction(c) }
+func roofFraction(c *roofline.Ceilings, e *profile.Entry) float64 { return reports.RoofFraction(c, e) }
 
-// roofCell is tuner's RoofCell ("above roof" past tuner.AboveRoof), "—"
+// roofCell is tuner's RoofCell ("above roof" past reports.AboveRoof), "—"
 // when unknown.
-func roofCell(c *roofline.Ceilings, e *tuner.Entry) string {
+func roofCell(c *roofline.Ceilings, e *profile.Entry) string {
 	if c == nil {
 		return "—"
 	}
-	if s := e.RoofCell(c); s != "-" {
+	if s := reports.RoofCell(c, e); s != "-" {
 		return s
 	}
 	return "—"
@@ -221,7 +222,7 @@ func fmtPct(f float64) string {
 
 // choice is "variant params", with the threads used when fewer than the
 // budget.
-func choice(e *tuner.Entry) string {
+func choice(e *profile.Entry) string {
 	r := e.Best
 	s := r.Variant
 	if len(r.Params) > 0 {
@@ -234,7 +235,7 @@ func choice(e *tuner.Entry) string {
 }
 
 // shapeCell is the shape class, the projection it stands for, and the shape.
-func shapeCell(e *tuner.Entry) string {
+func shapeCell(e *profile.Entry) string {
 	s := e.ShapeClass
 	if e.Label != "" && e.Label != strings.SplitN(e.Op, ".", 2)[0] {
 		s += " " + e.Label
@@ -245,7 +246,7 @@ func shapeCell(e *tuner.Entry) string {
 	return s + " (" + e.Shape.String() + ")"
 }
 
-func speedup(e *tuner.Entry) string {
+func speedup(e *profile.Entry) string {
 	if s := e.Speedup(); s > 0 {
 		return fmt.Sprintf("%.2f×", s)
 	}

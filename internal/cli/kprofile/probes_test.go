@@ -12,6 +12,7 @@ import (
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli/clitest"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/tuner"
 )
 
@@ -52,9 +53,9 @@ func benchFiles(base, new string) func(t testing.TB, dir string) {
 
 // probeProfile is a small valid profile of this machine: the default
 // variant of the first workloads at budgets 1 and 2; edit spoils it.
-func probeProfile(t testing.TB, edit func(p *tuner.Profile)) string {
+func probeProfile(t testing.TB, edit func(p *profile.Profile)) string {
 	t.Helper()
-	p := tuner.NewProfile("Kimi-Linear-48B-A3B", kernel.DefaultClasses)
+	p := profile.NewProfile("Kimi-Linear-48B-A3B", kernel.DefaultClasses)
 	p.Created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, w := range tuner.Workloads(arch.Kimi48B(), tuner.QuickClasses, true)[:3] {
 		v := kernel.Default(w.Op, w.DType)
@@ -64,8 +65,8 @@ func probeProfile(t testing.TB, edit func(p *tuner.Profile)) string {
 		for _, threads := range []int{1, 2} {
 			cfg := v.DefaultConfig(w.Shape, threads)
 			cost := v.CostAt(w.Shape, w.DType, cfg)
-			p.Put(tuner.Entry{Op: w.Op, DType: w.DType, Class: v.Class, ShapeClass: w.ShapeClass, Label: w.Label, Shape: w.Shape, Threads: threads,
-				Best: tuner.Result{Variant: v.Name, Params: cfg.Params, Threads: cfg.Threads, Median: 1e-4, Lo: 0.9e-4, Hi: 1.1e-4, N: 6, FLOPs: cost.FLOPs, Bytes: cost.Bytes}})
+			p.Put(profile.Entry{Op: w.Op, DType: w.DType, Class: v.Class, ShapeClass: w.ShapeClass, Label: w.Label, Shape: w.Shape, Threads: threads,
+				Best: profile.Result{Variant: v.Name, Params: cfg.Params, Threads: cfg.Threads, Median: 1e-4, Lo: 0.9e-4, Hi: 1.1e-4, N: 6, FLOPs: cost.FLOPs, Bytes: cost.Bytes}})
 		}
 	}
 	if edit != nil {
@@ -80,7 +81,7 @@ func probeProfile(t testing.TB, edit func(p *tuner.Profile)) string {
 
 // profileFile writes p.json (spoiled by edit) and, when the probe
 // compares, a good q.json.
-func profileFile(edit func(p *tuner.Profile)) func(t testing.TB, dir string) {
+func profileFile(edit func(p *profile.Profile)) func(t testing.TB, dir string) {
 	return func(t testing.TB, dir string) {
 		clitest.WriteFile(t, dir, "p.json", probeProfile(t, edit))
 		clitest.WriteFile(t, dir, "q.json", probeProfile(t, nil))
@@ -124,11 +125,11 @@ func quiet(t testing.TB, dir, stdout, stderr string) {
 // spoilers are the bad entries of row 10.
 var spoilers = []struct {
 	name, err string
-	edit      func(p *tuner.Profile)
+	edit      func(p *profile.Profile)
 }{
-	{"schema-99", "profile schema 99, this build reads 1", func(p *tuner.Profile) { p.Schema = 99 }},
-	{"variant-avx1024", `stale variant: `, func(p *tuner.Profile) { p.Entries[0].Best.Variant = "avx1024" }},
-	{"param-mr-99", "stale parameters", func(p *tuner.Profile) {
+	{"schema-99", "profile schema 99, this build reads 1", func(p *profile.Profile) { p.Schema = 99 }},
+	{"variant-avx1024", `stale variant: `, func(p *profile.Profile) { p.Entries[0].Best.Variant = "avx1024" }},
+	{"param-mr-99", "stale parameters", func(p *profile.Profile) {
 		for i := range p.Entries {
 			if _, ok := p.Entries[i].Best.Params["mr"]; ok {
 				p.Entries[i].Best.Params["mr"] = 99
@@ -137,9 +138,9 @@ var spoilers = []struct {
 		}
 		p.Entries[0].Best.Params["mr"] = 99 // no variant with mr here: an unknown parameter
 	}},
-	{"threads-0", "thread budget 0: want 1 to 65536", func(p *tuner.Profile) { p.Entries[0].Threads = 0 }},
-	{"threads-1e6", "thread budget 1000000: want 1 to 65536", func(p *tuner.Profile) { p.Entries[0].Threads = 1e6 }},
-	{"median-negative", "best median -1 s", func(p *tuner.Profile) { p.Entries[0].Best.Median = -1 }},
+	{"threads-0", "thread budget 0: want 1 to 65536", func(p *profile.Profile) { p.Entries[0].Threads = 0 }},
+	{"threads-1e6", "thread budget 1000000: want 1 to 65536", func(p *profile.Profile) { p.Entries[0].Threads = 1e6 }},
+	{"median-negative", "best median -1 s", func(p *profile.Profile) { p.Entries[0].Best.Median = -1 }},
 }
 
 func kprofileProbes() []clitest.Probe {

@@ -17,6 +17,7 @@ import (
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/reports"
 	"github.com/ktune/ktune/roofline"
 	"github.com/ktune/ktune/tuner"
@@ -48,10 +49,10 @@ func testCeilings(fp string, scale float64, vnni bool) json.RawMessage {
 // variants taken in turn from the candidates (so thread budgets differ),
 // their default parameters, and figures from a made-up machine whose speed
 // is scale. fp "" is this machine's fingerprint (the profile then passes
-// tuner.Load).
-func genProfile(t *testing.T, dir, fp, mask string, scale float64, drop func(e *tuner.Entry) bool) string {
+// profile.Load).
+func genProfile(t *testing.T, dir, fp, mask string, scale float64, drop func(e *profile.Entry) bool) string {
 	t.Helper()
-	p := tuner.NewProfile("Kimi-Linear-48B-A3B", kernel.DefaultClasses)
+	p := profile.NewProfile("Kimi-Linear-48B-A3B", kernel.DefaultClasses)
 	if fp != "" {
 		p.Fingerprint = fp
 	}
@@ -77,10 +78,10 @@ func genProfile(t *testing.T, dir, fp, mask string, scale float64, drop func(e *
 				if class == kernel.ClassInt8Act {
 					sec *= 0.8
 				}
-				best := tuner.Result{Variant: v.Name, Params: cfg.Params, Threads: cfg.Threads, Median: sec, Lo: sec * 0.98, Hi: sec * 1.03, N: 6, FLOPs: cost.FLOPs, Bytes: cost.Bytes}
+				best := profile.Result{Variant: v.Name, Params: cfg.Params, Threads: cfg.Threads, Median: sec, Lo: sec * 0.98, Hi: sec * 1.03, N: 6, FLOPs: cost.FLOPs, Bytes: cost.Bytes}
 				def := best
 				def.Median *= 1.25
-				e := tuner.Entry{Op: w.Op, DType: w.DType, Class: class, ShapeClass: w.ShapeClass, Label: w.Label, Shape: w.Shape,
+				e := profile.Entry{Op: w.Op, DType: w.DType, Class: class, ShapeClass: w.ShapeClass, Label: w.Label, Shape: w.Shape,
 					Threads: threads, Best: best, Default: &def, Space: 4, Measured: 3}
 				if w.Cold {
 					e.Mem = "dram"
@@ -93,7 +94,7 @@ func genProfile(t *testing.T, dir, fp, mask string, scale float64, drop func(e *
 		}
 	}
 	p.Sort()
-	path := filepath.Join(dir, tuner.FileName(p.Fingerprint))
+	path := filepath.Join(dir, profile.FileName(p.Fingerprint))
 	if err := p.Write(path); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestShow(t *testing.T) {
 		t.Errorf("a quiet profile not said quiet:\n%s\n%s", out, errs)
 	}
 	// a profile a busy run marked noisy says so, in the table and on stderr
-	p, err := tuner.Read(path)
+	p, err := profile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestShow(t *testing.T) {
 		t.Errorf("md: exit %d\n%s", code, out)
 	}
 	// without ceilings: a ceilings.json beside the profile, for its fingerprint, is used
-	p, _ = tuner.Read(path)
+	p, _ = profile.Read(path)
 	raw := p.Ceilings
 	p.Ceilings = nil
 	p.Write(path)
@@ -192,7 +193,7 @@ func TestRoofFraction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &tuner.Entry{Class: kernel.ClassF32, Best: tuner.Result{Threads: 2, Median: 1, FLOPs: 80e9, Bytes: 1e9}}
+	e := &profile.Entry{Class: kernel.ClassF32, Best: profile.Result{Threads: 2, Median: 1, FLOPs: 80e9, Bytes: 1e9}}
 	// AI 80: compute-bound, f32 peak 160 at 2 threads; 80 GFLOP/s is 50%
 	if got := roofFraction(c, e); math.Abs(got-0.5) > 1e-12 {
 		t.Errorf("f32: %v, want 0.5", got)
@@ -219,7 +220,7 @@ func TestRoofFraction(t *testing.T) {
 			}
 		}
 	}
-	e.Class, e.Best = kernel.ClassF32, tuner.Result{Threads: 2, Median: 1e-3, FLOPs: 4e6, Bytes: 1e6} // 4 GFLOP/s
+	e.Class, e.Best = kernel.ClassF32, profile.Result{Threads: 2, Median: 1e-3, FLOPs: 4e6, Bytes: 1e6} // 4 GFLOP/s
 	if got := roofFraction(c, e); math.Abs(got-4.0/160) > 1e-12 {
 		t.Errorf("warm in L2: %v, want %v", got, 4.0/160)
 	}
@@ -244,8 +245,8 @@ func TestRoofFraction(t *testing.T) {
 	}
 	// a state read and written once: its footprint, not its traffic, must
 	// fit the level (2 MiB of traffic, 1 MiB held: L2 at 2 threads)
-	e.Mem, e.Best = "", tuner.Result{Threads: 2, Median: 1e-3, FLOPs: 4e6, Bytes: 3 << 20, Footprint: 3 << 19}
-	if _, lv := e.Roof(c); lv != "compute" && lv != "L2" {
+	e.Mem, e.Best = "", profile.Result{Threads: 2, Median: 1e-3, FLOPs: 4e6, Bytes: 3 << 20, Footprint: 3 << 19}
+	if _, lv := reports.Roof(c, e); lv != "compute" && lv != "L2" {
 		t.Errorf("footprint 1.5 MiB held to %s, want L2 (or compute)", lv)
 	}
 }
@@ -254,7 +255,7 @@ func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	a := genProfile(t, filepath.Join(dir, "a"), "test-a-0001", "", 1, nil)
 	// B: half as fast, masked, and without the MLA entries
-	b := genProfile(t, filepath.Join(dir, "b"), "test-b-0002", "max-isa=avx2", 0.5, func(e *tuner.Entry) bool { return strings.HasPrefix(e.Op, "mla.") })
+	b := genProfile(t, filepath.Join(dir, "b"), "test-b-0002", "max-isa=avx2", 0.5, func(e *profile.Entry) bool { return strings.HasPrefix(e.Op, "mla.") })
 	html := filepath.Join(dir, "compare.html")
 	out, errs, code := runKprofile("compare", "-o", "md", "--html", html, a, b)
 	if code != 0 {
@@ -309,7 +310,7 @@ func TestCompare(t *testing.T) {
 func TestExport(t *testing.T) {
 	dir := t.TempDir()
 	src := genProfile(t, dir, "", "", 1, nil)
-	full, warns := tuner.Load(src)
+	full, warns := profile.Load(src)
 	if full == nil || len(warns) > 0 {
 		t.Fatalf("generated profile does not load: %v", warns)
 	}
@@ -319,7 +320,7 @@ func TestExport(t *testing.T) {
 		if _, errs, code := runKprofile("export", src, "--threads", strconvI(n), "-o", out); code != 0 {
 			t.Fatalf("threads %d: exit %d: %s", n, code, errs)
 		}
-		x, warns := tuner.Load(out)
+		x, warns := profile.Load(out)
 		if x == nil || len(warns) > 0 {
 			t.Fatalf("threads %d: export does not load: %v", n, warns)
 		}
@@ -345,8 +346,8 @@ func TestExport(t *testing.T) {
 	}
 	// stdout, and the model's ops only: the same schema
 	out, _, code := runKprofile("export", src, "--threads", "2")
-	var p tuner.Profile
-	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Schema != tuner.SchemaVersion || p.Fingerprint != cpu.Fingerprint() || len(p.Ceilings) == 0 {
+	var p profile.Profile
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Schema != profile.SchemaVersion || p.Fingerprint != cpu.Fingerprint() || len(p.Ceilings) == 0 {
 		t.Errorf("stdout export: exit %d, %.200s", code, out)
 	}
 	// a model without MLA layers drops the MLA entries
@@ -355,7 +356,7 @@ func TestExport(t *testing.T) {
 	if noMLA.NumMLALayers == 0 {
 		t.Skip("no MLA layers in the built-in config")
 	}
-	pr, _ := tuner.Read(src)
+	pr, _ := profile.Read(src)
 	x, err := Export(pr, withoutMLA(t, cfg), "test", 2)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/roofline"
-	"github.com/ktune/ktune/tuner"
 )
 
 // ShowOptions are the arguments of kprofile show.
@@ -152,7 +152,7 @@ func machineRows(m *machine) [][]string {
 }
 
 // noisyCell says whether the run that wrote the profile was quiet.
-func noisyCell(p *tuner.Profile) string {
+func noisyCell(p *profile.Profile) string {
 	if len(p.Noisy) == 0 {
 		return "quiet (ceilings re-measured at the end agreed; no other process took CPU time)"
 	}
@@ -160,7 +160,7 @@ func noisyCell(p *tuner.Profile) string {
 }
 
 // placementCell lists the placement per thread budget.
-func placementCell(p *tuner.Profile) string {
+func placementCell(p *profile.Profile) string {
 	if len(p.Placements) == 0 {
 		return orNone(p.Placement)
 	}

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/cli"
-	"github.com/ktune/ktune/tuner"
+	"github.com/ktune/ktune/internal/profile"
 )
 
 // TestBenchSkipsBadEntries: bench does not run an entry the engine's
 // validation refuses (a budget of 0 or 10⁶ threads), with a note each.
 func TestBenchSkipsBadEntries(t *testing.T) {
-	var p tuner.Profile
-	if err := json.Unmarshal([]byte(probeProfile(t, func(p *tuner.Profile) {
+	var p profile.Profile
+	if err := json.Unmarshal([]byte(probeProfile(t, func(p *profile.Profile) {
 		p.Entries[0].Threads = 0
 		p.Entries[1].Threads = 1e6
 	})), &p); err != nil {

@@ -25,10 +25,10 @@ import (
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/kfile"
 	"github.com/ktune/ktune/roofline"
-	"github.com/ktune/ktune/tuner"
 )
 
 // BenchOptions are bench's flags.
@@ -299,7 +299,7 @@ func runBench(o *BenchOptions) error {
 		}
 		for _, th := range threads {
 			m.SetThreads(th)
-			tuner.UsePlacement(th)
+			profile.UsePlacement(th)
 			for _, d := range depths {
 				V := m.Shapes.Vocab
 				base := BenchRow{Model: name, DType: dt, Params: params, Threads: th, Depth: d}

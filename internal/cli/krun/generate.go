@@ -16,11 +16,11 @@ import (
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/kfile"
 	"github.com/ktune/ktune/model/sample"
 	"github.com/ktune/ktune/model/tokenizer"
-	"github.com/ktune/ktune/tuner"
 )
 
 // GenerateOptions are generate's flags.
@@ -250,7 +250,7 @@ func peekConfig(path string) (*arch.Config, error) {
 
 // installProfile installs the tuning profile and prints its warnings.
 func installProfile(o *cli.Factory) {
-	path, warns := tuner.Install()
+	path, warns := profile.Install()
 	for _, w := range warns {
 		fmt.Fprintln(o.Err, "krun: warning:", w)
 	}
@@ -336,7 +336,7 @@ func runGenerate(o *GenerateOptions) error {
 		return err
 	}
 	defer m.Close()
-	tuner.UsePlacement(m.Options().Threads)
+	profile.UsePlacement(m.Options().Threads)
 	eos := []int32{int32(m.Cfg.EOSTokenID)}
 	if tok != nil {
 		eos = append(eos, tok.EOS()...)

@@ -17,6 +17,8 @@ import (
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
+	"github.com/ktune/ktune/reports"
 	"github.com/ktune/ktune/roofline"
 	"github.com/ktune/ktune/tuner"
 )
@@ -37,7 +39,7 @@ type TuneOptions struct {
 	// Ceilings replaces roofline.Measure (tests).
 	Ceilings func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error)
 	// Tune replaces tuner.Run (tests).
-	Tune func(ctx context.Context, opt tuner.Options) (*tuner.Profile, string, error)
+	Tune func(ctx context.Context, opt tuner.Options) (*profile.Profile, string, error)
 }
 
 func (o *TuneOptions) register(cmd *cobra.Command) {
@@ -106,8 +108,8 @@ func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
 			return opt, err
 		}
 		opt.Dir = d
-	} else if err := writable(tuner.DefaultDir()); err != nil {
-		return opt, cli.Usagef("the profile folder %s: %v (give --out DIR)", tuner.DefaultDir(), err)
+	} else if err := writable(profile.DefaultDir()); err != nil {
+		return opt, cli.Usagef("the profile folder %s: %v (give --out DIR)", profile.DefaultDir(), err)
 	}
 	return opt, nil
 }
@@ -287,10 +289,10 @@ func runTune(o *TuneOptions) error {
 
 // summaryTable prints one row per (op, dtype, shape, threads): the fastest
 // allowed class's choice, its figure, % of roof and speedup over the default.
-func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.Ceilings) error {
+func summaryTable(w io.Writer, format string, p *profile.Profile, ceil *roofline.Ceilings) error {
 	type key struct{ op, dt, label, shape string }
 	var rows [][]string
-	best := map[string]*tuner.Entry{}
+	best := map[string]*profile.Entry{}
 	var order []string
 	for i := range p.Entries {
 		e := &p.Entries[i]
@@ -309,7 +311,7 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.C
 		if r.FLOPs == 0 || (r.Bytes > 0 && r.FLOPs/r.Bytes < 4) {
 			fig = fmt.Sprintf("%.1f GB/s", r.GBs())
 		}
-		pct := e.RoofCell(ceil)
+		pct := reports.RoofCell(ceil, e)
 		speed := "-"
 		if s := e.Speedup(); s > 0 {
 			speed = fmt.Sprintf("%.2f×", s)
@@ -334,8 +336,8 @@ func summaryTable(w io.Writer, format string, p *tuner.Profile, ceil *roofline.C
 // points (the best entry per op, shape class and thread count it ran on;
 // roofline.png/.svg is the largest count's) and the bandwidth sweep into
 // dir, PNG and SVG.
-func profilePlots(dir string, c *roofline.Ceilings, p *tuner.Profile) ([]string, error) {
-	best := map[string]*tuner.Entry{}
+func profilePlots(dir string, c *roofline.Ceilings, p *profile.Profile) ([]string, error) {
+	best := map[string]*profile.Entry{}
 	var order []string
 	for i := range p.Entries {
 		e := &p.Entries[i]

@@ -1,12 +1,11 @@
-// Package tuner searches every kernel's variants and parameters at Kimi
-// Linear's shapes on the machine it runs on and writes a tuning profile
-// (think FFTW wisdom); the runtime loads the profile through Load or
-// Install and the kernel families pick its choices through kernel.Choose.
-//
-// This file holds the profile: its schema, atomic writing, and loading in
-// the two modes — use (the runtime: anything wrong gives a warning and the
-// defaults) and report (kprofile: any machine's profile, read as written).
-package tuner
+// Package profile is the tuning profile: the per-machine file ktune writes
+// (think FFTW wisdom) and the engine reads. It holds the schema, atomic
+// writing, the resume journal, validation, and loading in the two modes:
+// use (the runtime: anything wrong gives a warning and the defaults; the
+// kernel families pick its choices through kernel.Choose) and report
+// (kprofile: any machine's profile, read as written). The engine links
+// this package, not the tuner, the roofline or the plotting libraries.
+package profile
 
 import (
 	"encoding/json"
@@ -577,6 +576,25 @@ func UsePlacement(threads int) {
 	installedMu.Unlock()
 	if p != nil {
 		applyPlacement(p.PlacementFor(threads), threads)
+	}
+}
+
+// applyPlacement sets the default pool's placement by name for a thread
+// count; a placement that cannot hold that many threads (pcores past the
+// performance cores) falls back to compact. "" leaves it.
+func applyPlacement(name string, threads int) {
+	if name == "" {
+		return
+	}
+	pl, err := pool.ParsePlacement(name)
+	if err != nil {
+		return
+	}
+	if !pool.Default().Fits(pl, threads) {
+		pl = pool.Compact
+	}
+	if pool.Default().Placement() != pl {
+		pool.Default().SetPlacement(pl)
 	}
 }
 

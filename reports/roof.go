@@ -1,10 +1,11 @@
-package tuner
+package reports
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/roofline"
 )
 
@@ -24,19 +25,19 @@ func computeCeiling(c *roofline.Ceilings, class kernel.Class, threads int) strin
 	return "f32"
 }
 
-// RoofFraction is the achieved GFLOP/s over the roof at the entry's
+// RoofFraction is a profile entry's achieved GFLOP/s over the roof at its
 // arithmetic intensity and the threads it ran on (NaN when unknown): the
 // compute peak of its class, or its intensity times the read bandwidth of
 // the level it ran from — DRAM for entries timed with cold weights
 // (mem=dram), else the smallest cache level (measured plateaus; an L3 the
 // OS does not report is measured) that holds its working set.
-func (e *Entry) RoofFraction(c *roofline.Ceilings) float64 {
-	f, _ := e.Roof(c)
+func RoofFraction(c *roofline.Ceilings, e *profile.Entry) float64 {
+	f, _ := Roof(c, e)
 	return f
 }
 
 // Roof is RoofFraction and the memory level the roof was taken at.
-func (e *Entry) Roof(c *roofline.Ceilings) (fraction float64, level string) {
+func Roof(c *roofline.Ceilings, e *profile.Entry) (fraction float64, level string) {
 	r := e.Best
 	if c == nil || !(r.Median > 0) || !(r.Bytes > 0) || !(r.FLOPs > 0) {
 		return math.NaN(), ""
@@ -53,12 +54,12 @@ func (e *Entry) Roof(c *roofline.Ceilings) (fraction float64, level string) {
 	return r.GFLOPs() / roof, level
 }
 
-// RoofCell is the "% of roof" of an entry as reports print it: the
+// RoofCell is the "% of roof" of a profile entry as reports print it: the
 // percentage and what held it ("84% L2", "61% compute"), "above roof (237%
 // of L3)" past AboveRoof — the roof model or the ceilings are wrong there,
 // so no percentage is claimed — or "-" when unknown.
-func (e *Entry) RoofCell(c *roofline.Ceilings) string {
-	f, level := e.Roof(c)
+func RoofCell(c *roofline.Ceilings, e *profile.Entry) string {
+	f, level := Roof(c, e)
 	switch {
 	case math.IsNaN(f):
 		return "-"

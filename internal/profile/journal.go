@@ -1,4 +1,4 @@
-package tuner
+package profile
 
 import (
 	"bufio"
@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 )
 
-// The journal makes an interrupted run resumable: each finished entry is
+// A Journal makes an interrupted run resumable: each finished entry is
 // appended as one JSON line and synced before the next starts. A run killed
 // at any moment leaves at worst a torn last line, which is ignored. The
 // journal also records the profile's identity, the ktune build and the
 // measuring settings; one from another schema, machine, build or setting
 // is discarded. A finished run removes it.
-type journal struct {
+type Journal struct {
 	path string
 	f    *os.File
 }
@@ -31,13 +31,15 @@ type journalHead struct {
 	Settings string `json:"settings"`
 }
 
-func journalPath(dir, fingerprint string) string {
+// JournalPath is where the run writing profile FileName(fingerprint) into
+// dir keeps its journal.
+func JournalPath(dir, fingerprint string) string {
 	return filepath.Join(dir, "."+FileName(fingerprint)+".journal")
 }
 
-// openJournal reads what an earlier run of the same identity measured and
+// OpenJournal reads what an earlier run of the same identity measured and
 // opens the journal for appending; settings names the measuring options.
-func openJournal(path string, p *Profile, settings string) (*journal, map[string]Entry, error) {
+func OpenJournal(path string, p *Profile, settings string) (*Journal, map[string]Entry, error) {
 	head := journalHead{SchemaVersion, p.Fingerprint, p.Model, fmt.Sprint(p.Classes), p.KtuneVersion, settings}
 	done := map[string]Entry{}
 	if f, err := os.Open(path); err == nil {
@@ -71,7 +73,7 @@ func openJournal(path string, p *Profile, settings string) (*journal, map[string
 	if err != nil {
 		return nil, nil, fmt.Errorf("tuner: journal %s: %v", path, err)
 	}
-	j := &journal{path: path, f: f}
+	j := &Journal{path: path, f: f}
 	if err := j.write(head); err != nil {
 		return nil, nil, err
 	}
@@ -89,7 +91,7 @@ func openJournal(path string, p *Profile, settings string) (*journal, map[string
 	return j, done, nil
 }
 
-func (j *journal) write(v any) error {
+func (j *Journal) write(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -100,21 +102,27 @@ func (j *journal) write(v any) error {
 	return nil
 }
 
-func (j *journal) add(e Entry) error {
+// Path is the journal's file.
+func (j *Journal) Path() string { return j.path }
+
+// Add appends a finished entry and syncs it.
+func (j *Journal) Add(e Entry) error {
 	if err := j.write(e); err != nil {
 		return err
 	}
 	return j.f.Sync()
 }
 
-func (j *journal) close() {
+// Close closes the journal, leaving it for a later run to resume.
+func (j *Journal) Close() {
 	if j.f != nil {
 		j.f.Close()
 		j.f = nil
 	}
 }
 
-func (j *journal) remove() {
-	j.close()
+// Remove closes and deletes the journal (the run finished).
+func (j *Journal) Remove() {
+	j.Close()
 	os.Remove(j.path)
 }
