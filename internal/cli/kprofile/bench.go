@@ -19,6 +19,7 @@ import (
 	"github.com/ktune/ktune/internal/kerneltest"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/profile"
+	"github.com/ktune/ktune/reports"
 	"github.com/ktune/ktune/tuner"
 )
 
@@ -151,7 +152,7 @@ func benchCases(p *profile.Profile, ops string) ([]*benchCase, []string, error) 
 	var keys []key
 	var notes []string
 	if p != nil {
-		for _, r := range rows(p) {
+		for _, r := range reports.ChoiceRows(p) {
 			if err := r.E.Check(p.CPU.Arch); err != nil {
 				// the engine's validation: not a shape and budget to run
 				notes = append(notes, fmt.Sprintf("%v; skipped", err))

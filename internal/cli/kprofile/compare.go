@@ -89,13 +89,13 @@ type comparison struct {
 func compareMachines(ms []*machine) *comparison {
 	c := &comparison{ms: ms, cells: map[string][]*profile.Entry{}, unit: map[string]string{}}
 	for j, m := range ms {
-		for _, r := range rows(m.P) {
+		for _, r := range reports.ChoiceRows(m.P) {
 			es, ok := c.cells[r.Key]
 			if !ok {
 				es = make([]*profile.Entry, len(ms))
 				c.cells[r.Key] = es
 				c.keys = append(c.keys, r.Key)
-				_, c.unit[r.Key] = figure(r.E)
+				_, c.unit[r.Key] = reports.Rate(r.E)
 			}
 			es[j] = r.E
 		}
@@ -141,14 +141,14 @@ func (c *comparison) table(names []string) (header []string, out [][]string, err
 	var values [][]float64
 	for _, k := range c.keys {
 		e := c.first(k)
-		keys = append(keys, []string{e.Op, string(e.DType), shapeCell(e), fmt.Sprint(e.Threads), c.unit[k]})
+		keys = append(keys, []string{e.Op, string(e.DType), reports.ShapeCell(e), fmt.Sprint(e.Threads), c.unit[k]})
 		vs := make([]float64, len(c.ms))
 		for j := range c.ms {
 			vs[j] = c.value(k, j)
 		}
 		values = append(values, vs)
 	}
-	sbsHeader, sbs, err := reports.SideBySide(keyHeader, names, keys, values, fmtFigure)
+	sbsHeader, sbs, err := reports.SideBySide(keyHeader, names, keys, values, reports.FormatRate)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +166,7 @@ func (c *comparison) table(names []string) (header []string, out [][]string, err
 			ch, pct := "", ""
 			if !isGeo {
 				if e := c.cells[c.keys[i]][j]; e != nil {
-					ch, pct = choice(e), roofCell(c.ms[j].C, e)
+					ch, pct = reports.ChoiceCell(e), reports.RoofCellOrDash(c.ms[j].C, e)
 				} else {
 					ch, pct = "—", "—"
 				}
@@ -390,7 +390,7 @@ func (c *comparison) roofline(m *machine, label bool) (reports.Roofline, bool) {
 	if bw := m.C.Bandwidth("DRAM", t); bw > 0 {
 		rl.Bandwidth = append(rl.Bandwidth, reports.Ceiling{Name: fmt.Sprintf("DRAM read, %d thr", t), Value: bw})
 	}
-	for _, r := range rows(m.P) {
+	for _, r := range reports.ChoiceRows(m.P) {
 		e := r.E
 		if e.Threads != t || !(e.Best.Bytes > 0) || !(e.Best.FLOPs > 0) || !(e.Best.Median > 0) {
 			continue

@@ -135,122 +135,14 @@ func readMachines(paths []string) ([]*machine, error) {
 	return ms, nil
 }
 
-// A row is one (op, dtype, label, shape, threads) of a profile: the entry
-// of the fastest class there, which is what the engine runs (it takes the
-// fastest entry among the allowed classes).
-type row struct {
-	Key   string
-	E     *profile.Entry
-	Extra int // entries of other classes at the same key
-}
-
-func rowKey(e *profile.Entry) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Label, e.Shape, e.Threads)
-}
-
-// rows lists a profile's rows in the profile's order (profile.Profile.Sort).
-func rows(p *profile.Profile) []row {
-	idx := map[string]int{}
-	var out []row
-	for i := range p.Entries {
-		e := &p.Entries[i]
-		k := rowKey(e)
-		j, ok := idx[k]
-		if !ok {
-			idx[k] = len(out)
-			out = append(out, row{Key: k, E: e})
-			continue
-		}
-		out[j].Extra++
-		if e.Best.Median > 0 && e.Best.Median < out[j].E.Best.Median {
-			out[j].E = e
-		}
-	}
-	return out
-}
-
-// bandwidthBound says whether an entry's figure is GB/s rather than
-// GFLOP/s: no FLOPs, or fewer than 4 FLOPs per byte (the rule ktune's
-// summary table uses, so show and ktune agree and every machine's row has
-// the same unit).
-func bandwidthBound(e *profile.Entry) bool {
-	r := e.Best
-	return r.FLOPs == 0 || (r.Bytes > 0 && r.FLOPs/r.Bytes < 4)
-}
-
-// figure is the achieved rate and its unit.
-func figure(e *profile.Entry) (float64, string) {
-	if bandwidthBound(e) {
-		return e.Best.GBs(), "GB/s"
-	}
-	return e.Best.GFLOPs(), "GFLOP/s"
-}
-
-func fmtFigure(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "—"
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
-
-// roofFraction is tuner's RoofFraction (the one definition of % of roof).
+// roofFraction is reports.RoofFraction (the one definition of % of roof).
 func roofFraction(c *roofline.Ceilings, e *profile.Entry) float64 { return reports.RoofFraction(c, e) }
-
-// roofCell is tuner's RoofCell ("above roof" past reports.AboveRoof), "—"
-// when unknown.
-func roofCell(c *roofline.Ceilings, e *profile.Entry) string {
-	if c == nil {
-		return "—"
-	}
-	if s := reports.RoofCell(c, e); s != "-" {
-		return s
-	}
-	return "—"
-}
 
 func fmtPct(f float64) string {
 	if math.IsNaN(f) {
 		return "—"
 	}
 	return fmt.Sprintf("%.0f%%", 100*f)
-}
-
-// choice is "variant params", with the threads used when fewer than the
-// budget.
-func choice(e *profile.Entry) string {
-	r := e.Best
-	s := r.Variant
-	if len(r.Params) > 0 {
-		s += " " + r.Params.String()
-	}
-	if r.Threads > 0 && r.Threads != e.Threads {
-		s += fmt.Sprintf(" (%d thr)", r.Threads)
-	}
-	return s
-}
-
-// shapeCell is the shape class, the projection it stands for, and the shape.
-func shapeCell(e *profile.Entry) string {
-	s := e.ShapeClass
-	if e.Label != "" && e.Label != strings.SplitN(e.Op, ".", 2)[0] {
-		s += " " + e.Label
-	}
-	if s == "" {
-		return e.Shape.String()
-	}
-	return s + " (" + e.Shape.String() + ")"
-}
-
-func speedup(e *profile.Entry) string {
-	if s := e.Speedup(); s > 0 {
-		return fmt.Sprintf("%.2f×", s)
-	}
-	return "—"
 }
 
 // ceilingRows lists a machine's ceilings: compute per ceiling and thread

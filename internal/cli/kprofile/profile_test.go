@@ -231,16 +231,16 @@ func TestRoofFraction(t *testing.T) {
 	if !math.IsNaN(roofFraction(nil, e)) {
 		t.Error("no ceilings: want NaN")
 	}
-	if got := roofCell(c, e); got != "4% DRAM" {
+	if got := reports.RoofCellOrDash(c, e); got != "4% DRAM" {
 		t.Errorf("cell %q, want 4%% DRAM", got)
 	}
 	// a figure past 105% of its roof is not claimed as a percentage
 	e.Best.Median = 1e-5 // 400 GFLOP/s against 96
-	if got := roofCell(c, e); !strings.HasPrefix(got, "above roof (417% of DRAM") {
+	if got := reports.RoofCellOrDash(c, e); !strings.HasPrefix(got, "above roof (417% of DRAM") {
 		t.Errorf("cell %q, want above roof", got)
 	}
 	e.Best.Median = 4e6 / (1.04 * 96e9) // 104%: still a percentage
-	if got := roofCell(c, e); got != "104% DRAM" {
+	if got := reports.RoofCellOrDash(c, e); got != "104% DRAM" {
 		t.Errorf("cell %q, want 104%% DRAM", got)
 	}
 	// a state read and written once: its footprint, not its traffic, must

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/profile"
+	"github.com/ktune/ktune/reports"
 	"github.com/ktune/ktune/roofline"
 )
 
@@ -113,18 +114,7 @@ func runShow(f *cli.Factory, o *ShowOptions) error {
 	}
 
 	heading("Choices")
-	var tab [][]string
-	for _, r := range rows(p) {
-		e := r.E
-		v, unit := figure(e)
-		class := string(e.Class)
-		if r.Extra > 0 {
-			class += fmt.Sprintf(" (of %d)", r.Extra+1)
-		}
-		tab = append(tab, []string{e.Op, string(e.DType), shapeCell(e), fmt.Sprint(e.Threads), class, choice(e),
-			fmtFigure(v) + " " + unit, roofCell(m.C, e), speedup(e)})
-	}
-	return cli.Table(w, o.Format, []string{"op", "dtype", "shape", "threads", "class", "chosen", "achieved", "% of roof", "vs default"}, tab)
+	return cli.Table(w, o.Format, reports.ChoicesHeader, reports.ChoicesTable(p, m.C))
 }
 
 func machineRows(m *machine) [][]string {

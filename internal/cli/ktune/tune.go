@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -287,49 +286,10 @@ func runTune(o *TuneOptions) error {
 	return nil
 }
 
-// summaryTable prints one row per (op, dtype, shape, threads): the fastest
-// allowed class's choice, its figure, % of roof and speedup over the default.
+// summaryTable prints the profile's choices: the table kprofile show prints
+// (reports.ChoicesTable).
 func summaryTable(w io.Writer, format string, p *profile.Profile, ceil *roofline.Ceilings) error {
-	type key struct{ op, dt, label, shape string }
-	var rows [][]string
-	best := map[string]*profile.Entry{}
-	var order []string
-	for i := range p.Entries {
-		e := &p.Entries[i]
-		k := fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Label, e.Shape, e.Threads)
-		if b, ok := best[k]; !ok {
-			order = append(order, k)
-			best[k] = e
-		} else if e.Best.Median < b.Best.Median {
-			best[k] = e
-		}
-	}
-	for _, k := range order {
-		e := best[k]
-		r := e.Best
-		fig := fmt.Sprintf("%.1f GFLOP/s", r.GFLOPs())
-		if r.FLOPs == 0 || (r.Bytes > 0 && r.FLOPs/r.Bytes < 4) {
-			fig = fmt.Sprintf("%.1f GB/s", r.GBs())
-		}
-		pct := reports.RoofCell(ceil, e)
-		speed := "-"
-		if s := e.Speedup(); s > 0 {
-			speed = fmt.Sprintf("%.2f×", s)
-		}
-		choice := r.Variant
-		if len(r.Params) > 0 {
-			choice += " " + r.Params.String()
-		}
-		if r.Threads != e.Threads {
-			choice += fmt.Sprintf(" (%d thr)", r.Threads)
-		}
-		shape := e.ShapeClass
-		if e.Label != "" && e.Label != strings.SplitN(e.Op, ".", 2)[0] {
-			shape += " " + e.Label
-		}
-		rows = append(rows, []string{e.Op, string(e.DType), shape, strconv.Itoa(e.Threads), choice, fig, pct, speed})
-	}
-	return cli.Table(w, format, []string{"op", "dtype", "shape", "threads", "chosen", "achieved", "% of roof", "vs default"}, rows)
+	return cli.Table(w, format, reports.ChoicesHeader, reports.ChoicesTable(p, ceil))
 }
 
 // profilePlots draws a roofline per thread count with the tuned kernels'

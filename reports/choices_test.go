@@ -1,0 +1,31 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
+)
+
+// TestChoicesTable: one row per (op, dtype, shape, threads), the fastest
+// class's entry, the class count, rate units by intensity, no roof
+// without ceilings.
+func TestChoicesTable(t *testing.T) {
+	s := kernel.MakeShape([]string{"m", "n", "k"}, 1, 64, 64)
+	mk := func(class kernel.Class, median float64) profile.Entry {
+		return profile.Entry{Op: "gemm.gemv", DType: kernel.Q8, Class: class, ShapeClass: "decode-1", Shape: s, Threads: 2,
+			Best: profile.Result{Variant: "v" + string(class), Threads: 2, Median: median, FLOPs: 8192, Bytes: 8192}}
+	}
+	p := &profile.Profile{Entries: []profile.Entry{mk(kernel.ClassF32, 2e-6), mk(kernel.ClassInt8Act, 1e-6)}}
+	tab := ChoicesTable(p, nil)
+	if len(tab) != 1 || len(tab[0]) != len(ChoicesHeader) {
+		t.Fatalf("table %q", tab)
+	}
+	row := strings.Join(tab[0], " | ")
+	for _, want := range []string{"vint8act", "int8act (of 2)", "8.19 GB/s", "| — |"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("row %q lacks %q", row, want)
+		}
+	}
+}
