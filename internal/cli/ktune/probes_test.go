@@ -31,6 +31,20 @@ func TestKtuneProbes(t *testing.T) {
 		{Name: "tune/budget-negative", Args: tune("--budget", "-1s"), Code: 2, Err: "--budget -1s"},
 		{Name: "tune/budget-not-a-duration", Args: tune("--budget", "abc"), Code: 2, Err: `invalid argument "abc" for "--budget"`},
 		{Name: "tune/only-unknown-op", Args: tune("--only", "nonsense"), Code: 2, Err: `--only: unknown op or family "nonsense"`},
+		{Name: "tune/list-workloads-only-unknown", Args: []string{"--list-workloads", "--only", "nonsense"}, Code: 2, Err: `--only: unknown op or family "nonsense"`},
+		{Name: "tune/list-workloads-format", Args: []string{"--list-workloads", "-o", "xml"}, Code: 2, Err: "xml"},
+		{Name: "tune/list-workloads", Args: []string{"--list-workloads", "--only", "moe,kda.prefill", "-o", "md"}, Code: 0,
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				// the timed shape and the smaller verification shape MoE declares
+				for _, want := range []string{"prefill-512", "n=512/e=256/k=8/c=2304/i=1024", "n=64/e=32/k=8/c=2304/i=1024", "| kda.prefill |"} {
+					if !strings.Contains(stdout, want) {
+						t.Errorf("--list-workloads lacks %q:\n%s", want, stdout)
+					}
+				}
+				if strings.Contains(stdout, "gemm.") {
+					t.Errorf("--only moe,kda.prefill listed gemm workloads")
+				}
+			}},
 		{Name: "tune/bad-format", Args: tune("-o", "xml"), Code: 2, Err: `unknown table format "xml"`},
 		{Name: "tune/allow-unknown-class", Args: tune("--allow", "nonsense"), Code: 2, Err: "--allow"},
 		{Name: "tune/threads-0", Args: tune("--threads", "0"), Code: 2, Err: `bad thread count "0"`},

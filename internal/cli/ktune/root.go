@@ -58,9 +58,12 @@ func newCmdRoot(f *cli.Factory, runF func(*TuneOptions) error) *cobra.Command {
 
 			With no subcommand it runs the whole job: detect the CPU, measure
 			its ceilings (quick), tune every kernel at Kimi Linear's shapes
-			(decode 1/2/4/8 tokens, prefill 64/512/4096, MLA contexts
+			(decode 1/2/4/8 tokens, prefill passes of 64 and 512 tokens — the
+			engine runs longer prompts as 512-token passes —, MLA contexts
 			4K/32K/128K) for each thread budget, verify every candidate against
-			the reference before timing it, and write
+			the reference before timing it (at the timed shape, or a smaller
+			one with the same panels, chunks and context splits:
+			--list-workloads shows both), and write
 			ktune-profile-<fingerprint>.json into --out. An interrupted run
 			resumes where it stopped. The engine loads the profile from there or
 			from $KTUNE_PROFILE. Every flag and the output folder (writable) are

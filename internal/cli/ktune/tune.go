@@ -33,6 +33,9 @@ type TuneOptions struct {
 	Threads string
 	Config  string
 	Format  string
+	// ListWorkloads prints the workloads (timed and verification shapes)
+	// instead of tuning.
+	ListWorkloads bool
 	// NoCeilings skips measuring the machine's roofs (tests).
 	NoCeilings bool
 	// Ceilings replaces roofline.Measure (tests).
@@ -51,6 +54,7 @@ func (o *TuneOptions) register(cmd *cobra.Command) {
 	fl.StringVar(&o.Threads, "threads", "", "thread budgets to tune, comma-separated (default 1, 2, 4, …, the physical cores and the usable CPUs: see ktune detect)")
 	fl.StringVar(&o.Config, "config", "", "a model config.json (default: the built-in Kimi-Linear-48B-A3B)")
 	fl.StringVarP(&o.Format, "output", "o", "text", "summary table format: text or md")
+	fl.BoolVar(&o.ListWorkloads, "list-workloads", false, "list what would be tuned (with --quick, --only, --config): each workload's timed shape and the shape its candidates are checked at against the reference, then exit")
 }
 
 func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
@@ -113,6 +117,44 @@ func (o *TuneOptions) tunerOptions() (tuner.Options, error) {
 	return opt, nil
 }
 
+// listWorkloads prints the workloads a run with these flags tunes: op,
+// dtype, class, projection, the timed shape, and the shape candidates are
+// verified at (the timed one unless the family declares a smaller one with
+// the same panels, chunks and context splits).
+func listWorkloads(o *TuneOptions) error {
+	if err := checkFormat(o.Format); err != nil {
+		return err
+	}
+	cfg := arch.Kimi48B()
+	if o.Config != "" {
+		c, err := arch.Load(o.Config)
+		if err != nil {
+			return &cli.UsageError{Err: fmt.Errorf("--config: %v", err)}
+		}
+		cfg = c
+	}
+	sc := tuner.FullClasses
+	if o.Quick {
+		sc = tuner.QuickClasses
+	}
+	ws, err := tuner.FilterOps(tuner.Workloads(cfg, sc, o.Quick), o.Only)
+	if err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	if err := tuner.CheckWorkloads(ws); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, w := range ws {
+		verify := "same"
+		if v := w.VerifyShape(); v.String() != w.Shape.String() {
+			verify = v.String()
+		}
+		rows = append(rows, []string{w.Op, string(w.DType), w.ShapeClass, w.Label, w.Shape.String(), verify})
+	}
+	return cli.Table(o.Out, o.Format, []string{"op", "dtype", "class", "for", "timed at", "verified at"}, rows)
+}
+
 func containsClass(cs []kernel.Class, c kernel.Class) bool {
 	for _, x := range cs {
 		if x == c {
@@ -143,6 +185,9 @@ var (
 
 // runTune is the main job: detect, ceilings, tune, write, summarise.
 func runTune(o *TuneOptions) error {
+	if o.ListWorkloads {
+		return listWorkloads(o)
+	}
 	opt, err := o.tunerOptions()
 	if err != nil {
 		return err
