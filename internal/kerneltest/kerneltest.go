@@ -231,11 +231,11 @@ func Close(t testing.TB, label string, got, want []float32, tol kernel.Tolerance
 
 // DotCompare measures got against want, the reference's values of dot
 // products y_i = Σ_k a_ik·b_ik, under the error model of a K-long dot
-// product (scale from DotScales), and returns an error, as kernel.Compare
-// does, on a NaN or an infinity in got, a length mismatch, or a Diff
-// outside tol:
+// product (scale from DotScales, floor from DotFloor or nil), and returns
+// an error, as kernel.Compare does, on a NaN or an infinity in got, a
+// length mismatch, or a Diff outside tol:
 //
-//	RelRMS = sqrt(Σ_i e_i² / Σ_i ρ_i²),  MaxRel = max_i |e_i| / ρ_i,  e_i = got_i − want_i.
+//	RelRMS = sqrt(Σ_i e_i² / Σ_i ρ_i²),  MaxRel = max_i (|e_i| − f_i)⁺ / ρ_i,  e_i = got_i − want_i.
 //
 // ρ_i is the size of y_i's error, not of y_i: an output whose terms nearly
 // cancel (|y_i| ≪ ρ_i) carries the same absolute error as any other, and
@@ -243,15 +243,17 @@ func Close(t testing.TB, label string, got, want []float32, tol kernel.Tolerance
 // On the kernels' random problems (a i.i.d. of zero mean, independent of
 // b) E[ρ_i²] = E[y_i²], so over many outputs RelRMS is kernel.Compare's
 // figure and the class tolerances keep their meaning. MaxRel is per
-// output, stricter than kernel.Compare's max|e|/max|y|. An output with
-// ρ_i = 0 must equal want exactly.
-func DotCompare(got, want []float32, scale []float64, tol kernel.Tolerance) (kernel.Diff, error) {
+// output, stricter than kernel.Compare's max|e|/max|y|; f_i is the f32
+// rounding of intermediates larger than the terms a·b (DotFloor), which
+// only matters where ρ_i is near 0. An output with ρ_i = 0 must be within
+// f_i of want.
+func DotCompare(got, want []float32, scale, floor []float64, tol kernel.Tolerance) (kernel.Diff, error) {
 	var d kernel.Diff
-	if len(got) != len(want) || len(scale) != len(want) {
-		return d, fmt.Errorf("length %d, want %d (%d scales)", len(got), len(want), len(scale))
+	if len(got) != len(want) || len(scale) != len(want) || (floor != nil && len(floor) != len(want)) {
+		return d, fmt.Errorf("length %d, want %d (%d scales, %d floors)", len(got), len(want), len(scale), len(floor))
 	}
 	var num, den float64
-	at := 0 // the largest |e_i|/ρ_i
+	at := 0 // the largest (|e_i|−f_i)⁺/ρ_i
 	for i := range got {
 		g, w, s := float64(got[i]), float64(want[i]), scale[i]
 		if math.IsNaN(g) || math.IsInf(g, 0) {
@@ -260,17 +262,21 @@ func DotCompare(got, want []float32, scale []float64, tol kernel.Tolerance) (ker
 		e := math.Abs(g - w)
 		num += e * e
 		den += s * s
+		over := e
+		if floor != nil {
+			over = max(0, e-floor[i])
+		}
 		r := math.Inf(1)
 		switch {
 		case s > 0:
-			r = e / s
-		case e == 0:
+			r = over / s
+		case over == 0:
 			r = 0
 		}
-		if r > d.MaxRel {
+		if r > d.MaxRel || math.IsNaN(r) {
 			d.MaxRel, at = r, i
 		}
-		if e > d.MaxAbs {
+		if e > d.MaxAbs || math.IsNaN(e) {
 			d.MaxAbs, d.At = e, i
 		}
 	}
@@ -285,6 +291,35 @@ func DotCompare(got, want []float32, scale []float64, tol kernel.Tolerance) (ker
 			d.RelRMS, tol.RelRMS, d.MaxRel, tol.MaxRel, at, got[at], want[at], scale[at])
 	}
 	return d, nil
+}
+
+// DotFloor returns, for each output y[r·n+c] of an a [m,k] by bᵀ [k,n]
+// product, a bound on the f32 rounding of a kernel that sums
+// intermediates of size a_rj·t_cj rather than a_rj·b_cj:
+//
+//	f_rc = 4·2⁻²⁴·√k·sqrt(Σ_j a_rj²·t_cj²)
+//
+// A quantized weight is often used as its stored integer and a zero point
+// (Q8: d·(u−128), Q4: d·(u−8), or d·u + min), so the kernel rounds sums
+// of a·d·u and of a·d·128 even where b = 0; t is the size of those
+// intermediates (the family knows its formats). The rounding error of a
+// k-term f32 sum of terms of RMS τ has a standard deviation of about
+// 2⁻²⁴·k·τ/2.45, so f is about ten of them. On the random problems f_rc/ρ_rc
+// is ~1e-7·√k·(t/|b|): below the f32 tolerances except where ρ_rc ≈ 0 (a
+// row of zero weights gives y = 0 in float64 and ~1e-7 in f32).
+func DotFloor(a []float32, t []float64, m, n, k int) []float64 {
+	out := make([]float64, m*n)
+	for r := 0; r < m; r++ {
+		for c := 0; c < n; c++ {
+			var s float64
+			for j, v := range t[c*k : (c+1)*k] {
+				x := float64(a[r*k+j]) * v
+				s += x * x
+			}
+			out[r*n+c] = 4 * 0x1p-24 * math.Sqrt(float64(k)) * math.Sqrt(s)
+		}
+	}
+	return out
 }
 
 // DotScales returns ρ for each output y[r·n+c] = Σ_k a[r·k+j]·b[c·k+j] of
