@@ -35,8 +35,11 @@ func dotFloors(p *problem) []float64 {
 		for lo := 0; lo < p.k; lo += quant.GroupK {
 			hi := min(lo+quant.GroupK, p.k)
 			row := w[c*p.k+lo : c*p.k+hi]
-			var zero float64 // |d·z| or the bound on |m|
-			switch d := math.Abs(float64(p.w.Scale(c, lo/quant.GroupK))); {
+			var zero, d float64 // |d·z| or the bound on |m|; the group's scale
+			if p.dt == kernel.Q8 || p.dt == kernel.Q4 {
+				d = math.Abs(float64(p.w.Scale(c, lo/quant.GroupK)))
+			}
+			switch {
 			case p.dt == kernel.Q8:
 				zero = 128 * d
 			case p.dt == kernel.Q4 && !p.w.HasMin:
