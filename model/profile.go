@@ -93,3 +93,17 @@ func (m *Model) ExpertCounts() [][]int64 {
 	}
 	return out
 }
+
+// ExpertCountsSince is ExpertCounts minus before (an earlier ExpertCounts):
+// the tokens routed to each expert since then.
+func (m *Model) ExpertCountsSince(before [][]int64) [][]int64 {
+	out := m.ExpertCounts()
+	for l := range out {
+		for e := range out[l] {
+			if l < len(before) && e < len(before[l]) {
+				out[l][e] -= before[l][e]
+			}
+		}
+	}
+	return out
+}

@@ -208,6 +208,41 @@ func (m *Model) DecodeWeightBytes() int64 {
 	return n
 }
 
+// PassWeightBytes is the weight bytes one forward pass reads when its
+// tokens were routed as hits says ([layer][expert] tokens, the difference
+// of ExpertCounts around the pass): DecodeWeightBytes with each MoE layer's
+// top-k experts replaced by the experts its tokens touched, each read
+// once, and without the embedding rows (a few KiB per token). Bytes ÷ a
+// measured read bandwidth is the pass's bandwidth bound.
+func (m *Model) PassWeightBytes(hits [][]int64) int64 {
+	var n int64
+	for op, b := range m.DecodeWeightBytesByOp() {
+		if op != OpMoE && op != OpEmbed {
+			n += b
+		}
+	}
+	for l := range m.Layers {
+		b := m.Layers[l].MoE
+		if b == nil {
+			continue
+		}
+		touched := 0
+		if l < len(hits) {
+			for _, c := range hits[l] {
+				if c > 0 {
+					touched++
+				}
+			}
+		}
+		x := b.Experts[0]
+		n += int64(len(b.Router.Data)) + int64(touched)*int64(len(x.Gate.Data)+len(x.Up.Data)+len(x.Down.Data))
+		if s := b.Shared; s != nil {
+			n += int64(len(s.Gate.Data) + len(s.Up.Data) + len(s.Down.Data))
+		}
+	}
+	return n
+}
+
 // DecodeWeightBytesByOp splits DecodeWeightBytes by op family (the
 // Profiler's Op… names): each op's weight bytes ÷ the read bandwidth is
 // that op's roof. Norms are not counted (a few KiB).

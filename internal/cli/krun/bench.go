@@ -82,7 +82,10 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			bytes one decode token reads (every matrix, the top-k experts, one
 			embedding row) times tokens/s, divided by the read ceiling measured
 			in this run at the same thread count (a 512 MiB buffer streamed by
-			roofline.ReadParallel, best of 3). --ops adds a per-op breakdown of
+			roofline.ReadParallel, best of 3). pp rows report the same for the
+			weights the prefill pass read (every matrix, and each expert its
+			prompt's tokens touched, once): a floor on the pass's time, which
+			its compute adds to. --ops adds a per-op breakdown of
 			one decode token (time per op family and each op's roof: its weight
 			bytes at the read ceiling) and of the first prefill (per op family
 			and per layer, in ms per prompt token). --cpuprofile FILE writes a
@@ -313,6 +316,7 @@ func runBench(o *BenchOptions) error {
 					}
 					r := base
 					r.Test, r.NPrompt = fmt.Sprintf("pp%d%s", p, at), p
+					var passBytes int64 // weights one pass reads: the experts its tokens touched
 					for rep := range o.Reps {
 						st := m.NewState(0)
 						if d > 0 {
@@ -320,6 +324,7 @@ func runBench(o *BenchOptions) error {
 								return err
 							}
 						}
+						before := m.ExpertCounts()
 						t0 := time.Now()
 						_, err := m.Prefill(st, benchIDs(p, V, rep+1))
 						secs := time.Since(t0).Seconds()
@@ -327,11 +332,16 @@ func runBench(o *BenchOptions) error {
 						if err != nil {
 							return err
 						}
+						passBytes = max(passBytes, m.PassWeightBytes(m.ExpertCountsSince(before)))
 						r.Samples = append(r.Samples, float64(p)/secs)
 					}
 					r.Mean, r.SD = meanSD(r.Samples)
+					// of bound: the pass's weights at the read ceiling (prompt
+					// compute not counted: a floor, not the whole cost)
+					r.BytesTok, r.CeilingGBs = passBytes/int64(p), ceiling[th]/1e9
+					r.BoundFrac = float64(passBytes) / float64(p) * r.Mean / ceiling[th]
 					rows = append(rows, r)
-					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s\n", name, dt, th, r.Test, r.Mean, r.SD)
+					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the weights' read bound\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac)
 				}
 				for _, n := range tgs {
 					if n == 0 {
