@@ -46,6 +46,9 @@ type BenchOptions struct {
 	Format    string
 	Ops       bool
 	NoVerify  bool
+	// NoWarmup skips the untimed run before each test (llama-bench's
+	// --no-warmup).
+	NoWarmup bool
 	// CPUProfile is a file for a pprof CPU profile of the timed runs ("": none).
 	CPUProfile string
 	// CacheSpill is a folder for the MLA cache's file-backed pages ("": heap).
@@ -71,7 +74,9 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			Time prompt processing (pp: one prefill of -p tokens) and token
 			generation (tg: -n decode steps of one sequence) for every
 			combination of the list flags, -r times each, after a context of -d
-			tokens (untimed), and report tokens/s as mean ± sd.
+			tokens (untimed), and report tokens/s as mean ± sd. Each test
+			starts with an untimed warm-up run (a prefill of -p tokens, one
+			decode step), as llama-bench's; --no-warmup skips it.
 
 			MODEL is a .kt file or a checkpoint folder (converted with each
 			--dtype preset); --synthetic builds random weights at Kimi Linear's
@@ -147,6 +152,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
 	fl.BoolVar(&opts.Ops, "ops", false, "add a per-op breakdown of a decode token against each op's roof")
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums")
+	fl.BoolVar(&opts.NoWarmup, "no-warmup", false, "skip the untimed run before each test (as llama-bench's --no-warmup)")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to `FILE` (samples outside them are labelled krun=setup)")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped) instead of the heap")
 	fl.StringVar(&opts.CacheDType, "cache-dtype", "bf16", cacheDTypeUsage)
@@ -317,6 +323,14 @@ func runBench(o *BenchOptions) error {
 					r := base
 					r.Test, r.NPrompt = fmt.Sprintf("pp%d%s", p, at), p
 					var passBytes int64 // weights one pass reads: the experts its tokens touched
+					if !o.NoWarmup {    // one untimed pass, as llama-bench: weights paged in, pools and buffers warm
+						st := m.NewState(0)
+						_, err := m.Prefill(st, benchIDs(p, V, 0))
+						st.Close()
+						if err != nil {
+							return err
+						}
+					}
 					for rep := range o.Reps {
 						st := m.NewState(0)
 						if d > 0 {
@@ -349,6 +363,11 @@ func runBench(o *BenchOptions) error {
 					}
 					r := base
 					r.Test, r.NGen = fmt.Sprintf("tg%d%s", n, at), n
+					if !o.NoWarmup { // one untimed decode step after a short prompt, as llama-bench
+						if _, err := decodeRun(m, 0, 1, V, 0, nil); err != nil {
+							return err
+						}
+					}
 					for rep := range o.Reps {
 						secs, err := decodeRun(m, d, n, V, rep, nil)
 						if err != nil {
