@@ -116,6 +116,18 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Usagef makes a UsageError.
 func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
 
+// OneLine is err's message on one line (a list of problems joined by
+// "; "), as the one error line a command prints.
+func OneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // ExitCode is 0 for nil, 2 for a UsageError, 1 otherwise.
 func ExitCode(err error) int {
 	var u *UsageError

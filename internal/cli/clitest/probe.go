@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // MainFunc is a program's entry point: its arguments, stdout and stderr in,
@@ -172,6 +174,20 @@ func Diff(before, after map[string]string) []Change {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
+}
+
+// ExitCodesDocumented checks that root's help and every command's below
+// it state the exit codes (the paragraph each program appends to Long).
+func ExitCodesDocumented(t testing.TB, root *cobra.Command) {
+	t.Helper()
+	for _, c := range append(root.Commands(), root) {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if !strings.Contains(c.Long, "Exit status: 0") || !strings.Contains(c.Long, "2 a usage error") {
+			t.Errorf("%s %s: help does not document the exit codes", root.Name(), c.Name())
+		}
+	}
 }
 
 // WriteFile writes a probe input under dir, making its folders.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // recorder stands in for a test so a probe that must fail can be run:
@@ -101,5 +103,18 @@ func TestProbeCatchesDefects(t *testing.T) {
 		return 0
 	}, p); got != "" {
 		t.Fatalf("an allowed output failed the probe: %s", got)
+	}
+}
+
+// A command whose help lacks the exit codes fails ExitCodesDocumented.
+func TestExitCodesDocumentedCatches(t *testing.T) {
+	const codes = "\nExit status: 0 success; 2 a usage error; 1 another failure."
+	root := &cobra.Command{Use: "prog", Long: "a program" + codes}
+	root.AddCommand(&cobra.Command{Use: "good", Long: "good" + codes, Run: func(*cobra.Command, []string) {}},
+		&cobra.Command{Use: "bad", Long: "says nothing of exit codes", Run: func(*cobra.Command, []string) {}})
+	r := &recorder{TB: t}
+	ExitCodesDocumented(r, root)
+	if len(r.msgs) != 1 || !strings.Contains(r.msgs[0], "prog bad") {
+		t.Fatalf("want one failure naming prog bad, got %q", r.msgs)
 	}
 }

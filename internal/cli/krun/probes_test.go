@@ -438,15 +438,7 @@ func TestKrunProbes(t *testing.T) {
 
 // TestExitCodesDocumented: every krun command's help states the exit codes.
 func TestExitCodesDocumented(t *testing.T) {
-	root := NewCmdRoot(nil)
-	for _, c := range append(root.Commands(), root) {
-		if c.Name() == "help" || c.Name() == "completion" {
-			continue
-		}
-		if !strings.Contains(c.Long, "Exit status: 0") || !strings.Contains(c.Long, "2 a usage error") {
-			t.Errorf("krun %s: help does not document the exit codes", c.Name())
-		}
-	}
+	clitest.ExitCodesDocumented(t, NewCmdRoot(nil))
 }
 
 // TestConvertSignal: SIGTERM (and SIGINT) during convert removes the

@@ -32,21 +32,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SilenceErrors = true
 	err := cmd.Execute()
 	if err != nil {
-		fmt.Fprintln(stderr, "Error:", oneLine(err))
+		fmt.Fprintln(stderr, "Error:", cli.OneLine(err))
 	}
 	return exitCode(err)
-}
-
-// oneLine is err's message on one line (a list of problems joined by
-// "; "), as the one error line a command prints.
-func oneLine(err error) string {
-	var parts []string
-	for _, l := range strings.Split(err.Error(), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // exitCode is cli.ExitCode, with a bad model input (a checkpoint or model

@@ -5,7 +5,6 @@ package ktune
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,21 +23,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd.SilenceErrors = true
 	err := cmd.Execute()
 	if err != nil {
-		fmt.Fprintln(stderr, "Error:", oneLine(err))
+		fmt.Fprintln(stderr, "Error:", cli.OneLine(err))
 	}
 	return cli.ExitCode(err)
-}
-
-// oneLine is err's message on one line (a list of problems joined by
-// "; "), as the one error line a command prints.
-func oneLine(err error) string {
-	var parts []string
-	for _, l := range strings.Split(err.Error(), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // NewCmdRoot builds the ktune command tree.
