@@ -245,7 +245,7 @@ func checkLogits(g *tinyGolden, got, portable engineOut, b *accBudget) (f accFig
 			}
 		}
 	}
-	f.Prompt, f.Decode = relRMS(got.logits, g.logits), relRMS(got.decode, g.decode)
+	f.Prompt, f.Decode = model.RelRMS(got.logits, g.logits), model.RelRMS(got.decode, g.decode)
 	if b != nil {
 		if !(f.Prompt <= b.Prompt) {
 			failf("prompt logits: relative RMS vs golden %.3g exceeds the budget %.3g", f.Prompt, b.Prompt)
@@ -277,27 +277,13 @@ func checkLogits(g *tinyGolden, got, portable engineOut, b *accBudget) (f accFig
 			}
 		}
 	}
-	f.Portable = max(relRMS(got.logits, portable.logits), relRMS(got.decode, portable.decode)) // NaN if either is
+	f.Portable = max(model.RelRMS(got.logits, portable.logits), model.RelRMS(got.decode, portable.decode)) // NaN if either is
 	if !(f.Portable <= tolPortable) {
 		failf("relative RMS %.3g vs the same engine on the portable kernels exceeds %.g", f.Portable, tolPortable)
 	}
 	return f, fails
 }
 
-// relRMS is ‖got−want‖₂ / ‖want‖₂; NaN if got holds a NaN, +Inf if the
-// lengths differ.
-func relRMS(got, want []float32) float64 {
-	if len(got) != len(want) {
-		return math.Inf(1)
-	}
-	var num, den float64
-	for i := range got {
-		d := float64(got[i]) - float64(want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	return math.Sqrt(num / den)
-}
 
 // maxAbsErr is max |got[i]−want[i]|, NaN if any difference is NaN.
 func maxAbsErr(got, want []float32) float64 {

@@ -277,7 +277,8 @@ func TestQuantized(t *testing.T) {
 	}
 }
 
-// relRMS is ‖got−want‖₂ / ‖want‖₂.
+// relRMS is ‖got−want‖₂ / ‖want‖₂ (NaN if got holds a NaN, +Inf if the
+// lengths differ).
 func relRMS(got, want []float32) float64 {
 	if len(got) != len(want) {
 		return math.Inf(1)
