@@ -88,7 +88,7 @@ func (r *reader) str(field string) (string, error) {
 		return "", err
 	}
 	if n > r.left() {
-		return "", fmt.Errorf("%s length %d exceeds the %d bytes left in the file", field, n, r.left())
+		return "", fmt.Errorf("%s length %d exceeds the %d bytes left in the file (truncated or corrupt)", field, n, r.left())
 	}
 	s, _ := r.take(n, field)
 	return string(s), nil
@@ -165,7 +165,7 @@ func (r *reader) array(depth int) (*Array, error) {
 		return nil, err
 	}
 	if n > r.left()/elem.minSize() {
-		return nil, fmt.Errorf("array of %d %s cannot fit in the %d bytes left in the file", n, elem, r.left())
+		return nil, fmt.Errorf("array of %d %s cannot fit in the %d bytes left in the file (truncated or corrupt)", n, elem, r.left())
 	}
 	a := &Array{Elem: elem}
 	if sz := valueTypeSizes[elem]; sz != 0 {
@@ -186,7 +186,10 @@ func (r *reader) array(depth int) (*Array, error) {
 		d := make([]*Array, n)
 		for i := range d {
 			if d[i], err = r.array(depth + 1); err != nil {
-				return nil, fmt.Errorf("element %d of %d: %w", i, n, err)
+				if depth == 1 {
+					err = fmt.Errorf("element %d of %d: %w", i, n, err)
+				}
+				return nil, err
 			}
 		}
 		a.data = d
@@ -276,7 +279,7 @@ func parsePart(path string, data []byte) (*part, error) {
 	r := &reader{b: data}
 	magic, err := r.take(4, "magic")
 	if err != nil {
-		return fail("file is %d bytes, too short for a GGUF header", len(data))
+		return fail("file is %d bytes: truncated in the GGUF magic", len(data))
 	}
 	if string(magic) != "GGUF" {
 		return fail("not a GGUF file: starts with %q, not \"GGUF\"", magic)
@@ -303,10 +306,10 @@ func parsePart(path string, data []byte) (*part, error) {
 		return fail("%v", err)
 	}
 	if nkv > r.left()/minKVBytes {
-		return fail("metadata count %d cannot fit in the %d bytes after the header (a key/value takes at least %d)", nkv, r.left(), minKVBytes)
+		return fail("metadata count %d cannot fit in the %d bytes after the header (a key/value takes at least %d; truncated or corrupt)", nkv, r.left(), minKVBytes)
 	}
 	if nt > (r.left()-nkv*minKVBytes)/minTensorBytes {
-		return fail("tensor count %d cannot fit in the %d bytes after the header (a tensor info takes at least %d)", nt, r.left(), minTensorBytes)
+		return fail("tensor count %d cannot fit in the %d bytes after the header (a tensor info takes at least %d; truncated or corrupt)", nt, r.left(), minTensorBytes)
 	}
 	p := &part{path: path, data: data, version: ver, alignment: DefaultAlignment}
 
@@ -345,7 +348,7 @@ func parsePart(path string, data []byte) (*part, error) {
 
 	// ---- tensor infos
 	if nt > r.left()/minTensorBytes {
-		return fail("tensor count %d cannot fit in the %d bytes after the metadata (a tensor info takes at least %d)", nt, r.left(), minTensorBytes)
+		return fail("tensor count %d cannot fit in the %d bytes after the metadata (a tensor info takes at least %d; truncated or corrupt)", nt, r.left(), minTensorBytes)
 	}
 	p.tensors = make([]TensorInfo, nt)
 	p.infoPos = make([]uint64, nt)

@@ -1,0 +1,259 @@
+package gguf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// allValues has a value of every GGUF value type, arrays of each, arrays of
+// strings and nested arrays.
+func allValues() []KV {
+	inner1 := MustValue([]int16{-1, 2}).x.(*Array)
+	inner2 := MustValue([]string{"x", ""}).x.(*Array)
+	vals := []any{
+		uint8(200), int8(-100), uint16(60000), int16(-30000), uint32(4e9), int32(-2e9),
+		float32(1.5), true, false, "héllo", uint64(1 << 63), int64(-1 << 62), math.Pi,
+		[]uint8{1, 2}, []int8{-1}, []uint16{}, []int16{7}, []uint32{1, 2, 3}, []int32{-5},
+		[]float32{0.25}, []bool{true, false}, []string{"a", "bc", ""}, []uint64{9}, []int64{-9}, []float64{2.5},
+		[]*Array{inner1, inner2, MustValue([]*Array{inner1}).x.(*Array)},
+	}
+	kvs := make([]KV, len(vals))
+	for i, v := range vals {
+		kvs[i] = KV{fmt.Sprintf("k%02d.%T", i, v), MustValue(v)}
+	}
+	return kvs
+}
+
+// TestWriteRoundTrip writes every value type and a tensor of each sizeable
+// type, and reads them back.
+func TestWriteRoundTrip(t *testing.T) {
+	kvs := allValues()
+	var tensors []WriteTensor
+	for id := range Type(len(traits)) {
+		if !id.Known() {
+			continue
+		}
+		dims := []uint64{uint64(id.BlockSize()) * 2, 3}
+		size, err := id.ByteSize(dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := bytes.Repeat([]byte{byte(id)}, int(size))
+		tensors = append(tensors, WriteTensor{Name: "t." + id.String(), Dims: dims, Type: id, Data: data})
+	}
+	var b bytes.Buffer
+	if err := Write(&b, kvs, tensors); err != nil {
+		t.Fatal(err)
+	}
+	f, err := FromBytes("rt.gguf", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := f.Metadata.Keys(); len(got) != len(kvs) {
+		t.Fatalf("%d keys, want %d", len(got), len(kvs))
+	}
+	for i, kv := range kvs {
+		if f.Metadata.Keys()[i] != kv.Key {
+			t.Errorf("key %d = %q, want %q", i, f.Metadata.Keys()[i], kv.Key)
+		}
+		v, _ := f.Metadata.Get(kv.Key)
+		if v.Type != kv.Value.Type || !reflect.DeepEqual(v.Any(), kv.Value.Any()) {
+			t.Errorf("%s = %s %v, want %s %v", kv.Key, v.Type, v, kv.Value.Type, kv.Value)
+		}
+	}
+	checkFile(t, f)
+	for _, wt := range tensors {
+		got, err := f.TensorData(wt.Name)
+		if err != nil || !bytes.Equal(got, wt.Data) {
+			t.Errorf("%s: data differs (%v)", wt.Name, err)
+		}
+		ti, _ := f.Tensor(wt.Name)
+		if ti.Type != wt.Type || !reflect.DeepEqual(ti.Dims, wt.Dims) || ti.NumElements() != wt.Dims[0]*wt.Dims[1] {
+			t.Errorf("%s: info %+v", wt.Name, ti)
+		}
+	}
+
+	// typed getters and their errors
+	m := f.Metadata
+	check := func(what string, got any, err error, want any) {
+		t.Helper()
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %v, %v; want %v", what, got, err, want)
+		}
+	}
+	u, err := m.Uint("k04.uint32")
+	check("Uint(uint32)", u, err, uint64(4e9))
+	u, err = m.Uint("k00.uint8")
+	check("Uint(uint8)", u, err, uint64(200))
+	i, err := m.Int("k05.int32")
+	check("Int(int32)", i, err, int64(-2e9))
+	fl, err := m.Float("k06.float32")
+	check("Float(float32)", fl, err, 1.5)
+	bo, err := m.Bool("k07.bool")
+	check("Bool", bo, err, true)
+	s, err := m.String("k09.string")
+	check("String", s, err, "héllo")
+	ss, err := m.Strings("k21.[]string")
+	check("Strings", ss, err, []string{"a", "bc", ""})
+	a, err := m.Array("k18.[]int32")
+	check("Array", a.Data(), err, []int32{-5})
+	ints, ok := a.Ints()
+	check("Ints", ints, nil, []int64{-5})
+	if !ok {
+		t.Error("Ints failed")
+	}
+	a, _ = m.Array("k24.[]float64")
+	floats, _ := a.Floats()
+	check("Floats", floats, nil, []float64{2.5})
+	for _, c := range []struct {
+		call func() error
+		want string
+	}{
+		{func() error { _, err := m.Uint("k05.int32"); return err }, `rt.gguf: metadata "k05.int32": is a int32 (-2000000000), not a non-negative integer`},
+		{func() error { _, err := m.Int("k12.float64"); return err }, "is a float64"},
+		{func() error { _, err := m.Float("k04.uint32"); return err }, "not a float32 or float64"},
+		{func() error { _, err := m.String("k18.[]int32"); return err }, "is a array ([int32 × 1: -5]), not a string"},
+		{func() error { _, err := m.Strings("k18.[]int32"); return err }, "is an array of int32, not of string"},
+		{func() error { _, err := m.Bool("nope"); return err }, `metadata "nope": no such metadata key`},
+		{func() error { _, err := f.TensorData("nope"); return err }, `tensor "nope": no such tensor`},
+	} {
+		err := c.call()
+		var ge *Error
+		if !errors.As(err, &ge) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v; want one containing %q", err, c.want)
+		}
+	}
+	if _, err := NewValue(struct{}{}); err == nil {
+		t.Error("NewValue(struct{}{}) accepted")
+	}
+	f.Close()
+	if _, err := f.TensorData(tensors[0].Name); err == nil || !strings.Contains(err.Error(), "file is closed") {
+		t.Errorf("TensorData after Close: %v", err)
+	}
+}
+
+// TestTypeTable checks ggml's block sizes through the bits per weight that
+// ggml-common.h states for each type.
+func TestTypeTable(t *testing.T) {
+	bpw := map[Type]float64{
+		TypeF32: 32, TypeF16: 16, TypeBF16: 16, TypeF64: 64, TypeI8: 8, TypeI16: 16, TypeI32: 32, TypeI64: 64,
+		TypeQ4_0: 4.5, TypeQ4_1: 5, TypeQ5_0: 5.5, TypeQ5_1: 6, TypeQ8_0: 8.5, TypeQ8_1: 9,
+		TypeQ2_K: 2.625, TypeQ3_K: 3.4375, TypeQ4_K: 4.5, TypeQ5_K: 5.5, TypeQ6_K: 6.5625, TypeQ8_K: 9.125,
+		TypeIQ2_XXS: 2.0625, TypeIQ2_XS: 2.3125, TypeIQ2_S: 2.5625, TypeIQ3_XXS: 3.0625, TypeIQ3_S: 3.4375,
+		TypeIQ1_S: 1.5625, TypeIQ1_M: 1.75, TypeIQ4_NL: 4.5, TypeIQ4_XS: 4.25,
+		TypeTQ1_0: 1.6875, TypeTQ2_0: 2.0625, TypeMXFP4: 4.25,
+	}
+	n := 0
+	for id := range Type(64) {
+		if !id.Known() {
+			if id.BlockSize() != 0 || !strings.Contains(fmt.Sprint(id.ByteSize([]uint64{256})), "type") {
+				t.Errorf("%d: unknown type sized", id)
+			}
+			continue
+		}
+		n++
+		want, ok := bpw[id]
+		got := float64(id.BlockBytes()*8) / float64(id.BlockSize())
+		if !ok || got != want {
+			t.Errorf("%s: %v bits per weight, want %v", id, got, want)
+		}
+	}
+	if n != len(bpw) {
+		t.Errorf("%d known types, %d listed", n, len(bpw))
+	}
+	if TypeQ4_K.String() != "q4_K" || Type(99).String() != "type(99)" {
+		t.Error("names")
+	}
+}
+
+// TestSplit writes a set of three parts as gguf-split does (all metadata in
+// the first, split.* keys in each) and opens it from each part.
+func TestSplit(t *testing.T) {
+	dir := t.TempDir()
+	name := func(i int) string { return filepath.Join(dir, fmt.Sprintf("m-%05d-of-00003.gguf", i)) }
+	mk := func(n string, val byte) WriteTensor {
+		return WriteTensor{Name: n, Dims: []uint64{32, 2}, Type: TypeQ8_0, Data: bytes.Repeat([]byte{val}, 68)}
+	}
+	parts := [][]WriteTensor{{mk("a", 1), mk("b", 2)}, {mk("c", 3)}, {mk("d", 4), mk("e", 5)}}
+	write := func(i int, tensorsCount int32) {
+		meta := []KV{
+			{KeySplitNo, MustValue(uint16(i))},
+			{KeySplitCount, MustValue(uint16(3))},
+			{KeySplitTensorsCount, MustValue(tensorsCount)},
+		}
+		if i == 0 {
+			meta = append([]KV{{"general.architecture", MustValue("kimi-linear")}}, meta...)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, meta, parts[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name(i+1), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range parts {
+		write(i, 5)
+	}
+	for i := 1; i <= 3; i++ {
+		f, err := Open(name(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Path != name(1) || len(f.Parts) != 3 || len(f.Tensors) != 5 {
+			t.Errorf("opened from part %d: path %s, %d parts, %d tensors", i, f.Path, len(f.Parts), len(f.Tensors))
+		}
+		if a, _ := f.Metadata.String("general.architecture"); a != "kimi-linear" {
+			t.Errorf("metadata not from the first part: %q", a)
+		}
+		checkFile(t, f)
+		for j, n := range []string{"a", "b", "c", "d", "e"} {
+			b, err := f.TensorData(n)
+			if err != nil || !bytes.Equal(b, bytes.Repeat([]byte{byte(j + 1)}, 68)) {
+				t.Errorf("tensor %s: %v", n, err)
+			}
+		}
+		if ti, _ := f.Tensor("d"); ti.Part != 2 {
+			t.Errorf("d in part %d", ti.Part)
+		}
+		f.Close()
+	}
+	data, _ := os.ReadFile(name(1))
+	if _, err := FromBytes(name(1), data); err == nil || !strings.Contains(err.Error(), "part of a split file") {
+		t.Errorf("FromBytes of a part: %v", err)
+	}
+
+	// wrong total, wrong part number, a missing part
+	write(0, 6)
+	if _, err := Open(name(2)); err == nil || !strings.Contains(err.Error(), `"split.tensors.count": is 6 but the 3 parts hold 5 tensors`) {
+		t.Errorf("wrong tensor count: %v", err)
+	}
+	write(0, 5)
+	write(2, 5)
+	if err := os.Rename(name(3), name(3)+".x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(name(1)); err == nil || !strings.Contains(err.Error(), "split part 3 of 3 ("+name(3)+") is missing") {
+		t.Errorf("missing part: %v", err)
+	}
+	if err := os.Rename(name(3)+".x", name(2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(name(1)); err == nil || !strings.Contains(err.Error(), "split metadata says part 3 of 3; expected part 2 of 3") {
+		t.Errorf("part in the wrong place: %v", err)
+	}
+	if err := os.Rename(name(2), filepath.Join(dir, "renamed.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(filepath.Join(dir, "renamed.gguf")); err == nil || !strings.Contains(err.Error(), "file name does not end in -NNNNN-of-00003.gguf") {
+		t.Errorf("renamed part: %v", err)
+	}
+}
