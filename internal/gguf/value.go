@@ -396,7 +396,7 @@ func (m *Metadata) Get(key string) (Value, bool) { v, ok := m.m[key]; return v, 
 // Has reports whether key is present.
 func (m *Metadata) Has(key string) bool { _, ok := m.m[key]; return ok }
 
-func (m *Metadata) get(key, want string) (Value, error) {
+func (m *Metadata) get(key string) (Value, error) {
 	v, ok := m.m[key]
 	if !ok {
 		return v, &Error{Path: m.path, Key: key, Msg: "no such metadata key"}
@@ -410,7 +410,7 @@ func (m *Metadata) typeError(key string, v Value, want string) error {
 
 // String returns the value of a string key.
 func (m *Metadata) String(key string) (string, error) {
-	v, err := m.get(key, "a string")
+	v, err := m.get(key)
 	if err != nil {
 		return "", err
 	}
@@ -423,7 +423,7 @@ func (m *Metadata) String(key string) (string, error) {
 // Uint returns the value of a key of any integer type whose value is not
 // negative.
 func (m *Metadata) Uint(key string) (uint64, error) {
-	v, err := m.get(key, "an unsigned integer")
+	v, err := m.get(key)
 	if err != nil {
 		return 0, err
 	}
@@ -435,7 +435,7 @@ func (m *Metadata) Uint(key string) (uint64, error) {
 
 // Int returns the value of a key of any integer type that fits in an int64.
 func (m *Metadata) Int(key string) (int64, error) {
-	v, err := m.get(key, "an integer")
+	v, err := m.get(key)
 	if err != nil {
 		return 0, err
 	}
@@ -447,7 +447,7 @@ func (m *Metadata) Int(key string) (int64, error) {
 
 // Float returns the value of a float32 or float64 key.
 func (m *Metadata) Float(key string) (float64, error) {
-	v, err := m.get(key, "a float")
+	v, err := m.get(key)
 	if err != nil {
 		return 0, err
 	}
@@ -459,7 +459,7 @@ func (m *Metadata) Float(key string) (float64, error) {
 
 // Bool returns the value of a bool key.
 func (m *Metadata) Bool(key string) (bool, error) {
-	v, err := m.get(key, "a bool")
+	v, err := m.get(key)
 	if err != nil {
 		return false, err
 	}
@@ -471,7 +471,7 @@ func (m *Metadata) Bool(key string) (bool, error) {
 
 // Array returns the value of an array key.
 func (m *Metadata) Array(key string) (*Array, error) {
-	v, err := m.get(key, "an array")
+	v, err := m.get(key)
 	if err != nil {
 		return nil, err
 	}
