@@ -21,6 +21,19 @@
 // so a hostile header cannot make the reader allocate more than a small
 // multiple of the file's size.
 //
+// Use:
+//
+//	f, err := gguf.Open("kimi-Q4_K_M-00001-of-00002.gguf") // opens every part
+//	if err != nil { ... }
+//	defer f.Close()
+//	arch, err := f.Metadata.String("general.architecture")
+//	n, err := f.Metadata.Uint("kimi-linear.block_count")  // any integer type
+//	for _, t := range f.Tensors { // t.Name, t.Dims, t.Type (t.Type.BlockSize()...), t.Size
+//		b, err := f.TensorData(t.Name) // a view into the mapping
+//	}
+//
+// [Write] writes small files (tests, tools).
+//
 // The package only reads and validates the container; it does not dequantize
 // nor know any model architecture.
 package gguf
