@@ -198,6 +198,9 @@ func TestBadWritten(t *testing.T) {
 	data = write(nil, ten, WriteTensor{Name: "b", Dims: []uint64{4}, Type: TypeF32, Data: make([]byte, 16)})
 	wantError(t, "empty name", patched(data, 24, u64b(0)), "empty tensor name")
 
+	data = write(nil, WriteTensor{Name: "z", Dims: []uint64{0}, Type: TypeF32})
+	wantError(t, "empty tensor offset", patched(data, 24+8+1+4+8+4, u64b(1<<20)), `tensor "z"`, "extends past its end")
+
 	if err := Write(&bytes.Buffer{}, nil, []WriteTensor{{Name: "x", Dims: []uint64{32}, Type: TypeQ8_0, Data: make([]byte, 33)}}); err == nil ||
 		!strings.Contains(err.Error(), "data is 33 bytes, q8_0 [32] takes 34") {
 		t.Errorf("Write with a wrong data size: %v", err)

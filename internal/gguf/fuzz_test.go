@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ktune/ktune/internal/golden"
 )
 
 // fuzzSeeds returns small valid files: every value type, a tensor of each
@@ -30,10 +32,13 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 		WriteTensor{Name: "k", Dims: []uint64{256}, Type: TypeQ4_K, Data: make([]byte, 144)},
 		WriteTensor{Name: "z", Dims: []uint64{0, 5}, Type: TypeBF16, Data: nil})
 	add([]KV{{KeySplitCount, MustValue(uint16(2))}})
-	if dir, err := filepath.Abs("../../../shared/golden/gguf"); err == nil {
-		if b, err := os.ReadFile(filepath.Join(dir, "tiny_model-Q4_K_M.gguf")); err == nil {
-			if p, err := parsePart("x", b); err == nil {
-				seeds = append(seeds, b[:p.dataStart])
+	if dir, err := golden.Dir(); err == nil {
+		paths, _ := filepath.Glob(filepath.Join(dir, "gguf", "*.gguf"))
+		if len(paths) > 0 {
+			if b, err := os.ReadFile(paths[len(paths)-1]); err == nil {
+				if p, err := parsePart("x", b); err == nil {
+					seeds = append(seeds, b[:p.dataStart])
+				}
 			}
 		}
 	}

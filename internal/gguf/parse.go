@@ -422,12 +422,12 @@ func parsePart(path string, data []byte) (*part, error) {
 	for _, i := range order {
 		t := &p.tensors[i]
 		t.FileOffset = p.dataStart + t.Offset
-		if t.Size == 0 {
-			continue
-		}
 		if t.Offset > dataLen || t.Size > dataLen-t.Offset {
 			return nil, errorf(path, t.Name, "", "data [%d, %d) of the data section (%s %v) extends past its end (%d bytes from file offset %d; the file has %d bytes): the file is truncated or the offset is wrong",
 				t.Offset, satAdd(t.Offset, t.Size), t.Type, t.Dims, dataLen, p.dataStart, len(data))
+		}
+		if t.Size == 0 {
+			continue
 		}
 		if last != nil && t.Offset < last.Offset+last.Size {
 			return nil, errorf(path, t.Name, "", "data [%d, %d) (%s %v, %d bytes) overlaps tensor %q at [%d, %d) (%s %v, %d bytes)",
