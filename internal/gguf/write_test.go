@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -255,5 +257,99 @@ func TestSplit(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(dir, "renamed.gguf")); err == nil || !strings.Contains(err.Error(), "file name does not end in -NNNNN-of-00003.gguf") {
 		t.Errorf("renamed part: %v", err)
+	}
+}
+
+// goldenContents reads a golden GGUF file's metadata and tensors for Write.
+func goldenContents(t *testing.T, suffix string) (path string, kvs []KV, tensors []WriteTensor) {
+	t.Helper()
+	_, paths := goldenGGUFs(t)
+	for _, p := range paths {
+		if strings.HasSuffix(p, suffix) {
+			path = p
+		}
+	}
+	if path == "" {
+		t.Skipf("no golden *%s file", suffix)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	for _, k := range f.Metadata.Keys() {
+		v, _ := f.Metadata.Get(k)
+		kvs = append(kvs, KV{k, v})
+	}
+	for _, ti := range f.Tensors {
+		b, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tensors = append(tensors, WriteTensor{ti.Name, ti.Dims, ti.Type, b})
+	}
+	return path, kvs, tensors
+}
+
+// TestRewriteGolden writes a golden file's metadata and tensors again: the
+// bytes equal llama.cpp's file (which adds only zero padding at the end), so
+// the reader has every offset and the alignment right.
+func TestRewriteGolden(t *testing.T) {
+	path, kvs, tensors := goldenContents(t, "-Q4_K_M.gguf")
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, kvs, tensors); err != nil {
+		t.Fatal(err)
+	}
+	got := b.Bytes()
+	if len(got) > len(orig) || !bytes.Equal(got, orig[:len(got)]) || bytes.ContainsFunc(orig[len(got):], func(r rune) bool { return r != 0 }) {
+		n := 0
+		for n < min(len(got), len(orig)) && got[n] == orig[n] {
+			n++
+		}
+		t.Fatalf("rewritten file (%d bytes) differs from %s (%d bytes) at byte %d", len(got), path, len(orig), n)
+	}
+}
+
+// TestSplitGolden splits a golden file into three parts as gguf-split does
+// and checks every tensor reads back the same.
+func TestSplitGolden(t *testing.T) {
+	_, kvs, tensors := goldenContents(t, "-Q4_K_M.gguf")
+	dir := t.TempDir()
+	cuts := []int{0, len(tensors) / 3, 2 * len(tensors) / 3, len(tensors)}
+	for i := range 3 {
+		meta := []KV{
+			{KeySplitNo, MustValue(uint16(i))},
+			{KeySplitCount, MustValue(uint16(3))},
+			{KeySplitTensorsCount, MustValue(int32(len(tensors)))},
+		}
+		if i == 0 {
+			meta = append(slices.Clone(kvs), meta...)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, meta, tensors[cuts[i]:cuts[i+1]]); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("g-%05d-of-00003.gguf", i+1)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := Open(filepath.Join(dir, "g-00003-of-00003.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if len(f.Tensors) != len(tensors) || f.Metadata.Len() != len(kvs)+3 {
+		t.Fatalf("%d tensors, %d keys; want %d, %d", len(f.Tensors), f.Metadata.Len(), len(tensors), len(kvs)+3)
+	}
+	for i, wt := range tensors {
+		ti := f.Tensors[i]
+		b, err := f.TensorData(wt.Name)
+		if err != nil || ti.Name != wt.Name || !bytes.Equal(b, wt.Data) || ti.Part != sort.SearchInts(cuts[1:], i+1) {
+			t.Errorf("%s: part %d, err %v, data equal %v", wt.Name, ti.Part, err, bytes.Equal(b, wt.Data))
+		}
 	}
 }
