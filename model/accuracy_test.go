@@ -284,7 +284,6 @@ func checkLogits(g *tinyGolden, got, portable engineOut, b *accBudget) (f accFig
 	return f, fails
 }
 
-
 // maxAbsErr is max |got[i]−want[i]|, NaN if any difference is NaN.
 func maxAbsErr(got, want []float32) float64 {
 	m := 0.0
