@@ -263,7 +263,7 @@ func checkLogits(g *tinyGolden, got, portable engineOut, b *accBudget) (f accFig
 			s, want = got.decode[(i-1)*V:i*V], g.decode[(i-1)*V:i*V]
 		}
 		f.Steps++
-		id, e, mg := argmax(s), maxAbsErr(s, want), margin(want)
+		id, e, mg := model.Argmax(s), maxAbsErr(s, want), margin(want)
 		if id == int(g.gen[i]) {
 			f.Agree++
 		}
@@ -295,16 +295,6 @@ func maxAbsErr(got, want []float32) float64 {
 		m = max(m, d)
 	}
 	return m
-}
-
-func argmax(v []float32) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // margin is the gap between the two largest values.

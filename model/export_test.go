@@ -1,4 +1,8 @@
 package model
 
-// RelRMS is relRMS for the external test package (accuracy_test.go).
-var RelRMS = relRMS
+// RelRMS and Argmax are relRMS and argmax for the external test package
+// (accuracy_test.go).
+var (
+	RelRMS = relRMS
+	Argmax = argmax
+)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+
+	"github.com/ktune/ktune/internal/mapfile"
 )
 
 // The metadata keys of llama.cpp's gguf-split.
@@ -203,7 +205,7 @@ func openPart(path string) (*part, error) {
 	if st.Size() > math.MaxInt {
 		return nil, errorf(path, "", "", "file of %d bytes is too large for this platform", st.Size())
 	}
-	data, release, err := mapFile(osf, st.Size())
+	data, release, err := mapfile.Map(osf, st.Size())
 	if err != nil {
 		return nil, ioError(path, "cannot map file", err)
 	}

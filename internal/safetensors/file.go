@@ -3,6 +3,8 @@ package safetensors
 import (
 	"encoding/binary"
 	"os"
+
+	"github.com/ktune/ktune/internal/mapfile"
 )
 
 // File is an open safetensors file. Its data is mapped read-only into memory
@@ -56,7 +58,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, release, err := mapFile(osf, size)
+	data, release, err := mapfile.Map(osf, size)
 	if err != nil {
 		return nil, ioError(path, "cannot map file", err)
 	}

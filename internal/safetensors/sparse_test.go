@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/ktune/ktune/internal/mapfile"
 )
 
 // TestOffsetsBeyond4GiB places a tensor 5 GiB into a sparse file, so that its
@@ -15,7 +17,7 @@ func TestOffsetsBeyond4GiB(t *testing.T) {
 	if strconv.IntSize < 64 {
 		t.Skip("needs a 64-bit platform")
 	}
-	if !mmapSupported {
+	if !mapfile.Supported {
 		t.Skip("this platform reads files into memory instead of mapping them")
 	}
 	const far int64 = 5<<30 + 24 // data offset of the far tensor

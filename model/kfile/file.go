@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/ktune/ktune/internal/mapfile"
 	"github.com/ktune/ktune/internal/pool"
 )
 
@@ -38,7 +39,7 @@ func Open(path string) (*File, error) {
 		_, err := ParseHeader(path, head[:n], size)
 		return nil, err
 	}
-	data, unmap, err := mapFile(f, size)
+	data, unmap, err := mapfile.Map(f, size)
 	if err != nil {
 		return nil, errorf(path, "cannot map: %v", err)
 	}

@@ -1,0 +1,4 @@
+// Package mapfile maps a model file read-only into memory (mmap on Linux
+// and macOS) or, elsewhere, reads it in: the one mapping the safetensors,
+// GGUF and .kt readers share.
+package mapfile
