@@ -7,6 +7,9 @@
 //	tokenizer_config.json    added_tokens_decoder (id -> content of special tokens), bos_token,
 //	                         eos_token, pad_token, unk_token, chat_template
 //
+// FromGGUF (gguf.go) builds the same Tokenizer from the tokenizer.ggml.* metadata that
+// llama.cpp's converter writes into a GGUF file.
+//
 // What it does, following tokenization_kimi.py (TikTokenTokenizer) and tiktoken:
 //   - Special ids are n .. n+257 (n = number of BPE ranks; 256 reserved plus 2), named from
 //     added_tokens_decoder or "<|reserved_token_ID|>" when unnamed. Entries of
