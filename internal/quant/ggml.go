@@ -1,10 +1,9 @@
 package quant
 
 import (
-	"encoding/binary"
 	"fmt"
 
-	"github.com/ktune/ktune/internal/half"
+	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
 )
 
@@ -28,21 +27,7 @@ func FromGGMLQ8_0(blocks []byte, n, k int) (*Matrix, error) {
 	if err := ggmlShape(len(blocks), n, k, 32, GGMLQ8_0Bytes, "q8_0"); err != nil {
 		return nil, err
 	}
-	m, err := New(kernel.Q8, n, k, false)
-	if err != nil {
-		return nil, err
-	}
-	for r := 0; r < n; r++ {
-		panel, pr := m.Panel(r/PanelRows), r%PanelRows
-		for g := 0; g < k/32; g++ {
-			b := blocks[(r*(k/32)+g)*GGMLQ8_0Bytes:]
-			rec := panel[g*Q8GroupBytes:]
-			copy(rec[8*LineBytes+2*pr:], b[0:2])
-			for j := 0; j < 32; j++ {
-				rec[q8Offset(pr, j)] = b[2+j] ^ 0x80 // int8 → offset binary
-			}
-		}
-	}
+	m, _, _ := runGGMLPlan(gguf.TypeQ8_0, ggmlPlan{kernel.Q8, false, rowQ8_0}, blocks, n, k)
 	return m, nil
 }
 
@@ -51,61 +36,21 @@ func FromGGMLQ4_0(blocks []byte, n, k int) (*Matrix, error) {
 	if err := ggmlShape(len(blocks), n, k, 32, GGMLQ4_0Bytes, "q4_0"); err != nil {
 		return nil, err
 	}
-	m, err := New(kernel.Q4, n, k, false)
-	if err != nil {
-		return nil, err
-	}
-	for r := 0; r < n; r++ {
-		panel, pr := m.Panel(r/PanelRows), r%PanelRows
-		for g := 0; g < k/32; g++ {
-			b := blocks[(r*(k/32)+g)*GGMLQ4_0Bytes:]
-			rec := panel[g*Q4GroupBytes:]
-			copy(rec[4*LineBytes+2*pr:], b[0:2])
-			for j := 0; j < 16; j++ {
-				setNibble(rec, pr, j, int(b[2+j]&0x0f))
-				setNibble(rec, pr, j+16, int(b[2+j]>>4))
-			}
-		}
-	}
+	m, _, _ := runGGMLPlan(gguf.TypeQ4_0, ggmlPlan{kernel.Q4, false, rowQ4_0}, blocks, n, k)
 	return m, nil
 }
 
 // FromGGMLQ4_K repacks ggml Q4_K super-blocks into Q4 with a min. The
-// nibbles are kept; each group's effective scale d·sc and min −dmin·m
+// nibbles are kept; each group's effective scale d·sc and min −dmin·mn
 // (an f16 times a 6-bit integer) are rounded to f16, a relative change of
-// at most 2⁻¹¹ of the scale.
+// at most 2⁻¹¹ of the scale. A scale beyond the f16 range is an error.
 func FromGGMLQ4_K(blocks []byte, n, k int) (*Matrix, error) {
 	if err := ggmlShape(len(blocks), n, k, 256, GGMLQ4_KBytes, "q4_K"); err != nil {
 		return nil, err
 	}
-	m, err := New(kernel.Q4, n, k, true)
-	if err != nil {
-		return nil, err
-	}
-	for r := 0; r < n; r++ {
-		panel, pr := m.Panel(r/PanelRows), r%PanelRows
-		for sb := 0; sb < k/256; sb++ {
-			b := blocks[(r*(k/256)+sb)*GGMLQ4_KBytes:]
-			d := half.F16ToF32(binary.LittleEndian.Uint16(b[0:]))
-			dmin := half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
-			scales, qs := b[4:16], b[16:144]
-			for sub := 0; sub < 8; sub++ {
-				sc, mn := q4KScaleMin(scales, sub)
-				rec := panel[(sb*8+sub)*Q4MinGroupBytes:]
-				binary.LittleEndian.PutUint16(rec[4*LineBytes+2*pr:], half.F32ToF16(d*float32(sc)))
-				binary.LittleEndian.PutUint16(rec[4*LineBytes+2*PanelRows+2*pr:], half.F32ToF16(-dmin*float32(mn)))
-				// sub-blocks come in pairs over 32 bytes: low nibbles
-				// are sub-block 2i, high nibbles 2i+1.
-				q := qs[32*(sub/2):]
-				for j := 0; j < 32; j++ {
-					v := q[j] & 0x0f
-					if sub%2 == 1 {
-						v = q[j] >> 4
-					}
-					setNibble(rec, pr, j, int(v))
-				}
-			}
-		}
+	m, _, overflow := runGGMLPlan(gguf.TypeQ4_K, ggmlPlan{kernel.Q4, true, rowQ4_K}, blocks, n, k)
+	if overflow {
+		return nil, fmt.Errorf("quant: ggml q4_K %d×%d: a group scale or min exceeds the f16 range", n, k)
 	}
 	return m, nil
 }
