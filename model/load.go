@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/internal/safetensors"
@@ -189,12 +190,22 @@ func (ld *loader) build(m *Model) {
 	cfg, s, opt := m.Cfg, m.Shapes, ld.opt
 	attn, ffn, experts := opt.AttnDType, opt.FFNDType, opt.ExpertDType
 	// ---- embedding: read in place from the mapping
-	edt, raw, err := ld.src.Embedding("model.embed_tokens.weight")
+	m.Embed = Embedding{V: s.Vocab, C: s.Hidden}
+	var err error
+	if ge, ok := ld.src.(interface {
+		EmbeddingGGML(string) (gguf.Type, []byte, error)
+	}); ok {
+		m.Embed.GGML, m.Embed.Data, err = ge.EmbeddingGGML("model.embed_tokens.weight")
+		if err == nil && (m.Embed.GGML == gguf.TypeF32 || m.Embed.GGML == gguf.TypeF16 || m.Embed.GGML == gguf.TypeBF16) {
+			m.Embed.DType, m.Embed.Data, err = ld.src.Embedding("model.embed_tokens.weight")
+		}
+	} else {
+		m.Embed.DType, m.Embed.Data, err = ld.src.Embedding("model.embed_tokens.weight")
+	}
 	if err != nil {
 		ld.fail("model.embed_tokens.weight", err)
 		return
 	}
-	m.Embed = Embedding{V: s.Vocab, C: s.Hidden, DType: edt, Data: raw}
 	// ---- layers
 	m.Layers = make([]Layer, s.Layers)
 	for l := range m.Layers {
@@ -277,7 +288,7 @@ func (m *Model) validate() error {
 	if len(m.Layers) != s.Layers || len(m.Norm) != s.Hidden || m.LMHead == nil || m.LMHead.N != s.Vocab || m.LMHead.K != s.Hidden {
 		return errors.New("model.norm or lm_head has the wrong shape")
 	}
-	if m.Embed.V != s.Vocab || m.Embed.C != s.Hidden || len(m.Embed.Data) != s.Vocab*s.Hidden*m.Embed.DType.Size() {
+	if m.Embed.V != s.Vocab || m.Embed.C != s.Hidden || len(m.Embed.Data) != s.Vocab*m.Embed.RowBytes() {
 		return errors.New("embed_tokens has the wrong size")
 	}
 	for l := range m.Layers {

@@ -28,6 +28,7 @@ import (
 	"runtime"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/internal/safetensors"
@@ -76,18 +77,32 @@ type MLP struct {
 }
 
 // Embedding is the token embedding table in its checkpoint dtype (F32, BF16
-// or F16), row-major [V, C]; rows are widened to f32 on lookup.
+// or F16), or for a GGUF file in a quantized ggml type (GGML set, DType
+// ""), row-major [V, C]; rows are widened to f32 on lookup.
 type Embedding struct {
 	V, C  int
 	DType safetensors.DType
+	GGML  gguf.Type // the ggml type when DType is ""
 	Data  []byte
+}
+
+// RowBytes is the size of one row.
+func (e *Embedding) RowBytes() int {
+	if e.DType == "" {
+		return e.C / max(e.GGML.BlockSize(), 1) * e.GGML.BlockBytes()
+	}
+	return e.C * e.DType.Size()
 }
 
 // Row writes row id (widened to f32) into dst [C].
 func (e *Embedding) Row(dst []float32, id int) {
-	es := e.DType.Size()
-	// The size was checked at load, so DecodeFloat32 cannot fail here.
-	_ = safetensors.DecodeFloat32(dst[:e.C], e.DType, e.Data[id*e.C*es:(id+1)*e.C*es])
+	rb := e.RowBytes()
+	// The size was checked at load, so the decoders cannot fail here.
+	if e.DType == "" {
+		_ = quant.DequantizeGGML(e.GGML, e.Data[id*rb:(id+1)*rb], dst[:e.C])
+		return
+	}
+	_ = safetensors.DecodeFloat32(dst[:e.C], e.DType, e.Data[id*rb:(id+1)*rb])
 }
 
 // DefaultPrefillChunk is the most tokens a prefill pass runs by default:
@@ -129,6 +144,11 @@ type LoadOptions struct {
 	// from Prefill or Decode. Linux and macOS only. The memory check does
 	// not count the spilled cache.
 	CacheSpillDir string
+	// GGUFRepack is how LoadGGUF packs a matrix whose ggml type no
+	// format of ours holds exactly (K-quants, Q5_1) when no weight dtype
+	// is set: quant.RepackExact (f32, the file's values; the default) or
+	// quant.RepackFast (the nearest packed format, which runs at speed).
+	GGUFRepack quant.GGMLRepack
 	// PrefillChunk is the most tokens one prefill pass runs; longer prompts
 	// are fed in chunks that continue the state (default DefaultPrefillChunk).
 	PrefillChunk int

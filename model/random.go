@@ -274,6 +274,6 @@ func (m *Model) DecodeWeightBytesByOp() map[string]int64 {
 		}
 	}
 	n[OpLMHead] = size(m.LMHead)
-	n[OpEmbed] = int64(m.Embed.C * m.Embed.DType.Size())
+	n[OpEmbed] = int64(m.Embed.RowBytes())
 	return n
 }
