@@ -191,8 +191,8 @@ var ggmlNames = map[string]string{
 	"mlp.up_proj.weight":   "ffn_up.weight",
 	"mlp.down_proj.weight": "ffn_down.weight",
 	// MoE
-	"block_sparse_moe.gate.weight":                    "ffn_gate_inp.weight",
-	"block_sparse_moe.gate.e_score_correction_bias":   "exp_probs_b.bias",
+	"block_sparse_moe.gate.weight":                     "ffn_gate_inp.weight",
+	"block_sparse_moe.gate.e_score_correction_bias":    "exp_probs_b.bias",
 	"block_sparse_moe.shared_experts.gate_proj.weight": "ffn_gate_shexp.weight",
 	"block_sparse_moe.shared_experts.up_proj.weight":   "ffn_up_shexp.weight",
 	"block_sparse_moe.shared_experts.down_proj.weight": "ffn_down_shexp.weight",

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/arch"
-	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/gguf"
+	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 )
