@@ -10,10 +10,13 @@ import (
 )
 
 // ggml's reference dequantization (ggml-quants.c, dequantize_row_*), one
-// block at a time. Each value is computed with ggml's float32 operations
-// in ggml's order; the explicit float32 conversions stop Go from fusing a
-// multiply and an add into an FMA (which ggml's reference build does not
-// do), so the results are bit-identical to ggml's.
+// block at a time, with ggml's float32 operations in ggml's order. Every
+// product here of an f16 scale (11 significant bits) and the integers of
+// a block is exact in float32: at most 7 more bits for a scale (q6_K's
+// int8) and 5 for a quant make 23 ≤ 24. So each value is an exact product,
+// or one rounding of the difference of two (the types with a min), and
+// neither the order of operations nor an FMA can change it; the explicit
+// float32 conversions keep ggml's order all the same.
 //
 // Block layouts (ggml-common.h; all f16 little-endian, q the stored
 // integer, e the element index inside the block):
@@ -37,10 +40,6 @@ import (
 //	q6_K 210 B: ql[128], qh[64], scales[16] int8, d; s = e/16, t = e%128/32:
 //	      q = (ql[64h+32(t&1)+l] nibble (high for t≥2) | (qh[32h+l]>>2t&3)<<4) − 32
 //	                                               w = (d·sc)·q
-//
-// Every product of an f16 scale and the small integers above is exact in
-// float32 except q6_K's final ·q, so only the order of q6_K's products and
-// of the final subtraction matters; both are kept as ggml writes them.
 
 // ggmlBlockFunc dequantizes one block b into y (BlockSize values).
 type ggmlBlockFunc func(b []byte, y []float32)
@@ -328,8 +327,7 @@ func q6KQuant(ql, qh []byte, h, t, l int) int {
 	return int(lo&15|(qh[32*h+l]>>(2*t)&3)<<4) - 32
 }
 
-// dequantQ6_K: 16 sub-blocks of 16; w = (d·sc)·q, rounded twice as ggml
-// does (d·sc is exact, ·q may round).
+// dequantQ6_K: 16 sub-blocks of 16; w = (d·sc)·q.
 func dequantQ6_K(b []byte, y []float32) {
 	ql, qh, scales := b[0:128], b[128:192], b[192:208]
 	d := f16At(b, 208)
