@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/internal/safetensors"
@@ -81,15 +83,53 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 	if err := opt.defaults(cfg); err != nil {
 		return err
 	}
-	plan, err := Plan(cfg, opt)
-	if err != nil {
-		return inputErr(err)
-	}
 	src, err := NewCheckpointSource(dir, cfg, opt.Threads)
 	if err != nil {
 		return inputErr(err)
 	}
 	defer src.Close()
+	return writeModelFile(out, raw, cfg, src, opt, filepath.Base(filepath.Clean(dir)), meta, progress)
+}
+
+// ConvertGGUF converts a Kimi Linear GGUF file into a model file at out,
+// as ConvertFile does a checkpoint folder: every matrix requantized from
+// the GGUF's dequantized weights into opt's dtypes (a preset), the small
+// tensors f32 (with the converter's transforms undone, see GGUFSource),
+// the embedding table in its f32/f16/bf16 type or, quantized, widened to
+// f32. The stored config.json is the one ConfigFromGGUF rebuilds.
+func ConvertGGUF(path, out string, opt LoadOptions, meta map[string]string, progress func(done, total int, name string)) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return inputErr(fmt.Errorf("model: %w", err))
+	}
+	defer f.Close()
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := opt.defaults(cfg); err != nil {
+		return err
+	}
+	src, err := NewGGUFSource(f, cfg, opt.Threads)
+	if err != nil {
+		return inputErr(err)
+	}
+	src.Requantize, src.EmbedF32 = true, true
+	raw, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeModelFile(out, raw, cfg, src, opt, filepath.Base(path), meta, progress)
+}
+
+// writeModelFile writes src's tensors as the model file out (see
+// ConvertFile); cfgJSON is stored as the config.
+func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, opt LoadOptions, source string, meta map[string]string, progress func(done, total int, name string)) error {
+	plan, err := Plan(cfg, opt)
+	if err != nil {
+		return inputErr(err)
+	}
+	raw := cfgJSON
 	ts := make([]kfile.Tensor, len(plan))
 	for i, p := range plan {
 		t := &ts[i]
@@ -100,11 +140,14 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 		case Float32:
 			t.Layout, t.DType = kfile.LayoutRaw, string(safetensors.F32)
 		case EmbeddingTable:
-			info, _, _ := src.ck.Info(p.Name) // present: checked by NewCheckpointSource
-			t.Layout, t.DType = kfile.LayoutRaw, string(info.DType)
+			dt, _, err := src.Embedding(p.Name)
+			if err != nil {
+				return inputErr(fmt.Errorf("model: %s: tensor %q: %w; nothing was written", src.Where(p.Name), p.Name, err))
+			}
+			t.Layout, t.DType = kfile.LayoutRaw, string(dt)
 		}
 	}
-	m := map[string]string{"ktune_version": version.String(), "source": filepath.Base(filepath.Clean(dir))}
+	m := map[string]string{"ktune_version": version.String(), "source": source}
 	for _, f := range dtypeFields(&opt) {
 		m[f.key] = string(*f.p)
 	}

@@ -48,6 +48,9 @@ type GGUFSource struct {
 	// Requantize packs matrices into the asked dtypes from the
 	// dequantized values (else their ggml type decides their format).
 	Requantize bool
+	// EmbedF32 makes Embedding widen a quantized table to f32 (for a
+	// model file, whose raw tensors are f32, f16 or bf16).
+	EmbedF32 bool
 
 	cfg     *arch.Config
 	refs    map[string]ggufRef
@@ -446,6 +449,13 @@ func (s *GGUFSource) Embedding(name string) (safetensors.DType, []byte, error) {
 		return "", nil, err
 	}
 	dt, ok := map[gguf.Type]safetensors.DType{gguf.TypeF32: safetensors.F32, gguf.TypeF16: safetensors.F16, gguf.TypeBF16: safetensors.BF16}[t.Type]
+	if !ok && s.EmbedF32 {
+		v := make([]float32, t.NumElements())
+		if err := ggmlRows(t, raw, v); err != nil {
+			return "", nil, err
+		}
+		return safetensors.F32, safetensors.F32Bytes(v), nil
+	}
 	if !ok {
 		return "", nil, fmt.Errorf("stored as %s", t.Type)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
+	ggufpkg "github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/profile"
@@ -55,6 +56,8 @@ type BenchOptions struct {
 	CacheSpill string
 	// CacheDType is --cache-dtype.
 	CacheDType string
+	// GGUFRepack is --gguf-repack.
+	GGUFRepack string
 	// CeilingBytes is the buffer the read ceiling streams (tests shrink it).
 	CeilingBytes int
 
@@ -143,6 +146,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Synthetic, "synthetic", false, "random weights at Kimi Linear widths")
 	fl.IntVar(&opts.Layers, "layers", 3, "synthetic: decoder layers (layer 0 dense, the last MLA, the others KDA; all but 0 MoE)")
+	fl.StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage)
 	fl.StringVar(&opts.DTypes, "dtype", "q4,q8", "presets to benchmark (synthetic or a checkpoint folder): "+strings.Join(PresetNames(), ", "))
 	fl.StringVarP(&opts.Prompt, "n-prompt", "p", "64", "prompt lengths, comma-separated (0: no pp rows)")
 	fl.StringVarP(&opts.Gen, "n-gen", "n", "16", "generated tokens, comma-separated (0: no tg rows)")
@@ -296,7 +300,10 @@ func runBench(o *BenchOptions) error {
 			return err
 		}
 		dt := preset
-		if dt == "" {
+		switch {
+		case dt == "" && isGGUF(o.Model):
+			dt = "gguf/" + o.GGUFRepack // the file's types, repacked so
+		case dt == "":
 			dt = dtypeLabel(m.Options())
 		}
 		params := paramsLabel(m.Cfg.ParamCount().Total)
@@ -432,6 +439,21 @@ func (o *BenchOptions) check(dtypes []string) ([]string, error) {
 	file, err := isModelFile(o.Model)
 	if err != nil {
 		return nil, &cli.UsageError{Err: err}
+	}
+	if file && isGGUF(o.Model) {
+		f, err := ggufpkg.Open(o.Model)
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		defer f.Close()
+		cfg, err := model.ConfigFromGGUF(f)
+		if err == nil {
+			_, err = model.NewGGUFSource(f, cfg, 1)
+		}
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		return []string{""}, nil // the file's own types
 	}
 	if file {
 		f, err := kfile.Open(o.Model)
@@ -601,8 +623,12 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	repack, err := ggufRepack(o.GGUFRepack)
+	if err != nil {
+		return nil, "", err
+	}
 	opt := model.LoadOptions{NoVerify: o.NoVerify || o.verified, CacheSpillDir: o.CacheSpill, CacheDType: cdt,
-		AvailableMemory: availableMemory()}
+		AvailableMemory: availableMemory(), GGUFRepack: repack}
 	if o.Synthetic {
 		cfg, err := o.synthConfig(o.Layers)
 		if err != nil {

@@ -35,8 +35,8 @@ type ConvertOptions struct {
 func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Command {
 	opts := &ConvertOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "convert HF_DIR -o OUT.kt",
-		Short: "Convert a Hugging Face checkpoint into a krun model file",
+		Use:   "convert (HF_DIR | FILE.gguf) -o OUT.kt",
+		Short: "Convert a Hugging Face checkpoint or a GGUF file into a krun model file",
 		Long: cli.Doc(`
 			Convert a Hugging Face Kimi Linear checkpoint folder (config.json and
 			model.safetensors, or shards with model.safetensors.index.json) into
@@ -45,6 +45,11 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			a CRC32C. Loading it is a mapping: nothing is converted or copied,
 			and experts no token routes to stay on disk. The format is described
 			in docs/kt-format.md. The file is written atomically.
+
+			A Kimi Linear GGUF file (llama.cpp's kimi-linear architecture, any
+			of its types but the IQ ones) converts the same way: its weights
+			are dequantized and requantized into the preset's formats (krun
+			generate, bench and info also run a GGUF file directly).
 
 			Presets:
 			  f32     every matrix f32 (exact; 4 bytes per weight)
@@ -177,12 +182,22 @@ func runConvert(o *ConvertOptions) error {
 	if err != nil {
 		return &cli.UsageError{Err: err}
 	}
-	if st, err := os.Stat(o.Dir); err != nil {
+	st, err := os.Stat(o.Dir)
+	if err != nil {
 		return cli.Usagef("convert: %v", err)
-	} else if !st.IsDir() {
-		return cli.Usagef("convert: %s is not a checkpoint folder (config.json and safetensors)", o.Dir)
 	}
-	if err := checkOutput(o.Dir, o.Output); err != nil {
+	fromGGUF := !st.IsDir() && isGGUF(o.Dir)
+	if !st.IsDir() && !fromGGUF {
+		return cli.Usagef("convert: %s is not a checkpoint folder (config.json and safetensors) nor a GGUF file", o.Dir)
+	}
+	if fromGGUF {
+		if ost, err := os.Stat(o.Output); err == nil && os.SameFile(st, ost) {
+			return cli.Usagef("convert: -o %s is the input file; it would destroy it (write elsewhere)", o.Output)
+		}
+		if err := checkOutput(filepath.Dir(o.Dir), o.Output); err != nil {
+			return err
+		}
+	} else if err := checkOutput(o.Dir, o.Output); err != nil {
 		return err
 	}
 	stale, err := atomicfile.RemoveStale(o.Output)
@@ -204,7 +219,11 @@ func runConvert(o *ConvertOptions) error {
 	prog := cli.NewProgress(o.Err)
 	t0 := time.Now()
 	meta := map[string]string{"preset": o.Preset}
-	if err := model.ConvertFile(o.Dir, o.Output, opt, meta, func(done, total int, name string) {
+	convert := model.ConvertFile
+	if fromGGUF {
+		convert = model.ConvertGGUF
+	}
+	if err := convert(o.Dir, o.Output, opt, meta, func(done, total int, name string) {
 		if convertHook != nil {
 			convertHook(done, total)
 		}
@@ -214,7 +233,7 @@ func runConvert(o *ConvertOptions) error {
 	}); err != nil {
 		return err
 	}
-	st, err := os.Stat(o.Output)
+	st, err = os.Stat(o.Output)
 	if err != nil {
 		return err
 	}

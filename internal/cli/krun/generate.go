@@ -16,6 +16,7 @@ import (
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
+	ggufpkg "github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/kfile"
@@ -44,6 +45,8 @@ type GenerateOptions struct {
 	CacheSpill string
 	// CacheDType is --cache-dtype.
 	CacheDType string
+	// GGUFRepack is --gguf-repack.
+	GGUFRepack string
 
 	set map[string]bool // flags given on the command line
 }
@@ -145,7 +148,8 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 	fl.Uint64Var(&opts.Sample.Seed, "seed", 0, "sampling seed")
 	fl.IntVarP(&opts.Threads, "threads", "t", 0, "threads (default the usable CPUs, see ktune detect; more are clamped to them)")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "tokenizer folder (default MODEL's folder)")
-	fl.StringVar(&opts.DType, "dtype", "f32", "formats for a checkpoint folder: "+strings.Join(PresetNames(), ", ")+" (a .kt file keeps its own)")
+	fl.StringVar(&opts.DType, "dtype", "f32", "formats for a checkpoint folder: "+strings.Join(PresetNames(), ", ")+" (a .kt file keeps its own; a GGUF file its own unless given)")
+	fl.StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage)
 	fl.BoolVar(&opts.PrintIDs, "print-ids", false, "print token ids instead of text")
 	fl.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "do not stop at end-of-sequence tokens")
 	fl.IntVar(&opts.Lock, "lock-hot", 0, "mlock each MoE layer's N most-routed experts after the prompt")
@@ -222,12 +226,47 @@ func maxLength(cfg *arch.Config, tokDir string) (int, string) {
 	return n, from
 }
 
+// loadTokenizer finds the model's tokenizer: the folder dir if given,
+// else a GGUF file's own (tokenizer.ggml.*), else MODEL's folder (a
+// .kt file's folder). It returns the folder read ("" for a GGUF file).
+func loadTokenizer(modelPath, dir string) (*tokenizer.Tokenizer, string, error) {
+	if dir == "" && isGGUF(modelPath) {
+		f, err := ggufpkg.Open(modelPath)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		tok, err := tokenizer.FromGGUF(f.Metadata, f.Path)
+		return tok, "", err
+	}
+	if dir == "" {
+		dir = modelPath
+		if file, err := isModelFile(modelPath); err == nil && file {
+			dir = filepath.Dir(modelPath)
+		}
+	}
+	tok, err := tokenizer.Load(dir)
+	return tok, dir, err
+}
+
 // peekConfig reads a model's config without loading it: a .kt file's
-// header, or a checkpoint folder's config.json.
+// header, a GGUF file's metadata, or a checkpoint folder's config.json.
 func peekConfig(path string) (*arch.Config, error) {
 	file, err := isModelFile(path)
 	if err != nil {
 		return nil, &cli.UsageError{Err: err}
+	}
+	if file && isGGUF(path) {
+		f, err := ggufpkg.Open(path)
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		defer f.Close()
+		cfg, err := model.ConfigFromGGUF(f)
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		return cfg, nil
 	}
 	if !file {
 		cfg, err := arch.Load(path)
@@ -272,15 +311,13 @@ func runGenerate(o *GenerateOptions) error {
 	idsOut := o.set["ids"] || o.PrintIDs
 	var tok *tokenizer.Tokenizer
 	tokDir := ""
+	repack, err := ggufRepack(o.GGUFRepack)
+	if err != nil {
+		return err
+	}
+	gguf := isGGUF(o.Model)
 	if !idsOut || !o.set["ids"] || o.Tokenizer != "" {
-		tokDir = o.Tokenizer
-		if tokDir == "" {
-			tokDir = o.Model
-			if file, err := isModelFile(o.Model); err == nil && file {
-				tokDir = filepath.Dir(o.Model)
-			}
-		}
-		if tok, err = tokenizer.Load(tokDir); err != nil {
+		if tok, tokDir, err = loadTokenizer(o.Model, o.Tokenizer); err != nil {
 			return cli.Usagef("generate: %v (give --tokenizer DIR, or --ids)", err)
 		}
 	}
@@ -331,7 +368,11 @@ func runGenerate(o *GenerateOptions) error {
 		}
 	}
 
-	m, err := openModel(o.Model, o.DType, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt})
+	preset := o.DType
+	if gguf && !o.set["dtype"] {
+		preset = "" // the file's own types
+	}
+	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt, GGUFRepack: repack})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package krun
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -9,6 +10,8 @@ import (
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
+	ggufpkg "github.com/ktune/ktune/internal/gguf"
+	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/kfile"
 )
@@ -26,7 +29,7 @@ type InfoOptions struct {
 func NewCmdInfo(f *cli.Factory, runF func(*InfoOptions) error) *cobra.Command {
 	opts := &InfoOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "info MODEL.kt",
+		Use:   "info MODEL.kt|MODEL.gguf",
 		Short: "Describe a model file and what of it is resident in RAM",
 		Long: cli.Doc(`
 			Print a model file's header (format version, config, weight formats)
@@ -90,6 +93,9 @@ func runInfo(o *InfoOptions) error {
 	}
 	if err := checkFormat(o.Format); err != nil {
 		return err
+	}
+	if isGGUF(o.Model) {
+		return ggufInfo(o)
 	}
 	f, err := kfile.Open(o.Model)
 	if err != nil {
@@ -175,4 +181,95 @@ func checkFormat(f string) error {
 		return nil
 	}
 	return cli.Usagef("-o %q: want text or md", f)
+}
+
+// ggufGroup classifies a GGUF tensor of a kimi-linear file.
+func ggufGroup(name string) string {
+	switch {
+	case name == "token_embd.weight":
+		return "embedding"
+	case name == "output.weight":
+		return "lm_head"
+	case strings.HasSuffix(name, "_exps.weight"):
+		return "routed experts"
+	case strings.Contains(name, "_shexp."):
+		return "shared expert"
+	case strings.Contains(name, "ffn_gate_inp") || strings.Contains(name, "exp_probs_b"):
+		return "router"
+	case strings.Contains(name, ".ffn_gate.") || strings.Contains(name, ".ffn_up.") || strings.Contains(name, ".ffn_down."):
+		return "dense mlp"
+	case strings.HasSuffix(name, "attn_norm.weight") || strings.HasSuffix(name, "ffn_norm.weight") || name == "output_norm.weight":
+		return "norms"
+	case strings.Contains(name, "ssm_f_") || strings.Contains(name, "ssm_g_") || strings.Contains(name, "ssm_beta"):
+		return "gates"
+	case strings.Contains(name, "ssm_") || strings.Contains(name, "kv_a_norm") || strings.Contains(name, "attn_k_b") || strings.Contains(name, "attn_v_b"):
+		return "attn small (f32)"
+	}
+	return "attention"
+}
+
+// ggufInfo describes a GGUF file: its parts, the config its metadata
+// gives, and per tensor group the ggml types and bytes; --verify loads it
+// (every check LoadGGUF makes, every tensor read).
+func ggufInfo(o *InfoOptions) error {
+	f, err := ggufpkg.Open(o.Model)
+	if err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	defer f.Close()
+	cfg, err := model.ConfigFromGGUF(f)
+	if err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	var size int64
+	for _, p := range f.Parts {
+		if st, err := os.Stat(p); err == nil {
+			size += st.Size()
+		}
+	}
+	name, _ := f.Metadata.String("general.name")
+	fmt.Fprintf(o.Out, "%s: GGUF v%d %q, %s in %d part(s), %d tensors, %d metadata keys, alignment %d\n",
+		o.Model, f.Version, name, cli.HumanBytes(size), len(f.Parts), len(f.Tensors), f.Metadata.Len(), f.Alignment)
+	fmt.Fprintf(o.Out, "config: %d layers (%d KDA, %d MLA), hidden %d, %d experts (top %d), vocab %d; %s parameters\n",
+		cfg.NumHiddenLayers, cfg.NumKDALayers(), cfg.NumMLALayers(), cfg.HiddenSize, cfg.NumExperts, cfg.NumExpertsPerToken,
+		cfg.VocabSize, paramsLabel(cfg.ParamCount().Total))
+	if _, err := model.NewGGUFSource(f, cfg, o.Threads); err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	if o.Verify {
+		m, err := model.LoadGGUF(o.Model, model.LoadOptions{Threads: o.Threads, GGUFRepack: quant.RepackFast, AvailableMemory: -1})
+		if err != nil {
+			return &cli.UsageError{Err: err}
+		}
+		m.Close()
+		fmt.Fprintln(o.Out, "verified: every tensor read and repacked, its values finite, the tensor table against the config")
+	}
+	type agg struct {
+		n, bytes int64
+		types    []string
+	}
+	by := map[string]*agg{}
+	var total int64
+	for _, t := range f.Tensors {
+		g := ggufGroup(t.Name)
+		a := by[g]
+		if a == nil {
+			a = &agg{}
+			by[g] = a
+		}
+		a.n++
+		a.bytes += int64(t.Size)
+		total += int64(t.Size)
+		if ts := t.Type.String(); !slices.Contains(a.types, ts) {
+			a.types = append(a.types, ts)
+		}
+	}
+	var rows [][]string
+	for _, g := range groups {
+		if a := by[g]; a != nil {
+			rows = append(rows, []string{g, fmt.Sprint(a.n), strings.Join(a.types, ","), cli.HumanBytes(a.bytes)})
+		}
+	}
+	rows = append(rows, []string{"total", fmt.Sprint(len(f.Tensors)), "", cli.HumanBytes(total)})
+	return cli.Table(o.Out, o.Format, []string{"group", "tensors", "ggml types", "bytes"}, rows)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
 	_ "github.com/ktune/ktune/kernels/all" // register every kernel family
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/kfile"
@@ -155,6 +156,18 @@ func openModelErr(path, preset string, opt model.LoadOptions) (*model.Model, err
 	if err != nil {
 		return nil, err
 	}
+	if file && isGGUF(path) {
+		// the file's types decide unless a preset is asked for
+		if preset != "" {
+			p, err := presetOptions(preset)
+			if err != nil {
+				return nil, err
+			}
+			opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
+				p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
+		}
+		return model.LoadGGUF(path, opt)
+	}
 	if file {
 		return model.LoadFile(path, opt)
 	}
@@ -166,6 +179,33 @@ func openModelErr(path, preset string, opt model.LoadOptions) (*model.Model, err
 		p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
 	return model.Load(path, opt)
 }
+
+// isGGUF reports whether the file at path starts with GGUF's magic (else
+// it is read as a .kt model file).
+func isGGUF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == "GGUF"
+}
+
+// ggufRepack parses --gguf-repack.
+func ggufRepack(s string) (quant.GGMLRepack, error) {
+	switch s {
+	case "fast", "":
+		return quant.RepackFast, nil
+	case "exact":
+		return quant.RepackExact, nil
+	}
+	return 0, cli.Usagef("--gguf-repack %q: want fast or exact", s)
+}
+
+// ggufRepackUsage is --gguf-repack's help.
+const ggufRepackUsage = "for a GGUF file, the ggml types no packed format holds exactly (K-quants, Q5_1): fast (the nearest format: q4 with a min, q8) or exact (f32: the file's values, 4 bytes per weight)"
 
 // modelName is a short name for tables.
 func modelName(path string) string { return filepath.Base(filepath.Clean(path)) }

@@ -1,0 +1,124 @@
+package krun
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ktune/ktune/internal/cli/clitest"
+	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/gguf"
+)
+
+// goldenGGUF returns the golden folder's F32 and one quantized GGUF copy
+// of the tiny model (gguf/*.gguf; the F32 one holds only f32 tensors).
+func goldenGGUF(t testing.TB) (f32, quantized string) {
+	t.Helper()
+	dir, err := golden.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "gguf", "*.gguf"))
+	for _, p := range paths {
+		f, err := gguf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := true
+		for _, ti := range f.Tensors {
+			all = all && ti.Type == gguf.TypeF32
+		}
+		f.Close()
+		switch {
+		case all && f32 == "":
+			f32 = p
+		case !all && quantized == "":
+			quantized = p
+		}
+	}
+	if f32 == "" || quantized == "" {
+		t.Skipf("no F32 and quantized GGUF files in %s/gguf", dir)
+	}
+	return f32, quantized
+}
+
+// TestKrunGGUF: generate, bench, info and convert run a GGUF file
+// directly; the F32 copy of the tiny model gives the golden greedy ids.
+func TestKrunGGUF(t *testing.T) {
+	f32, q := goldenGGUF(t)
+	var c *golden.File
+	for _, f := range golden.Load(t, golden.TinyModel) {
+		if filepath.Base(f.Dir()) == "tiny_model" {
+			c = f
+		}
+	}
+	if c == nil {
+		t.Skip("no tiny_model golden case")
+	}
+	T, n := c.Dims(t, "input_ids")[1], c.Dims(t, "generated_ids")[1]
+	in, gen := c.I64(t, "input_ids")[:T], c.I64(t, "generated_ids")[:n]
+	join := func(v []int64) string {
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = fmt.Sprint(x)
+		}
+		return strings.Join(s, ",")
+	}
+	copyIn := func(src, name string) func(t testing.TB, dir string) {
+		return func(t testing.TB, dir string) {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clitest.WriteFile(t, dir, name, string(b))
+		}
+	}
+	edited := func(src, name string, edit func(b []byte) []byte) func(t testing.TB, dir string) {
+		return func(t testing.TB, dir string) {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clitest.WriteFile(t, dir, name, string(edit(b)))
+		}
+	}
+	truncated := edited(q, "m.gguf", func(b []byte) []byte { return b[:len(b)-1000] })
+	foreign := edited(q, "m.gguf", func(b []byte) []byte {
+		return bytes.Replace(b, []byte("kimi-linear"), []byte("kimi-lineax"), 1)
+	})
+	probes := []clitest.Probe{
+		{Name: "generate/golden-ids", Setup: copyIn(f32, "m.gguf"), Args: []string{"generate", "{dir}/m.gguf", "--ids", join(in), "-n", fmt.Sprint(n), "--ignore-eos"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if got := strings.TrimSpace(stdout); got != join(gen) {
+					t.Errorf("greedy ids %s, want the golden %s", got, join(gen))
+				}
+			}},
+		{Name: "generate/quantized", Setup: copyIn(q, "m.gguf"), Args: []string{"generate", "{dir}/m.gguf", "--ids", join(in), "-n", "2"}},
+		{Name: "generate/quantized-exact-preset", Setup: copyIn(q, "m.gguf"), Args: []string{"generate", "{dir}/m.gguf", "--ids", join(in), "-n", "2", "--dtype", "q8", "--gguf-repack", "exact"}},
+		{Name: "generate/bad-repack", Setup: copyIn(q, "m.gguf"), Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2", "--gguf-repack", "slow"}, Code: 2, Err: "--gguf-repack"},
+		{Name: "generate/placeholder-vocabulary", Setup: copyIn(q, "m.gguf"), Args: []string{"generate", "{dir}/m.gguf", "--prompt", "hi"}, Code: 2, Err: "tokenizer.ggml.tokens"},
+		{Name: "generate/truncated", Setup: truncated, Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "m.gguf"},
+		{Name: "generate/foreign-architecture", Setup: foreign, Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "not a Kimi Linear file"},
+		{Name: "bench/gguf", Setup: copyIn(q, "m.gguf"), Args: []string{"bench", "{dir}/m.gguf", "-p", "8", "-n", "4", "-r", "1", "-t", "1"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stdout, "gguf/fast") || !strings.Contains(stdout, "tg4") {
+					t.Errorf("bench table lacks the gguf row:\n%s", stdout)
+				}
+			}},
+		{Name: "bench/truncated", Setup: truncated, Args: []string{"bench", "{dir}/m.gguf", "-p", "8", "-n", "4", "-r", "1"}, Code: 2, Err: "m.gguf"},
+		{Name: "info/gguf", Setup: copyIn(q, "m.gguf"), Args: []string{"info", "{dir}/m.gguf", "--verify"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stdout, "GGUF v3") || !strings.Contains(stdout, "routed experts") || !strings.Contains(stdout, "verified") {
+					t.Errorf("info output:\n%s", stdout)
+				}
+			}},
+		{Name: "info/truncated", Setup: truncated, Args: []string{"info", "{dir}/m.gguf"}, Code: 2, Err: "m.gguf"},
+		{Name: "convert/gguf", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt", "--preset", "q8"}, Creates: []string{"o.kt"}},
+		{Name: "convert/gguf-onto-itself", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/m.gguf"}, Code: 2, Err: "is the input file"},
+		{Name: "convert/gguf-truncated", Setup: truncated, Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt"}, Code: 2, Err: "m.gguf"},
+	}
+	clitest.Run(t, Main, probes)
+}
