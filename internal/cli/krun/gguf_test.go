@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/cli/clitest"
-	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/gguf"
+	"github.com/ktune/ktune/internal/golden"
 )
 
 // goldenGGUF returns the golden folder's F32 and one quantized GGUF copy
