@@ -164,7 +164,7 @@ func runGGMLPlan(t gguf.Type, plan ggmlPlan, raw []byte, n, k int) (*Matrix, boo
 	}
 	rowBytes := len(raw) / n
 	panels := m.Panels()
-	workers := min(runtime.GOMAXPROCS(0), panels, max(1, len(raw)>>20))
+	workers := min(runtime.GOMAXPROCS(0), panels, max(1, len(raw)>>18)) // one per 256 KiB at most
 	var (
 		mu       sync.Mutex
 		exact    = true

@@ -597,3 +597,39 @@ func TestGGMLErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFromGGMLParallel: a matrix large enough for several workers (one
+// per 256 KiB of ggml data, up to GOMAXPROCS) packs as the single-worker path does, and one
+// inexact row anywhere makes the whole matrix inexact.
+func TestFromGGMLParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 6))
+	n, k := 400, 4096 // q4_K: 900 KiB; q8_0: 1.7 MiB; f32: 6.25 MiB
+	for _, ty := range []gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeF32} {
+		raw := randomGGML(r, ty, n, k)
+		if ty == gguf.TypeQ4_K { // f16-exact scales everywhere but in row 390
+			raw = raw[:0]
+			for i := range n * k / 256 {
+				d := float32(1.0 / 256)
+				if i == 390*k/256 {
+					d = 0.0123
+				}
+				b, _ := ggmlEncoders[ty](d, 1.0/512, i)
+				raw = append(raw, b...)
+			}
+		}
+		want := make([]float32, n*k)
+		if err := DequantizeGGML(ty, raw, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []GGMLRepack{RepackExact, RepackFast} {
+			m, exact, err := FromGGML(ty, raw, n, k, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same, i := ggmlSame(m, want)
+			if exact != same || (mode == RepackExact && !same) || (ty == gguf.TypeQ4_K && mode == RepackFast && same) {
+				t.Errorf("%s %s: %s exact=%v, element %d differs", ty, mode, formatOf(m), exact, i)
+			}
+		}
+	}
+}
