@@ -241,6 +241,15 @@ func TestGGUFQuantized(t *testing.T) {
 			if !(e <= tolQuantPipeline) {
 				t.Errorf("exact repack differs from the dequantized weights' logits by %.3g relative RMS (> %g)", e, tolQuantPipeline)
 			}
+			// the bounds fail a planted error: NaN, and noise of 1e-4 of
+			// each logit on the exact run
+			planted := slices.Clone(exact)
+			for i := range planted {
+				planted[i] *= 1 + 1e-4*float32(i%7-3)
+			}
+			if relRMS(planted, ref) <= tolQuantPipeline || relRMS(append([]float32{float32(math.NaN())}, exact[1:]...), ref) <= tolQuantPipeline {
+				t.Error("a planted error passes the exact bound")
+			}
 			if !(f <= fastShare*g) {
 				t.Errorf("fast repack differs from the dequantized weights' logits by %.3g relative RMS, more than %g of the file's own error %.3g", f, fastShare, g)
 			}
