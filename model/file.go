@@ -83,6 +83,9 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 	if err := opt.defaults(cfg); err != nil {
 		return err
 	}
+	if opt.usesStored() {
+		return fmt.Errorf("model: %s: a Hugging Face checkpoint has no stored formats (%q); give a dtype", dir, AsStored)
+	}
 	src, err := NewCheckpointSource(dir, cfg, opt.Threads)
 	if err != nil {
 		return inputErr(err)
@@ -92,8 +95,11 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 }
 
 // ConvertGGUF converts a Kimi Linear GGUF file into a model file at out,
-// as ConvertFile does a checkpoint folder: every matrix requantized from
-// the GGUF's dequantized weights into opt's dtypes (a preset), the small
+// as ConvertFile does a checkpoint folder: the matrices of a weight group
+// opt leaves unset repacked from their ggml types as LoadGGUF does
+// (without requantizing: each keeps its own format, the groups' meta say
+// "stored"), those of a group given a dtype requantized from the GGUF's
+// dequantized weights into it (a preset); the small
 // tensors f32 (with the converter's transforms undone, see GGUFSource),
 // the embedding table in its f32/f16/bf16 type or, quantized, widened to
 // f32. The stored config.json is the one ConfigFromGGUF rebuilds.
@@ -107,6 +113,7 @@ func ConvertGGUF(path, out string, opt LoadOptions, meta map[string]string, prog
 	if err != nil {
 		return inputErr(err)
 	}
+	opt.storedDefaults()
 	if err := opt.defaults(cfg); err != nil {
 		return err
 	}
@@ -114,7 +121,7 @@ func ConvertGGUF(path, out string, opt LoadOptions, meta map[string]string, prog
 	if err != nil {
 		return inputErr(err)
 	}
-	src.Requantize, src.EmbedF32 = true, true
+	src.EmbedF32, src.Repack = true, opt.GGUFRepack
 	raw, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err
@@ -131,12 +138,22 @@ func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, op
 	}
 	raw := cfgJSON
 	ts := make([]kfile.Tensor, len(plan))
+	wantDType := make([]kernel.DType, len(plan)) // what the source is asked for (AsStored: its own)
+	for i, p := range plan {
+		wantDType[i] = p.DType
+	}
 	for i, p := range plan {
 		t := &ts[i]
 		t.Name, t.Shape = p.Name, p.Shape
 		switch p.Kind {
 		case Packed:
-			t.Layout, t.DType, t.Shape = kfile.LayoutPacked, string(p.DType), []int64{int64(p.N()), int64(p.K())}
+			dt, hasMin := p.DType, false
+			if sf, ok := src.(storedFormatter); ok {
+				if dt, hasMin, err = sf.StoredFormat(p.Name, p.DType); err != nil {
+					return inputErr(fmt.Errorf("model: %s: tensor %q: %w", src.Where(p.Name), p.Name, err))
+				}
+			}
+			t.Layout, t.DType, t.HasMin, t.Shape = kfile.LayoutPacked, string(dt), hasMin, []int64{int64(p.N()), int64(p.K())}
 		case Float32:
 			t.Layout, t.DType = kfile.LayoutRaw, string(safetensors.F32)
 		case EmbeddingTable:
@@ -162,7 +179,10 @@ func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, op
 		switch p.Kind {
 		case Packed:
 			var q *quant.Matrix
-			if q, err = src.Matrix(p.Name, p.DType); err == nil {
+			if q, err = src.Matrix(p.Name, wantDType[i]); err == nil {
+				q, err = asDeclared(q, ts[i].DType, ts[i].HasMin)
+			}
+			if err == nil {
 				b = q.Data
 			}
 		case Float32:
@@ -186,6 +206,27 @@ func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, op
 		return inputErr(bad)
 	}
 	return err
+}
+
+// storedFormatter is a Source that can say what format Matrix(name, dt)
+// gives before packing it (GGUFSource for AsStored).
+type storedFormatter interface {
+	StoredFormat(name string, dt kernel.DType) (kernel.DType, bool, error)
+}
+
+// asDeclared returns q in the format a model file's header declared for
+// it: q itself, or widened to f32 when the header says f32 (a type whose
+// exact repack depends on its values, declared f32 beforehand, happened
+// to fit a packed format); any other difference (a repack that fell back
+// to f32 on an overflowing scale) is an error.
+func asDeclared(q *quant.Matrix, dt string, hasMin bool) (*quant.Matrix, error) {
+	switch {
+	case string(q.DType) == dt && q.HasMin == hasMin:
+		return q, nil
+	case dt == string(kernel.F32):
+		return quant.Quantize(kernel.F32, q.Dequantize(), q.N, q.K, false)
+	}
+	return nil, fmt.Errorf("packs as %s, not the %s its type repacks into (a scale overflows that format); convert with --gguf-repack exact or a --preset", q.DType, dt)
 }
 
 // LoadFile maps a model file written by ConvertFile and builds the model
@@ -334,6 +375,9 @@ func (s *fileSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, error)
 	t, err := s.lookup(name, kfile.LayoutPacked)
 	if err != nil {
 		return nil, err
+	}
+	if dt == AsStored {
+		dt = kernel.DType(t.DType) // each matrix in its own format
 	}
 	if kernel.DType(t.DType) != dt {
 		return nil, fmt.Errorf("stored as %s, but the header's formats say %s", t.DType, dt)

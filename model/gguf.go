@@ -37,17 +37,14 @@ import (
 //     they are interleaved back into kv_b_proj [H·(dn+dv), r] (a file from
 //     an older converter with one attn_kv_b tensor is read as is).
 //
-// Matrices are repacked from their ggml type into the kernels' formats
-// (quant.FromGGML): exactly where a format holds the same values,
-// otherwise as Repack says. With Requantize set, every matrix is instead
-// dequantized and packed into the dtype the loader asks for (a preset).
+// Matrices asked for AsStored are repacked from their ggml type into the
+// kernels' formats (quant.FromGGML): exactly where a format holds the
+// same values, otherwise as Repack says; asked for a dtype (a preset),
+// they are dequantized and packed into it.
 type GGUFSource struct {
 	File *gguf.File
 	// Repack is how a ggml type without an exact repack is packed.
 	Repack quant.GGMLRepack
-	// Requantize packs matrices into the asked dtypes from the
-	// dequantized values (else their ggml type decides their format).
-	Requantize bool
 	// EmbedF32 makes Embedding widen a quantized table to f32 (for a
 	// model file, whose raw tensors are f32, f16 or bf16).
 	EmbedF32 bool
@@ -284,8 +281,9 @@ func (s *GGUFSource) tensor(name string) (t gguf.TensorInfo, raw []byte, n, k in
 	return t, raw, n, k, nil
 }
 
-// Matrix repacks a weight (see GGUFSource): into its ggml type's format,
-// or, with Requantize, into dt.
+// Matrix repacks a weight (see GGUFSource): for dt AsStored into its ggml
+// type's format (quant.FromGGML under Repack), else requantized into dt
+// from the dequantized values.
 func (s *GGUFSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, error) {
 	r := s.refs[name]
 	if r.vb != "" || r.aLog {
@@ -295,7 +293,7 @@ func (s *GGUFSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, error)
 	if err != nil {
 		return nil, err
 	}
-	if s.Requantize {
+	if dt != AsStored {
 		rowBytes := len(raw) / max(n, 1)
 		return packRows(dt, n, k, s.threads, func(dst []float32, r0, r1 int) error {
 			return ggmlRows(t, raw[r0*rowBytes:r1*rowBytes], dst)
@@ -473,10 +471,11 @@ func (s *GGUFSource) EmbeddingGGML(name string) (gguf.Type, []byte, error) {
 }
 
 // LoadGGUF opens a Kimi Linear GGUF file (or the first part of a split
-// one) and builds the model from it. With no weight dtype in opt the
-// file's types decide the formats (see GGUFSource; opt.GGUFRepack for the
-// types without an exact repack); with any set (a preset), every matrix is
-// requantized from the dequantized weights into opt's dtypes. The
+// one) and builds the model from it. A weight group whose dtype opt leaves
+// unset (or sets to AsStored) takes its matrices' ggml types (see
+// GGUFSource; opt.GGUFRepack for the types without an exact repack); a
+// group given a dtype (a preset) is requantized from the dequantized
+// weights. The
 // embedding table is read in place and dequantized row by row. Before
 // repacking, the model is refused if its weights and budgeted caches
 // exceed the available memory. Problems of the file are InputErrors naming
@@ -501,10 +500,7 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	requant := false
-	for _, dt := range []kernel.DType{opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType} {
-		requant = requant || dt != ""
-	}
+	opt.storedDefaults()
 	if err := opt.defaults(cfg); err != nil {
 		return nil, err
 	}
@@ -512,7 +508,7 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	src.Repack, src.Requantize = opt.GGUFRepack, requant
+	src.Repack = opt.GGUFRepack
 	mem, err := src.estimate(cfg, opt)
 	if err != nil {
 		return nil, err
@@ -556,16 +552,26 @@ func (s *GGUFSource) estimate(cfg *arch.Config, opt LoadOptions) (MemoryReport, 
 				r.WeightsMapped = int64(t.Size)
 			}
 		case Packed:
-			dt, hasMin := p.DType, false
-			if !s.Requantize {
-				t, _ := s.File.Tensor(s.refs[p.Name].name)
-				dt, hasMin = GGMLTarget(t.Type, s.Repack)
-			}
+			dt, hasMin, _ := s.StoredFormat(p.Name, p.DType)
 			r.WeightsHeap += quant.Size(dt, p.N(), p.K(), hasMin)
 		}
 	}
 	r.budget()
 	return r, nil
+}
+
+// StoredFormat is the format Matrix(name, dt) packs into: dt, or for
+// AsStored the format of its ggml type (GGMLTarget).
+func (s *GGUFSource) StoredFormat(name string, dt kernel.DType) (kernel.DType, bool, error) {
+	if dt != AsStored {
+		return dt, false, nil
+	}
+	t, ok := s.File.Tensor(s.refs[name].name)
+	if !ok {
+		return "", false, fmt.Errorf("not a tensor of the model")
+	}
+	f, hasMin := GGMLTarget(t.Type, s.Repack)
+	return f, hasMin, nil
 }
 
 // GGMLTarget is the packed format quant.FromGGML gives a matrix of ggml

@@ -409,3 +409,47 @@ func TestGGUFBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestConvertGGUF: a GGUF converted to a model file without a preset keeps
+// every matrix in the format LoadGGUF repacks it into (both repack modes),
+// so the two give the same logits; a preset requantizes; a checkpoint
+// folder has no stored formats to keep.
+func TestConvertGGUF(t *testing.T) {
+	c, _, quantized := ggufFiles(t)
+	cls := []kernel.Class{kernel.ClassF32}
+	for _, p := range quantized {
+		for _, mode := range []quant.GGMLRepack{quant.RepackFast, quant.RepackExact} {
+			t.Run(fmt.Sprintf("%s/%s", filepath.Base(p), mode), func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "m.kt")
+				if err := ConvertGGUF(p, out, LoadOptions{GGUFRepack: mode, Threads: 1}, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				fm, err := LoadFile(out, LoadOptions{Classes: cls})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer fm.Close()
+				got := ggufLogits(t, fm, c)
+				want := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{GGUFRepack: mode, Classes: cls}), c)
+				if e := relRMS(got, want); !(e <= 1e-6) {
+					t.Errorf("the converted file's logits differ from the GGUF's by %.3g relative RMS", e)
+				}
+			})
+		}
+	}
+	out := filepath.Join(t.TempDir(), "q8.kt")
+	if err := ConvertGGUF(quantized[0], out, LoadOptions{DType: kernel.Q8, Threads: 1}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	fm, err := LoadFile(out, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dt := fm.LMHead.DType; dt != kernel.Q8 {
+		t.Errorf("preset q8: lm_head is %s", dt)
+	}
+	fm.Close()
+	if _, err := Load(c.f.Dir(), LoadOptions{DType: AsStored}); err == nil || !strings.Contains(err.Error(), "no stored formats") {
+		t.Errorf("a checkpoint folder loaded as stored: %v", err)
+	}
+}

@@ -38,6 +38,9 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	if err := opt.defaults(cfg); err != nil {
 		return nil, err
 	}
+	if opt.usesStored() {
+		return nil, fmt.Errorf("model: %s: a Hugging Face checkpoint has no stored formats (%q); give a dtype", dir, AsStored)
+	}
 	embedBytes := 2
 	if strings.EqualFold(cfg.Dtype, "float32") || strings.EqualFold(cfg.TorchDtype, "float32") {
 		embedBytes = 4

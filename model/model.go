@@ -169,6 +169,34 @@ type LoadOptions struct {
 	AvailableMemory int64
 }
 
+// AsStored, as a weight group's dtype, keeps each matrix in the format its
+// source stores: a GGUF file's ggml types (repacked, see GGUFSource), a
+// model file's per-tensor formats. A Hugging Face checkpoint has no such
+// formats (it is refused there).
+const AsStored kernel.DType = "stored"
+
+// storedDefaults sets every weight group opt leaves unset to AsStored
+// (the base DType only when no group is set, so a preset's groups keep
+// inheriting it).
+func (o *LoadOptions) storedDefaults() {
+	if o.DType == "" {
+		o.DType = AsStored
+	}
+	if o.GateDType == "" && o.DType == AsStored {
+		o.GateDType = AsStored
+	}
+}
+
+// usesStored reports whether a weight group is AsStored.
+func (o *LoadOptions) usesStored() bool {
+	for _, dt := range []kernel.DType{o.DType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType, o.GateDType} {
+		if dt == AsStored {
+			return true
+		}
+	}
+	return false
+}
+
 func (o *LoadOptions) defaults(cfg *arch.Config) error {
 	if o.DType == "" {
 		o.DType = kernel.F32
@@ -186,7 +214,7 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 	}
 	for _, dt := range []kernel.DType{o.DType, o.GateDType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType} {
 		switch dt {
-		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4:
+		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, AsStored:
 		default:
 			return fmt.Errorf("model: weight dtype %q not supported (f32, bf16, q8, q4)", dt)
 		}

@@ -29,6 +29,10 @@ type ConvertOptions struct {
 	Head    string
 	Gates   string
 	Threads int
+	// GGUFRepack is --gguf-repack.
+	GGUFRepack string
+
+	presetSet bool // --preset given
 }
 
 // NewCmdConvert builds `krun convert`.
@@ -47,9 +51,13 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			in docs/kt-format.md. The file is written atomically.
 
 			A Kimi Linear GGUF file (llama.cpp's kimi-linear architecture, any
-			of its types but the IQ ones) converts the same way: its weights
-			are dequantized and requantized into the preset's formats (krun
-			generate, bench and info also run a GGUF file directly).
+			of its types but the IQ ones) converts too: without --preset each
+			matrix is repacked from its ggml type, not requantized (Q8_0, Q5_0,
+			Q3_K → q8, Q4_0 → q4, Q4_1 → q4 with a min, exactly; the K-quants
+			and Q5_1 as --gguf-repack says: fast, the nearest format, or exact,
+			f32); with --preset (or a group flag) those groups are requantized
+			from the dequantized weights. krun generate, bench and info also
+			run a GGUF file directly.
 
 			Presets:
 			  f32     every matrix f32 (exact; 4 bytes per weight)
@@ -79,6 +87,7 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
+			opts.presetSet = cmd.Flags().Changed("preset")
 			if opts.Output == "" {
 				return cli.Usagef("convert: -o OUT.kt is required")
 			}
@@ -99,14 +108,27 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 	cmd.Flags().StringVar(&opts.Head, "head", "", "lm_head format")
 	cmd.Flags().StringVar(&opts.Gates, "gates", "", "KDA gate projections' format (default f32)")
 	cmd.Flags().IntVar(&opts.Threads, "threads", 0, "conversion threads (default all CPUs)")
+	cmd.Flags().StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage+"; without --preset")
 	return cmd
 }
 
-// loadOptions is the preset with the group overrides applied.
+// loadOptions is the preset with the group overrides applied (for a GGUF
+// file without --preset, the overrides alone: the other groups keep the
+// file's types).
 func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 	opt, err := presetOptions(o.Preset)
 	if err != nil {
 		return opt, err
+	}
+	repack, err := ggufRepack(o.GGUFRepack)
+	if err != nil {
+		return opt, err
+	}
+	if isGGUF(o.Dir) {
+		if !o.presetSet {
+			opt = model.LoadOptions{}
+		}
+		opt.GGUFRepack = repack
 	}
 	for _, g := range []struct {
 		flag, val string
@@ -219,6 +241,9 @@ func runConvert(o *ConvertOptions) error {
 	prog := cli.NewProgress(o.Err)
 	t0 := time.Now()
 	meta := map[string]string{"preset": o.Preset}
+	if fromGGUF && !o.presetSet {
+		meta["preset"] = "stored (the GGUF's types, --gguf-repack " + o.GGUFRepack + ")"
+	}
 	convert := model.ConvertFile
 	if fromGGUF {
 		convert = model.ConvertGGUF
@@ -237,7 +262,7 @@ func runConvert(o *ConvertOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "wrote %s: %s in %.1fs (preset %s)\n", o.Output, cli.HumanBytes(st.Size()), time.Since(t0).Seconds(), o.Preset)
+	fmt.Fprintf(o.Out, "wrote %s: %s in %.1fs (preset %s)\n", o.Output, cli.HumanBytes(st.Size()), time.Since(t0).Seconds(), meta["preset"])
 	return nil
 }
 

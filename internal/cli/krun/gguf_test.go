@@ -117,6 +117,13 @@ func TestKrunGGUF(t *testing.T) {
 			}},
 		{Name: "info/truncated", Setup: truncated, Args: []string{"info", "{dir}/m.gguf"}, Code: 2, Err: "m.gguf"},
 		{Name: "convert/gguf", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt", "--preset", "q8"}, Creates: []string{"o.kt"}},
+		{Name: "convert/gguf-stored", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt"}, Creates: []string{"o.kt"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stdout, "stored (the GGUF's types") {
+					t.Errorf("convert output: %s", stdout)
+				}
+			}},
+		{Name: "convert/gguf-bad-repack", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt", "--gguf-repack", "lossy"}, Code: 2, Err: "--gguf-repack"},
 		{Name: "convert/gguf-onto-itself", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/m.gguf"}, Code: 2, Err: "is the input file"},
 		{Name: "convert/gguf-truncated", Setup: truncated, Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt"}, Code: 2, Err: "m.gguf"},
 	}
