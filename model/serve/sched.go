@@ -160,7 +160,8 @@ func (e *engine) stop() {
 }
 
 // cancelAll ends every waiting and running sequence with an error event
-// (for a shutdown that runs out of time); the scheduler keeps running.
+// and stops the scheduler without waiting for it (for a shutdown that
+// runs out of time); later requests are refused.
 func (e *engine) cancelAll() {
 	e.mu.Lock()
 	e.stopped = true

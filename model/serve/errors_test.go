@@ -1,0 +1,248 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadRequests: each malformed request is refused with its status and
+// an OpenAI-shaped error of the right type, and nothing runs.
+func TestBadRequests(t *testing.T) {
+	ts := startServer(t, Options{Ctx: 64, MaxBody: 4096}, true)
+	const chat, cmpl = "/v1/chat/completions", "/v1/completions"
+	bad := "invalid_request_error"
+	for _, c := range []struct {
+		name, method, path, body string
+		status                   int
+		typ, code                string
+	}{
+		{"bad JSON", "POST", cmpl, `{"prompt": [1,`, 400, bad, "invalid_json"},
+		{"not an object", "POST", cmpl, `[1, 2]`, 400, bad, "invalid_json"},
+		{"empty body", "POST", cmpl, ``, 400, bad, "invalid_json"},
+		{"data after the object", "POST", cmpl, `{"prompt": [1]} {}`, 400, bad, "invalid_json"},
+		{"temperature a string", "POST", cmpl, `{"prompt": [1], "temperature": "hot"}`, 400, bad, "invalid_type"},
+		{"max_tokens a fraction", "POST", cmpl, `{"prompt": [1], "max_tokens": 1.5}`, 400, bad, "invalid_type"},
+		{"max_tokens 0", "POST", cmpl, `{"prompt": [1], "max_tokens": 0}`, 400, bad, "invalid_value"},
+		{"max_tokens negative", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "max_tokens": -3}`, 400, bad, "invalid_value"},
+		{"temperature 3", "POST", cmpl, `{"prompt": [1], "temperature": 3}`, 400, bad, "invalid_value"},
+		{"top_p 1.5", "POST", cmpl, `{"prompt": [1], "top_p": 1.5}`, 400, bad, "invalid_value"},
+		{"top_k -2", "POST", cmpl, `{"prompt": [1], "top_k": -2}`, 400, bad, "invalid_value"},
+		{"min_p 2", "POST", cmpl, `{"prompt": [1], "min_p": 2}`, 400, bad, "invalid_value"},
+		{"frequency_penalty 3", "POST", cmpl, `{"prompt": [1], "frequency_penalty": 3}`, 400, bad, "invalid_value"},
+		{"presence_penalty -2.5", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "presence_penalty": -2.5}`, 400, bad, "invalid_value"},
+		{"n 2", "POST", cmpl, `{"prompt": [1], "n": 2}`, 400, bad, "unsupported_value"},
+		{"five stop strings", "POST", cmpl, `{"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}`, 400, bad, "invalid_value"},
+		{"stop a number", "POST", cmpl, `{"prompt": "x", "stop": 12}`, 400, bad, "invalid_type"},
+		{"empty stop string", "POST", cmpl, `{"prompt": "x", "stop": [""]}`, 400, bad, "invalid_value"},
+		{"seed a string", "POST", cmpl, `{"prompt": [1], "seed": "x"}`, 400, bad, "invalid_type"},
+		{"no prompt", "POST", cmpl, `{"max_tokens": 3}`, 400, bad, "invalid_value"},
+		{"empty prompt ids", "POST", cmpl, `{"prompt": []}`, 400, bad, "invalid_value"},
+		{"prompt id outside the vocabulary", "POST", cmpl, `{"prompt": [1, 99999]}`, 400, bad, "invalid_value"},
+		{"negative prompt id", "POST", cmpl, `{"prompt": [1, -4]}`, 400, bad, "invalid_value"},
+		{"two prompts", "POST", cmpl, `{"prompt": [[1], [2]]}`, 400, bad, "unsupported_value"},
+		{"prompt an object", "POST", cmpl, `{"prompt": {"text": "x"}}`, 400, bad, "invalid_type"},
+		{"prompt longer than ctx", "POST", cmpl, `{"prompt": [` + strings.Repeat("1,", 64) + `1]}`, 400, bad, "context_length_exceeded"},
+		{"prompt and max_tokens over ctx", "POST", cmpl, `{"prompt": [1, 2, 3], "max_tokens": 62}`, 400, bad, "context_length_exceeded"},
+		{"messages to completions", "POST", cmpl, `{"messages": [{"role": "user", "content": "x"}]}`, 400, bad, "unsupported_parameter"},
+		{"prompt to chat", "POST", chat, `{"prompt": "x", "messages": [{"role": "user", "content": "x"}]}`, 400, bad, "unsupported_parameter"},
+		{"no messages", "POST", chat, `{"model": "tiny"}`, 400, bad, "invalid_value"},
+		{"messages a string", "POST", chat, `{"messages": "hello"}`, 400, bad, "invalid_type"},
+		{"unknown role", "POST", chat, `{"messages": [{"role": "wizard", "content": "x"}]}`, 400, bad, "invalid_value"},
+		{"image content", "POST", chat, `{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}`, 400, bad, "invalid_value"},
+		{"logprobs 21", "POST", cmpl, `{"prompt": [1], "logprobs": 21}`, 400, bad, "invalid_value"},
+		{"chat logprobs a number", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "logprobs": 3}`, 400, bad, "invalid_type"},
+		{"top_logprobs without logprobs", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "top_logprobs": 5}`, 400, bad, "invalid_value"},
+		{"stream_options without stream", "POST", cmpl, `{"prompt": [1], "stream_options": {"include_usage": true}}`, 400, bad, "invalid_value"},
+		{"tools", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}]}`, 400, bad, "unsupported_parameter"},
+		{"response_format json", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}}`, 400, bad, "unsupported_value"},
+		{"logit_bias key", "POST", cmpl, `{"prompt": [1], "logit_bias": {"abc": 1}}`, 400, bad, "invalid_value"},
+		{"logit_bias value", "POST", cmpl, `{"prompt": [1], "logit_bias": {"5": 200}}`, 400, bad, "invalid_value"},
+		{"echo", "POST", cmpl, `{"prompt": [1], "echo": true}`, 400, bad, "unsupported_value"},
+		{"body over the limit", "POST", cmpl, `{"prompt": "` + strings.Repeat("x", 5000) + `"}`, 413, bad, "request_too_large"},
+		{"GET a completion", "GET", cmpl, ``, 405, bad, "method_not_allowed"},
+		{"no such endpoint", "POST", "/v1/embeddings", `{}`, 404, "not_found_error", "not_found"},
+		{"no such model", "GET", "/v1/models/gpt-9", ``, 404, bad, "model_not_found"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := do(t, c.method, ts.URL+c.path, c.body)
+			var e struct {
+				Error struct {
+					Message, Type, Code string
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatalf("status %d, body not JSON: %s", status, body)
+			}
+			if status != c.status || e.Error.Type != c.typ || e.Error.Code != c.code || e.Error.Message == "" {
+				t.Errorf("status %d %+v; want %d %s %s", status, e.Error, c.status, c.typ, c.code)
+			}
+		})
+	}
+	mt := metricsOf(t, ts.URL)
+	if mt["prompt_tokens_total"] != 0 || mt["decode_steps_total"] != 0 {
+		t.Errorf("a refused request ran: %v prompt tokens, %v decode steps", mt["prompt_tokens_total"], mt["decode_steps_total"])
+	}
+}
+
+// TestAPIKey: with an API key, requests without it or with another are
+// refused with 401; /health needs none.
+func TestAPIKey(t *testing.T) {
+	ts := startServer(t, Options{APIKey: "sekret"}, false)
+	body := `{"prompt": [1, 2], "max_tokens": 1}`
+	for _, c := range []struct {
+		hdr    []string
+		status int
+	}{
+		{nil, 401},
+		{[]string{"Authorization", "Bearer nope"}, 401},
+		{[]string{"Authorization", "sekret"}, 401},
+		{[]string{"Authorization", "Bearer sekret"}, 200},
+		{[]string{"X-Api-Key", "sekret"}, 200},
+	} {
+		if st, b := do(t, "POST", ts.URL+"/v1/completions", body, c.hdr...); st != c.status {
+			t.Errorf("%v: %d %s; want %d", c.hdr, st, b, c.status)
+		}
+	}
+	if st, _ := do(t, "GET", ts.URL+"/health", ""); st != 200 {
+		t.Errorf("/health with no key: %d", st)
+	}
+	if st, _ := do(t, "GET", ts.URL+"/v1/models", ""); st != 401 {
+		t.Errorf("/v1/models with no key: %d", st)
+	}
+}
+
+// startStream posts a streaming completion and returns the response once
+// its first token arrived (the sequence is running).
+func startStream(t testing.TB, url string, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			return resp
+		}
+	}
+}
+
+// waitMetric polls /metrics until name has value v (up to 5 s).
+func waitMetric(t testing.TB, url, name string, v float64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got := metricsOf(t, url)[name]
+		if got == v {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metric %s is %v; want %v", name, got, v)
+		}
+	}
+}
+
+// TestQueueFullAndDisconnect: with every place and the queue taken a
+// request gets 503 with Retry-After; a client that leaves mid-stream is
+// cancelled and its place goes to the next.
+func TestQueueFullAndDisconnect(t *testing.T) {
+	ts := startServer(t, Options{Parallel: 1, Queue: 1}, false)
+	long := `{"prompt": [1, 2, 3], "max_tokens": 4000, "ignore_eos": true, "stream": true}`
+	a := startStream(t, ts.URL, long)
+	waitMetric(t, ts.URL, "requests_running", 1)
+	done := make(chan int)
+	go func() { // b waits in the queue
+		st, _ := do(t, "POST", ts.URL+"/v1/completions", `{"prompt": [4, 5], "max_tokens": 2}`)
+		done <- st
+	}()
+	waitMetric(t, ts.URL, "requests_waiting", 1)
+	resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt": [6], "max_tokens": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("full queue: status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	a.Body.Close() // a leaves: b runs
+	select {
+	case st := <-done:
+		if st != 200 {
+			t.Errorf("queued request: status %d", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queued request did not run after the running client left")
+	}
+	waitMetric(t, ts.URL, "requests_cancelled_total", 1)
+	waitMetric(t, ts.URL, "requests_running", 0)
+	waitMetric(t, ts.URL, "state_bytes", 0)
+}
+
+// TestGracefulShutdown: when Serve's context ends, a running stream
+// finishes ([DONE]) and Serve returns; with too short a grace a stream is
+// cancelled with an error event instead.
+func TestGracefulShutdown(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		grace time.Duration
+		max   int
+		want  string
+	}{
+		{"finishes", 10 * time.Second, 40, "[DONE]"},
+		{"cancelled", 50 * time.Millisecond, 4000, `"shutting_down"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := startServer(t, Options{Grace: c.grace}, false)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- ts.Serve(ctx, ln) }()
+			url := "http://" + ln.Addr().String()
+			body := `{"prompt": [1, 2, 3], "max_tokens": ` + itoa(c.max) + `, "ignore_eos": true, "stream": true}`
+			resp := startStream(t, url, body)
+			defer resp.Body.Close()
+			cancel()
+			var last string
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if line := sc.Text(); line != "" {
+					last = line
+				}
+			}
+			if !strings.Contains(last, c.want) {
+				t.Errorf("the stream ended with %q; want %s", last, c.want)
+			}
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("Serve did not return")
+			}
+			if _, err := http.Get(url + "/health"); err == nil {
+				t.Error("the server still accepts connections after shutdown")
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
