@@ -516,18 +516,7 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	if err := checkFits(&mem, &opt, "GGUF file "+f.Path); err != nil {
 		return nil, err
 	}
-	m, heap, err := build(cfg, src, opt)
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	m.closer = src
-	mem.WeightsMapped, mem.WeightsHeap = int64(len(m.Embed.Data)), heap
-	mem.budget()
-	m.mem = mem
-	if opt.Chooser != nil {
-		m.restore = kernel.SetChooser(opt.Chooser)
-	}
-	return m, nil
+	return buildFrom(cfg, src, opt, mem)
 }
 
 // estimate is the memory report before loading: each tensor at the size

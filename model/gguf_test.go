@@ -193,20 +193,26 @@ func TestGGUFGolden(t *testing.T) {
 // logits, decode logits and greedy ids against the golden data.
 func checkGoldenRun(t *testing.T, m *Model, c *tinyCase) {
 	t.Helper()
-	TV, nV := c.T*c.V, c.nDecode*c.V
 	for b := 0; b < c.B; b++ {
-		r := runGolden(t, m, c, b)
-		golden.Check(t, fmt.Sprintf("b%d logits", b), r.logits, c.logits[b*TV:(b+1)*TV], tolLogits)
-		golden.Check(t, fmt.Sprintf("b%d decode_logits", b), r.decode, c.decode[b*nV:(b+1)*nV], tolLogits)
-		got := []int{argmax(r.logits[(c.T-1)*c.V:])}
-		for i := 0; i+1 < c.nDecode; i++ {
-			got = append(got, argmax(r.decode[i*c.V:(i+1)*c.V]))
-		}
-		for i, id := range got {
-			if int32(id) != c.gen[b][i] {
-				t.Errorf("b%d greedy id %d = %d, want %d (all: %v, want %v)", b, i, id, c.gen[b][i], got, c.gen[b])
-				break
-			}
+		checkGoldenOut(t, c, b, runGolden(t, m, c, b))
+	}
+}
+
+// checkGoldenOut checks batch row b's logits, decode logits and greedy
+// ids against the golden data.
+func checkGoldenOut(t *testing.T, c *tinyCase, b int, r runOut) {
+	t.Helper()
+	TV, nV := c.T*c.V, c.nDecode*c.V
+	golden.Check(t, fmt.Sprintf("b%d logits", b), r.logits, c.logits[b*TV:(b+1)*TV], tolLogits)
+	golden.Check(t, fmt.Sprintf("b%d decode_logits", b), r.decode, c.decode[b*nV:(b+1)*nV], tolLogits)
+	got := []int{argmax(r.logits[(c.T-1)*c.V:])}
+	for i := 0; i+1 < c.nDecode; i++ {
+		got = append(got, argmax(r.decode[i*c.V:(i+1)*c.V]))
+	}
+	for i, id := range got {
+		if int32(id) != c.gen[b][i] {
+			t.Errorf("b%d greedy id %d = %d, want %d (all: %v, want %v)", b, i, id, c.gen[b][i], got, c.gen[b])
+			break
 		}
 	}
 }

@@ -56,9 +56,24 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	m, heap, err := build(cfg, src, opt)
+	m, err := buildFrom(cfg, src, opt, mem)
 	if err != nil {
 		src.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// buildFrom builds the model from a source whose matrices are converted
+// into memory (the embedding table alone read in place), completes the
+// memory report estimated before, and installs opt's chooser; src is
+// closed with the model. Build errors are InputErrors.
+func buildFrom(cfg *arch.Config, src interface {
+	Source
+	Close() error
+}, opt LoadOptions, mem MemoryReport) (*Model, error) {
+	m, heap, err := build(cfg, src, opt)
+	if err != nil {
 		return nil, inputErr(err)
 	}
 	m.closer = src

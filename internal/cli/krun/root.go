@@ -80,6 +80,7 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 	}
 	isa.Register(cmd)
 	cmd.AddCommand(NewCmdConvert(f, nil), NewCmdGenerate(f, nil), NewCmdBench(f, nil), NewCmdInfo(f, nil))
+	cmd.AddCommand(NewCmdServe(f, nil))
 	return cmd
 }
 
@@ -156,28 +157,29 @@ func openModelErr(path, preset string, opt model.LoadOptions) (*model.Model, err
 	if err != nil {
 		return nil, err
 	}
-	if file && isGGUF(path) {
-		// the file's types decide unless a preset is asked for
-		if preset != "" {
-			p, err := presetOptions(preset)
-			if err != nil {
-				return nil, err
-			}
-			opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
-				p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
-		}
-		return model.LoadGGUF(path, opt)
-	}
-	if file {
+	if file && !isGGUF(path) {
 		return model.LoadFile(path, opt)
 	}
-	p, err := presetOptions(preset)
+	if !file || preset != "" { // a GGUF file's types decide unless a preset is asked for
+		if opt, err = withPreset(opt, preset); err != nil {
+			return nil, err
+		}
+	}
+	if file {
+		return model.LoadGGUF(path, opt)
+	}
+	return model.Load(path, opt)
+}
+
+// withPreset returns opt with the weight formats of the preset called name.
+func withPreset(opt model.LoadOptions, name string) (model.LoadOptions, error) {
+	p, err := presetOptions(name)
 	if err != nil {
-		return nil, err
+		return opt, err
 	}
 	opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
 		p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
-	return model.Load(path, opt)
+	return opt, nil
 }
 
 // isGGUF reports whether the file at path starts with GGUF's magic (else
