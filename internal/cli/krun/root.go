@@ -81,7 +81,6 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 	isa.Register(cmd)
 	cmd.AddCommand(NewCmdConvert(f, nil), NewCmdGenerate(f, nil), NewCmdBench(f, nil), NewCmdInfo(f, nil))
 	cmd.AddCommand(NewCmdServe(f, nil))
-	cmd.AddCommand(NewCmdServe(f, nil))
 	return cmd
 }
 
