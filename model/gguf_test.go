@@ -14,13 +14,16 @@ import (
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 )
 
 // ggufFiles finds the golden folder's GGUF copies of the tiny model
 // (gguf/*.gguf) and the golden case of the checkpoint they were made from.
-// The F32 file is the one whose tensors are all f32.
+// The reference ("F32") file is the first whose tensors are all f32, f16
+// or bf16 (unquantized: the bf16 checkpoint's values exactly); the others
+// are the quantized ones.
 func ggufFiles(t *testing.T) (c *tinyCase, f32 string, quantized []string) {
 	t.Helper()
 	dir, err := golden.Dir()
@@ -46,7 +49,7 @@ func ggufFiles(t *testing.T) (c *tinyCase, f32 string, quantized []string) {
 		}
 		all := true
 		for _, ti := range f.Tensors {
-			all = all && ti.Type == gguf.TypeF32
+			all = all && (ti.Type == gguf.TypeF32 || ti.Type == gguf.TypeF16 || ti.Type == gguf.TypeBF16)
 		}
 		f.Close()
 		if all && f32 == "" {
@@ -56,7 +59,7 @@ func ggufFiles(t *testing.T) (c *tinyCase, f32 string, quantized []string) {
 		}
 	}
 	if f32 == "" {
-		t.Fatalf("no all-f32 GGUF among %v", paths)
+		t.Fatalf("no unquantized (f32/f16/bf16) GGUF among %v", paths)
 	}
 	return c, f32, quantized
 }
@@ -99,8 +102,8 @@ func TestGGUFConfig(t *testing.T) {
 	}
 }
 
-// TestGGUFTensors: every tensor of the F32 file, through the source, is the
-// checkpoint's tensor: names, the reversed shapes, the stacked experts,
+// TestGGUFTensors: every tensor of the F32 file (an f16 one: rounded to
+// f16), through the source, is the checkpoint's tensor: names, the reversed shapes, the stacked experts,
 // the conv taps and kv_b_proj (un-split) bit for bit, A_log to the value
 // whose −exp is the file's (within an ulp of the checkpoint's).
 func TestGGUFTensors(t *testing.T) {
@@ -144,6 +147,12 @@ func TestGGUFTensors(t *testing.T) {
 		}
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d values, want %d", spec.Name, len(got), len(want))
+		}
+		// an f16 file holds the checkpoint's values rounded to f16
+		if ti, _ := f.Tensor(src.refs[spec.Name].name); ti.Type == gguf.TypeF16 {
+			for i, w := range want {
+				want[i] = half.F16ToF32(half.F32ToF16(w))
+			}
 		}
 		for i := range want {
 			ok := got[i] == want[i]

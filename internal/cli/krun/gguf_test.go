@@ -29,7 +29,7 @@ func goldenGGUF(t testing.TB) (f32, quantized string) {
 		}
 		all := true
 		for _, ti := range f.Tensors {
-			all = all && ti.Type == gguf.TypeF32
+			all = all && (ti.Type == gguf.TypeF32 || ti.Type == gguf.TypeF16 || ti.Type == gguf.TypeBF16)
 		}
 		f.Close()
 		switch {
