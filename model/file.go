@@ -232,9 +232,10 @@ func asDeclared(q *quant.Matrix, dt string, hasMin bool) (*quant.Matrix, error) 
 // LoadFile maps a model file written by ConvertFile and builds the model
 // on views of the mapping: no weight is converted or copied (MLA's
 // kv_b_proj alone is split into two small f32 copies), and untouched
-// tensors — cold experts — stay on disk until a token routes to them. The
-// file's weight formats apply; an opt dtype that disagrees with them is an
-// error (convert again to change them). The header is always checked, the
+// tensors — cold experts — stay on disk until a token routes to them (and
+// are prefetched when one does: SetPrefetch). The file's weight formats
+// apply; an opt dtype that disagrees with them is an error (convert again
+// to change them). The header is always checked, the
 // tensors' checksums unless opt.NoVerify. Errors name the file and the
 // problem: bad magic or version, a corrupt header or tensor table, a
 // checksum mismatch, a tensor missing, extra or mis-shaped for the config.
@@ -252,6 +253,7 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.closer = f
+	m.SetPrefetch(PrefetchDefault()) // expert prefetch (prefetch.go)
 	return m, nil
 }
 

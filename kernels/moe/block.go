@@ -25,6 +25,14 @@ type BlockWeights struct {
 	Cfg     RouterConfig
 	Experts []Expert
 	Shared  *Expert // nil without shared experts
+	// Prefetch, if set, is called by Forward once per call, right after
+	// routing and before any expert runs, with the active experts in
+	// ascending order (the order they are started in): a model whose
+	// experts are mapped from a file asks the OS to start reading them
+	// (madvise WILLNEED), so that the reads of the later experts overlap
+	// the first ones' compute. It must not modify experts nor keep it
+	// past the call; nil costs nothing.
+	Prefetch func(experts []int)
 }
 
 // Validate checks the shapes.
@@ -136,8 +144,12 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	// ---- experts: per expert-sorted row, out [N·K, C] indexed by slot
 	out := scratch.Get(n * K * C)
 	defer scratch.Put(out)
+	active := r.Active()
+	if b.Prefetch != nil {
+		b.Prefetch(active)
+	}
 	var small, large []int
-	for _, e := range r.Active() {
+	for _, e := range active {
 		if int(r.Count[e]) <= cross {
 			small = append(small, e)
 		} else {
