@@ -60,6 +60,17 @@ type BenchOptions struct {
 	GGUFRepack string
 	// CeilingBytes is the buffer the read ceiling streams (tests shrink it).
 	CeilingBytes int
+	// NoPrefetch turns a model file's expert prefetch off (--no-prefetch;
+	// model.SetPrefetch).
+	NoPrefetch bool
+	// LockHot is --lock-hot: each MoE layer's N most-routed experts (by an
+	// untimed 64-token prefill) locked in RAM before measuring.
+	LockHot int
+	// DiskCeilingBytes is what the disk read ceiling reads (tests shrink it).
+	DiskCeilingBytes int
+	// disk is the disk read ceiling (bytes/s), measured once when a row
+	// first pages in (0: not yet, <0: not measurable).
+	disk float64
 
 	// synthConfig makes the synthetic config (tests use a tiny one).
 	synthConfig func(layers int) (*arch.Config, error)
@@ -69,7 +80,7 @@ type BenchOptions struct {
 
 // NewCmdBench builds `krun bench`.
 func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command {
-	opts := &BenchOptions{Factory: f, CeilingBytes: 512 << 20, synthConfig: model.SyntheticConfig}
+	opts := &BenchOptions{Factory: f, CeilingBytes: 512 << 20, DiskCeilingBytes: 256 << 20, synthConfig: model.SyntheticConfig}
 	cmd := &cobra.Command{
 		Use:   "bench [MODEL | --synthetic]",
 		Short: "Benchmark prefill and decode tokens/s against the bandwidth bound (llama-bench style)",
@@ -101,6 +112,22 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			ceiling excluded). --cache-spill DIR keeps the MLA caches
 			in files in DIR (mapped) instead of the heap, to time the spilled
 			cache.
+
+			Every row also reports what the timed runs paged in: major page
+			faults per token (getrusage ru_majflt) and, on Linux, the bytes
+			read from storage per token and their rate (/proc/self/io
+			read_bytes over the timed seconds). A model file larger than the
+			free RAM pages its cold experts in as tokens route to them; each
+			MoE layer's chosen experts are prefetched (madvise WILLNEED) as
+			soon as the router has chosen, unless --no-prefetch (or
+			KTUNE_PREFETCH=0). When a row read from storage, it adds the paged
+			bound: its weights resident at the read ceiling plus the
+			missing ones (the bytes read per token, at most the weights) at
+			the disk read ceiling, measured once (Linux: 256 MiB of the model
+			file in 4 MiB O_DIRECT reads, 4 in flight). --lock-hot N locks
+			each MoE layer's N most-routed experts (by an untimed 64-token
+			prefill) in RAM first, where RLIMIT_MEMLOCK allows (a refusal is
+			reported, not fatal). See docs/larger-than-ram.md.
 
 			Every flag and the model are checked before anything is
 			measured: a .kt file is verified (as generate's loading does,
@@ -134,6 +161,9 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			if _, err := cacheDType(opts.CacheDType); err != nil {
 				return err
 			}
+			if opts.LockHot < 0 {
+				return cli.Usagef("bench: --lock-hot %d; want 0 or more", opts.LockHot)
+			}
 			if err := writableDir("--cpuprofile", opts.CPUProfile); err != nil {
 				return err
 			}
@@ -160,6 +190,8 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to `FILE` (samples outside them are labelled krun=setup)")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped) instead of the heap")
 	fl.StringVar(&opts.CacheDType, "cache-dtype", "bf16", cacheDTypeUsage)
+	fl.BoolVar(&opts.NoPrefetch, "no-prefetch", false, "model file: do not prefetch the experts the router chose (madvise WILLNEED)")
+	fl.IntVar(&opts.LockHot, "lock-hot", 0, "model file: mlock each MoE layer's `N` most-routed experts before measuring")
 	return cmd
 }
 
@@ -179,6 +211,53 @@ type BenchRow struct {
 	BytesTok   int64     `json:"weight_bytes_per_token,omitempty"`
 	CeilingGBs float64   `json:"read_ceiling_gbs,omitempty"`
 	BoundFrac  float64   `json:"bound_frac,omitempty"`
+	// What the timed runs paged in (bench_pagein.go); nil where the OS
+	// does not say. PageInsTok: major page faults per token; DiskBytesTok
+	// and DiskGBs: bytes read from storage per token and per second.
+	PageInsTok   *float64 `json:"page_ins_per_token"`
+	DiskBytesTok *float64 `json:"disk_read_bytes_per_token"`
+	DiskGBs      *float64 `json:"disk_read_gbs"`
+	// Prefetch: the model's expert prefetch was on.
+	Prefetch bool `json:"prefetch"`
+	// When the row read from storage: the disk read ceiling and the
+	// fraction of the paged bound, (resident bytes / read ceiling +
+	// missing bytes / disk ceiling) × tokens/s, missing being the bytes
+	// read per token, at most BytesTok.
+	DiskCeilingGBs float64 `json:"disk_ceiling_gbs,omitempty"`
+	PagedBoundFrac float64 `json:"paged_bound_frac,omitempty"`
+}
+
+// paged fills r's page-in fields from the timed runs' counters d, with
+// weight bytes per token bytesTok and the read ceiling (bytes/s).
+func (o *BenchOptions) paged(r *BenchRow, d ioDelta, bytesTok int64, ceiling float64) {
+	tok := float64(max(d.Tokens, 1))
+	if d.MajFlt >= 0 {
+		v := float64(d.MajFlt) / tok
+		r.PageInsTok = &v
+	}
+	if d.ReadBytes >= 0 {
+		v, g := float64(d.ReadBytes)/tok, float64(d.ReadBytes)/max(d.Secs, 1e-9)/1e9
+		r.DiskBytesTok, r.DiskGBs = &v, &g
+	}
+	if d.ReadBytes <= 0 || o.Model == "" || r.Mean <= 0 || ceiling <= 0 {
+		return
+	}
+	if o.disk == 0 {
+		o.disk = -1
+		if v, err := diskCeiling(o.Model, o.DiskCeilingBytes); err != nil {
+			fmt.Fprintf(o.Err, "krun: disk read ceiling not measured: %v\n", err)
+		} else {
+			o.disk = v
+			fmt.Fprintf(o.Err, "krun: disk read ceiling %.2f GB/s (%s of %s, O_DIRECT)\n", v/1e9, cli.HumanBytes(int64(o.DiskCeilingBytes)), o.Model)
+		}
+	}
+	if o.disk <= 0 {
+		return
+	}
+	missing := min(float64(d.ReadBytes)/tok, float64(bytesTok))
+	resident := float64(bytesTok) - missing
+	r.DiskCeilingGBs = o.disk / 1e9
+	r.PagedBoundFrac = (resident/ceiling + missing/o.disk) * r.Mean
 }
 
 // OpRow is one line of the --ops breakdown.
@@ -308,6 +387,18 @@ func runBench(o *BenchOptions) error {
 		}
 		params := paramsLabel(m.Cfg.ParamCount().Total)
 		bytesTok := m.DecodeWeightBytes()
+		if o.NoPrefetch {
+			m.SetPrefetch(false)
+		}
+		prefetch := m.Prefetching()
+		if !o.Synthetic {
+			state := map[bool]string{false: "off", true: "on"}[prefetch]
+			fmt.Fprintf(o.Err, "krun: %s: expert prefetch %s\n", name, state)
+		}
+		if err := o.lockHot(m); err != nil {
+			m.Close()
+			return err
+		}
 		stopProfile, err := o.startProfile(preset, len(models))
 		if err != nil {
 			m.Close()
@@ -318,7 +409,7 @@ func runBench(o *BenchOptions) error {
 			profile.UsePlacement(th)
 			for _, d := range depths {
 				V := m.Shapes.Vocab
-				base := BenchRow{Model: name, DType: dt, Params: params, Threads: th, Depth: d}
+				base := BenchRow{Model: name, DType: dt, Params: params, Threads: th, Depth: d, Prefetch: prefetch}
 				at := ""
 				if d > 0 {
 					at = fmt.Sprintf(" @ d%d", d)
@@ -330,6 +421,7 @@ func runBench(o *BenchOptions) error {
 					r := base
 					r.Test, r.NPrompt = fmt.Sprintf("pp%d%s", p, at), p
 					var passBytes int64 // weights one pass reads: the experts its tokens touched
+					var pg ioDelta      // page-ins of the timed passes
 					if !o.NoWarmup {    // one untimed pass, as llama-bench: weights paged in, pools and buffers warm
 						st := m.NewState(0)
 						_, err := m.Prefill(st, benchIDs(p, V, 0))
@@ -346,9 +438,10 @@ func runBench(o *BenchOptions) error {
 							}
 						}
 						before := m.ExpertCounts()
-						t0 := time.Now()
+						io0, t0 := sampleIO(), time.Now()
 						_, err := m.Prefill(st, benchIDs(p, V, rep+1))
 						secs := time.Since(t0).Seconds()
+						pg.add(io0, sampleIO(), secs, p)
 						st.Close()
 						if err != nil {
 							return err
@@ -361,8 +454,9 @@ func runBench(o *BenchOptions) error {
 					// compute not counted: a floor, not the whole cost)
 					r.BytesTok, r.CeilingGBs = passBytes/int64(p), ceiling[th]/1e9
 					r.BoundFrac = float64(passBytes) / float64(p) * r.Mean / ceiling[th]
+					o.paged(&r, pg, passBytes/int64(p), ceiling[th])
 					rows = append(rows, r)
-					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the weights' read bound\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac)
+					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the weights' read bound%s\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac, pagedNote(&r))
 				}
 				for _, n := range tgs {
 					if n == 0 {
@@ -371,12 +465,13 @@ func runBench(o *BenchOptions) error {
 					r := base
 					r.Test, r.NGen = fmt.Sprintf("tg%d%s", n, at), n
 					if !o.NoWarmup { // one untimed decode step after a short prompt, as llama-bench
-						if _, err := decodeRun(m, 0, 1, V, 0, nil); err != nil {
+						if _, err := decodeRun(m, 0, 1, V, 0, nil, nil); err != nil {
 							return err
 						}
 					}
+					var pg ioDelta // page-ins of the timed decode steps
 					for rep := range o.Reps {
-						secs, err := decodeRun(m, d, n, V, rep, nil)
+						secs, err := decodeRun(m, d, n, V, rep, nil, &pg)
 						if err != nil {
 							return err
 						}
@@ -385,8 +480,9 @@ func runBench(o *BenchOptions) error {
 					r.Mean, r.SD = meanSD(r.Samples)
 					r.BytesTok, r.CeilingGBs = bytesTok, ceiling[th]/1e9
 					r.BoundFrac = float64(bytesTok) * r.Mean / ceiling[th]
+					o.paged(&r, pg, bytesTok, ceiling[th])
 					rows = append(rows, r)
-					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the bound\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac)
+					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the bound%s\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac, pagedNote(&r))
 				}
 				if o.Ops && len(pps) > 0 && pps[0] > 0 {
 					pr, err := prefillBreakdown(m, name, dt, th, d, pps[0])
@@ -646,8 +742,9 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 }
 
 // decodeRun times n decode steps of one sequence after a context of d
-// tokens (at least one, untimed) and returns the seconds.
-func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler) (float64, error) {
+// tokens (at least one, untimed) and returns the seconds; pg, if set,
+// adds the steps' page-ins.
+func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler, pg *ioDelta) (float64, error) {
 	st := m.NewState(0)
 	defer st.Close()
 	if _, err := m.Prefill(st, benchIDs(max(d, 1), V, salt)); err != nil {
@@ -656,13 +753,55 @@ func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler) (float64,
 	ids := benchIDs(n, V, salt+7)
 	m.SetProfiler(prof)
 	defer m.SetProfiler(nil)
-	t0 := time.Now()
+	io0, t0 := sampleIO(), time.Now()
 	for i := range n {
 		if _, err := m.Decode([]*model.State{st}, ids[i:i+1]); err != nil {
 			return 0, err
 		}
 	}
-	return time.Since(t0).Seconds(), nil
+	secs := time.Since(t0).Seconds()
+	if pg != nil {
+		pg.add(io0, sampleIO(), secs, n)
+	}
+	return secs, nil
+}
+
+// pagedNote is the stderr line's page-in part of a row that paged in.
+func pagedNote(r *BenchRow) string {
+	if r.PageInsTok == nil || (*r.PageInsTok == 0 && (r.DiskBytesTok == nil || *r.DiskBytesTok == 0)) {
+		return ""
+	}
+	s := fmt.Sprintf("; %.1f page-ins/token", *r.PageInsTok)
+	if r.DiskBytesTok != nil {
+		s += fmt.Sprintf(", %s/token read at %.2f GB/s", cli.HumanBytes(int64(*r.DiskBytesTok)), *r.DiskGBs)
+	}
+	if r.PagedBoundFrac > 0 {
+		s += fmt.Sprintf(", %.0f%% of the paged bound (disk %.2f GB/s)", 100*r.PagedBoundFrac, r.DiskCeilingGBs)
+	}
+	return s
+}
+
+// lockHot runs --lock-hot: an untimed 64-token prefill to learn the
+// routing, then each MoE layer's LockHot most-routed experts locked
+// (model.LockHotExperts); a refusal by the OS is reported and measuring
+// goes on with what was locked.
+func (o *BenchOptions) lockHot(m *model.Model) error {
+	if o.LockHot <= 0 {
+		return nil
+	}
+	st := m.NewState(0)
+	_, err := m.Prefill(st, benchIDs(64, m.Shapes.Vocab, 0))
+	st.Close()
+	if err != nil {
+		return err
+	}
+	n, err := m.LockHotExperts(o.LockHot)
+	if err != nil {
+		fmt.Fprintf(o.Err, "krun: --lock-hot: %v; measuring with %s locked\n", err, cli.HumanBytes(n))
+		return nil
+	}
+	fmt.Fprintf(o.Err, "krun: --lock-hot %d: %s of experts locked in RAM\n", o.LockHot, cli.HumanBytes(n))
+	return nil
 }
 
 // opTimes sums a Profiler's reports by op family, and by family and layer.
@@ -690,7 +829,7 @@ func (t *opTimes) Op(op string, layer, tokens int, d time.Duration) {
 // decode token at the read ceiling).
 func opsBreakdown(m *model.Model, name, dt string, th, d, n int, ceiling float64) []OpRow {
 	times := newOpTimes()
-	if _, err := decodeRun(m, d, n, m.Shapes.Vocab, 99, times); err != nil {
+	if _, err := decodeRun(m, d, n, m.Shapes.Vocab, 99, times, nil); err != nil {
 		return nil
 	}
 	bytes := m.DecodeWeightBytesByOp()
@@ -782,10 +921,12 @@ func (o *BenchOptions) write(rows []BenchRow, ops []OpRow) error {
 		}{cpu.Get().Brand + " (" + cpu.Fingerprint() + ")", rows, ops})
 	case "csv":
 		w := csv.NewWriter(o.Out)
-		w.Write([]string{"model", "dtype", "params", "threads", "test", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "weight_bytes_per_token", "read_ceiling_gbs", "bound_frac"})
+		w.Write([]string{"model", "dtype", "params", "threads", "test", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "weight_bytes_per_token", "read_ceiling_gbs", "bound_frac",
+			"page_ins_per_token", "disk_read_bytes_per_token", "disk_read_gbs", "prefetch", "disk_ceiling_gbs", "paged_bound_frac"})
 		for _, r := range rows {
 			w.Write([]string{r.Model, r.DType, r.Params, strconv.Itoa(r.Threads), r.Test, strconv.Itoa(r.NPrompt), strconv.Itoa(r.NGen), strconv.Itoa(r.Depth),
-				f(r.Mean, 3), f(r.SD, 3), strconv.FormatInt(r.BytesTok, 10), f(r.CeilingGBs, 3), f(r.BoundFrac, 4)})
+				f(r.Mean, 3), f(r.SD, 3), strconv.FormatInt(r.BytesTok, 10), f(r.CeilingGBs, 3), f(r.BoundFrac, 4),
+				fOrNA(r.PageInsTok, 2), fOrNA(r.DiskBytesTok, 0), fOrNA(r.DiskGBs, 4), strconv.FormatBool(r.Prefetch), f(r.DiskCeilingGBs, 3), f(r.PagedBoundFrac, 4)})
 		}
 		if len(ops) > 0 {
 			w.Write(nil)
@@ -798,14 +939,35 @@ func (o *BenchOptions) write(rows []BenchRow, ops []OpRow) error {
 		return w.Error()
 	}
 	var tab [][]string
+	// a model's rows say what they paged in (a synthetic model's weights
+	// are on the heap)
+	paged := o.Model != ""
+	for _, r := range rows {
+		paged = paged || (r.PageInsTok != nil && *r.PageInsTok > 0)
+	}
 	for _, r := range rows {
 		bound := ""
 		if r.BoundFrac > 0 {
 			bound = fmt.Sprintf("%.0f%% (%s/tok @ %.1f GB/s)", 100*r.BoundFrac, cli.HumanBytes(r.BytesTok), r.CeilingGBs)
 		}
-		tab = append(tab, []string{r.Model, r.DType, r.Params, strconv.Itoa(r.Threads), r.Test, fmt.Sprintf("%.2f ± %.2f", r.Mean, r.SD), bound})
+		row := []string{r.Model, r.DType, r.Params, strconv.Itoa(r.Threads), r.Test, fmt.Sprintf("%.2f ± %.2f", r.Mean, r.SD), bound}
+		if paged {
+			pin, disk, pb := fOrNA(r.PageInsTok, 1), "n/a", ""
+			if r.DiskBytesTok != nil {
+				disk = fmt.Sprintf("%s/tok @ %.2f GB/s", cli.HumanBytes(int64(*r.DiskBytesTok)), *r.DiskGBs)
+			}
+			if r.PagedBoundFrac > 0 {
+				pb = fmt.Sprintf("%.0f%% (disk %.2f GB/s)", 100*r.PagedBoundFrac, r.DiskCeilingGBs)
+			}
+			row = append(row, map[bool]string{false: "off", true: "on"}[r.Prefetch], pin, disk, pb)
+		}
+		tab = append(tab, row)
 	}
-	if err := cli.Table(o.Out, o.Format, []string{"model", "dtype", "params", "threads", "test", "t/s", "of bound"}, tab); err != nil {
+	head := []string{"model", "dtype", "params", "threads", "test", "t/s", "of bound"}
+	if paged {
+		head = append(head, "prefetch", "page-ins/tok", "disk read", "of paged bound")
+	}
+	if err := cli.Table(o.Out, o.Format, head, tab); err != nil {
 		return err
 	}
 	if len(ops) == 0 {
@@ -832,6 +994,14 @@ func (o *BenchOptions) write(rows []BenchRow, ops []OpRow) error {
 }
 
 func f(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+
+// fOrNA is f of *x, or "n/a" for nil (a counter the OS does not give).
+func fOrNA(x *float64, prec int) string {
+	if x == nil {
+		return "n/a"
+	}
+	return f(*x, prec)
+}
 
 // dtypeLabel names a model's formats: the base dtype, and the groups that
 // differ from it ("q8 (experts q4)").
