@@ -91,6 +91,7 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 		return inputErr(err)
 	}
 	defer src.Close()
+	src.Search = opt.QuantSearch
 	return writeModelFile(out, raw, cfg, src, opt, filepath.Base(filepath.Clean(dir)), meta, progress)
 }
 
@@ -121,7 +122,7 @@ func ConvertGGUF(path, out string, opt LoadOptions, meta map[string]string, prog
 	if err != nil {
 		return inputErr(err)
 	}
-	src.EmbedF32, src.Repack = true, opt.GGUFRepack
+	src.EmbedF32, src.Repack, src.Search = true, opt.GGUFRepack, opt.QuantSearch
 	raw, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err

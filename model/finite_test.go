@@ -33,7 +33,7 @@ func TestPackRowsRefusesBadWeights(t *testing.T) {
 			w[i] = float32(i%7) - 3
 		}
 		w[33*k+40] = c.v
-		_, err := packRows(c.dt, n, k, 2, func(dst []float32, r0, r1 int) error {
+		_, err := packRows(c.dt, n, k, 2, false, func(dst []float32, r0, r1 int) error {
 			copy(dst, w[r0*k:r1*k])
 			return nil
 		})
@@ -52,7 +52,7 @@ func TestCheckFinite(t *testing.T) {
 	if err := kfile.CheckFinite(raw, []byte{0, 0x3f, 0xc0, 0x7f, 0, 0, 0, 0}); err == nil || !strings.Contains(err.Error(), "index 1") {
 		t.Errorf("bf16 NaN: %v", err)
 	}
-	m, err := packRows(kernel.Q8, 16, 32, 1, func(dst []float32, r0, r1 int) error { return nil })
+	m, err := packRows(kernel.Q8, 16, 32, 1, false, func(dst []float32, r0, r1 int) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,8 @@ type GGUFSource struct {
 	File *gguf.File
 	// Repack is how a ggml type without an exact repack is packed.
 	Repack quant.GGMLRepack
+	// Search requantizes with quant.QuantizeWeighted's scale search.
+	Search bool
 	// EmbedF32 makes Embedding widen a quantized table to f32 (for a
 	// model file, whose raw tensors are f32, f16 or bf16).
 	EmbedF32 bool
@@ -295,7 +297,7 @@ func (s *GGUFSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, error)
 	}
 	if dt != AsStored {
 		rowBytes := len(raw) / max(n, 1)
-		return packRows(dt, n, k, s.threads, func(dst []float32, r0, r1 int) error {
+		return packRows(dt, n, k, s.threads, s.Search, func(dst []float32, r0, r1 int) error {
 			return ggmlRows(t, raw[r0*rowBytes:r1*rowBytes], dst)
 		})
 	}
@@ -508,7 +510,7 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	src.Repack = opt.GGUFRepack
+	src.Repack, src.Search = opt.GGUFRepack, opt.QuantSearch
 	mem, err := src.estimate(cfg, opt)
 	if err != nil {
 		return nil, err

@@ -144,6 +144,10 @@ type LoadOptions struct {
 	// from Prefill or Decode. Linux and macOS only. The memory check does
 	// not count the spilled cache.
 	CacheSpillDir string
+	// QuantSearch packs Q8/Q4 weights converted from f32 values with a
+	// per-group scale search (quant.QuantizeWeighted: lower error than
+	// the max-abs scale, about 5× slower to convert).
+	QuantSearch bool
 	// GGUFRepack is how LoadGGUF packs a matrix whose ggml type no
 	// format of ours holds exactly (K-quants, Q5_1) when no weight dtype
 	// is set: quant.RepackExact (f32, the file's values; the default) or

@@ -41,6 +41,9 @@ type Source interface {
 type CheckpointSource struct {
 	ck      *safetensors.Checkpoint
 	threads int
+	// Search packs Q8/Q4 groups with the scale search of
+	// quant.QuantizeWeighted (uniform importance) instead of max-abs.
+	Search bool
 }
 
 // NewCheckpointSource opens the checkpoint in dir and checks its tensors
@@ -123,7 +126,7 @@ func (s *CheckpointSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, 
 	n := int(info.Shape[0])
 	k := int(info.NumElements()) / max(n, 1)
 	es := info.DType.Size()
-	return packRows(dt, n, k, s.threads, func(dst []float32, r0, r1 int) error {
+	return packRows(dt, n, k, s.threads, s.Search, func(dst []float32, r0, r1 int) error {
 		return safetensors.DecodeFloat32(dst, info.DType, raw[r0*k*es:r1*k*es])
 	})
 }
@@ -133,8 +136,9 @@ func (s *CheckpointSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, 
 const convRows = 256
 
 // packRows builds an n×k matrix in dt from rows supplied in blocks by
-// fill(dst [(r1−r0)·k], r0, r1), on threads workers.
-func packRows(dt kernel.DType, n, k, threads int, fill func(dst []float32, r0, r1 int) error) (*quant.Matrix, error) {
+// fill(dst [(r1−r0)·k], r0, r1), on threads workers; search picks each
+// Q8/Q4 group's scale by quant.QuantizeWeighted's search.
+func packRows(dt kernel.DType, n, k, threads int, search bool, fill func(dst []float32, r0, r1 int) error) (*quant.Matrix, error) {
 	m, err := quant.New(dt, n, k, false)
 	if err != nil {
 		return nil, err
@@ -153,7 +157,9 @@ func packRows(dt kernel.DType, n, k, threads int, fill func(dst []float32, r0, r
 				err = checkRange(dt, tmp, r0, k)
 			}
 			var q *quant.Matrix
-			if err == nil {
+			if err == nil && search {
+				q, err = quant.QuantizeWeighted(dt, tmp, r1-r0, k, false, nil)
+			} else if err == nil {
 				q, err = quant.Quantize(dt, tmp, r1-r0, k, false)
 			}
 			if err == nil {

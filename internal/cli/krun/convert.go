@@ -31,6 +31,8 @@ type ConvertOptions struct {
 	Threads int
 	// GGUFRepack is --gguf-repack.
 	GGUFRepack string
+	// Search is --search.
+	Search bool
 
 	presetSet bool // --preset given
 }
@@ -108,6 +110,7 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 	cmd.Flags().StringVar(&opts.Head, "head", "", "lm_head format")
 	cmd.Flags().StringVar(&opts.Gates, "gates", "", "KDA gate projections' format (default f32)")
 	cmd.Flags().IntVar(&opts.Threads, "threads", 0, "conversion threads (default all CPUs)")
+	cmd.Flags().BoolVar(&opts.Search, "search", false, "choose each q8/q4 group's scale by a search for the least squared error (about 10% less error at q4 than the max-abs scale; about 5× slower)")
 	cmd.Flags().StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage+"; without --preset")
 	return cmd
 }
@@ -130,6 +133,7 @@ func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 		}
 		opt.GGUFRepack = repack
 	}
+	opt.QuantSearch = o.Search
 	for _, g := range []struct {
 		flag, val string
 		dst       *kernel.DType

@@ -126,7 +126,7 @@ func TestGenerateErrors(t *testing.T) {
 func TestConvertFlags(t *testing.T) {
 	var got *ConvertOptions
 	cmd := NewCmdConvert(&cli.Factory{}, func(o *ConvertOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"in", "-o", "out.kt", "--preset", "q4", "--head", "bf16", "--gates", "q8"})
+	cmd.SetArgs([]string{"in", "-o", "out.kt", "--preset", "q4", "--head", "bf16", "--gates", "q8", "--search"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestConvertFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4, HeadDType: kernel.BF16, GateDType: kernel.Q8}
+	want := model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4, HeadDType: kernel.BF16, GateDType: kernel.Q8, QuantSearch: true}
 	if fmt.Sprint(opt) != fmt.Sprint(want) || got.Dir != "in" || got.Output != "out.kt" {
 		t.Errorf("options %+v, want %+v", opt, want)
 	}
