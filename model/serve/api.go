@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -138,6 +139,8 @@ func decodeRequest(r io.Reader, req *request) *apiError {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return &apiError{http.StatusRequestTimeout, "invalid_request_error", "request_timeout", "the request body did not arrive in time"}
 	case errors.As(err, &mbe):
 		return &apiError{http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", fmt.Sprintf("the request body is over %d bytes", mbe.Limit)}
 	case errors.As(err, &te) && te.Field == "":

@@ -44,11 +44,14 @@ func (s *Server) handleCompletion(chat bool) http.HandlerFunc {
 		rc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout))
 		var req request
 		aerr = decodeRequest(http.MaxBytesReader(w, r.Body, s.opt.MaxBody), &req)
-		rc.SetReadDeadline(time.Time{})
 		if aerr != nil {
+			// what is left of the body is not read: the connection closes
+			// after the answer (the server would wait for the rest)
+			r.Body.Close()
 			fail(aerr)
 			return
 		}
+		rc.SetReadDeadline(time.Time{})
 		j, aerr := req.check(chat, eng.tok, eng.vocab, s.opt.Ctx)
 		if aerr != nil {
 			fail(aerr)
