@@ -86,7 +86,7 @@ type Options struct {
 	// with 503 (default 64).
 	Queue int
 	// Ctx is the most tokens of one sequence, prompt and completion
-	// (default the model's model_max_length, else 4096).
+	// (default the model's model_max_length, at most 4096).
 	Ctx int
 	// PrefillChunk is the most prompt tokens prefilled in one scheduler
 	// step (default 256).
@@ -196,7 +196,7 @@ func (s *Server) Start(m *model.Model, tok *tokenizer.Tokenizer) error {
 	if s.opt.Ctx <= 0 {
 		s.opt.Ctx = 4096
 		if n := m.Cfg.ModelMaxLength; n > 0 {
-			s.opt.Ctx = n
+			s.opt.Ctx = min(n, 4096)
 		}
 	}
 	e := newEngine(m, tok, &s.opt, &s.met)

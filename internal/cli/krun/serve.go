@@ -65,7 +65,8 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 			--prefill-chunk tokens per step between the others' tokens; more
 			requests wait in a queue of --queue, and beyond it get 503. A prompt
 			and its completion hold at most --ctx tokens (default the model's
-			maximum length).
+			maximum length, at most 4096; the memory check budgets --parallel
+			sequences of --ctx tokens).
 
 			A prefix cache keeps the model's state at the end of each prompt (and
 			of each finished conversation) within --cache-mem bytes, so that a
@@ -105,7 +106,7 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	fl.IntVar(&opts.Port, "port", 8080, "port to listen on (0: any free port, printed)")
 	fl.IntVar(&opts.Parallel, "parallel", 4, "most sequences decoding at once")
-	fl.IntVar(&opts.Ctx, "ctx", 0, "most tokens of a sequence, prompt and completion (default the model's maximum length)")
+	fl.IntVar(&opts.Ctx, "ctx", 0, "most tokens of a sequence, prompt and completion (default the model's maximum length, at most 4096)")
 	fl.StringVar(&opts.APIKey, "api-key", os.Getenv("KRUN_API_KEY"), "require this key (Authorization: Bearer KEY); default $KRUN_API_KEY")
 	fl.StringVar(&opts.Alias, "alias", "", "model id in the API (default MODEL's base name)")
 	fl.IntVar(&opts.Queue, "queue", 64, "most requests waiting for a place; more get 503")
@@ -213,7 +214,7 @@ func runServe(o *ServeOptions) error {
 	limit, from := maxLength(cfg, limitDir)
 	switch {
 	case ctxLen == 0 && limit > 0:
-		ctxLen = limit
+		ctxLen = min(limit, 4096)
 	case ctxLen == 0:
 		ctxLen = 4096
 	case limit > 0 && ctxLen > limit:
