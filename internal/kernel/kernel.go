@@ -33,6 +33,7 @@ const (
 	F16  DType = "f16"
 	Q8   DType = "q8"
 	Q4   DType = "q4"
+	Q3   DType = "q3"
 )
 
 // Class is an accuracy class: the tuner compares only like with like, and

@@ -73,7 +73,7 @@ func quantize(dt kernel.DType, w []float32, n, k int, hasMin bool, importance []
 // rowImportance is the per-column weight of a row's squared error for
 // Q8/Q4: importance, or 1, and 0 on the padded columns.
 func rowImportance(m *Matrix, importance []float32) []float32 {
-	if m.DType != kernel.Q8 && m.DType != kernel.Q4 {
+	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 {
 		return nil
 	}
 	imp := make([]float32, m.Kp)
@@ -181,6 +181,10 @@ func (m *Matrix) packRowWith(r int, row, imp []float32, search bool) {
 				setNibble(rec, pr, j, int(q))
 			}
 		}
+	case kernel.Q3:
+		for g := 0; g < m.Groups(); g++ {
+			packQ3(panel[g*Q3GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
+		}
 	}
 }
 
@@ -252,6 +256,8 @@ func (m *Matrix) DequantizeRow(r int, dst []float32) {
 				dst[k] = d * float32(q-8)
 			}
 		}
+	case kernel.Q3:
+		dequantizeQ3Row(panel, pr, dst)
 	}
 }
 
@@ -264,12 +270,15 @@ func (m *Matrix) Dequantize() []float32 {
 	return out
 }
 
-// Scale returns the f16 scale of (row, group) for Q8/Q4, widened.
+// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3, widened.
 func (m *Matrix) Scale(r, g int) float32 {
 	rec := m.Panel(r / PanelRows)[g*m.GroupBytes():]
 	off := 8 * LineBytes
-	if m.DType == kernel.Q4 {
+	switch m.DType {
+	case kernel.Q4:
 		off = 4 * LineBytes
+	case kernel.Q3:
+		off = Q3Lines * LineBytes
 	}
 	return half.F16ToF32(binary.LittleEndian.Uint16(rec[off+2*(r%PanelRows):]))
 }

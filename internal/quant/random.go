@@ -13,7 +13,7 @@ import (
 // directly in the packed format — uniform integers under per-group scales
 // drawn around std — which is two orders of magnitude faster than drawing
 // normal floats and quantizing them (a 256-expert MoE block is 1.8 G
-// weights); F32 and BF16 hold normal draws. Padded rows and columns are
+// weights); Q3 likewise; F32 and BF16 hold normal draws. Padded rows and columns are
 // zero.
 func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (*Matrix, error) {
 	if dt == kernel.F32 || dt == kernel.BF16 {
@@ -27,14 +27,14 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 	if err != nil {
 		return nil, err
 	}
-	// the integer std of a uniform draw: Q8 q ∈ [−128, 127], Q4 q ∈ [0, 15]
+	// the integer std of a uniform draw: Q8 q ∈ [−128, 127], Q4 q ∈ [0, 15], Q3 u ∈ [0, 7]
 	qstd := 73.9
-	if dt == kernel.Q4 {
-		qstd = 4.61
-	}
 	gb, groups, valBytes := m.GroupBytes(), m.Groups(), 8*LineBytes
-	if dt == kernel.Q4 {
-		valBytes = 4 * LineBytes
+	switch dt {
+	case kernel.Q4:
+		qstd, valBytes = 4.61, 4*LineBytes
+	case kernel.Q3: // u ∈ [0, 7]
+		qstd, valBytes = 2.29, Q3Lines*LineBytes
 	}
 	for p := 0; p < m.Panels(); p++ {
 		panel := m.Panel(p)
@@ -58,9 +58,12 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 			if g == groups-1 {
 				for j := k - g*GroupK; j < GroupK; j++ {
 					for pr := 0; pr < PanelRows; pr++ {
-						if dt == kernel.Q8 {
+						switch dt {
+						case kernel.Q8:
 							rec[q8Offset(pr, j)] = 128
-						} else {
+						case kernel.Q3:
+							setQ3(rec, pr, j, Q3Zero)
+						default:
 							setNibble(rec, pr, j, 8)
 						}
 					}
