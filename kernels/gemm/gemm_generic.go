@@ -100,7 +100,28 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 				tile[j*pr+i] = d[i]*float32((line[4*i]>>shift)&15) + mn[i]
 			}
 		}
+	case kernel.Q3:
+		rec := panel[(k0/quant.GroupK)*quant.Q3GroupBytes:]
+		var d [pr]float32
+		for i := range d {
+			d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[quant.Q3Lines*quant.LineBytes+2*i:]))
+		}
+		for j := 0; j < n; j++ {
+			for i := 0; i < pr; i++ {
+				tile[j*pr+i] = d[i] * float32(q3At(rec, i, j)-quant.Q3Zero)
+			}
+		}
 	}
+}
+
+// q3At is the stored u (0…7) of row i, group element j of a Q3 record
+// (the layout of quant/q3.go).
+func q3At(rec []byte, i, j int) int {
+	b := 4*i + j%4
+	if q := j / 4; q >= 6 {
+		return int(rec[(q-6)*quant.LineBytes+b]>>6) | int(rec[2*quant.LineBytes+b]>>uint(q))&1<<2
+	}
+	return int(rec[(j/8)*quant.LineBytes+b]>>uint(3*(j/4%2))) & 7
 }
 
 // panelsGenericInt8: int8 activations against the integer weights, one
@@ -109,7 +130,7 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 //	y += s_x · (d·(Σ q_x·u − z·Σ q_x) [+ m·Σ q_x])   (s_x the group's activation scale)
 //
 // with u the stored unsigned weight (Q8: q+128, z = 128; Q4: the nibble,
-// z = 8, or z = 0 and a min m).
+// z = 8, or z = 0 and a min m; Q3: the 3-bit value, z = 4).
 func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 	g := a.kp / quant.GroupK
 	gb := a.w.GroupBytes()
@@ -123,8 +144,11 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 			var d, mn [pr]float32
 			var zp int32
 			scales := 8 * quant.LineBytes
-			if a.w.DType == kernel.Q4 {
+			switch a.w.DType {
+			case kernel.Q4:
 				scales = 4 * quant.LineBytes
+			case kernel.Q3:
+				scales = quant.Q3Lines * quant.LineBytes
 			}
 			for i := range d {
 				d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[scales+2*i:]))
@@ -133,6 +157,13 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 				}
 			}
 			switch {
+			case a.w.DType == kernel.Q3:
+				zp = quant.Q3Zero
+				for j := 0; j < quant.GroupK; j++ {
+					for i := 0; i < pr; i++ {
+						u[j*pr+i] = int32(q3At(rec, i, j))
+					}
+				}
 			case a.w.DType == kernel.Q8:
 				zp = 128
 				for j := 0; j < quant.GroupK; j++ {

@@ -49,6 +49,9 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 			im.zp = 0
 		}
 	}
+	if dt == kernel.Q3 {
+		top, im.zp = 7, quant.Q3Zero
+	}
 	groups := w.Kp / quant.GroupK
 	im.u = make([][]int32, w.Np)
 	im.mins = make([][]int32, w.Np)
@@ -78,6 +81,13 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 						rec[(j/4)*quant.LineBytes+4*i+j%4] = byte(row[j])
 					}
 					binary.LittleEndian.PutUint16(rec[8*quant.LineBytes+2*i:], one)
+					continue
+				}
+				if dt == kernel.Q3 {
+					for j := 0; j < quant.GroupK; j++ {
+						setQ3(rec, i, j, int(row[j]))
+					}
+					binary.LittleEndian.PutUint16(rec[quant.Q3Lines*quant.LineBytes+2*i:], one)
 					continue
 				}
 				for c := 0; c < 4; c++ {
@@ -174,9 +184,12 @@ func TestInt8PanelsExact(t *testing.T) {
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
 			im := implOf(v)
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3} {
+				if !slices.Contains(v.DTypes, dt) {
+					continue
+				}
 				for _, hasMin := range []bool{false, true} {
-					if hasMin && dt == kernel.Q8 {
+					if hasMin && dt != kernel.Q4 {
 						continue
 					}
 					for _, sh := range exactShapes {
@@ -258,7 +271,10 @@ func TestInt8RunExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3} {
+				if !slices.Contains(v.DTypes, dt) {
+					continue
+				}
 				for _, sh := range exactShapes {
 					m, n, k := sh[0], sh[1], sh[2]
 					mx := newIntMatrix(t, r, dt, n, k, dt == kernel.Q4 && m%2 == 1, false)

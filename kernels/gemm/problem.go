@@ -13,6 +13,10 @@ var shapeKeys = []string{"m", "n", "k"}
 
 var weightDTypes = []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4}
 
+// opDTypes are the dtypes the ops serve: weightDTypes and Q3, which only
+// the reference, the generic variants and those that list it serve.
+var opDTypes = append(weightDTypes[:len(weightDTypes):len(weightDTypes)], kernel.Q3)
+
 // problem is one Y = X·Wᵀ (or H = silu(X·Wgᵀ)⊙(X·Wuᵀ) for gateup) with
 // random inputs: X ~ N(0,1), W ~ N(0, 1/K) quantized to the dtype. Q4
 // problems from odd seeds carry a per-group min, from even seeds none.
@@ -123,7 +127,7 @@ func init() {
 	}
 	for _, op := range allOps {
 		kernel.RegisterOp(&kernel.Op{
-			Name: op, Doc: docs[op], ShapeKeys: shapeKeys, DTypes: weightDTypes,
+			Name: op, Doc: docs[op], ShapeKeys: shapeKeys, DTypes: opDTypes,
 			NewProblem: newProblem(op), Cost: cost(op),
 		})
 	}
@@ -131,10 +135,10 @@ func init() {
 	// on any thread count) so that tuned candidates are checked at the
 	// prefill shapes they are timed at
 	register(allOps, kernel.Variant{Name: "reference", Doc: "float64 accumulation over the dequantized weights",
-		Reference: true, Threaded: true, DTypes: weightDTypes}, &impl{act: actF32, panels: panelsRef})
+		Reference: true, Threaded: true, DTypes: opDTypes}, &impl{act: actF32, panels: panelsRef})
 	register(allOps, kernel.Variant{Name: "generic", Doc: "pure Go, weights widened per group", Priority: 10,
-		DTypes: weightDTypes, Threaded: true, Params: []kernel.Param{grainParam}}, &impl{act: actF32, panels: panelsGeneric, grain: 4})
+		DTypes: opDTypes, Threaded: true, Params: []kernel.Param{grainParam}}, &impl{act: actF32, panels: panelsGeneric, grain: 4})
 	register(allOps, kernel.Variant{Name: "generic_int8", Doc: "pure Go integer dot products on int8 activations", Priority: 5,
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{grainParam}},
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3}, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{grainParam}},
 		&impl{act: actInt8, panels: panelsGenericInt8, grain: 4})
 }
