@@ -15,10 +15,11 @@ import (
 )
 
 // avxvnniY[kind][M] is the AVX-VNNI kernel for M rows.
-var avxvnniY = [3][]vnniKernel{
+var avxvnniY = [numKinds][]vnniKernel{
 	{nil, avxvnniQ8_1x16, avxvnniQ8_2x16, avxvnniQ8_3x16, avxvnniQ8_4x16},
 	{nil, avxvnniQ4_1x16, avxvnniQ4_2x16, avxvnniQ4_3x16, avxvnniQ4_4x16},
 	{nil, avxvnniQ4M_1x16, avxvnniQ4M_2x16, avxvnniQ4M_3x16, avxvnniQ4M_4x16},
+	nil, // Q3: not generated for AVX-VNNI (not in DTypes)
 }
 
 func init() {

@@ -1,10 +1,13 @@
 package gemm
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/roofline"
 )
 
 // setQ3 stores u (0…7) at row i, group element j of a Q3 record (the
@@ -34,6 +37,63 @@ func TestQ3Shapes(t *testing.T) {
 				fuzzOne(t, op, kernel.Q3, s, seed)
 			}
 			seed++
+		}
+	}
+}
+
+// BenchmarkQ3Decode compares decode GEMV (m = 1) on Q3 and Q4 weights
+// streamed from DRAM, beside the read ceiling, at the experts' shapes
+// (gate/up 1024×2304, down 2304×1024) and a 32768×2304 head slice. With
+// -count, the sub-benchmarks alternate. GB/s counts the packed weights.
+//
+//	go test ./kernels/gemm -run '^$' -bench Q3Decode -count 5
+func BenchmarkQ3Decode(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for threads := 1; threads <= 2; threads++ {
+		b.Run(fmt.Sprintf("op=read/streams=4/mem=dram/threads=%d", threads), func(b *testing.B) {
+			buf := make([]byte, dramBytes)
+			for i := range buf {
+				buf[i] = byte(i)
+			}
+			b.SetBytes(dramBytes)
+			for b.Loop() {
+				roofline.ReadParallel(buf, 4, threads)
+			}
+			b.ReportMetric(dramBytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+	for _, nk := range [][2]int{{1024, 2304}, {2304, 1024}, {32768, 2304}} {
+		n, k := nk[0], nk[1]
+		x := make([]float32, k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		y := make([]float32, n)
+		s := kernel.MakeShape(shapeKeys, 1, n, k)
+		for _, dt := range []kernel.DType{kernel.Q3, kernel.Q4} {
+			w, err := quant.Random(r, dt, n, k, false, 0.02)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range benchVariants(OpGEMV, dt) {
+				for threads := 1; threads <= 2; threads++ {
+					b.Run(kernel.BenchName(v, dt, s, threads, "mem=dram"), func(b *testing.B) {
+						ws := weightCopies(w, "dram")
+						plan := kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
+						b.SetBytes(int64(len(w.Data)))
+						i := 0
+						for b.Loop() {
+							Run(plan, y, x, ws[i], 1, false)
+							if i++; i == len(ws) {
+								i = 0
+							}
+						}
+						sec := b.Elapsed().Seconds() / float64(b.N)
+						b.ReportMetric(float64(len(w.Data))/sec/1e9, "GB/s")
+						b.ReportMetric(sec*1e6, "µs/op")
+					})
+				}
+			}
 		}
 	}
 }

@@ -2,11 +2,11 @@
 //go:generate go run . -isa avxvnni -out ../../../kernels/gemm/gemm_avxvnni_amd64.s -stubs ../../../kernels/gemm/gemm_avxvnni_stubs_amd64.go -pkg gemm
 
 // Command vnni generates the int8-activation micro-kernels of kernels/gemm
-// for the Q8 and Q4 panel formats of package quant: M activation rows
+// for the Q8, Q4 and Q3 panel formats of package quant: M activation rows
 // against 16-row weight panels, one int32 dot product per (row, output,
 // group of 32 k) by VPDPBUSD, flushed per group into f32 accumulators.
 //
-//	-isa avx512   vnni{Q8,Q4,Q4M}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
+//	-isa avx512   vnni{Q8,Q4,Q4M,Q3}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
 //	              activation dword broadcast from memory; one 64-byte line is
 //	              the u8 operand for 16 rows × 4 k.
 //	-isa avxvnni  avxvnni{Q8,Q4,Q4M}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
@@ -15,7 +15,7 @@
 //
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
-// for Q8, 8 for Q4 without a min) is folded into aux = −z·Σxq, which
+// for Q8, 8 for Q4 without a min, 4 for Q3) is folded into aux = −z·Σxq, which
 // initialises each group's int32 accumulator; the activations' group scale
 // xs (same layout as aux) multiplies the converted accumulator; with a
 // min, aux holds float32(xs·Σxq) and the kernel adds m·aux in f32.
@@ -48,13 +48,17 @@ var kinds = []kind{
 	{name: "Q8", lines: 8, gb: 544, scaleOff: 512, z: 128},
 	{name: "Q4", lines: 4, gb: 288, scaleOff: 256, z: 8},
 	{name: "Q4M", lines: 4, gb: 320, scaleOff: 256, hasMin: true},
+	{name: "Q3", lines: 3, gb: 224, scaleOff: 192, z: 4},
 }
 
 const signature = "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)"
 
 func doc(name string, k kind, m, lanes int) {
 	u := "u[p,g,i,j]"
-	if k.name != "Q8" {
+	switch k.name {
+	case "Q3":
+		u = "u[p,g,i,j] (3 bits)"
+	case "Q4", "Q4M":
 		u = "u[p,g,i,j] (a nibble)"
 	}
 	dot := "Σ_{j<32} int32(" + u + ")·int32(xq[r·ldx+32g+j])"
@@ -150,12 +154,12 @@ func kernelZ(k kind, m int) {
 	wp := Load(Param("w"), GP64())
 	np := Load(Param("np"), GP64())
 	yp := Load(Param("y"), GP64())
-	var mask VecVirtual
-	if k.lines == 4 {
-		t := GP32()
-		MOVL(U32(0x0f0f0f0f), t)
-		mask = ZMM()
-		VPBROADCASTD(t, mask)
+	var mask, mask3 VecVirtual
+	switch k.lines {
+	case 4:
+		mask = bcastZ(0x0f0f0f0f)
+	case 3:
+		mask, mask3 = bcastZ(0x07070707), bcastZ(0x03030303)
 	}
 
 	Label(name + "_panel")
@@ -191,6 +195,39 @@ func kernelZ(k kind, m int) {
 			VMOVDQU32(Mem{Base: wp, Disp: 64 * i}, w)
 			for r := 0; r < m; r++ {
 				VPDPBUSD_BCST(x.at(r, 4*i), w, acc[r])
+			}
+		}
+	} else if k.lines == 3 {
+		// Q3 (quant/q3.go): quads 2c, 2c+1 are bits 0–2 and 3–5 of line c;
+		// quad 6+c the low bits 6–7 of line c (c < 2) and the high bit
+		// 6+c of line 2, merged by a bit select under mask3.
+		dots := func(w VecVirtual, quad int) {
+			for r := 0; r < m; r++ {
+				VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+			}
+		}
+		l2 := ZMM()
+		VMOVDQU32(Mem{Base: wp, Disp: 128}, l2)
+		for c := 0; c < 3; c++ {
+			l := l2
+			if c < 2 {
+				l = ZMM()
+				VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, l)
+			}
+			w := ZMM()
+			VPANDD(mask, l, w)
+			dots(w, 2*c)
+			w = ZMM()
+			VPSRLW(U8(3), l, w)
+			VPANDD(mask, w, w)
+			dots(w, 2*c+1)
+			if c < 2 {
+				lo, hi := ZMM(), ZMM()
+				VPSRLW(U8(6), l, lo)
+				VPSRLW(U8(4+c), l2, hi)
+				VPTERNLOGD(U8(0xe4), mask3, hi, lo) // lo = lo&mask3 | hi&^mask3
+				VPANDD(mask, lo, lo)
+				dots(lo, 6+c)
 			}
 		}
 	} else {
@@ -236,6 +273,15 @@ func kernelZ(k kind, m int) {
 	JNZ(LabelRef(name + "_panel"))
 	VZEROUPPER()
 	RET()
+}
+
+// bcastZ returns a zmm holding the dword v in every lane.
+func bcastZ(v uint32) VecVirtual {
+	t := GP32()
+	MOVL(U32(v), t)
+	z := ZMM()
+	VPBROADCASTD(t, z)
+	return z
 }
 
 // storeRows writes (acc: adds then writes) one vector per row at yp + r·ldy.
@@ -400,6 +446,9 @@ func main() {
 		}
 	case "avxvnni":
 		for _, k := range kinds {
+			if k.lines == 3 {
+				continue // Q3: avx512 only
+			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m)
 			}
