@@ -33,14 +33,14 @@ type accClass struct {
 }
 
 // accClasses: f32 activations everywhere, and int8 activations (one scale
-// per group of 32) for the Q8/Q4 matrices, which is the engine's default
+// per group of 32) for the Q8/Q4/Q3 matrices, which is the engine's default
 // (kernel.DefaultClasses) on CPUs with an int8 dot product. bf16act is
 // opt-in (no engine command enables it), exists only on CPUs with
 // AVX512_BF16 or BFDOT and has no pure-Go variant, so a row for it would
 // change with the machine; it is not tabulated.
 var accClasses = []accClass{
 	{"f32", kernel.ClassF32, nil},
-	{"int8act", kernel.ClassInt8Act, []kernel.DType{kernel.Q8, kernel.Q4}},
+	{"int8act", kernel.ClassInt8Act, []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3}},
 }
 
 // accBudget bounds the relative RMS (‖got−golden‖₂/‖golden‖₂) of a run's

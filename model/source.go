@@ -197,7 +197,7 @@ func checkRange(dt kernel.DType, rows []float32, r0, k int) error {
 // checkScales refuses a q8/q4 block (rows from r0) whose f16 scale
 // overflowed: a group of finite weights too large for the format.
 func checkScales(q *quant.Matrix, r0 int) error {
-	if q.DType != kernel.Q8 && q.DType != kernel.Q4 {
+	if q.DType != kernel.Q8 && q.DType != kernel.Q4 && q.DType != kernel.Q3 {
 		return nil
 	}
 	for r := 0; r < q.N; r++ {
@@ -214,8 +214,11 @@ func checkScales(q *quant.Matrix, r0 int) error {
 // q8Max is about the largest |weight| a q8 or q4 group can hold (the f16
 // maximum times the largest quantized value).
 func q8Max(dt kernel.DType) float64 {
-	if dt == kernel.Q4 {
+	switch dt {
+	case kernel.Q4:
 		return 65504 * 8
+	case kernel.Q3:
+		return 65504 * 4
 	}
 	return 65504 * 127
 }
