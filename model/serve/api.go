@@ -145,6 +145,9 @@ func decodeRequest(r io.Reader, req *request) *apiError {
 		return &apiError{http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", fmt.Sprintf("the request body is over %d bytes", mbe.Limit)}
 	case errors.As(err, &te) && te.Field == "":
 		return badRequest("invalid_json", "the request body must be a JSON object, not %s", te.Value)
+	case errors.As(err, &te) && jsonKind(te.Type.String()) == "an integer" && isIntLiteral(strings.TrimPrefix(te.Value, "number ")):
+		// an integer too large for the field's type
+		return badRequest("invalid_value", "'%s' is %s, outside the range of %s", te.Field, strings.TrimPrefix(te.Value, "number "), te.Type.String())
 	case errors.As(err, &te):
 		return badRequest("invalid_type", "invalid type for '%s': got %s, want %s", te.Field, te.Value, jsonKind(te.Type.String()))
 	case errors.As(err, &se):
@@ -155,6 +158,12 @@ func decodeRequest(r io.Reader, req *request) *apiError {
 		return badRequest("invalid_json", "invalid JSON: the body ends inside the object")
 	}
 	return badRequest("invalid_json", "invalid JSON: %v", err)
+}
+
+// isIntLiteral reports a JSON number without a fraction or exponent.
+func isIntLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // jsonKind names a Go type as a JSON kind for an error message.
@@ -456,13 +465,29 @@ func textPrompt(raw json.RawMessage, tok *tokenizer.Tokenizer) ([]int32, *apiErr
 		}
 		return ids, nil
 	}
-	var ids []int64
-	if json.Unmarshal(raw, &ids) == nil {
-		if len(ids) == 0 {
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) == nil {
+		if len(elems) == 0 {
 			return nil, badRequest("invalid_value", "'prompt' is an empty array of token ids")
 		}
-		out := make([]int32, len(ids))
-		for i, id := range ids {
+		if c := elems[0][0]; c == '"' || c == '[' { // a batch of prompts
+			if len(elems) != 1 {
+				return nil, badRequest("unsupported_value", "'prompt' holds %d prompts; this server takes one per request", len(elems))
+			}
+			return textPrompt(elems[0], tok)
+		}
+		out := make([]int32, len(elems))
+		for i, el := range elems {
+			var id int64
+			if c := el[0]; c != '-' && (c < '0' || c > '9') {
+				return nil, badRequest("invalid_type", "prompt token %d is %s; want a token id (an integer), or 'prompt' a string", i, clip(el))
+			}
+			if err := json.Unmarshal(el, &id); err != nil {
+				if bytes.ContainsAny(el, ".eE") {
+					return nil, badRequest("invalid_value", "prompt token %d is %s, not an integer token id", i, clip(el))
+				}
+				return nil, badRequest("invalid_value", "prompt token %d is id %s, outside the vocabulary", i, clip(el))
+			}
 			if id < math.MinInt32 || id > math.MaxInt32 {
 				return nil, badRequest("invalid_value", "prompt token %d is id %d, outside the vocabulary", i, id)
 			}
@@ -470,12 +495,13 @@ func textPrompt(raw json.RawMessage, tok *tokenizer.Tokenizer) ([]int32, *apiErr
 		}
 		return out, nil
 	}
-	var batch []json.RawMessage
-	if json.Unmarshal(raw, &batch) == nil {
-		if len(batch) != 1 {
-			return nil, badRequest("unsupported_value", "'prompt' holds %d prompts; this server takes one per request", len(batch))
-		}
-		return textPrompt(batch[0], tok)
-	}
 	return nil, badRequest("invalid_type", "invalid type for 'prompt': want a string, an array of token ids, or a one-element array of either")
+}
+
+// clip shortens a raw JSON value for an error message.
+func clip(raw json.RawMessage) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "..."
+	}
+	return string(raw)
 }

@@ -42,11 +42,19 @@ func TestBadRequests(t *testing.T) {
 		{"stop a number", "POST", cmpl, `{"prompt": "x", "stop": 12}`, 400, bad, "invalid_type"},
 		{"empty stop string", "POST", cmpl, `{"prompt": "x", "stop": [""]}`, 400, bad, "invalid_value"},
 		{"seed a string", "POST", cmpl, `{"prompt": [1], "seed": "x"}`, 400, bad, "invalid_type"},
+		{"seed over int64", "POST", cmpl, `{"prompt": [1], "seed": 18446744073709551615}`, 400, bad, "invalid_value"},
+		{"max_tokens over int", "POST", cmpl, `{"prompt": [1], "max_tokens": 99999999999999999999}`, 400, bad, "invalid_value"},
 		{"no prompt", "POST", cmpl, `{"max_tokens": 3}`, 400, bad, "invalid_value"},
 		{"empty prompt ids", "POST", cmpl, `{"prompt": []}`, 400, bad, "invalid_value"},
 		{"prompt id outside the vocabulary", "POST", cmpl, `{"prompt": [1, 99999]}`, 400, bad, "invalid_value"},
 		{"negative prompt id", "POST", cmpl, `{"prompt": [1, -4]}`, 400, bad, "invalid_value"},
 		{"two prompts", "POST", cmpl, `{"prompt": [[1], [2]]}`, 400, bad, "unsupported_value"},
+		{"fractional prompt id", "POST", cmpl, `{"prompt": [1.5, 2]}`, 400, bad, "invalid_value"},
+		{"prompt id 1.0", "POST", cmpl, `{"prompt": [1.0]}`, 400, bad, "invalid_value"},
+		{"prompt id over int64", "POST", cmpl, `{"prompt": [1, 99999999999999999999]}`, 400, bad, "invalid_value"},
+		{"prompt id a string", "POST", cmpl, `{"prompt": [1, "a"]}`, 400, bad, "invalid_type"},
+		{"prompt id null", "POST", cmpl, `{"prompt": [null]}`, 400, bad, "invalid_type"},
+		{"prompt ids and a batch", "POST", cmpl, `{"prompt": [1, [2]]}`, 400, bad, "invalid_type"},
 		{"prompt an object", "POST", cmpl, `{"prompt": {"text": "x"}}`, 400, bad, "invalid_type"},
 		{"prompt longer than ctx", "POST", cmpl, `{"prompt": [` + strings.Repeat("1,", 64) + `1]}`, 400, bad, "context_length_exceeded"},
 		{"prompt and max_tokens over ctx", "POST", cmpl, `{"prompt": [1, 2, 3], "max_tokens": 62}`, 400, bad, "context_length_exceeded"},
@@ -104,6 +112,9 @@ func TestAPIKey(t *testing.T) {
 		{[]string{"Authorization", "Bearer nope"}, 401},
 		{[]string{"Authorization", "sekret"}, 401},
 		{[]string{"Authorization", "Bearer sekret"}, 200},
+		{[]string{"Authorization", "bearer sekret"}, 200},
+		{[]string{"Authorization", "BEARER  sekret "}, 200},
+		{[]string{"Authorization", "Basic sekret"}, 401},
 		{[]string{"X-Api-Key", "sekret"}, 200},
 	} {
 		if st, b := do(t, "POST", ts.URL+"/v1/completions", body, c.hdr...); st != c.status {
@@ -115,6 +126,14 @@ func TestAPIKey(t *testing.T) {
 	}
 	if st, _ := do(t, "GET", ts.URL+"/v1/models", ""); st != 401 {
 		t.Errorf("/v1/models with no key: %d", st)
+	}
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("/metrics with no key: %d, WWW-Authenticate %q; want 401 with a Bearer challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 }
 
@@ -189,6 +208,26 @@ func TestQueueFullAndDisconnect(t *testing.T) {
 	waitMetric(t, ts.URL, "requests_cancelled_total", 1)
 	waitMetric(t, ts.URL, "requests_running", 0)
 	waitMetric(t, ts.URL, "state_bytes", 0)
+}
+
+// TestQueueRoom: requests that arrive together at an idle server wait
+// in the queue's list until the scheduler admits them; the places not
+// running count as room, so Parallel+Queue of them are taken and only the
+// next is refused (a burst of 4 at Parallel 2, Queue 2 got 503 for 1-2).
+func TestQueueRoom(t *testing.T) {
+	e := &engine{opt: &Options{Parallel: 2, Queue: 2}, wake: make(chan struct{}, 1)}
+	for i := range 4 {
+		if _, err := e.submit(context.Background(), &job{}); err != nil {
+			t.Fatalf("request %d of a burst into 2 free places and a queue of 2: %v", i+1, err.Message)
+		}
+	}
+	if _, err := e.submit(context.Background(), &job{}); err != errBusy {
+		t.Errorf("request 5: %v; want queue_full", err)
+	}
+	e.waiting, e.nrun = e.waiting[:2], 2 // the scheduler admitted two
+	if _, err := e.submit(context.Background(), &job{}); err != errBusy {
+		t.Errorf("2 running, 2 waiting: %v; want queue_full", err)
+	}
 }
 
 // TestGracefulShutdown: when Serve's context ends, a running stream

@@ -33,6 +33,7 @@ type engine struct {
 
 	mu      sync.Mutex
 	waiting []*seq
+	nrun    int           // len(running), for submit's room check
 	wake    chan struct{} // cap 1: something was queued or cancelled
 	stopped bool
 	done    chan struct{} // closed when run returns
@@ -122,7 +123,9 @@ func (o *outbox) take() []event {
 var errBusy = &apiError{http.StatusServiceUnavailable, "unavailable_error", "queue_full", "the server is busy: every place and the queue are taken; retry later"}
 
 // submit queues a job; the events arrive in the returned sequence's
-// outbox.
+// outbox. The room is the queue and the places not running: requests
+// that arrive together at an idle server all wait in the list until the
+// scheduler's next step admits them, and must not be refused for it.
 func (e *engine) submit(ctx context.Context, j *job) (*seq, *apiError) {
 	s := &seq{j: j, ctx: ctx, queued: time.Now(), out: outbox{ready: make(chan struct{}, 1)}}
 	e.mu.Lock()
@@ -130,7 +133,7 @@ func (e *engine) submit(ctx context.Context, j *job) (*seq, *apiError) {
 	case e.stopped:
 		e.mu.Unlock()
 		return nil, &apiError{http.StatusServiceUnavailable, "unavailable_error", "shutting_down", "the server is shutting down"}
-	case len(e.waiting) >= e.opt.Queue:
+	case len(e.waiting) >= e.opt.Queue+max(e.opt.Parallel-e.nrun, 0):
 		e.mu.Unlock()
 		return nil, errBusy
 	}
@@ -185,6 +188,7 @@ func (e *engine) run() {
 			e.waiting = nil
 		}
 		idle := len(e.waiting) == 0 && len(e.running) == 0
+		e.nrun = len(e.running)
 		e.met.setQueue(len(e.waiting), len(e.running))
 		e.mu.Unlock()
 		if stopped {
@@ -224,6 +228,7 @@ func (e *engine) step() {
 		}
 		s := e.waiting[0]
 		e.waiting = e.waiting[1:]
+		e.nrun = len(e.running) + 1 // counted as running from here (one too many if it fails below)
 		e.mu.Unlock()
 		if s.ctx.Err() != nil {
 			e.met.cancelled.Add(1)

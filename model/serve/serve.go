@@ -239,6 +239,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Server", "ktune")
 	if s.opt.APIKey != "" && r.URL.Path != "/health" && !s.authorized(r) {
 		s.met.count(endpointOf(r.URL.Path), http.StatusUnauthorized)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ktune"`)
 		writeError(w, &apiError{http.StatusUnauthorized, "authentication_error", "invalid_api_key", "missing or wrong API key (give it as Authorization: Bearer KEY)"})
 		return
 	}
@@ -246,9 +247,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	key, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok {
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	scheme, key, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") { // the scheme is case-insensitive (RFC 9110)
 		key = r.Header.Get("X-Api-Key")
 	}
 	return subtleEqual(strings.TrimSpace(key), s.opt.APIKey)
