@@ -2,6 +2,7 @@ package krun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -124,6 +125,9 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 
 // check refuses bad flags before anything is read or opened.
 func (o *ServeOptions) check() error {
+	if strings.HasPrefix(o.Host, "[") && strings.HasSuffix(o.Host, "]") {
+		o.Host = o.Host[1 : len(o.Host)-1] // an IPv6 address as in a URL: [::1]
+	}
 	switch {
 	case o.Port < 0 || o.Port > 65535:
 		return cli.Usagef("serve: --port %d; want 0..65535", o.Port)
@@ -220,13 +224,13 @@ func runServe(o *ServeOptions) error {
 	case limit > 0 && ctxLen > limit:
 		return cli.Usagef("serve: --ctx %d is longer than the model's maximum length %d (%s)", ctxLen, limit, from)
 	}
-	installProfile(o.Factory)
 
 	// ---- listen at once, so /health answers "loading" during the load
 	ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port)))
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return listenError(o.Host, o.Port, err)
 	}
+	installProfile(o.Factory)
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(o.Out, "krun serve: listening on %s (loading %s)\n", url, o.Model)
 	if ip := net.ParseIP(strings.Trim(o.Host, "[]")); (ip == nil || !ip.IsLoopback()) && o.Host != "localhost" && o.APIKey == "" {
@@ -279,4 +283,22 @@ func runServe(o *ServeOptions) error {
 	err = <-served
 	fmt.Fprintln(o.Out, "krun serve: stopped")
 	return err
+}
+
+// listenError explains why --host and --port cannot be listened on (a
+// usage error, exit 2: they are flags this machine refuses).
+func listenError(host string, port int, err error) error {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return cli.Usagef("serve: --port %d: %s is in use (another server listens there); give another --port, or --port 0 for any free one", port, addr)
+	case errors.Is(err, syscall.EACCES):
+		return cli.Usagef("serve: --port %d: permission denied on %s (ports below 1024 need privileges)", port, addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return cli.Usagef("serve: --host %s is not an address of this machine (127.0.0.1: this machine only; 0.0.0.0: every interface)", host)
+	case errors.As(err, &dns):
+		return cli.Usagef("serve: --host %s: no such host (give an IP address or a name of this machine)", host)
+	}
+	return cli.Usagef("serve: --host %s --port %d: %v", host, port, err)
 }

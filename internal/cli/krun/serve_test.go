@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,11 @@ func TestServeFlags(t *testing.T) {
 		got.Threads != 3 || got.DType != "q8" || !got.set["dtype"] || got.CacheDType != "q8" || got.Alias != "kimi" {
 		t.Errorf("flags: %+v", got)
 	}
+	cmd = NewCmdServe(&cli.Factory{Out: io.Discard, Err: io.Discard}, capture)
+	cmd.SetArgs([]string{"m.kt", "--host", "[::1]"})
+	if err := cmd.Execute(); err != nil || got.Host != "::1" {
+		t.Errorf("--host [::1]: %q, %v; want ::1", got.Host, err)
+	}
 	for _, c := range []struct {
 		in   string
 		want int64
@@ -57,6 +64,12 @@ func TestServeFlags(t *testing.T) {
 func TestServeProbes(t *testing.T) {
 	tiny := tinyDir(t)
 	ckpt := func(t testing.TB, dir string) { copyTiny(t, tiny, dir, "m") }
+	busy, err := net.Listen("tcp", "127.0.0.1:0") // a port another server holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
 	srv := func(args ...string) []string { return append([]string{"serve", "{dir}/m", "--port", "0"}, args...) }
 	probes := []clitest.Probe{
 		{Name: "serve/no-model", Args: []string{"serve"}, Code: 2, Err: "accepts 1 arg"},
@@ -65,6 +78,8 @@ func TestServeProbes(t *testing.T) {
 		{Name: "serve/port-too-big", Setup: ckpt, Args: srv("--port", "70000"), Code: 2, Err: "--port 70000"},
 		{Name: "serve/port-not-a-number", Setup: ckpt, Args: srv("--port", "http"), Code: 2, Err: "--port"},
 		{Name: "serve/host-empty", Setup: ckpt, Args: srv("--host", ""), Code: 2, Err: "--host"},
+		{Name: "serve/port-in-use", Setup: ckpt, Args: srv("--port", busyPort), Code: 2, Err: "--port " + busyPort + ": 127.0.0.1:" + busyPort + " is in use"},
+		{Name: "serve/host-not-here", Setup: ckpt, Args: srv("--host", "192.0.2.1"), Code: 2, Err: "--host 192.0.2.1 is not an address of this machine"},
 		{Name: "serve/parallel-0", Setup: ckpt, Args: srv("--parallel", "0"), Code: 2, Err: "--parallel 0"},
 		{Name: "serve/ctx-negative", Setup: ckpt, Args: srv("--ctx", "-5"), Code: 2, Err: "--ctx -5"},
 		{Name: "serve/ctx-over-model", Setup: ckpt, Args: srv("--ctx", "5000"), Code: 2, Err: "maximum length 4096"},
