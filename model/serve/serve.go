@@ -290,7 +290,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.draining = true
 	e := s.eng
 	s.mu.Unlock()
-	s.logf("shutting down: finishing running requests (up to %s)", s.opt.Grace)
+	if e != nil { // else the model never loaded: nothing runs
+		s.logf("shutting down: finishing running requests (up to %s)", s.opt.Grace)
+	}
 	gctx, cancel := context.WithTimeout(context.Background(), s.opt.Grace)
 	defer cancel()
 	err := hs.Shutdown(gctx)

@@ -99,7 +99,11 @@ func TestServeProbes(t *testing.T) {
 			p := filepath.Join(copyTiny(t, tiny, dir, "m"), "model.safetensors")
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, b[:len(b)/2], 0o644)
-		}, Args: srv(), Code: 2, Err: "model.safetensors"},
+		}, Args: srv(), Code: 2, Err: "model.safetensors", Check: func(t testing.TB, dir, stdout, stderr string) {
+			if strings.Contains(stdout, "finishing running requests") {
+				t.Errorf("a failed load says it finishes running requests:\n%s", stdout)
+			}
+		}},
 	}
 	clitest.Run(t, Main, probes)
 }
