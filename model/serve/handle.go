@@ -30,6 +30,9 @@ func (s *Server) handleCompletion(chat bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
 		fail := func(e *apiError) {
+			if e.Status == http.StatusServiceUnavailable { // loading, busy, shutting down: a retry may succeed
+				w.Header().Set("Retry-After", "1")
+			}
 			s.met.count(ep, e.Status)
 			s.logf("%s %s %d %s (%s)", r.Method, r.URL.Path, e.Status, e.Code, e.Message)
 			writeError(w, e)
@@ -59,9 +62,6 @@ func (s *Server) handleCompletion(chat bool) http.HandlerFunc {
 		}
 		sq, aerr := eng.submit(r.Context(), j)
 		if aerr != nil {
-			if aerr == errBusy {
-				w.Header().Set("Retry-After", "1")
-			}
 			fail(aerr)
 			return
 		}

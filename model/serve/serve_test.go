@@ -303,8 +303,14 @@ func TestHealthModelsMetrics(t *testing.T) {
 	if st, b := do(t, "GET", hs.URL+"/health", ""); st != 503 || !strings.Contains(string(b), "loading") {
 		t.Errorf("loading: %d %s", st, b)
 	}
-	if st, b := do(t, "POST", hs.URL+"/v1/completions", `{"prompt":[1]}`); st != 503 || !strings.Contains(string(b), `"loading"`) {
-		t.Errorf("completion while loading: %d %s", st, b)
+	resp, err := http.Post(hs.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":[1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(body), `"loading"`) || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("completion while loading: %d %s, Retry-After %q", resp.StatusCode, body, resp.Header.Get("Retry-After"))
 	}
 	g := loadTinyGolden(t)
 	m, err := model.Load(g.dir, model.LoadOptions{Threads: 2})
@@ -325,7 +331,7 @@ func TestHealthModelsMetrics(t *testing.T) {
 		t.Errorf("models/tiny: %d", st)
 	}
 	greedyIDs(t, hs.URL, g.prompt, 3)
-	resp, err := http.Get(hs.URL + "/metrics")
+	resp, err = http.Get(hs.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
