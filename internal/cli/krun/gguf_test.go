@@ -89,6 +89,34 @@ func TestKrunGGUF(t *testing.T) {
 	foreign := edited(q, "m.gguf", func(b []byte) []byte {
 		return bytes.Replace(b, []byte("kimi-linear"), []byte("kimi-lineax"), 1)
 	})
+	splitPart := func(t testing.TB, dir string) { // the first of two parts, alone
+		var b bytes.Buffer
+		meta := []gguf.KV{{Key: "general.architecture", Value: gguf.MustValue("kimi-linear")},
+			{Key: gguf.KeySplitNo, Value: gguf.MustValue(uint16(0))}, {Key: gguf.KeySplitCount, Value: gguf.MustValue(uint16(2))},
+			{Key: gguf.KeySplitTensorsCount, Value: gguf.MustValue(int32(2))}}
+		if err := gguf.Write(&b, meta, []gguf.WriteTensor{{Name: "a", Dims: []uint64{32, 1}, Type: gguf.TypeF32, Data: make([]byte, 128)}}); err != nil {
+			t.Fatal(err)
+		}
+		clitest.WriteFile(t, dir, "m-00001-of-00002.gguf", b.String())
+	}
+	nan := edited(q, "m.gguf", func(b []byte) []byte { // a NaN in output_norm (f32)
+		f, err := gguf.FromBytes("m.gguf", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := f.TensorData("output_norm.weight")
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(data[4:], []byte{0, 0, 0xc0, 0x7f}) // data is a slice of b
+		return b
+	})
+	oldOutput := func(setup func(t testing.TB, dir string)) func(t testing.TB, dir string) {
+		return func(t testing.TB, dir string) {
+			setup(t, dir)
+			clitest.WriteFile(t, dir, "out/o.kt", "an older conversion")
+		}
+	}
 	probes := []clitest.Probe{
 		{Name: "generate/golden-ids", Setup: copyIn(f32, "m.gguf"), Args: []string{"generate", "{dir}/m.gguf", "--ids", join(in), "-n", fmt.Sprint(n), "--ignore-eos"},
 			Check: func(t testing.TB, dir, stdout, stderr string) {
@@ -126,6 +154,19 @@ func TestKrunGGUF(t *testing.T) {
 		{Name: "convert/gguf-bad-repack", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt", "--gguf-repack", "lossy"}, Code: 2, Err: "--gguf-repack"},
 		{Name: "convert/gguf-onto-itself", Setup: copyIn(q, "m.gguf"), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/m.gguf"}, Code: 2, Err: "is the input file"},
 		{Name: "convert/gguf-truncated", Setup: truncated, Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt"}, Code: 2, Err: "m.gguf"},
+		{Name: "generate/split-part-missing", Setup: splitPart, Args: []string{"generate", "{dir}/m-00001-of-00002.gguf", "--ids", "1,2"}, Code: 2, Err: "m-00002-of-00002.gguf) is missing"},
+		{Name: "info/split-part-missing", Setup: splitPart, Args: []string{"info", "{dir}/m-00001-of-00002.gguf"}, Code: 2, Err: "is missing"},
+		{Name: "convert/split-part-missing", Setup: splitPart, Args: []string{"convert", "{dir}/m-00001-of-00002.gguf", "-o", "{dir}/o.kt"}, Code: 2, Err: "is missing"},
+		{Name: "generate/empty-gguf", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "m.gguf", "") },
+			Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "m.gguf"},
+		{Name: "generate/folder-named-gguf", Setup: func(t testing.TB, dir string) { os.Mkdir(filepath.Join(dir, "m.gguf"), 0o755) },
+			Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "m.gguf"},
+		{Name: "generate/nan", Setup: nan, Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "non-finite"},
+		{Name: "info/verify-nan", Setup: nan, Args: []string{"info", "{dir}/m.gguf", "--verify"}, Code: 2, Err: "non-finite"},
+		{Name: "convert/nan-keeps-old-output", Setup: oldOutput(nan), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/out/o.kt"}, Code: 2, Err: "non-finite"},
+		{Name: "convert/foreign-keeps-old-output", Setup: oldOutput(foreign), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/out/o.kt"}, Code: 2, Err: "not a Kimi Linear file"},
+		{Name: "bench/bad-repack", Setup: copyIn(q, "m.gguf"), Args: []string{"bench", "{dir}/m.gguf", "--gguf-repack", "slow"}, Code: 2, Err: "--gguf-repack"},
+		{Name: "bench/foreign-architecture", Setup: foreign, Args: []string{"bench", "{dir}/m.gguf", "-p", "8", "-n", "4", "-r", "1"}, Code: 2, Err: "not a Kimi Linear file"},
 	}
 	clitest.Run(t, Main, probes)
 }
