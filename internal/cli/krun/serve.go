@@ -261,14 +261,32 @@ func runServe(o *ServeOptions) error {
 	if isGGUF(o.Model) && !o.set["dtype"] {
 		preset = "" // the file's own types
 	}
+	loaded := make(chan struct{})
+	go func() { // a signal during the load: say why nothing stops yet
+		select {
+		case <-ctx.Done():
+			select {
+			case <-loaded:
+			default:
+				fmt.Fprintln(o.Err, "krun serve: stopping once the model is loaded (a second signal ends it at once)")
+			}
+		case <-loaded:
+		}
+	}()
 	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill,
 		CacheDType: cdt, GGUFRepack: repack, MaxSeqs: o.Parallel, MaxTokens: ctxLen})
+	close(loaded)
 	if err != nil {
 		stopSignals()
 		<-served
 		return err
 	}
 	defer m.Close()
+	if ctx.Err() != nil { // stopped while loading: never ready
+		err = <-served
+		fmt.Fprintln(o.Out, "krun serve: stopped")
+		return err
+	}
 	defer s.Close()
 	for _, w := range warnings {
 		fmt.Fprintln(o.Err, "krun serve: warning:", w)

@@ -190,3 +190,33 @@ func TestServeRun(t *testing.T) {
 		t.Errorf("no warning about the missing tokenizer:\n%s", errb.String())
 	}
 }
+
+// TestServeStopWhileLoading: a signal during the load stops the server
+// once the model is loaded, without starting it (it never says ready).
+func TestServeStopWhileLoading(t *testing.T) {
+	g := golden.Load(t, golden.TinyModel)[0]
+	dir := copyTiny(t, g.Dir(), t.TempDir(), "tiny")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the signal came before the load ended
+	var out, errb bytes.Buffer
+	cmd := NewCmdServe(&cli.Factory{Out: &out, Err: &errb}, func(o *ServeOptions) error {
+		o.ctx, o.ready = ctx, func(string) { t.Error("ready after a stop") }
+		return runServe(o)
+	})
+	cmd.SetArgs([]string{dir, "--port", "0", "-t", "1"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if s := out.String(); strings.Contains(s, "ready") || !strings.Contains(s, "stopped") {
+		t.Errorf("stdout:\n%s", s)
+	}
+}
