@@ -283,10 +283,27 @@ func (s *GGUFSource) tensor(name string) (t gguf.TensorInfo, raw []byte, n, k in
 	return t, raw, n, k, nil
 }
 
+// named prefixes an error with the GGUF name of the HF tensor name (the
+// loader's message names the HF one).
+func (s *GGUFSource) named(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if r, ok := s.refs[name]; ok {
+		return fmt.Errorf("GGUF tensor %q: %w", r.name, err)
+	}
+	return err
+}
+
 // Matrix repacks a weight (see GGUFSource): for dt AsStored into its ggml
 // type's format (quant.FromGGML under Repack), else requantized into dt
 // from the dequantized values.
 func (s *GGUFSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, error) {
+	m, err := s.matrix(name, dt)
+	return m, s.named(name, err)
+}
+
+func (s *GGUFSource) matrix(name string, dt kernel.DType) (*quant.Matrix, error) {
 	r := s.refs[name]
 	if r.vb != "" || r.aLog {
 		return nil, fmt.Errorf("not a matrix")
@@ -349,6 +366,11 @@ func firstNonFinite(v []float32, k int) error {
 // Float32 dequantizes a small tensor to f32, undoing the converter's
 // transforms of A_log and kv_b_proj.
 func (s *GGUFSource) Float32(name string) ([]float32, error) {
+	v, err := s.float32(name)
+	return v, s.named(name, err)
+}
+
+func (s *GGUFSource) float32(name string) ([]float32, error) {
 	r, ok := s.refs[name]
 	if !ok {
 		return nil, fmt.Errorf("not a tensor of the model")

@@ -350,8 +350,14 @@ func runBench(o *BenchOptions) error {
 			return cli.Usagef("bench: --dtype: %v", err)
 		}
 	}
+	if slices.Max(pps) == 0 && slices.Max(tgs) == 0 {
+		return cli.Usagef("bench: -p and -n are all 0: nothing to measure")
+	}
 	models, err := o.check(dtypes)
 	if err != nil {
+		return err
+	}
+	if err := o.checkLengths(pps, tgs, depths); err != nil {
 		return err
 	}
 	installProfile(o.Factory)
@@ -513,6 +519,30 @@ var ceilingRuns atomic.Int64
 // availableMemory is the memory a model may budget (cpu.AvailableMemory;
 // 0: unknown; tests replace it).
 var availableMemory = cpu.AvailableMemory
+
+// checkLengths refuses a depth and prompt or generation that run past
+// the model's maximum length (model_max_length, when the config has one).
+func (o *BenchOptions) checkLengths(pps, tgs, depths []int) error {
+	var cfg *arch.Config
+	var err error
+	if o.Synthetic {
+		cfg, err = o.synthConfig(o.Layers)
+	} else {
+		cfg, err = peekConfig(o.Model)
+	}
+	if err != nil {
+		return err
+	}
+	limit := cfg.ModelMaxLength
+	if limit <= 0 {
+		return nil
+	}
+	d := slices.Max(depths)
+	if need := max(d, 1) + max(slices.Max(pps), slices.Max(tgs)); need > limit {
+		return cli.Usagef("bench: -d %d with -p %d / -n %d needs %d tokens, past the model's maximum length %d", d, slices.Max(pps), slices.Max(tgs), need, limit)
+	}
+	return nil
+}
 
 // check checks the model against everything that can be known before
 // measuring — the file verified, the checkpoint's config and tensor

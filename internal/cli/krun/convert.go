@@ -13,6 +13,7 @@ import (
 
 	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
+	ggufpkg "github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/model"
 )
@@ -155,19 +156,42 @@ func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 // link or another name too: os.SameFile), or whose folder does not take
 // new files.
 func checkOutput(dir, out string) error {
+	var inputs []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		inputs = append(inputs, filepath.Join(dir, e.Name()))
+	}
+	return checkOutputOf(inputs, dir, out)
+}
+
+// ggufInputs are the files of a GGUF input convert must not overwrite:
+// every part of a split file (the path alone if it does not open).
+func ggufInputs(path string) []string {
+	f, err := ggufpkg.Open(path)
+	if err != nil {
+		return []string{path}
+	}
+	defer f.Close()
+	return f.Parts
+}
+
+// checkOutputOf is checkOutput for the input files inputs (and the
+// checkpoint folder dir, "" for a GGUF file).
+func checkOutputOf(inputs []string, dir, out string) error {
 	st, err := os.Stat(out)
 	switch {
 	case err == nil && st.IsDir():
 		return cli.Usagef("convert: -o %s is a folder; give a file name (e.g. %s)", out, filepath.Join(out, "model.kt"))
 	case err == nil:
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			in := filepath.Join(dir, e.Name())
+		for _, in := range inputs {
 			if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
+				if dir == "" {
+					return cli.Usagef("convert: -o %s is the input file %s; it would destroy it (write elsewhere)", out, in)
+				}
 				return cli.Usagef("convert: -o %s is the input file %s; it would destroy the checkpoint (write elsewhere)", out, in)
 			}
 		}
-		if dst, err := os.Stat(dir); err == nil && os.SameFile(st, dst) {
+		if dst, err := os.Stat(dir); dir != "" && err == nil && os.SameFile(st, dst) {
 			return cli.Usagef("convert: -o %s is the checkpoint folder", out)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
@@ -217,10 +241,7 @@ func runConvert(o *ConvertOptions) error {
 		return cli.Usagef("convert: %s is not a checkpoint folder (config.json and safetensors) nor a GGUF file", o.Dir)
 	}
 	if fromGGUF {
-		if ost, err := os.Stat(o.Output); err == nil && os.SameFile(st, ost) {
-			return cli.Usagef("convert: -o %s is the input file; it would destroy it (write elsewhere)", o.Output)
-		}
-		if err := checkOutput(filepath.Dir(o.Dir), o.Output); err != nil {
+		if err := checkOutputOf(ggufInputs(o.Dir), "", o.Output); err != nil {
 			return err
 		}
 	} else if err := checkOutput(o.Dir, o.Output); err != nil {

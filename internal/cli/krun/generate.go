@@ -288,13 +288,20 @@ func peekConfig(path string) (*arch.Config, error) {
 }
 
 // installProfile installs the tuning profile and prints its warnings.
-func installProfile(o *cli.Factory) {
+func installProfile(o *cli.Factory) { installProfileQuiet(o)() }
+
+// installProfileQuiet installs the tuning profile and returns the
+// function that prints its warnings and path (called once the model is
+// open, so that a refused model is one error line).
+func installProfileQuiet(o *cli.Factory) func() {
 	path, warns := profile.Install()
-	for _, w := range warns {
-		fmt.Fprintln(o.Err, "krun: warning:", w)
-	}
-	if path != "" {
-		fmt.Fprintln(o.Err, "krun: tuning profile", path)
+	return func() {
+		for _, w := range warns {
+			fmt.Fprintln(o.Err, "krun: warning:", w)
+		}
+		if path != "" {
+			fmt.Fprintln(o.Err, "krun: tuning profile", path)
+		}
 	}
 }
 
@@ -307,7 +314,7 @@ func runGenerate(o *GenerateOptions) error {
 	if err != nil {
 		return err
 	}
-	installProfile(o.Factory)
+	reportProfile := installProfileQuiet(o.Factory)
 	idsOut := o.set["ids"] || o.PrintIDs
 	var tok *tokenizer.Tokenizer
 	tokDir := ""
@@ -377,6 +384,7 @@ func runGenerate(o *GenerateOptions) error {
 		return err
 	}
 	defer m.Close()
+	reportProfile()
 	profile.UsePlacement(m.Options().Threads)
 	eos := []int32{int32(m.Cfg.EOSTokenID)}
 	if tok != nil {

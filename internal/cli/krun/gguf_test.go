@@ -161,6 +161,15 @@ func TestKrunGGUF(t *testing.T) {
 			Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "m.gguf"},
 		{Name: "generate/folder-named-gguf", Setup: func(t testing.TB, dir string) { os.Mkdir(filepath.Join(dir, "m.gguf"), 0o755) },
 			Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "m.gguf"},
+		{Name: "convert/gguf-over-previous-output", Setup: func(t testing.TB, dir string) {
+			copyIn(q, "m.gguf")(t, dir)
+			clitest.WriteFile(t, dir, "o.kt", "an earlier output")
+		}, Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/o.kt"}, Creates: []string{"o.kt"}},
+		{Name: "generate/text-named-gguf", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "m.gguf", "hello world") },
+			Args: []string{"generate", "{dir}/m.gguf", "--ids", "1"}, Code: 2, Err: "not a GGUF file"},
+		{Name: "info/nan-names-gguf-tensor", Setup: nan, Args: []string{"info", "{dir}/m.gguf", "--verify"}, Code: 2, Err: "GGUF tensor \"output_norm.weight\""},
+		{Name: "bench/past-max-length", Setup: copyIn(q, "m.gguf"), Args: []string{"bench", "{dir}/m.gguf", "-p", "99999999", "-n", "1"}, Code: 2, Err: "past the model's maximum length"},
+		{Name: "bench/nothing-to-measure", Setup: copyIn(q, "m.gguf"), Args: []string{"bench", "{dir}/m.gguf", "-p", "0", "-n", "0"}, Code: 2, Err: "nothing to measure"},
 		{Name: "generate/nan", Setup: nan, Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "non-finite"},
 		{Name: "info/verify-nan", Setup: nan, Args: []string{"info", "{dir}/m.gguf", "--verify"}, Code: 2, Err: "non-finite"},
 		{Name: "convert/nan-keeps-old-output", Setup: oldOutput(nan), Args: []string{"convert", "{dir}/m.gguf", "-o", "{dir}/out/o.kt"}, Code: 2, Err: "non-finite"},

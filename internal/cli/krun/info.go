@@ -107,6 +107,11 @@ func runInfo(o *InfoOptions) error {
 	if err != nil {
 		return &cli.UsageError{Err: err}
 	}
+	if o.Verify { // before any output: a refused file prints one error line
+		if err := model.VerifyFile(f, o.Threads); err != nil {
+			return &cli.UsageError{Err: err}
+		}
+	}
 	fmt.Fprintf(o.Out, "%s: ktune model file v%d, %s, %d tensors, data from byte %d, alignment %d\n",
 		o.Model, h.Version, cli.HumanBytes(h.FileSize), len(h.Table.Tensors), h.DataStart, h.Table.Alignment)
 	fmt.Fprintf(o.Out, "config: %d layers (%d KDA, %d MLA), hidden %d, %d experts (top %d), vocab %d; %s parameters\n",
@@ -123,9 +128,6 @@ func runInfo(o *InfoOptions) error {
 	}
 	fmt.Fprintf(o.Out, "meta: %s\n", strings.Join(meta, " "))
 	if o.Verify {
-		if err := model.VerifyFile(f, o.Threads); err != nil {
-			return &cli.UsageError{Err: err}
-		}
 		fmt.Fprintln(o.Out, "verified: every tensor's checksum and values, and the tensor table against the config")
 	}
 	type agg struct {
@@ -227,21 +229,23 @@ func ggufInfo(o *InfoOptions) error {
 			size += st.Size()
 		}
 	}
+	if _, err := model.NewGGUFSource(f, cfg, o.Threads); err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	if o.Verify { // before any output: a refused file prints one error line
+		m, err := model.LoadGGUF(o.Model, model.LoadOptions{Threads: o.Threads, GGUFRepack: quant.RepackFast, AvailableMemory: -1})
+		if err != nil {
+			return &cli.UsageError{Err: err}
+		}
+		m.Close()
+	}
 	name, _ := f.Metadata.String("general.name")
 	fmt.Fprintf(o.Out, "%s: GGUF v%d %q, %s in %d part(s), %d tensors, %d metadata keys, alignment %d\n",
 		o.Model, f.Version, name, cli.HumanBytes(size), len(f.Parts), len(f.Tensors), f.Metadata.Len(), f.Alignment)
 	fmt.Fprintf(o.Out, "config: %d layers (%d KDA, %d MLA), hidden %d, %d experts (top %d), vocab %d; %s parameters\n",
 		cfg.NumHiddenLayers, cfg.NumKDALayers(), cfg.NumMLALayers(), cfg.HiddenSize, cfg.NumExperts, cfg.NumExpertsPerToken,
 		cfg.VocabSize, paramsLabel(cfg.ParamCount().Total))
-	if _, err := model.NewGGUFSource(f, cfg, o.Threads); err != nil {
-		return &cli.UsageError{Err: err}
-	}
 	if o.Verify {
-		m, err := model.LoadGGUF(o.Model, model.LoadOptions{Threads: o.Threads, GGUFRepack: quant.RepackFast, AvailableMemory: -1})
-		if err != nil {
-			return &cli.UsageError{Err: err}
-		}
-		m.Close()
 		fmt.Fprintln(o.Out, "verified: every tensor read and repacked, its values finite, the tensor table against the config")
 	}
 	type agg struct {

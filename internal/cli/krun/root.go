@@ -5,6 +5,7 @@
 package krun
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -182,17 +183,23 @@ func withPreset(opt model.LoadOptions, name string) (model.LoadOptions, error) {
 	return opt, nil
 }
 
-// isGGUF reports whether the file at path starts with GGUF's magic (else
-// it is read as a .kt model file).
+// isGGUF reports whether the file at path is read as a GGUF file: it
+// starts with GGUF's magic, or it is named .gguf and does not start with
+// a model file's (so that an empty or foreign .gguf file gets the GGUF
+// reader's message); else it is read as a .kt model file.
 func isGGUF(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	var magic [4]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && string(magic[:]) == "GGUF"
+	magic := make([]byte, len(kfile.Magic))
+	n, _ := io.ReadFull(f, magic)
+	magic = magic[:n]
+	if bytes.HasPrefix(magic, []byte("GGUF")) {
+		return true
+	}
+	return strings.EqualFold(filepath.Ext(path), ".gguf") && string(magic) != kfile.Magic
 }
 
 // ggufRepack parses --gguf-repack.
