@@ -34,6 +34,7 @@ const (
 	Q8   DType = "q8"
 	Q4   DType = "q4"
 	Q3   DType = "q3"
+	Q6   DType = "q6"
 )
 
 // Class is an accuracy class: the tuner compares only like with like, and

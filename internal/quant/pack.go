@@ -73,7 +73,7 @@ func quantize(dt kernel.DType, w []float32, n, k int, hasMin bool, importance []
 // rowImportance is the per-column weight of a row's squared error for
 // Q8/Q4: importance, or 1, and 0 on the padded columns.
 func rowImportance(m *Matrix, importance []float32) []float32 {
-	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 {
+	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 {
 		return nil
 	}
 	imp := make([]float32, m.Kp)
@@ -185,6 +185,10 @@ func (m *Matrix) packRowWith(r int, row, imp []float32, search bool) {
 		for g := 0; g < m.Groups(); g++ {
 			packQ3(panel[g*Q3GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
 		}
+	case kernel.Q6:
+		for g := 0; g < m.Groups(); g++ {
+			packQ6(panel[g*Q6GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
+		}
 	}
 }
 
@@ -258,6 +262,8 @@ func (m *Matrix) DequantizeRow(r int, dst []float32) {
 		}
 	case kernel.Q3:
 		dequantizeQ3Row(panel, pr, dst)
+	case kernel.Q6:
+		dequantizeQ6Row(panel, pr, dst)
 	}
 }
 
@@ -270,7 +276,7 @@ func (m *Matrix) Dequantize() []float32 {
 	return out
 }
 
-// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3, widened.
+// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6, widened.
 func (m *Matrix) Scale(r, g int) float32 {
 	rec := m.Panel(r / PanelRows)[g*m.GroupBytes():]
 	off := 8 * LineBytes
@@ -279,6 +285,8 @@ func (m *Matrix) Scale(r, g int) float32 {
 		off = 4 * LineBytes
 	case kernel.Q3:
 		off = Q3Lines * LineBytes
+	case kernel.Q6:
+		off = Q6Lines * LineBytes
 	}
 	return half.F16ToF32(binary.LittleEndian.Uint16(rec[off+2*(r%PanelRows):]))
 }

@@ -13,7 +13,7 @@ import (
 // directly in the packed format — uniform integers under per-group scales
 // drawn around std — which is two orders of magnitude faster than drawing
 // normal floats and quantizing them (a 256-expert MoE block is 1.8 G
-// weights); Q3 likewise; F32 and BF16 hold normal draws. Padded rows and columns are
+// weights); Q3 and Q6 likewise; F32 and BF16 hold normal draws. Padded rows and columns are
 // zero.
 func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (*Matrix, error) {
 	if dt == kernel.F32 || dt == kernel.BF16 {
@@ -27,7 +27,7 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 	if err != nil {
 		return nil, err
 	}
-	// the integer std of a uniform draw: Q8 q ∈ [−128, 127], Q4 q ∈ [0, 15], Q3 u ∈ [0, 7]
+	// the integer std of a uniform draw: Q8 q ∈ [−128, 127], Q4 q ∈ [0, 15], Q3 u ∈ [0, 7], Q6 u ∈ [0, 63]
 	qstd := 73.9
 	gb, groups, valBytes := m.GroupBytes(), m.Groups(), 8*LineBytes
 	switch dt {
@@ -35,6 +35,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 		qstd, valBytes = 4.61, 4*LineBytes
 	case kernel.Q3: // u ∈ [0, 7]
 		qstd, valBytes = 2.29, Q3Lines*LineBytes
+	case kernel.Q6: // u ∈ [0, 63]
+		qstd, valBytes = 18.47, Q6Lines*LineBytes
 	}
 	for p := 0; p < m.Panels(); p++ {
 		panel := m.Panel(p)
@@ -63,6 +65,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 							rec[q8Offset(pr, j)] = 128
 						case kernel.Q3:
 							setQ3(rec, pr, j, Q3Zero)
+						case kernel.Q6:
+							setQ6(rec, pr, j, Q6Zero)
 						default:
 							setNibble(rec, pr, j, 8)
 						}
