@@ -36,12 +36,14 @@ func dotFloors(p *problem) []float64 {
 			hi := min(lo+quant.GroupK, p.k)
 			row := w[c*p.k+lo : c*p.k+hi]
 			var zero, d float64 // |d·z| or the bound on |m|; the group's scale
-			if p.dt == kernel.Q8 || p.dt == kernel.Q4 || p.dt == kernel.Q3 {
+			if p.dt == kernel.Q8 || p.dt == kernel.Q4 || p.dt == kernel.Q3 || p.dt == kernel.Q6 {
 				d = math.Abs(float64(p.w.Scale(c, lo/quant.GroupK)))
 			}
 			switch {
 			case p.dt == kernel.Q3:
 				zero = quant.Q3Zero * d
+			case p.dt == kernel.Q6:
+				zero = quant.Q6Zero * d
 			case p.dt == kernel.Q8:
 				zero = 128 * d
 			case p.dt == kernel.Q4 && !p.w.HasMin:

@@ -111,6 +111,17 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 				tile[j*pr+i] = d[i] * float32(q3At(rec, i, j)-quant.Q3Zero)
 			}
 		}
+	case kernel.Q6:
+		rec := panel[(k0/quant.GroupK)*quant.Q6GroupBytes:]
+		var d [pr]float32
+		for i := range d {
+			d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[quant.Q6Lines*quant.LineBytes+2*i:]))
+		}
+		for j := 0; j < n; j++ {
+			for i := 0; i < pr; i++ {
+				tile[j*pr+i] = d[i] * float32(q6At(rec, i, j)-quant.Q6Zero)
+			}
+		}
 	}
 }
 
@@ -124,13 +135,26 @@ func q3At(rec []byte, i, j int) int {
 	return int(rec[(j/8)*quant.LineBytes+b]>>uint(3*(j/4%2))) & 7
 }
 
+// q6At is the stored u (0…63) of row i, group element j of a Q6 record
+// (the layout of quant/q6.go): bits 0–5 of line j/4, or for j ≥ 24 the
+// bits 6–7 of three lines, low piece first.
+func q6At(rec []byte, i, j int) int {
+	b := 4*i + j%4
+	if q := j / 4; q < 6 {
+		return int(rec[q*quant.LineBytes+b] & 63)
+	}
+	l := rec[(3*(j/4-6))*quant.LineBytes+b:]
+	return int(l[0]>>6) | int(l[quant.LineBytes]>>6)<<2 | int(l[2*quant.LineBytes]>>6)<<4
+}
+
 // panelsGenericInt8: int8 activations against the integer weights, one
 // int32 dot product per (row, output, group), then per group
 //
 //	y += s_x · (d·(Σ q_x·u − z·Σ q_x) [+ m·Σ q_x])   (s_x the group's activation scale)
 //
 // with u the stored unsigned weight (Q8: q+128, z = 128; Q4: the nibble,
-// z = 8, or z = 0 and a min m; Q3: the 3-bit value, z = 4).
+// z = 8, or z = 0 and a min m; Q3: the 3-bit value, z = 4; Q6: the
+// 6-bit value, z = 32).
 func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 	g := a.kp / quant.GroupK
 	gb := a.w.GroupBytes()
@@ -149,6 +173,8 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 				scales = 4 * quant.LineBytes
 			case kernel.Q3:
 				scales = quant.Q3Lines * quant.LineBytes
+			case kernel.Q6:
+				scales = quant.Q6Lines * quant.LineBytes
 			}
 			for i := range d {
 				d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[scales+2*i:]))
@@ -162,6 +188,13 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 				for j := 0; j < quant.GroupK; j++ {
 					for i := 0; i < pr; i++ {
 						u[j*pr+i] = int32(q3At(rec, i, j))
+					}
+				}
+			case a.w.DType == kernel.Q6:
+				zp = quant.Q6Zero
+				for j := 0; j < quant.GroupK; j++ {
+					for i := 0; i < pr; i++ {
+						u[j*pr+i] = int32(q6At(rec, i, j))
 					}
 				}
 			case a.w.DType == kernel.Q8:

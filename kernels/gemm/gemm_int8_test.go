@@ -52,6 +52,9 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 	if dt == kernel.Q3 {
 		top, im.zp = 7, quant.Q3Zero
 	}
+	if dt == kernel.Q6 {
+		top, im.zp = 63, quant.Q6Zero
+	}
 	groups := w.Kp / quant.GroupK
 	im.u = make([][]int32, w.Np)
 	im.mins = make([][]int32, w.Np)
@@ -88,6 +91,13 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 						setQ3(rec, i, j, int(row[j]))
 					}
 					binary.LittleEndian.PutUint16(rec[quant.Q3Lines*quant.LineBytes+2*i:], one)
+					continue
+				}
+				if dt == kernel.Q6 {
+					for j := 0; j < quant.GroupK; j++ {
+						setQ6(rec, i, j, int(row[j]))
+					}
+					binary.LittleEndian.PutUint16(rec[quant.Q6Lines*quant.LineBytes+2*i:], one)
 					continue
 				}
 				for c := 0; c < 4; c++ {
@@ -184,7 +194,7 @@ func TestInt8PanelsExact(t *testing.T) {
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
 			im := implOf(v)
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}
@@ -271,7 +281,7 @@ func TestInt8RunExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}

@@ -1,0 +1,38 @@
+package gemm
+
+import (
+	"testing"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// setQ6 stores u (0…63) at row i, group element j of a Q6 record (the
+// layout of quant/q6.go; q6At reads it back).
+func setQ6(rec []byte, i, j, u int) {
+	b := 4*i + j%4
+	if q := j / 4; q < 6 {
+		rec[q*quant.LineBytes+b] = rec[q*quant.LineBytes+b]&0xc0 | byte(u)
+		return
+	}
+	for t := 0; t < 3; t++ {
+		off := (3*(j/4-6)+t)*quant.LineBytes + b
+		rec[off] = rec[off]&0x3f | byte(u>>uint(2*t))<<6
+	}
+}
+
+// TestQ6Shapes checks every Q6 candidate of gemm.gemv and gemm.gemm with
+// the dot-product error model (as FuzzGEMM does) at awkward shapes: M
+// across the row tiles, N across panels, K across groups.
+func TestQ6Shapes(t *testing.T) {
+	seed := uint64(1)
+	for _, m := range []int{1, 2, 3, 4, 5, 8, 11, 12, 13, 25} {
+		for _, nk := range [][2]int{{1, 1}, {15, 31}, {16, 32}, {17, 33}, {40, 95}, {63, 257}, {64, 64}} {
+			s := kernel.MakeShape(shapeKeys, m, nk[0], nk[1])
+			for _, op := range []string{OpGEMV, OpGEMM} {
+				fuzzOne(t, op, kernel.Q6, s, seed)
+			}
+			seed++
+		}
+	}
+}
