@@ -20,6 +20,7 @@ var avxvnniY = [numKinds][]vnniKernel{
 	{nil, avxvnniQ4_1x16, avxvnniQ4_2x16, avxvnniQ4_3x16, avxvnniQ4_4x16},
 	{nil, avxvnniQ4M_1x16, avxvnniQ4M_2x16, avxvnniQ4M_3x16, avxvnniQ4M_4x16},
 	nil, // Q3: not generated for AVX-VNNI (not in DTypes)
+	nil, // Q6: likewise
 }
 
 func init() {

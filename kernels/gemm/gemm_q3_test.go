@@ -47,7 +47,10 @@ func TestQ3Shapes(t *testing.T) {
 // -count, the sub-benchmarks alternate. GB/s counts the packed weights.
 //
 //	go test ./kernels/gemm -run '^$' -bench Q3Decode -count 5
-func BenchmarkQ3Decode(b *testing.B) {
+func BenchmarkQ3Decode(b *testing.B) { benchDecode(b, kernel.Q3, kernel.Q4) }
+
+// benchDecode is BenchmarkQ3Decode's body over the dtypes dts.
+func benchDecode(b *testing.B, dts ...kernel.DType) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for threads := 1; threads <= 2; threads++ {
 		b.Run(fmt.Sprintf("op=read/streams=4/mem=dram/threads=%d", threads), func(b *testing.B) {
@@ -70,7 +73,7 @@ func BenchmarkQ3Decode(b *testing.B) {
 		}
 		y := make([]float32, n)
 		s := kernel.MakeShape(shapeKeys, 1, n, k)
-		for _, dt := range []kernel.DType{kernel.Q3, kernel.Q4} {
+		for _, dt := range dts {
 			w, err := quant.Random(r, dt, n, k, false, 0.02)
 			if err != nil {
 				b.Fatal(err)

@@ -36,3 +36,11 @@ func TestQ6Shapes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkQ6Decode compares decode GEMV (m = 1) on Q6, Q8 and Q4 weights
+// streamed from DRAM, beside the read ceiling, at the shapes of
+// BenchmarkQ3Decode (the experts' 1024×2304 and 2304×1024, a 32768×2304
+// head slice). GB/s counts the packed weights; µs/op is the time per call.
+//
+//	KTUNE_BENCH_VARIANTS=avx512_vnni go test ./kernels/gemm -run '^$' -bench Q6Decode -count 5
+func BenchmarkQ6Decode(b *testing.B) { benchDecode(b, kernel.Q6, kernel.Q8, kernel.Q4) }

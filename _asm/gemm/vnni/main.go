@@ -2,11 +2,11 @@
 //go:generate go run . -isa avxvnni -out ../../../kernels/gemm/gemm_avxvnni_amd64.s -stubs ../../../kernels/gemm/gemm_avxvnni_stubs_amd64.go -pkg gemm
 
 // Command vnni generates the int8-activation micro-kernels of kernels/gemm
-// for the Q8, Q4 and Q3 panel formats of package quant: M activation rows
+// for the Q8, Q4, Q3 and Q6 panel formats of package quant: M activation rows
 // against 16-row weight panels, one int32 dot product per (row, output,
 // group of 32 k) by VPDPBUSD, flushed per group into f32 accumulators.
 //
-//	-isa avx512   vnni{Q8,Q4,Q4M,Q3}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
+//	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
 //	              activation dword broadcast from memory; one 64-byte line is
 //	              the u8 operand for 16 rows × 4 k.
 //	-isa avxvnni  avxvnni{Q8,Q4,Q4M}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
@@ -15,7 +15,7 @@
 //
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
-// for Q8, 8 for Q4 without a min, 4 for Q3) is folded into aux = −z·Σxq, which
+// for Q8, 8 for Q4 without a min, 4 for Q3, 32 for Q6) is folded into aux = −z·Σxq, which
 // initialises each group's int32 accumulator; the activations' group scale
 // xs (same layout as aux) multiplies the converted accumulator; with a
 // min, aux holds float32(xs·Σxq) and the kernel adds m·aux in f32.
@@ -49,6 +49,7 @@ var kinds = []kind{
 	{name: "Q4", lines: 4, gb: 288, scaleOff: 256, z: 8},
 	{name: "Q4M", lines: 4, gb: 320, scaleOff: 256, hasMin: true},
 	{name: "Q3", lines: 3, gb: 224, scaleOff: 192, z: 4},
+	{name: "Q6", lines: 6, gb: 416, scaleOff: 384, z: 32},
 }
 
 const signature = "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)"
@@ -58,6 +59,8 @@ func doc(name string, k kind, m, lanes int) {
 	switch k.name {
 	case "Q3":
 		u = "u[p,g,i,j] (3 bits)"
+	case "Q6":
+		u = "u[p,g,i,j] (6 bits)"
 	case "Q4", "Q4M":
 		u = "u[p,g,i,j] (a nibble)"
 	}
@@ -154,12 +157,14 @@ func kernelZ(k kind, m int) {
 	wp := Load(Param("w"), GP64())
 	np := Load(Param("np"), GP64())
 	yp := Load(Param("y"), GP64())
-	var mask, mask3 VecVirtual
+	var mask, mask3, mask4 VecVirtual
 	switch k.lines {
 	case 4:
 		mask = bcastZ(0x0f0f0f0f)
 	case 3:
 		mask, mask3 = bcastZ(0x07070707), bcastZ(0x03030303)
+	case 6:
+		mask, mask3, mask4 = bcastZ(0x3f3f3f3f), bcastZ(0x03030303), bcastZ(0x0f0f0f0f)
 	}
 
 	Label(name + "_panel")
@@ -229,6 +234,32 @@ func kernelZ(k kind, m int) {
 				VPANDD(mask, lo, lo)
 				dots(lo, 6+c)
 			}
+		}
+	} else if k.lines == 6 {
+		// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad 6+h
+		// gathers bits 6–7 of lines 3h, 3h+1, 3h+2 as its bits 0–1, 2–3,
+		// 4–5: three shifts, two bit selects (under mask3, then mask4)
+		// and the 6-bit mask.
+		dots := func(w VecVirtual, quad int) {
+			for r := 0; r < m; r++ {
+				VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+			}
+		}
+		for c := 0; c < 6; c++ {
+			w := ZMM()
+			VPANDD(Mem{Base: wp, Disp: 64 * c}, mask, w)
+			dots(w, c)
+		}
+		for h := 0; h < 2; h++ {
+			lo, hi := ZMM(), ZMM()
+			VPSRLW(U8(6), Mem{Base: wp, Disp: 64 * (3 * h)}, lo)
+			VPSRLW(U8(4), Mem{Base: wp, Disp: 64 * (3*h + 1)}, hi)
+			VPTERNLOGD(U8(0xe4), mask3, hi, lo) // lo = lo&mask3 | hi&^mask3
+			hi = ZMM()
+			VPSRLW(U8(2), Mem{Base: wp, Disp: 64 * (3*h + 2)}, hi)
+			VPTERNLOGD(U8(0xe4), mask4, hi, lo) // lo = lo&mask4 | hi&^mask4
+			VPANDD(mask, lo, lo)
+			dots(lo, 6+h)
 		}
 	} else {
 		for c := 0; c < 4; c++ {
@@ -446,8 +477,8 @@ func main() {
 		}
 	case "avxvnni":
 		for _, k := range kinds {
-			if k.lines == 3 {
-				continue // Q3: avx512 only
+			if k.lines == 3 || k.lines == 6 {
+				continue // Q3, Q6: avx512 only
 			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m)
