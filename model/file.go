@@ -169,6 +169,13 @@ func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, op
 	for _, f := range dtypeFields(&opt) {
 		m[f.key] = string(*f.p)
 	}
+	// a group of mixed formats (a fit plan's) is read back per tensor
+	if opt.SharedDType != opt.FFNDType {
+		m[MetaFFNDType] = string(AsStored)
+	}
+	if opt.expertsMixed(cfg) {
+		m[MetaExpertDType] = string(AsStored)
+	}
 	for k, v := range meta {
 		m[k] = v
 	}

@@ -207,7 +207,7 @@ func (ld *loader) matrix(name string, dt kernel.DType) *quant.Matrix {
 // build fills m from the source in model order.
 func (ld *loader) build(m *Model) {
 	cfg, s, opt := m.Cfg, m.Shapes, ld.opt
-	attn, ffn, experts := opt.AttnDType, opt.FFNDType, opt.ExpertDType
+	attn, ffn, shared, experts := opt.AttnDType, opt.FFNDType, opt.SharedDType, opt.expertDType
 	// ---- embedding: read in place from the mapping
 	m.Embed = Embedding{V: s.Vocab, C: s.Hidden}
 	var err error
@@ -271,13 +271,13 @@ func (ld *loader) build(m *Model) {
 			Router: ld.matrix(b+"gate.weight", kernel.F32), Bias: ld.f32(b + "gate.e_score_correction_bias")}
 		for e := 0; e < s.Experts; e++ {
 			x := fmt.Sprintf("%sexperts.%d.", b, e)
-			blk.Experts = append(blk.Experts, moe.Expert{Gate: ld.matrix(x+"w1.weight", experts),
-				Up: ld.matrix(x+"w3.weight", experts), Down: ld.matrix(x+"w2.weight", experts)})
+			blk.Experts = append(blk.Experts, moe.Expert{Gate: ld.matrix(x+"w1.weight", experts(l)),
+				Up: ld.matrix(x+"w3.weight", experts(l)), Down: ld.matrix(x+"w2.weight", experts(l))})
 		}
 		if s.SharedInter > 0 {
-			blk.Shared = &moe.Expert{Gate: ld.matrix(b+"shared_experts.gate_proj.weight", ffn),
-				Up:   ld.matrix(b+"shared_experts.up_proj.weight", ffn),
-				Down: ld.matrix(b+"shared_experts.down_proj.weight", ffn)}
+			blk.Shared = &moe.Expert{Gate: ld.matrix(b+"shared_experts.gate_proj.weight", shared),
+				Up:   ld.matrix(b+"shared_experts.up_proj.weight", shared),
+				Down: ld.matrix(b+"shared_experts.down_proj.weight", shared)}
 		}
 		ly.MoE = blk
 	}

@@ -81,6 +81,14 @@ func EstimateMemory(cfg *arch.Config, opt LoadOptions, embedBytes int) (MemoryRe
 		if l.Name == "lm_head" && s.TiedEmbeddings {
 			l.Stored = 1 // converted from the embedding table
 		}
+		if strings.HasPrefix(l.Name, "moe.expert.") && len(opt.ExpertDTypeByLayer) > 0 {
+			for layer := range s.Layers { // per-layer formats (a fit plan)
+				if cfg.IsMoE(layer) {
+					r.WeightsHeap += int64(s.Experts) * quant.Size(opt.expertDType(layer), l.N, l.K, false)
+				}
+			}
+			continue
+		}
 		r.WeightsHeap += int64(l.Stored) * linearBytes(l.Name, l.N, l.K, &opt)
 	}
 	// the small f32 tensors: norms, conv taps, A_log, dt_bias, score bias
@@ -136,8 +144,10 @@ func linearDType(name string, opt *LoadOptions) kernel.DType {
 		return kernel.F32
 	case "lm_head":
 		return opt.HeadDType
-	case "dense.gate_proj", "dense.up_proj", "dense.down_proj", "moe.shared.gate_proj", "moe.shared.up_proj", "moe.shared.down_proj":
+	case "dense.gate_proj", "dense.up_proj", "dense.down_proj":
 		return opt.FFNDType
+	case "moe.shared.gate_proj", "moe.shared.up_proj", "moe.shared.down_proj":
+		return opt.SharedDType
 	case "moe.expert.w1", "moe.expert.w2", "moe.expert.w3":
 		return opt.ExpertDType
 	}

@@ -125,6 +125,14 @@ type LoadOptions struct {
 	// b_proj); default F32. The MoE router, norms, conv taps, A_log,
 	// dt_bias, the score bias and MLA's kv_b_proj are always f32.
 	GateDType kernel.DType
+	// SharedDType overrides FFNDType for the shared experts alone, and
+	// ExpertDTypeByLayer overrides ExpertDType for the routed experts of
+	// the MoE layers it lists (0-based layer index): the per-group formats
+	// a memory-budget plan chooses (PlanFit). A model file written with
+	// either records that group's meta as AsStored (per-tensor formats).
+	// Random ignores both.
+	SharedDType        kernel.DType
+	ExpertDTypeByLayer map[int]kernel.DType
 	// Threads for the kernels and the conversion; 0: every usable CPU.
 	// More than the usable CPUs (pool.Default().Size()) run as that many.
 	Threads int
@@ -193,8 +201,32 @@ func (o *LoadOptions) storedDefaults() {
 
 // usesStored reports whether a weight group is AsStored.
 func (o *LoadOptions) usesStored() bool {
-	for _, dt := range []kernel.DType{o.DType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType, o.GateDType} {
+	for _, dt := range []kernel.DType{o.DType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType, o.GateDType, o.SharedDType} {
 		if dt == AsStored {
+			return true
+		}
+	}
+	for _, dt := range o.ExpertDTypeByLayer {
+		if dt == AsStored {
+			return true
+		}
+	}
+	return false
+}
+
+// expertDType is the format of layer l's routed experts.
+func (o *LoadOptions) expertDType(l int) kernel.DType {
+	if dt, ok := o.ExpertDTypeByLayer[l]; ok {
+		return dt
+	}
+	return o.ExpertDType
+}
+
+// expertsMixed reports whether ExpertDTypeByLayer gives some MoE layer of
+// cfg a format other than ExpertDType.
+func (o *LoadOptions) expertsMixed(cfg *arch.Config) bool {
+	for l, dt := range o.ExpertDTypeByLayer {
+		if cfg.IsMoE(l) && dt != o.ExpertDType {
 			return true
 		}
 	}
@@ -213,6 +245,9 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 			*p = o.DType
 		}
 	}
+	if o.SharedDType == "" {
+		o.SharedDType = o.FFNDType
+	}
 	if o.CacheDType == "" {
 		o.CacheDType = kernel.F32
 	}
@@ -222,6 +257,9 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 		default:
 			return fmt.Errorf("model: weight dtype %q not supported (f32, bf16, q8, q4, q3)", dt)
 		}
+	}
+	if err := o.checkGroupDTypes(cfg); err != nil {
+		return err
 	}
 	switch o.CacheDType {
 	case kernel.F32, kernel.BF16, kernel.Q8:
@@ -249,6 +287,31 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 		o.MaxTokens = 4096
 		if cfg.ModelMaxLength > 0 {
 			o.MaxTokens = min(o.MaxTokens, cfg.ModelMaxLength)
+		}
+	}
+	return nil
+}
+
+// checkGroupDTypes checks SharedDType and ExpertDTypeByLayer: formats the
+// base DType accepts (the same check, run on a probe), layers of cfg that
+// have routed experts.
+func (o *LoadOptions) checkGroupDTypes(cfg *arch.Config) error {
+	ok := func(dt kernel.DType) error {
+		if dt == AsStored {
+			return nil
+		}
+		p := LoadOptions{DType: dt, SharedDType: AsStored} // AsStored: no recursion
+		return p.defaults(cfg)
+	}
+	if err := ok(o.SharedDType); err != nil {
+		return err
+	}
+	for l, dt := range o.ExpertDTypeByLayer {
+		if !cfg.IsMoE(l) {
+			return fmt.Errorf("model: expert format for layer %d: not a layer with routed experts", l)
+		}
+		if err := ok(dt); err != nil {
+			return err
 		}
 	}
 	return nil
