@@ -137,15 +137,18 @@ func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int) *quant.Matrix {
 		}
 	case kernel.BF16:
 		fillBF16(r, m.Data, a)
-	case kernel.Q8, kernel.Q4, kernel.Q3:
+	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6:
 		fillBytes(r, m.Data)
-		// scales: Q8 codes are uniform in −128..127 (σ ≈ 74), Q4 in −8..7 (σ ≈ 4.6), Q3 in −4..3 (σ ≈ 2.3)
+		// scales: Q8 codes are uniform in −128..127 (σ ≈ 74), Q4 in −8..7 (σ ≈ 4.6), Q3 in −4..3 (σ ≈ 2.3),
+		// Q6 in −32..31 (σ ≈ 18.5)
 		wb, d := 8*quant.LineBytes, a/128
 		switch dt {
 		case kernel.Q4:
 			wb, d = 4*quant.LineBytes, a/8
 		case kernel.Q3:
 			wb, d = quant.Q3Lines*quant.LineBytes, a/4
+		case kernel.Q6:
+			wb, d = quant.Q6Lines*quant.LineBytes, a/32
 		}
 		scale := half.F32ToF16(d)
 		gb := m.GroupBytes()
