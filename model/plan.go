@@ -194,11 +194,20 @@ type FitError struct {
 func (e *FitError) Error() string {
 	p := e.Plan
 	return fmt.Sprintf("model: does not fit in %s: even every matrix %s needs %s resident (weights %s, KDA state %s, MLA cache %s for %d × %d tokens) + %s reserved for the OS; give at least %s, a shorter context or fewer sequences",
-		gib(e.Budget), e.SmallestDType, gib(e.Smallest), gib(e.Smallest-p.KDAState-p.MLACache), mib(p.KDAState), mib(p.MLACache),
+		gib(e.Budget), e.SmallestDType, gib(e.Smallest), gib(e.Smallest-p.KDAState-p.MLACache), gib(p.KDAState), gib(p.MLACache),
 		p.Seqs, p.Context, gib(e.Reserve), gib(e.MinBudget))
 }
 
-func gib(n int64) string { return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30)) }
+// gib formats a size in GiB, MiB or KiB.
+func gib(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return mib(n)
+	}
+	return kib(n)
+}
 
 // FitFormatsFor returns the FitFormats the loader accepts, restricted to
 // only when it is not empty.
@@ -251,24 +260,7 @@ func PlanFit(cfg *arch.Config, budget int64, opt FitOptions) (*FitPlan, error) {
 	if budget <= 0 {
 		return nil, fmt.Errorf("model: memory budget %d: want a positive size", budget)
 	}
-	if opt.Context <= 0 {
-		opt.Context = 32768
-		if cfg.ModelMaxLength > 0 {
-			opt.Context = min(opt.Context, cfg.ModelMaxLength)
-		}
-	}
-	if opt.Seqs <= 0 {
-		opt.Seqs = 1
-	}
-	if opt.CacheDType == "" {
-		opt.CacheDType = kernel.BF16
-	}
-	if opt.SourceDType == "" {
-		opt.SourceDType = kernel.BF16
-	}
-	if opt.EmbedBytes <= 0 {
-		opt.EmbedBytes = 2
-	}
+	opt = opt.withDefaults(cfg)
 	reserve := opt.Reserve
 	switch {
 	case reserve == 0:
@@ -280,28 +272,18 @@ func PlanFit(cfg *arch.Config, budget int64, opt FitOptions) (*FitPlan, error) {
 	if len(formats) == 0 {
 		return nil, fmt.Errorf("model: no weight format to plan with (asked for %v)", opt.Formats)
 	}
-	groups := fitGroups(cfg, formats, opt)
+	groups := fitGroups(cfg, formats, opt, nil)
 
-	// the fixed part and the states, from EstimateMemory with the smallest formats
 	p := &FitPlan{Budget: budget, Reserve: reserve, Context: opt.Context, Seqs: opt.Seqs, CacheDType: opt.CacheDType,
 		Groups: groups, CountEmbedding: opt.CountEmbedding, search: opt.Search}
-	s := cfg.Shapes()
-	p.Embedding = int64(s.Vocab) * int64(s.Hidden) * int64(opt.EmbedBytes)
 	for i := range groups {
 		groups[i].Pick = len(groups[i].Choices) - 1
 	}
-	mem, err := p.estimate(cfg)
-	if err != nil {
+	if err := p.setBase(cfg, opt); err != nil {
 		return nil, err
 	}
-	p.KDAState = int64(p.Seqs) * mem.KDAStatePerSeq
-	p.MLACache = int64(p.Seqs) * int64(p.Context) * mem.MLACachePerToken
-	p.Fixed = mem.Budgeted - p.KDAState - p.MLACache - p.Weights()
-	base := p.Fixed + p.KDAState + p.MLACache
-	if p.CountEmbedding {
-		base += p.Embedding
-	}
-	p.Smallest = base + p.Weights()
+	p.Smallest = p.Resident
+	base := p.Resident - p.Weights()
 
 	room := budget - reserve - base // for the groups
 	items := make([][]fitItem, len(groups))
@@ -352,6 +334,49 @@ func sortTies(groups []FitGroup) {
 	}
 }
 
+// withDefaults fills in opt's defaults for cfg (the reserve's rule stays).
+func (opt FitOptions) withDefaults(cfg *arch.Config) FitOptions {
+	if opt.Context <= 0 {
+		opt.Context = 32768
+		if cfg.ModelMaxLength > 0 {
+			opt.Context = min(opt.Context, cfg.ModelMaxLength)
+		}
+	}
+	if opt.Seqs <= 0 {
+		opt.Seqs = 1
+	}
+	if opt.CacheDType == "" {
+		opt.CacheDType = kernel.BF16
+	}
+	if opt.SourceDType == "" {
+		opt.SourceDType = kernel.BF16
+	}
+	if opt.EmbedBytes <= 0 {
+		opt.EmbedBytes = 2
+	}
+	return opt
+}
+
+// setBase sets the embedding, the fixed f32 weights, the states (from
+// EstimateMemory under the current picks) and finishes the plan.
+func (p *FitPlan) setBase(cfg *arch.Config, opt FitOptions) error {
+	s := cfg.Shapes()
+	p.Embedding = int64(s.Vocab) * int64(s.Hidden) * int64(opt.EmbedBytes)
+	mem, err := EstimateMemory(cfg, p.options(cfg), 2)
+	if err != nil {
+		return err
+	}
+	p.KDAState = int64(p.Seqs) * mem.KDAStatePerSeq
+	p.MLACache = int64(p.Seqs) * int64(p.Context) * mem.MLACachePerToken
+	p.Fixed = mem.Budgeted - p.KDAState - p.MLACache - p.Weights()
+	base := p.Fixed + p.KDAState + p.MLACache
+	if p.CountEmbedding {
+		base += p.Embedding
+	}
+	p.finish(cfg, base)
+	return nil
+}
+
 // minBudget is the least budget whose reserve (the rule of FitOptions.Reserve)
 // leaves need bytes.
 func minBudget(need, reserve int64) int64 {
@@ -379,11 +404,6 @@ func (p *FitPlan) finish(cfg *arch.Config, base int64) {
 	for i := range p.Groups {
 		p.Error += p.Groups[i].Chosen().Cost
 	}
-}
-
-// estimate is EstimateMemory under the current picks.
-func (p *FitPlan) estimate(cfg *arch.Config) (MemoryReport, error) {
-	return EstimateMemory(cfg, p.options(cfg), 2)
 }
 
 // options are the LoadOptions of the current picks: each class's format,
@@ -434,8 +454,54 @@ func (p *FitPlan) options(cfg *arch.Config) LoadOptions {
 	return o
 }
 
-// fitGroups lists cfg's groups with their candidate formats.
-func fitGroups(cfg *arch.Config, formats []FitFormat, opt FitOptions) []FitGroup {
+// PlanFormats evaluates fixed formats — a preset's, o's — as a plan of
+// PlanFit's groups, with no budget: each group's one choice is the format
+// o gives it (Budget 0; MinBudget gives the least budget that fits it
+// with opt's reserve rule). A format FitFormats does not list is an error.
+func PlanFormats(cfg *arch.Config, o LoadOptions, opt FitOptions) (*FitPlan, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if err := o.defaults(cfg); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults(cfg)
+	of := func(c FitClass, layer int) kernel.DType {
+		switch c {
+		case FitHead:
+			return o.HeadDType
+		case FitAttention:
+			return o.AttnDType
+		case FitGates:
+			return o.GateDType
+		case FitDense:
+			return o.FFNDType
+		case FitShared:
+			return o.SharedDType
+		}
+		return o.expertDType(layer)
+	}
+	groups := fitGroups(cfg, FitFormats, opt, of)
+	for _, g := range groups {
+		if len(g.Choices) != 1 {
+			return nil, fmt.Errorf("model: %s: format %s is not in the planner's table", g.Name, of(g.Class, g.Layer))
+		}
+	}
+	p := &FitPlan{Context: opt.Context, Seqs: opt.Seqs, CacheDType: opt.CacheDType, Groups: groups,
+		CountEmbedding: opt.CountEmbedding, search: opt.Search, Reserve: opt.Reserve}
+	if err := p.setBase(cfg, opt); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// MinBudget is the least budget that holds p's Resident with the reserve
+// rule of FitOptions.Reserve (reserve: that option).
+func (p *FitPlan) MinBudget(reserve int64) int64 { return minBudget(p.Resident, reserve) }
+
+// fitGroups lists cfg's groups with their candidate formats; with only
+// set, each group's one candidate is the format only gives it.
+func fitGroups(cfg *arch.Config, formats []FitFormat, opt FitOptions, only func(FitClass, int) kernel.DType) []FitGroup {
 	s := cfg.Shapes()
 	edge := func(l int) float64 {
 		if l < FitEdgeLayers || l >= s.Layers-FitEdgeLayers {
@@ -481,6 +547,9 @@ func fitGroups(cfg *arch.Config, formats []FitFormat, opt FitOptions) []FitGroup
 			g.Params += x.count * int64(x.n) * int64(x.k)
 		}
 		for _, f := range formats {
+			if only != nil && f.DType != only(c, layer) {
+				continue
+			}
 			e := f.RelErr
 			if opt.Search {
 				e = f.RelErrSearch
@@ -494,7 +563,9 @@ func fitGroups(cfg *arch.Config, formats []FitFormat, opt FitOptions) []FitGroup
 			}
 			g.Choices = append(g.Choices, ch)
 		}
-		g.Choices = undominated(g.Choices)
+		if only == nil {
+			g.Choices = undominated(g.Choices)
+		}
 		groups = append(groups, g)
 	}
 	for _, c := range order {

@@ -361,3 +361,39 @@ func TestExpertDTypeByLayerChecked(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPlanFormats evaluates presets as plans: one format everywhere has
+// that format's error as its RMS, and the resident bytes are
+// EstimateMemory's; a plan at a preset's size is at most its error.
+func TestPlanFormats(t *testing.T) {
+	cfg := arch.Kimi48B()
+	all4, err := PlanFormats(cfg, LoadOptions{DType: kernel.Q4, GateDType: kernel.Q4}, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(all4.RMS()-0.0859) > 1e-12 {
+		t.Errorf("every group q4: RMS %g, want 0.0859", all4.RMS())
+	}
+	q4 := LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}
+	p, err := PlanFormats(cfg, q4, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q4.MaxTokens, q4.CacheDType = 32768, kernel.BF16
+	mem, _ := EstimateMemory(cfg, q4, 2)
+	if p.Resident != mem.Budgeted {
+		t.Errorf("q4 preset: resident %d, EstimateMemory %d", p.Resident, mem.Budgeted)
+	}
+	fit, err := PlanFit(cfg, p.MinBudget(0), FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Error > p.Error {
+		t.Errorf("plan at the q4 preset's budget: error %g above the preset's %g", fit.Error, p.Error)
+	}
+	t.Logf("q4 preset: %.2f GiB, rms %.4f; a plan in its budget %.2f GiB: rms %.4f", float64(p.Resident)/(1<<30), p.RMS(),
+		float64(p.MinBudget(0))/(1<<30), fit.RMS())
+	if _, err := PlanFormats(cfg, LoadOptions{DType: AsStored}, FitOptions{}); err == nil {
+		t.Error("stored formats accepted")
+	}
+}

@@ -34,6 +34,10 @@ type ConvertOptions struct {
 	GGUFRepack string
 	// Search is --search.
 	Search bool
+	// Fit is --fit: a memory budget to plan the formats for (plan.go),
+	// with the plan's assumptions in FitFlags.
+	Fit string
+	FitFlags
 
 	presetSet bool // --preset given
 }
@@ -73,6 +77,12 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			--experts, --attn, --ffn (dense MLP and shared expert), --head
 			(lm_head) and --gates override a preset's format for their group.
 
+			--fit SIZE (like 24G) chooses instead each group's format — the
+			routed experts per layer — to fit a machine of SIZE bytes with the
+			least expected error, as krun plan --fit prints it (--ctx, --seqs,
+			--cache-dtype, --reserve and --formats are its assumptions); the
+			file records the mixed groups per tensor.
+
 			Before any work convert refuses an output that is a folder, one of
 			the checkpoint's own files (through a link too) or in a folder it
 			cannot write. A tensor holding NaN or ±Inf, or a weight too large
@@ -94,6 +104,13 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			if opts.Output == "" {
 				return cli.Usagef("convert: -o OUT.kt is required")
 			}
+			if opts.Fit == "" {
+				for _, f := range []string{"ctx", "seqs", "cache-dtype", "reserve", "formats"} {
+					if cmd.Flags().Changed(f) {
+						return cli.Usagef("convert: --%s is a --fit assumption; give --fit SIZE too", f)
+					}
+				}
+			}
 			if _, err := opts.loadOptions(); err != nil {
 				return &cli.UsageError{Err: err}
 			}
@@ -113,6 +130,8 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 	cmd.Flags().IntVar(&opts.Threads, "threads", 0, "conversion threads (default all CPUs)")
 	cmd.Flags().BoolVar(&opts.Search, "search", false, "choose each q8/q4 group's scale by a search for the least squared error (about 10% less error at q4 than the max-abs scale; about 5× slower)")
 	cmd.Flags().StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage+"; without --preset")
+	cmd.Flags().StringVar(&opts.Fit, "fit", "", "choose each group's format to fit this memory budget (like 24G) with the least expected error, as krun plan does (instead of --preset and the group flags)")
+	opts.FitFlags.register(cmd, "with --fit: ")
 	return cmd
 }
 
@@ -120,6 +139,19 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 // file without --preset, the overrides alone: the other groups keep the
 // file's types).
 func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
+	if o.Fit != "" {
+		p, err := o.fitPlan()
+		if err != nil {
+			return model.LoadOptions{}, err
+		}
+		opt := p.Opt
+		opt.MaxSeqs, opt.MaxTokens, opt.CacheDType = 0, 0, "" // run-time choices, not the file's
+		if isGGUF(o.Dir) {
+			opt.GGUFRepack, _ = ggufRepack(o.GGUFRepack)
+		}
+		opt.Threads = o.Threads
+		return opt, nil
+	}
 	opt, err := presetOptions(o.Preset)
 	if err != nil {
 		return opt, err
@@ -149,6 +181,34 @@ func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 	}
 	opt.Threads = o.Threads
 	return opt, nil
+}
+
+// fitPlan is --fit's plan for the input's config (a usage error when the
+// flags conflict or the budget is too small).
+func (o *ConvertOptions) fitPlan() (*model.FitPlan, error) {
+	if o.presetSet || o.Experts != "" || o.Attn != "" || o.FFN != "" || o.Head != "" || o.Gates != "" {
+		return nil, cli.Usagef("convert: --fit chooses every group's format; give it without --preset, --experts, --attn, --ffn, --head or --gates")
+	}
+	budgets, err := parseBudgets(o.Fit)
+	if err != nil {
+		return nil, err
+	}
+	if len(budgets) != 1 {
+		return nil, cli.Usagef("convert: --fit %q: give one size", o.Fit)
+	}
+	cfg, err := peekConfig(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	fo, err := o.FitFlags.options(cfg, o.Search)
+	if err != nil {
+		return nil, err
+	}
+	p, err := model.PlanFit(cfg, budgets[0], fo)
+	if err != nil {
+		return nil, &cli.UsageError{Err: err}
+	}
+	return p, nil
 }
 
 // checkOutput refuses, before any work, an output path that is a folder,
@@ -266,6 +326,16 @@ func runConvert(o *ConvertOptions) error {
 	prog := cli.NewProgress(o.Err)
 	t0 := time.Now()
 	meta := map[string]string{"preset": o.Preset}
+	if o.Fit != "" {
+		p, err := o.fitPlan()
+		if err != nil {
+			return err
+		}
+		meta["preset"] = "fit " + cli.HumanBytes(p.Budget)
+		meta["fit"] = fmt.Sprintf("%s; %d × %d tokens, %s MLA cache; resident %s, %s reserve; rms error %.4f",
+			expertSummary(p), p.Seqs, p.Context, p.CacheDType, cli.HumanBytes(p.Resident), cli.HumanBytes(p.Reserve), p.RMS())
+		fmt.Fprintf(o.Out, "plan for %s: %s\n", cli.HumanBytes(p.Budget), meta["fit"])
+	}
 	if fromGGUF && !o.presetSet {
 		meta["preset"] = "stored (the GGUF's types, --gguf-repack " + o.GGUFRepack + ")"
 	}

@@ -82,6 +82,7 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 	isa.Register(cmd)
 	cmd.AddCommand(NewCmdConvert(f, nil), NewCmdGenerate(f, nil), NewCmdBench(f, nil), NewCmdInfo(f, nil))
 	cmd.AddCommand(NewCmdServe(f, nil))
+	cmd.AddCommand(NewCmdPlan(f, nil))
 	return cmd
 }
 
