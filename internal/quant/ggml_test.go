@@ -339,7 +339,7 @@ var ggmlPackings = map[gguf.Type]ggmlPacking{
 	gguf.TypeQ3_K: {format{kernel.Q8, false}, format{kernel.Q4, false}, 0.077},
 	gguf.TypeQ4_K: {format{kernel.F32, false}, format{kernel.Q4, true}, 0.00035},
 	gguf.TypeQ5_K: {format{kernel.F32, false}, format{kernel.Q8, false}, 0.006},
-	gguf.TypeQ6_K: {format{kernel.F32, false}, format{kernel.Q8, false}, 0.007},
+	gguf.TypeQ6_K: {format{kernel.F32, false}, format{kernel.Q6, false}, 0.018},
 }
 
 func formatOf(m *Matrix) format { return format{m.DType, m.HasMin} }

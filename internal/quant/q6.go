@@ -78,6 +78,16 @@ func q6Scale(rec []byte, pr int) float32 {
 // (d = −(the w of largest |w|)/32, q = round(w/d) ∈ [−32, 31]) or the
 // weighted scale search.
 func packQ6(rec []byte, pr int, x, wt *[GroupK]float32, search bool) {
+	packQ6Hint(rec, pr, x, wt, search, 0)
+}
+
+// packQ6Hint is packQ6 with one more candidate scale, hint (0: none): it
+// replaces the chosen scale if, rounded to f16, its squared error is
+// strictly smaller and it keeps every weight within max-abs's bound. A
+// ggml Q6_K group is two sub-blocks of 16 with scales d·sc₁, d·sc₂ and
+// the same 6-bit range, so the larger one represents its half exactly
+// (up to the f16 rounding of d·sc) where max-abs or the search may not.
+func packQ6Hint(rec []byte, pr int, x, wt *[GroupK]float32, search bool, hint float32) {
 	var big float32
 	for _, v := range x {
 		if abs32(v) > abs32(big) {
@@ -85,6 +95,12 @@ func packQ6(rec []byte, pr int, x, wt *[GroupK]float32, search bool) {
 		}
 	}
 	dh := scaleSym(x, wt, search, -big/32, big, -32, 31, slackQ6, q6GridA, q6GridB)
+	if hh := half.F32ToF16(hint); hint != 0 && finiteF16(hh) && hh != dh && finiteF16(dh) && big != 0 {
+		e, _ := symError(x, wt, dh, -32, 31, slackQ6)
+		if eh, ok := symError(x, wt, hh, -32, 31, slackQ6); ok && better(eh, e) {
+			dh, search = hh, true // pack as symError evaluated it
+		}
+	}
 	d := half.F16ToF32(dh)
 	id := 1 / d
 	binary.LittleEndian.PutUint16(rec[Q6Lines*LineBytes+2*pr:], dh)

@@ -162,3 +162,37 @@ func TestQ6Random(t *testing.T) {
 		}
 	}
 }
+
+// TestQ6Hint: a group on a ggml Q6_K sub-block grid (w = d·sc·q, q ∈
+// [−32, 31], both halves the same scale) whose max-abs scale misses the
+// grid is packed exactly with the grid's scale as the hint, and a useless
+// hint never makes a group worse than max-abs.
+func TestQ6Hint(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 200; trial++ {
+		step := float32(0.001 * float64(1+r.IntN(100))) // d·sc, an f16 value
+		step = half.F16ToF32(half.F32ToF16(step))
+		var x [GroupK]float32
+		for j := range x {
+			x[j] = step * float32(r.IntN(61)-30) // |q| ≤ 30: max-abs's scale is off the grid
+		}
+		x[trial%GroupK] = step * 30
+		err := func(hint float32) float32 {
+			rec := make([]byte, Q6GroupBytes)
+			packQ6Hint(rec, 3, &x, &ones, false, hint)
+			var e float32
+			for j, v := range x {
+				d := q6Scale(rec, 3) * float32(q6At(rec, 3, j)-Q6Zero)
+				e += (d - v) * (d - v)
+			}
+			return e
+		}
+		e0 := err(0)
+		if e := err(step); e != 0 || !(e0 > 0) {
+			t.Fatalf("trial %d: error %g with the grid's scale, %g by max-abs", trial, e, e0)
+		}
+		if e := err(step * 0.37); e > e0 {
+			t.Fatalf("trial %d: a bad hint raised the error %g → %g", trial, e0, e)
+		}
+	}
+}
