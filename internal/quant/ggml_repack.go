@@ -22,7 +22,8 @@ const (
 	RepackExact GGMLRepack = iota
 	// RepackFast packs into the nearest of our quantized formats, which may
 	// round (e.g. Q4_K → Q4 with min, group scales rounded to f16; Q5_K →
-	// Q8 and Q6_K → Q6 requantized): what runs at our speed on a 48B model.
+	// Q8 and Q6_K → Q6 (or Q8, see FastQ6) requantized): what runs at our
+	// speed on a 48B model.
 	RepackFast
 )
 
@@ -55,12 +56,20 @@ func (r GGMLRepack) String() string {
 //	                               Q4+min, d·sc and −dmin·mn rounded to f16
 //	q5_K   F32                     Q8 requantized
 //	q6_K   F32                     Q6 requantized, each group's larger
-//	                               sub-block scale d·sc a candidate
+//	                               sub-block scale d·sc a candidate, where
+//	                               FastQ6 says so; else Q8 requantized
 //
 // "Requantized" is Quantize applied to DequantizeGGML's values. Q6_K → Q6
 // adds about 0.8× the file's own weight error in quadrature (Gaussian
 // rows: 0.0177 → 0.0206 relative RMS against the f32 weights; Q6_K → Q8
 // gave 0.0186) for 0.8125 bytes per weight instead of Q8's 1.0625.
+
+// FastQ6 reports whether this process serves Q6 weights with a SIMD
+// kernel (kernels/gemm sets it: AVX-512 VNNI today). Fast mode packs Q6_K
+// as Q6 only then, and as Q8 otherwise (also while FastQ6 is nil): where
+// only the pure-Go kernels serve Q6 a decode GEMV on it is ~25× slower
+// than the SIMD Q8 one (AVX2: 5.5 ms against 0.2 ms for 1024×2304).
+var FastQ6 func() bool
 
 // ggmlRowFunc packs row r of m from its raw ggml blocks. It reports
 // whether the packed values equal DequantizeGGML's (only where the plan
@@ -125,12 +134,11 @@ func ggmlPlanFor(t gguf.Type, raw []byte, mode GGMLRepack) ggmlPlan {
 	case gguf.TypeQ2_K:
 		return requant(kernel.Q4, true)
 	case gguf.TypeQ6_K:
-		if mode == RepackFast {
+		if mode == RepackFast && FastQ6 != nil && FastQ6() {
 			return ggmlPlan{kernel.Q6, false, rowQ6_K}
 		}
-		return f32
 	}
-	return requant(kernel.Q8, false) // q5_1, q5_K
+	return requant(kernel.Q8, false) // q5_1, q5_K, q6_K without FastQ6
 }
 
 // FromGGML packs an n×k matrix stored as ggml type t (k = row length =

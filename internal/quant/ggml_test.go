@@ -348,6 +348,7 @@ func formatOf(m *Matrix) format { return format{m.DType, m.HasMin} }
 // holds DequantizeGGML's values exactly, the fast one within its bound,
 // and exact reports exactly whether the values were kept.
 func TestFromGGML(t *testing.T) {
+	defer setFastQ6(true)()
 	r := rand.New(rand.NewPCG(21, 3))
 	for _, ty := range ggmlAllTypes {
 		bs := ty.BlockSize()
@@ -631,5 +632,48 @@ func TestFromGGMLParallel(t *testing.T) {
 				t.Errorf("%s %s: %s exact=%v, element %d differs", ty, mode, formatOf(m), exact, i)
 			}
 		}
+	}
+}
+
+// setFastQ6 sets FastQ6 to a constant and returns the restore.
+func setFastQ6(on bool) func() {
+	old := FastQ6
+	FastQ6 = func() bool { return on }
+	return func() { FastQ6 = old }
+}
+
+// TestFromGGMLQ6Fallback: without a SIMD Q6 kernel (FastQ6 false or nil)
+// fast mode packs Q6_K as Q8, with Q8's error; exact mode is F32 either way.
+func TestFromGGMLQ6Fallback(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 5))
+	raw := randomGGML(r, gguf.TypeQ6_K, 17, 512)
+	want := make([]float32, 17*512)
+	if err := DequantizeGGML(gguf.TypeQ6_K, raw, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		on       bool
+		dt       kernel.DType
+		maxError float64
+	}{{false, kernel.Q8, 0.007}, {true, kernel.Q6, 0.018}} {
+		restore := setFastQ6(c.on)
+		m, _, err := FromGGML(gguf.TypeQ6_K, raw, 17, 512, RepackFast)
+		x, _, err2 := FromGGML(gguf.TypeQ6_K, raw, 17, 512, RepackExact)
+		restore()
+		if err != nil || err2 != nil {
+			t.Fatal(err, err2)
+		}
+		if m.DType != c.dt || x.DType != kernel.F32 {
+			t.Fatalf("FastQ6 %v: fast mode %s, exact mode %s; want %s, f32", c.on, m.DType, x.DType, c.dt)
+		}
+		if e := relRMS(m.Dequantize(), want); e > c.maxError {
+			t.Errorf("FastQ6 %v: relative RMS %.4g > %g", c.on, e, c.maxError)
+		}
+	}
+	old := FastQ6
+	FastQ6 = nil
+	defer func() { FastQ6 = old }()
+	if m, _, _ := FromGGML(gguf.TypeQ6_K, raw, 17, 512, RepackFast); m.DType != kernel.Q8 {
+		t.Errorf("FastQ6 nil: fast mode %s, want q8", m.DType)
 	}
 }

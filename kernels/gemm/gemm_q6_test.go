@@ -3,6 +3,7 @@ package gemm
 import (
 	"testing"
 
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 )
@@ -44,3 +45,22 @@ func TestQ6Shapes(t *testing.T) {
 //
 //	KTUNE_BENCH_VARIANTS=avx512_vnni go test ./kernels/gemm -run '^$' -bench Q6Decode -count 5
 func BenchmarkQ6Decode(b *testing.B) { benchDecode(b, kernel.Q6, kernel.Q8, kernel.Q4) }
+
+// TestFastQ6: quant.FastQ6 (GGUF fast mode's Q6_K → Q6) holds exactly
+// when a SIMD variant serves Q6 GEMV here, and follows the ISA masking.
+func TestFastQ6(t *testing.T) {
+	if quant.FastQ6 == nil {
+		t.Fatal("kernels/gemm did not set quant.FastQ6")
+	}
+	vnni := false
+	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
+		vnni = vnni || v.Name == "avx512_vnni"
+	}
+	if got := quant.FastQ6(); got != vnni {
+		t.Errorf("FastQ6() = %v, avx512_vnni serving q6: %v", got, vnni)
+	}
+	defer cpu.Disable(cpu.AVX512VNNI)()
+	if quant.FastQ6() {
+		t.Error("FastQ6() with avx512_vnni disabled")
+	}
+}

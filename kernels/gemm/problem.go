@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
@@ -58,6 +59,17 @@ func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (k
 		}
 		return p, nil
 	}
+}
+
+// fastQ6 is quant.FastQ6: a variant other than the pure-Go ones serves
+// Q6 GEMV in the default classes (avx512_vnni where available).
+func fastQ6() bool {
+	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
+		if !strings.HasPrefix(v.Name, "generic") {
+			return true
+		}
+	}
+	return false
 }
 
 func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool) (*quant.Matrix, error) {
@@ -120,6 +132,7 @@ var grainParam = kernel.Param{Name: "grain", Doc: "panels per work item", Values
 var allOps = []string{OpGEMV, OpGEMM, OpGateUp}
 
 func init() {
+	quant.FastQ6 = fastQ6
 	docs := map[string]string{
 		OpGEMV:   "Y = X·Wᵀ for decode (M ≤ crossover)",
 		OpGEMM:   "Y = X·Wᵀ for prefill",
