@@ -468,3 +468,22 @@ func TestConvertGGUF(t *testing.T) {
 		t.Errorf("a checkpoint folder loaded as stored: %v", err)
 	}
 }
+
+// TestGGUFThreads: the repacked weights do not depend on the thread count
+// (1, 2, and more than the CPUs), in both repack modes.
+func TestGGUFThreads(t *testing.T) {
+	_, _, quantized := ggufFiles(t)
+	for _, mode := range []quant.GGMLRepack{quant.RepackFast, quant.RepackExact} {
+		var want [][]byte
+		for _, th := range []int{1, 2, 7} {
+			m := mustLoadGGUF(t, quantized[0], LoadOptions{GGUFRepack: mode, Threads: th})
+			for i, p := range m.matrices() {
+				if want == nil || len(want) <= i {
+					want = append(want, slices.Clone((*p).Data))
+				} else if !bytes.Equal((*p).Data, want[i]) {
+					t.Fatalf("%s: matrix %d differs at %d threads", mode, i, th)
+				}
+			}
+		}
+	}
+}
