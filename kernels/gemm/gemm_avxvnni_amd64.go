@@ -7,6 +7,11 @@
 // call makes two passes over a panel (the second from cache) and row tiles
 // hold at most 4 rows (16 ymm registers). The kernels also need F16C,
 // which every AVX-VNNI CPU has.
+//
+// No machine this is tested on may have AVX-VNNI: the generator also emits
+// test twins (avxvnniTwin*, every kind but Q8) that differ only in doing
+// each vpdpbusd as vpmaddubsw+vpmaddwd+vpaddd, which AVX2 runs;
+// gemm_avxvnni_amd64_test.go checks them exactly.
 package gemm
 
 import (
@@ -19,13 +24,13 @@ var avxvnniY = [numKinds][]vnniKernel{
 	{nil, avxvnniQ8_1x16, avxvnniQ8_2x16, avxvnniQ8_3x16, avxvnniQ8_4x16},
 	{nil, avxvnniQ4_1x16, avxvnniQ4_2x16, avxvnniQ4_3x16, avxvnniQ4_4x16},
 	{nil, avxvnniQ4M_1x16, avxvnniQ4M_2x16, avxvnniQ4M_3x16, avxvnniQ4M_4x16},
-	nil, // Q3: not generated for AVX-VNNI (not in DTypes)
-	nil, // Q6: likewise
+	{nil, avxvnniQ3_1x16, avxvnniQ3_2x16, avxvnniQ3_3x16, avxvnniQ3_4x16},
+	{nil, avxvnniQ6_1x16, avxvnniQ6_2x16, avxvnniQ6_3x16, avxvnniQ6_4x16},
 }
 
 func init() {
 	register(allOps, kernel.Variant{Name: "avx_vnni", Doc: "generated AVX-VNNI: int8 activations, {vex} vpdpbusd ymm (BYTE-encoded), two half-panel passes",
-		Priority: 35, DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Class: kernel.ClassInt8Act,
+		Priority: 35, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6}, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AVX2, cpu.FMA, cpu.AVXVNNI), Threaded: true,
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{1, 2, 3, 4}, Default: 4},

@@ -2831,3 +2831,7333 @@ avxvnniQ4M_4x16_stored1:
 	JNZ    avxvnniQ4M_4x16_panel
 	VZEROUPPER
 	RET
+
+// func avxvnniQ3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ3_1x16_group0:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VCVTPH2PS    192(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000000e0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ3_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ3_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ3_1x16_stored0
+
+avxvnniQ3_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ3_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ3_1x16_group1:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VCVTPH2PS    176(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000000e0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ3_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ3_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ3_1x16_stored1
+
+avxvnniQ3_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ3_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ3_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ3_2x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VCVTPH2PS    192(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ3_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ3_2x16_stored0
+
+avxvnniQ3_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ3_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ3_2x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VCVTPH2PS    176(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ3_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ3_2x16_stored1
+
+avxvnniQ3_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ3_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ3_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ3_3x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VCVTPH2PS    192(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ3_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ3_3x16_stored0
+
+avxvnniQ3_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ3_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ3_3x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VCVTPH2PS    176(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ3_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ3_3x16_stored1
+
+avxvnniQ3_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ3_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ3_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ3_4x16_group0:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      (R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      (R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VCVTPH2PS    192(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000000e0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ3_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ3_4x16_stored0
+
+avxvnniQ3_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ3_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ3_4x16_group1:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      (R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      (R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VCVTPH2PS    176(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000000e0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ3_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ3_4x16_stored1
+
+avxvnniQ3_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ3_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3_4x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ6_1x16_group0:
+	VPBROADCASTD (SI), Y0
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VCVTPH2PS    384(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000001a0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ6_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ6_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ6_1x16_stored0
+
+avxvnniQ6_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ6_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ6_1x16_group1:
+	VPBROADCASTD (SI), Y0
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VCVTPH2PS    368(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000001a0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ6_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ6_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ6_1x16_stored1
+
+avxvnniQ6_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ6_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ6_2x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VCVTPH2PS    384(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ6_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ6_2x16_stored0
+
+avxvnniQ6_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ6_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ6_2x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VCVTPH2PS    368(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ6_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ6_2x16_stored1
+
+avxvnniQ6_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ6_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ6_3x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VCVTPH2PS    384(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ6_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ6_3x16_stored0
+
+avxvnniQ6_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ6_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ6_3x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VCVTPH2PS    368(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ6_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ6_3x16_stored1
+
+avxvnniQ6_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ6_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ6_4x16_group0:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VPAND        (R12), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        64(R12), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        128(R12), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        192(R12), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        256(R12), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        320(R12), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       (R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       192(R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VCVTPH2PS    384(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000001a0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ6_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ6_4x16_stored0
+
+avxvnniQ6_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ6_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ6_4x16_group1:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VPAND        (R12), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        64(R12), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        128(R12), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        192(R12), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        256(R12), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        320(R12), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       (R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       192(R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VCVTPH2PS    368(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000001a0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ6_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ6_4x16_stored1
+
+avxvnniQ6_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ6_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6_4x16_panel
+	VZEROUPPER
+	RET
+
+DATA ones16<>+0(SB)/4, $0x00010001
+DATA ones16<>+4(SB)/4, $0x00010001
+DATA ones16<>+8(SB)/4, $0x00010001
+DATA ones16<>+12(SB)/4, $0x00010001
+DATA ones16<>+16(SB)/4, $0x00010001
+DATA ones16<>+20(SB)/4, $0x00010001
+DATA ones16<>+24(SB)/4, $0x00010001
+DATA ones16<>+28(SB)/4, $0x00010001
+GLOBL ones16<>(SB), RODATA|NOPTR, $32
+
+// func avxvnniTwinQ4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ4_1x16_group0:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    256(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x00000120, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ4_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ4_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ4_1x16_stored0
+
+avxvnniTwinQ4_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ4_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ4_1x16_group1:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    240(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x00000120, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ4_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ4_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ4_1x16_stored1
+
+avxvnniTwinQ4_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ4_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ4_2x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    256(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x00000120, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ4_2x16_stored0
+
+avxvnniTwinQ4_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ4_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ4_2x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    240(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x00000120, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ4_2x16_stored1
+
+avxvnniTwinQ4_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ4_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ4_3x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    256(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x00000120, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ4_3x16_stored0
+
+avxvnniTwinQ4_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ4_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ4_3x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    240(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x00000120, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ4_3x16_stored1
+
+avxvnniTwinQ4_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ4_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ4_4x16_group0:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      (R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      128(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      192(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    256(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x00000120, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ4_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ4_4x16_stored0
+
+avxvnniTwinQ4_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ4_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ4_4x16_group1:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      (R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      128(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      192(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    240(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x00000120, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ4_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ4_4x16_stored1
+
+avxvnniTwinQ4_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ4_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4_4x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4M_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4M_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ4M_1x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    256(R10), Y12
+	VCVTPH2PS    288(R10), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	ADDQ         $0x00000140, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ4M_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ4M_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ4M_1x16_stored0
+
+avxvnniTwinQ4M_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ4M_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ4M_1x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    240(R10), Y12
+	VCVTPH2PS    272(R10), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	ADDQ         $0x00000140, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ4M_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ4M_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ4M_1x16_stored1
+
+avxvnniTwinQ4M_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ4M_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000140, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4M_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4M_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4M_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ4M_2x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    256(R11), Y12
+	VCVTPH2PS    288(R11), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFMADD231PS  Y15, Y13, Y5
+	ADDQ         $0x00000140, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4M_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4M_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ4M_2x16_stored0
+
+avxvnniTwinQ4M_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ4M_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ4M_2x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    240(R11), Y12
+	VCVTPH2PS    272(R11), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFMADD231PS  Y15, Y13, Y5
+	ADDQ         $0x00000140, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4M_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4M_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ4M_2x16_stored1
+
+avxvnniTwinQ4M_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ4M_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000140, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4M_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4M_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4M_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ4M_3x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    256(R11), Y12
+	VCVTPH2PS    288(R11), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFMADD231PS  Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFMADD231PS  Y15, Y13, Y6
+	ADDQ         $0x00000140, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4M_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4M_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ4M_3x16_stored0
+
+avxvnniTwinQ4M_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ4M_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ4M_3x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    240(R11), Y12
+	VCVTPH2PS    272(R11), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFMADD231PS  Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFMADD231PS  Y15, Y13, Y6
+	ADDQ         $0x00000140, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ4M_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4M_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ4M_3x16_stored1
+
+avxvnniTwinQ4M_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ4M_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000140, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4M_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ4M_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ4M_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ4M_4x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      128(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      192(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    256(R12), Y12
+	VCVTPH2PS    288(R12), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFMADD231PS  Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFMADD231PS  Y15, Y13, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFMADD231PS  Y15, Y13, Y7
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ4M_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4M_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ4M_4x16_stored0
+
+avxvnniTwinQ4M_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ4M_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ4M_4x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      128(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      192(R12), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y8, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y8, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    240(R12), Y12
+	VCVTPH2PS    272(R12), Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFMADD231PS  Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFMADD231PS  Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFMADD231PS  Y15, Y13, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFMADD231PS  Y15, Y13, Y7
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ4M_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ4M_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ4M_4x16_stored1
+
+avxvnniTwinQ4M_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ4M_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000140, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ4M_4x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ3_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniTwinQ3_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ3_1x16_group0:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    192(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000000e0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ3_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ3_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ3_1x16_stored0
+
+avxvnniTwinQ3_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ3_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ3_1x16_group1:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    176(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000000e0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ3_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ3_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ3_1x16_stored1
+
+avxvnniTwinQ3_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ3_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ3_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ3_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ3_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniTwinQ3_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ3_2x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    192(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ3_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ3_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ3_2x16_stored0
+
+avxvnniTwinQ3_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ3_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ3_2x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    176(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ3_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ3_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ3_2x16_stored1
+
+avxvnniTwinQ3_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ3_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ3_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ3_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ3_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniTwinQ3_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ3_3x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    192(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ3_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ3_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ3_3x16_stored0
+
+avxvnniTwinQ3_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ3_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ3_3x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    176(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000000e0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ3_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ3_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ3_3x16_stored1
+
+avxvnniTwinQ3_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ3_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ3_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ3_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ3_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniTwinQ3_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ3_4x16_group0:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      (R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      128(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      (R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    192(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000000e0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ3_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ3_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ3_4x16_stored0
+
+avxvnniTwinQ3_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ3_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ3_4x16_group1:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      (R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      128(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      (R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VMOVDQU      64(R12), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    176(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000000e0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ3_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ3_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ3_4x16_stored1
+
+avxvnniTwinQ3_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ3_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ3_4x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ6_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ6_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ6_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ6_1x16_group0:
+	VPBROADCASTD (SI), Y0
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    384(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000001a0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ6_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ6_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ6_1x16_stored0
+
+avxvnniTwinQ6_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ6_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniTwinQ6_1x16_group1:
+	VPBROADCASTD (SI), Y0
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VCVTPH2PS    368(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x000001a0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniTwinQ6_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniTwinQ6_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniTwinQ6_1x16_stored1
+
+avxvnniTwinQ6_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniTwinQ6_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ6_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ6_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ6_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ6_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ6_2x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    384(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ6_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ6_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ6_2x16_stored0
+
+avxvnniTwinQ6_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ6_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniTwinQ6_2x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VCVTPH2PS    368(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ6_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ6_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniTwinQ6_2x16_stored1
+
+avxvnniTwinQ6_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniTwinQ6_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ6_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ6_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ6_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ6_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ6_3x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    384(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ6_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ6_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ6_3x16_stored0
+
+avxvnniTwinQ6_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ6_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniTwinQ6_3x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VCVTPH2PS    368(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x000001a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniTwinQ6_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ6_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniTwinQ6_3x16_stored1
+
+avxvnniTwinQ6_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniTwinQ6_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ6_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniTwinQ6_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniTwinQ6_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniTwinQ6_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ6_4x16_group0:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VPAND        (R12), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        64(R12), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        128(R12), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        192(R12), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        256(R12), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        320(R12), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPANDN       (R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPANDN       192(R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    384(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000001a0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ6_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ6_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ6_4x16_stored0
+
+avxvnniTwinQ6_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ6_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniTwinQ6_4x16_group1:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VPAND        (R12), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD (BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD (BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD (BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        64(R12), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        128(R12), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        192(R12), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        256(R12), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPAND        320(R12), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPANDN       (R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VPANDN       192(R12), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R12), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R12), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y0, Y0
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y1, Y1
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDWD     ones16<>+0(SB), Y10, Y10
+	VPADDD       Y10, Y2, Y2
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDWD     ones16<>+0(SB), Y11, Y11
+	VPADDD       Y11, Y3, Y3
+	VCVTPH2PS    368(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x000001a0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniTwinQ6_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniTwinQ6_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniTwinQ6_4x16_stored1
+
+avxvnniTwinQ6_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniTwinQ6_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniTwinQ6_4x16_panel
+	VZEROUPPER
+	RET

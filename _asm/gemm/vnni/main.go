@@ -9,9 +9,11 @@
 //	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
 //	              activation dword broadcast from memory; one 64-byte line is
 //	              the u8 operand for 16 rows × 4 k.
-//	-isa avxvnni  avxvnni{Q8,Q4,Q4M}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
+//	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
 //	              (BYTE-encoded through internal/x86); a line is two ymm of
-//	              8 rows, done as two passes over the panel (the second from cache).
+//	              8 rows, done as two passes over the panel (the second from cache);
+//	              and their test twins avxvnniTwin{Q4,Q4M,Q3,Q6}_{M}x16 (AVX2
+//	              vpmaddubsw+vpmaddwd+vpaddd for each vpdpbusd).
 //
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
@@ -54,7 +56,7 @@ var kinds = []kind{
 
 const signature = "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)"
 
-func doc(name string, k kind, m, lanes int) {
+func doc(name string, k kind, m, lanes int, extra ...string) {
 	u := "u[p,g,i,j]"
 	switch k.name {
 	case "Q3":
@@ -92,6 +94,7 @@ func doc(name string, k kind, m, lanes int) {
 	if lanes == 8 {
 		lines = append(lines, "The panel's two halves of 8 rows are computed one after the other.")
 	}
+	lines = append(lines, extra...)
 	Doc(lines...)
 }
 
@@ -368,18 +371,47 @@ var (
 	yTmp  = Y15
 )
 
-func kernelY(k kind, m int) {
+// yMask3 is Q3's second mask (0x03 per byte), in yMin's place.
+var yMask3 = yMin
+
+// twin: kernelY emits the test twins avxvnniTwin*: each {vex} vpdpbusd
+// replaced by vpmaddubsw, vpmaddwd with ones and vpaddd, the same sum
+// without AVX-VNNI, exact while every u8·s8 pair sum fits an int16 (u <
+// 128: all but Q8). Only tests call them (the linker drops them from
+// binaries): they run the AVX-VNNI kernels' decode and flush code on
+// AVX2 machines.
+var cOnes16 Mem
+
+func bcastY(v uint32, dst VecPhysical) {
+	t := GP32()
+	MOVL(U32(v), t)
+	VMOVD(t, dst.AsX())
+	VPBROADCASTD(dst.AsX(), dst)
+}
+
+func kernelY(k kind, m int, twin bool) {
 	name := fmt.Sprintf("avxvnni%s_%dx16", k.name, m)
+	if twin {
+		name = fmt.Sprintf("avxvnniTwin%s_%dx16", k.name, m)
+	}
 	TEXT(name, NOSPLIT, signature)
-	doc(name, k, m, 8)
+	if twin {
+		doc(name, k, m, 8, "", fmt.Sprintf("Test twin of avxvnni%s_%dx16: vpmaddubsw, vpmaddwd, vpaddd in place", k.name, m),
+			"of each vpdpbusd (AVX2; exact for these weights). Only tests call it.")
+	} else {
+		doc(name, k, m, 8)
+	}
 	wp := Load(Param("w"), GP64())
 	np := Load(Param("np"), GP64())
 	yp := Load(Param("y"), GP64())
-	if k.lines == 4 {
-		t := GP32()
-		MOVL(U32(0x0f0f0f0f), t)
-		VMOVD(t, yMask.AsX())
-		VPBROADCASTD(yMask.AsX(), yMask)
+	switch k.lines {
+	case 4:
+		bcastY(0x0f0f0f0f, yMask)
+	case 3:
+		bcastY(0x07070707, yMask)
+		bcastY(0x03030303, yMask3)
+	case 6:
+		bcastY(0x3f3f3f3f, yMask)
 	}
 	Label(name + "_panel")
 	for h := 0; h < 2; h++ {
@@ -407,27 +439,76 @@ func kernelY(k kind, m int) {
 			b := yB[nb%2]
 			nb++
 			VPBROADCASTD(x.at(r, disp), b)
+			if twin {
+				VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
+				VPMADDWD(cOnes16, b, b)
+				VPADDD(b, yAcc[r], yAcc[r])
+				return
+			}
 			x86.VPDPBUSDY(w, b, yAcc[r])
 		}
-		if k.lines == 8 {
-			for i := 0; i < 8; i++ {
-				VMOVDQU(Mem{Base: wh, Disp: 64 * i}, yLo)
-				for r := 0; r < m; r++ {
-					dot(yLo, r, 4*i)
-				}
+		dots := func(w VecPhysical, quad int) {
+			for r := 0; r < m; r++ {
+				dot(w, r, 4*quad)
 			}
-		} else {
+		}
+		line := func(c int) Mem { return Mem{Base: wh, Disp: 64 * c} }
+		switch k.lines {
+		case 8:
+			for i := 0; i < 8; i++ {
+				VMOVDQU(line(i), yLo)
+				dots(yLo, i)
+			}
+		case 3:
+			// Q3 (quant/q3.go): quads 2c, 2c+1 are bits 0–2 and 3–5 of
+			// line c; quad 6+c the bits 6–7 of line c (c < 2) below bit
+			// 6+c of line 2 (word shifts: the masks drop what crosses
+			// from the byte above).
+			for c := 0; c < 3; c++ {
+				VMOVDQU(line(c), yLo) // line 2 stays in yLo
+				VPAND(yMask, yLo, yHi)
+				dots(yHi, 2*c)
+				VPSRLW(U8(3), yLo, yHi)
+				VPAND(yMask, yHi, yHi)
+				dots(yHi, 2*c+1)
+			}
+			for c := 0; c < 2; c++ {
+				VMOVDQU(line(c), yHi)
+				VPSRLW(U8(6), yHi, yHi)
+				VPAND(yMask3, yHi, yHi) // bits 0–1
+				VPSRLW(U8(4+c), yLo, yTmp)
+				VPANDN(yTmp, yMask3, yTmp) // bit 2 (and above, dropped next)
+				VPOR(yTmp, yHi, yHi)
+				VPAND(yMask, yHi, yHi)
+				dots(yHi, 6+c)
+			}
+		case 6:
+			// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad
+			// 6+h gathers bits 6–7 (~mask) of lines 3h, 3h+1, 3h+2 as its
+			// bits 0–1, 2–3, 4–5 (masked first, so word shifts keep them
+			// in their byte).
+			for c := 0; c < 6; c++ {
+				VPAND(line(c), yMask, yHi)
+				dots(yHi, c)
+			}
+			for h := 0; h < 2; h++ {
+				VPANDN(line(3*h), yMask, yHi)
+				VPSRLW(U8(6), yHi, yHi)
+				for t := 1; t < 3; t++ {
+					VPANDN(line(3*h+t), yMask, yTmp)
+					VPSRLW(U8(6-2*t), yTmp, yTmp)
+					VPOR(yTmp, yHi, yHi)
+				}
+				dots(yHi, 6+h)
+			}
+		default:
 			for c := 0; c < 4; c++ {
-				VMOVDQU(Mem{Base: wh, Disp: 64 * c}, yLo)
+				VMOVDQU(line(c), yLo)
 				VPSRLW(U8(4), yLo, yHi)
 				VPAND(yMask, yLo, yLo)
 				VPAND(yMask, yHi, yHi)
-				for r := 0; r < m; r++ {
-					dot(yLo, r, 8*c)
-				}
-				for r := 0; r < m; r++ {
-					dot(yHi, r, 8*c+4)
-				}
+				dots(yLo, 2*c)
+				dots(yHi, 2*c+1)
 			}
 		}
 		// wh = wp + 32h: the half's 8 scales are 16h bytes into the scales.
@@ -477,11 +558,20 @@ func main() {
 		}
 	case "avxvnni":
 		for _, k := range kinds {
-			if k.lines == 3 || k.lines == 6 {
-				continue // Q3, Q6: avx512 only
+			for m := 1; m <= 4; m++ {
+				kernelY(k, m, false)
+			}
+		}
+		cOnes16 = GLOBL("ones16", RODATA|NOPTR)
+		for i := 0; i < 32; i += 4 {
+			DATA(i, U32(0x00010001))
+		}
+		for _, k := range kinds {
+			if k.name == "Q8" {
+				continue // u up to 255: vpmaddubsw saturates
 			}
 			for m := 1; m <= 4; m++ {
-				kernelY(k, m)
+				kernelY(k, m, true)
 			}
 		}
 	default:

@@ -1,0 +1,102 @@
+//go:build amd64 && gc && !purego
+
+// Exact checks of the AVX-VNNI kernels' test twins on any AVX2 machine.
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// avxvnniTwinY is avxvnniY with each kernel replaced by its test twin
+// (the same code with vpmaddubsw+vpmaddwd+vpaddd for each vpdpbusd; none
+// for Q8, whose u8 weights would saturate vpmaddubsw).
+var avxvnniTwinY = [numKinds][]vnniKernel{
+	nil,
+	{nil, avxvnniTwinQ4_1x16, avxvnniTwinQ4_2x16, avxvnniTwinQ4_3x16, avxvnniTwinQ4_4x16},
+	{nil, avxvnniTwinQ4M_1x16, avxvnniTwinQ4M_2x16, avxvnniTwinQ4M_3x16, avxvnniTwinQ4M_4x16},
+	{nil, avxvnniTwinQ3_1x16, avxvnniTwinQ3_2x16, avxvnniTwinQ3_3x16, avxvnniTwinQ3_4x16},
+	{nil, avxvnniTwinQ6_1x16, avxvnniTwinQ6_2x16, avxvnniTwinQ6_3x16, avxvnniTwinQ6_4x16},
+}
+
+// TestAVXVNNITwinsExact runs the avx_vnni driver over the twins of its
+// Q4, Q4-with-min, Q3 and Q6 kernels (every configuration of avx_vnni's
+// parameters, 1, 2, 3 and 7 threads) on TestInt8PanelsExact's integer
+// data and requires the exact dot products. The twins share every
+// instruction of the AVX-VNNI kernels but the dot product, so this checks
+// the kernels' weight decoding, tiling and flushes where AVX-VNNI itself
+// is missing; the vpdpbusd encoding is checked in _asm/internal/x86.
+func TestAVXVNNITwinsExact(t *testing.T) {
+	if !cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)) {
+		t.Skip("needs AVX2 and FMA (and F16C)")
+	}
+	v, err := kernel.Lookup(OpGEMV + "/avx_vnni")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := &impl{act: actInt8, panels: vnniPanels(&avxvnniTwinY), grain: 4, prep: vnniPrep}
+	cfgs := configs(v)
+	cfgs = append(cfgs, v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7))
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6} {
+		for _, hasMin := range []bool{false, true} {
+			if hasMin && dt != kernel.Q4 {
+				continue
+			}
+			for _, sh := range exactShapes {
+				m, n, k := sh[0], sh[1], sh[2]
+				for _, extreme := range []int8{0, 127, -128} {
+					mx := newIntMatrix(t, r, dt, n, k, hasMin, extreme != 0)
+					kp := mx.w.Kp
+					g := kp / quant.GroupK
+					xq := make([]int8, m*kp)
+					xi := make([][]int32, m)
+					xsum := make([]int32, m*g)
+					for i := 0; i < m; i++ {
+						xi[i] = make([]int32, kp)
+						for j := 0; j < k; j++ {
+							x := int8(r.IntN(256) - 128)
+							if extreme != 0 {
+								x = extreme
+							}
+							xq[i*kp+j], xi[i][j] = x, int32(x)
+							xsum[i*g+j/quant.GroupK] += int32(x)
+						}
+					}
+					xs := make([]float32, m*g)
+					for i := range xs {
+						xs[i] = float32(1 + r.IntN(2))
+					}
+					what := fmt.Sprintf("%s min=%v x=%d m=%d n=%d k=%d", dt, hasMin, extreme, m, n, k)
+					for _, cfg := range cfgs {
+						for _, acc := range []bool{false, true} {
+							y := make([]float32, m*n)
+							for i := range y {
+								y[i] = float32(i % 7)
+							}
+							a := &args{m: m, n: n, k: k, kp: kp, w: mx.w, y: y, ldy: n, acc: acc,
+								xq: xq, xs: xs, xsum: xsum, ws: &workspace{}}
+							im.run(a, cfg)
+							for i := 0; i < m; i++ {
+								for c := 0; c < n; c++ {
+									want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
+									if acc {
+										want += float64((i*n + c) % 7)
+									}
+									if got := float64(y[i*n+c]); got != want {
+										t.Fatalf("%s %v acc=%v: y[%d,%d] = %v, want %v", what, cfg, acc, i, c, got, want)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
