@@ -165,7 +165,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 		norm.RMSNorm(xn, h, ly.PostNorm, eps) // xn [M, C]
 		t0 = m.prof.lap(t0, OpNorm, l, M)
 		if ly.MoE != nil {
-			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes}) // y [M, C]
+			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes, Observe: m.observe}) // y [M, C]
 			m.countExperts(l, r)
 			t0 = m.prof.lap(t0, OpMoE, l, M)
 		} else {
@@ -190,6 +190,9 @@ func (m *Model) logits(dst, h []float32, n int) {
 	defer scratch.Put(xn)
 	norm.RMSNorm(xn, h[:n*C], m.Norm, float32(m.Cfg.RMSNormEps))
 	t0 = m.prof.lap(t0, OpNorm, -1, n)
+	if m.observe != nil {
+		m.observe(m.LMHead, xn, n)
+	}
 	gemm.LinearClasses(m.opt.Classes, dst, xn, m.LMHead, n, false, m.opt.Threads) // dst [n, V]
 	m.prof.lap(t0, OpLMHead, -1, n)
 }
@@ -198,7 +201,14 @@ func (m *Model) logits(dst, h []float32, n int) {
 func (m *Model) mlp(f *MLP, y, x []float32, M int) {
 	hid := scratch.Get(M * f.Gate.N) // [M, I]
 	defer scratch.Put(hid)
+	if m.observe != nil {
+		m.observe(f.Gate, x[:M*f.Gate.K], M)
+		m.observe(f.Up, x[:M*f.Up.K], M)
+	}
 	gemm.DefaultGateUp(hid, x, f.Gate, f.Up, M, m.opt.Threads, m.opt.Classes...)
+	if m.observe != nil {
+		m.observe(f.Down, hid, M)
+	}
 	gemm.LinearClasses(m.opt.Classes, y, hid, f.Down, M, false, m.opt.Threads) // y [M, C]
 }
 
@@ -206,7 +216,7 @@ func (m *Model) mlp(f *MLP, y, x []float32, M int) {
 // the batch's states side by side ([B][H][D][D]); a batch of several
 // sequences is gathered into a scratch cache and scattered back.
 func (m *Model) kdaMixer(l int, y, x []float32, sts []*State, T int) {
-	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes}
+	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe}
 	if len(sts) == 1 {
 		w.Forward(y, x, 1, T, sts[0].kda[l], opt)
 		return
@@ -260,5 +270,5 @@ func (m *Model) mlaMixer(l int, y, x []float32, sts []*State, T int) {
 	for b, st := range sts {
 		c.Seqs[b] = st.mla[l]
 	}
-	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes})
+	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe})
 }

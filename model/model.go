@@ -54,6 +54,9 @@ type Model struct {
 	kdaTmp  map[int][]*kda.LayerCache
 	prof    timer     // LoadOptions.Profiler
 	hits    [][]int64 // [layer][expert] tokens routed to each expert (nil for dense layers)
+	// observe, if set, sees the input x [rows, w.K] of every weight matrix
+	// w the forward pass multiplies (Calibrate); nil costs nothing.
+	observe func(w *quant.Matrix, x []float32, rows int)
 }
 
 // Layer is one decoder layer: a KDA or MLA mixer, then a dense MLP or a MoE
@@ -156,6 +159,12 @@ type LoadOptions struct {
 	// per-group scale search (quant.QuantizeWeighted: lower error than
 	// the max-abs scale, about 5× slower to convert).
 	QuantSearch bool
+	// Imatrix, if set, weights that search (and implies it) for each
+	// Q8/Q6/Q4/Q3 matrix converted from f32 values that it covers, by
+	// the mean squared activation of each input channel (Calibrate,
+	// ReadImatrix); the matrices it lacks get the unweighted search. The
+	// caller checks it against the model (Imatrix.Match).
+	Imatrix *Imatrix
 	// GGUFRepack is how LoadGGUF packs a matrix whose ggml type no
 	// format of ours holds exactly (K-quants, Q5_1) when no weight dtype
 	// is set: quant.RepackExact (f32, the file's values; the default) or
@@ -250,6 +259,9 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 	}
 	if o.CacheDType == "" {
 		o.CacheDType = kernel.F32
+	}
+	if o.Imatrix != nil {
+		o.QuantSearch = true
 	}
 	for _, dt := range []kernel.DType{o.DType, o.GateDType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType} {
 		switch dt {

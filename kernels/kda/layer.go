@@ -63,6 +63,10 @@ type LayerOptions struct {
 	// classes (nil: kernel.DefaultClasses). The recurrence runs in f32.
 	Classes []kernel.Class
 	Debug   func(name string, t []float32)
+	// Observe, if set, sees the input x [rows, w.K] of every projection
+	// w before it runs (activation statistics: model.Calibrate), on the
+	// calling goroutine; it must not modify x. nil costs nothing.
+	Observe func(w *quant.Matrix, x []float32, rows int)
 }
 
 // Validate checks the weights' shapes against each other.
@@ -108,12 +112,22 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	low := scratch.Get(M * D) // rank-D bottleneck, reused for both gates
 	f, gate, beta, o := scratch.Get(M*HD), scratch.Get(M*HD), scratch.Get(M*H), scratch.Zeroed(M*HD)
 	defer scratch.Put(qp, kp, vp, low, f, gate, beta, o)
+	obs := func(m *quant.Matrix, in []float32) {
+		if opt.Observe != nil {
+			opt.Observe(m, in[:M*m.K], M)
+		}
+	}
+	for _, m := range []*quant.Matrix{w.Q, w.K, w.V, w.FA, w.GA, w.Beta} {
+		obs(m, x)
+	}
 	gemm.LinearClasses(opt.Classes, qp, x, w.Q, M, false, th)
 	gemm.LinearClasses(opt.Classes, kp, x, w.K, M, false, th)
 	gemm.LinearClasses(opt.Classes, vp, x, w.V, M, false, th)
 	gemm.LinearClasses(opt.Classes, low, x, w.FA, M, false, th)
+	obs(w.FB, low)
 	gemm.LinearClasses(opt.Classes, f, low, w.FB, M, false, th)
 	gemm.LinearClasses(opt.Classes, low, x, w.GA, M, false, th)
+	obs(w.GB, low)
 	gemm.LinearClasses(opt.Classes, gate, low, w.GB, M, false, th)
 	gemm.LinearClasses(opt.Classes, beta, x, w.Beta, M, false, th)
 	// ---- short convolution + SiLU, continuing the cache: q, k, v [B,T,H·D]
@@ -197,6 +211,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	})
 	dbg("dbg.o_normed", o)
 	// ---- output projection: y [B,T,C]
+	obs(w.O, o)
 	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 

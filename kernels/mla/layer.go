@@ -105,6 +105,11 @@ type LayerOptions struct {
 	// classes (nil: kernel.DefaultClasses). Attention runs in f32.
 	Classes []kernel.Class
 	Debug   func(name string, t []float32)
+	// Observe, if set, sees the input x [rows, w.K] of the projections q,
+	// kv_a and o before each runs (activation statistics:
+	// model.Calibrate), on the calling goroutine; it must not modify x.
+	// nil costs nothing.
+	Observe func(w *quant.Matrix, x []float32, rows int)
 }
 
 // Forward runs the layer on x [B,T,C] into y [B,T,C], appending the T
@@ -124,6 +129,10 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	q, a := scratch.Get(M*NH*QW), scratch.Get(M*(R+DR))
 	kvc, kpe, o := scratch.Get(M*R), scratch.Get(M*DR), scratch.Zeroed(M*NH*DV)
 	defer scratch.Put(q, a, kvc, kpe, o)
+	if opt.Observe != nil {
+		opt.Observe(w.Q, x[:M*C], M)
+		opt.Observe(w.KVA, x[:M*C], M)
+	}
 	gemm.LinearClasses(opt.Classes, q, x, w.Q, M, false, th)
 	gemm.LinearClasses(opt.Classes, a, x, w.KVA, M, false, th)
 	// ---- ĉ = RMSNorm(a[:R]), k_pe = a[R:], appended to the caches
@@ -184,6 +193,9 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	}
 	dbg("dbg.attn_out", o)
 	// ---- output projection: y [M, C]
+	if opt.Observe != nil {
+		opt.Observe(w.O, o[:M*w.O.K], M)
+	}
 	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 

@@ -84,6 +84,14 @@ type BlockOptions struct {
 	Kernel string
 	// Debug receives intermediates: router_logits, y_routed, y_shared.
 	Debug func(name string, t []float32)
+	// Observe, if set, sees the input x [rows, w.K] of every expert matrix
+	// w (gate, up and down of the routed experts, each on the rows of the
+	// tokens routed to it, in token order, and of the shared expert) before
+	// it runs: activation statistics (model.Calibrate). Routed experts run
+	// concurrently, so it may be called from several goroutines at once,
+	// but never for one matrix twice at the same time; it must not modify
+	// x. The router is not observed. nil costs nothing.
+	Observe func(w *quant.Matrix, x []float32, rows int)
 }
 
 // DefaultExpertParallel is the default regime crossover: up to 32 tokens,
@@ -158,11 +166,11 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	}
 	// decode regime: experts spread over threads, each on one thread
 	pool.Default().ForEach(th, len(small), func(_, i int) {
-		b.runExpert(out, x, r, small[i], 1, opt.Classes, kern)
+		b.runExpert(out, x, r, small[i], 1, opt.Classes, kern, opt.Observe)
 	})
 	// prefill regime: one expert at a time on all threads
 	for _, e := range large {
-		b.runExpert(out, x, r, e, th, opt.Classes, kern)
+		b.runExpert(out, x, r, e, th, opt.Classes, kern, opt.Observe)
 	}
 	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[n·K+k], on all threads
 	pool.Default().For(th, n, 1, func(_, lo, hi int) {
@@ -179,7 +187,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	if b.Shared != nil {
 		ys := scratch.Get(n * C)
 		defer scratch.Put(ys)
-		swiglu(ys, x, b.Shared, n, th, opt.Classes, kern)
+		swiglu(ys, x[:n*C], b.Shared, n, th, opt.Classes, kern, opt.Observe)
 		dbg("y_shared", ys)
 		vmath.Axpy(1, ys, y[:n*C])
 	}
@@ -188,7 +196,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 
 // runExpert computes expert e on its tokens and writes each result row to
 // out at the row's slot.
-func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, classes []kernel.Class, kern string) {
+func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, classes []kernel.Class, kern string, obs func(*quant.Matrix, []float32, int)) {
 	C := b.Hidden
 	lo, hi := r.Offset[e], r.Offset[e+1]
 	m := int(hi - lo)
@@ -198,7 +206,7 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, c
 		t := r.Token[int(lo)+i]
 		copy(xe[i*C:(i+1)*C], x[int(t)*C:int(t+1)*C])
 	}
-	swiglu(ye, xe, &b.Experts[e], m, threads, classes, kern)
+	swiglu(ye, xe, &b.Experts[e], m, threads, classes, kern, obs)
 	for i := 0; i < m; i++ {
 		s := r.Slot[int(lo)+i]
 		copy(out[int(s)*C:int(s+1)*C], ye[i*C:(i+1)*C])
@@ -206,16 +214,27 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, c
 }
 
 // swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C], on the
-// gemm variant named kern ("": the gemm dispatch's choice).
-func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, kern string) {
-	h := scratch.Get(m * ex.Gate.N)
+// gemm variant named kern ("": the gemm dispatch's choice); obs (nil: none)
+// sees each matrix's input first (BlockOptions.Observe).
+func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, kern string, obs func(*quant.Matrix, []float32, int)) {
+	h := scratch.Get(m * ex.Gate.N) // [m, I]
 	defer scratch.Put(h)
+	if obs != nil {
+		obs(ex.Gate, x[:m*ex.Gate.K], m)
+		obs(ex.Up, x[:m*ex.Up.K], m)
+	}
 	if kern == "" {
 		gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads, classes...)
+	} else {
+		gemm.GateUp(planNamed(gemm.OpGateUp, kern, ex.Gate, m, threads, classes), h, x, ex.Gate, ex.Up, m)
+	}
+	if obs != nil {
+		obs(ex.Down, h[:m*ex.Down.K], m)
+	}
+	if kern == "" {
 		gemm.LinearClasses(classes, y, h, ex.Down, m, false, threads)
 		return
 	}
-	gemm.GateUp(planNamed(gemm.OpGateUp, kern, ex.Gate, m, threads, classes), h, x, ex.Gate, ex.Up, m)
 	op := gemm.OpGEMM
 	if m <= gemm.Crossover {
 		op = gemm.OpGEMV
