@@ -91,7 +91,7 @@ func ConvertFile(dir, out string, opt LoadOptions, meta map[string]string, progr
 		return inputErr(err)
 	}
 	defer src.Close()
-	src.Search = opt.QuantSearch
+	src.Search, src.Imatrix = opt.QuantSearch, opt.Imatrix
 	return writeModelFile(out, raw, cfg, src, opt, filepath.Base(filepath.Clean(dir)), meta, progress)
 }
 
@@ -122,7 +122,7 @@ func ConvertGGUF(path, out string, opt LoadOptions, meta map[string]string, prog
 	if err != nil {
 		return inputErr(err)
 	}
-	src.EmbedF32, src.Repack, src.Search = true, opt.GGUFRepack, opt.QuantSearch
+	src.EmbedF32, src.Repack, src.Search, src.Imatrix = true, opt.GGUFRepack, opt.QuantSearch, opt.Imatrix
 	raw, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err

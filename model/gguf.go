@@ -47,6 +47,9 @@ type GGUFSource struct {
 	Repack quant.GGMLRepack
 	// Search requantizes with quant.QuantizeWeighted's scale search.
 	Search bool
+	// Imatrix, if set, weights the search of the requantized matrices it
+	// covers (LoadOptions.Imatrix).
+	Imatrix *Imatrix
 	// EmbedF32 makes Embedding widen a quantized table to f32 (for a
 	// model file, whose raw tensors are f32, f16 or bf16).
 	EmbedF32 bool
@@ -314,7 +317,7 @@ func (s *GGUFSource) matrix(name string, dt kernel.DType) (*quant.Matrix, error)
 	}
 	if dt != AsStored {
 		rowBytes := len(raw) / max(n, 1)
-		return packRows(dt, n, k, s.threads, s.Search, func(dst []float32, r0, r1 int) error {
+		return packRowsWeighted(dt, n, k, s.threads, s.Search, s.Imatrix.importance(name, dt), func(dst []float32, r0, r1 int) error {
 			return ggmlRows(t, raw[r0*rowBytes:r1*rowBytes], dst)
 		})
 	}
@@ -532,7 +535,7 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	src.Repack, src.Search = opt.GGUFRepack, opt.QuantSearch
+	src.Repack, src.Search, src.Imatrix = opt.GGUFRepack, opt.QuantSearch, opt.Imatrix
 	mem, err := src.estimate(cfg, opt)
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	src.Search = opt.QuantSearch
+	src.Search, src.Imatrix = opt.QuantSearch, opt.Imatrix
 	m, err := buildFrom(cfg, src, opt, mem)
 	if err != nil {
 		src.Close()

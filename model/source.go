@@ -44,6 +44,9 @@ type CheckpointSource struct {
 	// Search packs Q8/Q4 groups with the scale search of
 	// quant.QuantizeWeighted (uniform importance) instead of max-abs.
 	Search bool
+	// Imatrix, if set, weights the search of the matrices it covers by
+	// their input channels' energies (LoadOptions.Imatrix).
+	Imatrix *Imatrix
 }
 
 // NewCheckpointSource opens the checkpoint in dir and checks its tensors
@@ -126,7 +129,7 @@ func (s *CheckpointSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, 
 	n := int(info.Shape[0])
 	k := int(info.NumElements()) / max(n, 1)
 	es := info.DType.Size()
-	return packRows(dt, n, k, s.threads, s.Search, func(dst []float32, r0, r1 int) error {
+	return packRowsWeighted(dt, n, k, s.threads, s.Search, s.Imatrix.importance(name, dt), func(dst []float32, r0, r1 int) error {
 		return safetensors.DecodeFloat32(dst, info.DType, raw[r0*k*es:r1*k*es])
 	})
 }
@@ -139,6 +142,13 @@ const convRows = 256
 // fill(dst [(r1−r0)·k], r0, r1), on threads workers; search picks each
 // Q8/Q4 group's scale by quant.QuantizeWeighted's search.
 func packRows(dt kernel.DType, n, k, threads int, search bool, fill func(dst []float32, r0, r1 int) error) (*quant.Matrix, error) {
+	return packRowsWeighted(dt, n, k, threads, search, nil, fill)
+}
+
+// packRowsWeighted is packRows whose search weights input channel j by
+// imp[j] (nil: uniform; imp implies the search).
+func packRowsWeighted(dt kernel.DType, n, k, threads int, search bool, imp []float32, fill func(dst []float32, r0, r1 int) error) (*quant.Matrix, error) {
+	search = search || imp != nil
 	m, err := quant.New(dt, n, k, false)
 	if err != nil {
 		return nil, err
@@ -158,7 +168,7 @@ func packRows(dt kernel.DType, n, k, threads int, search bool, fill func(dst []f
 			}
 			var q *quant.Matrix
 			if err == nil && search {
-				q, err = quant.QuantizeWeighted(dt, tmp, r1-r0, k, false, nil)
+				q, err = quant.QuantizeWeighted(dt, tmp, r1-r0, k, false, imp)
 			} else if err == nil {
 				q, err = quant.Quantize(dt, tmp, r1-r0, k, false)
 			}
