@@ -23,6 +23,7 @@ package gemm
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ktune/ktune/internal/kernel"
@@ -71,10 +72,18 @@ func LinearClasses(classes []kernel.Class, y, x []float32, w *quant.Matrix, m in
 
 // Run executes a plan on Y (+)= X·Wᵀ.
 func Run(p kernel.Choice, y, x []float32, w *quant.Matrix, m int, acc bool) {
+	h := shadow.Load()
+	var y0 []float32
+	if h != nil {
+		y0 = slices.Clone(y[:m*w.N])
+	}
 	im := implOf(p.Variant)
 	a := newArgs(im, y, x, w, m, acc)
-	defer a.release()
 	im.run(a, p.Config)
+	a.release()
+	if h != nil {
+		shadowRun(h, p, y, y0, x, w, nil, m, acc)
+	}
 }
 
 // GateUp computes H [M×N] = silu(X·Wgᵀ) ⊙ (X·Wuᵀ) with a plan of op
@@ -83,8 +92,11 @@ func GateUp(p kernel.Choice, h, x []float32, wg, wu *quant.Matrix, m int) {
 	im := implOf(p.Variant)
 	a := newArgs(im, h, x, wg, m, false)
 	a.wu = wu
-	defer a.release()
 	im.run(a, p.Config)
+	a.release()
+	if s := shadow.Load(); s != nil {
+		shadowRun(s, p, h, make([]float32, m*wg.N), x, wg, wu, m, false)
+	}
 }
 
 // DefaultGateUp runs GateUp with the plan of PlanFor (profile or default)
