@@ -34,6 +34,9 @@ type ConvertOptions struct {
 	GGUFRepack string
 	// Search is --search.
 	Search bool
+	// Imatrix is --imatrix: an importance matrix file (krun calibrate)
+	// whose energies weight the search (implies it).
+	Imatrix string
 	// Fit is --fit: a memory budget to plan the formats for (plan.go),
 	// with the plan's assumptions in FitFlags.
 	Fit string
@@ -72,10 +75,21 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			  q8      every matrix q8 (8-bit, f16 scale per 32 weights)
 			  q4      routed experts q4; attention, dense MLP, shared expert and lm_head q8
 			  q4-all  every matrix q4
+			  q6      every matrix q6 (6-bit, f16 scale per 32 weights)
+			  q3      routed experts q3 (3-bit, f16 scale per 32); the rest as q4
 			Norms, conv taps, biases, the MoE router and MLA's kv_b_proj are
 			always f32; the KDA gate projections f32 unless --gates is given.
 			--experts, --attn, --ffn (dense MLP and shared expert), --head
 			(lm_head) and --gates override a preset's format for their group.
+
+			--search chooses each q8/q6/q4/q3 group's scale by a search for the
+			least squared error instead of the max-abs scale. --imatrix FILE
+			(written by krun calibrate on this model) weights that error by
+			each input channel's mean squared activation over the calibration
+			prompts (and implies --search); matrices the file lacks — routed
+			experts no prompt reached — get the unweighted search, as the
+			summary says. A file gathered on a model of another shape is
+			refused, naming both.
 
 			--fit SIZE (like 24G) chooses instead each group's format — the
 			routed experts per layer — to fit a machine of SIZE bytes with the
@@ -121,7 +135,7 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "out", "o", "", "output model file")
-	cmd.Flags().StringVar(&opts.Preset, "preset", "q8", "weight formats: f32, bf16, q8, q4, q4-all")
+	cmd.Flags().StringVar(&opts.Preset, "preset", "q8", "weight formats: "+strings.Join(PresetNames(), ", "))
 	cmd.Flags().StringVar(&opts.Experts, "experts", "", "routed experts' format (f32, bf16, q8, q4)")
 	cmd.Flags().StringVar(&opts.Attn, "attn", "", "attention projections' format (KDA q/k/v/o, MLA q/kv_a/o)")
 	cmd.Flags().StringVar(&opts.FFN, "ffn", "", "dense MLP and shared expert format")
@@ -129,6 +143,7 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 	cmd.Flags().StringVar(&opts.Gates, "gates", "", "KDA gate projections' format (default f32)")
 	cmd.Flags().IntVar(&opts.Threads, "threads", 0, "conversion threads (default all CPUs)")
 	cmd.Flags().BoolVar(&opts.Search, "search", false, "choose each q8/q4 group's scale by a search for the least squared error (about 10% less error at q4 than the max-abs scale; about 5× slower)")
+	cmd.Flags().StringVar(&opts.Imatrix, "imatrix", "", "weight the scale search by the activation energies in this file (krun calibrate; implies --search)")
 	cmd.Flags().StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage+"; without --preset")
 	cmd.Flags().StringVar(&opts.Fit, "fit", "", "choose each group's format to fit this memory budget (like 24G) with the least expected error, as krun plan does (instead of --preset and the group flags)")
 	opts.FitFlags.register(cmd, "with --fit: ")
@@ -166,7 +181,7 @@ func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 		}
 		opt.GGUFRepack = repack
 	}
-	opt.QuantSearch = o.Search
+	opt.QuantSearch = o.search()
 	for _, g := range []struct {
 		flag, val string
 		dst       *kernel.DType
@@ -182,6 +197,9 @@ func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 	opt.Threads = o.Threads
 	return opt, nil
 }
+
+// search reports whether scales are searched: --search, or --imatrix.
+func (o *ConvertOptions) search() bool { return o.Search || o.Imatrix != "" }
 
 // fitPlan is --fit's plan for the input's config (a usage error when the
 // flags conflict or the budget is too small).
@@ -200,7 +218,7 @@ func (o *ConvertOptions) fitPlan() (*model.FitPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	fo, err := o.FitFlags.options(cfg, o.Search)
+	fo, err := o.FitFlags.options(cfg, o.search())
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +325,12 @@ func runConvert(o *ConvertOptions) error {
 	} else if err := checkOutput(o.Dir, o.Output); err != nil {
 		return err
 	}
+	var imNote string
+	if o.Imatrix != "" {
+		if opt.Imatrix, imNote, err = o.readImatrix(opt); err != nil {
+			return err
+		}
+	}
 	stale, err := atomicfile.RemoveStale(o.Output)
 	for _, s := range stale {
 		fmt.Fprintf(o.Err, "krun: removed %s (%s), a temporary file left by an interrupted convert\n", s.Path, cli.HumanBytes(s.Size))
@@ -339,6 +363,10 @@ func runConvert(o *ConvertOptions) error {
 	if fromGGUF && !o.presetSet {
 		meta["preset"] = "stored (the GGUF's types, --gguf-repack " + o.GGUFRepack + ")"
 	}
+	if opt.Imatrix != nil {
+		meta["imatrix"] = fmt.Sprintf("%s (%s, %d prompts, %d tokens)", filepath.Base(o.Imatrix), opt.Imatrix.Model, opt.Imatrix.Prompts, opt.Imatrix.Tokens)
+		fmt.Fprintln(o.Out, imNote)
+	}
 	convert := model.ConvertFile
 	if fromGGUF {
 		convert = model.ConvertGGUF
@@ -366,3 +394,39 @@ var exit = os.Exit
 
 // convertHook, when set (tests), is called after each converted tensor.
 var convertHook func(done, total int)
+
+// readImatrix reads --imatrix, checks it against the input's config and
+// returns it with the summary line: the matrices it weights, and those it
+// lacks, which get the unweighted search.
+func (o *ConvertOptions) readImatrix(opt model.LoadOptions) (*model.Imatrix, string, error) {
+	im, err := model.ReadImatrix(o.Imatrix)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := peekConfig(o.Dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := im.Match(cfg, o.Dir); err != nil {
+		return nil, "", err
+	}
+	opt.Imatrix = im
+	weighted, missing, err := model.ImatrixCoverage(cfg, opt, im)
+	if err != nil {
+		return nil, "", &cli.UsageError{Err: err}
+	}
+	if len(weighted)+len(missing) == 0 {
+		return nil, "", cli.Usagef("convert: --imatrix %s: no matrix is quantized to q8, q6, q4 or q3 here (preset %s%s); the energies weigh nothing",
+			o.Imatrix, o.Preset, map[bool]string{true: ", a GGUF's stored types: give --preset", false: ""}[isGGUF(o.Dir) && !o.presetSet])
+	}
+	note := fmt.Sprintf("imatrix %s: energies weight %d quantized matrices", o.Imatrix, len(weighted))
+	if len(missing) > 0 {
+		const show = 4
+		names := missing
+		if len(names) > show {
+			names = append(names[:show:show], fmt.Sprintf("… %d more", len(missing)-show))
+		}
+		note += fmt.Sprintf("; %d absent from it get the unweighted search (%s)", len(missing), strings.Join(names, ", "))
+	}
+	return im, note, nil
+}

@@ -105,7 +105,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"generate", dir, "--ids", "1", "-n", "0"}, "-n 0"},
 		{[]string{"generate", dir, "--ids", "1", "--top-p", "-1"}, "top-p"},
 		{[]string{"generate", dir, "--prompt", "hello"}, "--tokenizer"},
-		{[]string{"generate", dir, "--ids", "1", "--dtype", "q3"}, "unknown preset"},
+		{[]string{"generate", dir, "--ids", "1", "--dtype", "q5"}, "unknown preset"},
 		{[]string{"convert", dir}, "-o OUT.kt"},
 		{[]string{"convert", dir, "-o", filepath.Join(t.TempDir(), "x.kt"), "--experts", "q5"}, "--experts"},
 		{[]string{"bench"}, "MODEL or --synthetic"},

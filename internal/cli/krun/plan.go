@@ -170,20 +170,14 @@ func NewCmdPlan(f *cli.Factory, runF func(*PlanOptions) error) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.Kimi48B, "kimi48b", false, "plan the built-in Kimi-Linear-48B-A3B config (no files)")
 	cmd.Flags().BoolVar(&opts.Kimi48B, "synthetic", false, "same as --kimi48b")
 	cmd.Flags().StringVar(&opts.Fit, "fit", "", "memory budgets, comma-separated (like 24G or 16G,24G,32G,64G)")
-	cmd.Flags().StringVar(&opts.Preset, "preset", "", "presets to evaluate, comma-separated ("+strings.Join(PresetNames(), ", ")+", q3)")
+	cmd.Flags().StringVar(&opts.Preset, "preset", "", "presets to evaluate, comma-separated ("+strings.Join(PresetNames(), ", ")+")")
 	opts.FitFlags.register(cmd, "")
 	cmd.Flags().StringVarP(&opts.Format, "output", "o", "text", "table format: text or md")
 	return cmd
 }
 
-// planPresets are the presets plan evaluates: convert's, and q3 experts
-// with q8 elsewhere.
-func planPreset(name string) (model.LoadOptions, error) {
-	if name == "q3" {
-		return model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3}, nil
-	}
-	return presetOptions(name)
-}
+// planPreset is the load options of a preset plan evaluates.
+func planPreset(name string) (model.LoadOptions, error) { return presetOptions(name) }
 
 func runPlan(o *PlanOptions) error {
 	var cfg *arch.Config

@@ -213,6 +213,29 @@ func TestKrunProbes(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	gen := func(args ...string) []string { return append([]string{"generate", "{dir}/m.kt", "-n", "2"}, args...) }
 	long := strings.TrimSuffix(strings.Repeat("1,", 4097), ",") // the tiny config's model_max_length is 4096
+	ids := func(lines string) func(t testing.TB, dir string) { // the checkpoint and a prompts file
+		return func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "p", lines) }
+	}
+	calib := func(args ...string) []string {
+		return append([]string{"calibrate", "{dir}/m", "--prompts", "{dir}/p", "--ids", "-o", "{dir}/o.imatrix"}, args...)
+	}
+	conv := func(args ...string) []string { return append([]string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, args...) }
+	calibrated := tinyImatrix(t, tiny)
+	imWith := func(edit func(im *model.Imatrix)) func(t testing.TB, dir string) { // the checkpoint and an edited imatrix
+		return func(t testing.TB, dir string) {
+			ckpt(t, dir)
+			im := *calibrated
+			im.Entries = map[string]*model.ImatrixEntry{}
+			for n, e := range calibrated.Entries {
+				c := *e
+				im.Entries[n] = &c
+			}
+			edit(&im)
+			if err := model.WriteImatrix(filepath.Join(dir, "x.imatrix"), &im); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	fast := 10 * time.Second                                    // a hang guard; "before measuring" is ceilingRuns
 	probes := []clitest.Probe{
 		// ---- convert: the output path (rows 5, 7), checked before any work
@@ -231,7 +254,7 @@ func TestKrunProbes(t *testing.T) {
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/f/o.kt"}, Code: 2, Err: "not a directory"},
 		{Name: "convert/missing-folder", Args: []string{"convert", "{dir}/none", "-o", "{dir}/o.kt"}, Code: 2, Err: "no such file"},
 		{Name: "convert/file-not-folder", Setup: kt, Args: []string{"convert", "{dir}/m.kt", "-o", "{dir}/o.kt"}, Code: 2, Err: "not a checkpoint folder"},
-		{Name: "convert/bad-preset", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt", "--preset", "q3"}, Code: 2, Err: "unknown preset"},
+		{Name: "convert/bad-preset", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt", "--preset", "q5"}, Code: 2, Err: "unknown preset"},
 		{Name: "convert/bad-experts", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt", "--experts", "q5"}, Code: 2, Err: "--experts"},
 		// ---- convert: the checkpoint (config fields, tensors; row 8)
 		{Name: "convert/no-config", Setup: func(t testing.TB, dir string) { ckpt(t, dir); os.Remove(filepath.Join(dir, "m", "config.json")) },
@@ -316,7 +339,7 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "generate/n-0", Setup: kt, Args: []string{"generate", "{dir}/m.kt", "--ids", "1", "-n", "0"}, Code: 2, Err: "-n 0"},
 		{Name: "generate/threads-negative", Setup: kt, Args: gen("--ids", "1", "-t", "-2"), Code: 2, Err: "-t -2"},
 		{Name: "generate/bad-cache-dtype", Setup: kt, Args: gen("--ids", "1", "--cache-dtype", "f16"), Code: 2, Err: "--cache-dtype"},
-		{Name: "generate/bad-dtype", Setup: ckpt, Args: []string{"generate", "{dir}/m", "--ids", "1", "--dtype", "q3"}, Code: 2, Err: "unknown preset"},
+		{Name: "generate/bad-dtype", Setup: ckpt, Args: []string{"generate", "{dir}/m", "--ids", "1", "--dtype", "q5"}, Code: 2, Err: "unknown preset"},
 		{Name: "generate/no-tokenizer", Setup: kt, Args: gen("--prompt", "hello"), Code: 2, Err: "--tokenizer"},
 		{Name: "generate/missing-model", Args: gen("--ids", "1"), Code: 2, Err: "no such file"},
 		{Name: "generate/unknown-flag", Setup: kt, Args: gen("--ids", "1", "--bogus"), Code: 2, Err: "unknown flag: --bogus"},
@@ -404,6 +427,53 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "bench/missing-model", Args: []string{"bench", "{dir}/none.kt"}, Code: 2, Err: "no such file", Timeout: fast},
 		{Name: "bench/cpuprofile-unwritable", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "f", "x") },
 			Args: []string{"bench", "--synthetic", "--cpuprofile", "{dir}/f/p.pprof"}, Code: 2, Err: "not writable", Timeout: fast},
+		// ---- calibrate: flags, the prompts file, the output, before loading
+		{Name: "calibrate/no-prompts", Setup: ckpt, Args: []string{"calibrate", "{dir}/m", "-o", "{dir}/o.imatrix"}, Code: 2, Err: "--prompts FILE is required"},
+		{Name: "calibrate/no-out", Setup: ckpt, Args: []string{"calibrate", "{dir}/m", "--prompts", "{dir}/p"}, Code: 2, Err: "-o OUT is required"},
+		{Name: "calibrate/ctx-0", Setup: ids("1,2"), Args: calib("--ctx", "0"), Code: 2, Err: "--ctx 0"},
+		{Name: "calibrate/bad-dtype", Setup: ids("1,2"), Args: calib("--dtype", "q5"), Code: 2, Err: "unknown preset"},
+		{Name: "calibrate/threads-negative", Setup: ids("1,2"), Args: calib("-t", "-2"), Code: 2, Err: "-t -2"},
+		{Name: "calibrate/prompts-missing", Setup: ckpt, Args: calib(), Code: 2, Err: "no such file"},
+		{Name: "calibrate/prompts-folder", Setup: func(t testing.TB, dir string) { ckpt(t, dir); os.Mkdir(filepath.Join(dir, "p"), 0o755) },
+			Args: calib(), Code: 2, Err: "is a folder; give a file of prompts"},
+		{Name: "calibrate/prompts-empty", Setup: ids("\n  \n"), Args: calib(), Code: 2, Err: "holds no prompts"},
+		{Name: "calibrate/prompts-bad-id", Setup: ids("1,2\n3,x\n"), Args: calib(), Code: 2, Err: `p line 2: "x" is not a token id`},
+		{Name: "calibrate/prompts-outside-vocab", Setup: ids("1,2\n3,512\n"), Args: calib(), Code: 2, Err: "prompt 2, token 1 is id 512, outside"},
+		{Name: "calibrate/no-tokenizer", Setup: ids("hello world"), Args: []string{"calibrate", "{dir}/m", "--prompts", "{dir}/p", "-o", "{dir}/o.imatrix"}, Code: 2, Err: "--tokenizer DIR, or token ids with --ids"},
+		{Name: "calibrate/out-is-folder", Setup: func(t testing.TB, dir string) { ids("1,2")(t, dir); os.Mkdir(filepath.Join(dir, "o.imatrix"), 0o755) },
+			Args: calib(), Code: 2, Err: "is a folder"},
+		{Name: "calibrate/out-is-prompts", Setup: ids("1,2"), Args: []string{"calibrate", "{dir}/m", "--prompts", "{dir}/p", "--ids", "-o", "{dir}/p"}, Code: 2, Err: "is the input"},
+		{Name: "calibrate/out-folder-missing", Setup: ids("1,2"), Args: []string{"calibrate", "{dir}/m", "--prompts", "{dir}/p", "--ids", "-o", "{dir}/none/o.imatrix"}, Code: 2, Err: "does not exist"},
+		{Name: "calibrate/missing-model", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "p", "1,2") },
+			Args: calib(), Code: 2, Err: "no such file"},
+		{Name: "calibrate/ok", Setup: ids("1,2,3,4,5,6\n\n7,8,9\n"), Args: calib("--ctx", "4", "-t", "1"), Code: 0, Creates: []string{"o.imatrix"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				for _, w := range []string{"on 2 prompts, 7 tokens (1 cut to --ctx 4)", "covered ", "experts never routed", "wrote "} {
+					if !strings.Contains(stdout, w) {
+						t.Errorf("stdout %q lacks %q", stdout, w)
+					}
+				}
+				if _, err := model.ReadImatrix(filepath.Join(dir, "o.imatrix")); err != nil {
+					t.Error(err)
+				}
+			}},
+		// ---- convert --imatrix: the file, its model, what it weighs
+		{Name: "convert/imatrix-missing", Setup: ckpt, Args: conv("--imatrix", "{dir}/none.imatrix"), Code: 2, Err: "none.imatrix: not a readable imatrix file"},
+		{Name: "convert/imatrix-not-one", Setup: func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "x.imatrix", "hello") },
+			Args: conv("--imatrix", "{dir}/x.imatrix"), Code: 2, Err: "x.imatrix: not a readable imatrix file"},
+		{Name: "convert/imatrix-a-model", Setup: ckpt, Args: conv("--imatrix", "{dir}/m/model.safetensors"), Code: 2, Err: "a safetensors file but not an imatrix"},
+		{Name: "convert/imatrix-other-model", Setup: imWith(func(im *model.Imatrix) { im.Digest, im.Config = "0123456789abcdef", "hidden_size=2304, num_hidden_layers=27" }),
+			Args: conv("--imatrix", "{dir}/x.imatrix"), Code: 2, Err: "x.imatrix was gathered on another model (x.imatrix: hidden_size=2304, num_hidden_layers=27; "},
+		{Name: "convert/imatrix-shape", Setup: imWith(func(im *model.Imatrix) { im.Entries["lm_head.weight"].Sum = make([]float64, 7) }),
+			Args: conv("--imatrix", "{dir}/x.imatrix"), Code: 2, Err: `x.imatrix: tensor "lm_head.weight" has 7 input channels; in `},
+		{Name: "convert/imatrix-f32", Setup: imWith(func(*model.Imatrix) {}), Args: conv("--imatrix", "{dir}/x.imatrix", "--preset", "f32"), Code: 2, Err: "the energies weigh nothing"},
+		{Name: "convert/imatrix-partial", Setup: imWith(func(im *model.Imatrix) { delete(im.Entries, "model.layers.3.self_attn.o_proj.weight") }),
+			Args: conv("--imatrix", "{dir}/x.imatrix", "--preset", "q4"), Code: 0, Creates: []string{"o.kt"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stdout, "1 absent from it get the unweighted search (model.layers.3.self_attn.o_proj.weight)") {
+					t.Errorf("no fallback line: %q", stdout)
+				}
+			}},
 		// ---- the command line
 		{Name: "root/unknown-command", Args: []string{"frobnicate"}, Code: 2, Err: "unknown command"},
 		{Name: "root/bad-max-isa", Args: []string{"info", "x.kt", "--max-isa", "avx9000"}, Code: 2, Err: "avx9000"},
@@ -538,4 +608,20 @@ func TestMaxLength(t *testing.T) {
 			t.Errorf("%s: %d (%s), want %d", c.tok, got, from, c.want)
 		}
 	}
+}
+
+// tinyImatrix calibrates the tiny model on two short prompts.
+func tinyImatrix(t testing.TB, dir string) *model.Imatrix {
+	t.Helper()
+	m, err := model.Load(dir, model.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	im, err := m.Calibrate([][]int32{{1, 2, 3, 4, 5, 6, 7, 8}, {9, 10, 11}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Model = "m"
+	return im
 }

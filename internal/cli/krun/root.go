@@ -83,6 +83,7 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 	cmd.AddCommand(NewCmdConvert(f, nil), NewCmdGenerate(f, nil), NewCmdBench(f, nil), NewCmdInfo(f, nil))
 	cmd.AddCommand(NewCmdServe(f, nil))
 	cmd.AddCommand(NewCmdPlan(f, nil))
+	cmd.AddCommand(NewCmdCalibrate(f, nil))
 	return cmd
 }
 
@@ -102,7 +103,9 @@ var Presets = []Preset{
 	{"bf16", "every matrix bf16 (exact for a BF16 checkpoint)", model.LoadOptions{DType: kernel.BF16}},
 	{"q8", "every matrix q8 (8-bit, f16 scale per 32)", model.LoadOptions{DType: kernel.Q8}},
 	{"q4", "routed experts q4; attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}},
-	{"q4-all", "every matrix q4 (smallest; attention and lm_head lose the most)", model.LoadOptions{DType: kernel.Q4}},
+	{"q4-all", "every matrix q4 (attention and lm_head lose the most)", model.LoadOptions{DType: kernel.Q4}},
+	{"q6", "every matrix q6 (6-bit, f16 scale per 32; near q8's error at 0.8 of its size)", model.LoadOptions{DType: kernel.Q6}},
+	{"q3", "routed experts q3 (3-bit, f16 scale per 32); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3}},
 }
 
 // PresetNames lists the preset names.
