@@ -2,7 +2,7 @@
 //go:generate go run . -isa avx512 -out ../../../kernels/gemm/gemm_f32_avx512_amd64.s -stubs ../../../kernels/gemm/gemm_f32_avx512_stubs_amd64.go -pkg gemm
 
 // Command f32 generates the f32-class kernels of kernels/gemm (f32
-// activations; F32, BF16, Q8 and Q4 weights widened in registers) for one
+// activations; F32, BF16, Q8, Q4, Q3 and Q6 weights widened in registers) for one
 // ISA per run (-isa avx2|avx512):
 //
 //   - gemv kernels: one 16-row weight panel (or, for AVX2, one 8-row half
@@ -13,7 +13,7 @@
 //     stride: the driver passes a contiguous copy of the tile), B one or
 //     two f32 [kc][16] panel blocks; one broadcast load per row and k,
 //     then register FMAs (faster here than embedded-broadcast FMAs);
-//   - widen kernels: a block of a BF16/Q8/Q4 panel to f32 [k][16], the B
+//   - widen kernels: a block of a BF16/Q8/Q4/Q3/Q6 panel to f32 [k][16], the B
 //     operand of the micro-kernels.
 //
 // The packed layouts are those of internal/quant; all strides are in
@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math/bits"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -53,9 +54,9 @@ type isa struct {
 
 var isas = map[string]*isa{
 	"avx2": {name: "AVX2", lanes: 8, vec: YMM,
-		gemvMR: map[kind]int{kF32: 8, kBF16: 8, kQ8: 4, kQ4: 4, kQ4Min: 4}, gemmMR: 6, gemmNP: 1},
+		gemvMR: map[kind]int{kF32: 8, kBF16: 8, kQ8: 4, kQ4: 4, kQ4Min: 4, kQ3: 4, kQ6: 4}, gemmMR: 6, gemmNP: 1},
 	"avx512": {name: "AVX512", lanes: 16, vec: ZMM,
-		gemvMR: map[kind]int{kF32: 8, kBF16: 8, kQ8: 8, kQ4: 8, kQ4Min: 8}, gemmMR: 14, gemmNP: 2},
+		gemvMR: map[kind]int{kF32: 8, kBF16: 8, kQ8: 8, kQ4: 8, kQ4Min: 8, kQ3: 8, kQ6: 8}, gemmMR: 14, gemmNP: 2},
 }
 
 var I *isa // the ISA being generated
@@ -68,18 +69,24 @@ const (
 	kQ8
 	kQ4
 	kQ4Min
+	kQ3
+	kQ6
 )
 
-var kindNames = map[kind]string{kF32: "F32", kBF16: "BF16", kQ8: "Q8", kQ4: "Q4", kQ4Min: "Q4Min"}
+var kindNames = map[kind]string{kF32: "F32", kBF16: "BF16", kQ8: "Q8", kQ4: "Q4", kQ4Min: "Q4Min", kQ3: "Q3", kQ6: "Q6"}
 
 const (
 	lineBytes = 64 // one interleaved line of a panel
 	groupK    = 32
 )
 
-// groupBytes and scaleOff describe a Q8/Q4 group record.
+// groupBytes is the size of a Q8/Q4/Q3/Q6 group record.
 func groupBytes(k kind) int {
 	switch k {
+	case kQ3:
+		return 3*lineBytes + 32
+	case kQ6:
+		return 6*lineBytes + 32
 	case kQ8:
 		return 8*lineBytes + 32
 	case kQ4:
@@ -91,8 +98,13 @@ func groupBytes(k kind) int {
 }
 
 func nLines(k kind) int {
-	if k == kQ8 {
+	switch k {
+	case kQ8:
 		return 8
+	case kQ3:
+		return 3
+	case kQ6:
+		return 6
 	}
 	return 4
 }
@@ -102,7 +114,33 @@ func nLines(k kind) int {
 var (
 	cMask8, cMask4, cHi16, cNeg128, cNeg8 Mem
 	cSign, cExpMant, cMagic               Mem
+	cNeg4, cNeg32                         Mem
 )
+
+// vecConsts are the vector-wide 32-bit constants (32 bytes: an AVX2
+// memory operand; AVX-512 broadcasts the first dword).
+var vecConsts = map[uint32]Mem{}
+
+func vecConst(v uint32) Mem {
+	if m, ok := vecConsts[v]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("vc%08x%s", v, I.name), RODATA|NOPTR)
+	for i := 0; i < 32; i += 4 {
+		DATA(i, U32(v))
+	}
+	vecConsts[v] = m
+	return m
+}
+
+// andConst: dst = src & v in every 32-bit lane.
+func andConst(v uint32, src, dst VecVirtual) {
+	if I.lanes == 16 {
+		VPANDD_BCST(vecConst(v), src, dst)
+	} else {
+		VPAND(vecConst(v), src, dst)
+	}
+}
 
 func constant(name string, v uint32) Mem {
 	m := GLOBL(name+I.name, RODATA|NOPTR)
@@ -116,6 +154,18 @@ func constants() {
 	cHi16 = constant("hi16", 0xffff0000)
 	cNeg128 = constant("neg128", 0xc3000000) // -128.0
 	cNeg8 = constant("neg8", 0xc1000000)     // -8.0
+	cNeg4 = constant("neg4", 0xc0800000)     // -4.0
+	cNeg32 = constant("neg32", 0xc2000000)   // -32.0
+	for _, k := range []kind{kQ3, kQ6} {
+		for _, f := range fields(k) {
+			vecConst(f.mask)
+		}
+		for _, sp := range splits(k) {
+			for _, p := range sp {
+				vecConst(p.mask)
+			}
+		}
+	}
 	cSign = constant("sign", 0x80000000)
 	cExpMant = constant("expmant", 0x0fffe000)
 	cMagic = constant("magic", 0x77800000) // 2^112
@@ -510,6 +560,246 @@ func gemvQuant(k kind, mr int) {
 	storeRows(name, tot)
 }
 
+// ---- Q3 and Q6 ---------------------------------------------------------------
+
+// field is element k of a Q3/Q6 group: the bits mask of every 32-bit lane
+// (one row) of source src, a line (src < nLines) or a split quad
+// assembled by splits (src − nLines).
+type field struct {
+	k, src int
+	mask   uint32
+}
+
+// shift is the position of the field's lowest bit.
+func (f field) shift() int { return bits.TrailingZeros32(f.mask) }
+
+// top: the field ends at bit 31, so a shift alone extracts it (masked in
+// place it would convert as negative).
+func (f field) top() bool { return f.mask>>31 != 0 }
+
+// exp is the power of two on the value the gemv kernels convert: the
+// field masked in place is u·2^shift; a top field is shifted down (u).
+func (f field) exp() int {
+	if f.top() {
+		return 0
+	}
+	return f.shift()
+}
+
+// fields lists a group's 32 elements in the kernels' order (quant/q3.go,
+// quant/q6.go for the layouts).
+//
+//	Q3: line c, byte j: u at k = 8c+j in bits 0–2, at 8c+4+j in bits 3–5;
+//	    split quads 6 and 7 as assembled by splits: u·16 and u·32 per byte
+//	Q6: line c, byte j: u at k = 4c+j in bits 0–5; split quads 6, 7: u·4
+func fields(k kind) []field {
+	var fs []field
+	switch k {
+	case kQ3:
+		for c := 0; c < 3; c++ {
+			for h := 0; h < 2; h++ {
+				for j := 0; j < 4; j++ {
+					fs = append(fs, field{8*c + 4*h + j, c, 7 << (8*j + 3*h)})
+				}
+			}
+		}
+		for j := 0; j < 4; j++ {
+			fs = append(fs, field{24 + j, 3, 0x70 << (8 * j)})
+		}
+		for j := 0; j < 4; j++ {
+			fs = append(fs, field{28 + j, 4, 0xe0 << (8 * j)})
+		}
+	case kQ6:
+		for c := 0; c < 6; c++ {
+			for j := 0; j < 4; j++ {
+				fs = append(fs, field{4*c + j, c, 63 << (8 * j)})
+			}
+		}
+		for h := 0; h < 2; h++ {
+			for j := 0; j < 4; j++ {
+				fs = append(fs, field{24 + 4*h + j, 6 + h, 0xfc << (8 * j)})
+			}
+		}
+	}
+	return fs
+}
+
+// part is (line & mask) >> shr, one piece of a split quad (the masked bits
+// stay inside their byte).
+type part struct {
+	line int
+	mask uint32
+	shr  int
+}
+
+// splits are the split quads, each the OR of its parts:
+//
+//	Q3 quad 6: (L0 & 0xc0) >> 2 | L2 & 0x40   u·16 (bits 4–6 of each byte)
+//	Q3 quad 7: (L1 & 0xc0) >> 1 | L2 & 0x80   u·32 (bits 5–7)
+//	Q6 quad 6+h: (L3h & 0xc0) >> 4 | (L3h+1 & 0xc0) >> 2 | L3h+2 & 0xc0   u·4 (bits 2–7)
+func splits(k kind) [][]part {
+	const c0 = 0xc0c0c0c0
+	switch k {
+	case kQ3:
+		return [][]part{{{0, c0, 2}, {2, 0x40404040, 0}}, {{1, c0, 1}, {2, 0x80808080, 0}}}
+	case kQ6:
+		return [][]part{{{0, c0, 4}, {1, c0, 2}, {2, c0, 0}}, {{3, c0, 4}, {4, c0, 2}, {5, c0, 0}}}
+	}
+	return nil
+}
+
+// eachField loads the lines (at w + 64·line + off) and split quads of one
+// group and calls fn for every field with its source in a register.
+func eachField(k kind, w Register, off int, fn func(f field, src VecVirtual)) {
+	line := func(l int) Mem { return Mem{Base: w, Disp: lineBytes*l + off} }
+	fs := fields(k)
+	for i := 0; i < len(fs); {
+		src := I.vec()
+		if s := fs[i].src; s < nLines(k) {
+			loadInt(line(s), src)
+		} else {
+			for pi, p := range splits(k)[s-nLines(k)] {
+				t := src
+				if pi > 0 {
+					t = I.vec()
+				}
+				loadInt(line(p.line), t)
+				andConst(p.mask, t, t)
+				if p.shr > 0 {
+					VPSRLD(U8(p.shr), t, t)
+				}
+				if pi > 0 {
+					if I.lanes == 16 {
+						VPORD(t, src, src)
+					} else {
+						VPOR(t, src, src)
+					}
+				}
+			}
+		}
+		j := i
+		for ; j < len(fs) && fs[j].src == fs[i].src; j++ {
+			fn(fs[j], src)
+		}
+		i = j
+	}
+}
+
+// expTable is the exponent of each k's pre-scaling for the doc comments.
+func expTable(k kind) string {
+	e := make([]int, groupK)
+	for _, f := range fields(k) {
+		e[f.k] = f.exp()
+	}
+	return fmt.Sprint(e)
+}
+
+// gemvQ36 generates the Q3/Q6 gemv kernels. Each field is masked in place
+// (no shift) and converted: U = u·2^e, with x pre-scaled by the caller to
+// x·2^−e (exact: a power of two), so that per group
+//
+//	tot += d · (Σ x'·U − z·Σx)        z = 4 (Q3) or 32 (Q6)
+//
+// with Σx the group sums of the unscaled x (xs).
+func gemvQ36(k kind, mr int) {
+	name := gemvName(k, mr)
+	TEXT(name, NOSPLIT, "func(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)")
+	gb := groupBytes(k)
+	z := 4
+	layout := "quant/q3.go"
+	if k == kQ6 {
+		z, layout = 32, "quant/q6.go"
+	}
+	Doc(
+		fmt.Sprintf("%s is the %s gemv kernel for %d activation rows: w is the first", name, kindNames[k], mr),
+		fmt.Sprintf("line of a panel (at lane 0 of the %d rows computed), sc its f16 scales", I.lanes),
+		"(at the same rows), and xs the group sums xs[g·lds+r] = Σ_{j<32} x₀[r·ldx+32g+j]",
+		"of the activations x₀; x holds them pre-scaled, x[r·ldx+32g+j] = x₀[…]·2^−e[j],",
+		fmt.Sprintf("e = %s. With u the stored weight of row i, k = 32g+j (%s),", expTable(k), layout),
+		fmt.Sprintf("d = f16(sc[%d·g+2i:]):", gb),
+		"",
+		fmt.Sprintf("\tfor r := 0; r < %d; r++ {", mr),
+		fmt.Sprintf("\t\tfor i := 0; i < %d; i++ {", I.lanes),
+		fmt.Sprintf("\t\t\ts := Σ_{g<groups} d · (Σ_{j<32} x[r·ldx+32g+j] · float32(u<<e[j]) − %d·xs[g·lds+r])", z),
+		"\t\t\tif acc != 0 { y[r·ldy+i] += s } else { y[r·ldy+i] = s }",
+		"\t\t}",
+		"\t}",
+	)
+	// independent accumulators per row: enough FMA chains to hide the
+	// FMA latency at one row (the mask and the convert are the rest)
+	C := 1
+	switch mr {
+	case 1:
+		C = 8
+	case 2:
+		C = 4
+	case 3:
+		C = 2
+	}
+	if I.lanes == 16 {
+		C = max(C, 2)
+	}
+	tot := make([]VecVirtual, mr)
+	for r := range tot {
+		tot[r] = I.vec()
+		zero(tot[r])
+	}
+	g := Load(Param("groups"), GP64())
+	w := Load(Param("w"), GP64())
+	sc := Load(Param("sc"), GP64())
+	x := Load(Param("x"), GP64())
+	ldx := Load(Param("ldx"), GP64())
+	xr := newRows(x, ldx, mr)
+	xs := Load(Param("xs"), GP64())
+	lds := Load(Param("lds"), GP64())
+	SHLQ(U8(2), lds)
+	Label(name + "_group")
+	gacc := make([][]VecVirtual, mr)
+	for r := range gacc {
+		gacc[r] = make([]VecVirtual, C)
+		for c := range gacc[r] {
+			gacc[r][c] = I.vec()
+			zero(gacc[r][c])
+		}
+	}
+	for off := 0; off < gb; off += lineBytes {
+		PREFETCHT0(Mem{Base: w, Disp: off + gemvPrefetch})
+	}
+	n := 0
+	eachField(k, w, 0, func(f field, src VecVirtual) {
+		v := I.vec()
+		if f.top() {
+			VPSRLD(U8(f.shift()), src, v)
+		} else {
+			andConst(f.mask, src, v)
+		}
+		VCVTDQ2PS(v, v)
+		for r := 0; r < mr; r++ {
+			fmaX(xr.mem(r, 4*f.k), v, gacc[r][n%C])
+		}
+		n++
+	})
+	d := halfToF32(Mem{Base: sc})
+	zv := I.vec()
+	if k == kQ3 {
+		VBROADCASTSS(cNeg4, zv)
+	} else {
+		VBROADCASTSS(cNeg32, zv)
+	}
+	for r := 0; r < mr; r++ {
+		sumChains(gacc[r])
+		fmaX(Mem{Base: xs, Disp: 4 * r}, zv, gacc[r][0])
+		VFMADD231PS(gacc[r][0], d, tot[r])
+	}
+	ADDQ(U32(gb), w)
+	ADDQ(U32(gb), sc)
+	xr.advance(4 * groupK)
+	ADDQ(lds, xs)
+	DECQ(g)
+	JNZ(LabelRef(name + "_group"))
+	storeRows(name, tot)
+}
+
 // ---- gemm micro-kernels ------------------------------------------------------
 
 func gemmName(mr, np int) string {
@@ -697,6 +987,10 @@ func widen(k kind) {
 		RET()
 		return
 	}
+	if k == kQ3 || k == kQ6 {
+		widenQ36(name, k, dst, w, n)
+		return
+	}
 	bits, maskC := 8, cMask8
 	if k != kQ8 {
 		bits, maskC = 4, cMask4
@@ -739,6 +1033,43 @@ func widen(k kind) {
 	RET()
 }
 
+// widenQ36 is widen's loop for Q3 and Q6: each field masked, shifted
+// down and converted, then d·u − z·d.
+func widenQ36(name string, k kind, dst, w, n Register) {
+	halves := 16 / I.lanes
+	hb := 4 * I.lanes
+	neg := cNeg4
+	if k == kQ6 {
+		neg = cNeg32
+	}
+	Label(name + "_group")
+	for h := 0; h < halves; h++ {
+		d := halfToF32(Mem{Base: w, Disp: nLines(k)*lineBytes + 2*I.lanes*h})
+		b := I.vec()
+		VMULPS(bcast(neg), d, b)
+		eachField(k, w, hb*h, func(f field, src VecVirtual) {
+			v := I.vec()
+			if f.top() {
+				VPSRLD(U8(f.shift()), src, v)
+			} else {
+				andConst(f.mask, src, v)
+				if f.shift() > 0 {
+					VPSRLD(U8(f.shift()), v, v)
+				}
+			}
+			VCVTDQ2PS(v, v)
+			VFMADD213PS(b, d, v) // v = d·v + b
+			VMOVUPS(v, Mem{Base: dst, Disp: 64*f.k + hb*h})
+		})
+	}
+	ADDQ(U32(groupBytes(k)), w)
+	ADDQ(U32(64*groupK), dst)
+	DECQ(n)
+	JNZ(LabelRef(name + "_group"))
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	flag.Parse()
 	var ok bool
@@ -757,12 +1088,17 @@ func main() {
 			gemvQuant(k, mr)
 		}
 	}
+	for _, k := range []kind{kQ3, kQ6} {
+		for mr := 1; mr <= I.gemvMR[k]; mr++ {
+			gemvQ36(k, mr)
+		}
+	}
 	for np := 1; np <= I.gemmNP; np++ {
 		for mr := 1; mr <= I.gemmMR; mr++ {
 			gemmKernel(mr, np)
 		}
 	}
-	for _, k := range []kind{kBF16, kQ8, kQ4, kQ4Min} {
+	for _, k := range []kind{kBF16, kQ8, kQ4, kQ4Min, kQ3, kQ6} {
 		widen(k)
 	}
 	Generate()
