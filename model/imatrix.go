@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"slices"
@@ -129,7 +130,10 @@ func ReadImatrix(path string) (*Imatrix, error) {
 	im, err := readImatrix(path)
 	if err != nil {
 		var se *safetensors.Error
-		if errors.As(err, &se) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, inputErr(fmt.Errorf("imatrix %s: no such file", path))
+		case errors.As(err, &se):
 			return nil, inputErr(fmt.Errorf("imatrix %s: not a readable imatrix file: %w", path, err))
 		}
 		return nil, inputErr(fmt.Errorf("imatrix %s: %w", path, err))
