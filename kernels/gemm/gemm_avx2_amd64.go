@@ -23,6 +23,7 @@ var f32AVX2 = &f32Kernels{
 		{gemvQ3AVX2_1x8, gemvQ3AVX2_2x8, gemvQ3AVX2_3x8, gemvQ3AVX2_4x8},
 		{gemvQ6AVX2_1x8, gemvQ6AVX2_2x8, gemvQ6AVX2_3x8, gemvQ6AVX2_4x8},
 	},
+	one16: [2]gemvQFn{gemvQ3AVX2_1x16, gemvQ6AVX2_1x16},
 	micro: [2][]microFn{
 		{gemmAVX2_1x16, gemmAVX2_2x16, gemmAVX2_3x16, gemmAVX2_4x16, gemmAVX2_5x16, gemmAVX2_6x16},
 	},

@@ -48,6 +48,9 @@ type f32Kernels struct {
 	lanes int          // f32 lanes per vector: rows of a panel per gemv call
 	dense [2][]gemvFn  // F32, BF16 gemv; index mr−1
 	quant [5][]gemvQFn // Q8, Q4, Q4 with min, Q3, Q6; index mr−1
+	// one16[i] (AVX2; nil for AVX-512): the Q3 (i = 0) and Q6 (1) gemv
+	// for one row over a whole panel (both halves per broadcast)
+	one16 [2]gemvQFn
 	micro [2][]microFn // [panels−1][mr−1]; micro[1] is nil without ×32 tiles
 	widen [6]widenFn   // BF16, Q8, Q4, Q4 with min, Q3, Q6
 }
@@ -160,8 +163,16 @@ func (kt *f32Kernels) gemv(a *args, p0, p1 int) {
 			}
 		}
 		maxMR := len(fns)
+		var one gemvQFn
+		if a.m == 1 && (w.DType == kernel.Q3 || w.DType == kernel.Q6) {
+			one = kt.one16[b2i(w.DType == kernel.Q6)]
+		}
 		for p := p0; p < p1; p++ {
 			panel := w.Panel(p)
+			if one != nil {
+				one(groups, &panel[0], &panel[scOff], &x[0], a.kp, &sc.xs[0], 1, &a.y[p*pr-a.ycol], a.ldy, acc)
+				continue
+			}
 			for h := 0; h < halves; h++ {
 				for r0 := 0; r0 < a.m; r0 += maxMR {
 					mr := min(maxMR, a.m-r0)

@@ -420,6 +420,21 @@ func gemvQ3AVX2_3x8(groups int, w *byte, sc *byte, x *float32, ldx int, xs *floa
 //	}
 func gemvQ3AVX2_4x8(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)
 
+// gemvQ3AVX2_1x16 is the Q3 gemv kernel for 1 activation rows: w is the first
+// line of a panel (at lane 0 of the 16 rows computed), sc its f16 scales
+// (at the same rows), and xs the group sums xs[g·lds+r] = Σ_{j<32} x₀[r·ldx+32g+j]
+// of the activations x₀; x holds them pre-scaled, x[r·ldx+32g+j] = x₀[…]·2^−e[j],
+// e = [0 8 16 24 3 11 19 27 0 8 16 24 3 11 19 27 0 8 16 24 3 11 19 27 4 12 20 28 5 13 21 0]. With u the stored weight of row i, k = 32g+j (quant/q3.go),
+// d = f16(sc[224·g+2i:]):
+//
+//	for r := 0; r < 1; r++ {
+//		for i := 0; i < 16; i++ {
+//			s := Σ_{g<groups} d · (Σ_{j<32} x[r·ldx+32g+j] · float32(u<<e[j]) − 4·xs[g·lds+r])
+//			if acc != 0 { y[r·ldy+i] += s } else { y[r·ldy+i] = s }
+//		}
+//	}
+func gemvQ3AVX2_1x16(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)
+
 // gemvQ6AVX2_1x8 is the Q6 gemv kernel for 1 activation rows: w is the first
 // line of a panel (at lane 0 of the 8 rows computed), sc its f16 scales
 // (at the same rows), and xs the group sums xs[g·lds+r] = Σ_{j<32} x₀[r·ldx+32g+j]
@@ -479,6 +494,21 @@ func gemvQ6AVX2_3x8(groups int, w *byte, sc *byte, x *float32, ldx int, xs *floa
 //		}
 //	}
 func gemvQ6AVX2_4x8(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)
+
+// gemvQ6AVX2_1x16 is the Q6 gemv kernel for 1 activation rows: w is the first
+// line of a panel (at lane 0 of the 16 rows computed), sc its f16 scales
+// (at the same rows), and xs the group sums xs[g·lds+r] = Σ_{j<32} x₀[r·ldx+32g+j]
+// of the activations x₀; x holds them pre-scaled, x[r·ldx+32g+j] = x₀[…]·2^−e[j],
+// e = [0 8 16 24 0 8 16 24 0 8 16 24 0 8 16 24 0 8 16 24 0 8 16 24 2 10 18 0 2 10 18 0]. With u the stored weight of row i, k = 32g+j (quant/q6.go),
+// d = f16(sc[416·g+2i:]):
+//
+//	for r := 0; r < 1; r++ {
+//		for i := 0; i < 16; i++ {
+//			s := Σ_{g<groups} d · (Σ_{j<32} x[r·ldx+32g+j] · float32(u<<e[j]) − 32·xs[g·lds+r])
+//			if acc != 0 { y[r·ldy+i] += s } else { y[r·ldy+i] = s }
+//		}
+//	}
+func gemvQ6AVX2_1x16(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)
 
 // gemmAVX2_1x16 is the 1×16 micro-kernel: C (+)= A·B with A row-major (lda),
 // b0 [kc][16]f32 and C row-major (ldc):

@@ -648,17 +648,23 @@ func splits(k kind) [][]part {
 	return nil
 }
 
-// eachField loads the lines (at w + 64·line + off) and split quads of one
-// group and calls fn for every field with its source in a register.
-func eachField(k kind, w Register, off int, fn func(f field, src VecVirtual)) {
-	line := func(l int) Mem { return Mem{Base: w, Disp: lineBytes*l + off} }
+// eachField loads the lines and split quads of one group and calls fn
+// for every field with its sources in registers: one per offset, the
+// lines at w + 64·line + offs[h] (the two halves of a panel for an AVX2
+// kernel of 16 rows).
+func eachField(k kind, w Register, offs []int, fn func(f field, src []VecVirtual)) {
 	fs := fields(k)
 	for i := 0; i < len(fs); {
-		src := I.vec()
-		if s := fs[i].src; s < nLines(k) {
-			loadInt(line(s), src)
-		} else {
-			for pi, p := range splits(k)[s-nLines(k)] {
+		srcs := make([]VecVirtual, len(offs))
+		for h, off := range offs {
+			line := func(l int) Mem { return Mem{Base: w, Disp: lineBytes*l + off} }
+			src := I.vec()
+			srcs[h] = src
+			if s := fs[i].src; s < nLines(k) {
+				loadInt(line(s), src)
+				continue
+			}
+			for pi, p := range splits(k)[fs[i].src-nLines(k)] {
 				t := src
 				if pi > 0 {
 					t = I.vec()
@@ -679,7 +685,7 @@ func eachField(k kind, w Register, off int, fn func(f field, src VecVirtual)) {
 		}
 		j := i
 		for ; j < len(fs) && fs[j].src == fs[i].src; j++ {
-			fn(fs[j], src)
+			fn(fs[j], srcs)
 		}
 		i = j
 	}
@@ -700,9 +706,15 @@ func expTable(k kind) string {
 //
 //	tot += d · (Σ x'·U − z·Σx)        z = 4 (Q3) or 32 (Q6)
 //
-// with Σx the group sums of the unscaled x (xs).
-func gemvQ36(k kind, mr int) {
+// with Σx the group sums of the unscaled x (xs). halves = 2 (AVX2, one
+// row: gemv{Q3,Q6}AVX2_1x16) computes both 8-row halves of the panel in
+// one pass, each broadcast activation feeding two FMAs.
+func gemvQ36(k kind, mr, halves int) {
 	name := gemvName(k, mr)
+	if halves == 2 {
+		name = fmt.Sprintf("gemv%s%s_%dx16", kindNames[k], I.name, mr)
+	}
+	rowsDone := I.lanes * halves
 	TEXT(name, NOSPLIT, "func(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)")
 	gb := groupBytes(k)
 	z := 4
@@ -712,14 +724,14 @@ func gemvQ36(k kind, mr int) {
 	}
 	Doc(
 		fmt.Sprintf("%s is the %s gemv kernel for %d activation rows: w is the first", name, kindNames[k], mr),
-		fmt.Sprintf("line of a panel (at lane 0 of the %d rows computed), sc its f16 scales", I.lanes),
+		fmt.Sprintf("line of a panel (at lane 0 of the %d rows computed), sc its f16 scales", rowsDone),
 		"(at the same rows), and xs the group sums xs[g·lds+r] = Σ_{j<32} x₀[r·ldx+32g+j]",
 		"of the activations x₀; x holds them pre-scaled, x[r·ldx+32g+j] = x₀[…]·2^−e[j],",
 		fmt.Sprintf("e = %s. With u the stored weight of row i, k = 32g+j (%s),", expTable(k), layout),
 		fmt.Sprintf("d = f16(sc[%d·g+2i:]):", gb),
 		"",
 		fmt.Sprintf("\tfor r := 0; r < %d; r++ {", mr),
-		fmt.Sprintf("\t\tfor i := 0; i < %d; i++ {", I.lanes),
+		fmt.Sprintf("\t\tfor i := 0; i < %d; i++ {", rowsDone),
 		fmt.Sprintf("\t\t\ts := Σ_{g<groups} d · (Σ_{j<32} x[r·ldx+32g+j] · float32(u<<e[j]) − %d·xs[g·lds+r])", z),
 		"\t\t\tif acc != 0 { y[r·ldy+i] += s } else { y[r·ldy+i] = s }",
 		"\t\t}",
@@ -739,10 +751,16 @@ func gemvQ36(k kind, mr int) {
 	if I.lanes == 16 {
 		C = max(C, 2)
 	}
-	tot := make([]VecVirtual, mr)
+	if halves == 2 {
+		C = 4 // per half: 8 chains
+	}
+	tot := make([][]VecVirtual, mr)
 	for r := range tot {
-		tot[r] = I.vec()
-		zero(tot[r])
+		tot[r] = make([]VecVirtual, halves)
+		for h := range tot[r] {
+			tot[r][h] = I.vec()
+			zero(tot[r][h])
+		}
 	}
 	g := Load(Param("groups"), GP64())
 	w := Load(Param("w"), GP64())
@@ -754,42 +772,60 @@ func gemvQ36(k kind, mr int) {
 	lds := Load(Param("lds"), GP64())
 	SHLQ(U8(2), lds)
 	Label(name + "_group")
-	gacc := make([][]VecVirtual, mr)
+	// gacc[r][h][c]: chain c of row r, half h
+	gacc := make([][][]VecVirtual, mr)
 	for r := range gacc {
-		gacc[r] = make([]VecVirtual, C)
-		for c := range gacc[r] {
-			gacc[r][c] = I.vec()
-			zero(gacc[r][c])
+		gacc[r] = make([][]VecVirtual, halves)
+		for h := range gacc[r] {
+			gacc[r][h] = make([]VecVirtual, C)
+			for c := range gacc[r][h] {
+				gacc[r][h][c] = I.vec()
+				zero(gacc[r][h][c])
+			}
 		}
 	}
 	for off := 0; off < gb; off += lineBytes {
 		PREFETCHT0(Mem{Base: w, Disp: off + gemvPrefetch})
 	}
+	offs := []int{0, 4 * I.lanes}[:halves]
 	n := 0
-	eachField(k, w, 0, func(f field, src VecVirtual) {
-		v := I.vec()
-		if f.top() {
-			VPSRLD(U8(f.shift()), src, v)
-		} else {
-			andConst(f.mask, src, v)
+	eachField(k, w, offs, func(f field, src []VecVirtual) {
+		v := make([]VecVirtual, halves)
+		for h := range v {
+			v[h] = I.vec()
+			if f.top() {
+				VPSRLD(U8(f.shift()), src[h], v[h])
+			} else {
+				andConst(f.mask, src[h], v[h])
+			}
+			VCVTDQ2PS(v[h], v[h])
 		}
-		VCVTDQ2PS(v, v)
 		for r := 0; r < mr; r++ {
-			fmaX(xr.mem(r, 4*f.k), v, gacc[r][n%C])
+			if halves == 1 {
+				fmaX(xr.mem(r, 4*f.k), v[0], gacc[r][0][n%C])
+				continue
+			}
+			t := I.vec()
+			VBROADCASTSS(xr.mem(r, 4*f.k), t)
+			for h := range v {
+				VFMADD231PS(v[h], t, gacc[r][h][n%C])
+			}
 		}
 		n++
 	})
-	d := halfToF32(Mem{Base: sc})
 	zv := I.vec()
 	if k == kQ3 {
 		VBROADCASTSS(cNeg4, zv)
 	} else {
 		VBROADCASTSS(cNeg32, zv)
 	}
-	for r := 0; r < mr; r++ {
-		sumChains(gacc[r])
-		fmaX(Mem{Base: xs, Disp: 4 * r}, zv, gacc[r][0])
-		VFMADD231PS(gacc[r][0], d, tot[r])
+	for h := 0; h < halves; h++ {
+		d := halfToF32(Mem{Base: sc, Disp: 2 * I.lanes * h})
+		for r := 0; r < mr; r++ {
+			sumChains(gacc[r][h])
+			fmaX(Mem{Base: xs, Disp: 4 * r}, zv, gacc[r][h][0])
+			VFMADD231PS(gacc[r][h][0], d, tot[r][h])
+		}
 	}
 	ADDQ(U32(gb), w)
 	ADDQ(U32(gb), sc)
@@ -797,7 +833,47 @@ func gemvQ36(k kind, mr int) {
 	ADDQ(lds, xs)
 	DECQ(g)
 	JNZ(LabelRef(name + "_group"))
-	storeRows(name, tot)
+	if halves == 1 {
+		out := make([]VecVirtual, mr)
+		for r := range out {
+			out[r] = tot[r][0]
+		}
+		storeRows(name, out)
+		return
+	}
+	storeRowsHalves(name, tot)
+}
+
+// storeRowsHalves is storeRows for rows of two vectors: y row r, lanes
+// [0, 2·I.lanes), from v[r][0], v[r][1].
+func storeRowsHalves(name string, v [][]VecVirtual) {
+	y := Load(Param("y"), GP64())
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(U8(2), ldy)
+	accf := Load(Param("acc"), GP64())
+	store := func(add bool) {
+		for r := range v {
+			for h, vh := range v[r] {
+				m := Mem{Base: y, Disp: 4 * I.lanes * h}
+				if add {
+					VADDPS(m, vh, vh)
+				}
+				VMOVUPS(vh, m)
+			}
+			if r != len(v)-1 {
+				ADDQ(ldy, y)
+			}
+		}
+	}
+	TESTQ(accf, accf)
+	JZ(LabelRef(name + "_set"))
+	store(true)
+	VZEROUPPER()
+	RET()
+	Label(name + "_set")
+	store(false)
+	VZEROUPPER()
+	RET()
 }
 
 // ---- gemm micro-kernels ------------------------------------------------------
@@ -1047,8 +1123,8 @@ func widenQ36(name string, k kind, dst, w, n Register) {
 		d := halfToF32(Mem{Base: w, Disp: nLines(k)*lineBytes + 2*I.lanes*h})
 		b := I.vec()
 		VMULPS(bcast(neg), d, b)
-		eachField(k, w, hb*h, func(f field, src VecVirtual) {
-			v := I.vec()
+		eachField(k, w, []int{hb * h}, func(f field, srcs []VecVirtual) {
+			v, src := I.vec(), srcs[0]
 			if f.top() {
 				VPSRLD(U8(f.shift()), src, v)
 			} else {
@@ -1090,7 +1166,10 @@ func main() {
 	}
 	for _, k := range []kind{kQ3, kQ6} {
 		for mr := 1; mr <= I.gemvMR[k]; mr++ {
-			gemvQ36(k, mr)
+			gemvQ36(k, mr, 1)
+		}
+		if I.lanes == 8 {
+			gemvQ36(k, 1, 2)
 		}
 	}
 	for np := 1; np <= I.gemmNP; np++ {
