@@ -56,7 +56,9 @@ func NewCmdCalibrate(f *cli.Factory, runF func(*CalibrateOptions) error) *cobra.
 			the GGUF file's own) without a chat template; with --ids each line
 			is comma-separated token ids instead, and no tokenizer is needed.
 			Each prompt runs from an empty state, cut to its first --ctx tokens.
-			The result does not depend on -t (sums in float64, in token order).
+			The result does not depend on -t (sums in float64, in token order;
+			the tuning profile is not used, as its kernel choices change with
+			the thread count).
 
 			OUT is a safetensors file (format ktune-imatrix/1, docs/imatrix.md)
 			keyed by the checkpoint's tensor names, written atomically. The
@@ -215,13 +217,13 @@ func runCalibrate(o *CalibrateOptions) error {
 	if isGGUF(o.Model) && !o.dtypeSet {
 		preset = "" // the file's own types
 	}
-	reportProfile := installProfileQuiet(o.Factory)
+	// no tuning profile: its kernel choices differ with the thread count,
+	// and so would the sums' last bits; the defaults' do not
 	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, GGUFRepack: repack, MaxTokens: o.Ctx})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	reportProfile()
 	prog := cli.NewProgress(o.Err)
 	t0 := time.Now()
 	im, err := m.Calibrate(prompts, func(done, total int) {
