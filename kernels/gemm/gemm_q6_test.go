@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ktune/ktune/internal/cpu"
@@ -52,15 +53,15 @@ func TestFastQ6(t *testing.T) {
 	if quant.FastQ6 == nil {
 		t.Fatal("kernels/gemm did not set quant.FastQ6")
 	}
-	vnni := false
+	simd := false
 	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
-		vnni = vnni || v.Name == "avx512_vnni"
+		simd = simd || slices.Contains([]string{"avx512_vnni", "avx_vnni", "avx512", "avx2"}, v.Name)
 	}
-	if got := quant.FastQ6(); got != vnni {
-		t.Errorf("FastQ6() = %v, avx512_vnni serving q6: %v", got, vnni)
+	if got := quant.FastQ6(); got != simd {
+		t.Errorf("FastQ6() = %v, a SIMD variant serving q6: %v", got, simd)
 	}
-	defer cpu.Disable(cpu.AVX512VNNI)()
+	defer cpu.Disable(cpu.AVX512VNNI, cpu.AVX512F, cpu.AVX2)()
 	if quant.FastQ6() {
-		t.Error("FastQ6() with avx512_vnni disabled")
+		t.Error("FastQ6() with avx512_vnni, avx512f and avx2 disabled")
 	}
 }
