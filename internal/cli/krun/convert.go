@@ -416,8 +416,13 @@ func (o *ConvertOptions) readImatrix(opt model.LoadOptions) (*model.Imatrix, str
 		return nil, "", &cli.UsageError{Err: err}
 	}
 	if len(weighted)+len(missing) == 0 {
-		return nil, "", cli.Usagef("convert: --imatrix %s: no matrix is quantized to q8, q6, q4 or q3 here (preset %s%s); the energies weigh nothing",
-			o.Imatrix, o.Preset, map[bool]string{true: ", a GGUF's stored types: give --preset", false: ""}[isGGUF(o.Dir) && !o.presetSet])
+		switch {
+		case o.Fit != "": // the plan chose the formats: nothing to refuse
+			return im, fmt.Sprintf("imatrix %s: the plan quantizes no matrix to q8, q6, q4 or q3; the energies weigh nothing", o.Imatrix), nil
+		case isGGUF(o.Dir) && !o.presetSet:
+			return nil, "", cli.Usagef("convert: --imatrix %s: a GGUF's matrices are repacked in their stored types, not requantized; give --preset", o.Imatrix)
+		}
+		return nil, "", cli.Usagef("convert: --imatrix %s: preset %s quantizes no matrix to q8, q6, q4 or q3; the energies weigh nothing", o.Imatrix, o.Preset)
 	}
 	note := fmt.Sprintf("imatrix %s: energies weight %d quantized matrices", o.Imatrix, len(weighted))
 	if len(missing) > 0 {

@@ -470,7 +470,7 @@ func TestKrunProbes(t *testing.T) {
 			Args: conv("--imatrix", "{dir}/x.imatrix"), Code: 2, Err: "x.imatrix was gathered on another model (x.imatrix: hidden_size=2304, num_hidden_layers=27; "},
 		{Name: "convert/imatrix-shape", Setup: imWith(func(im *model.Imatrix) { im.Entries["lm_head.weight"].Sum = make([]float64, 7) }),
 			Args: conv("--imatrix", "{dir}/x.imatrix"), Code: 2, Err: `x.imatrix: tensor "lm_head.weight" has 7 input channels; in `},
-		{Name: "convert/imatrix-f32", Setup: imWith(func(*model.Imatrix) {}), Args: conv("--imatrix", "{dir}/x.imatrix", "--preset", "f32"), Code: 2, Err: "the energies weigh nothing"},
+		{Name: "convert/imatrix-f32", Setup: imWith(func(*model.Imatrix) {}), Args: conv("--imatrix", "{dir}/x.imatrix", "--preset", "f32"), Code: 2, Err: "preset f32 quantizes no matrix to q8, q6, q4 or q3"},
 		{Name: "convert/imatrix-partial", Setup: imWith(func(im *model.Imatrix) { delete(im.Entries, "model.layers.3.self_attn.o_proj.weight") }),
 			Args: conv("--imatrix", "{dir}/x.imatrix", "--preset", "q4"), Code: 0, Creates: []string{"o.kt"},
 			Check: func(t testing.TB, dir, stdout, stderr string) {
