@@ -6,17 +6,27 @@
 //	neon          f32 activations; weights widened to an f32 block in Go
 //	              (F32 read in place), mr×16 FMLA register tiles (mr ≤ 4)
 //	neon_dotprod  int8 activations (quantizeRow, as generic_int8); SDOT by
-//	              element against the panel lines, f32 flush per group
+//	              element against the panel lines, f32 flush per group;
+//	              Q8, Q4, Q3 and Q6
 //	sve           as neon with a vector-length-agnostic tile (WHILELO tails)
 //	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
-//	              the NEON dot product does not, e.g. A64FX)
+//	              the NEON dot product does not, e.g. A64FX); Q8, Q4
 //
 // The bf16act variants neon_bf16 and sve_bf16 (BFDOT) are in
 // gemm_bf16_arm64.go.
 //
 // The integer kernels make the weights signed before SDOT (signed × signed):
 // Q8 u XOR 0x80 = u−128 = q; Q4 nibble − 8 (Q4 with a min keeps the
-// nibble and adds m·Σxq). The f32 class widens BF16/Q8/Q4 through the
+// nibble and adds m·Σxq). Q3 and Q6 take the stored u ≥ 0 as it is and
+// subtract z·Σxq (z = 4, 32) from the group's integer sum, as the AVX-512
+// VNNI kernels do; the NEON decode per 16-byte vector (4 rows × 4 k) is
+//
+//	Q3: k-quads 0, 2, 4: L & 7; 1, 3, 5: L & 0x38 (= 8u, summed apart and
+//	    added >> 3: SSRA); 6: ((L2 << 1) SRI 1 L0) >> 5; 7: (L2 >> 5) SRI 6 L1
+//	Q6: k-quads 0…5: L & 63; 6 (7): ((L2 >> 2) SRI 4 L1) SRI 6 L0 (L5, L4, L3)
+//
+// (SRI n: shift right by n and insert, keeping the destination's top n
+// bits). The f32 class widens BF16/Q8/Q4 through the
 // generic widen: correct everywhere, not yet fast for quantized weights.
 // Performance is unmeasured: qemu gives correctness only.
 package gemm
@@ -78,6 +88,19 @@ func dotQ4NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *
 
 //go:noescape
 func dotQ4MinNEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+// dotQ3NEON_1x16 is dotQ8NEON_1x16 over Q3 panels (quant/q3.go) with
+// (u − 4) for the stored 3-bit u, and dotQ6NEON_1x16 over Q6 panels with
+// (u − 32) for the stored 6-bit u. Both take Σ u·xq with SDOT (u ≥ 0 fits
+// a signed byte) and subtract z·sums[g] per group:
+//
+//	t += d[p,g,i]·(xs[g]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[32g+j]) − z·sums[g]))
+//
+//go:noescape
+func dotQ3NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ6NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
 //go:noescape
 func dotQ8SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
@@ -143,16 +166,25 @@ func tilePanels(tile tileFn, mr int) panelFn {
 // dotFn is one int8 kernel (see dotQ8NEON_1x16).
 type dotFn func(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
+// dotKernels are an int8 variant's kernels per weight kind; nil where the
+// variant does not serve it (its DTypes do not list it).
+type dotKernels struct{ q8, q4, q4Min, q3, q6 dotFn }
+
 // dotPanels is the panelFn over a kernel per weight kind (Q8, Q4, Q4 with
-// a min): blocks of nb panels (kept in cache), every row against a block.
-func dotPanels(tab [3]dotFn) panelFn {
+// a min, Q3, Q6): blocks of nb panels (kept in cache), every row against a
+// block.
+func dotPanels(tab dotKernels) panelFn {
 	return func(a *args, p0, p1, worker int, prm kernel.Values) {
-		fn := tab[0]
-		if a.w.DType == kernel.Q4 {
-			fn = tab[1]
-			if a.w.HasMin {
-				fn = tab[2]
-			}
+		fn := tab.q8
+		switch {
+		case a.w.DType == kernel.Q4 && a.w.HasMin:
+			fn = tab.q4Min
+		case a.w.DType == kernel.Q4:
+			fn = tab.q4
+		case a.w.DType == kernel.Q3:
+			fn = tab.q3
+		case a.w.DType == kernel.Q6:
+			fn = tab.q6
 		}
 		ng := a.kp / quant.GroupK
 		nb := prm["nb"]
@@ -189,13 +221,14 @@ func init() {
 		DTypes: weightDTypes, Requires: sveReq, Threaded: true, Params: []kernel.Param{grainParam}},
 		&impl{act: actF32, panels: tilePanels(gemmSVE_16, 1<<30), grain: 4})
 	register(allOps, kernel.Variant{Name: "neon_dotprod", Priority: 40, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4 panel lines, f32 flush per group",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Requires: dotReq, Threaded: true,
+		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4/Q3/Q6 panel lines, f32 flush per group",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6}, Requires: dotReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
-		&impl{act: actInt8, panels: dotPanels([3]dotFn{dotQ8NEON_1x16, dotQ4NEON_1x16, dotQ4MinNEON_1x16}), grain: 4})
+		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8NEON_1x16, q4: dotQ4NEON_1x16, q4Min: dotQ4MinNEON_1x16,
+			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16}), grain: 4})
 	register(allOps, kernel.Variant{Name: "sve_dotprod", Priority: 45, Class: kernel.ClassInt8Act,
 		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4 panel lines",
 		DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Requires: sveReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
-		&impl{act: actInt8, panels: dotPanels([3]dotFn{dotQ8SVE_16, dotQ4SVE_16, dotQ4MinSVE_16}), grain: 4})
+		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8SVE_16, q4: dotQ4SVE_16, q4Min: dotQ4MinSVE_16}), grain: 4})
 }

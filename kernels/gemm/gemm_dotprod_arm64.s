@@ -2,9 +2,10 @@
 
 // Hand-written NEON dot-product (FEAT_DotProd, asimddp) kernels of the
 // neon_dotprod variant: one int8 activation row against np consecutive
-// Q8/Q4 panels (see gemm_arm64.go for their Go semantics). SDOT (by
-// element), SCVTF and FCVTL are WORD-encoded; the mnemonic comments are
-// checked against GNU as by _asm/armwords.
+// Q8/Q4/Q3/Q6 panels (see gemm_arm64.go for their Go semantics and the
+// Q3/Q6 decode). SDOT (by element), SSRA, SCVTF and FCVTL are
+// WORD-encoded; the mnemonic comments are checked against GNU as by
+// _asm/armwords.
 
 #include "textflag.h"
 
@@ -487,4 +488,334 @@ qms:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	SUBS $1, R1, R1
 	BNE  qmp
+	RET
+
+// func dotQ3NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ3NEON_1x16(SB), NOSPLIT, $0-64
+	ARGS
+	VMOVI $7, V31.B16
+	VMOVI $56, V30.B16
+
+q3p:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R5, R11
+	MOVD R2, R8
+
+q3g:
+	VLD1.P 32(R7), [V0.B16, V1.B16] // the group's 32 activations
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 0: k = 0..3 bits 0–2, 4..7 bits 3–5, low bits of 24..27
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 1: k = 8..11, 12..15, low bits of 28..31
+	VLD1.P 64(R0), [V12.B16, V13.B16, V14.B16, V15.B16] // line 2: k = 16..19, 20..23, high bits of 24..31
+	// k = 24..27: ((L2 << 1) with L0 >> 1 inserted) >> 5 = L0 bits 6–7 | L2 bit 6 << 2
+	VSHL $1, V12.B16, V2.B16
+	VSHL $1, V13.B16, V3.B16
+	VSHL $1, V14.B16, V28.B16
+	VSHL $1, V15.B16, V29.B16
+	VSRI $1, V4.B16, V2.B16
+	VSRI $1, V5.B16, V3.B16
+	VSRI $1, V6.B16, V28.B16
+	VSRI $1, V7.B16, V29.B16
+	VUSHR $5, V2.B16, V2.B16
+	VUSHR $5, V3.B16, V3.B16
+	VUSHR $5, V28.B16, V28.B16
+	VUSHR $5, V29.B16, V29.B16
+	WORD $0x4f81e854 // sdot v20.4s, v2.16b, v1.4b[2]
+	WORD $0x4f81e875 // sdot v21.4s, v3.16b, v1.4b[2]
+	WORD $0x4f81eb96 // sdot v22.4s, v28.16b, v1.4b[2]
+	WORD $0x4f81ebb7 // sdot v23.4s, v29.16b, v1.4b[2]
+	// k = 28..31: (L2 >> 5) with L1 >> 6 inserted = L1 bits 6–7 | L2 bit 7 << 2
+	VUSHR $5, V12.B16, V2.B16
+	VUSHR $5, V13.B16, V3.B16
+	VUSHR $5, V14.B16, V28.B16
+	VUSHR $5, V15.B16, V29.B16
+	VSRI $6, V8.B16, V2.B16
+	VSRI $6, V9.B16, V3.B16
+	VSRI $6, V10.B16, V28.B16
+	VSRI $6, V11.B16, V29.B16
+	WORD $0x4fa1e854 // sdot v20.4s, v2.16b, v1.4b[3]
+	WORD $0x4fa1e875 // sdot v21.4s, v3.16b, v1.4b[3]
+	WORD $0x4fa1eb96 // sdot v22.4s, v28.16b, v1.4b[3]
+	WORD $0x4fa1ebb7 // sdot v23.4s, v29.16b, v1.4b[3]
+	// k = 4..7, 12..15, 20..23: L & 0x38 = 8·u, summed ×8 in v24..v27
+	VAND V30.B16, V4.B16, V2.B16
+	VAND V30.B16, V5.B16, V3.B16
+	VAND V30.B16, V6.B16, V28.B16
+	VAND V30.B16, V7.B16, V29.B16
+	WORD $0x4fa0e058 // sdot v24.4s, v2.16b, v0.4b[1]
+	WORD $0x4fa0e079 // sdot v25.4s, v3.16b, v0.4b[1]
+	WORD $0x4fa0e39a // sdot v26.4s, v28.16b, v0.4b[1]
+	WORD $0x4fa0e3bb // sdot v27.4s, v29.16b, v0.4b[1]
+	VAND V30.B16, V8.B16, V2.B16
+	VAND V30.B16, V9.B16, V3.B16
+	VAND V30.B16, V10.B16, V28.B16
+	VAND V30.B16, V11.B16, V29.B16
+	WORD $0x4fa0e858 // sdot v24.4s, v2.16b, v0.4b[3]
+	WORD $0x4fa0e879 // sdot v25.4s, v3.16b, v0.4b[3]
+	WORD $0x4fa0eb9a // sdot v26.4s, v28.16b, v0.4b[3]
+	WORD $0x4fa0ebbb // sdot v27.4s, v29.16b, v0.4b[3]
+	VAND V30.B16, V12.B16, V2.B16
+	VAND V30.B16, V13.B16, V3.B16
+	VAND V30.B16, V14.B16, V28.B16
+	VAND V30.B16, V15.B16, V29.B16
+	WORD $0x4fa1e058 // sdot v24.4s, v2.16b, v1.4b[1]
+	WORD $0x4fa1e079 // sdot v25.4s, v3.16b, v1.4b[1]
+	WORD $0x4fa1e39a // sdot v26.4s, v28.16b, v1.4b[1]
+	WORD $0x4fa1e3bb // sdot v27.4s, v29.16b, v1.4b[1]
+	// k = 0..3, 8..11, 16..19: L & 7
+	VAND V31.B16, V4.B16, V4.B16
+	VAND V31.B16, V5.B16, V5.B16
+	VAND V31.B16, V6.B16, V6.B16
+	VAND V31.B16, V7.B16, V7.B16
+	WORD $0x4f80e094 // sdot v20.4s, v4.16b, v0.4b[0]
+	WORD $0x4f80e0b5 // sdot v21.4s, v5.16b, v0.4b[0]
+	WORD $0x4f80e0d6 // sdot v22.4s, v6.16b, v0.4b[0]
+	WORD $0x4f80e0f7 // sdot v23.4s, v7.16b, v0.4b[0]
+	VAND V31.B16, V8.B16, V8.B16
+	VAND V31.B16, V9.B16, V9.B16
+	VAND V31.B16, V10.B16, V10.B16
+	VAND V31.B16, V11.B16, V11.B16
+	WORD $0x4f80e914 // sdot v20.4s, v8.16b, v0.4b[2]
+	WORD $0x4f80e935 // sdot v21.4s, v9.16b, v0.4b[2]
+	WORD $0x4f80e956 // sdot v22.4s, v10.16b, v0.4b[2]
+	WORD $0x4f80e977 // sdot v23.4s, v11.16b, v0.4b[2]
+	VAND V31.B16, V12.B16, V12.B16
+	VAND V31.B16, V13.B16, V13.B16
+	VAND V31.B16, V14.B16, V14.B16
+	VAND V31.B16, V15.B16, V15.B16
+	WORD $0x4f81e194 // sdot v20.4s, v12.16b, v1.4b[0]
+	WORD $0x4f81e1b5 // sdot v21.4s, v13.16b, v1.4b[0]
+	WORD $0x4f81e1d6 // sdot v22.4s, v14.16b, v1.4b[0]
+	WORD $0x4f81e1f7 // sdot v23.4s, v15.16b, v1.4b[0]
+	// dot = Σ(u−4)·xq = v20..v23 + (v24..v27 >> 3) − 4·Σxq
+	WORD $0x4f3d1714 // ssra v20.4s, v24.4s, #3
+	WORD $0x4f3d1735 // ssra v21.4s, v25.4s, #3
+	WORD $0x4f3d1756 // ssra v22.4s, v26.4s, #3
+	WORD $0x4f3d1777 // ssra v23.4s, v27.4s, #3
+	VLD1R.P 4(R10), [V2.S4] // Σxq of the group
+	VSHL $2, V2.S4, V2.S4 // 4·Σxq
+	VSUB V2.S4, V20.S4, V20.S4
+	VSUB V2.S4, V21.S4, V21.S4
+	VSUB V2.S4, V22.S4, V22.S4
+	VSUB V2.S4, V23.S4, V23.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 f16 scales
+	WORD $0x0e21784c // fcvtl v12.4s, v2.4h
+	WORD $0x4e21784d // fcvtl2 v13.4s, v2.8h
+	WORD $0x0e21786e // fcvtl v14.4s, v3.4h
+	WORD $0x4e21786f // fcvtl2 v15.4s, v3.8h
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1R.P 4(R11), [V28.S4] // the group's activation scale
+	WORD $0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
+	WORD $0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
+	WORD $0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
+	WORD $0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
+	VFMLA V12.S4, V20.S4, V16.S4
+	VFMLA V13.S4, V21.S4, V17.S4
+	VFMLA V14.S4, V22.S4, V18.S4
+	VFMLA V15.S4, V23.S4, V19.S4
+	SUBS $1, R8, R8
+	BNE  q3g
+
+	// y (+)= t
+	CBZ  R9, q3z
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	B    q3s
+
+q3z:
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+
+q3s:
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e31d4a5 // fadd v5.4s, v5.4s, v17.4s
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4e33d4e7 // fadd v7.4s, v7.4s, v19.4s
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	SUBS $1, R1, R1
+	BNE  q3p
+	RET
+
+// func dotQ6NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ6NEON_1x16(SB), NOSPLIT, $0-64
+	ARGS
+	VMOVI $63, V31.B16
+
+q6p:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R5, R11
+	MOVD R2, R8
+
+q6g:
+	VLD1.P 32(R7), [V0.B16, V1.B16] // the group's 32 activations
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 0: k = 0..3 bits 0–5, bits 0–1 of k = 24..27 in 6–7
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 1: k = 4..7 bits 0–5, bits 2–3 of k = 24..27 in 6–7
+	VLD1.P 64(R0), [V12.B16, V13.B16, V14.B16, V15.B16] // line 2: k = 8..11 bits 0–5, bits 4–5 of k = 24..27 in 6–7
+	// k = 24..27: ((L2 >> 2) with L1 >> 4, then L0 >> 6 inserted)
+	VUSHR $2, V12.B16, V2.B16
+	VUSHR $2, V13.B16, V3.B16
+	VUSHR $2, V14.B16, V28.B16
+	VUSHR $2, V15.B16, V29.B16
+	VSRI $4, V8.B16, V2.B16
+	VSRI $4, V9.B16, V3.B16
+	VSRI $4, V10.B16, V28.B16
+	VSRI $4, V11.B16, V29.B16
+	VSRI $6, V4.B16, V2.B16
+	VSRI $6, V5.B16, V3.B16
+	VSRI $6, V6.B16, V28.B16
+	VSRI $6, V7.B16, V29.B16
+	WORD $0x4f81e858 // sdot v24.4s, v2.16b, v1.4b[2]
+	WORD $0x4f81e879 // sdot v25.4s, v3.16b, v1.4b[2]
+	WORD $0x4f81eb9a // sdot v26.4s, v28.16b, v1.4b[2]
+	WORD $0x4f81ebbb // sdot v27.4s, v29.16b, v1.4b[2]
+	// k = 0..11: L & 63
+	VAND V31.B16, V4.B16, V4.B16
+	VAND V31.B16, V5.B16, V5.B16
+	VAND V31.B16, V6.B16, V6.B16
+	VAND V31.B16, V7.B16, V7.B16
+	VAND V31.B16, V8.B16, V8.B16
+	VAND V31.B16, V9.B16, V9.B16
+	VAND V31.B16, V10.B16, V10.B16
+	VAND V31.B16, V11.B16, V11.B16
+	VAND V31.B16, V12.B16, V12.B16
+	VAND V31.B16, V13.B16, V13.B16
+	VAND V31.B16, V14.B16, V14.B16
+	VAND V31.B16, V15.B16, V15.B16
+	WORD $0x4f80e094 // sdot v20.4s, v4.16b, v0.4b[0]
+	WORD $0x4f80e0b5 // sdot v21.4s, v5.16b, v0.4b[0]
+	WORD $0x4f80e0d6 // sdot v22.4s, v6.16b, v0.4b[0]
+	WORD $0x4f80e0f7 // sdot v23.4s, v7.16b, v0.4b[0]
+	WORD $0x4fa0e118 // sdot v24.4s, v8.16b, v0.4b[1]
+	WORD $0x4fa0e139 // sdot v25.4s, v9.16b, v0.4b[1]
+	WORD $0x4fa0e15a // sdot v26.4s, v10.16b, v0.4b[1]
+	WORD $0x4fa0e17b // sdot v27.4s, v11.16b, v0.4b[1]
+	WORD $0x4f80e994 // sdot v20.4s, v12.16b, v0.4b[2]
+	WORD $0x4f80e9b5 // sdot v21.4s, v13.16b, v0.4b[2]
+	WORD $0x4f80e9d6 // sdot v22.4s, v14.16b, v0.4b[2]
+	WORD $0x4f80e9f7 // sdot v23.4s, v15.16b, v0.4b[2]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 3: k = 12..15 bits 0–5, bits 0–1 of k = 28..31 in 6–7
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 4: k = 16..19 bits 0–5, bits 2–3 of k = 28..31 in 6–7
+	VLD1.P 64(R0), [V12.B16, V13.B16, V14.B16, V15.B16] // line 5: k = 20..23 bits 0–5, bits 4–5 of k = 28..31 in 6–7
+	// k = 28..31: ((L5 >> 2) with L4 >> 4, then L3 >> 6 inserted)
+	VUSHR $2, V12.B16, V2.B16
+	VUSHR $2, V13.B16, V3.B16
+	VUSHR $2, V14.B16, V28.B16
+	VUSHR $2, V15.B16, V29.B16
+	VSRI $4, V8.B16, V2.B16
+	VSRI $4, V9.B16, V3.B16
+	VSRI $4, V10.B16, V28.B16
+	VSRI $4, V11.B16, V29.B16
+	VSRI $6, V4.B16, V2.B16
+	VSRI $6, V5.B16, V3.B16
+	VSRI $6, V6.B16, V28.B16
+	VSRI $6, V7.B16, V29.B16
+	WORD $0x4fa1e854 // sdot v20.4s, v2.16b, v1.4b[3]
+	WORD $0x4fa1e875 // sdot v21.4s, v3.16b, v1.4b[3]
+	WORD $0x4fa1eb96 // sdot v22.4s, v28.16b, v1.4b[3]
+	WORD $0x4fa1ebb7 // sdot v23.4s, v29.16b, v1.4b[3]
+	// k = 12..23: L & 63
+	VAND V31.B16, V4.B16, V4.B16
+	VAND V31.B16, V5.B16, V5.B16
+	VAND V31.B16, V6.B16, V6.B16
+	VAND V31.B16, V7.B16, V7.B16
+	VAND V31.B16, V8.B16, V8.B16
+	VAND V31.B16, V9.B16, V9.B16
+	VAND V31.B16, V10.B16, V10.B16
+	VAND V31.B16, V11.B16, V11.B16
+	VAND V31.B16, V12.B16, V12.B16
+	VAND V31.B16, V13.B16, V13.B16
+	VAND V31.B16, V14.B16, V14.B16
+	VAND V31.B16, V15.B16, V15.B16
+	WORD $0x4fa0e898 // sdot v24.4s, v4.16b, v0.4b[3]
+	WORD $0x4fa0e8b9 // sdot v25.4s, v5.16b, v0.4b[3]
+	WORD $0x4fa0e8da // sdot v26.4s, v6.16b, v0.4b[3]
+	WORD $0x4fa0e8fb // sdot v27.4s, v7.16b, v0.4b[3]
+	WORD $0x4f81e114 // sdot v20.4s, v8.16b, v1.4b[0]
+	WORD $0x4f81e135 // sdot v21.4s, v9.16b, v1.4b[0]
+	WORD $0x4f81e156 // sdot v22.4s, v10.16b, v1.4b[0]
+	WORD $0x4f81e177 // sdot v23.4s, v11.16b, v1.4b[0]
+	WORD $0x4fa1e198 // sdot v24.4s, v12.16b, v1.4b[1]
+	WORD $0x4fa1e1b9 // sdot v25.4s, v13.16b, v1.4b[1]
+	WORD $0x4fa1e1da // sdot v26.4s, v14.16b, v1.4b[1]
+	WORD $0x4fa1e1fb // sdot v27.4s, v15.16b, v1.4b[1]
+	// dot = Σ(u−32)·xq = v20..v23 + v24..v27 − 32·Σxq
+	VADD V24.S4, V20.S4, V20.S4
+	VADD V25.S4, V21.S4, V21.S4
+	VADD V26.S4, V22.S4, V22.S4
+	VADD V27.S4, V23.S4, V23.S4
+	VLD1R.P 4(R10), [V2.S4] // Σxq of the group
+	VSHL $5, V2.S4, V2.S4 // 32·Σxq
+	VSUB V2.S4, V20.S4, V20.S4
+	VSUB V2.S4, V21.S4, V21.S4
+	VSUB V2.S4, V22.S4, V22.S4
+	VSUB V2.S4, V23.S4, V23.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 f16 scales
+	WORD $0x0e21784c // fcvtl v12.4s, v2.4h
+	WORD $0x4e21784d // fcvtl2 v13.4s, v2.8h
+	WORD $0x0e21786e // fcvtl v14.4s, v3.4h
+	WORD $0x4e21786f // fcvtl2 v15.4s, v3.8h
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1R.P 4(R11), [V28.S4] // the group's activation scale
+	WORD $0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
+	WORD $0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
+	WORD $0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
+	WORD $0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
+	VFMLA V12.S4, V20.S4, V16.S4
+	VFMLA V13.S4, V21.S4, V17.S4
+	VFMLA V14.S4, V22.S4, V18.S4
+	VFMLA V15.S4, V23.S4, V19.S4
+	SUBS $1, R8, R8
+	BNE  q6g
+
+	// y (+)= t
+	CBZ  R9, q6z
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	B    q6s
+
+q6z:
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+
+q6s:
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e31d4a5 // fadd v5.4s, v5.4s, v17.4s
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4e33d4e7 // fadd v7.4s, v7.4s, v19.4s
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	SUBS $1, R1, R1
+	BNE  q6p
 	RET

@@ -48,20 +48,22 @@ func TestQ6Shapes(t *testing.T) {
 func BenchmarkQ6Decode(b *testing.B) { benchDecode(b, kernel.Q6, kernel.Q8, kernel.Q4) }
 
 // TestFastQ6: quant.FastQ6 (GGUF fast mode's Q6_K → Q6) holds exactly
-// when a SIMD variant serves Q6 GEMV here, and follows the ISA masking.
+// when a SIMD variant serves Q6 GEMV here (amd64: avx512_vnni, avx_vnni,
+// avx512, avx2; arm64: neon_dotprod, sve_dotprod), and follows the ISA
+// masking.
 func TestFastQ6(t *testing.T) {
 	if quant.FastQ6 == nil {
 		t.Fatal("kernels/gemm did not set quant.FastQ6")
 	}
 	simd := false
 	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
-		simd = simd || slices.Contains([]string{"avx512_vnni", "avx_vnni", "avx512", "avx2"}, v.Name)
+		simd = simd || slices.Contains([]string{"avx512_vnni", "avx_vnni", "avx512", "avx2", "neon_dotprod", "sve_dotprod"}, v.Name)
 	}
 	if got := quant.FastQ6(); got != simd {
 		t.Errorf("FastQ6() = %v, a SIMD variant serving q6: %v", got, simd)
 	}
-	defer cpu.Disable(cpu.AVX512VNNI, cpu.AVX512F, cpu.AVX2)()
+	defer cpu.Disable(cpu.AVX512VNNI, cpu.AVX512F, cpu.AVX2, cpu.ASIMDDP, cpu.SVE)()
 	if quant.FastQ6() {
-		t.Error("FastQ6() with avx512_vnni, avx512f and avx2 disabled")
+		t.Error("FastQ6() with avx512_vnni, avx512f, avx2, asimddp and sve disabled")
 	}
 }
