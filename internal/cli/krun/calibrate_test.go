@@ -2,11 +2,15 @@ package krun
 
 import (
 	"bytes"
+	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ktune/ktune/internal/cli/clitest"
+	"github.com/ktune/ktune/model"
+	"github.com/ktune/ktune/model/tokenizer"
 )
 
 // TestCalibrateThreads: krun calibrate writes the same bytes at -t 1 and
@@ -30,5 +34,31 @@ func TestCalibrateThreads(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("the imatrix files of -t 1 and -t 3 differ")
+	}
+}
+
+// TestCalibrateText: text prompts go through the tokenizer (--tokenizer;
+// a byte-level one here: one token per byte, no BOS).
+func TestCalibrateText(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "tok")
+	var b bytes.Buffer
+	for r := range 256 {
+		fmt.Fprintf(&b, "%s %d\n", base64.StdEncoding.EncodeToString([]byte{byte(r)}), r)
+	}
+	clitest.WriteFile(t, tok, tokenizer.ModelFile, b.String())
+	clitest.WriteFile(t, tok, tokenizer.ConfigFile, `{"added_tokens_decoder": {"256": {"content": "[BOS]", "special": true}, "257": {"content": "[EOS]", "special": true}}, "bos_token": "[BOS]", "eos_token": "[EOS]"}`)
+	clitest.WriteFile(t, dir, "p", "Hello, world\n\nthe quick brown fox\r\n")
+	out := filepath.Join(dir, "o.imatrix")
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"calibrate", tinyDir(t), "--prompts", filepath.Join(dir, "p"), "--tokenizer", tok, "-o", out, "-t", "1"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	im, err := model.ReadImatrix(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.Prompts != 2 || im.Tokens != 12+19 || im.Entries["lm_head.weight"].Rows != 31 {
+		t.Errorf("%d prompts, %d tokens, lm_head %d rows; want 2, 31, 31 (one token per byte): %s", im.Prompts, im.Tokens, im.Entries["lm_head.weight"].Rows, stdout.String())
 	}
 }
