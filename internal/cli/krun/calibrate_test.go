@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cli/clitest"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/tokenizer"
@@ -60,5 +61,28 @@ func TestCalibrateText(t *testing.T) {
 	}
 	if im.Prompts != 2 || im.Tokens != 12+19 || im.Entries["lm_head.weight"].Rows != 31 {
 		t.Errorf("%d prompts, %d tokens, lm_head %d rows; want 2, 31, 31 (one token per byte): %s", im.Prompts, im.Tokens, im.Entries["lm_head.weight"].Rows, stdout.String())
+	}
+}
+
+// TestCalibrateFlags: calibrate's flags and defaults reach its options;
+// convert --imatrix implies the search.
+func TestCalibrateFlags(t *testing.T) {
+	var got *CalibrateOptions
+	cmd := NewCmdCalibrate(&cli.Factory{}, func(o *CalibrateOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"m", "--prompts", "p.txt", "-o", "o.imatrix", "--ids", "-t", "3"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Model != "m" || got.Prompts != "p.txt" || got.Output != "o.imatrix" || !got.IDs || got.Threads != 3 || got.Ctx != 512 || got.DType != "f32" || got.dtypeSet {
+		t.Errorf("options %+v", got)
+	}
+	var conv *ConvertOptions
+	cc := NewCmdConvert(&cli.Factory{}, func(o *ConvertOptions) error { conv = o; return nil })
+	cc.SetArgs([]string{"in", "-o", "out.kt", "--preset", "q4", "--imatrix", "x.imatrix"})
+	if err := cc.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if opt, err := conv.loadOptions(); err != nil || !opt.QuantSearch || conv.Imatrix != "x.imatrix" {
+		t.Errorf("convert --imatrix: QuantSearch %v, Imatrix %q, err %v", opt.QuantSearch, conv.Imatrix, err)
 	}
 }
