@@ -6,6 +6,10 @@ package gemm
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ktune/ktune/internal/cpu"
@@ -98,5 +102,77 @@ func TestAVXVNNITwinsExact(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAVXVNNITwinsMatch: each twin in gemm_avxvnni_amd64.s is its AVX-VNNI
+// kernel instruction for instruction once every vpmaddubsw b, w, b;
+// vpmaddwd ones, b, b; vpaddd b, acc, acc of the twin and every BYTE-encoded
+// {vex} vpdpbusd acc, w, b of the kernel are read as one dot(acc, w, b),
+// so TestAVXVNNITwinsExact checks all of the kernels but that instruction
+// (whose encoding _asm/internal/x86 checks against GNU as).
+func TestAVXVNNITwinsMatch(t *testing.T) {
+	src, err := os.ReadFile("gemm_avxvnni_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs := map[string][]string{}
+	var cur string
+	for _, l := range strings.Split(string(src), "\n") {
+		l = strings.Join(strings.Fields(l), " ")
+		if name, ok := strings.CutPrefix(l, "TEXT ·"); ok {
+			cur = name[:strings.Index(name, "(")]
+		} else if strings.HasPrefix(l, "DATA ") || strings.HasPrefix(l, "GLOBL ") {
+			cur = ""
+		}
+		if cur != "" && l != "" {
+			funcs[cur] = append(funcs[cur], l)
+		}
+	}
+	vex := regexp.MustCompile(`// \{vex\} vpdpbusd ymm(\d+), ymm(\d+), ymm(\d+)$`)
+	mad := regexp.MustCompile(`^VPMADDUBSW Y(\d+), Y(\d+), Y(\d+)$`)
+	add := regexp.MustCompile(`^VPADDD Y(\d+), Y(\d+), Y(\d+)$`)
+	canon := func(lines []string) []string {
+		var out []string
+		for i := 0; i < len(lines); i++ {
+			l := strings.ReplaceAll(lines[i], "avxvnniTwin", "avxvnni")
+			if m := vex.FindStringSubmatch(l); m != nil {
+				out = append(out, fmt.Sprintf("dot(Y%s, Y%s, Y%s)", m[1], m[2], m[3]))
+				continue
+			}
+			if m := mad.FindStringSubmatch(l); m != nil && i+2 < len(lines) && m[1] == m[3] &&
+				lines[i+1] == fmt.Sprintf("VPMADDWD ones16<>+0(SB), Y%s, Y%s", m[1], m[1]) {
+				if a := add.FindStringSubmatch(lines[i+2]); a != nil && a[1] == m[1] && a[2] == a[3] {
+					out = append(out, fmt.Sprintf("dot(Y%s, Y%s, Y%s)", a[2], m[2], m[1]))
+					i += 2
+					continue
+				}
+			}
+			out = append(out, l)
+		}
+		return out
+	}
+	n := 0
+	for name, lines := range funcs {
+		kern, ok := strings.CutPrefix(name, "avxvnniTwin")
+		if !ok {
+			continue
+		}
+		want, ok := funcs["avxvnni"+kern]
+		if !ok {
+			t.Errorf("%s: no avxvnni%s", name, kern)
+			continue
+		}
+		got, w := canon(lines), canon(want)
+		if !slices.Equal(got, w) {
+			t.Errorf("%s differs from avxvnni%s beyond the dot products", name, kern)
+		}
+		if c := strings.Count(strings.Join(w, "\n"), "dot("); c == 0 {
+			t.Errorf("avxvnni%s: no dot product found", kern)
+		}
+		n++
+	}
+	if n != 16 {
+		t.Errorf("%d twins, want 16 (Q4, Q4M, Q3, Q6 × 1…4 rows)", n)
 	}
 }
