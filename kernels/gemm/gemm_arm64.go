@@ -10,7 +10,7 @@
 //	              Q8, Q4, Q3 and Q6
 //	sve           as neon with a vector-length-agnostic tile (WHILELO tails)
 //	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
-//	              the NEON dot product does not, e.g. A64FX); Q8, Q4
+//	              the NEON dot product does not, e.g. A64FX); Q8, Q4, Q3, Q6
 //
 // The bf16act variants neon_bf16 and sve_bf16 (BFDOT) are in
 // gemm_bf16_arm64.go.
@@ -26,8 +26,12 @@
 //	Q6: k-quads 0…5: L & 63; 6 (7): ((L2 >> 2) SRI 4 L1) SRI 6 L0 (L5, L4, L3)
 //
 // (SRI n: shift right by n and insert, keeping the destination's top n
-// bits). The f32 class widens BF16/Q8/Q4 through the
-// generic widen: correct everywhere, not yet fast for quantized weights.
+// bits). Base SVE has no SRI: its Q3/Q6 kernels combine the split k-quads
+// with LSR, AND and ORR (Q3 quad 6: (L0 >> 6) | ((L2 >> 4) & 4); Q6 quad
+// 6: (L0 >> 6) | ((L1 >> 4) & 12) | ((L2 >> 2) & 48)), and go through a
+// group one vector-sized chunk (all its lines) at a time. The f32 class
+// widens BF16/Q8/Q4 through the generic widen: correct everywhere, not yet
+// fast for quantized weights.
 // Performance is unmeasured: qemu gives correctness only.
 package gemm
 
@@ -110,6 +114,12 @@ func dotQ4SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *flo
 
 //go:noescape
 func dotQ4MinSVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ3SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ6SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
 func btoi(b bool) int {
 	if b {
@@ -227,8 +237,9 @@ func init() {
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8NEON_1x16, q4: dotQ4NEON_1x16, q4Min: dotQ4MinNEON_1x16,
 			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16}), grain: 4})
 	register(allOps, kernel.Variant{Name: "sve_dotprod", Priority: 45, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4 panel lines",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Requires: sveReq, Threaded: true,
+		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6 panel lines",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6}, Requires: sveReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
-		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8SVE_16, q4: dotQ4SVE_16, q4Min: dotQ4MinSVE_16}), grain: 4})
+		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8SVE_16, q4: dotQ4SVE_16, q4Min: dotQ4MinSVE_16,
+			q3: dotQ3SVE_16, q6: dotQ6SVE_16}), grain: 4})
 }

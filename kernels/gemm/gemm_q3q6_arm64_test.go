@@ -13,7 +13,7 @@ import (
 )
 
 // armQ3Q6Variants are the arm64 variants with Q3 and Q6 kernels.
-var armQ3Q6Variants = []string{"neon_dotprod"}
+var armQ3Q6Variants = []string{"neon_dotprod", "sve_dotprod"}
 
 // TestQ3Q6ShapesARM64 runs the arm64 Q3 and Q6 kernels at awkward shapes
 // against the reference with the dot-product error model (as TestQ3Shapes
@@ -100,13 +100,21 @@ func checkARMShape(t *testing.T, op, name string, dt kernel.DType, s kernel.Shap
 }
 
 // TestFastQ6ARM64: on arm64, GGUF fast mode packs Q6_K as Q6 where the
-// NEON dot product serves it, and not once that is masked.
+// NEON dot product or SVE serves it, and not once both are masked.
 func TestFastQ6ARM64(t *testing.T) {
-	if got, want := quant.FastQ6(), cpu.Has(cpu.ASIMDDP); got != want {
-		t.Errorf("FastQ6() = %v with asimddp %v", got, want)
+	fast := func() bool { return cpu.Has(cpu.ASIMDDP) || cpu.Has(cpu.SVE) }
+	if got, want := quant.FastQ6(), fast(); got != want {
+		t.Errorf("FastQ6() = %v with asimddp %v, sve %v", got, cpu.Has(cpu.ASIMDDP), cpu.Has(cpu.SVE))
 	}
-	defer cpu.Disable(cpu.ASIMDDP)()
+	for _, f := range []cpu.Feature{cpu.ASIMDDP, cpu.SVE} {
+		restore := cpu.Disable(f)
+		if got, want := quant.FastQ6(), fast(); got != want {
+			t.Errorf("FastQ6() = %v with %v disabled (want %v)", got, f, want)
+		}
+		restore()
+	}
+	defer cpu.Disable(cpu.ASIMDDP, cpu.SVE)()
 	if quant.FastQ6() {
-		t.Error("FastQ6() with asimddp disabled")
+		t.Error("FastQ6() with asimddp and sve disabled")
 	}
 }
