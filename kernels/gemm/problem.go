@@ -62,7 +62,8 @@ func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (k
 }
 
 // fastQ6 is quant.FastQ6: a variant other than the pure-Go ones serves
-// Q6 GEMV in the default classes (avx512_vnni where available).
+// Q6 GEMV in the default classes (on amd64 with AVX2, arm64 with SDOT or
+// SVE; not under purego or a mask below those).
 func fastQ6() bool {
 	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
 		if !strings.HasPrefix(v.Name, "generic") {
