@@ -61,6 +61,11 @@ func TestWriteOpen(t *testing.T) {
 	if int64(len(b)) != n.Offset+n.Size {
 		t.Errorf("file %d bytes, last tensor ends at %d", len(b), n.Offset+n.Size)
 	}
+	// Size foretells the file's size
+	ts := []Tensor{{Name: "w", Layout: LayoutPacked, DType: "q8", Shape: []int64{20, 40}}, {Name: "n", Layout: LayoutRaw, DType: "F32", Shape: []int64{2}}}
+	if size, err := Size([]byte(`{"a": 1}`), map[string]string{"k": "v"}, ts); err != nil || size != int64(len(b)) {
+		t.Errorf("Size = %d, %v; the file has %d bytes", size, err, len(b))
+	}
 	// a wrong-sized tensor is refused and leaves nothing behind
 	dir := t.TempDir()
 	err = Write(filepath.Join(dir, "x.kt"), []byte(`{}`), nil, []Tensor{{Name: "n", Layout: LayoutRaw, DType: "F32", Shape: []int64{3}}},

@@ -17,39 +17,11 @@ import (
 // CRC32C). data(i) supplies tensor i's bytes when its turn comes, so a
 // converter holds one tensor at a time; its length must match the entry.
 func Write(path string, config []byte, meta map[string]string, tensors []Tensor, data func(i int) ([]byte, error)) error {
-	ts := make([]Tensor, len(tensors))
-	copy(ts, tensors)
-	for i := range ts {
-		t := &ts[i]
-		size, err := ExpectedSize(t)
-		if err != nil {
-			return fmt.Errorf("kfile: %s: tensor %q: %v", path, t.Name, err)
-		}
-		t.Size, t.CRC32C = size, formatCRC(0)
+	tab, table, _, err := layout(config, meta, tensors)
+	if err != nil {
+		return fmt.Errorf("kfile: %s: %v", path, err)
 	}
-	tab := Table{Alignment: Alignment, Meta: meta, Tensors: ts}
-	// lay out: the offsets depend on the table's length, which depends on
-	// the offsets' digits; iterate to the fixed point (two or three rounds;
-	// the checksums are fixed-width, so filling them in keeps the length)
-	var table []byte
-	dataStart := int64(-1)
-	for {
-		off := dataStart
-		for i := range ts {
-			off = alignUp(off, Alignment)
-			ts[i].Offset = off
-			off += ts[i].Size
-		}
-		var err error
-		if table, err = json.Marshal(&tab); err != nil {
-			return fmt.Errorf("kfile: %s: %v", path, err)
-		}
-		end := int64(PrefixLen + len(config) + len(table))
-		if end <= dataStart {
-			break
-		}
-		dataStart = end
-	}
+	ts := tab.Tensors
 	header := func() []byte {
 		b := make([]byte, PrefixLen, PrefixLen+len(config)+len(table))
 		copy(b, Magic)
@@ -93,6 +65,51 @@ func Write(path string, config []byte, meta map[string]string, tensors []Tensor,
 		_, err = f.WriteAt(header(), 0)
 		return err
 	})
+}
+
+// Size is the size of the file Write would write with these arguments.
+func Size(config []byte, meta map[string]string, tensors []Tensor) (int64, error) {
+	_, _, end, err := layout(config, meta, tensors)
+	return end, err
+}
+
+// layout places the tensors (a copy of them, with Offset and Size set and
+// zero checksums) after the header and returns the table, its JSON and the
+// file's size.
+func layout(config []byte, meta map[string]string, tensors []Tensor) (Table, []byte, int64, error) {
+	ts := make([]Tensor, len(tensors))
+	copy(ts, tensors)
+	for i := range ts {
+		t := &ts[i]
+		size, err := ExpectedSize(t)
+		if err != nil {
+			return Table{}, nil, 0, fmt.Errorf("tensor %q: %v", t.Name, err)
+		}
+		t.Size, t.CRC32C = size, formatCRC(0)
+	}
+	tab := Table{Alignment: Alignment, Meta: meta, Tensors: ts}
+	// lay out: the offsets depend on the table's length, which depends on
+	// the offsets' digits; iterate to the fixed point (two or three rounds;
+	// the checksums are fixed-width, so filling them in keeps the length)
+	var table []byte
+	dataStart := int64(-1)
+	for {
+		off := dataStart
+		for i := range ts {
+			off = alignUp(off, Alignment)
+			ts[i].Offset = off
+			off += ts[i].Size
+		}
+		var err error
+		if table, err = json.Marshal(&tab); err != nil {
+			return Table{}, nil, 0, err
+		}
+		end := int64(PrefixLen + len(config) + len(table))
+		if end <= dataStart {
+			return tab, table, max(off, dataStart), nil
+		}
+		dataStart = end
+	}
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
