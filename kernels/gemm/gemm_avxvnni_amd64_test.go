@@ -1,6 +1,7 @@
 //go:build amd64 && gc && !purego
 
-// Exact checks of the AVX-VNNI kernels' test twins on any AVX2 machine.
+// avx2_int8's kernels against the AVX-VNNI ones they are generated from,
+// and at more thread counts.
 package gemm
 
 import (
@@ -12,42 +13,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 )
 
-// avxvnniTwinY is avxvnniY with each kernel replaced by its test twin
-// (the same code with vpmaddubsw+vpmaddwd+vpaddd for each vpdpbusd; none
-// for Q8, whose u8 weights would saturate vpmaddubsw).
-var avxvnniTwinY = [numKinds][]vnniKernel{
-	nil,
-	{nil, avxvnniTwinQ4_1x16, avxvnniTwinQ4_2x16, avxvnniTwinQ4_3x16, avxvnniTwinQ4_4x16},
-	{nil, avxvnniTwinQ4M_1x16, avxvnniTwinQ4M_2x16, avxvnniTwinQ4M_3x16, avxvnniTwinQ4M_4x16},
-	{nil, avxvnniTwinQ3_1x16, avxvnniTwinQ3_2x16, avxvnniTwinQ3_3x16, avxvnniTwinQ3_4x16},
-	{nil, avxvnniTwinQ6_1x16, avxvnniTwinQ6_2x16, avxvnniTwinQ6_3x16, avxvnniTwinQ6_4x16},
-}
-
-// TestAVXVNNITwinsExact runs the avx_vnni driver over the twins of its
-// Q4, Q4-with-min, Q3 and Q6 kernels (every configuration of avx_vnni's
-// parameters, 1, 2, 3 and 7 threads) on TestInt8PanelsExact's integer
-// data and requires the exact dot products. The twins share every
-// instruction of the AVX-VNNI kernels but the dot product, so this checks
-// the kernels' weight decoding, tiling and flushes where AVX-VNNI itself
-// is missing; the vpdpbusd encoding is checked in _asm/internal/x86.
-func TestAVXVNNITwinsExact(t *testing.T) {
-	if !cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)) {
-		t.Skip("needs AVX2 and FMA (and F16C)")
-	}
-	v, err := kernel.Lookup(OpGEMV + "/avx_vnni")
+// TestAVX2Int8Threads adds to TestInt8PanelsExact (every configuration of
+// each int8act variant at 1 and 2 threads) avx2_int8 at 3 and 7 threads,
+// the exact dot products on the same kind of integer data. Through
+// TestAVX2Int8MatchesAVXVNNI it checks the avx_vnni kernels' decode,
+// tiling and flushes where AVX-VNNI itself is missing.
+func TestAVX2Int8Threads(t *testing.T) {
+	v, err := kernel.Lookup(OpGEMV + "/avx2_int8")
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := &impl{act: actInt8, panels: vnniPanels(&avxvnniTwinY), grain: 4, prep: vnniPrep}
-	cfgs := configs(v)
-	cfgs = append(cfgs, v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7))
+	if !v.Available() {
+		t.Skip("needs AVX2 and FMA (and F16C)")
+	}
+	im := implOf(v)
+	cfgs := []kernel.Config{v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7)}
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, dt := range []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6} {
+	for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6} {
 		for _, hasMin := range []bool{false, true} {
 			if hasMin && dt != kernel.Q4 {
 				continue
@@ -105,28 +91,32 @@ func TestAVXVNNITwinsExact(t *testing.T) {
 	}
 }
 
-// TestAVXVNNITwinsMatch: each twin in gemm_avxvnni_amd64.s is its AVX-VNNI
-// kernel instruction for instruction once every vpmaddubsw b, w, b;
-// vpmaddwd ones, b, b; vpaddd b, acc, acc of the twin and every BYTE-encoded
-// {vex} vpdpbusd acc, w, b of the kernel are read as one dot(acc, w, b),
-// so TestAVXVNNITwinsExact checks all of the kernels but that instruction
-// (whose encoding _asm/internal/x86 checks against GNU as).
-func TestAVXVNNITwinsMatch(t *testing.T) {
-	src, err := os.ReadFile("gemm_avxvnni_amd64.s")
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestAVX2Int8MatchesAVXVNNI: each avx2_int8 kernel of Q4, Q4M, Q3 and Q6
+// in gemm_avx2int8_amd64.s is its AVX-VNNI kernel in gemm_avxvnni_amd64.s
+// instruction for instruction once every vpmaddubsw b, w, b; vpmaddwd ones,
+// b, b; vpaddd b, acc, acc of the first and every BYTE-encoded {vex}
+// vpdpbusd acc, w, b of the second are read as one dot(acc, w, b), so the
+// exact tests of avx2_int8 check all of those AVX-VNNI kernels but that
+// instruction (whose encoding _asm/internal/x86 checks against GNU as).
+// Q8 differs: its AVX2 kernels split the weights into nibbles.
+func TestAVX2Int8MatchesAVXVNNI(t *testing.T) {
 	funcs := map[string][]string{}
-	var cur string
-	for _, l := range strings.Split(string(src), "\n") {
-		l = strings.Join(strings.Fields(l), " ")
-		if name, ok := strings.CutPrefix(l, "TEXT ·"); ok {
-			cur = name[:strings.Index(name, "(")]
-		} else if strings.HasPrefix(l, "DATA ") || strings.HasPrefix(l, "GLOBL ") {
-			cur = ""
+	for _, f := range []string{"gemm_avxvnni_amd64.s", "gemm_avx2int8_amd64.s"} {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if cur != "" && l != "" {
-			funcs[cur] = append(funcs[cur], l)
+		var cur string
+		for _, l := range strings.Split(string(src), "\n") {
+			l = strings.Join(strings.Fields(l), " ")
+			if name, ok := strings.CutPrefix(l, "TEXT ·"); ok {
+				cur = name[:strings.Index(name, "(")]
+			} else if strings.HasPrefix(l, "DATA ") || strings.HasPrefix(l, "GLOBL ") {
+				cur = ""
+			}
+			if cur != "" && l != "" {
+				funcs[cur] = append(funcs[cur], l)
+			}
 		}
 	}
 	vex := regexp.MustCompile(`// \{vex\} vpdpbusd ymm(\d+), ymm(\d+), ymm(\d+)$`)
@@ -135,7 +125,7 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 	canon := func(lines []string) []string {
 		var out []string
 		for i := 0; i < len(lines); i++ {
-			l := strings.ReplaceAll(lines[i], "avxvnniTwin", "avxvnni")
+			l := strings.ReplaceAll(lines[i], "avx2i8", "avxvnni")
 			if m := vex.FindStringSubmatch(l); m != nil {
 				out = append(out, fmt.Sprintf("dot(Y%s, Y%s, Y%s)", m[1], m[2], m[3]))
 				continue
@@ -154,8 +144,8 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 	}
 	n := 0
 	for name, lines := range funcs {
-		kern, ok := strings.CutPrefix(name, "avxvnniTwin")
-		if !ok {
+		kern, ok := strings.CutPrefix(name, "avx2i8")
+		if !ok || strings.HasPrefix(kern, "Q8_") {
 			continue
 		}
 		want, ok := funcs["avxvnni"+kern]
@@ -173,6 +163,6 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 		n++
 	}
 	if n != 16 {
-		t.Errorf("%d twins, want 16 (Q4, Q4M, Q3, Q6 × 1…4 rows)", n)
+		t.Errorf("%d kernels compared, want 16 (Q4, Q4M, Q3, Q6 × 1…4 rows)", n)
 	}
 }

@@ -420,7 +420,8 @@ func TestQuantizeRowISAs(t *testing.T) {
 
 // TestVariantsMasked re-checks the variants against the reference with
 // AVX-512 masked off (avx_vnni and the AVX2 paths take over), with the
-// VNNI features masked (the int8 variants must vanish from the defaults)
+// VNNI features masked (the VNNI variants must vanish from the defaults;
+// avx2_int8 may take their place)
 // and with the BF16 features masked (avx512_bf16, neon_bf16). A mask of
 // features the machine does not have changes nothing and is skipped.
 func TestVariantsMasked(t *testing.T) {

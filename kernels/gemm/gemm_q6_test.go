@@ -49,7 +49,7 @@ func BenchmarkQ6Decode(b *testing.B) { benchDecode(b, kernel.Q6, kernel.Q8, kern
 
 // TestFastQ6: quant.FastQ6 (GGUF fast mode's Q6_K → Q6) holds exactly
 // when a SIMD variant serves Q6 GEMV here (amd64: avx512_vnni, avx_vnni,
-// avx512, avx2; arm64: neon_dotprod, sve_dotprod), and follows the ISA
+// avx512, avx2_int8, avx2; arm64: neon_dotprod, sve_dotprod), and follows the ISA
 // masking.
 func TestFastQ6(t *testing.T) {
 	if quant.FastQ6 == nil {
@@ -57,7 +57,7 @@ func TestFastQ6(t *testing.T) {
 	}
 	simd := false
 	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
-		simd = simd || slices.Contains([]string{"avx512_vnni", "avx_vnni", "avx512", "avx2", "neon_dotprod", "sve_dotprod"}, v.Name)
+		simd = simd || slices.Contains([]string{"avx512_vnni", "avx_vnni", "avx512", "avx2_int8", "avx2", "neon_dotprod", "sve_dotprod"}, v.Name)
 	}
 	if got := quant.FastQ6(); got != simd {
 		t.Errorf("FastQ6() = %v, a SIMD variant serving q6: %v", got, simd)

@@ -1,5 +1,6 @@
 //go:generate go run . -isa avx512 -out ../../../kernels/gemm/gemm_vnni_amd64.s -stubs ../../../kernels/gemm/gemm_vnni_stubs_amd64.go -pkg gemm
 //go:generate go run . -isa avxvnni -out ../../../kernels/gemm/gemm_avxvnni_amd64.s -stubs ../../../kernels/gemm/gemm_avxvnni_stubs_amd64.go -pkg gemm
+//go:generate go run . -isa avx2 -out ../../../kernels/gemm/gemm_avx2int8_amd64.s -stubs ../../../kernels/gemm/gemm_avx2int8_stubs_amd64.go -pkg gemm
 
 // Command vnni generates the int8-activation micro-kernels of kernels/gemm
 // for the Q8, Q4, Q3 and Q6 panel formats of package quant: M activation rows
@@ -11,9 +12,13 @@
 //	              the u8 operand for 16 rows × 4 k.
 //	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
 //	              (BYTE-encoded through internal/x86); a line is two ymm of
-//	              8 rows, done as two passes over the panel (the second from cache);
-//	              and their test twins avxvnniTwin{Q4,Q4M,Q3,Q6}_{M}x16 (AVX2
-//	              vpmaddubsw+vpmaddwd+vpaddd for each vpdpbusd).
+//	              8 rows, done as two passes over the panel (the second from cache).
+//	-isa avx2     avx2i8{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: the avxvnni kernels with
+//	              each vpdpbusd done as vpmaddubsw+vpmaddwd(ones)+vpaddd (AVX2, no
+//	              VNNI), exact because Q4/Q3/Q6 weights are < 64, so no u8·s8 pair
+//	              sum saturates int16; Q8 (u up to 255) splits each weight byte
+//	              into nibbles, u = 16·hi + lo, two such dot products, the high
+//	              one's pair sums widened by vpmaddwd with 16s.
 //
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
@@ -34,7 +39,7 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-var isa = flag.String("isa", "avx512", "avx512 or avxvnni")
+var isa = flag.String("isa", "avx512", "avx512, avxvnni or avx2")
 
 // kind is a weight format.
 type kind struct {
@@ -374,13 +379,15 @@ var (
 // yMask3 is Q3's second mask (0x03 per byte), in yMin's place.
 var yMask3 = yMin
 
-// twin: kernelY emits the test twins avxvnniTwin*: each {vex} vpdpbusd
-// replaced by vpmaddubsw, vpmaddwd with ones and vpaddd, the same sum
-// without AVX-VNNI, exact while every u8·s8 pair sum fits an int16 (u <
-// 128: all but Q8). Only tests call them (the linker drops them from
-// binaries): they run the AVX-VNNI kernels' decode and flush code on
-// AVX2 machines.
-var cOnes16 Mem
+// avx2 (kernelY's argument) emits the AVX2 kernels avx2i8*: each {vex}
+// vpdpbusd replaced by vpmaddubsw, vpmaddwd with ones and vpaddd, the same
+// sum without AVX-VNNI, exact while every u8·s8 pair sum fits an int16
+// (u < 128: all but Q8, whose nibbles go through it separately). Apart
+// from the dot products (and Q8) they are the avx_vnni kernels instruction
+// for instruction (TestAVX2Int8MatchesAVXVNNI), so the exact tests of
+// avx2_int8 also check the avx_vnni kernels' decode, tiling and flushes on
+// machines without AVX-VNNI.
+var cOnes16, cSixteens16 Mem
 
 func bcastY(v uint32, dst VecPhysical) {
 	t := GP32()
@@ -389,16 +396,21 @@ func bcastY(v uint32, dst VecPhysical) {
 	VPBROADCASTD(dst.AsX(), dst)
 }
 
-func kernelY(k kind, m int, twin bool) {
+func kernelY(k kind, m int, avx2 bool) {
 	name := fmt.Sprintf("avxvnni%s_%dx16", k.name, m)
-	if twin {
-		name = fmt.Sprintf("avxvnniTwin%s_%dx16", k.name, m)
+	if avx2 {
+		name = fmt.Sprintf("avx2i8%s_%dx16", k.name, m)
 	}
 	TEXT(name, NOSPLIT, signature)
-	if twin {
-		doc(name, k, m, 8, "", fmt.Sprintf("Test twin of avxvnni%s_%dx16: vpmaddubsw, vpmaddwd, vpaddd in place", k.name, m),
-			"of each vpdpbusd (AVX2; exact for these weights). Only tests call it.")
-	} else {
+	switch {
+	case avx2 && k.name == "Q8":
+		doc(name, k, m, 8, "AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and",
+			"each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),",
+			"vpmaddwd (with 16s for hi, ones for lo) and vpaddd.")
+	case avx2:
+		doc(name, k, m, 8, fmt.Sprintf("avxvnni%s_%dx16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place", k.name, m),
+			"of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).")
+	default:
 		doc(name, k, m, 8)
 	}
 	wp := Load(Param("w"), GP64())
@@ -407,6 +419,10 @@ func kernelY(k kind, m int, twin bool) {
 	switch k.lines {
 	case 4:
 		bcastY(0x0f0f0f0f, yMask)
+	case 8:
+		if avx2 {
+			bcastY(0x0f0f0f0f, yMask) // nibbles
+		}
 	case 3:
 		bcastY(0x07070707, yMask)
 		bcastY(0x03030303, yMask3)
@@ -439,7 +455,7 @@ func kernelY(k kind, m int, twin bool) {
 			b := yB[nb%2]
 			nb++
 			VPBROADCASTD(x.at(r, disp), b)
-			if twin {
+			if avx2 {
 				VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
 				VPMADDWD(cOnes16, b, b)
 				VPADDD(b, yAcc[r], yAcc[r])
@@ -455,6 +471,28 @@ func kernelY(k kind, m int, twin bool) {
 		line := func(c int) Mem { return Mem{Base: wh, Disp: 64 * c} }
 		switch k.lines {
 		case 8:
+			if avx2 {
+				// u = 16·hi + lo: Σu·x = 16·Σhi·x + Σlo·x, each nibble
+				// product exact in vpmaddubsw's int16 pairs.
+				for i := 0; i < 8; i++ {
+					VMOVDQU(line(i), yLo)
+					VPSRLW(U8(4), yLo, yHi)
+					VPAND(yMask, yLo, yLo)
+					VPAND(yMask, yHi, yHi)
+					for r := 0; r < m; r++ {
+						b := yB[nb%2]
+						nb++
+						VPBROADCASTD(x.at(r, 4*i), b)
+						VPMADDUBSW(b, yHi, yTmp)
+						VPMADDWD(cSixteens16, yTmp, yTmp)
+						VPADDD(yTmp, yAcc[r], yAcc[r])
+						VPMADDUBSW(b, yLo, b)
+						VPMADDWD(cOnes16, b, b)
+						VPADDD(b, yAcc[r], yAcc[r])
+					}
+				}
+				break
+			}
 			for i := 0; i < 8; i++ {
 				VMOVDQU(line(i), yLo)
 				dots(yLo, i)
@@ -562,14 +600,16 @@ func main() {
 				kernelY(k, m, false)
 			}
 		}
+	case "avx2":
 		cOnes16 = GLOBL("ones16", RODATA|NOPTR)
 		for i := 0; i < 32; i += 4 {
 			DATA(i, U32(0x00010001))
 		}
+		cSixteens16 = GLOBL("sixteens16", RODATA|NOPTR)
+		for i := 0; i < 32; i += 4 {
+			DATA(i, U32(0x00100010))
+		}
 		for _, k := range kinds {
-			if k.name == "Q8" {
-				continue // u up to 255: vpmaddubsw saturates
-			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m, true)
 			}

@@ -1,0 +1,37 @@
+//go:build amd64 && gc && !purego
+
+// amd64 registration of the generated AVX2 int8-activation kernels
+// (avx2i8*, gemm_avx2int8_amd64.s), for CPUs with AVX2 but no VNNI (AMD Zen
+// 2/3, Intel before Ice Lake/Alder Lake). They are the avx_vnni kernels
+// (gemm_avxvnni_amd64.go: same contract, driver and tiling) with each
+// vpdpbusd done as vpmaddubsw + vpmaddwd(ones) + vpaddd, exact because the
+// Q4, Q3 and Q6 weights (u < 64) keep every u8·s8 pair sum within int16;
+// Q8's bytes are split into nibbles (u = 16·hi + lo), two such dot products.
+// The kernels also need F16C, which every AVX2+FMA CPU has.
+package gemm
+
+import (
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+)
+
+// avx2i8Y[kind][M] is the AVX2 int8 kernel for M rows.
+var avx2i8Y = [numKinds][]vnniKernel{
+	{nil, avx2i8Q8_1x16, avx2i8Q8_2x16, avx2i8Q8_3x16, avx2i8Q8_4x16},
+	{nil, avx2i8Q4_1x16, avx2i8Q4_2x16, avx2i8Q4_3x16, avx2i8Q4_4x16},
+	{nil, avx2i8Q4M_1x16, avx2i8Q4M_2x16, avx2i8Q4M_3x16, avx2i8Q4M_4x16},
+	{nil, avx2i8Q3_1x16, avx2i8Q3_2x16, avx2i8Q3_3x16, avx2i8Q3_4x16},
+	{nil, avx2i8Q6_1x16, avx2i8Q6_2x16, avx2i8Q6_3x16, avx2i8Q6_4x16},
+}
+
+func init() {
+	// Priority: above avx2 (the f32 class, the default without a profile
+	// when both classes are allowed), below avx512 and every VNNI variant.
+	register(allOps, kernel.Variant{Name: "avx2_int8", Doc: "generated AVX2: int8 activations, vpmaddubsw+vpmaddwd per dot product (Q8 by nibbles), two half-panel passes",
+		Priority: 22, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6}, Class: kernel.ClassInt8Act,
+		Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true,
+		Params: []kernel.Param{grainParam,
+			{Name: "mr", Doc: "activation rows per register tile", Values: []int{1, 2, 3, 4}, Default: 4},
+			nbParam}},
+		&impl{act: actInt8, panels: vnniPanels(&avx2i8Y), grain: 4, prep: vnniPrep})
+}
