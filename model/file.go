@@ -133,51 +133,14 @@ func ConvertGGUF(path, out string, opt LoadOptions, meta map[string]string, prog
 // writeModelFile writes src's tensors as the model file out (see
 // ConvertFile); cfgJSON is stored as the config.
 func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, opt LoadOptions, source string, meta map[string]string, progress func(done, total int, name string)) error {
-	plan, err := Plan(cfg, opt)
+	plan, ts, m, err := modelTable(cfg, src, opt, source, meta)
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
 	raw := cfgJSON
-	ts := make([]kfile.Tensor, len(plan))
 	wantDType := make([]kernel.DType, len(plan)) // what the source is asked for (AsStored: its own)
 	for i, p := range plan {
 		wantDType[i] = p.DType
-	}
-	for i, p := range plan {
-		t := &ts[i]
-		t.Name, t.Shape = p.Name, p.Shape
-		switch p.Kind {
-		case Packed:
-			dt, hasMin := p.DType, false
-			if sf, ok := src.(storedFormatter); ok {
-				if dt, hasMin, err = sf.StoredFormat(p.Name, p.DType); err != nil {
-					return inputErr(fmt.Errorf("model: %s: tensor %q: %w", src.Where(p.Name), p.Name, err))
-				}
-			}
-			t.Layout, t.DType, t.HasMin, t.Shape = kfile.LayoutPacked, string(dt), hasMin, []int64{int64(p.N()), int64(p.K())}
-		case Float32:
-			t.Layout, t.DType = kfile.LayoutRaw, string(safetensors.F32)
-		case EmbeddingTable:
-			dt, _, err := src.Embedding(p.Name)
-			if err != nil {
-				return inputErr(fmt.Errorf("model: %s: tensor %q: %w; nothing was written", src.Where(p.Name), p.Name, err))
-			}
-			t.Layout, t.DType = kfile.LayoutRaw, string(dt)
-		}
-	}
-	m := map[string]string{"ktune_version": version.String(), "source": source}
-	for _, f := range dtypeFields(&opt) {
-		m[f.key] = string(*f.p)
-	}
-	// a group of mixed formats (a fit plan's) is read back per tensor
-	if opt.SharedDType != opt.FFNDType {
-		m[MetaFFNDType] = string(AsStored)
-	}
-	if opt.expertsMixed(cfg) {
-		m[MetaExpertDType] = string(AsStored)
-	}
-	for k, v := range meta {
-		m[k] = v
 	}
 	var bad error // a tensor of the checkpoint refused
 	err = kfile.Write(out, raw, m, ts, func(i int) ([]byte, error) {
@@ -214,6 +177,68 @@ func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, op
 		return inputErr(bad)
 	}
 	return err
+}
+
+// modelTable is the model file's tensor table for src under opt (each
+// tensor's name, layout, format and shape; Write fills the rest) in Plan
+// order, and its meta: the formats, the source, then meta.
+func modelTable(cfg *arch.Config, src Source, opt LoadOptions, source string, meta map[string]string) ([]TensorSpec, []kfile.Tensor, map[string]string, error) {
+	plan, err := Plan(cfg, opt)
+	if err != nil {
+		return nil, nil, nil, inputErr(err)
+	}
+	if err := opt.defaults(cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	ts := make([]kfile.Tensor, len(plan))
+	for i, p := range plan {
+		t := &ts[i]
+		t.Name, t.Shape = p.Name, p.Shape
+		switch p.Kind {
+		case Packed:
+			dt, hasMin := p.DType, false
+			if sf, ok := src.(storedFormatter); ok {
+				if dt, hasMin, err = sf.StoredFormat(p.Name, p.DType); err != nil {
+					return nil, nil, nil, inputErr(fmt.Errorf("model: %s: tensor %q: %w", src.Where(p.Name), p.Name, err))
+				}
+			}
+			t.Layout, t.DType, t.HasMin, t.Shape = kfile.LayoutPacked, string(dt), hasMin, []int64{int64(p.N()), int64(p.K())}
+		case Float32:
+			t.Layout, t.DType = kfile.LayoutRaw, string(safetensors.F32)
+		case EmbeddingTable:
+			var dt safetensors.DType
+			if ed, ok := src.(embeddingDTyper); ok { // without making the table
+				dt, err = ed.EmbeddingDType(p.Name)
+			} else {
+				dt, _, err = src.Embedding(p.Name)
+			}
+			if err != nil {
+				return nil, nil, nil, inputErr(fmt.Errorf("model: %s: tensor %q: %w; nothing was written", src.Where(p.Name), p.Name, err))
+			}
+			t.Layout, t.DType = kfile.LayoutRaw, string(dt)
+		}
+	}
+	m := map[string]string{"ktune_version": version.String(), "source": source}
+	for _, f := range dtypeFields(&opt) {
+		m[f.key] = string(*f.p)
+	}
+	// a group of mixed formats (a fit plan's) is read back per tensor
+	if opt.SharedDType != opt.FFNDType {
+		m[MetaFFNDType] = string(AsStored)
+	}
+	if opt.expertsMixed(cfg) {
+		m[MetaExpertDType] = string(AsStored)
+	}
+	for k, v := range meta {
+		m[k] = v
+	}
+	return plan, ts, m, nil
+}
+
+// embeddingDTyper is a Source that can say the embedding table's dtype
+// without making the table (SyntheticSource).
+type embeddingDTyper interface {
+	EmbeddingDType(name string) (safetensors.DType, error)
 }
 
 // storedFormatter is a Source that can say what format Matrix(name, dt)

@@ -19,17 +19,22 @@ import (
 // SyntheticConfig is the 48B model's config cut to layers decoder layers
 // (1 ≤ layers ≤ 27): every width is Kimi Linear's (hidden 2304, 32 heads,
 // 256 experts of 1024, vocabulary 163840); layer 0 keeps its dense MLP,
-// the last layer is MLA and the others KDA (for 4 layers, Kimi's 3:1 mix).
+// the layers keep Kimi's 3:1 KDA/MLA pattern (MLA at 4, 8, …, 24 counting
+// from 1) and the last one is MLA: for 27 layers, the 48B config itself.
 func SyntheticConfig(layers int) (*arch.Config, error) {
 	if layers < 1 || layers > 27 {
 		return nil, fmt.Errorf("model: synthetic model of %d layers; want 1..27", layers)
 	}
 	c := arch.Kimi48B()
+	mla := map[int]bool{}
+	for _, l := range c.LinearAttn.FullAttnLayers {
+		mla[l] = true
+	}
 	c.Source = fmt.Sprintf("synthetic Kimi Linear (%d layers at 48B widths)", layers)
 	c.NumHiddenLayers = layers
 	c.LinearAttn.KDALayers, c.LinearAttn.FullAttnLayers = nil, nil
 	for l := 1; l <= layers; l++ {
-		if l == layers && layers > 1 {
+		if l == layers && layers > 1 || mla[l] {
 			c.LinearAttn.FullAttnLayers = append(c.LinearAttn.FullAttnLayers, l)
 		} else {
 			c.LinearAttn.KDALayers = append(c.LinearAttn.KDALayers, l)

@@ -175,7 +175,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Synthetic, "synthetic", false, "random weights at Kimi Linear widths")
-	fl.IntVar(&opts.Layers, "layers", 3, "synthetic: decoder layers (layer 0 dense, the last MLA, the others KDA; all but 0 MoE)")
+	fl.IntVar(&opts.Layers, "layers", 3, "synthetic: decoder layers (layer 0 dense, Kimi's 3:1 KDA/MLA pattern, the last MLA; all but 0 MoE)")
 	fl.StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage)
 	fl.StringVar(&opts.DTypes, "dtype", "q4,q8", "presets to benchmark (synthetic or a checkpoint folder): "+strings.Join(PresetNames(), ", "))
 	fl.StringVarP(&opts.Prompt, "n-prompt", "p", "64", "prompt lengths, comma-separated (0: no pp rows)")
