@@ -204,3 +204,24 @@ func SignalExitCode(sig os.Signal) int {
 	}
 	return 1
 }
+
+// Free is the room, in bytes, that writing path would find: the space an
+// unprivileged process may still write on the filesystem of path's
+// nearest existing folder (WriteFile creates the missing ones), or −1
+// where this OS does not say. A writer of a large file checks it first,
+// since its temporary file needs the whole size beside any old path.
+func Free(path string) (int64, error) {
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		switch {
+		case err == nil && st.IsDir():
+			return statfsFree(dir)
+		case err == nil:
+			return 0, fmt.Errorf("%s: %s is not a folder", path, dir)
+		case filepath.Dir(dir) == dir:
+			return 0, err
+		}
+		dir = filepath.Dir(dir)
+	}
+}

@@ -122,3 +122,20 @@ func TestSignalRemovesTemp(t *testing.T) {
 		t.Errorf("%d files left: %v", len(ents), ents[0].Name())
 	}
 }
+
+// TestFree: a temporary folder has room (or the OS does not say), and so
+// does a path under folders still to be made.
+func TestFree(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{filepath.Join(dir, "x.kt"), filepath.Join(dir, "a", "b", "x.kt")} {
+		n, err := Free(p)
+		if err != nil || n == 0 || n < -1 {
+			t.Errorf("Free(%s) = %d, %v", p, n, err)
+		}
+	}
+	f := filepath.Join(dir, "file")
+	os.WriteFile(f, nil, 0o644)
+	if _, err := Free(filepath.Join(f, "x.kt")); err == nil {
+		t.Errorf("Free under a file: no error")
+	}
+}
