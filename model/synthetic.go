@@ -11,9 +11,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ktune/ktune/internal/arch"
-	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/quant"
@@ -49,6 +50,11 @@ type SyntheticSource struct {
 	seed    uint64
 	threads int
 	shapes  map[string][]int64
+	// Reuse lets each Matrix call hand out the bytes of the previous
+	// call's matrix: for a writer done with each tensor before it asks
+	// for the next (WriteSynthetic), not for a model built of them.
+	Reuse bool
+	spare []byte
 }
 
 // NewSyntheticSource is the synthetic source for cfg's tensors (threads 0:
@@ -94,18 +100,43 @@ func (s *SyntheticSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, e
 	if err != nil {
 		return nil, err
 	}
-	m, err := quant.New(dt, t.N(), t.K(), false)
+	var m *quant.Matrix
+	if size := quant.Size(dt, t.N(), t.K(), false); s.Reuse && int64(cap(s.spare)) >= size {
+		// FillRandom writes every byte: no need to clear
+		m, err = quant.View(dt, t.N(), t.K(), false, s.spare[:size])
+	} else {
+		m, err = quant.New(dt, t.N(), t.K(), false)
+	}
 	if err != nil {
 		return nil, err
 	}
+	if s.Reuse {
+		s.spare = m.Data
+	}
 	std := 1 / math.Sqrt(float64(t.K()))
 	chunks := (m.Panels() + synthChunkPanels - 1) / synthChunkPanels
-	pool.Default().For(s.threads, chunks, 1, func(_, lo, hi int) {
-		for c := lo; c < hi; c++ {
-			quant.FillRandom(s.rng(name, c), m, c*synthChunkPanels, min((c+1)*synthChunkPanels, m.Panels()), std)
-		}
+	s.parallel(chunks, func(c int) {
+		quant.FillRandom(s.rng(name, c), m, c*synthChunkPanels, min((c+1)*synthChunkPanels, m.Panels()), std)
 	})
 	return m, nil
+}
+
+// parallel runs f(0) … f(n−1) on s.threads goroutines. (Not the kernels'
+// pool: its workers spin between jobs, which costs a writer that
+// alternates drawing with blocking writes.)
+func (s *SyntheticSource) parallel(n int, f func(c int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(s.threads, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := int(next.Add(1) - 1); c < n; c = int(next.Add(1) - 1) {
+				f(c)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Float32 makes a small tensor by its role (the suffix of its name).
@@ -146,7 +177,8 @@ func (s *SyntheticSource) EmbeddingDType(name string) (safetensors.DType, error)
 	return safetensors.BF16, nil
 }
 
-// Embedding makes the table: BF16, uniform in ±1.
+// Embedding makes the table: BF16, uniform in ±1 (a random int16 /
+// 32768, truncated to bf16: four values per 64 random bits).
 func (s *SyntheticSource) Embedding(name string) (safetensors.DType, []byte, error) {
 	t, err := s.spec(name)
 	if err != nil {
@@ -155,12 +187,15 @@ func (s *SyntheticSource) Embedding(name string) (safetensors.DType, []byte, err
 	rows, cols := t.N(), t.K()
 	b := make([]byte, 2*rows*cols)
 	chunks := (rows + synthChunkRows - 1) / synthChunkRows
-	pool.Default().For(s.threads, chunks, 1, func(_, lo, hi int) {
-		for c := lo; c < hi; c++ {
-			r := s.rng(name, c)
-			for i := c * synthChunkRows * cols; i < min((c+1)*synthChunkRows, rows)*cols; i++ {
-				binary.LittleEndian.PutUint16(b[2*i:], half.F32ToBF16(2*r.Float32()-1))
+	s.parallel(chunks, func(c int) {
+		r := s.rng(name, c)
+		var x uint64
+		for i := c * synthChunkRows * cols; i < min((c+1)*synthChunkRows, rows)*cols; i++ {
+			if i%4 == 0 {
+				x = r.Uint64()
 			}
+			v := float32(int16(x>>(16*(i%4)))) / 32768
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(v)>>16))
 		}
 	})
 	return safetensors.BF16, b, nil
@@ -190,7 +225,9 @@ func WriteSynthetic(cfg *arch.Config, out string, opt LoadOptions, seed uint64, 
 		return err
 	}
 	source, m := syntheticMeta(seed, meta)
-	return writeModelFile(out, raw, cfg, NewSyntheticSource(cfg, seed, opt.Threads), opt, source, m, progress)
+	src := NewSyntheticSource(cfg, seed, opt.Threads)
+	src.Reuse = true
+	return writeModelFile(out, raw, cfg, src, opt, source, m, progress)
 }
 
 // SyntheticFileSize is the size in bytes of the file WriteSynthetic would

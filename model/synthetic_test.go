@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -165,5 +166,40 @@ func TestSyntheticDeep(t *testing.T) {
 	t.Logf("27 layers: largest |cosine| between two tokens' final hidden states %.3f", worst)
 	if worst > 0.9 {
 		t.Errorf("tokens collapse onto one direction: |cosine| %.3f", worst)
+	}
+}
+
+// BenchmarkSyntheticSource: drawing a routed expert's matrix (1024×2304) in
+// each quantized format, and the embedding table, at Kimi's widths
+// (MB/s of packed bytes, per thread count).
+func BenchmarkSyntheticSource(b *testing.B) {
+	cfg, err := SyntheticConfig(2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const name = "model.layers.1.block_sparse_moe.experts.0.w1.weight"
+	for _, threads := range []int{1, 2} {
+		src := NewSyntheticSource(cfg, 1, threads)
+		src.Reuse = true
+		for _, dt := range []kernel.DType{kernel.Q8, kernel.Q6, kernel.Q4, kernel.Q3} {
+			b.Run(fmt.Sprintf("tensor=expert/dtype=%s/threads=%d", dt, threads), func(b *testing.B) {
+				for b.Loop() {
+					m, err := src.Matrix(name, dt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.SetBytes(int64(len(m.Data)))
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("tensor=embedding/dtype=bf16/threads=%d", threads), func(b *testing.B) {
+			for b.Loop() {
+				_, e, err := src.Embedding("model.embed_tokens.weight")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(e)))
+			}
+		})
 	}
 }
