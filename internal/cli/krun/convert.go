@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	ggufpkg "github.com/ktune/ktune/internal/gguf"
@@ -41,15 +42,25 @@ type ConvertOptions struct {
 	// with the plan's assumptions in FitFlags.
 	Fit string
 	FitFlags
+	// Synthetic is --synthetic: random weights at Kimi Linear's widths
+	// (model.SyntheticConfig of Layers layers, from Seed) instead of a
+	// checkpoint.
+	Synthetic bool
+	Layers    int
+	Seed      uint64
 
 	presetSet bool // --preset given
 }
+
+// convertSynthConfig makes --synthetic's config (tests and probes swap in
+// a tiny one).
+var convertSynthConfig = model.SyntheticConfig
 
 // NewCmdConvert builds `krun convert`.
 func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Command {
 	opts := &ConvertOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "convert (HF_DIR | FILE.gguf) -o OUT.kt",
+		Use:   "convert (HF_DIR | FILE.gguf | --synthetic) -o OUT.kt",
 		Short: "Convert a Hugging Face checkpoint or a GGUF file into a krun model file",
 		Long: cli.Doc(`
 			Convert a Hugging Face Kimi Linear checkpoint folder (config.json and
@@ -97,6 +108,20 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			--cache-dtype, --reserve and --formats are its assumptions); the
 			file records the mixed groups per tensor.
 
+			--synthetic writes, instead of a converted checkpoint, a model file
+			of random weights at Kimi Linear's widths (hidden 2304, 256 experts
+			of 1024, vocabulary 163840) and layer pattern, cut to --layers
+			layers (27: the whole 48B shape), in the formats the flags above
+			choose (--fit too), to benchmark the full model without the
+			checkpoint: krun bench and krun generate --ids run it as any model
+			file, mapped, its experts paged in on demand. Its weights are drawn
+			straight in their packed formats, zero-mean with variance 1/K per
+			matrix, tensor by tensor (a few in memory at a time), from --seed:
+			the same flags give the same bytes at any --threads. The header's
+			meta says synthetic; there is no tokenizer (give --ids). Before
+			writing, convert refuses an output whose filesystem lacks room for
+			the file, naming both sizes.
+
 			Before any work convert refuses an output that is a folder, one of
 			the checkpoint's own files (through a link too) or in a folder it
 			cannot write. A tensor holding NaN or ±Inf, or a weight too large
@@ -110,11 +135,17 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			argument, output path, config.json, checkpoint, tensor values);
 			1 another failure (writing the output).
 		`),
-		Example: "  krun convert ./Kimi-Linear-48B-A3B-Instruct -o kimi-q4.kt --preset q4\n  krun convert ./tiny -o tiny.kt --preset q8 --experts q4 --head bf16",
-		Args:    cobra.ExactArgs(1),
+		Example: "  krun convert ./Kimi-Linear-48B-A3B-Instruct -o kimi-q4.kt --preset q4\n  krun convert ./tiny -o tiny.kt --preset q8 --experts q4 --head bf16\n" +
+			"  krun convert --synthetic --layers 27 -o synth-q4.kt --preset q4\n  krun convert --synthetic -o synth-24g.kt --fit 24G",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = args[0]
+			if len(args) == 1 {
+				opts.Dir = args[0]
+			}
 			opts.presetSet = cmd.Flags().Changed("preset")
+			if err := opts.checkSynthetic(cmd); err != nil {
+				return err
+			}
 			if opts.Output == "" {
 				return cli.Usagef("convert: -o OUT.kt is required")
 			}
@@ -147,7 +178,50 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 	cmd.Flags().StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage+"; without --preset")
 	cmd.Flags().StringVar(&opts.Fit, "fit", "", "choose each group's format to fit this memory budget (like 24G) with the least expected error, as krun plan does (instead of --preset and the group flags)")
 	opts.FitFlags.register(cmd, "with --fit: ")
+	cmd.Flags().BoolVar(&opts.Synthetic, "synthetic", false, "write random weights at Kimi Linear's widths instead of converting a checkpoint (no MODEL)")
+	cmd.Flags().IntVar(&opts.Layers, "layers", 27, "with --synthetic: decoder layers, 1 to 27 (layer 0 dense, Kimi's 3:1 KDA/MLA pattern, the last MLA)")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "with --synthetic: the random weights' seed (the same seed and flags, the same bytes)")
 	return cmd
+}
+
+// checkSynthetic checks the input: a MODEL, or --synthetic with its own
+// flags and none of a checkpoint's.
+func (o *ConvertOptions) checkSynthetic(cmd *cobra.Command) error {
+	if !o.Synthetic {
+		if o.Dir == "" {
+			return cli.Usagef("convert: give a checkpoint folder or GGUF file to convert, or --synthetic")
+		}
+		for _, f := range []string{"layers", "seed"} {
+			if cmd.Flags().Changed(f) {
+				return cli.Usagef("convert: --%s is for --synthetic weights, not a checkpoint's", f)
+			}
+		}
+		return nil
+	}
+	switch {
+	case o.Dir != "":
+		return cli.Usagef("convert: --synthetic writes random weights; give no MODEL (got %s)", o.Dir)
+	case o.Layers < 1 || o.Layers > 27:
+		return cli.Usagef("convert: --layers %d; a synthetic model has 1 to 27 layers", o.Layers)
+	}
+	for _, f := range []string{"search", "imatrix", "gguf-repack"} {
+		if cmd.Flags().Changed(f) {
+			return cli.Usagef("convert: --%s is for a checkpoint's weights; --synthetic draws its weights in their formats", f)
+		}
+	}
+	return nil
+}
+
+// config is the input's config: the synthetic one, or the checkpoint's.
+func (o *ConvertOptions) config() (*arch.Config, error) {
+	if o.Synthetic {
+		cfg, err := convertSynthConfig(o.Layers)
+		if err != nil {
+			return nil, &cli.UsageError{Err: err}
+		}
+		return cfg, nil
+	}
+	return peekConfig(o.Dir)
 }
 
 // loadOptions is the preset with the group overrides applied (for a GGUF
@@ -214,7 +288,7 @@ func (o *ConvertOptions) fitPlan() (*model.FitPlan, error) {
 	if len(budgets) != 1 {
 		return nil, cli.Usagef("convert: --fit %q: give one size", o.Fit)
 	}
-	cfg, err := peekConfig(o.Dir)
+	cfg, err := o.config()
 	if err != nil {
 		return nil, err
 	}
@@ -310,25 +384,49 @@ func runConvert(o *ConvertOptions) error {
 	if err != nil {
 		return &cli.UsageError{Err: err}
 	}
-	st, err := os.Stat(o.Dir)
-	if err != nil {
-		return cli.Usagef("convert: %v", err)
-	}
-	fromGGUF := !st.IsDir() && isGGUF(o.Dir)
-	if !st.IsDir() && !fromGGUF {
-		return cli.Usagef("convert: %s is not a checkpoint folder (config.json and safetensors) nor a GGUF file", o.Dir)
-	}
-	if fromGGUF {
-		if err := checkOutputOf(ggufInputs(o.Dir), "", o.Output); err != nil {
+	var (
+		write    func(meta map[string]string, progress func(done, total int, name string)) error
+		synth    *arch.Config // --synthetic's config
+		fromGGUF bool
+		imNote   string
+	)
+	if o.Synthetic {
+		if synth, err = o.config(); err != nil {
 			return err
 		}
-	} else if err := checkOutput(o.Dir, o.Output); err != nil {
-		return err
-	}
-	var imNote string
-	if o.Imatrix != "" {
-		if opt.Imatrix, imNote, err = o.readImatrix(opt); err != nil {
+		if err := checkOutputOf(nil, "", o.Output); err != nil {
 			return err
+		}
+		write = func(meta map[string]string, progress func(done, total int, name string)) error {
+			return model.WriteSynthetic(synth, o.Output, opt, o.Seed, meta, progress)
+		}
+	} else {
+		st, err := os.Stat(o.Dir)
+		if err != nil {
+			return cli.Usagef("convert: %v", err)
+		}
+		fromGGUF = !st.IsDir() && isGGUF(o.Dir)
+		if !st.IsDir() && !fromGGUF {
+			return cli.Usagef("convert: %s is not a checkpoint folder (config.json and safetensors) nor a GGUF file", o.Dir)
+		}
+		if fromGGUF {
+			if err := checkOutputOf(ggufInputs(o.Dir), "", o.Output); err != nil {
+				return err
+			}
+		} else if err := checkOutput(o.Dir, o.Output); err != nil {
+			return err
+		}
+		if o.Imatrix != "" {
+			if opt.Imatrix, imNote, err = o.readImatrix(opt); err != nil {
+				return err
+			}
+		}
+		convert := model.ConvertFile
+		if fromGGUF {
+			convert = model.ConvertGGUF
+		}
+		write = func(meta map[string]string, progress func(done, total int, name string)) error {
+			return convert(o.Dir, o.Output, opt, meta, progress)
 		}
 	}
 	stale, err := atomicfile.RemoveStale(o.Output)
@@ -367,11 +465,14 @@ func runConvert(o *ConvertOptions) error {
 		meta["imatrix"] = fmt.Sprintf("%s (%s, %d prompts, %d tokens)", filepath.Base(o.Imatrix), opt.Imatrix.Model, opt.Imatrix.Prompts, opt.Imatrix.Tokens)
 		fmt.Fprintln(o.Out, imNote)
 	}
-	convert := model.ConvertFile
-	if fromGGUF {
-		convert = model.ConvertGGUF
+	var size int64 // --synthetic: the file's size, known beforehand
+	if o.Synthetic {
+		if size, err = o.checkRoom(synth, opt, meta); err != nil {
+			return err
+		}
+		t0 = time.Now()
 	}
-	if err := convert(o.Dir, o.Output, opt, meta, func(done, total int, name string) {
+	if err := write(meta, func(done, total int, name string) {
 		if convertHook != nil {
 			convertHook(done, total)
 		}
@@ -381,12 +482,44 @@ func runConvert(o *ConvertOptions) error {
 	}); err != nil {
 		return err
 	}
-	st, err = os.Stat(o.Output)
+	st, err := os.Stat(o.Output)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "wrote %s: %s in %.1fs (preset %s)\n", o.Output, cli.HumanBytes(st.Size()), time.Since(t0).Seconds(), meta["preset"])
+	secs := time.Since(t0).Seconds()
+	if o.Synthetic {
+		fmt.Fprintf(o.Out, "wrote %s: %s in %.1fs, %.0f MB/s (synthetic, %d layers, seed %d, preset %s)\n",
+			o.Output, cli.HumanBytes(st.Size()), secs, float64(size)/1e6/secs, o.Layers, o.Seed, meta["preset"])
+		return nil
+	}
+	fmt.Fprintf(o.Out, "wrote %s: %s in %.1fs (preset %s)\n", o.Output, cli.HumanBytes(st.Size()), secs, meta["preset"])
 	return nil
+}
+
+// diskFree is atomicfile.Free (the probes replace it).
+var diskFree = atomicfile.Free
+
+// checkRoom says what --synthetic will write and refuses, before writing,
+// an output whose filesystem lacks room for it; it returns the size.
+func (o *ConvertOptions) checkRoom(cfg *arch.Config, opt model.LoadOptions, meta map[string]string) (int64, error) {
+	size, err := model.SyntheticFileSize(cfg, opt, o.Seed, meta)
+	if err != nil {
+		return 0, err
+	}
+	free, err := diskFree(o.Output)
+	if err != nil {
+		return 0, cli.Usagef("convert: -o %s: %v", o.Output, err)
+	}
+	if free >= 0 && free < size {
+		return 0, cli.Usagef("convert: -o %s: the synthetic file needs %s (%d bytes), but its filesystem has %s free; write it elsewhere, or choose smaller formats or fewer --layers",
+			o.Output, cli.HumanBytes(size), size, cli.HumanBytes(free))
+	}
+	room := "free space unknown"
+	if free >= 0 {
+		room = cli.HumanBytes(free) + " free"
+	}
+	fmt.Fprintf(o.Out, "writing %s: %s of random weights, %s (%s)\n", o.Output, cfg.Source, cli.HumanBytes(size), room)
+	return size, nil
 }
 
 // exit ends the process (a signal handler's last act; tests replace it).

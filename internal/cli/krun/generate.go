@@ -226,6 +226,18 @@ func maxLength(cfg *arch.Config, tokDir string) (int, string) {
 	return n, from
 }
 
+// isSynthetic reports whether path is a model file of random weights
+// (its meta has model.MetaSynthetic).
+func isSynthetic(path string) bool {
+	f, err := kfile.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, ok := f.Header.Table.Meta[model.MetaSynthetic]
+	return ok
+}
+
 // loadTokenizer finds the model's tokenizer: the folder dir if given,
 // else a GGUF file's own (tokenizer.ggml.*), else MODEL's folder (a
 // .kt file's folder). It returns the folder read ("" for a GGUF file).
@@ -325,6 +337,9 @@ func runGenerate(o *GenerateOptions) error {
 	gguf := isGGUF(o.Model)
 	if !idsOut || !o.set["ids"] || o.Tokenizer != "" {
 		if tok, tokDir, err = loadTokenizer(o.Model, o.Tokenizer); err != nil {
+			if o.Tokenizer == "" && isSynthetic(o.Model) {
+				return cli.Usagef("generate: %s is a synthetic model (krun convert --synthetic: random weights, no tokenizer); give the prompt as --ids", o.Model)
+			}
 			return cli.Usagef("generate: %v (give --tokenizer DIR, or --ids)", err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli/clitest"
 	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/testexec"
@@ -223,6 +224,16 @@ func TestKrunProbes(t *testing.T) {
 	conv := func(args ...string) []string {
 		return append([]string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, args...)
 	}
+	synth := func(args ...string) []string {
+		return append([]string{"convert", "--synthetic", "-o", "{dir}/o.kt"}, args...)
+	}
+	diskHas := func(free int64) func(t testing.TB, dir string) { // the output's filesystem has free bytes
+		return func(t testing.TB, dir string) {
+			old := diskFree
+			diskFree = func(string) (int64, error) { return free, nil }
+			t.Cleanup(func() { diskFree = old })
+		}
+	}
 	calibrated := tinyImatrix(t, tiny)
 	imWith := func(edit func(im *model.Imatrix)) func(t testing.TB, dir string) { // the checkpoint and an edited imatrix
 		return func(t testing.TB, dir string) {
@@ -320,6 +331,40 @@ func TestKrunProbes(t *testing.T) {
 					t.Errorf("a short conversion prints its result only: stdout %q stderr %q", stdout, stderr)
 				}
 			}},
+		// ---- convert --synthetic: the input, the output and the disk's room, checked before writing
+		{Name: "convert/synthetic-with-model", Setup: ckpt, Args: synth("{dir}/m"), Code: 2, Err: "--synthetic writes random weights; give no MODEL"},
+		{Name: "convert/synthetic-layers-0", Args: synth("--layers", "0"), Code: 2, Err: "--layers 0; a synthetic model has 1 to 27 layers"},
+		{Name: "convert/synthetic-layers-28", Args: synth("--layers", "28"), Code: 2, Err: "1 to 27 layers"},
+		{Name: "convert/synthetic-layers-not-int", Args: synth("--layers", "x"), Code: 2, Err: "--layers"},
+		{Name: "convert/synthetic-seed-negative", Args: synth("--seed", "-1"), Code: 2, Err: "--seed"},
+		{Name: "convert/seed-without-synthetic", Setup: ckpt, Args: conv("--seed", "3"), Code: 2, Err: "--seed is for --synthetic"},
+		{Name: "convert/layers-without-synthetic", Setup: ckpt, Args: conv("--layers", "3"), Code: 2, Err: "--layers is for --synthetic"},
+		{Name: "convert/no-model", Args: []string{"convert", "-o", "{dir}/o.kt"}, Code: 2, Err: "give a checkpoint folder or GGUF file to convert, or --synthetic"},
+		{Name: "convert/synthetic-search", Args: synth("--search"), Code: 2, Err: "--search is for a checkpoint's weights"},
+		{Name: "convert/synthetic-imatrix", Args: synth("--imatrix", "{dir}/x.imatrix"), Code: 2, Err: "--imatrix is for a checkpoint's weights"},
+		{Name: "convert/synthetic-bad-preset", Args: synth("--preset", "q5"), Code: 2, Err: "unknown preset"},
+		{Name: "convert/synthetic-out-is-folder", Setup: func(t testing.TB, dir string) { os.Mkdir(filepath.Join(dir, "o.kt"), 0o755) },
+			Args: synth(), Code: 2, Err: "is a folder", Timeout: fast},
+		{Name: "convert/synthetic-out-under-a-file", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "f", "x") },
+			Args: []string{"convert", "--synthetic", "-o", "{dir}/f/o.kt"}, Code: 2, Err: "not a directory"},
+		{Name: "convert/synthetic-fit-too-small", Args: synth("--fit", "8G"), Code: 2, Err: "give at least"},
+		{Name: "convert/synthetic-no-room", Setup: diskHas(1 << 30), Args: synth("--preset", "q4"), Code: 2, Timeout: fast,
+			Err: "the synthetic file needs 27.2 GiB (29230"},
+		{Name: "convert/synthetic-ok", Setup: func(t testing.TB, dir string) { tinySynth(t) }, Args: synth("--preset", "q3", "--layers", "2"), Code: 0, Creates: []string{"o.kt"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if stderr != "" || !strings.Contains(stdout, "wrote") || !strings.Contains(stdout, "synthetic") {
+					t.Errorf("stdout %q stderr %q", stdout, stderr)
+				}
+				if _, err := model.LoadFile(filepath.Join(dir, "o.kt"), model.LoadOptions{}); err != nil {
+					t.Error(err)
+				}
+			}},
+		{Name: "generate/synthetic-no-tokenizer", Setup: func(t testing.TB, dir string) {
+			tinySynth(t)
+			if code := Main([]string{"convert", "--synthetic", "-o", filepath.Join(dir, "s.kt")}, io.Discard, io.Discard); code != 0 {
+				t.Fatalf("convert --synthetic: exit %d", code)
+			}
+		}, Args: []string{"generate", "{dir}/s.kt", "--prompt", "hello"}, Code: 2, Err: "is a synthetic model (krun convert --synthetic: random weights, no tokenizer); give the prompt as --ids"},
 		// ---- generate: flags (row 11), prompt (row 12), the model (row 8)
 		{Name: "generate/temp-negative", Setup: kt, Args: gen("--ids", "1", "--temp", "-1"), Code: 2, Err: "--temp -1 out of range"},
 		{Name: "generate/top-p-above-1", Setup: kt, Args: gen("--ids", "1", "--top-p", "2"), Code: 2, Err: "--top-p 2 out of range"},
@@ -518,8 +563,18 @@ func TestExitCodesDocumented(t *testing.T) {
 // TestConvertSignal: SIGTERM (and SIGINT) during convert removes the
 // temporary file, leaves no output and exits 128+signal; after SIGKILL the
 // next convert removes it (row 6). The conversion runs in a child process
-// that pauses after its first tensor.
+// that pauses after its first tensor. convert --synthetic (at the tiny
+// model's widths) does the same.
 func TestConvertSignal(t *testing.T) {
+	input := func(dir string) []string { return []string{filepath.Join(dir, "m")} }
+	if tiny := os.Getenv("KRUN_CONVERT_SYNTH"); tiny != "" {
+		cfg, err := arch.Load(tiny)
+		if err != nil {
+			t.Fatal(err)
+		}
+		convertSynthConfig = func(int) (*arch.Config, error) { return cfg, nil }
+		input = func(string) []string { return []string{"--synthetic"} }
+	}
 	if dir := os.Getenv("KRUN_CONVERT_CHILD"); dir != "" {
 		convertHook = func(done, total int) {
 			if done == 1 {
@@ -527,19 +582,30 @@ func TestConvertSignal(t *testing.T) {
 				time.Sleep(time.Minute)
 			}
 		}
-		os.Exit(Main([]string{"convert", filepath.Join(dir, "m"), "-o", filepath.Join(dir, "o.kt")}, os.Stdout, os.Stderr))
+		os.Exit(Main(append([]string{"convert", "-o", filepath.Join(dir, "o.kt")}, input(dir)...), os.Stdout, os.Stderr))
 	}
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGTERM")
 	}
 	tiny := tinyDir(t)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
-		t.Run(sig.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		synth bool
+		sig   syscall.Signal
+	}{{"", false, syscall.SIGTERM}, {"", false, syscall.SIGINT}, {"", false, syscall.SIGKILL}, {"synthetic/", true, syscall.SIGTERM}, {"synthetic/", true, syscall.SIGKILL}} {
+		sig := c.sig
+		t.Run(c.name+sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			copyTiny(t, tiny, dir, "m")
 			before := clitest.Snapshot(t, dir)
 			cmd := testexec.Self("-test.run=^TestConvertSignal$")
 			cmd.Env = append(os.Environ(), "KRUN_CONVERT_CHILD="+dir, "KTUNE_PROFILE=off")
+			args := []string{"convert", filepath.Join(dir, "m"), "-o", filepath.Join(dir, "o.kt")}
+			if c.synth {
+				cmd.Env = append(cmd.Env, "KRUN_CONVERT_SYNTH="+tiny)
+				args = []string{"convert", "--synthetic", "-o", filepath.Join(dir, "o.kt")}
+				tinySynth(t)
+			}
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			stdout, _ := cmd.StdoutPipe()
@@ -548,8 +614,13 @@ func TestConvertSignal(t *testing.T) {
 			}
 			defer cmd.Process.Kill()
 			r := bufio.NewReader(stdout)
-			if line, _ := r.ReadString('\n'); line != "ready\n" {
-				t.Fatalf("child said %q; stderr %s", line, stderr.String())
+			for said := ""; ; { // convert --synthetic says what it writes first
+				line, err := r.ReadString('\n')
+				if said += line; line == "ready\n" {
+					break
+				} else if err != nil {
+					t.Fatalf("child said %q; stderr %s", said, stderr.String())
+				}
 			}
 			// the temporary file exists now
 			if ents, _ := filepath.Glob(filepath.Join(dir, ".o.kt.tmp-*")); len(ents) != 1 {
@@ -562,7 +633,7 @@ func TestConvertSignal(t *testing.T) {
 				// nothing runs on SIGKILL: the next convert of the same
 				// output removes the temporary file, and says so
 				var out, errb bytes.Buffer
-				code := Main([]string{"convert", filepath.Join(dir, "m"), "-o", filepath.Join(dir, "o.kt")}, &out, &errb)
+				code := Main(args, &out, &errb)
 				if code != 0 || !strings.Contains(errb.String(), "a temporary file left by an interrupted convert") {
 					t.Errorf("convert after SIGKILL: exit %d, stderr %q", code, errb.String())
 				}
