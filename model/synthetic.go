@@ -54,7 +54,18 @@ type SyntheticSource struct {
 	// call's matrix: for a writer done with each tensor before it asks
 	// for the next (WriteSynthetic), not for a model built of them.
 	Reuse bool
-	spare []byte
+	spare []byte      // the previous call's matrix bytes (Reuse)
+	ahead chan drawn  // Ahead's matrices, in the plan's order
+	free  chan []byte // bytes handed back for Ahead's drawing (Reuse)
+	stop  chan struct{}
+}
+
+// drawn is a matrix Ahead drew.
+type drawn struct {
+	name string
+	dt   kernel.DType
+	m    *quant.Matrix
+	err  error
 }
 
 // NewSyntheticSource is the synthetic source for cfg's tensors (threads 0:
@@ -94,24 +105,86 @@ func (s *SyntheticSource) spec(name string) (TensorSpec, error) {
 }
 
 // Matrix draws name packed in dt (not AsStored: a synthetic model has no
-// stored formats).
+// stored formats), or takes it from Ahead's drawing.
 func (s *SyntheticSource) Matrix(name string, dt kernel.DType) (*quant.Matrix, error) {
+	if s.ahead != nil {
+		if s.spare != nil { // the caller is done with it
+			select {
+			case s.free <- s.spare:
+			default:
+			}
+			s.spare = nil
+		}
+		if d, ok := <-s.ahead; ok && d.name == name && d.dt == dt {
+			if s.Reuse && d.err == nil {
+				s.spare = d.m.Data
+			}
+			return d.m, d.err
+		}
+		s.Close() // out of the plan's order: draw each call from now on
+	}
+	m, err := s.draw(name, dt, s.spare)
+	if s.Reuse && err == nil {
+		s.spare = m.Data
+	}
+	return m, err
+}
+
+// Ahead draws the packed matrices of plan (Plan's list, in the order
+// Matrix will be asked for them) on a goroutine, one ahead of the Matrix
+// calls, so that drawing overlaps the caller's writing; a call out of
+// that order stops it (each call then draws its matrix). Close stops it.
+func (s *SyntheticSource) Ahead(plan []TensorSpec) {
+	s.Close()
+	s.ahead, s.free, s.stop = make(chan drawn, 1), make(chan []byte, 4), make(chan struct{})
+	ahead, free, stop := s.ahead, s.free, s.stop
+	go func() {
+		defer close(ahead)
+		for _, p := range plan {
+			if p.Kind != Packed {
+				continue
+			}
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+			}
+			m, err := s.draw(p.Name, p.DType, buf)
+			select {
+			case ahead <- drawn{p.Name, p.DType, m, err}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+}
+
+// Close stops Ahead's drawing (and waits for it).
+func (s *SyntheticSource) Close() error {
+	if s.stop != nil {
+		close(s.stop)
+		for range s.ahead {
+		}
+		s.ahead, s.free, s.stop = nil, nil, nil
+	}
+	return nil
+}
+
+// draw makes name in dt, in buf's bytes when they are large enough.
+func (s *SyntheticSource) draw(name string, dt kernel.DType, buf []byte) (*quant.Matrix, error) {
 	t, err := s.spec(name)
 	if err != nil {
 		return nil, err
 	}
 	var m *quant.Matrix
-	if size := quant.Size(dt, t.N(), t.K(), false); s.Reuse && int64(cap(s.spare)) >= size {
+	if size := quant.Size(dt, t.N(), t.K(), false); int64(cap(buf)) >= size {
 		// FillRandom writes every byte: no need to clear
-		m, err = quant.View(dt, t.N(), t.K(), false, s.spare[:size])
+		m, err = quant.View(dt, t.N(), t.K(), false, buf[:size])
 	} else {
 		m, err = quant.New(dt, t.N(), t.K(), false)
 	}
 	if err != nil {
 		return nil, err
-	}
-	if s.Reuse {
-		s.spare = m.Data
 	}
 	std := 1 / math.Sqrt(float64(t.K()))
 	chunks := (m.Panels() + synthChunkPanels - 1) / synthChunkPanels
@@ -225,8 +298,14 @@ func WriteSynthetic(cfg *arch.Config, out string, opt LoadOptions, seed uint64, 
 		return err
 	}
 	source, m := syntheticMeta(seed, meta)
+	plan, err := Plan(cfg, opt)
+	if err != nil {
+		return err
+	}
 	src := NewSyntheticSource(cfg, seed, opt.Threads)
 	src.Reuse = true
+	src.Ahead(plan) // drawing overlaps writing
+	defer src.Close()
 	return writeModelFile(out, raw, cfg, src, opt, source, m, progress)
 }
 
