@@ -14,6 +14,7 @@ package gemm
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
 // each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
 // vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
@@ -29,6 +30,7 @@ func avx2i8Q8_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
 // each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
 // vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
@@ -44,6 +46,7 @@ func avx2i8Q8_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
 // each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
 // vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
@@ -59,6 +62,7 @@ func avx2i8Q8_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
 // each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
 // vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
@@ -74,6 +78,7 @@ func avx2i8Q8_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -88,6 +93,7 @@ func avx2i8Q4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -102,6 +108,7 @@ func avx2i8Q4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -116,6 +123,7 @@ func avx2i8Q4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -130,6 +138,7 @@ func avx2i8Q4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4M_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -144,6 +153,7 @@ func avx2i8Q4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4M_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -158,6 +168,7 @@ func avx2i8Q4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4M_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -172,6 +183,7 @@ func avx2i8Q4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ4M_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -186,6 +198,7 @@ func avx2i8Q4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ3_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -200,6 +213,7 @@ func avx2i8Q3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ3_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q3_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -214,6 +228,7 @@ func avx2i8Q3_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ3_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q3_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -228,6 +243,7 @@ func avx2i8Q3_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ3_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q3_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -242,6 +258,7 @@ func avx2i8Q3_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ6_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q6_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -256,6 +273,7 @@ func avx2i8Q6_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ6_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q6_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -270,6 +288,7 @@ func avx2i8Q6_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ6_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q6_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
@@ -284,6 +303,7 @@ func avx2i8Q6_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
+//
 // avxvnniQ6_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
 // of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
 func avx2i8Q6_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

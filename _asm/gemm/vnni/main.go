@@ -404,11 +404,11 @@ func kernelY(k kind, m int, avx2 bool) {
 	TEXT(name, NOSPLIT, signature)
 	switch {
 	case avx2 && k.name == "Q8":
-		doc(name, k, m, 8, "AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and",
+		doc(name, k, m, 8, "", "AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and",
 			"each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),",
 			"vpmaddwd (with 16s for hi, ones for lo) and vpaddd.")
 	case avx2:
-		doc(name, k, m, 8, fmt.Sprintf("avxvnni%s_%dx16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place", k.name, m),
+		doc(name, k, m, 8, "", fmt.Sprintf("avxvnni%s_%dx16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place", k.name, m),
 			"of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).")
 	default:
 		doc(name, k, m, 8)
