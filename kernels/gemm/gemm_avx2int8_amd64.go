@@ -6,7 +6,9 @@
 // (gemm_avxvnni_amd64.go: same contract, driver and tiling) with each
 // vpdpbusd done as vpmaddubsw + vpmaddwd(ones) + vpaddd, exact because the
 // Q4, Q3 and Q6 weights (u < 64) keep every u8·s8 pair sum within int16;
-// Q8's bytes are split into nibbles (u = 16·hi + lo), two such dot products.
+// Q8's bytes are split into nibbles (u = 16·hi + lo) whose vpmaddubsw pair
+// sums add up in int16 over a group of 32 (|Σ| ≤ 30720: exact for every s8
+// activation, −128 included) and widen once per group.
 // The kernels also need F16C, which every AVX2+FMA CPU has.
 package gemm
 

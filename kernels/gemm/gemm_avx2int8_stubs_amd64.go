@@ -15,9 +15,10 @@ package gemm
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
-// each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
-// vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
+// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, each
+// nibble's products paired by vpmaddubsw and summed over the group's 8 lines in int16
+// (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), then widened by vpmaddwd (16s for hi, ones
+// for lo) and added to aux.
 func avx2i8Q8_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q8_2x16 computes 2 activation rows against np consecutive Q8 panels
@@ -31,9 +32,10 @@ func avx2i8Q8_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
-// each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
-// vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
+// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, each
+// nibble's products paired by vpmaddubsw and summed over the group's 8 lines in int16
+// (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), then widened by vpmaddwd (16s for hi, ones
+// for lo) and added to aux.
 func avx2i8Q8_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q8_3x16 computes 3 activation rows against np consecutive Q8 panels
@@ -47,9 +49,10 @@ func avx2i8Q8_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
-// each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
-// vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
+// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, each
+// nibble's products paired by vpmaddubsw and summed over the group's 8 lines in int16
+// (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), then widened by vpmaddwd (16s for hi, ones
+// for lo) and added to aux.
 func avx2i8Q8_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q8_4x16 computes 4 activation rows against np consecutive Q8 panels
@@ -63,9 +66,10 @@ func avx2i8Q8_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and
-// each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),
-// vpmaddwd (with 16s for hi, ones for lo) and vpaddd.
+// AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, each
+// nibble's products paired by vpmaddubsw and summed over the group's 8 lines in int16
+// (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), then widened by vpmaddwd (16s for hi, ones
+// for lo) and added to aux.
 func avx2i8Q8_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4_1x16 computes 1 activation row against np consecutive Q4 panels

@@ -17,8 +17,8 @@
 //	              each vpdpbusd done as vpmaddubsw+vpmaddwd(ones)+vpaddd (AVX2, no
 //	              VNNI), exact because Q4/Q3/Q6 weights are < 64, so no u8·s8 pair
 //	              sum saturates int16; Q8 (u up to 255) splits each weight byte
-//	              into nibbles, u = 16·hi + lo, two such dot products, the high
-//	              one's pair sums widened by vpmaddwd with 16s.
+//	              into nibbles, u = 16·hi + lo, whose vpmaddubsw pair sums add up
+//	              in int16 over a group (exact), widened once per group.
 //
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
@@ -387,7 +387,11 @@ var yMask3 = yMin
 // for instruction (TestAVX2Int8MatchesAVXVNNI), so the exact tests of
 // avx2_int8 also check the avx_vnni kernels' decode, tiling and flushes on
 // machines without AVX-VNNI.
-var cOnes16, cSixteens16 Mem
+var cOnes16, cSixteens16, cNibbles Mem
+
+// yLo16 are the avx2 Q8 kernels' int16 sums of the low nibbles' products
+// (free until the flush, which reuses yD and yTmp).
+var yLo16 = []VecPhysical{Y12, Y13, Y14, Y15}
 
 func bcastY(v uint32, dst VecPhysical) {
 	t := GP32()
@@ -404,9 +408,10 @@ func kernelY(k kind, m int, avx2 bool) {
 	TEXT(name, NOSPLIT, signature)
 	switch {
 	case avx2 && k.name == "Q8":
-		doc(name, k, m, 8, "", "AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, and",
-			"each nibble's products summed by vpmaddubsw (int16 pairs, exact: 15·128·2 < 2^15),",
-			"vpmaddwd (with 16s for hi, ones for lo) and vpaddd.")
+		doc(name, k, m, 8, "", "AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, each",
+			"nibble's products paired by vpmaddubsw and summed over the group's 8 lines in int16",
+			"(exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), then widened by vpmaddwd (16s for hi, ones",
+			"for lo) and added to aux.")
 	case avx2:
 		doc(name, k, m, 8, "", fmt.Sprintf("avxvnni%s_%dx16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place", k.name, m),
 			"of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).")
@@ -419,10 +424,6 @@ func kernelY(k kind, m int, avx2 bool) {
 	switch k.lines {
 	case 4:
 		bcastY(0x0f0f0f0f, yMask)
-	case 8:
-		if avx2 {
-			bcastY(0x0f0f0f0f, yMask) // nibbles
-		}
 	case 3:
 		bcastY(0x07070707, yMask)
 		bcastY(0x03030303, yMask3)
@@ -443,11 +444,15 @@ func kernelY(k kind, m int, avx2 bool) {
 			VPXOR(yF[r], yF[r], yF[r])
 		}
 		Label(name + "_group" + sfx)
+		q8 := avx2 && k.name == "Q8" // int16 sums, aux added at the end
 		for r := 0; r < m; r++ {
-			if k.hasMin {
+			if k.hasMin || q8 {
 				VPXOR(yAcc[r], yAcc[r], yAcc[r])
 			} else {
 				VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yAcc[r])
+			}
+			if q8 {
+				VPXOR(yLo16[r], yLo16[r], yLo16[r])
 			}
 		}
 		nb := 0
@@ -471,25 +476,30 @@ func kernelY(k kind, m int, avx2 bool) {
 		line := func(c int) Mem { return Mem{Base: wh, Disp: 64 * c} }
 		switch k.lines {
 		case 8:
-			if avx2 {
-				// u = 16·hi + lo: Σu·x = 16·Σhi·x + Σlo·x, each nibble
-				// product exact in vpmaddubsw's int16 pairs.
+			if q8 {
+				// u = 16·hi + lo: Σu·x = 16·Σhi·x + Σlo·x. yAcc holds the
+				// hi sums and yLo16 the lo ones, in int16 lanes through
+				// the group (each line adds pair sums within ±2·15·128);
+				// the mask comes from memory, its register holds yLo16[2].
 				for i := 0; i < 8; i++ {
 					VMOVDQU(line(i), yLo)
 					VPSRLW(U8(4), yLo, yHi)
-					VPAND(yMask, yLo, yLo)
-					VPAND(yMask, yHi, yHi)
+					VPAND(cNibbles, yLo, yLo)
+					VPAND(cNibbles, yHi, yHi)
 					for r := 0; r < m; r++ {
-						b := yB[nb%2]
-						nb++
-						VPBROADCASTD(x.at(r, 4*i), b)
-						VPMADDUBSW(b, yHi, yTmp)
-						VPMADDWD(cSixteens16, yTmp, yTmp)
-						VPADDD(yTmp, yAcc[r], yAcc[r])
-						VPMADDUBSW(b, yLo, b)
-						VPMADDWD(cOnes16, b, b)
-						VPADDD(b, yAcc[r], yAcc[r])
+						VPBROADCASTD(x.at(r, 4*i), yB[0])
+						VPMADDUBSW(yB[0], yHi, yB[1])
+						VPADDW(yB[1], yAcc[r], yAcc[r])
+						VPMADDUBSW(yB[0], yLo, yB[0])
+						VPADDW(yB[0], yLo16[r], yLo16[r])
 					}
+				}
+				for r := 0; r < m; r++ {
+					VPMADDWD(cSixteens16, yAcc[r], yAcc[r])
+					VPMADDWD(cOnes16, yLo16[r], yLo16[r])
+					VPADDD(yLo16[r], yAcc[r], yAcc[r])
+					VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yB[0])
+					VPADDD(yB[0], yAcc[r], yAcc[r])
 				}
 				break
 			}
@@ -608,6 +618,10 @@ func main() {
 		cSixteens16 = GLOBL("sixteens16", RODATA|NOPTR)
 		for i := 0; i < 32; i += 4 {
 			DATA(i, U32(0x00100010))
+		}
+		cNibbles = GLOBL("nibbles", RODATA|NOPTR)
+		for i := 0; i < 32; i += 4 {
+			DATA(i, U32(0x0f0f0f0f))
 		}
 		for _, k := range kinds {
 			for m := 1; m <= 4; m++ {
