@@ -3,12 +3,13 @@
 // amd64 registration of the generated AVX2 int8-activation kernels
 // (avx2i8*, gemm_avx2int8_amd64.s), for CPUs with AVX2 but no VNNI (AMD Zen
 // 2/3, Intel before Ice Lake/Alder Lake). They are the avx_vnni kernels
-// (gemm_avxvnni_amd64.go: same contract, driver and tiling) with each
-// vpdpbusd done as vpmaddubsw + vpmaddwd(ones) + vpaddd, exact because the
-// Q4, Q3 and Q6 weights (u < 64) keep every u8·s8 pair sum within int16;
-// Q8's bytes are split into nibbles (u = 16·hi + lo) whose vpmaddubsw pair
-// sums add up in int16 over a group of 32 (|Σ| ≤ 30720: exact for every s8
-// activation, −128 included) and widen once per group.
+// (gemm_avxvnni_amd64.go: same contract, driver and tiling, the same weight
+// decoding) with vpmaddubsw for vpdpbusd: its u8·s8 pair sums are exact in
+// int16 for weights below 64; those of 3- and 4-bit weights add up in int16
+// over a whole group of 32 (|Σ| ≤ 30720) and widen once by vpmaddwd, Q6's
+// widen per k-quad (vpmaddwd with ones, vpaddd), and Q8's bytes are split
+// into nibbles (u = 16·hi + lo), each summed in int16 over the group: exact
+// for every s8 activation, −128 included.
 // The kernels also need F16C, which every AVX2+FMA CPU has.
 package gemm
 

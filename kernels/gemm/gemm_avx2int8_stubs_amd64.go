@@ -83,8 +83,9 @@ func avx2i8Q8_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4_2x16 computes 2 activation rows against np consecutive Q4 panels
@@ -98,8 +99,9 @@ func avx2i8Q4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4_3x16 computes 3 activation rows against np consecutive Q4 panels
@@ -113,8 +115,9 @@ func avx2i8Q4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4_4x16 computes 4 activation rows against np consecutive Q4 panels
@@ -128,8 +131,9 @@ func avx2i8Q4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4M_1x16 computes 1 activation row against np consecutive Q4M panels
@@ -143,8 +147,9 @@ func avx2i8Q4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4M_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4M_2x16 computes 2 activation rows against np consecutive Q4M panels
@@ -158,8 +163,9 @@ func avx2i8Q4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4M_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4M_3x16 computes 3 activation rows against np consecutive Q4M panels
@@ -173,8 +179,9 @@ func avx2i8Q4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4M_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q4M_4x16 computes 4 activation rows against np consecutive Q4M panels
@@ -188,8 +195,9 @@ func avx2i8Q4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ4M_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q3_1x16 computes 1 activation row against np consecutive Q3 panels
@@ -203,8 +211,9 @@ func avx2i8Q4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ3_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q3_2x16 computes 2 activation rows against np consecutive Q3 panels
@@ -218,8 +227,9 @@ func avx2i8Q3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ3_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q3_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q3_3x16 computes 3 activation rows against np consecutive Q3 panels
@@ -233,8 +243,9 @@ func avx2i8Q3_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ3_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q3_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q3_4x16 computes 4 activation rows against np consecutive Q3 panels
@@ -248,8 +259,9 @@ func avx2i8Q3_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ3_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
 func avx2i8Q3_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q6_1x16 computes 1 activation row against np consecutive Q6 panels
@@ -264,7 +276,8 @@ func avx2i8Q3_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // The panel's two halves of 8 rows are computed one after the other.
 //
 // avxvnniQ6_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
 func avx2i8Q6_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q6_2x16 computes 2 activation rows against np consecutive Q6 panels
@@ -279,7 +292,8 @@ func avx2i8Q6_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // The panel's two halves of 8 rows are computed one after the other.
 //
 // avxvnniQ6_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
 func avx2i8Q6_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q6_3x16 computes 3 activation rows against np consecutive Q6 panels
@@ -294,7 +308,8 @@ func avx2i8Q6_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // The panel's two halves of 8 rows are computed one after the other.
 //
 // avxvnniQ6_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
 func avx2i8Q6_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q6_4x16 computes 4 activation rows against np consecutive Q6 panels
@@ -309,5 +324,246 @@ func avx2i8Q6_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // The panel's two halves of 8 rows are computed one after the other.
 //
 // avxvnniQ6_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
 func avx2i8Q6_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4_1x16 computes 1 activation row against np consecutive Q4 panels
+// (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4_2x16 computes 2 activation rows against np consecutive Q4 panels
+// (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4_3x16 computes 3 activation rows against np consecutive Q4 panels
+// (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4_4x16 computes 4 activation rows against np consecutive Q4 panels
+// (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4M_1x16 computes 1 activation row against np consecutive Q4M panels
+// (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4M_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4M_2x16 computes 2 activation rows against np consecutive Q4M panels
+// (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4M_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4M_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4M_3x16 computes 3 activation rows against np consecutive Q4M panels
+// (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4M_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4M_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4M_4x16 computes 4 activation rows against np consecutive Q4M panels
+// (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4M_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4M_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3_1x16 computes 1 activation row against np consecutive Q3 panels
+// (ng groups of 224 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −4·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3_2x16 computes 2 activation rows against np consecutive Q3 panels
+// (ng groups of 224 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −4·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3_3x16 computes 3 activation rows against np consecutive Q3 panels
+// (ng groups of 224 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −4·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3_4x16 computes 4 activation rows against np consecutive Q3 panels
+// (ng groups of 224 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −4·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6_1x16 computes 1 activation row against np consecutive Q6 panels
+// (ng groups of 416 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −32·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6_2x16 computes 2 activation rows against np consecutive Q6 panels
+// (ng groups of 416 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −32·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6_3x16 computes 3 activation rows against np consecutive Q6 panels
+// (ng groups of 416 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −32·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6_4x16 computes 4 activation rows against np consecutive Q6 panels
+// (ng groups of 416 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −32·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

@@ -8,11 +8,11 @@
 // hold at most 4 rows (16 ymm registers). The kernels also need F16C,
 // which every AVX-VNNI CPU has.
 //
-// No machine this is tested on may have AVX-VNNI: the avx2_int8 kernels
-// (gemm_avx2int8_amd64.go) of Q4, Q4 with a min, Q3 and Q6 are these
-// instruction for instruction but the dot product
-// (TestAVX2Int8MatchesAVXVNNI), so avx2_int8's exact tests check these
-// kernels' decode, tiling and flushes on AVX2 machines.
+// No machine this is tested on may have AVX-VNNI: the generator also emits
+// test twins (avxvnniTwin*, every kind but Q8, in gemm_avx2int8_amd64.s)
+// that differ only in doing each vpdpbusd as vpmaddubsw+vpmaddwd+vpaddd,
+// which AVX2 runs; gemm_avxvnni_amd64_test.go checks them exactly and
+// against these kernels line by line.
 package gemm
 
 import (

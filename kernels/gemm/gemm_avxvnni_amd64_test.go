@@ -1,7 +1,7 @@
 //go:build amd64 && gc && !purego
 
-// avx2_int8's kernels against the AVX-VNNI ones they are generated from,
-// and at more thread counts.
+// Exact checks of the AVX-VNNI kernels' test twins and of avx2_int8 at more
+// thread counts, on any AVX2 machine.
 package gemm
 
 import (
@@ -13,15 +13,102 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 )
 
+// avxvnniTwinY is avxvnniY with each kernel replaced by its test twin
+// (the same code with vpmaddubsw+vpmaddwd+vpaddd for each vpdpbusd; none
+// for Q8, whose u8 weights would saturate vpmaddubsw).
+var avxvnniTwinY = [numKinds][]vnniKernel{
+	nil,
+	{nil, avxvnniTwinQ4_1x16, avxvnniTwinQ4_2x16, avxvnniTwinQ4_3x16, avxvnniTwinQ4_4x16},
+	{nil, avxvnniTwinQ4M_1x16, avxvnniTwinQ4M_2x16, avxvnniTwinQ4M_3x16, avxvnniTwinQ4M_4x16},
+	{nil, avxvnniTwinQ3_1x16, avxvnniTwinQ3_2x16, avxvnniTwinQ3_3x16, avxvnniTwinQ3_4x16},
+	{nil, avxvnniTwinQ6_1x16, avxvnniTwinQ6_2x16, avxvnniTwinQ6_3x16, avxvnniTwinQ6_4x16},
+}
+
+// TestAVXVNNITwinsExact runs the avx_vnni driver over the twins of its
+// Q4, Q4-with-min, Q3 and Q6 kernels (every configuration of avx_vnni's
+// parameters, 1, 2, 3 and 7 threads) on TestInt8PanelsExact's integer
+// data and requires the exact dot products. The twins share every
+// instruction of the AVX-VNNI kernels but the dot product, so this checks
+// the kernels' weight decoding, tiling and flushes where AVX-VNNI itself
+// is missing; the vpdpbusd encoding is checked in _asm/internal/x86.
+func TestAVXVNNITwinsExact(t *testing.T) {
+	if !cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)) {
+		t.Skip("needs AVX2 and FMA (and F16C)")
+	}
+	v, err := kernel.Lookup(OpGEMV + "/avx_vnni")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := &impl{act: actInt8, panels: vnniPanels(&avxvnniTwinY), grain: 4, prep: vnniPrep}
+	cfgs := configs(v)
+	cfgs = append(cfgs, v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7))
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6} {
+		for _, hasMin := range []bool{false, true} {
+			if hasMin && dt != kernel.Q4 {
+				continue
+			}
+			for _, sh := range exactShapes {
+				m, n, k := sh[0], sh[1], sh[2]
+				for _, extreme := range []int8{0, 127, -128} {
+					mx := newIntMatrix(t, r, dt, n, k, hasMin, extreme != 0)
+					kp := mx.w.Kp
+					g := kp / quant.GroupK
+					xq := make([]int8, m*kp)
+					xi := make([][]int32, m)
+					xsum := make([]int32, m*g)
+					for i := 0; i < m; i++ {
+						xi[i] = make([]int32, kp)
+						for j := 0; j < k; j++ {
+							x := int8(r.IntN(256) - 128)
+							if extreme != 0 {
+								x = extreme
+							}
+							xq[i*kp+j], xi[i][j] = x, int32(x)
+							xsum[i*g+j/quant.GroupK] += int32(x)
+						}
+					}
+					xs := make([]float32, m*g)
+					for i := range xs {
+						xs[i] = float32(1 + r.IntN(2))
+					}
+					what := fmt.Sprintf("%s min=%v x=%d m=%d n=%d k=%d", dt, hasMin, extreme, m, n, k)
+					for _, cfg := range cfgs {
+						for _, acc := range []bool{false, true} {
+							y := make([]float32, m*n)
+							for i := range y {
+								y[i] = float32(i % 7)
+							}
+							a := &args{m: m, n: n, k: k, kp: kp, w: mx.w, y: y, ldy: n, acc: acc,
+								xq: xq, xs: xs, xsum: xsum, ws: &workspace{}}
+							im.run(a, cfg)
+							for i := 0; i < m; i++ {
+								for c := 0; c < n; c++ {
+									want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
+									if acc {
+										want += float64((i*n + c) % 7)
+									}
+									if got := float64(y[i*n+c]); got != want {
+										t.Fatalf("%s %v acc=%v: y[%d,%d] = %v, want %v", what, cfg, acc, i, c, got, want)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestAVX2Int8Threads adds to TestInt8PanelsExact (every configuration of
 // each int8act variant at 1 and 2 threads) avx2_int8 at 3 and 7 threads,
-// the exact dot products on the same kind of integer data. Through
-// TestAVX2Int8MatchesAVXVNNI it checks the avx_vnni kernels' decode,
-// tiling and flushes where AVX-VNNI itself is missing.
+// the exact dot products on the same kind of integer data.
 func TestAVX2Int8Threads(t *testing.T) {
 	v, err := kernel.Lookup(OpGEMV + "/avx2_int8")
 	if err != nil {
@@ -91,15 +178,13 @@ func TestAVX2Int8Threads(t *testing.T) {
 	}
 }
 
-// TestAVX2Int8MatchesAVXVNNI: each avx2_int8 kernel of Q4, Q4M, Q3 and Q6
-// in gemm_avx2int8_amd64.s is its AVX-VNNI kernel in gemm_avxvnni_amd64.s
-// instruction for instruction once every vpmaddubsw b, w, b; vpmaddwd ones,
-// b, b; vpaddd b, acc, acc of the first and every BYTE-encoded {vex}
-// vpdpbusd acc, w, b of the second are read as one dot(acc, w, b), so the
-// exact tests of avx2_int8 check all of those AVX-VNNI kernels but that
-// instruction (whose encoding _asm/internal/x86 checks against GNU as).
-// Q8 differs: its AVX2 kernels split the weights into nibbles.
-func TestAVX2Int8MatchesAVXVNNI(t *testing.T) {
+// TestAVXVNNITwinsMatch: each twin in gemm_avx2int8_amd64.s is its AVX-VNNI
+// kernel instruction for instruction once every vpmaddubsw b, w, b;
+// vpmaddwd ones, b, b; vpaddd b, acc, acc of the twin and every BYTE-encoded
+// {vex} vpdpbusd acc, w, b of the kernel are read as one dot(acc, w, b),
+// so TestAVXVNNITwinsExact checks all of the kernels but that instruction
+// (whose encoding _asm/internal/x86 checks against GNU as).
+func TestAVXVNNITwinsMatch(t *testing.T) {
 	funcs := map[string][]string{}
 	for _, f := range []string{"gemm_avxvnni_amd64.s", "gemm_avx2int8_amd64.s"} {
 		src, err := os.ReadFile(f)
@@ -125,7 +210,7 @@ func TestAVX2Int8MatchesAVXVNNI(t *testing.T) {
 	canon := func(lines []string) []string {
 		var out []string
 		for i := 0; i < len(lines); i++ {
-			l := strings.ReplaceAll(lines[i], "avx2i8", "avxvnni")
+			l := strings.ReplaceAll(lines[i], "avxvnniTwin", "avxvnni")
 			if m := vex.FindStringSubmatch(l); m != nil {
 				out = append(out, fmt.Sprintf("dot(Y%s, Y%s, Y%s)", m[1], m[2], m[3]))
 				continue
@@ -144,8 +229,8 @@ func TestAVX2Int8MatchesAVXVNNI(t *testing.T) {
 	}
 	n := 0
 	for name, lines := range funcs {
-		kern, ok := strings.CutPrefix(name, "avx2i8")
-		if !ok || strings.HasPrefix(kern, "Q8_") {
+		kern, ok := strings.CutPrefix(name, "avxvnniTwin")
+		if !ok {
 			continue
 		}
 		want, ok := funcs["avxvnni"+kern]
@@ -163,6 +248,6 @@ func TestAVX2Int8MatchesAVXVNNI(t *testing.T) {
 		n++
 	}
 	if n != 16 {
-		t.Errorf("%d kernels compared, want 16 (Q4, Q4M, Q3, Q6 × 1…4 rows)", n)
+		t.Errorf("%d twins, want 16 (Q4, Q4M, Q3, Q6 × 1…4 rows)", n)
 	}
 }

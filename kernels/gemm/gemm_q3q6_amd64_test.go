@@ -11,8 +11,8 @@ import (
 )
 
 // amdQ3Q6Variants are the amd64 variants with Q3 and Q6 kernels (avx_vnni
-// runs only on AVX-VNNI hardware; avx2_int8, its kernels but the dot
-// product, on any AVX2 machine).
+// runs only on AVX-VNNI hardware, its test twins by TestAVXVNNITwinsExact
+// on any AVX2 machine).
 var amdQ3Q6Variants = []string{"avx2", "avx2_int8", "avx512", "avx512_vnni", "avx_vnni"}
 
 // TestQ3Q6ShapesAMD64 runs the amd64 Q3 and Q6 kernels at awkward shapes

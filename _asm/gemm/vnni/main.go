@@ -13,12 +13,13 @@
 //	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
 //	              (BYTE-encoded through internal/x86); a line is two ymm of
 //	              8 rows, done as two passes over the panel (the second from cache).
-//	-isa avx2     avx2i8{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: the avxvnni kernels with
-//	              each vpdpbusd done as vpmaddubsw+vpmaddwd(ones)+vpaddd (AVX2, no
-//	              VNNI), exact because Q4/Q3/Q6 weights are < 64, so no u8·s8 pair
-//	              sum saturates int16; Q8 (u up to 255) splits each weight byte
-//	              into nibbles, u = 16·hi + lo, whose vpmaddubsw pair sums add up
-//	              in int16 over a group (exact), widened once per group.
+//	-isa avx2     avx2i8{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: the avxvnni kernels on
+//	              AVX2 (no VNNI): vpmaddubsw pair sums (u8·s8 in int16, exact for
+//	              weights < 64) added in int16 over a group and widened once by
+//	              vpmaddwd (Q4, Q3; Q8 split into nibbles, u = 16·hi + lo, each
+//	              summed so), or widened per vpmaddubsw (Q6); and the test twins
+//	              avxvnniTwin{Q4,Q4M,Q3,Q6}_{M}x16 (each vpdpbusd as
+//	              vpmaddubsw+vpmaddwd+vpaddd, otherwise the avxvnni kernels).
 //
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
@@ -379,14 +380,18 @@ var (
 // yMask3 is Q3's second mask (0x03 per byte), in yMin's place.
 var yMask3 = yMin
 
-// avx2 (kernelY's argument) emits the AVX2 kernels avx2i8*: each {vex}
-// vpdpbusd replaced by vpmaddubsw, vpmaddwd with ones and vpaddd, the same
-// sum without AVX-VNNI, exact while every u8·s8 pair sum fits an int16
-// (u < 128: all but Q8, whose nibbles go through it separately). Apart
-// from the dot products (and Q8) they are the avx_vnni kernels instruction
-// for instruction (TestAVX2Int8MatchesAVXVNNI), so the exact tests of
-// avx2_int8 also check the avx_vnni kernels' decode, tiling and flushes on
-// machines without AVX-VNNI.
+// The AVX2 kernels (yAVX2, avx2i8*) and the test twins (yTwin,
+// avxvnniTwin*) do without AVX-VNNI. A twin is its avxvnni kernel with
+// each {vex} vpdpbusd replaced by vpmaddubsw, vpmaddwd with ones and
+// vpaddd, exact while every u8·s8 pair sum fits an int16 (u < 128: all but
+// Q8), and otherwise instruction for instruction the same
+// (TestAVXVNNITwinsMatch), so its exact tests check the avx_vnni kernels'
+// decode, tiling and flushes on machines without AVX-VNNI; only tests call
+// it. The AVX2 kernels of 3- and 4-bit weights add the int16 pair sums
+// over the whole group instead (one vpaddw per row and k-quad, one
+// vpmaddwd per group: |Σ| ≤ 8·2·15·128 = 30720); Q8's split each weight
+// into nibbles and do the same with each; Q6's (6-bit: only two k-quads'
+// sums would fit) are its twins under another name.
 var cOnes16, cSixteens16, cNibbles Mem
 
 // yLo16 are the avx2 Q8 kernels' int16 sums of the low nibbles' products
@@ -400,21 +405,46 @@ func bcastY(v uint32, dst VecPhysical) {
 	VPBROADCASTD(dst.AsX(), dst)
 }
 
-func kernelY(k kind, m int, avx2 bool) {
+// yMode is what kernelY emits.
+type yMode int
+
+const (
+	yVNNI yMode = iota // avxvnni*: {vex} vpdpbusd
+	yTwin              // avxvnniTwin*: each vpdpbusd as vpmaddubsw, vpmaddwd(ones), vpaddd (tests only)
+	yAVX2              // avx2i8*: int16 sums over the group where they fit, else as yTwin
+)
+
+func kernelY(k kind, m int, mode yMode) {
 	name := fmt.Sprintf("avxvnni%s_%dx16", k.name, m)
-	if avx2 {
+	switch mode {
+	case yTwin:
+		name = fmt.Sprintf("avxvnniTwin%s_%dx16", k.name, m)
+	case yAVX2:
 		name = fmt.Sprintf("avx2i8%s_%dx16", k.name, m)
 	}
+	// q8: nibble products summed in int16 (yAcc: hi, yLo16: lo); i16: the
+	// products of 3- and 4-bit weights summed in int16 in yAcc. Both
+	// widen once per group and add aux then.
+	q8 := mode == yAVX2 && k.name == "Q8"
+	i16 := mode == yAVX2 && (k.name == "Q4" || k.name == "Q4M" || k.name == "Q3")
 	TEXT(name, NOSPLIT, signature)
 	switch {
-	case avx2 && k.name == "Q8":
+	case q8:
 		doc(name, k, m, 8, "", "AVX2 (no VNNI): each weight byte split into nibbles, u = 16·hi + lo, each",
 			"nibble's products paired by vpmaddubsw and summed over the group's 8 lines in int16",
 			"(exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), then widened by vpmaddwd (16s for hi, ones",
 			"for lo) and added to aux.")
-	case avx2:
+	case i16:
+		doc(name, k, m, 8, "", "AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the",
+			"group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once",
+			"per group by vpmaddwd with ones.")
+	case mode == yAVX2:
 		doc(name, k, m, 8, "", fmt.Sprintf("avxvnni%s_%dx16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place", k.name, m),
-			"of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates).")
+			"of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'",
+			"int16 sums over a group could).")
+	case mode == yTwin:
+		doc(name, k, m, 8, "", fmt.Sprintf("Test twin of avxvnni%s_%dx16: vpmaddubsw, vpmaddwd, vpaddd in place", k.name, m),
+			"of each vpdpbusd (AVX2; exact for these weights). Only tests call it.")
 	default:
 		doc(name, k, m, 8)
 	}
@@ -444,9 +474,8 @@ func kernelY(k kind, m int, avx2 bool) {
 			VPXOR(yF[r], yF[r], yF[r])
 		}
 		Label(name + "_group" + sfx)
-		q8 := avx2 && k.name == "Q8" // int16 sums, aux added at the end
 		for r := 0; r < m; r++ {
-			if k.hasMin || q8 {
+			if k.hasMin || q8 || i16 {
 				VPXOR(yAcc[r], yAcc[r], yAcc[r])
 			} else {
 				VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yAcc[r])
@@ -460,7 +489,12 @@ func kernelY(k kind, m int, avx2 bool) {
 			b := yB[nb%2]
 			nb++
 			VPBROADCASTD(x.at(r, disp), b)
-			if avx2 {
+			if i16 {
+				VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
+				VPADDW(b, yAcc[r], yAcc[r])
+				return
+			}
+			if mode != yVNNI {
 				VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
 				VPMADDWD(cOnes16, b, b)
 				VPADDD(b, yAcc[r], yAcc[r])
@@ -559,6 +593,15 @@ func kernelY(k kind, m int, avx2 bool) {
 				dots(yHi, 2*c+1)
 			}
 		}
+		if i16 {
+			for r := 0; r < m; r++ {
+				VPMADDWD(cOnes16, yAcc[r], yAcc[r])
+				if !k.hasMin {
+					VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yB[0])
+					VPADDD(yB[0], yAcc[r], yAcc[r])
+				}
+			}
+		}
 		// wh = wp + 32h: the half's 8 scales are 16h bytes into the scales.
 		VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff - 16*h}, yD)
 		if k.hasMin {
@@ -607,7 +650,7 @@ func main() {
 	case "avxvnni":
 		for _, k := range kinds {
 			for m := 1; m <= 4; m++ {
-				kernelY(k, m, false)
+				kernelY(k, m, yVNNI)
 			}
 		}
 	case "avx2":
@@ -625,7 +668,15 @@ func main() {
 		}
 		for _, k := range kinds {
 			for m := 1; m <= 4; m++ {
-				kernelY(k, m, true)
+				kernelY(k, m, yAVX2)
+			}
+		}
+		for _, k := range kinds {
+			if k.name == "Q8" {
+				continue // u up to 255: vpmaddubsw saturates
+			}
+			for m := 1; m <= 4; m++ {
+				kernelY(k, m, yTwin)
 			}
 		}
 	default:
