@@ -73,7 +73,7 @@ func quantize(dt kernel.DType, w []float32, n, k int, hasMin bool, importance []
 // rowImportance is the per-column weight of a row's squared error for
 // Q8/Q4: importance, or 1, and 0 on the padded columns.
 func rowImportance(m *Matrix, importance []float32) []float32 {
-	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 {
+	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 && m.DType != kernel.Q2 {
 		return nil
 	}
 	imp := make([]float32, m.Kp)
@@ -189,6 +189,10 @@ func (m *Matrix) packRowWith(r int, row, imp []float32, search bool) {
 		for g := 0; g < m.Groups(); g++ {
 			packQ6(panel[g*Q6GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
 		}
+	case kernel.Q2:
+		for g := 0; g < m.Groups(); g++ {
+			packQ2(panel[g*Q2GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
+		}
 	}
 }
 
@@ -264,6 +268,8 @@ func (m *Matrix) DequantizeRow(r int, dst []float32) {
 		dequantizeQ3Row(panel, pr, dst)
 	case kernel.Q6:
 		dequantizeQ6Row(panel, pr, dst)
+	case kernel.Q2:
+		dequantizeQ2Row(panel, pr, dst)
 	}
 }
 
@@ -276,9 +282,14 @@ func (m *Matrix) Dequantize() []float32 {
 	return out
 }
 
-// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6, widened.
+// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6/Q2, widened
+// (Q2: without its offset code).
 func (m *Matrix) Scale(r, g int) float32 {
 	rec := m.Panel(r / PanelRows)[g*m.GroupBytes():]
+	if m.DType == kernel.Q2 {
+		d, _ := Q2Scale(q2Word(rec, r%PanelRows))
+		return d
+	}
 	off := 8 * LineBytes
 	switch m.DType {
 	case kernel.Q4:

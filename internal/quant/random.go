@@ -14,7 +14,7 @@ import (
 // directly in the packed format — uniform integers under per-group scales
 // drawn around std — which is two orders of magnitude faster than drawing
 // normal floats and quantizing them (a 256-expert MoE block is 1.8 G
-// weights); Q3 and Q6 likewise; F32 and BF16 hold normal draws. Padded rows and columns are
+// weights); Q3, Q6 and Q2 likewise (Q2: offset codes drawn around the centre); F32 and BF16 hold normal draws. Padded rows and columns are
 // zero.
 func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (*Matrix, error) {
 	if dt == kernel.F32 || dt == kernel.BF16 {
@@ -38,6 +38,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 		qstd, valBytes = 2.29, Q3Lines*LineBytes
 	case kernel.Q6: // u ∈ [0, 63]
 		qstd, valBytes = 18.47, Q6Lines*LineBytes
+	case kernel.Q2: // u ∈ [0, 3] about t ∈ [1, 2]
+		qstd, valBytes = 1.15, Q2Lines*LineBytes
 	}
 	for p := 0; p < m.Panels(); p++ {
 		panel := m.Panel(p)
@@ -51,7 +53,11 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 				if p*PanelRows+pr >= n {
 					d = 0
 				}
-				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], half.F32ToF16(float32(d)))
+				h := half.F32ToF16(float32(d))
+				if dt == kernel.Q2 { // offset t = (c−1)/4 ∈ [1, 2]: c ∈ [5, 9]
+					h = q2Grid(float32(d), false) | uint16(5+r.IntN(5))
+				}
+				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], h)
 				if dt == kernel.Q4 && hasMin { // w = d·q + m, centred
 					binary.LittleEndian.PutUint16(rec[valBytes+2*PanelRows+2*pr:], half.F32ToF16(float32(-7.5*d)))
 				}
@@ -68,6 +74,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 							setQ3(rec, pr, j, Q3Zero)
 						case kernel.Q6:
 							setQ6(rec, pr, j, Q6Zero)
+						case kernel.Q2:
+							setQ2(rec, pr, j, 2)
 						default:
 							setNibble(rec, pr, j, 8)
 						}
