@@ -50,3 +50,11 @@ func TestQ2Shapes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkQ2Decode compares decode GEMV (m = 1) on Q2, Q3 and Q4 weights
+// streamed from DRAM, beside the read ceiling, at the experts' shapes
+// (gate/up 1024×2304, down 2304×1024) and a 32768×2304 head slice (see
+// BenchmarkQ3Decode). GB/s counts the packed weights.
+//
+//	go test ./kernels/gemm -run '^$' -bench Q2Decode -count 5
+func BenchmarkQ2Decode(b *testing.B) { benchDecode(b, kernel.Q2, kernel.Q3, kernel.Q4) }
