@@ -17,6 +17,7 @@ import (
 //	Q8: d = max|w|/127,                  q = round(w/d) ∈ [−127, 127]
 //	Q4: d = −(the w of largest |w|)/8,   q = round(w/d)+8 ∈ [0, 15]   (ggml Q4_0)
 //	Q4 with min: d = (max−min)/15, m = min, q = round((w−m)/d) ∈ [0, 15]
+//	Q2: d = (max−min)/4, t ≈ −min/d − 1/2, u = round(w/d + t) ∈ [0, 3]  (q2.go)
 //
 // QuantizeWeighted searches each group's scale instead (4–10% lower
 // error, several times slower; see docs/quant-error.md).
@@ -28,7 +29,8 @@ func Quantize(dt kernel.DType, w []float32, n, k int, hasMin bool) (*Matrix, err
 // min) searched to minimise Σₖ importance[k]·(w − ŵ)² over the group
 // (see search.go); it is never worse than Quantize's max-abs choice on
 // any group in that measure, and keeps every weight within max-abs's
-// per-weight bound (half a step; one step for Q4 without a min).
+// per-weight bound (half a step; one step for Q4 without a min and for
+// Q2, whose scale word also carries the searched offset: see q2.go).
 // importance (length k, finite, ≥ 0; nil = uniform) is the weight of input
 // channel k, e.g. the mean square of its activation, which makes the sum
 // the expected squared error of the outputs when the activations are

@@ -144,7 +144,7 @@ func q2MinMax(lo, hi float32) uint16 {
 	return q2Grid(d, true) | uint16(c)
 }
 
-// q2Word chooses a row's scale word for one group: q2MinMax, or (search)
+// q2Choose chooses a row's scale word for one group: q2MinMax, or (search)
 // the best by weighted squared error of it and the candidates of
 // q2Factors, each scale with the five offset codes around the centred
 // one, then one least-squares refit of the winner's scale (its integers
