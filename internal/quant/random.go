@@ -101,6 +101,9 @@ const (
 	centredQ4Std = 4.183 // sqrt(2·Σ_{1..7} v² / 16)
 	centredQ3Std = 1.871 // sqrt(2·Σ_{1..3} v² / 8)
 	centredQ6Std = 18.04 // sqrt(2·Σ_{1..31} v² / 64)
+	// Q2 needs no centring: its scale word's offset 1.5 (code 7) makes
+	// u − 1.5 ∈ {±0.5, ±1.5}, symmetric as drawn
+	centredQ2Std = 1.118 // sqrt(1.25)
 )
 
 // FillRandom fills panels [p0, p1) of m (made by New) with random weights
@@ -116,8 +119,10 @@ const (
 // along the all-ones input direction, which a deep stack of random layers
 // turns into one shared direction for every token. FillRandom stores u = 0
 // as the zero code instead (word-parallel bit tricks per format), so each
-// stored q is symmetric about 0. F32 and BF16 are uniform in ±√3·std.
-// Padded rows and columns are zero.
+// stored q is symmetric about 0 (Q2: uniform codes under the offset 1.5
+// already are). F32 and BF16 are uniform in ±√3·std. Padded rows are zero,
+// and so are padded columns (Q2's: any code; the activations there are
+// zero and dequantization stops at K).
 //
 //	for p in [p0, p1): for each weight w of panel p: w ~ centred, sd std
 func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
@@ -135,6 +140,8 @@ func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 		qstd, valBytes = centredQ3Std, Q3Lines*LineBytes
 	case kernel.Q6:
 		qstd, valBytes = centredQ6Std, Q6Lines*LineBytes
+	case kernel.Q2:
+		qstd, valBytes = centredQ2Std, Q2Lines*LineBytes
 	}
 	for p := p0; p < p1; p++ {
 		panel := m.Panel(p)
@@ -149,12 +156,16 @@ func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 				if p*PanelRows+pr >= m.N {
 					d = 0
 				}
-				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], half.F32ToF16(float32(d)))
+				h := half.F32ToF16(float32(d))
+				if m.DType == kernel.Q2 { // code 7: offset (7−1)/4 = 1.5
+					h = q2Grid(float32(d), false) | 7
+				}
+				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], h)
 				if m.HasMin { // w = d·u + m, u centred on 8
 					binary.LittleEndian.PutUint16(rec[valBytes+2*PanelRows+2*pr:], half.F32ToF16(float32(-8*d)))
 				}
 			}
-			if g == groups-1 { // padded columns: the zero code
+			if g == groups-1 && m.DType != kernel.Q2 { // padded columns: the zero code
 				for j := m.K - g*GroupK; j < GroupK; j++ {
 					for pr := 0; pr < PanelRows; pr++ {
 						switch m.DType {
