@@ -35,6 +35,7 @@ var FitFormats = []FitFormat{
 	{kernel.Q6, 0.0213, 0.0196},
 	{kernel.Q4, 0.0859, 0.0808},
 	{kernel.Q3, 0.1745, 0.163},
+	{kernel.Q2, 0.3217, 0.3006},
 }
 
 // FitClass is a kind of tensor group the planner gives one format.
@@ -390,6 +391,10 @@ func minBudget(need, reserve int64) int64 {
 	if b := (need*100 + 84) / 85; DefaultReserve(b) < 3<<30 {
 		for b-DefaultReserve(b) < need {
 			b++
+		}
+		// the reserve's rounding down can leave room a few bytes lower
+		for (b-1)-DefaultReserve(b-1) >= need {
+			b--
 		}
 		return b
 	}

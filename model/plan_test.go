@@ -148,7 +148,7 @@ func TestPlanFitToyBruteForce(t *testing.T) {
 	fitUnits = 1 << 22 // a unit of 1 byte below 4 MiB of room: exact
 	cfg := toyConfig()
 	opt := FitOptions{Reserve: -1, Context: 256}
-	small, err := PlanFit(cfg, 1<<40, FitOptions{Reserve: -1, Context: 256, Formats: []kernel.DType{kernel.Q3}})
+	small, err := PlanFit(cfg, 1<<40, FitOptions{Reserve: -1, Context: 256, Formats: []kernel.DType{kernel.Q2}}) // the smallest format
 	if err != nil {
 		t.Fatal(err)
 	}

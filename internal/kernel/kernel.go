@@ -35,6 +35,7 @@ const (
 	Q4   DType = "q4"
 	Q3   DType = "q3"
 	Q6   DType = "q6"
+	Q2   DType = "q2"
 )
 
 // Class is an accuracy class: the tuner compares only like with like, and

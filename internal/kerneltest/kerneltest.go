@@ -246,14 +246,14 @@ func Close(t testing.TB, label string, got, want []float32, tol kernel.Tolerance
 // output, stricter than kernel.Compare's max|e|/max|y|; f_i is the f32
 // rounding of intermediates larger than the terms a·b (DotFloor), which
 // only matters where ρ_i is near 0. An output with ρ_i = 0 must be within
-// f_i of want.
+// f_i of want; when every ρ_i is 0, RelRMS is 0 if each is, else +Inf.
 func DotCompare(got, want []float32, scale, floor []float64, tol kernel.Tolerance) (kernel.Diff, error) {
 	var d kernel.Diff
 	if len(got) != len(want) || len(scale) != len(want) || (floor != nil && len(floor) != len(want)) {
 		return d, fmt.Errorf("length %d, want %d (%d scales, %d floors)", len(got), len(want), len(scale), len(floor))
 	}
-	var num, den float64
-	at := 0 // the largest (|e_i|−f_i)⁺/ρ_i
+	var num, den, beyond float64 // beyond: Σ ((|e_i|−f_i)⁺)²
+	at := 0                      // the largest (|e_i|−f_i)⁺/ρ_i
 	for i := range got {
 		g, w, s := float64(got[i]), float64(want[i]), scale[i]
 		if math.IsNaN(g) || math.IsInf(g, 0) {
@@ -266,6 +266,7 @@ func DotCompare(got, want []float32, scale, floor []float64, tol kernel.Toleranc
 		if floor != nil {
 			over = max(0, e-floor[i])
 		}
+		beyond += over * over
 		r := math.Inf(1)
 		switch {
 		case s > 0:
@@ -283,7 +284,7 @@ func DotCompare(got, want []float32, scale, floor []float64, tol kernel.Toleranc
 	switch {
 	case den > 0:
 		d.RelRMS = math.Sqrt(num / den)
-	case num > 0:
+	case beyond > 0: // every ρ zero: only errors beyond the floors count
 		d.RelRMS = math.Inf(1)
 	}
 	if !(d.RelRMS <= tol.RelRMS && d.MaxRel <= tol.MaxRel) {

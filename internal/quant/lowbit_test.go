@@ -5,12 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
 )
 
 // lowBit describes one of the formats without a min whose quants are
-// u = q + zero, q in [−zero, zero−1] (Q3, Q6), for the shared tests.
+// u = q + zero, q in [−zero, zero−1] (Q3, Q6), or Q2 (u ∈ [0, 3] under a
+// per-group offset; zero: what Random stores in padding), for the shared
+// tests.
 type lowBit struct {
 	dt         kernel.DType
 	zero       int     // q3: 4, q6: 32
@@ -21,11 +22,21 @@ type lowBit struct {
 	// bounds on the relative RMS error on Gaussian rows, max-abs and searched
 	bound, searchBound float64
 	overflow           float32 // a weight whose scale overflows f16
+	// largest: a row whose scale is the largest the format stores,
+	// largestScale; exact: it dequantizes exactly (else within a step)
+	largest      []float32
+	largestScale float32
+	exact        bool
 }
 
 var lowBits = []lowBit{
-	{dt: kernel.Q3, zero: Q3Zero, groupBytes: Q3GroupBytes, bits: 3.5, at: q3At, neighbour: kernel.Q4, bound: 0.25, searchBound: 0.22, overflow: 1e6},
-	{dt: kernel.Q6, zero: Q6Zero, groupBytes: Q6GroupBytes, bits: 6.5, at: q6At, neighbour: kernel.Q8, bound: 0.03, searchBound: 0.028, overflow: 1e7},
+	{dt: kernel.Q3, zero: Q3Zero, groupBytes: Q3GroupBytes, bits: 3.5, at: q3At, neighbour: kernel.Q4, bound: 0.25, searchBound: 0.22, overflow: 1e6,
+		largest: []float32{-Q3Zero * 65504, 65504}, largestScale: 65504, exact: true},
+	{dt: kernel.Q6, zero: Q6Zero, groupBytes: Q6GroupBytes, bits: 6.5, at: q6At, neighbour: kernel.Q8, bound: 0.03, searchBound: 0.028, overflow: 1e7,
+		largest: []float32{-Q6Zero * 65504, 65504}, largestScale: 65504, exact: true},
+	// Q2's scale keeps 7 significant bits: the largest is 65024 (0x7bf0)
+	{dt: kernel.Q2, zero: 2, groupBytes: Q2GroupBytes, bits: 2.5, at: q2At, neighbour: kernel.Q3, bound: 0.33, searchBound: 0.31, overflow: 1e6,
+		largest: []float32{-2 * 65024, 2 * 65024}, largestScale: 65024},
 }
 
 // TestLowBitRoundTrip: every element within one step (the ranges are
@@ -123,10 +134,15 @@ func TestLowBitBadInput(t *testing.T) {
 			t.Errorf("%s: overflowing scale stored as %v", f.dt, d)
 		}
 		// the largest weight f16 can scale survives
-		w := []float32{-float32(f.zero) * 65504, 65504}
+		w := f.largest
 		m, _ = Quantize(f.dt, w, 1, 2, false)
-		if got := m.Dequantize(); got[0] != w[0] || half.F32ToF16(m.Scale(0, 0)) != 0x7bff {
-			t.Errorf("%s largest: %v, scale %v", f.dt, got, m.Scale(0, 0))
+		got := m.Dequantize()
+		d := m.Scale(0, 0)
+		for i := range w {
+			if e := math.Abs(float64(got[i] - w[i])); d != f.largestScale || (f.exact && e != 0) || e > float64(d) {
+				t.Errorf("%s largest: %v, scale %v", f.dt, got, d)
+				break
+			}
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 //	Q8: d = max|w|/127,                  q = round(w/d) ∈ [−127, 127]
 //	Q4: d = −(the w of largest |w|)/8,   q = round(w/d)+8 ∈ [0, 15]   (ggml Q4_0)
 //	Q4 with min: d = (max−min)/15, m = min, q = round((w−m)/d) ∈ [0, 15]
+//	Q2: d = (max−min)/4, t ≈ −min/d − 1/2, u = round(w/d + t) ∈ [0, 3]  (q2.go)
 //
 // QuantizeWeighted searches each group's scale instead (4–10% lower
 // error, several times slower; see docs/quant-error.md).
@@ -28,7 +29,8 @@ func Quantize(dt kernel.DType, w []float32, n, k int, hasMin bool) (*Matrix, err
 // min) searched to minimise Σₖ importance[k]·(w − ŵ)² over the group
 // (see search.go); it is never worse than Quantize's max-abs choice on
 // any group in that measure, and keeps every weight within max-abs's
-// per-weight bound (half a step; one step for Q4 without a min).
+// per-weight bound (half a step; one step for Q4 without a min and for
+// Q2, whose scale word also carries the searched offset: see q2.go).
 // importance (length k, finite, ≥ 0; nil = uniform) is the weight of input
 // channel k, e.g. the mean square of its activation, which makes the sum
 // the expected squared error of the outputs when the activations are
@@ -73,7 +75,7 @@ func quantize(dt kernel.DType, w []float32, n, k int, hasMin bool, importance []
 // rowImportance is the per-column weight of a row's squared error for
 // Q8/Q4: importance, or 1, and 0 on the padded columns.
 func rowImportance(m *Matrix, importance []float32) []float32 {
-	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 {
+	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 && m.DType != kernel.Q2 {
 		return nil
 	}
 	imp := make([]float32, m.Kp)
@@ -189,6 +191,10 @@ func (m *Matrix) packRowWith(r int, row, imp []float32, search bool) {
 		for g := 0; g < m.Groups(); g++ {
 			packQ6(panel[g*Q6GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
 		}
+	case kernel.Q2:
+		for g := 0; g < m.Groups(); g++ {
+			packQ2(panel[g*Q2GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
+		}
 	}
 }
 
@@ -264,6 +270,8 @@ func (m *Matrix) DequantizeRow(r int, dst []float32) {
 		dequantizeQ3Row(panel, pr, dst)
 	case kernel.Q6:
 		dequantizeQ6Row(panel, pr, dst)
+	case kernel.Q2:
+		dequantizeQ2Row(panel, pr, dst)
 	}
 }
 
@@ -276,9 +284,14 @@ func (m *Matrix) Dequantize() []float32 {
 	return out
 }
 
-// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6, widened.
+// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6/Q2, widened
+// (Q2: without its offset code).
 func (m *Matrix) Scale(r, g int) float32 {
 	rec := m.Panel(r / PanelRows)[g*m.GroupBytes():]
+	if m.DType == kernel.Q2 {
+		d, _ := Q2Scale(q2Word(rec, r%PanelRows))
+		return d
+	}
 	off := 8 * LineBytes
 	switch m.DType {
 	case kernel.Q4:

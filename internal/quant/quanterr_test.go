@@ -65,6 +65,11 @@ var qeBounds = map[string]map[string][2]float64{
 		"t4":       {9.56e-2, 8.65e-2}, // 9.373e-2, 8.479e-2
 		"outliers": {0.1028, 9.35e-2},  // 0.1008, 9.17e-2
 	},
+	"q2": {
+		"gauss":    {0.3275, 0.3062}, // 0.3211, 0.3002
+		"t4":       {0.3914, 0.3603}, // 0.3837, 0.3532
+		"outliers": {0.3968, 0.3353}, // 0.389, 0.3287
+	},
 }
 
 type quantizer func(f format, w []float32, n, k int) (*Matrix, error)
@@ -86,12 +91,13 @@ func qeRelRMS(w, got []float32) float64 {
 	return math.Sqrt(num / den)
 }
 
-var qeFormats = []format{{kernel.Q8, false}, {kernel.Q4, false}, {kernel.Q4, true}}
+var qeFormats = []format{{kernel.Q8, false}, {kernel.Q4, false}, {kernel.Q4, true}, {kernel.Q2, false}}
 
 // checkQuantErr quantizes every kind in every format with maxAbs and
 // search and returns what breaks: a relative RMS over its bound, a group
 // where the search's squared error exceeds max-abs's, or a weight whose
-// error exceeds max-abs's bound (half a step, one for Q4 without a min).
+// error exceeds max-abs's bound (half a step, one for Q4 without a min
+// and for Q2).
 func checkQuantErr(t *testing.T, maxAbs, search quantizer) []string {
 	var bad []string
 	mats := qeMatrices()
@@ -127,7 +133,7 @@ func checkQuantErr(t *testing.T, maxAbs, search quantizer) []string {
 						ss += xs * xs
 						step := math.Abs(float64(s.Scale(r, g)))
 						lim := step*0.5 + 1e-3*math.Abs(float64(w[i]))
-						if f.dt == kernel.Q4 && !f.hasMin {
+						if f.dt == kernel.Q4 && !f.hasMin || f.dt == kernel.Q2 {
 							lim = step * 1.001
 						}
 						if math.Abs(xs) > lim {
@@ -170,8 +176,11 @@ func TestQuantErrCatchesPlantedErrors(t *testing.T) {
 		}
 		r := rand.New(rand.NewPCG(5, 5))
 		off := 8 * LineBytes
-		if f.dt == kernel.Q4 {
+		switch f.dt {
+		case kernel.Q4:
 			off = 4 * LineBytes
+		case kernel.Q2:
+			off = Q2Lines * LineBytes
 		}
 		for p := 0; p < m.Panels(); p++ {
 			for g := 0; g < m.Groups(); g++ {
@@ -180,6 +189,10 @@ func TestQuantErrCatchesPlantedErrors(t *testing.T) {
 					h := rec[off+2*pr:]
 					d := half.F16ToF32(uint16(h[0]) | uint16(h[1])<<8)
 					v := half.F32ToF16(d * float32(1+0.01*r.NormFloat64()))
+					if f.dt == kernel.Q2 { // keep the offset code
+						d, c := Q2Scale(uint16(h[0]) | uint16(h[1])<<8)
+						v = q2Grid(d*float32(1+0.01*r.NormFloat64()), false) | uint16(c)
+					}
 					h[0], h[1] = byte(v), byte(v>>8)
 				}
 			}

@@ -14,7 +14,7 @@ import (
 // directly in the packed format — uniform integers under per-group scales
 // drawn around std — which is two orders of magnitude faster than drawing
 // normal floats and quantizing them (a 256-expert MoE block is 1.8 G
-// weights); Q3 and Q6 likewise; F32 and BF16 hold normal draws. Padded rows and columns are
+// weights); Q3, Q6 and Q2 likewise (Q2: offset codes drawn around the centre); F32 and BF16 hold normal draws. Padded rows and columns are
 // zero.
 func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (*Matrix, error) {
 	if dt == kernel.F32 || dt == kernel.BF16 {
@@ -38,6 +38,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 		qstd, valBytes = 2.29, Q3Lines*LineBytes
 	case kernel.Q6: // u ∈ [0, 63]
 		qstd, valBytes = 18.47, Q6Lines*LineBytes
+	case kernel.Q2: // u ∈ [0, 3] about t ∈ [1.25, 1.75]
+		qstd, valBytes = 1.13, Q2Lines*LineBytes
 	}
 	for p := 0; p < m.Panels(); p++ {
 		panel := m.Panel(p)
@@ -51,7 +53,17 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 				if p*PanelRows+pr >= n {
 					d = 0
 				}
-				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], half.F32ToF16(float32(d)))
+				h := half.F32ToF16(float32(d))
+				if dt == kernel.Q2 {
+					// offset t = (c−1)/4 ∈ {1.25, 1.5, 1.75}: c ∈ [6, 8].
+					// Not t = 1 or 2, whose weights u = t are exactly zero:
+					// a product whose only terms are zero weights comes
+					// out of an f32 kernel as a residue of the min term's
+					// rounding (~1e-8), which relative checks of all-zero
+					// outputs (k = 1 problems) count as infinite.
+					h = q2Grid(float32(d), false) | uint16(6+r.IntN(3))
+				}
+				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], h)
 				if dt == kernel.Q4 && hasMin { // w = d·q + m, centred
 					binary.LittleEndian.PutUint16(rec[valBytes+2*PanelRows+2*pr:], half.F32ToF16(float32(-7.5*d)))
 				}
@@ -68,6 +80,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 							setQ3(rec, pr, j, Q3Zero)
 						case kernel.Q6:
 							setQ6(rec, pr, j, Q6Zero)
+						case kernel.Q2:
+							setQ2(rec, pr, j, 2)
 						default:
 							setNibble(rec, pr, j, 8)
 						}
@@ -87,6 +101,9 @@ const (
 	centredQ4Std = 4.183 // sqrt(2·Σ_{1..7} v² / 16)
 	centredQ3Std = 1.871 // sqrt(2·Σ_{1..3} v² / 8)
 	centredQ6Std = 18.04 // sqrt(2·Σ_{1..31} v² / 64)
+	// Q2 needs no centring: its scale word's offset 1.5 (code 7) makes
+	// u − 1.5 ∈ {±0.5, ±1.5}, symmetric as drawn
+	centredQ2Std = 1.118 // sqrt(1.25)
 )
 
 // FillRandom fills panels [p0, p1) of m (made by New) with random weights
@@ -102,8 +119,10 @@ const (
 // along the all-ones input direction, which a deep stack of random layers
 // turns into one shared direction for every token. FillRandom stores u = 0
 // as the zero code instead (word-parallel bit tricks per format), so each
-// stored q is symmetric about 0. F32 and BF16 are uniform in ±√3·std.
-// Padded rows and columns are zero.
+// stored q is symmetric about 0 (Q2: uniform codes under the offset 1.5
+// already are). F32 and BF16 are uniform in ±√3·std. Padded rows are zero,
+// and so are padded columns (Q2's: any code; the activations there are
+// zero and dequantization stops at K).
 //
 //	for p in [p0, p1): for each weight w of panel p: w ~ centred, sd std
 func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
@@ -121,6 +140,8 @@ func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 		qstd, valBytes = centredQ3Std, Q3Lines*LineBytes
 	case kernel.Q6:
 		qstd, valBytes = centredQ6Std, Q6Lines*LineBytes
+	case kernel.Q2:
+		qstd, valBytes = centredQ2Std, Q2Lines*LineBytes
 	}
 	for p := p0; p < p1; p++ {
 		panel := m.Panel(p)
@@ -135,12 +156,16 @@ func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 				if p*PanelRows+pr >= m.N {
 					d = 0
 				}
-				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], half.F32ToF16(float32(d)))
+				h := half.F32ToF16(float32(d))
+				if m.DType == kernel.Q2 { // code 7: offset (7−1)/4 = 1.5
+					h = q2Grid(float32(d), false) | 7
+				}
+				binary.LittleEndian.PutUint16(rec[valBytes+2*pr:], h)
 				if m.HasMin { // w = d·u + m, u centred on 8
 					binary.LittleEndian.PutUint16(rec[valBytes+2*PanelRows+2*pr:], half.F32ToF16(float32(-8*d)))
 				}
 			}
-			if g == groups-1 { // padded columns: the zero code
+			if g == groups-1 && m.DType != kernel.Q2 { // padded columns: the zero code
 				for j := m.K - g*GroupK; j < GroupK; j++ {
 					for pr := 0; pr < PanelRows; pr++ {
 						switch m.DType {

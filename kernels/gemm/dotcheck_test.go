@@ -27,7 +27,8 @@ func dotScales(p *problem) []float64 {
 // what a kernel may multiply an activation by for each weight w: w itself
 // (F32, BF16), or its stored integer and zero point, |d·u| + |d·z| ≤
 // |w| + 2|d·z| (Q8: z = 128; Q4: z = 8; Q4 with a min m: |m| ≤ max|w| +
-// 15d over the group, since m = w − d·u for each w of it).
+// 15d over the group, since m = w − d·u for each w of it; Q2: the min
+// −d·t, |t| ≤ 3.5).
 func dotFloors(p *problem) []float64 {
 	w := p.w.Dequantize()
 	t := make([]float64, len(w))
@@ -36,7 +37,7 @@ func dotFloors(p *problem) []float64 {
 			hi := min(lo+quant.GroupK, p.k)
 			row := w[c*p.k+lo : c*p.k+hi]
 			var zero, d float64 // |d·z| or the bound on |m|; the group's scale
-			if p.dt == kernel.Q8 || p.dt == kernel.Q4 || p.dt == kernel.Q3 || p.dt == kernel.Q6 {
+			if p.dt == kernel.Q8 || p.dt == kernel.Q4 || p.dt == kernel.Q3 || p.dt == kernel.Q6 || p.dt == kernel.Q2 {
 				d = math.Abs(float64(p.w.Scale(c, lo/quant.GroupK)))
 			}
 			switch {
@@ -44,6 +45,8 @@ func dotFloors(p *problem) []float64 {
 				zero = quant.Q3Zero * d
 			case p.dt == kernel.Q6:
 				zero = quant.Q6Zero * d
+			case p.dt == kernel.Q2:
+				zero = 3.5 * d
 			case p.dt == kernel.Q8:
 				zero = 128 * d
 			case p.dt == kernel.Q4 && !p.w.HasMin:

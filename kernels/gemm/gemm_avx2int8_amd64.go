@@ -25,6 +25,7 @@ var avx2i8Y = [numKinds][]vnniKernel{
 	{nil, avx2i8Q4M_1x16, avx2i8Q4M_2x16, avx2i8Q4M_3x16, avx2i8Q4M_4x16},
 	{nil, avx2i8Q3_1x16, avx2i8Q3_2x16, avx2i8Q3_3x16, avx2i8Q3_4x16},
 	{nil, avx2i8Q6_1x16, avx2i8Q6_2x16, avx2i8Q6_3x16, avx2i8Q6_4x16},
+	nil, // Q2: AVX-512 only (not in DTypes)
 }
 
 func init() {

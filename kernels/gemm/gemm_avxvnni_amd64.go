@@ -27,6 +27,7 @@ var avxvnniY = [numKinds][]vnniKernel{
 	{nil, avxvnniQ4M_1x16, avxvnniQ4M_2x16, avxvnniQ4M_3x16, avxvnniQ4M_4x16},
 	{nil, avxvnniQ3_1x16, avxvnniQ3_2x16, avxvnniQ3_3x16, avxvnniQ3_4x16},
 	{nil, avxvnniQ6_1x16, avxvnniQ6_2x16, avxvnniQ6_3x16, avxvnniQ6_4x16},
+	nil, // Q2: AVX-512 only (not in DTypes)
 }
 
 func init() {

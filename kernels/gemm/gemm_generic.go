@@ -122,7 +122,26 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 				tile[j*pr+i] = d[i] * float32(q6At(rec, i, j)-quant.Q6Zero)
 			}
 		}
+	case kernel.Q2:
+		rec := panel[(k0/quant.GroupK)*quant.Q2GroupBytes:]
+		var d [pr]float32
+		var c [pr]int
+		for i := range d {
+			d[i], c[i] = quant.Q2Scale(binary.LittleEndian.Uint16(rec[quant.Q2Lines*quant.LineBytes+2*i:]))
+		}
+		for j := 0; j < n; j++ {
+			for i := 0; i < pr; i++ {
+				// d·(u − (c−1)/4), exact as quant's dequantization
+				tile[j*pr+i] = d[i] * 0.25 * float32(4*q2At(rec, i, j)-c[i]+1)
+			}
+		}
 	}
+}
+
+// q2At is the stored u (0…3) of row i, group element j of a Q2 record
+// (the layout of quant/q2.go): bits 2(j%16/4) of line j/16.
+func q2At(rec []byte, i, j int) int {
+	return int(rec[(j/16)*quant.LineBytes+4*i+j%4]>>uint(2*(j%16/4))) & 3
 }
 
 // q3At is the stored u (0…7) of row i, group element j of a Q3 record
@@ -154,7 +173,8 @@ func q6At(rec []byte, i, j int) int {
 //
 // with u the stored unsigned weight (Q8: q+128, z = 128; Q4: the nibble,
 // z = 8, or z = 0 and a min m; Q3: the 3-bit value, z = 4; Q6: the
-// 6-bit value, z = 32).
+// 6-bit value, z = 32; Q2: the 2-bit value, z = 0 and the min m = −d·t
+// of the scale word's offset t).
 func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 	g := a.kp / quant.GroupK
 	gb := a.w.GroupBytes()
@@ -175,14 +195,28 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 				scales = quant.Q3Lines * quant.LineBytes
 			case kernel.Q6:
 				scales = quant.Q6Lines * quant.LineBytes
+			case kernel.Q2:
+				scales = quant.Q2Lines * quant.LineBytes
 			}
 			for i := range d {
+				if a.w.DType == kernel.Q2 {
+					var c int
+					d[i], c = quant.Q2Scale(binary.LittleEndian.Uint16(rec[scales+2*i:]))
+					mn[i] = -d[i] * 0.25 * float32(c-1)
+					continue
+				}
 				d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[scales+2*i:]))
 				if a.w.HasMin {
 					mn[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[scales+2*pr+2*i:]))
 				}
 			}
 			switch {
+			case a.w.DType == kernel.Q2:
+				for j := 0; j < quant.GroupK; j++ {
+					for i := 0; i < pr; i++ {
+						u[j*pr+i] = int32(q2At(rec, i, j))
+					}
+				}
 			case a.w.DType == kernel.Q3:
 				zp = quant.Q3Zero
 				for j := 0; j < quant.GroupK; j++ {

@@ -22,7 +22,9 @@ import (
 
 // intMatrix is a Q8/Q4 matrix with unit scales, stored weights u (offset
 // binary for Q8, nibbles for Q4) for every padded row and k, and a per
-// (row, group) integer min for Q4 with a min.
+// (row, group) integer min for Q4 with a min; for Q2 mins holds the
+// offset codes c (w = u − (c−1)/4: every sum a multiple of 1/4, still
+// exact in f32).
 type intMatrix struct {
 	w      *quant.Matrix
 	u      [][]int32 // [Np][Kp] stored values
@@ -30,6 +32,7 @@ type intMatrix struct {
 	zp     int32     // zero point: 128 (Q8), 8 (Q4), 0 (min)
 	n, k   int
 	hasMin bool
+	q2     bool
 }
 
 // newIntMatrix fills every stored weight, padding included (the padded k
@@ -55,6 +58,9 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 	if dt == kernel.Q6 {
 		top, im.zp = 63, quant.Q6Zero
 	}
+	if dt == kernel.Q2 {
+		top, im.zp, im.q2 = 3, 0, true
+	}
 	groups := w.Kp / quant.GroupK
 	im.u = make([][]int32, w.Np)
 	im.mins = make([][]int32, w.Np)
@@ -69,6 +75,9 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 		im.mins[i] = make([]int32, groups)
 		for g := range im.mins[i] {
 			im.mins[i][g] = r.Int32N(17) - 8
+			if im.q2 {
+				im.mins[i][g] = r.Int32N(16)
+			}
 		}
 	}
 	one := half.F32ToF16(1)
@@ -91,6 +100,14 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 						setQ3(rec, i, j, int(row[j]))
 					}
 					binary.LittleEndian.PutUint16(rec[quant.Q3Lines*quant.LineBytes+2*i:], one)
+					continue
+				}
+				if dt == kernel.Q2 {
+					for j := 0; j < quant.GroupK; j++ {
+						setQ2(rec, i, j, int(row[j]))
+					}
+					c := uint16(im.mins[p*quant.PanelRows+i][g])
+					binary.LittleEndian.PutUint16(rec[quant.Q2Lines*quant.LineBytes+2*i:], one|c)
 					continue
 				}
 				if dt == kernel.Q6 {
@@ -116,8 +133,8 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 	return im
 }
 
-// dot is the exact Σ_k x[k]·w[row,k] over the logical K, in int64.
-func (im *intMatrix) dot(row int, x []int32) int64 { return im.dotRange(row, x, 0, im.k) }
+// dot is the exact Σ_k x[k]·w[row,k] over the logical K.
+func (im *intMatrix) dot(row int, x []int32) float64 { return im.dotRange(row, x, 0, im.k) }
 
 // dotScaled is Σ_g xs[g]·(Σ_{k in group g} x[k]·w[row,k]).
 func (im *intMatrix) dotScaled(row int, x []int32, xs []float32) float64 {
@@ -128,16 +145,22 @@ func (im *intMatrix) dotScaled(row int, x []int32, xs []float32) float64 {
 	return s
 }
 
-func (im *intMatrix) dotRange(row int, x []int32, k0, k1 int) int64 {
-	var s int64
+func (im *intMatrix) dotRange(row int, x []int32, k0, k1 int) float64 {
+	var s int64 // Q2: 4× the sum, 4w = 4u − c + 1
 	for k := k0; k < k1; k++ {
 		w := int64(im.u[row][k] - im.zp)
 		if im.hasMin {
 			w += int64(im.mins[row][k/quant.GroupK])
 		}
+		if im.q2 {
+			w = 4*w - int64(im.mins[row][k/quant.GroupK]) + 1
+		}
 		s += w * int64(x[k])
 	}
-	return s
+	if im.q2 {
+		return float64(s) / 4
+	}
+	return float64(s)
 }
 
 func int8Variants(t *testing.T) []*kernel.Variant {
@@ -194,7 +217,7 @@ func TestInt8PanelsExact(t *testing.T) {
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
 			im := implOf(v)
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}
@@ -281,7 +304,7 @@ func TestInt8RunExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}
@@ -314,7 +337,7 @@ func TestInt8RunExact(t *testing.T) {
 						Run(kernel.Choice{Variant: vo, Config: vo.DefaultConfig(nil, 2)}, y, x, mx.w, m, false)
 						for i := 0; i < m; i++ {
 							for c := 0; c < n; c++ {
-								if got, want := float64(y[i*n+c]), float64(mx.dot(c, xi[i])); got != want {
+								if got, want := float64(y[i*n+c]), mx.dot(c, xi[i]); got != want {
 									t.Fatalf("%s %s m=%d n=%d k=%d: y[%d,%d] = %v, want %v", op, dt, m, n, k, i, c, got, want)
 								}
 							}

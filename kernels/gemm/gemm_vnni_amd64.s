@@ -11017,3 +11017,2309 @@ vnniQ6_12x16_stored:
 	JNZ  vnniQ6_12x16_panel
 	VZEROUPPER
 	RET
+
+// func vnniQ2_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_1x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   aux+40(FP), SI
+	MOVQ   xs+56(FP), DI
+	MOVQ   ldaux+48(FP), R8
+	MOVQ   ng+16(FP), R9
+	VPXORD Z2, Z2, Z2
+
+vnniQ2_1x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z3, Z3, Z3
+	VMOVDQU32         (AX), Z4
+	VPANDD            Z0, Z4, Z5
+	VPDPBUSD.BCST     (BX), Z5, Z3
+	VPSRLW            $0x02, Z4, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     4(BX), Z5, Z3
+	VPSRLW            $0x04, Z4, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     8(BX), Z5, Z3
+	VPSRLW            $0x06, Z4, Z4
+	VPANDD            Z0, Z4, Z4
+	VPDPBUSD.BCST     12(BX), Z4, Z3
+	VMOVDQU32         64(AX), Z4
+	VPANDD            Z0, Z4, Z5
+	VPDPBUSD.BCST     16(BX), Z5, Z3
+	VPSRLW            $0x02, Z4, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     20(BX), Z5, Z3
+	VPSRLW            $0x04, Z4, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     24(BX), Z5, Z3
+	VPSRLW            $0x06, Z4, Z4
+	VPANDD            Z0, Z4, Z4
+	VPDPBUSD.BCST     28(BX), Z4, Z3
+	VPANDD            128(AX), Y1, Y4
+	VCVTPH2PS         Y4, Z4
+	VPMOVZXWD         128(AX), Z5
+	VPANDND           Z5, Z1, Z5
+	VCVTDQ2PS         Z5, Z5
+	VFMSUB213PS       Z4, Z4, Z5
+	VCVTDQ2PS         Z3, Z3
+	VMULPS.BCST       (DI), Z3, Z3
+	VFMADD231PS       Z3, Z4, Z2
+	VFNMADD231PS.BCST (SI), Z5, Z2
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              R8, SI
+	ADDQ              R8, DI
+	DECQ              R9
+	JNZ               vnniQ2_1x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, BX
+	MOVB              acc+80(FP), SI
+	TESTB             SI, SI
+	JZ                vnniQ2_1x16_store
+	VADDPS            (BX), Z2, Z2
+	VMOVUPS           Z2, (BX)
+	JMP               vnniQ2_1x16_stored
+
+vnniQ2_1x16_store:
+	VMOVUPS Z2, (BX)
+
+vnniQ2_1x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_1x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_2x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+vnniQ2_2x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z4, Z4, Z4
+	VPXORD            Z5, Z5, Z5
+	VMOVDQU32         (AX), Z6
+	VPANDD            Z0, Z6, Z7
+	VPDPBUSD.BCST     (BX), Z7, Z4
+	VPDPBUSD.BCST     (BX)(SI*1), Z7, Z5
+	VPSRLW            $0x02, Z6, Z7
+	VPANDD            Z0, Z7, Z7
+	VPDPBUSD.BCST     4(BX), Z7, Z4
+	VPDPBUSD.BCST     4(BX)(SI*1), Z7, Z5
+	VPSRLW            $0x04, Z6, Z7
+	VPANDD            Z0, Z7, Z7
+	VPDPBUSD.BCST     8(BX), Z7, Z4
+	VPDPBUSD.BCST     8(BX)(SI*1), Z7, Z5
+	VPSRLW            $0x06, Z6, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     12(BX), Z6, Z4
+	VPDPBUSD.BCST     12(BX)(SI*1), Z6, Z5
+	VMOVDQU32         64(AX), Z6
+	VPANDD            Z0, Z6, Z7
+	VPDPBUSD.BCST     16(BX), Z7, Z4
+	VPDPBUSD.BCST     16(BX)(SI*1), Z7, Z5
+	VPSRLW            $0x02, Z6, Z7
+	VPANDD            Z0, Z7, Z7
+	VPDPBUSD.BCST     20(BX), Z7, Z4
+	VPDPBUSD.BCST     20(BX)(SI*1), Z7, Z5
+	VPSRLW            $0x04, Z6, Z7
+	VPANDD            Z0, Z7, Z7
+	VPDPBUSD.BCST     24(BX), Z7, Z4
+	VPDPBUSD.BCST     24(BX)(SI*1), Z7, Z5
+	VPSRLW            $0x06, Z6, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     28(BX), Z6, Z4
+	VPDPBUSD.BCST     28(BX)(SI*1), Z6, Z5
+	VPANDD            128(AX), Y1, Y6
+	VCVTPH2PS         Y6, Z6
+	VPMOVZXWD         128(AX), Z7
+	VPANDND           Z7, Z1, Z7
+	VCVTDQ2PS         Z7, Z7
+	VFMSUB213PS       Z6, Z6, Z7
+	VCVTDQ2PS         Z4, Z4
+	VMULPS.BCST       (R8), Z4, Z4
+	VFMADD231PS       Z4, Z6, Z2
+	VFNMADD231PS.BCST (DI), Z7, Z2
+	VCVTDQ2PS         Z5, Z5
+	VMULPS.BCST       4(R8), Z5, Z5
+	VFMADD231PS       Z5, Z6, Z3
+	VFNMADD231PS.BCST 4(DI), Z7, Z3
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              R9, DI
+	ADDQ              R9, R8
+	DECQ              R10
+	JNZ               vnniQ2_2x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_2x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	JMP               vnniQ2_2x16_stored
+
+vnniQ2_2x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+
+vnniQ2_2x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_2x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_3x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+vnniQ2_3x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z5, Z5, Z5
+	VPXORD            Z6, Z6, Z6
+	VPXORD            Z7, Z7, Z7
+	VMOVDQU32         (AX), Z8
+	VPANDD            Z0, Z8, Z9
+	VPDPBUSD.BCST     (BX), Z9, Z5
+	VPDPBUSD.BCST     (BX)(SI*1), Z9, Z6
+	VPDPBUSD.BCST     (BX)(SI*2), Z9, Z7
+	VPSRLW            $0x02, Z8, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     4(BX), Z9, Z5
+	VPDPBUSD.BCST     4(BX)(SI*1), Z9, Z6
+	VPDPBUSD.BCST     4(BX)(SI*2), Z9, Z7
+	VPSRLW            $0x04, Z8, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     8(BX), Z9, Z5
+	VPDPBUSD.BCST     8(BX)(SI*1), Z9, Z6
+	VPDPBUSD.BCST     8(BX)(SI*2), Z9, Z7
+	VPSRLW            $0x06, Z8, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     12(BX), Z8, Z5
+	VPDPBUSD.BCST     12(BX)(SI*1), Z8, Z6
+	VPDPBUSD.BCST     12(BX)(SI*2), Z8, Z7
+	VMOVDQU32         64(AX), Z8
+	VPANDD            Z0, Z8, Z9
+	VPDPBUSD.BCST     16(BX), Z9, Z5
+	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z6
+	VPDPBUSD.BCST     16(BX)(SI*2), Z9, Z7
+	VPSRLW            $0x02, Z8, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     20(BX), Z9, Z5
+	VPDPBUSD.BCST     20(BX)(SI*1), Z9, Z6
+	VPDPBUSD.BCST     20(BX)(SI*2), Z9, Z7
+	VPSRLW            $0x04, Z8, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     24(BX), Z9, Z5
+	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z6
+	VPDPBUSD.BCST     24(BX)(SI*2), Z9, Z7
+	VPSRLW            $0x06, Z8, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     28(BX), Z8, Z5
+	VPDPBUSD.BCST     28(BX)(SI*1), Z8, Z6
+	VPDPBUSD.BCST     28(BX)(SI*2), Z8, Z7
+	VPANDD            128(AX), Y1, Y8
+	VCVTPH2PS         Y8, Z8
+	VPMOVZXWD         128(AX), Z9
+	VPANDND           Z9, Z1, Z9
+	VCVTDQ2PS         Z9, Z9
+	VFMSUB213PS       Z8, Z8, Z9
+	VCVTDQ2PS         Z5, Z5
+	VMULPS.BCST       (R8), Z5, Z5
+	VFMADD231PS       Z5, Z8, Z2
+	VFNMADD231PS.BCST (DI), Z9, Z2
+	VCVTDQ2PS         Z6, Z6
+	VMULPS.BCST       4(R8), Z6, Z6
+	VFMADD231PS       Z6, Z8, Z3
+	VFNMADD231PS.BCST 4(DI), Z9, Z3
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       8(R8), Z7, Z7
+	VFMADD231PS       Z7, Z8, Z4
+	VFNMADD231PS.BCST 8(DI), Z9, Z4
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              R9, DI
+	ADDQ              R9, R8
+	DECQ              R10
+	JNZ               vnniQ2_3x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_3x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	JMP               vnniQ2_3x16_stored
+
+vnniQ2_3x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+
+vnniQ2_3x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_3x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_4x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	MOVQ   aux+40(FP), R8
+	MOVQ   xs+56(FP), R9
+	MOVQ   ldaux+48(FP), R10
+	MOVQ   ng+16(FP), R11
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+vnniQ2_4x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z6, Z6, Z6
+	VPXORD            Z7, Z7, Z7
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VMOVDQU32         (AX), Z10
+	VPANDD            Z0, Z10, Z11
+	VPDPBUSD.BCST     (BX), Z11, Z6
+	VPDPBUSD.BCST     (BX)(SI*1), Z11, Z7
+	VPDPBUSD.BCST     (BX)(SI*2), Z11, Z8
+	VPDPBUSD.BCST     (BX)(DI*1), Z11, Z9
+	VPSRLW            $0x02, Z10, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     4(BX), Z11, Z6
+	VPDPBUSD.BCST     4(BX)(SI*1), Z11, Z7
+	VPDPBUSD.BCST     4(BX)(SI*2), Z11, Z8
+	VPDPBUSD.BCST     4(BX)(DI*1), Z11, Z9
+	VPSRLW            $0x04, Z10, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     8(BX), Z11, Z6
+	VPDPBUSD.BCST     8(BX)(SI*1), Z11, Z7
+	VPDPBUSD.BCST     8(BX)(SI*2), Z11, Z8
+	VPDPBUSD.BCST     8(BX)(DI*1), Z11, Z9
+	VPSRLW            $0x06, Z10, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     12(BX), Z10, Z6
+	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z7
+	VPDPBUSD.BCST     12(BX)(SI*2), Z10, Z8
+	VPDPBUSD.BCST     12(BX)(DI*1), Z10, Z9
+	VMOVDQU32         64(AX), Z10
+	VPANDD            Z0, Z10, Z11
+	VPDPBUSD.BCST     16(BX), Z11, Z6
+	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z7
+	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z8
+	VPDPBUSD.BCST     16(BX)(DI*1), Z11, Z9
+	VPSRLW            $0x02, Z10, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     20(BX), Z11, Z6
+	VPDPBUSD.BCST     20(BX)(SI*1), Z11, Z7
+	VPDPBUSD.BCST     20(BX)(SI*2), Z11, Z8
+	VPDPBUSD.BCST     20(BX)(DI*1), Z11, Z9
+	VPSRLW            $0x04, Z10, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     24(BX), Z11, Z6
+	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z7
+	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z8
+	VPDPBUSD.BCST     24(BX)(DI*1), Z11, Z9
+	VPSRLW            $0x06, Z10, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     28(BX), Z10, Z6
+	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z7
+	VPDPBUSD.BCST     28(BX)(SI*2), Z10, Z8
+	VPDPBUSD.BCST     28(BX)(DI*1), Z10, Z9
+	VPANDD            128(AX), Y1, Y10
+	VCVTPH2PS         Y10, Z10
+	VPMOVZXWD         128(AX), Z11
+	VPANDND           Z11, Z1, Z11
+	VCVTDQ2PS         Z11, Z11
+	VFMSUB213PS       Z10, Z10, Z11
+	VCVTDQ2PS         Z6, Z6
+	VMULPS.BCST       (R9), Z6, Z6
+	VFMADD231PS       Z6, Z10, Z2
+	VFNMADD231PS.BCST (R8), Z11, Z2
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       4(R9), Z7, Z7
+	VFMADD231PS       Z7, Z10, Z3
+	VFNMADD231PS.BCST 4(R8), Z11, Z3
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       8(R9), Z8, Z8
+	VFMADD231PS       Z8, Z10, Z4
+	VFNMADD231PS.BCST 8(R8), Z11, Z4
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       12(R9), Z9, Z9
+	VFMADD231PS       Z9, Z10, Z5
+	VFNMADD231PS.BCST 12(R8), Z11, Z5
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              R10, R8
+	ADDQ              R10, R9
+	DECQ              R11
+	JNZ               vnniQ2_4x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_4x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	JMP               vnniQ2_4x16_stored
+
+vnniQ2_4x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+
+vnniQ2_4x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_4x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_5x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_5x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	MOVQ   aux+40(FP), R9
+	MOVQ   xs+56(FP), R10
+	MOVQ   ldaux+48(FP), R11
+	MOVQ   ng+16(FP), R12
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+vnniQ2_5x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z7, Z7, Z7
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VMOVDQU32         (AX), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     (BX), Z13, Z7
+	VPDPBUSD.BCST     (BX)(SI*1), Z13, Z8
+	VPDPBUSD.BCST     (BX)(SI*2), Z13, Z9
+	VPDPBUSD.BCST     (BX)(DI*1), Z13, Z10
+	VPDPBUSD.BCST     (R8), Z13, Z11
+	VPSRLW            $0x02, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     4(BX), Z13, Z7
+	VPDPBUSD.BCST     4(BX)(SI*1), Z13, Z8
+	VPDPBUSD.BCST     4(BX)(SI*2), Z13, Z9
+	VPDPBUSD.BCST     4(BX)(DI*1), Z13, Z10
+	VPDPBUSD.BCST     4(R8), Z13, Z11
+	VPSRLW            $0x04, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     8(BX), Z13, Z7
+	VPDPBUSD.BCST     8(BX)(SI*1), Z13, Z8
+	VPDPBUSD.BCST     8(BX)(SI*2), Z13, Z9
+	VPDPBUSD.BCST     8(BX)(DI*1), Z13, Z10
+	VPDPBUSD.BCST     8(R8), Z13, Z11
+	VPSRLW            $0x06, Z12, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     12(BX), Z12, Z7
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z8
+	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z9
+	VPDPBUSD.BCST     12(BX)(DI*1), Z12, Z10
+	VPDPBUSD.BCST     12(R8), Z12, Z11
+	VMOVDQU32         64(AX), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     16(BX), Z13, Z7
+	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z8
+	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z9
+	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z10
+	VPDPBUSD.BCST     16(R8), Z13, Z11
+	VPSRLW            $0x02, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     20(BX), Z13, Z7
+	VPDPBUSD.BCST     20(BX)(SI*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(SI*2), Z13, Z9
+	VPDPBUSD.BCST     20(BX)(DI*1), Z13, Z10
+	VPDPBUSD.BCST     20(R8), Z13, Z11
+	VPSRLW            $0x04, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     24(BX), Z13, Z7
+	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z8
+	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z9
+	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z10
+	VPDPBUSD.BCST     24(R8), Z13, Z11
+	VPSRLW            $0x06, Z12, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     28(BX), Z12, Z7
+	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z8
+	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z9
+	VPDPBUSD.BCST     28(BX)(DI*1), Z12, Z10
+	VPDPBUSD.BCST     28(R8), Z12, Z11
+	VPANDD            128(AX), Y1, Y12
+	VCVTPH2PS         Y12, Z12
+	VPMOVZXWD         128(AX), Z13
+	VPANDND           Z13, Z1, Z13
+	VCVTDQ2PS         Z13, Z13
+	VFMSUB213PS       Z12, Z12, Z13
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (R10), Z7, Z7
+	VFMADD231PS       Z7, Z12, Z2
+	VFNMADD231PS.BCST (R9), Z13, Z2
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       4(R10), Z8, Z8
+	VFMADD231PS       Z8, Z12, Z3
+	VFNMADD231PS.BCST 4(R9), Z13, Z3
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       8(R10), Z9, Z9
+	VFMADD231PS       Z9, Z12, Z4
+	VFNMADD231PS.BCST 8(R9), Z13, Z4
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       12(R10), Z10, Z10
+	VFMADD231PS       Z10, Z12, Z5
+	VFNMADD231PS.BCST 12(R9), Z13, Z5
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       16(R10), Z11, Z11
+	VFMADD231PS       Z11, Z12, Z6
+	VFNMADD231PS.BCST 16(R9), Z13, Z6
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              R11, R9
+	ADDQ              R11, R10
+	DECQ              R12
+	JNZ               vnniQ2_5x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_5x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	JMP               vnniQ2_5x16_stored
+
+vnniQ2_5x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+
+vnniQ2_5x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_5x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_6x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_6x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	MOVQ   aux+40(FP), R9
+	MOVQ   xs+56(FP), R10
+	MOVQ   ldaux+48(FP), R11
+	MOVQ   ng+16(FP), R12
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+vnniQ2_6x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VMOVDQU32         (AX), Z14
+	VPANDD            Z0, Z14, Z15
+	VPDPBUSD.BCST     (BX), Z15, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z15, Z9
+	VPDPBUSD.BCST     (BX)(SI*2), Z15, Z10
+	VPDPBUSD.BCST     (BX)(DI*1), Z15, Z11
+	VPDPBUSD.BCST     (R8), Z15, Z12
+	VPDPBUSD.BCST     (R8)(SI*1), Z15, Z13
+	VPSRLW            $0x02, Z14, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     4(BX), Z15, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z15, Z9
+	VPDPBUSD.BCST     4(BX)(SI*2), Z15, Z10
+	VPDPBUSD.BCST     4(BX)(DI*1), Z15, Z11
+	VPDPBUSD.BCST     4(R8), Z15, Z12
+	VPDPBUSD.BCST     4(R8)(SI*1), Z15, Z13
+	VPSRLW            $0x04, Z14, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     8(BX), Z15, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z15, Z9
+	VPDPBUSD.BCST     8(BX)(SI*2), Z15, Z10
+	VPDPBUSD.BCST     8(BX)(DI*1), Z15, Z11
+	VPDPBUSD.BCST     8(R8), Z15, Z12
+	VPDPBUSD.BCST     8(R8)(SI*1), Z15, Z13
+	VPSRLW            $0x06, Z14, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     12(BX), Z14, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z9
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z11
+	VPDPBUSD.BCST     12(R8), Z14, Z12
+	VPDPBUSD.BCST     12(R8)(SI*1), Z14, Z13
+	VMOVDQU32         64(AX), Z14
+	VPANDD            Z0, Z14, Z15
+	VPDPBUSD.BCST     16(BX), Z15, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z9
+	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z10
+	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z11
+	VPDPBUSD.BCST     16(R8), Z15, Z12
+	VPDPBUSD.BCST     16(R8)(SI*1), Z15, Z13
+	VPSRLW            $0x02, Z14, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     20(BX), Z15, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z15, Z9
+	VPDPBUSD.BCST     20(BX)(SI*2), Z15, Z10
+	VPDPBUSD.BCST     20(BX)(DI*1), Z15, Z11
+	VPDPBUSD.BCST     20(R8), Z15, Z12
+	VPDPBUSD.BCST     20(R8)(SI*1), Z15, Z13
+	VPSRLW            $0x04, Z14, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     24(BX), Z15, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z9
+	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z10
+	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z11
+	VPDPBUSD.BCST     24(R8), Z15, Z12
+	VPDPBUSD.BCST     24(R8)(SI*1), Z15, Z13
+	VPSRLW            $0x06, Z14, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     28(BX), Z14, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z9
+	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z10
+	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z11
+	VPDPBUSD.BCST     28(R8), Z14, Z12
+	VPDPBUSD.BCST     28(R8)(SI*1), Z14, Z13
+	VPANDD            128(AX), Y1, Y14
+	VCVTPH2PS         Y14, Z14
+	VPMOVZXWD         128(AX), Z15
+	VPANDND           Z15, Z1, Z15
+	VCVTDQ2PS         Z15, Z15
+	VFMSUB213PS       Z14, Z14, Z15
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       (R10), Z8, Z8
+	VFMADD231PS       Z8, Z14, Z2
+	VFNMADD231PS.BCST (R9), Z15, Z2
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R10), Z9, Z9
+	VFMADD231PS       Z9, Z14, Z3
+	VFNMADD231PS.BCST 4(R9), Z15, Z3
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       8(R10), Z10, Z10
+	VFMADD231PS       Z10, Z14, Z4
+	VFNMADD231PS.BCST 8(R9), Z15, Z4
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       12(R10), Z11, Z11
+	VFMADD231PS       Z11, Z14, Z5
+	VFNMADD231PS.BCST 12(R9), Z15, Z5
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       16(R10), Z12, Z12
+	VFMADD231PS       Z12, Z14, Z6
+	VFNMADD231PS.BCST 16(R9), Z15, Z6
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       20(R10), Z13, Z13
+	VFMADD231PS       Z13, Z14, Z7
+	VFNMADD231PS.BCST 20(R9), Z15, Z7
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              R11, R9
+	ADDQ              R11, R10
+	DECQ              R12
+	JNZ               vnniQ2_6x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_6x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	JMP               vnniQ2_6x16_stored
+
+vnniQ2_6x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+
+vnniQ2_6x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_6x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_7x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_7x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	MOVQ   aux+40(FP), R9
+	MOVQ   xs+56(FP), R10
+	MOVQ   ldaux+48(FP), R11
+	MOVQ   ng+16(FP), R12
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+
+vnniQ2_7x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VMOVDQU32         (AX), Z16
+	VPANDD            Z0, Z16, Z17
+	VPDPBUSD.BCST     (BX), Z17, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z17, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z17, Z11
+	VPDPBUSD.BCST     (BX)(DI*1), Z17, Z12
+	VPDPBUSD.BCST     (R8), Z17, Z13
+	VPDPBUSD.BCST     (R8)(SI*1), Z17, Z14
+	VPDPBUSD.BCST     (R8)(SI*2), Z17, Z15
+	VPSRLW            $0x02, Z16, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     4(BX), Z17, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z17, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z17, Z11
+	VPDPBUSD.BCST     4(BX)(DI*1), Z17, Z12
+	VPDPBUSD.BCST     4(R8), Z17, Z13
+	VPDPBUSD.BCST     4(R8)(SI*1), Z17, Z14
+	VPDPBUSD.BCST     4(R8)(SI*2), Z17, Z15
+	VPSRLW            $0x04, Z16, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     8(BX), Z17, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z17, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z17, Z11
+	VPDPBUSD.BCST     8(BX)(DI*1), Z17, Z12
+	VPDPBUSD.BCST     8(R8), Z17, Z13
+	VPDPBUSD.BCST     8(R8)(SI*1), Z17, Z14
+	VPDPBUSD.BCST     8(R8)(SI*2), Z17, Z15
+	VPSRLW            $0x06, Z16, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     12(BX), Z16, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z12
+	VPDPBUSD.BCST     12(R8), Z16, Z13
+	VPDPBUSD.BCST     12(R8)(SI*1), Z16, Z14
+	VPDPBUSD.BCST     12(R8)(SI*2), Z16, Z15
+	VMOVDQU32         64(AX), Z16
+	VPANDD            Z0, Z16, Z17
+	VPDPBUSD.BCST     16(BX), Z17, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z11
+	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z12
+	VPDPBUSD.BCST     16(R8), Z17, Z13
+	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z14
+	VPDPBUSD.BCST     16(R8)(SI*2), Z17, Z15
+	VPSRLW            $0x02, Z16, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     20(BX), Z17, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z17, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z17, Z11
+	VPDPBUSD.BCST     20(BX)(DI*1), Z17, Z12
+	VPDPBUSD.BCST     20(R8), Z17, Z13
+	VPDPBUSD.BCST     20(R8)(SI*1), Z17, Z14
+	VPDPBUSD.BCST     20(R8)(SI*2), Z17, Z15
+	VPSRLW            $0x04, Z16, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     24(BX), Z17, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z11
+	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z12
+	VPDPBUSD.BCST     24(R8), Z17, Z13
+	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z14
+	VPDPBUSD.BCST     24(R8)(SI*2), Z17, Z15
+	VPSRLW            $0x06, Z16, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     28(BX), Z16, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z11
+	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z12
+	VPDPBUSD.BCST     28(R8), Z16, Z13
+	VPDPBUSD.BCST     28(R8)(SI*1), Z16, Z14
+	VPDPBUSD.BCST     28(R8)(SI*2), Z16, Z15
+	VPANDD            128(AX), Y1, Y16
+	VCVTPH2PS         Y16, Z16
+	VPMOVZXWD         128(AX), Z17
+	VPANDND           Z17, Z1, Z17
+	VCVTDQ2PS         Z17, Z17
+	VFMSUB213PS       Z16, Z16, Z17
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       (R10), Z9, Z9
+	VFMADD231PS       Z9, Z16, Z2
+	VFNMADD231PS.BCST (R9), Z17, Z2
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       4(R10), Z10, Z10
+	VFMADD231PS       Z10, Z16, Z3
+	VFNMADD231PS.BCST 4(R9), Z17, Z3
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R10), Z11, Z11
+	VFMADD231PS       Z11, Z16, Z4
+	VFNMADD231PS.BCST 8(R9), Z17, Z4
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       12(R10), Z12, Z12
+	VFMADD231PS       Z12, Z16, Z5
+	VFNMADD231PS.BCST 12(R9), Z17, Z5
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       16(R10), Z13, Z13
+	VFMADD231PS       Z13, Z16, Z6
+	VFNMADD231PS.BCST 16(R9), Z17, Z6
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       20(R10), Z14, Z14
+	VFMADD231PS       Z14, Z16, Z7
+	VFNMADD231PS.BCST 20(R9), Z17, Z7
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       24(R10), Z15, Z15
+	VFMADD231PS       Z15, Z16, Z8
+	VFNMADD231PS.BCST 24(R9), Z17, Z8
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              R11, R9
+	ADDQ              R11, R10
+	DECQ              R12
+	JNZ               vnniQ2_7x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_7x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	JMP               vnniQ2_7x16_stored
+
+vnniQ2_7x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+
+vnniQ2_7x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_7x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_8x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_8x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	MOVQ   aux+40(FP), R9
+	MOVQ   xs+56(FP), R10
+	MOVQ   ldaux+48(FP), R11
+	MOVQ   ng+16(FP), R12
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+
+vnniQ2_8x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VMOVDQU32         (AX), Z18
+	VPANDD            Z0, Z18, Z19
+	VPDPBUSD.BCST     (BX), Z19, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z19, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z19, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z19, Z13
+	VPDPBUSD.BCST     (R8), Z19, Z14
+	VPDPBUSD.BCST     (R8)(SI*1), Z19, Z15
+	VPDPBUSD.BCST     (R8)(SI*2), Z19, Z16
+	VPDPBUSD.BCST     (R8)(DI*1), Z19, Z17
+	VPSRLW            $0x02, Z18, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     4(BX), Z19, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z19, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z19, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z19, Z13
+	VPDPBUSD.BCST     4(R8), Z19, Z14
+	VPDPBUSD.BCST     4(R8)(SI*1), Z19, Z15
+	VPDPBUSD.BCST     4(R8)(SI*2), Z19, Z16
+	VPDPBUSD.BCST     4(R8)(DI*1), Z19, Z17
+	VPSRLW            $0x04, Z18, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     8(BX), Z19, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z19, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z19, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z19, Z13
+	VPDPBUSD.BCST     8(R8), Z19, Z14
+	VPDPBUSD.BCST     8(R8)(SI*1), Z19, Z15
+	VPDPBUSD.BCST     8(R8)(SI*2), Z19, Z16
+	VPDPBUSD.BCST     8(R8)(DI*1), Z19, Z17
+	VPSRLW            $0x06, Z18, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     12(BX), Z18, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z13
+	VPDPBUSD.BCST     12(R8), Z18, Z14
+	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z15
+	VPDPBUSD.BCST     12(R8)(SI*2), Z18, Z16
+	VPDPBUSD.BCST     12(R8)(DI*1), Z18, Z17
+	VMOVDQU32         64(AX), Z18
+	VPANDD            Z0, Z18, Z19
+	VPDPBUSD.BCST     16(BX), Z19, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z13
+	VPDPBUSD.BCST     16(R8), Z19, Z14
+	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z15
+	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z16
+	VPDPBUSD.BCST     16(R8)(DI*1), Z19, Z17
+	VPSRLW            $0x02, Z18, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     20(BX), Z19, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z19, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z19, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z19, Z13
+	VPDPBUSD.BCST     20(R8), Z19, Z14
+	VPDPBUSD.BCST     20(R8)(SI*1), Z19, Z15
+	VPDPBUSD.BCST     20(R8)(SI*2), Z19, Z16
+	VPDPBUSD.BCST     20(R8)(DI*1), Z19, Z17
+	VPSRLW            $0x04, Z18, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     24(BX), Z19, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z13
+	VPDPBUSD.BCST     24(R8), Z19, Z14
+	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z15
+	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z16
+	VPDPBUSD.BCST     24(R8)(DI*1), Z19, Z17
+	VPSRLW            $0x06, Z18, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     28(BX), Z18, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z13
+	VPDPBUSD.BCST     28(R8), Z18, Z14
+	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z15
+	VPDPBUSD.BCST     28(R8)(SI*2), Z18, Z16
+	VPDPBUSD.BCST     28(R8)(DI*1), Z18, Z17
+	VPANDD            128(AX), Y1, Y18
+	VCVTPH2PS         Y18, Z18
+	VPMOVZXWD         128(AX), Z19
+	VPANDND           Z19, Z1, Z19
+	VCVTDQ2PS         Z19, Z19
+	VFMSUB213PS       Z18, Z18, Z19
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       (R10), Z10, Z10
+	VFMADD231PS       Z10, Z18, Z2
+	VFNMADD231PS.BCST (R9), Z19, Z2
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       4(R10), Z11, Z11
+	VFMADD231PS       Z11, Z18, Z3
+	VFNMADD231PS.BCST 4(R9), Z19, Z3
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R10), Z12, Z12
+	VFMADD231PS       Z12, Z18, Z4
+	VFNMADD231PS.BCST 8(R9), Z19, Z4
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R10), Z13, Z13
+	VFMADD231PS       Z13, Z18, Z5
+	VFNMADD231PS.BCST 12(R9), Z19, Z5
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       16(R10), Z14, Z14
+	VFMADD231PS       Z14, Z18, Z6
+	VFNMADD231PS.BCST 16(R9), Z19, Z6
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       20(R10), Z15, Z15
+	VFMADD231PS       Z15, Z18, Z7
+	VFNMADD231PS.BCST 20(R9), Z19, Z7
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       24(R10), Z16, Z16
+	VFMADD231PS       Z16, Z18, Z8
+	VFNMADD231PS.BCST 24(R9), Z19, Z8
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       28(R10), Z17, Z17
+	VFMADD231PS       Z17, Z18, Z9
+	VFNMADD231PS.BCST 28(R9), Z19, Z9
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              R11, R9
+	ADDQ              R11, R10
+	DECQ              R12
+	JNZ               vnniQ2_8x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_8x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	JMP               vnniQ2_8x16_stored
+
+vnniQ2_8x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+
+vnniQ2_8x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_8x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_9x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_9x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	LEAQ   (R8)(SI*4), R9
+	MOVQ   aux+40(FP), R10
+	MOVQ   xs+56(FP), R11
+	MOVQ   ldaux+48(FP), R12
+	MOVQ   ng+16(FP), R13
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+
+vnniQ2_9x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VMOVDQU32         (AX), Z20
+	VPANDD            Z0, Z20, Z21
+	VPDPBUSD.BCST     (BX), Z21, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z21, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z21, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z21, Z14
+	VPDPBUSD.BCST     (R8), Z21, Z15
+	VPDPBUSD.BCST     (R8)(SI*1), Z21, Z16
+	VPDPBUSD.BCST     (R8)(SI*2), Z21, Z17
+	VPDPBUSD.BCST     (R8)(DI*1), Z21, Z18
+	VPDPBUSD.BCST     (R9), Z21, Z19
+	VPSRLW            $0x02, Z20, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     4(BX), Z21, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z21, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z21, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z21, Z14
+	VPDPBUSD.BCST     4(R8), Z21, Z15
+	VPDPBUSD.BCST     4(R8)(SI*1), Z21, Z16
+	VPDPBUSD.BCST     4(R8)(SI*2), Z21, Z17
+	VPDPBUSD.BCST     4(R8)(DI*1), Z21, Z18
+	VPDPBUSD.BCST     4(R9), Z21, Z19
+	VPSRLW            $0x04, Z20, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     8(BX), Z21, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z21, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z21, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z21, Z14
+	VPDPBUSD.BCST     8(R8), Z21, Z15
+	VPDPBUSD.BCST     8(R8)(SI*1), Z21, Z16
+	VPDPBUSD.BCST     8(R8)(SI*2), Z21, Z17
+	VPDPBUSD.BCST     8(R8)(DI*1), Z21, Z18
+	VPDPBUSD.BCST     8(R9), Z21, Z19
+	VPSRLW            $0x06, Z20, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     12(BX), Z20, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z14
+	VPDPBUSD.BCST     12(R8), Z20, Z15
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z16
+	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z17
+	VPDPBUSD.BCST     12(R8)(DI*1), Z20, Z18
+	VPDPBUSD.BCST     12(R9), Z20, Z19
+	VMOVDQU32         64(AX), Z20
+	VPANDD            Z0, Z20, Z21
+	VPDPBUSD.BCST     16(BX), Z21, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z14
+	VPDPBUSD.BCST     16(R8), Z21, Z15
+	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z16
+	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z17
+	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z18
+	VPDPBUSD.BCST     16(R9), Z21, Z19
+	VPSRLW            $0x02, Z20, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     20(BX), Z21, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z21, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z21, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z21, Z14
+	VPDPBUSD.BCST     20(R8), Z21, Z15
+	VPDPBUSD.BCST     20(R8)(SI*1), Z21, Z16
+	VPDPBUSD.BCST     20(R8)(SI*2), Z21, Z17
+	VPDPBUSD.BCST     20(R8)(DI*1), Z21, Z18
+	VPDPBUSD.BCST     20(R9), Z21, Z19
+	VPSRLW            $0x04, Z20, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     24(BX), Z21, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z14
+	VPDPBUSD.BCST     24(R8), Z21, Z15
+	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z16
+	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z17
+	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z18
+	VPDPBUSD.BCST     24(R9), Z21, Z19
+	VPSRLW            $0x06, Z20, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     28(BX), Z20, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z14
+	VPDPBUSD.BCST     28(R8), Z20, Z15
+	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z16
+	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z17
+	VPDPBUSD.BCST     28(R8)(DI*1), Z20, Z18
+	VPDPBUSD.BCST     28(R9), Z20, Z19
+	VPANDD            128(AX), Y1, Y20
+	VCVTPH2PS         Y20, Z20
+	VPMOVZXWD         128(AX), Z21
+	VPANDND           Z21, Z1, Z21
+	VCVTDQ2PS         Z21, Z21
+	VFMSUB213PS       Z20, Z20, Z21
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       (R11), Z11, Z11
+	VFMADD231PS       Z11, Z20, Z2
+	VFNMADD231PS.BCST (R10), Z21, Z2
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       4(R11), Z12, Z12
+	VFMADD231PS       Z12, Z20, Z3
+	VFNMADD231PS.BCST 4(R10), Z21, Z3
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R11), Z13, Z13
+	VFMADD231PS       Z13, Z20, Z4
+	VFNMADD231PS.BCST 8(R10), Z21, Z4
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R11), Z14, Z14
+	VFMADD231PS       Z14, Z20, Z5
+	VFNMADD231PS.BCST 12(R10), Z21, Z5
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R11), Z15, Z15
+	VFMADD231PS       Z15, Z20, Z6
+	VFNMADD231PS.BCST 16(R10), Z21, Z6
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       20(R11), Z16, Z16
+	VFMADD231PS       Z16, Z20, Z7
+	VFNMADD231PS.BCST 20(R10), Z21, Z7
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       24(R11), Z17, Z17
+	VFMADD231PS       Z17, Z20, Z8
+	VFNMADD231PS.BCST 24(R10), Z21, Z8
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       28(R11), Z18, Z18
+	VFMADD231PS       Z18, Z20, Z9
+	VFNMADD231PS.BCST 28(R10), Z21, Z9
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       32(R11), Z19, Z19
+	VFMADD231PS       Z19, Z20, Z10
+	VFNMADD231PS.BCST 32(R10), Z21, Z10
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              $0x20, R9
+	ADDQ              R12, R10
+	ADDQ              R12, R11
+	DECQ              R13
+	JNZ               vnniQ2_9x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_9x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	JMP               vnniQ2_9x16_stored
+
+vnniQ2_9x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+
+vnniQ2_9x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_9x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_10x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_10x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	LEAQ   (R8)(SI*4), R9
+	MOVQ   aux+40(FP), R10
+	MOVQ   xs+56(FP), R11
+	MOVQ   ldaux+48(FP), R12
+	MOVQ   ng+16(FP), R13
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+vnniQ2_10x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VMOVDQU32         (AX), Z22
+	VPANDD            Z0, Z22, Z23
+	VPDPBUSD.BCST     (BX), Z23, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z23, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z23, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z23, Z15
+	VPDPBUSD.BCST     (R8), Z23, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z23, Z17
+	VPDPBUSD.BCST     (R8)(SI*2), Z23, Z18
+	VPDPBUSD.BCST     (R8)(DI*1), Z23, Z19
+	VPDPBUSD.BCST     (R9), Z23, Z20
+	VPDPBUSD.BCST     (R9)(SI*1), Z23, Z21
+	VPSRLW            $0x02, Z22, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     4(BX), Z23, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z23, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z23, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z23, Z15
+	VPDPBUSD.BCST     4(R8), Z23, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z23, Z17
+	VPDPBUSD.BCST     4(R8)(SI*2), Z23, Z18
+	VPDPBUSD.BCST     4(R8)(DI*1), Z23, Z19
+	VPDPBUSD.BCST     4(R9), Z23, Z20
+	VPDPBUSD.BCST     4(R9)(SI*1), Z23, Z21
+	VPSRLW            $0x04, Z22, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     8(BX), Z23, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z23, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z23, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z23, Z15
+	VPDPBUSD.BCST     8(R8), Z23, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z23, Z17
+	VPDPBUSD.BCST     8(R8)(SI*2), Z23, Z18
+	VPDPBUSD.BCST     8(R8)(DI*1), Z23, Z19
+	VPDPBUSD.BCST     8(R9), Z23, Z20
+	VPDPBUSD.BCST     8(R9)(SI*1), Z23, Z21
+	VPSRLW            $0x06, Z22, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     12(BX), Z22, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z15
+	VPDPBUSD.BCST     12(R8), Z22, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z17
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z19
+	VPDPBUSD.BCST     12(R9), Z22, Z20
+	VPDPBUSD.BCST     12(R9)(SI*1), Z22, Z21
+	VMOVDQU32         64(AX), Z22
+	VPANDD            Z0, Z22, Z23
+	VPDPBUSD.BCST     16(BX), Z23, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z15
+	VPDPBUSD.BCST     16(R8), Z23, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z17
+	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z18
+	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z19
+	VPDPBUSD.BCST     16(R9), Z23, Z20
+	VPDPBUSD.BCST     16(R9)(SI*1), Z23, Z21
+	VPSRLW            $0x02, Z22, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     20(BX), Z23, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z23, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z23, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z23, Z15
+	VPDPBUSD.BCST     20(R8), Z23, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z23, Z17
+	VPDPBUSD.BCST     20(R8)(SI*2), Z23, Z18
+	VPDPBUSD.BCST     20(R8)(DI*1), Z23, Z19
+	VPDPBUSD.BCST     20(R9), Z23, Z20
+	VPDPBUSD.BCST     20(R9)(SI*1), Z23, Z21
+	VPSRLW            $0x04, Z22, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     24(BX), Z23, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z15
+	VPDPBUSD.BCST     24(R8), Z23, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z17
+	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z18
+	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z19
+	VPDPBUSD.BCST     24(R9), Z23, Z20
+	VPDPBUSD.BCST     24(R9)(SI*1), Z23, Z21
+	VPSRLW            $0x06, Z22, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     28(BX), Z22, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z15
+	VPDPBUSD.BCST     28(R8), Z22, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z17
+	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z18
+	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z19
+	VPDPBUSD.BCST     28(R9), Z22, Z20
+	VPDPBUSD.BCST     28(R9)(SI*1), Z22, Z21
+	VPANDD            128(AX), Y1, Y22
+	VCVTPH2PS         Y22, Z22
+	VPMOVZXWD         128(AX), Z23
+	VPANDND           Z23, Z1, Z23
+	VCVTDQ2PS         Z23, Z23
+	VFMSUB213PS       Z22, Z22, Z23
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       (R11), Z12, Z12
+	VFMADD231PS       Z12, Z22, Z2
+	VFNMADD231PS.BCST (R10), Z23, Z2
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       4(R11), Z13, Z13
+	VFMADD231PS       Z13, Z22, Z3
+	VFNMADD231PS.BCST 4(R10), Z23, Z3
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       8(R11), Z14, Z14
+	VFMADD231PS       Z14, Z22, Z4
+	VFNMADD231PS.BCST 8(R10), Z23, Z4
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R11), Z15, Z15
+	VFMADD231PS       Z15, Z22, Z5
+	VFNMADD231PS.BCST 12(R10), Z23, Z5
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R11), Z16, Z16
+	VFMADD231PS       Z16, Z22, Z6
+	VFNMADD231PS.BCST 16(R10), Z23, Z6
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R11), Z17, Z17
+	VFMADD231PS       Z17, Z22, Z7
+	VFNMADD231PS.BCST 20(R10), Z23, Z7
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       24(R11), Z18, Z18
+	VFMADD231PS       Z18, Z22, Z8
+	VFNMADD231PS.BCST 24(R10), Z23, Z8
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       28(R11), Z19, Z19
+	VFMADD231PS       Z19, Z22, Z9
+	VFNMADD231PS.BCST 28(R10), Z23, Z9
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       32(R11), Z20, Z20
+	VFMADD231PS       Z20, Z22, Z10
+	VFNMADD231PS.BCST 32(R10), Z23, Z10
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       36(R11), Z21, Z21
+	VFMADD231PS       Z21, Z22, Z11
+	VFNMADD231PS.BCST 36(R10), Z23, Z11
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              $0x20, R9
+	ADDQ              R12, R10
+	ADDQ              R12, R11
+	DECQ              R13
+	JNZ               vnniQ2_10x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_10x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	JMP               vnniQ2_10x16_stored
+
+vnniQ2_10x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+
+vnniQ2_10x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_10x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_11x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_11x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	LEAQ   (R8)(SI*4), R9
+	MOVQ   aux+40(FP), R10
+	MOVQ   xs+56(FP), R11
+	MOVQ   ldaux+48(FP), R12
+	MOVQ   ng+16(FP), R13
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+
+vnniQ2_11x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         (AX), Z24
+	VPANDD            Z0, Z24, Z25
+	VPDPBUSD.BCST     (BX), Z25, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z25, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z25, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z25, Z16
+	VPDPBUSD.BCST     (R8), Z25, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z25, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z25, Z19
+	VPDPBUSD.BCST     (R8)(DI*1), Z25, Z20
+	VPDPBUSD.BCST     (R9), Z25, Z21
+	VPDPBUSD.BCST     (R9)(SI*1), Z25, Z22
+	VPDPBUSD.BCST     (R9)(SI*2), Z25, Z23
+	VPSRLW            $0x02, Z24, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     4(BX), Z25, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z25, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z25, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z25, Z16
+	VPDPBUSD.BCST     4(R8), Z25, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z25, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z25, Z19
+	VPDPBUSD.BCST     4(R8)(DI*1), Z25, Z20
+	VPDPBUSD.BCST     4(R9), Z25, Z21
+	VPDPBUSD.BCST     4(R9)(SI*1), Z25, Z22
+	VPDPBUSD.BCST     4(R9)(SI*2), Z25, Z23
+	VPSRLW            $0x04, Z24, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     8(BX), Z25, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z25, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z25, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z25, Z16
+	VPDPBUSD.BCST     8(R8), Z25, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z25, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z25, Z19
+	VPDPBUSD.BCST     8(R8)(DI*1), Z25, Z20
+	VPDPBUSD.BCST     8(R9), Z25, Z21
+	VPDPBUSD.BCST     8(R9)(SI*1), Z25, Z22
+	VPDPBUSD.BCST     8(R9)(SI*2), Z25, Z23
+	VPSRLW            $0x06, Z24, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     12(BX), Z24, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z16
+	VPDPBUSD.BCST     12(R8), Z24, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z20
+	VPDPBUSD.BCST     12(R9), Z24, Z21
+	VPDPBUSD.BCST     12(R9)(SI*1), Z24, Z22
+	VPDPBUSD.BCST     12(R9)(SI*2), Z24, Z23
+	VMOVDQU32         64(AX), Z24
+	VPANDD            Z0, Z24, Z25
+	VPDPBUSD.BCST     16(BX), Z25, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z16
+	VPDPBUSD.BCST     16(R8), Z25, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z20
+	VPDPBUSD.BCST     16(R9), Z25, Z21
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z22
+	VPDPBUSD.BCST     16(R9)(SI*2), Z25, Z23
+	VPSRLW            $0x02, Z24, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     20(BX), Z25, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z25, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z25, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z25, Z16
+	VPDPBUSD.BCST     20(R8), Z25, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z25, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z25, Z19
+	VPDPBUSD.BCST     20(R8)(DI*1), Z25, Z20
+	VPDPBUSD.BCST     20(R9), Z25, Z21
+	VPDPBUSD.BCST     20(R9)(SI*1), Z25, Z22
+	VPDPBUSD.BCST     20(R9)(SI*2), Z25, Z23
+	VPSRLW            $0x04, Z24, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     24(BX), Z25, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z16
+	VPDPBUSD.BCST     24(R8), Z25, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z20
+	VPDPBUSD.BCST     24(R9), Z25, Z21
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z22
+	VPDPBUSD.BCST     24(R9)(SI*2), Z25, Z23
+	VPSRLW            $0x06, Z24, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     28(BX), Z24, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z16
+	VPDPBUSD.BCST     28(R8), Z24, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z20
+	VPDPBUSD.BCST     28(R9), Z24, Z21
+	VPDPBUSD.BCST     28(R9)(SI*1), Z24, Z22
+	VPDPBUSD.BCST     28(R9)(SI*2), Z24, Z23
+	VPANDD            128(AX), Y1, Y24
+	VCVTPH2PS         Y24, Z24
+	VPMOVZXWD         128(AX), Z25
+	VPANDND           Z25, Z1, Z25
+	VCVTDQ2PS         Z25, Z25
+	VFMSUB213PS       Z24, Z24, Z25
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       (R11), Z13, Z13
+	VFMADD231PS       Z13, Z24, Z2
+	VFNMADD231PS.BCST (R10), Z25, Z2
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       4(R11), Z14, Z14
+	VFMADD231PS       Z14, Z24, Z3
+	VFNMADD231PS.BCST 4(R10), Z25, Z3
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       8(R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z4
+	VFNMADD231PS.BCST 8(R10), Z25, Z4
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       12(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z5
+	VFNMADD231PS.BCST 12(R10), Z25, Z5
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z6
+	VFNMADD231PS.BCST 16(R10), Z25, Z6
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z7
+	VFNMADD231PS.BCST 20(R10), Z25, Z7
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z8
+	VFNMADD231PS.BCST 24(R10), Z25, Z8
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       28(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z9
+	VFNMADD231PS.BCST 28(R10), Z25, Z9
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       32(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z10
+	VFNMADD231PS.BCST 32(R10), Z25, Z10
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       36(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z11
+	VFNMADD231PS.BCST 36(R10), Z25, Z11
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       40(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z12
+	VFNMADD231PS.BCST 40(R10), Z25, Z12
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              $0x20, R9
+	ADDQ              R12, R10
+	ADDQ              R12, R11
+	DECQ              R13
+	JNZ               vnniQ2_11x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_11x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	JMP               vnniQ2_11x16_stored
+
+vnniQ2_11x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+
+vnniQ2_11x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_11x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_12x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_12x16_panel:
+	MOVQ   xq+24(FP), BX
+	MOVQ   ldx+32(FP), SI
+	LEAQ   (SI)(SI*2), DI
+	LEAQ   (BX)(SI*4), R8
+	LEAQ   (R8)(SI*4), R9
+	MOVQ   aux+40(FP), R10
+	MOVQ   xs+56(FP), R11
+	MOVQ   ldaux+48(FP), R12
+	MOVQ   ng+16(FP), R13
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+
+vnniQ2_12x16_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VPXORD            Z24, Z24, Z24
+	VPXORD            Z25, Z25, Z25
+	VMOVDQU32         (AX), Z26
+	VPANDD            Z0, Z26, Z27
+	VPDPBUSD.BCST     (BX), Z27, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z27, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z27, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z27, Z17
+	VPDPBUSD.BCST     (R8), Z27, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z27, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z27, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z27, Z21
+	VPDPBUSD.BCST     (R9), Z27, Z22
+	VPDPBUSD.BCST     (R9)(SI*1), Z27, Z23
+	VPDPBUSD.BCST     (R9)(SI*2), Z27, Z24
+	VPDPBUSD.BCST     (R9)(DI*1), Z27, Z25
+	VPSRLW            $0x02, Z26, Z27
+	VPANDD            Z0, Z27, Z27
+	VPDPBUSD.BCST     4(BX), Z27, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z27, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z27, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z27, Z17
+	VPDPBUSD.BCST     4(R8), Z27, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z27, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z27, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z27, Z21
+	VPDPBUSD.BCST     4(R9), Z27, Z22
+	VPDPBUSD.BCST     4(R9)(SI*1), Z27, Z23
+	VPDPBUSD.BCST     4(R9)(SI*2), Z27, Z24
+	VPDPBUSD.BCST     4(R9)(DI*1), Z27, Z25
+	VPSRLW            $0x04, Z26, Z27
+	VPANDD            Z0, Z27, Z27
+	VPDPBUSD.BCST     8(BX), Z27, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z27, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z27, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z27, Z17
+	VPDPBUSD.BCST     8(R8), Z27, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z27, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z27, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z27, Z21
+	VPDPBUSD.BCST     8(R9), Z27, Z22
+	VPDPBUSD.BCST     8(R9)(SI*1), Z27, Z23
+	VPDPBUSD.BCST     8(R9)(SI*2), Z27, Z24
+	VPDPBUSD.BCST     8(R9)(DI*1), Z27, Z25
+	VPSRLW            $0x06, Z26, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     12(R8), Z26, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     12(R9), Z26, Z22
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     12(R9)(SI*2), Z26, Z24
+	VPDPBUSD.BCST     12(R9)(DI*1), Z26, Z25
+	VMOVDQU32         64(AX), Z26
+	VPANDD            Z0, Z26, Z27
+	VPDPBUSD.BCST     16(BX), Z27, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z27, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z27, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z27, Z17
+	VPDPBUSD.BCST     16(R8), Z27, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z27, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z27, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z27, Z21
+	VPDPBUSD.BCST     16(R9), Z27, Z22
+	VPDPBUSD.BCST     16(R9)(SI*1), Z27, Z23
+	VPDPBUSD.BCST     16(R9)(SI*2), Z27, Z24
+	VPDPBUSD.BCST     16(R9)(DI*1), Z27, Z25
+	VPSRLW            $0x02, Z26, Z27
+	VPANDD            Z0, Z27, Z27
+	VPDPBUSD.BCST     20(BX), Z27, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z27, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z27, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z27, Z17
+	VPDPBUSD.BCST     20(R8), Z27, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z27, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z27, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z27, Z21
+	VPDPBUSD.BCST     20(R9), Z27, Z22
+	VPDPBUSD.BCST     20(R9)(SI*1), Z27, Z23
+	VPDPBUSD.BCST     20(R9)(SI*2), Z27, Z24
+	VPDPBUSD.BCST     20(R9)(DI*1), Z27, Z25
+	VPSRLW            $0x04, Z26, Z27
+	VPANDD            Z0, Z27, Z27
+	VPDPBUSD.BCST     24(BX), Z27, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z27, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z27, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z27, Z17
+	VPDPBUSD.BCST     24(R8), Z27, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z27, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z27, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z27, Z21
+	VPDPBUSD.BCST     24(R9), Z27, Z22
+	VPDPBUSD.BCST     24(R9)(SI*1), Z27, Z23
+	VPDPBUSD.BCST     24(R9)(SI*2), Z27, Z24
+	VPDPBUSD.BCST     24(R9)(DI*1), Z27, Z25
+	VPSRLW            $0x06, Z26, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     28(BX), Z26, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     28(R8), Z26, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     28(R9), Z26, Z22
+	VPDPBUSD.BCST     28(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     28(R9)(SI*2), Z26, Z24
+	VPDPBUSD.BCST     28(R9)(DI*1), Z26, Z25
+	VPANDD            128(AX), Y1, Y26
+	VCVTPH2PS         Y26, Z26
+	VPMOVZXWD         128(AX), Z27
+	VPANDND           Z27, Z1, Z27
+	VCVTDQ2PS         Z27, Z27
+	VFMSUB213PS       Z26, Z26, Z27
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z26, Z2
+	VFNMADD231PS.BCST (R10), Z27, Z2
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z26, Z3
+	VFNMADD231PS.BCST 4(R10), Z27, Z3
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z26, Z4
+	VFNMADD231PS.BCST 8(R10), Z27, Z4
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z26, Z5
+	VFNMADD231PS.BCST 12(R10), Z27, Z5
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z26, Z6
+	VFNMADD231PS.BCST 16(R10), Z27, Z6
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z26, Z7
+	VFNMADD231PS.BCST 20(R10), Z27, Z7
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z26, Z8
+	VFNMADD231PS.BCST 24(R10), Z27, Z8
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z26, Z9
+	VFNMADD231PS.BCST 28(R10), Z27, Z9
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z26, Z10
+	VFNMADD231PS.BCST 32(R10), Z27, Z10
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       36(R11), Z23, Z23
+	VFMADD231PS       Z23, Z26, Z11
+	VFNMADD231PS.BCST 36(R10), Z27, Z11
+	VCVTDQ2PS         Z24, Z24
+	VMULPS.BCST       40(R11), Z24, Z24
+	VFMADD231PS       Z24, Z26, Z12
+	VFNMADD231PS.BCST 40(R10), Z27, Z12
+	VCVTDQ2PS         Z25, Z25
+	VMULPS.BCST       44(R11), Z25, Z25
+	VFMADD231PS       Z25, Z26, Z13
+	VFNMADD231PS.BCST 44(R10), Z27, Z13
+	ADDQ              $0x000000a0, AX
+	ADDQ              $0x20, BX
+	ADDQ              $0x20, R8
+	ADDQ              $0x20, R9
+	ADDQ              R12, R10
+	ADDQ              R12, R11
+	DECQ              R13
+	JNZ               vnniQ2_12x16_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, SI
+	MOVB              acc+80(FP), DI
+	TESTB             DI, DI
+	JZ                vnniQ2_12x16_store
+	VADDPS            (SI), Z2, Z2
+	VMOVUPS           Z2, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z3, Z3
+	VMOVUPS           Z3, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z4, Z4
+	VMOVUPS           Z4, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
+	JMP               vnniQ2_12x16_stored
+
+vnniQ2_12x16_store:
+	VMOVUPS Z2, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
+
+vnniQ2_12x16_stored:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_12x16_panel
+	VZEROUPPER
+	RET

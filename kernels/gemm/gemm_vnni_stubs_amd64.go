@@ -663,3 +663,147 @@ func vnniQ6_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ6_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_1x16 computes 1 activation row against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_2x16 computes 2 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_3x16 computes 3 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_4x16 computes 4 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_5x16 computes 5 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 5, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_6x16 computes 6 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 6, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_7x16 computes 7 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 7, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_8x16 computes 8 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 8, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_9x16 computes 9 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 9, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_10x16 computes 10 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 10, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_11x16 computes 11 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 11, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ2_12x16 computes 12 activation rows against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 12, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ2_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

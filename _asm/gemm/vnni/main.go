@@ -3,11 +3,11 @@
 //go:generate go run . -isa avx2 -out ../../../kernels/gemm/gemm_avx2int8_amd64.s -stubs ../../../kernels/gemm/gemm_avx2int8_stubs_amd64.go -pkg gemm
 
 // Command vnni generates the int8-activation micro-kernels of kernels/gemm
-// for the Q8, Q4, Q3 and Q6 panel formats of package quant: M activation rows
+// for the Q8, Q4, Q3, Q6 and Q2 panel formats of package quant: M activation rows
 // against 16-row weight panels, one int32 dot product per (row, output,
 // group of 32 k) by VPDPBUSD, flushed per group into f32 accumulators.
 //
-//	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
+//	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6,Q2}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
 //	              activation dword broadcast from memory; one 64-byte line is
 //	              the u8 operand for 16 rows × 4 k.
 //	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
@@ -26,7 +26,9 @@
 // for Q8, 8 for Q4 without a min, 4 for Q3, 32 for Q6) is folded into aux = −z·Σxq, which
 // initialises each group's int32 accumulator; the activations' group scale
 // xs (same layout as aux) multiplies the converted accumulator; with a
-// min, aux holds float32(xs·Σxq) and the kernel adds m·aux in f32.
+// min, aux holds float32(xs·Σxq) and the kernel adds m·aux in f32; Q2
+// (quant/q2.go) has the min −d·(c−1)/4 of its scale words' offset codes
+// c: aux holds float32(xs·Σxq)/4 and the kernel subtracts d·(c−1)·aux.
 package main
 
 import (
@@ -49,7 +51,8 @@ type kind struct {
 	gb       int // group record bytes
 	scaleOff int // offset of the 16 f16 scales in a group record
 	hasMin   bool
-	z        int // zero point folded into aux (0 with a min)
+	z        int  // zero point folded into aux (0 with a min)
+	q2       bool // Q2: scale words (f16 scale, 4-bit offset code)
 }
 
 var kinds = []kind{
@@ -58,6 +61,7 @@ var kinds = []kind{
 	{name: "Q4M", lines: 4, gb: 320, scaleOff: 256, hasMin: true},
 	{name: "Q3", lines: 3, gb: 224, scaleOff: 192, z: 4},
 	{name: "Q6", lines: 6, gb: 416, scaleOff: 384, z: 32},
+	{name: "Q2", lines: 2, gb: 160, scaleOff: 128, hasMin: true, q2: true},
 }
 
 const signature = "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)"
@@ -69,6 +73,8 @@ func doc(name string, k kind, m, lanes int, extra ...string) {
 		u = "u[p,g,i,j] (3 bits)"
 	case "Q6":
 		u = "u[p,g,i,j] (6 bits)"
+	case "Q2":
+		u = "u[p,g,i,j] (2 bits)"
 	case "Q4", "Q4M":
 		u = "u[p,g,i,j] (a nibble)"
 	}
@@ -83,7 +89,12 @@ func doc(name string, k kind, m, lanes int, extra ...string) {
 		"",
 		fmt.Sprintf("\tfor p < np, r < %d, i < 16:", m),
 	}
-	if k.hasMin {
+	if k.q2 {
+		lines = append(lines,
+			"\t\tt := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32("+dot+"))",
+			"\t\t\t− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))",
+			"\t\t\t// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h")
+	} else if k.hasMin {
 		lines = append(lines,
 			"\t\tt := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32("+dot+"))",
 			"\t\t\t+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits")
@@ -174,6 +185,9 @@ func kernelZ(k kind, m int) {
 		mask, mask3 = bcastZ(0x07070707), bcastZ(0x03030303)
 	case 6:
 		mask, mask3, mask4 = bcastZ(0x3f3f3f3f), bcastZ(0x03030303), bcastZ(0x0f0f0f0f)
+	case 2:
+		// mask3: the scale word's f16 without its offset code
+		mask, mask3 = bcastZ(0x03030303), bcastZ(0xfff0fff0)
 	}
 
 	Label(name + "_panel")
@@ -244,6 +258,24 @@ func kernelZ(k kind, m int) {
 				dots(lo, 6+c)
 			}
 		}
+	} else if k.lines == 2 {
+		// Q2 (quant/q2.go): quad 4c+h is bits 2h, 2h+1 of line c.
+		for c := 0; c < 2; c++ {
+			l := ZMM()
+			VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, l)
+			for h := 0; h < 4; h++ {
+				w := ZMM()
+				if h == 0 {
+					VPANDD(mask, l, w)
+				} else {
+					VPSRLW(U8(2*h), l, w)
+					VPANDD(mask, w, w)
+				}
+				for r := 0; r < m; r++ {
+					VPDPBUSD_BCST(x.at(r, 4*(4*c+h)), w, acc[r])
+				}
+			}
+		}
 	} else if k.lines == 6 {
 		// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad 6+h
 		// gathers bits 6–7 of lines 3h, 3h+1, 3h+2 as its bits 0–1, 2–3,
@@ -286,9 +318,22 @@ func kernelZ(k kind, m int) {
 		}
 	}
 	d := ZMM()
-	VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff}, d)
 	var mn VecVirtual
-	if k.hasMin {
+	if k.q2 {
+		// d = f16(h &^ 15); mn = d·(c − 1) with c = h & 15 (the kernel
+		// subtracts mn·aux, aux = xs·Σxq/4)
+		dy := YMM()
+		VPANDD(Mem{Base: wp, Disp: k.scaleOff}, mask3.AsY(), dy)
+		VCVTPH2PS(dy, d)
+		mn = ZMM()
+		VPMOVZXWD(Mem{Base: wp, Disp: k.scaleOff}, mn)
+		VPANDND(mn, mask3, mn) // mn = ^mask3 & h: the code c
+		VCVTDQ2PS(mn, mn)
+		VFMSUB213PS(d, d, mn) // mn = c·d − d
+	} else {
+		VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff}, d)
+	}
+	if k.hasMin && !k.q2 {
 		mn = ZMM()
 		VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff + 32}, mn)
 	}
@@ -296,7 +341,9 @@ func kernelZ(k kind, m int) {
 		VCVTDQ2PS(acc[r], acc[r])
 		VMULPS_BCST(Mem{Base: xsp, Disp: 4 * r}, acc[r], acc[r])
 		VFMADD231PS(acc[r], d, f[r])
-		if k.hasMin {
+		if k.q2 {
+			VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
+		} else if k.hasMin {
 			VFMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
 		}
 	}
@@ -649,6 +696,9 @@ func main() {
 		}
 	case "avxvnni":
 		for _, k := range kinds {
+			if k.q2 {
+				continue // Q2: avx512 only
+			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m, yVNNI)
 			}
@@ -667,6 +717,9 @@ func main() {
 			DATA(i, U32(0x0f0f0f0f))
 		}
 		for _, k := range kinds {
+			if k.q2 {
+				continue // Q2: avx512 only
+			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m, yAVX2)
 			}

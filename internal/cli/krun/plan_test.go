@@ -87,7 +87,7 @@ func TestPlanProbes(t *testing.T) {
 		{Name: "plan bad size", Args: []string{"plan", "--kimi48b", "--fit", "24X"}, Code: 2, Err: "unknown unit"},
 		{Name: "plan zero size", Args: []string{"plan", "--kimi48b", "--fit", "0"}, Code: 2, Err: "want a size above 0"},
 		{Name: "plan negative size", Args: []string{"plan", "--kimi48b", "--fit", "-3G"}, Code: 2, Err: "is not a size"},
-		{Name: "plan too small", Args: []string{"plan", "--kimi48b", "--fit", "16G"}, Code: 2, Err: "does not fit in 16.00 GiB: even every matrix q3 needs 20.30 GiB"},
+		{Name: "plan too small", Args: []string{"plan", "--kimi48b", "--fit", "16G"}, Code: 2, Err: "does not fit in 16.00 GiB: even every matrix q2 needs 14.63 GiB"},
 		{Name: "plan no model", Args: []string{"plan", "--fit", "24G"}, Code: 2, Err: "give a MODEL"},
 		{Name: "plan model and kimi48b", Setup: setup, Args: []string{"plan", "{dir}/m", "--kimi48b", "--fit", "24G"}, Code: 2, Err: "not both"},
 		{Name: "plan no fit", Args: []string{"plan", "--kimi48b"}, Code: 2, Err: "--fit SIZE"},
