@@ -725,8 +725,8 @@ func main() {
 			}
 		}
 		for _, k := range kinds {
-			if k.name == "Q8" {
-				continue // u up to 255: vpmaddubsw saturates
+			if k.name == "Q8" || k.q2 {
+				continue // Q8: u up to 255, vpmaddubsw saturates; Q2: no avx_vnni kernel to twin
 			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m, yTwin)
