@@ -88,6 +88,7 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			  q4-all  every matrix q4
 			  q6      every matrix q6 (6-bit, f16 scale per 32 weights)
 			  q3      routed experts q3 (3-bit, f16 scale per 32); the rest as q4
+			  q2      routed experts q2 (2-bit, 2.5 bits per weight); the rest as q4
 			Norms, conv taps, biases, the MoE router and MLA's kv_b_proj are
 			always f32; the KDA gate projections f32 unless --gates is given.
 			--experts, --attn, --ffn (dense MLP and shared expert), --head

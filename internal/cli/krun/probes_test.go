@@ -456,10 +456,15 @@ func TestKrunProbes(t *testing.T) {
 		}, Args: []string{"bench", "--synthetic", "--layers", "27", "--dtype", "q4"}, Code: 2, Timeout: fast,
 			Err: "preset q4 [routed experts q4; attention, dense MLP, shared expert, lm_head q8]",
 			Check: func(t testing.TB, dir, stdout, stderr string) {
-				if !strings.Contains(stderr, "no preset fits; in q4, --layers 16 or fewer fit") || strings.Contains(stderr, "(q8, q4)") {
+				if !strings.Contains(stderr, "presets that fit: q2 (15.6 GiB); in q4, --layers 16 or fewer fit") || strings.Contains(stderr, "(q8, q4)") {
 					t.Errorf("refusal does not name what fits: %s", stderr)
 				}
 			}},
+		{Name: "bench/synthetic-no-preset-fits", Setup: func(t testing.TB, dir string) {
+			old := availableMemory
+			availableMemory = func() int64 { return 12 << 30 }
+			t.Cleanup(func() { availableMemory = old })
+		}, Args: []string{"bench", "--synthetic", "--layers", "27", "--dtype", "q4"}, Code: 2, Timeout: fast, Err: "no preset fits; in q4, --layers"},
 		{Name: "bench/synthetic-other-preset-fits", Setup: func(t testing.TB, dir string) {
 			old := availableMemory
 			availableMemory = func() int64 { return 20 << 30 }

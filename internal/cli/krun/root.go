@@ -106,6 +106,7 @@ var Presets = []Preset{
 	{"q4-all", "every matrix q4 (attention and lm_head lose the most)", model.LoadOptions{DType: kernel.Q4}},
 	{"q6", "every matrix q6 (6-bit, f16 scale per 32; near q8's error at 0.8 of its size)", model.LoadOptions{DType: kernel.Q6}},
 	{"q3", "routed experts q3 (3-bit, f16 scale per 32); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3}},
+	{"q2", "routed experts q2 (2-bit, a scale and offset code per 32: 2.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q2}},
 }
 
 // PresetNames lists the preset names.
