@@ -3,11 +3,7 @@
 package gemm
 
 import (
-	"slices"
 	"testing"
-
-	"github.com/ktune/ktune/internal/kernel"
-	"github.com/ktune/ktune/internal/kerneltest"
 )
 
 // amdQ3Q6Variants are the amd64 variants with Q3 and Q6 kernels (avx_vnni
@@ -15,88 +11,5 @@ import (
 // on any AVX2 machine).
 var amdQ3Q6Variants = []string{"avx2", "avx2_int8", "avx512", "avx512_vnni", "avx_vnni"}
 
-// TestQ3Q6ShapesAMD64 runs the amd64 Q3 and Q6 kernels at awkward shapes
-// against the reference with the dot-product error model (as TestQ3Shapes
-// does), beyond the default configuration: M = 1…13 (the one-row panel
-// kernels, the row tiles and, past 8, the f32 variants' gemm regime), N
-// not a multiple of the 16-row panel, K not a multiple of 256 (nor of the
-// 32-k group, but for 32 and 288), at 1, 2, 3 and 7 threads, for gemv,
-// gemm and gateup (-short: one op and thread count per shape, in turn),
-// each non-grain parameter cycled through its values.
-func TestQ3Q6ShapesAMD64(t *testing.T) {
-	nks := [][2]int{{1, 1}, {17, 33}, {40, 95}, {33, 288}, {63, 257}, {16, 32}}
-	if testing.Short() {
-		nks = nks[:5]
-	}
-	for _, name := range amdQ3Q6Variants {
-		t.Run(name, func(t *testing.T) {
-			v, err := kernel.Lookup(OpGEMV + "/" + name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kerneltest.Features(t, v.Requires)
-			for _, dt := range []kernel.DType{kernel.Q3, kernel.Q6} {
-				if !slices.Contains(v.DTypes, dt) {
-					t.Fatalf("%s does not list %s", v.ID(), dt)
-				}
-				seed := uint64(11)
-				for m := 1; m <= 13; m++ {
-					for i, nk := range nks {
-						s := kernel.MakeShape(shapeKeys, m, nk[0], nk[1])
-						turn := m + i
-						if testing.Short() {
-							op := allOps[turn%len(allOps)]
-							checkAMDShape(t, op, name, dt, s, seed, []int{1, 2, 3, 7}[turn%4], turn)
-						} else {
-							for _, op := range allOps {
-								for _, threads := range []int{1, 2, 3, 7} {
-									checkAMDShape(t, op, name, dt, s, seed, threads, turn)
-								}
-							}
-						}
-						seed++
-					}
-				}
-			}
-		})
-	}
-}
-
-// checkAMDShape runs one variant (by name) of op on one problem at the
-// given threads, each non-grain parameter at its value number turn (mod
-// its count), and checks it against the reference.
-func checkAMDShape(t *testing.T, op, name string, dt kernel.DType, s kernel.Shape, seed uint64, threads, turn int) {
-	t.Helper()
-	o := kernel.LookupOp(op)
-	v, err := kernel.Lookup(op + "/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := kernel.ReferenceOutput(o, s, dt, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := o.NewProblem(s, dt, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := v.DefaultConfig(s, threads)
-	for _, prm := range v.Params {
-		if prm.Name != "grain" && len(prm.Values) > 0 {
-			cfg.Params[prm.Name] = prm.Values[turn%len(prm.Values)]
-		}
-	}
-	if op == OpGateUp { // silu(g)·u: the op's tolerance (dotCheck models a plain X·Wᵀ)
-		if _, err := kernel.VerifyOn(v, p, cfg, want); err != nil {
-			t.Errorf("%s at %s dtype=%s seed=%d threads=%d %v: %v", v.ID(), s, dt, seed, threads, cfg.Params, err)
-		}
-		return
-	}
-	got, err := kernel.RunOutput(v, p, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dotCheck(p.(*problem), v.Class, got, want); err != nil {
-		t.Errorf("%s at %s dtype=%s seed=%d threads=%d %v: %v", v.ID(), s, dt, seed, threads, cfg.Params, err)
-	}
-}
+// TestQ3Q6ShapesAMD64: testQ3Q6Shapes over the amd64 variants.
+func TestQ3Q6ShapesAMD64(t *testing.T) { testQ3Q6Shapes(t, amdQ3Q6Variants) }
