@@ -47,63 +47,7 @@ func TestAVXVNNITwinsExact(t *testing.T) {
 	im := &impl{act: actInt8, panels: vnniPanels(&avxvnniTwinY), grain: 4, prep: vnniPrep}
 	cfgs := configs(v)
 	cfgs = append(cfgs, v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7))
-	r := rand.New(rand.NewPCG(21, 22))
-	for _, dt := range []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6} {
-		for _, hasMin := range []bool{false, true} {
-			if hasMin && dt != kernel.Q4 {
-				continue
-			}
-			for _, sh := range exactShapes {
-				m, n, k := sh[0], sh[1], sh[2]
-				for _, extreme := range []int8{0, 127, -128} {
-					mx := newIntMatrix(t, r, dt, n, k, hasMin, extreme != 0)
-					kp := mx.w.Kp
-					g := kp / quant.GroupK
-					xq := make([]int8, m*kp)
-					xi := make([][]int32, m)
-					xsum := make([]int32, m*g)
-					for i := 0; i < m; i++ {
-						xi[i] = make([]int32, kp)
-						for j := 0; j < k; j++ {
-							x := int8(r.IntN(256) - 128)
-							if extreme != 0 {
-								x = extreme
-							}
-							xq[i*kp+j], xi[i][j] = x, int32(x)
-							xsum[i*g+j/quant.GroupK] += int32(x)
-						}
-					}
-					xs := make([]float32, m*g)
-					for i := range xs {
-						xs[i] = float32(1 + r.IntN(2))
-					}
-					what := fmt.Sprintf("%s min=%v x=%d m=%d n=%d k=%d", dt, hasMin, extreme, m, n, k)
-					for _, cfg := range cfgs {
-						for _, acc := range []bool{false, true} {
-							y := make([]float32, m*n)
-							for i := range y {
-								y[i] = float32(i % 7)
-							}
-							a := &args{m: m, n: n, k: k, kp: kp, w: mx.w, y: y, ldy: n, acc: acc,
-								xq: xq, xs: xs, xsum: xsum, ws: &workspace{}}
-							im.run(a, cfg)
-							for i := 0; i < m; i++ {
-								for c := 0; c < n; c++ {
-									want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
-									if acc {
-										want += float64((i*n + c) % 7)
-									}
-									if got := float64(y[i*n+c]); got != want {
-										t.Fatalf("%s %v acc=%v: y[%d,%d] = %v, want %v", what, cfg, acc, i, c, got, want)
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6})
 }
 
 // TestAVX2Int8Threads adds to TestInt8PanelsExact (every configuration of
@@ -119,8 +63,18 @@ func TestAVX2Int8Threads(t *testing.T) {
 	}
 	im := implOf(v)
 	cfgs := []kernel.Config{v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7)}
+	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6})
+}
+
+// checkIntPanels runs im (an int8act panel driver) under each
+// configuration on integer activations (random, and all 127 or all −128
+// against weights at their extremes) and integer weights of each format
+// (Q4 also with a min) at exactShapes, overwriting and accumulating, and
+// requires the exact scaled dot products.
+func checkIntPanels(t *testing.T, im *impl, cfgs []kernel.Config, dts []kernel.DType) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6} {
+	for _, dt := range dts {
 		for _, hasMin := range []bool{false, true} {
 			if hasMin && dt != kernel.Q4 {
 				continue
