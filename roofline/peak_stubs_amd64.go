@@ -36,6 +36,11 @@ func vnniZ(n int64)
 //	for i := 0; i < n; i++ { for c := 0; c < 12; c++ { for l := 0; l < 8; l++ { acc[c][l] += Σ_{j<4} int32(a.u8[4l+j])*int32(b.s8[4l+j]) } } }
 func vnniY(n int64)
 
+// maddY runs 12 chains of AVX2 VPMADDUBSW + VPMADDWD(ones) + VPADDD ymm (64 int8 OPs each):
+//
+//	for i := 0; i < n; i++ { for c := 0; c < 12; c++ { for l := 0; l < 8; l++ { acc[c][l] += int32(sat16(a.u8[4l]*b.s8[4l] + a.u8[4l+1]*b.s8[4l+1])) + int32(sat16(a.u8[4l+2]*b.s8[4l+2] + a.u8[4l+3]*b.s8[4l+3])) } } }
+func maddY(n int64)
+
 // bf16Z runs 24 chains of VDPBF16PS zmm (64 FLOPs each):
 //
 //	for i := 0; i < n; i++ { for c := 0; c < 24; c++ { for l := 0; l < 16; l++ { acc[c][l] += a.bf16[2l]*b.bf16[2l] + a.bf16[2l+1]*b.bf16[2l+1] } } }

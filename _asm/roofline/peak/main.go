@@ -2,7 +2,8 @@
 
 // Command peak generates the compute-ceiling microkernels of package
 // roofline: loops of independent accumulator chains of one instruction
-// (FMA, VPDPBUSD, VDPBF16PS, AMX TDPBSSD), enough chains to cover the instruction's
+// (FMA, VPDPBUSD, VDPBF16PS, AMX TDPBSSD; on AVX2 without VNNI the
+// VPMADDUBSW+VPMADDWD+VPADDD triple), enough chains to cover the instruction's
 // latency times the number of ports that execute it, and a dependent
 // integer add chain that measures the core clock.
 //
@@ -50,6 +51,41 @@ func chains(name, doc, expr string, regs []reg.VecPhysical, nacc int, zero func(
 	Label(name + "_loop")
 	for _, acc := range regs[:nacc] {
 		op(a, b, acc)
+	}
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// maddY emits maddY: n trips of 12 independent int8 dot chains the AVX2
+// way (no VNNI): VPMADDUBSW (u8×s8 → saturated i16 pair sums), VPMADDWD
+// with ones (i16 pairs → i32) and VPADDD into the accumulator. The
+// accumulators are Y0–Y11, a and b Y12/Y13, ones Y14 and the one
+// temporary Y15 (renamed per chain, so the chains stay independent; the
+// loop-carried dependency is the 1-cycle VPADDD). Each chain is 32 int8
+// products a trip, counted 2 OPs each as the VNNI ceilings count theirs.
+func maddY() {
+	const nacc = 12
+	name := "maddY"
+	TEXT(name, NOSPLIT, "func(n int64)")
+	Doc(name+" runs 12 chains of AVX2 VPMADDUBSW + VPMADDWD(ones) + VPADDD ymm (64 int8 OPs each):", "",
+		fmt.Sprintf("\tfor i := 0; i < n; i++ { for c := 0; c < %d; c++ { for l := 0; l < 8; l++ { acc[c][l] += int32(sat16(a.u8[4l]*b.s8[4l] + a.u8[4l+1]*b.s8[4l+1])) + int32(sat16(a.u8[4l+2]*b.s8[4l+2] + a.u8[4l+3]*b.s8[4l+3])) } } }", nacc))
+	n := Load(Param("n"), reg.RCX)
+	a, b, ones, t := ymm[nacc], ymm[nacc+1], ymm[nacc+2], ymm[nacc+3]
+	for _, r := range ymm[:nacc+2] {
+		VPXOR(r, r, r)
+	}
+	VPCMPEQW(ones, ones, ones)
+	VPSRLW(U8(15), ones, ones) // 1 in every int16 lane
+	TESTQ(n, n)
+	JLE(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	for _, acc := range ymm[:nacc] {
+		VPMADDUBSW(b, a, t)  // t.i16[k] = sat(a.u8[2k]*b.s8[2k] + a.u8[2k+1]*b.s8[2k+1])
+		VPMADDWD(ones, t, t) // t.i32[l] = t.i16[2l] + t.i16[2l+1]
+		VPADDD(t, acc, acc)
 	}
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
@@ -145,6 +181,7 @@ func main() {
 		func(a, b, acc reg.VecPhysical) { VPDPBUSD(b, a, acc) })
 	chains("vnniY", "runs 12 chains of VEX (AVX-VNNI) VPDPBUSD ymm (64 int8 OPs each):", "for l := 0; l < 8; l++ { acc[c][l] += Σ_{j<4} int32(a.u8[4l+j])*int32(b.s8[4l+j]) }", ymm, 12, zeroY,
 		func(a, b, acc reg.VecPhysical) { x86.VPDPBUSDY(a, b, acc) })
+	maddY()
 	chains("bf16Z", "runs 24 chains of VDPBF16PS zmm (64 FLOPs each):", "for l := 0; l < 16; l++ { acc[c][l] += a.bf16[2l]*b.bf16[2l] + a.bf16[2l+1]*b.bf16[2l+1] }", zmm, 24, zeroZ,
 		func(a, b, acc reg.VecPhysical) { x86.VDPBF16PSZ(a, b, acc) })
 	amx()
