@@ -4875,3 +4875,1059 @@ avxvnniQ6_4x16_stored1:
 	JNZ    avxvnniQ6_4x16_panel
 	VZEROUPPER
 	RET
+
+// func avxvnniQ2_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ2_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ2_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ2_1x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	MOVL         $0xfff0fff0, R11
+	VMOVD        R11, X15
+	VPBROADCASTD X15, Y15
+	VPAND        128(R10), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    128(R10), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	ADDQ         $0x000000a0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ2_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ2_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ2_1x16_stored0
+
+avxvnniQ2_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ2_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ2_1x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	MOVL         $0xfff0fff0, R11
+	VMOVD        R11, X15
+	VPBROADCASTD X15, Y15
+	VPAND        112(R10), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    112(R10), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	ADDQ         $0x000000a0, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ2_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ2_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ2_1x16_stored1
+
+avxvnniQ2_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ2_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ2_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ2_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ2_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ2_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ2_2x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	MOVL         $0xfff0fff0, R12
+	VMOVD        R12, X15
+	VPBROADCASTD X15, Y15
+	VPAND        128(R11), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    128(R11), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y13, Y5
+	ADDQ         $0x000000a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ2_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ2_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ2_2x16_stored0
+
+avxvnniQ2_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ2_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ2_2x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	MOVL         $0xfff0fff0, R12
+	VMOVD        R12, X15
+	VPBROADCASTD X15, Y15
+	VPAND        112(R11), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    112(R11), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y13, Y5
+	ADDQ         $0x000000a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ2_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ2_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ2_2x16_stored1
+
+avxvnniQ2_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ2_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ2_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ2_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ2_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ2_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ2_3x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	MOVL         $0xfff0fff0, R12
+	VMOVD        R12, X15
+	VPBROADCASTD X15, Y15
+	VPAND        128(R11), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    128(R11), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y13, Y6
+	ADDQ         $0x000000a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ2_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ2_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ2_3x16_stored0
+
+avxvnniQ2_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ2_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ2_3x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	MOVL         $0xfff0fff0, R12
+	VMOVD        R12, X15
+	VPBROADCASTD X15, Y15
+	VPAND        112(R11), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    112(R11), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y13, Y6
+	ADDQ         $0x000000a0, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ2_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ2_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ2_3x16_stored1
+
+avxvnniQ2_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ2_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ2_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ2_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ2_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ2_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ2_4x16_group0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	MOVL         $0xfff0fff0, R13
+	VMOVD        R13, X15
+	VPBROADCASTD X15, Y15
+	VPAND        128(R12), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    128(R12), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y13, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y13, Y7
+	ADDQ         $0x000000a0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ2_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ2_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ2_4x16_stored0
+
+avxvnniQ2_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ2_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ2_4x16_group1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x06, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	MOVL         $0xfff0fff0, R13
+	VMOVD        R13, X15
+	VPBROADCASTD X15, Y15
+	VPAND        112(R12), X15, X12
+	VCVTPH2PS    X12, Y12
+	VPMOVZXWD    112(R12), Y13
+	VPANDN       Y13, Y15, Y13
+	VCVTDQ2PS    Y13, Y13
+	VFMSUB213PS  Y12, Y12, Y13
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y13, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y13, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y13, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y13, Y7
+	ADDQ         $0x000000a0, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ2_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ2_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ2_4x16_stored1
+
+avxvnniQ2_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ2_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ2_4x16_panel
+	VZEROUPPER
+	RET

@@ -27,10 +27,11 @@ var avxvnniTwinY = [numKinds][]vnniKernel{
 	{nil, avxvnniTwinQ4M_1x16, avxvnniTwinQ4M_2x16, avxvnniTwinQ4M_3x16, avxvnniTwinQ4M_4x16},
 	{nil, avxvnniTwinQ3_1x16, avxvnniTwinQ3_2x16, avxvnniTwinQ3_3x16, avxvnniTwinQ3_4x16},
 	{nil, avxvnniTwinQ6_1x16, avxvnniTwinQ6_2x16, avxvnniTwinQ6_3x16, avxvnniTwinQ6_4x16},
+	{nil, avxvnniTwinQ2_1x16, avxvnniTwinQ2_2x16, avxvnniTwinQ2_3x16, avxvnniTwinQ2_4x16},
 }
 
 // TestAVXVNNITwinsExact runs the avx_vnni driver over the twins of its
-// Q4, Q4-with-min, Q3 and Q6 kernels (every configuration of avx_vnni's
+// Q4, Q4-with-min, Q3, Q6 and Q2 kernels (every configuration of avx_vnni's
 // parameters, 1, 2, 3 and 7 threads) on TestInt8PanelsExact's integer
 // data and requires the exact dot products. The twins share every
 // instruction of the AVX-VNNI kernels but the dot product, so this checks
@@ -47,7 +48,7 @@ func TestAVXVNNITwinsExact(t *testing.T) {
 	im := &impl{act: actInt8, panels: vnniPanels(&avxvnniTwinY), grain: 4, prep: vnniPrep}
 	cfgs := configs(v)
 	cfgs = append(cfgs, v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7))
-	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6})
+	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2})
 }
 
 // TestAVX2Int8Threads adds to TestInt8PanelsExact (every configuration of
@@ -201,7 +202,7 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 		}
 		n++
 	}
-	if n != 16 {
-		t.Errorf("%d twins, want 16 (Q4, Q4M, Q3, Q6 × 1…4 rows)", n)
+	if n != 20 {
+		t.Errorf("%d twins, want 20 (Q4, Q4M, Q3, Q6, Q2 × 1…4 rows)", n)
 	}
 }

@@ -10,15 +10,15 @@
 //	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6,Q2}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
 //	              activation dword broadcast from memory; one 64-byte line is
 //	              the u8 operand for 16 rows × 4 k.
-//	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
+//	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6,Q2}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
 //	              (BYTE-encoded through internal/x86); a line is two ymm of
 //	              8 rows, done as two passes over the panel (the second from cache).
-//	-isa avx2     avx2i8{Q8,Q4,Q4M,Q3,Q6}_{M}x16, M = 1…4: the avxvnni kernels on
+//	-isa avx2     avx2i8{Q8,Q4,Q4M,Q3,Q6,Q2}_{M}x16, M = 1…4: the avxvnni kernels on
 //	              AVX2 (no VNNI): vpmaddubsw pair sums (u8·s8 in int16, exact for
 //	              weights < 64) added in int16 over a group and widened once by
-//	              vpmaddwd (Q4, Q3; Q8 split into nibbles, u = 16·hi + lo, each
+//	              vpmaddwd (Q4, Q3, Q2; Q8 split into nibbles, u = 16·hi + lo, each
 //	              summed so), or widened per vpmaddubsw (Q6); and the test twins
-//	              avxvnniTwin{Q4,Q4M,Q3,Q6}_{M}x16 (each vpdpbusd as
+//	              avxvnniTwin{Q4,Q4M,Q3,Q6,Q2}_{M}x16 (each vpdpbusd as
 //	              vpmaddubsw+vpmaddwd+vpaddd, otherwise the avxvnni kernels).
 //
 // The kernels share one contract, documented on each stub (see also
@@ -434,9 +434,9 @@ var yMask3 = yMin
 // Q8), and otherwise instruction for instruction the same
 // (TestAVXVNNITwinsMatch), so its exact tests check the avx_vnni kernels'
 // decode, tiling and flushes on machines without AVX-VNNI; only tests call
-// it. The AVX2 kernels of 3- and 4-bit weights add the int16 pair sums
+// it. The AVX2 kernels of 2-, 3- and 4-bit weights add the int16 pair sums
 // over the whole group instead (one vpaddw per row and k-quad, one
-// vpmaddwd per group: |Σ| ≤ 8·2·15·128 = 30720); Q8's split each weight
+// vpmaddwd per group: |Σ| ≤ 8·2·15·128 = 30720, Q2's ≤ 8·2·3·128); Q8's split each weight
 // into nibbles and do the same with each; Q6's (6-bit: only two k-quads'
 // sums would fit) are its twins under another name.
 var cOnes16, cSixteens16, cNibbles Mem
@@ -473,7 +473,7 @@ func kernelY(k kind, m int, mode yMode) {
 	// products of 3- and 4-bit weights summed in int16 in yAcc. Both
 	// widen once per group and add aux then.
 	q8 := mode == yAVX2 && k.name == "Q8"
-	i16 := mode == yAVX2 && (k.name == "Q4" || k.name == "Q4M" || k.name == "Q3")
+	i16 := mode == yAVX2 && (k.name == "Q4" || k.name == "Q4M" || k.name == "Q3" || k.q2)
 	TEXT(name, NOSPLIT, signature)
 	switch {
 	case q8:
@@ -482,8 +482,12 @@ func kernelY(k kind, m int, mode yMode) {
 			"(exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), then widened by vpmaddwd (16s for hi, ones",
 			"for lo) and added to aux.")
 	case i16:
+		bound := "8·2·15·128 = 30720"
+		if k.q2 {
+			bound = "8·2·3·128 = 6144"
+		}
 		doc(name, k, m, 8, "", "AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the",
-			"group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once",
+			"group's 8 k-quads in int16 (exact: |Σ| ≤ "+bound+" < 2^15), widened once",
 			"per group by vpmaddwd with ones.")
 	case mode == yAVX2:
 		doc(name, k, m, 8, "", fmt.Sprintf("avxvnni%s_%dx16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place", k.name, m),
@@ -506,6 +510,8 @@ func kernelY(k kind, m int, mode yMode) {
 		bcastY(0x03030303, yMask3)
 	case 6:
 		bcastY(0x3f3f3f3f, yMask)
+	case 2:
+		bcastY(0x03030303, yMask)
 	}
 	Label(name + "_panel")
 	for h := 0; h < 2; h++ {
@@ -630,6 +636,20 @@ func kernelY(k kind, m int, mode yMode) {
 				}
 				dots(yHi, 6+h)
 			}
+		case 2:
+			// Q2 (quant/q2.go): quad 4c+h is bits 2h, 2h+1 of line c.
+			for c := 0; c < 2; c++ {
+				VMOVDQU(line(c), yLo)
+				for h := 0; h < 4; h++ {
+					if h == 0 {
+						VPAND(yMask, yLo, yHi)
+					} else {
+						VPSRLW(U8(2*h), yLo, yHi)
+						VPAND(yMask, yHi, yHi)
+					}
+					dots(yHi, 4*c+h)
+				}
+			}
 		default:
 			for c := 0; c < 4; c++ {
 				VMOVDQU(line(c), yLo)
@@ -650,8 +670,21 @@ func kernelY(k kind, m int, mode yMode) {
 			}
 		}
 		// wh = wp + 32h: the half's 8 scales are 16h bytes into the scales.
-		VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff - 16*h}, yD)
-		if k.hasMin {
+		if k.q2 {
+			// d = f16(h &^ 15); yMin = d·(c − 1) with c = h & 15 (the
+			// kernel subtracts yMin·aux, aux = xs·Σxq/4)
+			sw := Mem{Base: wh, Disp: k.scaleOff - 16*h}
+			bcastY(0xfff0fff0, yTmp)
+			VPAND(sw, yTmp.AsX(), yD.AsX())
+			VCVTPH2PS(yD.AsX(), yD)
+			VPMOVZXWD(sw, yMin)
+			VPANDN(yMin, yTmp, yMin) // yMin = ^yTmp & h: the code c
+			VCVTDQ2PS(yMin, yMin)
+			VFMSUB213PS(yD, yD, yMin) // yMin = c·d − d
+		} else {
+			VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff - 16*h}, yD)
+		}
+		if k.hasMin && !k.q2 {
 			VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff + 32 - 16*h}, yMin)
 		}
 		for r := 0; r < m; r++ {
@@ -659,7 +692,10 @@ func kernelY(k kind, m int, mode yMode) {
 			VBROADCASTSS(Mem{Base: xsp, Disp: 4 * r}, yTmp)
 			VMULPS(yTmp, yAcc[r], yAcc[r])
 			VFMADD231PS(yAcc[r], yD, yF[r])
-			if k.hasMin {
+			if k.q2 {
+				VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
+				VFNMADD231PS(yTmp, yMin, yF[r])
+			} else if k.hasMin {
 				VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
 				VFMADD231PS(yTmp, yMin, yF[r])
 			}
@@ -696,9 +732,6 @@ func main() {
 		}
 	case "avxvnni":
 		for _, k := range kinds {
-			if k.q2 {
-				continue // Q2: avx512 only
-			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m, yVNNI)
 			}
@@ -717,16 +750,13 @@ func main() {
 			DATA(i, U32(0x0f0f0f0f))
 		}
 		for _, k := range kinds {
-			if k.q2 {
-				continue // Q2: avx512 only
-			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m, yAVX2)
 			}
 		}
 		for _, k := range kinds {
-			if k.name == "Q8" || k.q2 {
-				continue // Q8: u up to 255, vpmaddubsw saturates; Q2: no avx_vnni kernel to twin
+			if k.name == "Q8" {
+				continue // Q8: u up to 255, vpmaddubsw saturates
 			}
 			for m := 1; m <= 4; m++ {
 				kernelY(k, m, yTwin)
