@@ -64,7 +64,7 @@ func TestAVX2Int8Threads(t *testing.T) {
 	}
 	im := implOf(v)
 	cfgs := []kernel.Config{v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7)}
-	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6})
+	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2})
 }
 
 // checkIntPanels runs im (an int8act panel driver) under each

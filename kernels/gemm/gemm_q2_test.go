@@ -14,13 +14,15 @@ func setQ2(rec []byte, i, j, u int) {
 	rec[off] = rec[off]&^(3<<sh) | byte(u)<<sh
 }
 
-// TestQ2Shapes checks every Q2 candidate of gemm.gemv and gemm.gemm with
-// the dot-product error model (as FuzzGEMM does) at awkward shapes — M
-// across the row tiles, N across panels, K across groups — on 1, 2, 3 and
-// 7 threads.
+// TestQ2Shapes checks every Q2 candidate of gemm.gemv and gemm.gemm
+// (avx512_vnni, avx_vnni, avx2_int8 where the CPU has them, and the
+// generic ones) with the dot-product error model (as FuzzGEMM does) at
+// awkward shapes — M 1…13 and 25 across the row tiles (4 for the ymm
+// kernels, 12 for the zmm ones), N across panels, K across groups — on
+// 1, 2, 3 and 7 threads.
 func TestQ2Shapes(t *testing.T) {
 	seed := uint64(1)
-	for _, m := range []int{1, 2, 3, 4, 5, 8, 11, 12, 13, 25} {
+	for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 25} {
 		for _, nk := range [][2]int{{1, 1}, {15, 31}, {16, 32}, {17, 33}, {40, 95}, {63, 257}, {64, 64}, {200, 1000}} {
 			s := kernel.MakeShape(shapeKeys, m, nk[0], nk[1])
 			for _, op := range []string{OpGEMV, OpGEMM} {
