@@ -36,9 +36,11 @@ func vnniZ(n int64)
 //	for i := 0; i < n; i++ { for c := 0; c < 12; c++ { for l := 0; l < 8; l++ { acc[c][l] += Σ_{j<4} int32(a.u8[4l+j])*int32(b.s8[4l+j]) } } }
 func vnniY(n int64)
 
-// maddY runs 12 chains of AVX2 VPMADDUBSW + VPMADDWD(ones) + VPADDD ymm (64 int8 OPs each):
+// maddY runs 12 chains of AVX2 VPMADDUBSW + VPADDW ymm (64 int8 OPs each), the
+// inner step of the avx2_int8 gemm kernels (their int16 sums over a group; a
+// VPMADDWD per group widens them), so no kernel of that form can pass it:
 //
-//	for i := 0; i < n; i++ { for c := 0; c < 12; c++ { for l := 0; l < 8; l++ { acc[c][l] += int32(sat16(a.u8[4l]*b.s8[4l] + a.u8[4l+1]*b.s8[4l+1])) + int32(sat16(a.u8[4l+2]*b.s8[4l+2] + a.u8[4l+3]*b.s8[4l+3])) } } }
+//	for i := 0; i < n; i++ { for c := 0; c < 12; c++ { for k := 0; k < 16; k++ { acc[c][k] += sat16(a.u8[2k]*b.s8[2k] + a.u8[2k+1]*b.s8[2k+1]) } } }
 func maddY(n int64)
 
 // bf16Z runs 24 chains of VDPBF16PS zmm (64 FLOPs each):

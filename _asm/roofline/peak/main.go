@@ -70,22 +70,21 @@ func maddY() {
 	const nacc = 12
 	name := "maddY"
 	TEXT(name, NOSPLIT, "func(n int64)")
-	Doc(name+" runs 12 chains of AVX2 VPMADDUBSW + VPMADDWD(ones) + VPADDD ymm (64 int8 OPs each):", "",
-		fmt.Sprintf("\tfor i := 0; i < n; i++ { for c := 0; c < %d; c++ { for l := 0; l < 8; l++ { acc[c][l] += int32(sat16(a.u8[4l]*b.s8[4l] + a.u8[4l+1]*b.s8[4l+1])) + int32(sat16(a.u8[4l+2]*b.s8[4l+2] + a.u8[4l+3]*b.s8[4l+3])) } } }", nacc))
+	Doc(name+" runs 12 chains of AVX2 VPMADDUBSW + VPADDW ymm (64 int8 OPs each), the",
+		"inner step of the avx2_int8 gemm kernels (their int16 sums over a group; a",
+		"VPMADDWD per group widens them), so no kernel of that form can pass it:", "",
+		fmt.Sprintf("\tfor i := 0; i < n; i++ { for c := 0; c < %d; c++ { for k := 0; k < 16; k++ { acc[c][k] += sat16(a.u8[2k]*b.s8[2k] + a.u8[2k+1]*b.s8[2k+1]) } } }", nacc))
 	n := Load(Param("n"), reg.RCX)
-	a, b, ones, t := ymm[nacc], ymm[nacc+1], ymm[nacc+2], ymm[nacc+3]
+	a, b, t := ymm[nacc], ymm[nacc+1], ymm[nacc+2]
 	for _, r := range ymm[:nacc+2] {
 		VPXOR(r, r, r)
 	}
-	VPCMPEQW(ones, ones, ones)
-	VPSRLW(U8(15), ones, ones) // 1 in every int16 lane
 	TESTQ(n, n)
 	JLE(LabelRef(name + "_done"))
 	Label(name + "_loop")
 	for _, acc := range ymm[:nacc] {
-		VPMADDUBSW(b, a, t)  // t.i16[k] = sat(a.u8[2k]*b.s8[2k] + a.u8[2k+1]*b.s8[2k+1])
-		VPMADDWD(ones, t, t) // t.i32[l] = t.i16[2l] + t.i16[2l+1]
-		VPADDD(t, acc, acc)
+		VPMADDUBSW(b, a, t) // t.i16[k] = sat(a.u8[2k]*b.s8[2k] + a.u8[2k+1]*b.s8[2k+1])
+		VPADDW(t, acc, acc)
 	}
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
