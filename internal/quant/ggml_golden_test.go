@@ -37,6 +37,7 @@ var ggmlGoldenBounds = map[gguf.Type]struct{ quant, fast float64 }{
 // its type's quantization error of the same tensor in the unquantized
 // file; FromGGML keeps it exactly (exact mode) or within the fast bound.
 func TestGGMLGolden(t *testing.T) {
+	serialSweep(t)
 	defer setFastQ6(true)() // q6_K → Q6 (Q8 is TestFromGGMLQ6Fallback's)
 	dir, err := golden.Dir()
 	if err != nil {

@@ -78,6 +78,7 @@ func TestLowBitRoundTrip(t *testing.T) {
 // rows beside its neighbour's, max-abs and search, and holds it under a
 // bound a bug would break.
 func TestLowBitError(t *testing.T) {
+	serialSweep(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	n, k := 256, 2304
 	w := gaussian(r, n*k)

@@ -160,6 +160,7 @@ func checkQuantErr(t *testing.T, maxAbs, search quantizer) []string {
 // the three matrix kinds under its bound; the search is never worse than
 // max-abs on a group and keeps every weight within max-abs's bound.
 func TestQuantErr(t *testing.T) {
+	serialSweep(t)
 	for _, b := range checkQuantErr(t, maxAbsQ, searchQ) {
 		t.Error(b)
 	}
@@ -169,6 +170,7 @@ func TestQuantErr(t *testing.T) {
 // scales carry 1% noise, and a max-abs quantizer whose weights carry noise
 // of a tenth of a step each fail the checks.
 func TestQuantErrCatchesPlantedErrors(t *testing.T) {
+	serialSweep(t)
 	noisyScales := func(f format, w []float32, n, k int) (*Matrix, error) {
 		m, err := searchQ(f, w, n, k)
 		if err != nil {
