@@ -52,6 +52,7 @@ type Model struct {
 	closer  io.Closer // the checkpoint or model file, kept open while weights point into it
 	restore func()    // undoes kernel.SetChooser
 	kdaTmp  map[int][]*kda.LayerCache
+	free    stateList // states given back by State.Free
 	prof    timer     // LoadOptions.Profiler
 	hits    [][]int64 // [layer][expert] tokens routed to each expert (nil for dense layers)
 	// observe, if set, sees the input x [rows, w.K] of every weight matrix

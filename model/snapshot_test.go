@@ -65,3 +65,56 @@ func TestStateCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestStateFree checks that a freed state comes back from NewState empty,
+// with its new token limit, and gives the same logits as a fresh state;
+// that a state freed twice is kept once; and that the model keeps at most
+// maxFreeStates.
+func TestStateFree(t *testing.T) {
+	c := loadTiny(t)[0]
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32((i*29 + 5) % c.V)
+	}
+	m := mustLoad(t, c.f.Dir(), LoadOptions{Threads: 2})
+	want, err := m.Prefill(m.NewState(0), prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := m.NewState(0)
+	if _, err := m.Prefill(used, append(slices.Clone(prompt), 1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	used.Free()
+	used.Free()
+	st := m.NewState(len(prompt))
+	if st != used {
+		t.Fatal("NewState did not reuse the freed state")
+	}
+	if other := m.NewState(0); other == used {
+		t.Fatal("a state freed twice was handed out twice")
+	}
+	if st.Len() != 0 || st.max != len(prompt) {
+		t.Fatalf("reused state: Len %d, max %d; want 0, %d", st.Len(), st.max, len(prompt))
+	}
+	got, err := m.Prefill(st, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatal("a reused state's logits differ from a fresh state's")
+	}
+	if _, err := m.Prefill(st, []int32{1}); err == nil {
+		t.Error("the reused state accepted a token past its new limit")
+	}
+	var many []*State
+	for range maxFreeStates + 3 {
+		many = append(many, m.NewState(0))
+	}
+	for _, s := range many {
+		s.Free()
+	}
+	if n := len(m.free.list); n != maxFreeStates {
+		t.Errorf("the model keeps %d freed states, want %d", n, maxFreeStates)
+	}
+}

@@ -142,7 +142,7 @@ func (c *prefixCache) insertCopy(ids []int32, st *model.State, logits []float32)
 func (c *prefixCache) insertOwned(ids []int32, st *model.State, logits []float32) {
 	h := hashIDs(ids)
 	if c.budget <= 0 || c.find(ids, h) != nil || entrySize(ids, st, logits) > c.budget {
-		st.Close()
+		st.Free()
 		return
 	}
 	c.add(ids, h, st, logits)
@@ -189,7 +189,7 @@ func (c *prefixCache) remove(e *cacheEntry) {
 		delete(c.lengths, len(e.ids))
 	}
 	c.used -= e.size
-	e.st.Close()
+	e.st.Free()
 }
 
 // clear drops every entry.

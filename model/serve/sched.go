@@ -439,7 +439,7 @@ func (e *engine) finish(s *seq, reason string, err *apiError, evs ...event) {
 		if err == nil && s.st.Len() > 0 && (s.fed == len(s.j.prompt) && s.logits != nil) {
 			e.cache.insertOwned(s.history[:s.st.Len()], s.st, slices.Clone(s.logits))
 		} else {
-			s.st.Close()
+			s.st.Free()
 		}
 		s.st = nil
 	}

@@ -431,7 +431,7 @@ func runBench(o *BenchOptions) error {
 					if !o.NoWarmup {    // one untimed pass, as llama-bench: weights paged in, pools and buffers warm
 						st := m.NewState(0)
 						_, err := m.Prefill(st, benchIDs(p, V, 0))
-						st.Close()
+						st.Free()
 						if err != nil {
 							return err
 						}
@@ -448,7 +448,7 @@ func runBench(o *BenchOptions) error {
 						_, err := m.Prefill(st, benchIDs(p, V, rep+1))
 						secs := time.Since(t0).Seconds()
 						pg.add(io0, sampleIO(), secs, p)
-						st.Close()
+						st.Free()
 						if err != nil {
 							return err
 						}
@@ -776,7 +776,7 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 // adds the steps' page-ins.
 func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler, pg *ioDelta) (float64, error) {
 	st := m.NewState(0)
-	defer st.Close()
+	defer st.Free()
 	if _, err := m.Prefill(st, benchIDs(max(d, 1), V, salt)); err != nil {
 		return 0, err
 	}
@@ -821,7 +821,7 @@ func (o *BenchOptions) lockHot(m *model.Model) error {
 	}
 	st := m.NewState(0)
 	_, err := m.Prefill(st, benchIDs(64, m.Shapes.Vocab, 0))
-	st.Close()
+	st.Free()
 	if err != nil {
 		return err
 	}
@@ -880,7 +880,7 @@ func opsBreakdown(m *model.Model, name, dt string, th, d, n int, ceiling float64
 // layer's share of it.
 func prefillBreakdown(m *model.Model, name, dt string, th, d, p int) ([]OpRow, error) {
 	st := m.NewState(0)
-	defer st.Close()
+	defer st.Free()
 	if d > 0 {
 		if _, err := m.Prefill(st, benchIDs(d, m.Shapes.Vocab, 98)); err != nil {
 			return nil, err
