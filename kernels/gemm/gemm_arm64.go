@@ -7,7 +7,7 @@
 //	              (F32 read in place), mr×16 FMLA register tiles (mr ≤ 4)
 //	neon_dotprod  int8 activations (quantizeRow, as generic_int8); SDOT by
 //	              element against the panel lines, f32 flush per group;
-//	              Q8, Q4, Q3 and Q6
+//	              Q8, Q4, Q3, Q6 and Q2
 //	sve           as neon with a vector-length-agnostic tile (WHILELO tails)
 //	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
 //	              the NEON dot product does not, e.g. A64FX); Q8, Q4, Q3, Q6
@@ -29,9 +29,15 @@
 // bits). Base SVE has no SRI: its Q3/Q6 kernels combine the split k-quads
 // with LSR, AND and ORR (Q3 quad 6: (L0 >> 6) | ((L2 >> 4) & 4); Q6 quad
 // 6: (L0 >> 6) | ((L1 >> 4) & 12) | ((L2 >> 2) & 48)), and go through a
-// group one vector-sized chunk (all its lines) at a time. The f32 class
-// widens BF16/Q8/Q4 through the generic widen: correct everywhere, not yet
-// fast for quantized weights.
+// group one vector-sized chunk (all its lines) at a time. Q2 takes the
+// stored u ∈ [0, 3] as it is: k-quads 4c+0 and 4c+3 of line c as L & 3
+// and L >> 6, 4c+1 and 4c+2 as L & 12 and (L >> 2) & 12 (= 4u, summed
+// apart in accumulators that start at Σxq), so the group's integer is
+// 4·Σu·xq − (c−1)·Σxq (c the scale word's offset code, subtracted as
+// c·Σxq by a multiply-subtract) and the conversion divides it by 4
+// (SCVTF with two fraction bits). The f32 class widens BF16/Q8/Q4
+// through the generic widen: correct everywhere, not yet fast for
+// quantized weights.
 // Performance is unmeasured: qemu gives correctness only.
 package gemm
 
@@ -106,6 +112,18 @@ func dotQ3NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *
 //go:noescape
 func dotQ6NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
+// dotQ2NEON_1x16 is dotQ8NEON_1x16 over Q2 panels (quant/q2.go): the
+// stored 2-bit u as it is and, per row and group, the scale word h's
+// scale d = f16(h &^ 15) and offset t = (c−1)/4, c = h & 15:
+//
+//	t += d[p,g,i]·(xs[g]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[32g+j]) − (c[p,g,i]−1)/4·sums[g]))
+//
+// (the kernels form the integer 4·Σu·xq − (c−1)·sums[g] and divide it by
+// 4 in the conversion).
+//
+//go:noescape
+func dotQ2NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
 //go:noescape
 func dotQ8SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
@@ -178,10 +196,10 @@ type dotFn func(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *floa
 
 // dotKernels are an int8 variant's kernels per weight kind; nil where the
 // variant does not serve it (its DTypes do not list it).
-type dotKernels struct{ q8, q4, q4Min, q3, q6 dotFn }
+type dotKernels struct{ q8, q4, q4Min, q3, q6, q2 dotFn }
 
 // dotPanels is the panelFn over a kernel per weight kind (Q8, Q4, Q4 with
-// a min, Q3, Q6): blocks of nb panels (kept in cache), every row against a
+// a min, Q3, Q6, Q2): blocks of nb panels (kept in cache), every row against a
 // block.
 func dotPanels(tab dotKernels) panelFn {
 	return func(a *args, p0, p1, worker int, prm kernel.Values) {
@@ -195,6 +213,8 @@ func dotPanels(tab dotKernels) panelFn {
 			fn = tab.q3
 		case a.w.DType == kernel.Q6:
 			fn = tab.q6
+		case a.w.DType == kernel.Q2:
+			fn = tab.q2
 		}
 		ng := a.kp / quant.GroupK
 		nb := prm["nb"]
@@ -231,11 +251,11 @@ func init() {
 		DTypes: weightDTypes, Requires: sveReq, Threaded: true, Params: []kernel.Param{grainParam}},
 		&impl{act: actF32, panels: tilePanels(gemmSVE_16, 1<<30), grain: 4})
 	register(allOps, kernel.Variant{Name: "neon_dotprod", Priority: 40, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4/Q3/Q6 panel lines, f32 flush per group",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6}, Requires: dotReq, Threaded: true,
+		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4/Q3/Q6/Q2 panel lines, f32 flush per group",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2}, Requires: dotReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8NEON_1x16, q4: dotQ4NEON_1x16, q4Min: dotQ4MinNEON_1x16,
-			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16}), grain: 4})
+			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16, q2: dotQ2NEON_1x16}), grain: 4})
 	register(allOps, kernel.Variant{Name: "sve_dotprod", Priority: 45, Class: kernel.ClassInt8Act,
 		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6 panel lines",
 		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6}, Requires: sveReq, Threaded: true,

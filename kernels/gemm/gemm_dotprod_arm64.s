@@ -2,10 +2,10 @@
 
 // Hand-written NEON dot-product (FEAT_DotProd, asimddp) kernels of the
 // neon_dotprod variant: one int8 activation row against np consecutive
-// Q8/Q4/Q3/Q6 panels (see gemm_arm64.go for their Go semantics and the
-// Q3/Q6 decode). SDOT (by element), SSRA, SCVTF and FCVTL are
-// WORD-encoded; the mnemonic comments are checked against GNU as by
-// _asm/armwords.
+// Q8/Q4/Q3/Q6/Q2 panels (see gemm_arm64.go for their Go semantics and
+// the Q3/Q6/Q2 decode). SDOT (by element), SSRA, SMLSL, SCVTF, FCVTL, MOVI
+// and BIC (16-bit lanes) are WORD-encoded; the mnemonic comments are
+// checked against GNU as by _asm/armwords.
 
 #include "textflag.h"
 
@@ -818,4 +818,173 @@ q6s:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	SUBS $1, R1, R1
 	BNE  q6p
+	RET
+
+// func dotQ2NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ2NEON_1x16(SB), NOSPLIT, $0-64
+	ARGS
+	VMOVI $3, V31.B16
+	VMOVI $12, V30.B16
+	WORD $0x4f0085ee // movi v14.8h, #15
+
+q2p:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R5, R11
+	MOVD R2, R8
+
+q2g:
+	VLD1.P 32(R7), [V0.B16, V1.B16] // the group's 32 activations
+	VLD1R.P 4(R10), [V15.S4] // Σxq of the group
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VMOV V15.B16, V24.B16 // the 4u sums start at Σxq
+	VMOV V15.B16, V25.B16 // the 4u sums start at Σxq
+	VMOV V15.B16, V26.B16 // the 4u sums start at Σxq
+	VMOV V15.B16, V27.B16 // the 4u sums start at Σxq
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16] // line 0: k-quad h (k = 4h..4h+3) in bits 2h, 2h+1, h < 4
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 1: k-quad 4+h (k = 16+4h..16+4h+3) in bits 2h, 2h+1
+	// k-quad 1: L0 & 0x0c = 4·u, summed apart
+	VAND V30.B16, V4.B16, V2.B16
+	VAND V30.B16, V5.B16, V3.B16
+	VAND V30.B16, V6.B16, V12.B16
+	VAND V30.B16, V7.B16, V13.B16
+	WORD $0x4fa0e058 // sdot v24.4s, v2.16b, v0.4b[1]
+	WORD $0x4fa0e079 // sdot v25.4s, v3.16b, v0.4b[1]
+	WORD $0x4fa0e19a // sdot v26.4s, v12.16b, v0.4b[1]
+	WORD $0x4fa0e1bb // sdot v27.4s, v13.16b, v0.4b[1]
+	// k-quad 2: (L0 >> 2) & 0x0c = 4·u
+	VUSHR $2, V4.B16, V2.B16
+	VUSHR $2, V5.B16, V3.B16
+	VUSHR $2, V6.B16, V12.B16
+	VUSHR $2, V7.B16, V13.B16
+	VAND V30.B16, V2.B16, V2.B16
+	VAND V30.B16, V3.B16, V3.B16
+	VAND V30.B16, V12.B16, V12.B16
+	VAND V30.B16, V13.B16, V13.B16
+	WORD $0x4f80e858 // sdot v24.4s, v2.16b, v0.4b[2]
+	WORD $0x4f80e879 // sdot v25.4s, v3.16b, v0.4b[2]
+	WORD $0x4f80e99a // sdot v26.4s, v12.16b, v0.4b[2]
+	WORD $0x4f80e9bb // sdot v27.4s, v13.16b, v0.4b[2]
+	// k-quad 3: L0 >> 6
+	VUSHR $6, V4.B16, V2.B16
+	VUSHR $6, V5.B16, V3.B16
+	VUSHR $6, V6.B16, V12.B16
+	VUSHR $6, V7.B16, V13.B16
+	WORD $0x4fa0e854 // sdot v20.4s, v2.16b, v0.4b[3]
+	WORD $0x4fa0e875 // sdot v21.4s, v3.16b, v0.4b[3]
+	WORD $0x4fa0e996 // sdot v22.4s, v12.16b, v0.4b[3]
+	WORD $0x4fa0e9b7 // sdot v23.4s, v13.16b, v0.4b[3]
+	// k-quad 0: L0 & 3
+	VAND V31.B16, V4.B16, V4.B16
+	VAND V31.B16, V5.B16, V5.B16
+	VAND V31.B16, V6.B16, V6.B16
+	VAND V31.B16, V7.B16, V7.B16
+	WORD $0x4f80e094 // sdot v20.4s, v4.16b, v0.4b[0]
+	WORD $0x4f80e0b5 // sdot v21.4s, v5.16b, v0.4b[0]
+	WORD $0x4f80e0d6 // sdot v22.4s, v6.16b, v0.4b[0]
+	WORD $0x4f80e0f7 // sdot v23.4s, v7.16b, v0.4b[0]
+	// k-quad 5: L1 & 0x0c = 4·u, summed apart
+	VAND V30.B16, V8.B16, V2.B16
+	VAND V30.B16, V9.B16, V3.B16
+	VAND V30.B16, V10.B16, V12.B16
+	VAND V30.B16, V11.B16, V13.B16
+	WORD $0x4fa1e058 // sdot v24.4s, v2.16b, v1.4b[1]
+	WORD $0x4fa1e079 // sdot v25.4s, v3.16b, v1.4b[1]
+	WORD $0x4fa1e19a // sdot v26.4s, v12.16b, v1.4b[1]
+	WORD $0x4fa1e1bb // sdot v27.4s, v13.16b, v1.4b[1]
+	// k-quad 6: (L1 >> 2) & 0x0c = 4·u
+	VUSHR $2, V8.B16, V2.B16
+	VUSHR $2, V9.B16, V3.B16
+	VUSHR $2, V10.B16, V12.B16
+	VUSHR $2, V11.B16, V13.B16
+	VAND V30.B16, V2.B16, V2.B16
+	VAND V30.B16, V3.B16, V3.B16
+	VAND V30.B16, V12.B16, V12.B16
+	VAND V30.B16, V13.B16, V13.B16
+	WORD $0x4f81e858 // sdot v24.4s, v2.16b, v1.4b[2]
+	WORD $0x4f81e879 // sdot v25.4s, v3.16b, v1.4b[2]
+	WORD $0x4f81e99a // sdot v26.4s, v12.16b, v1.4b[2]
+	WORD $0x4f81e9bb // sdot v27.4s, v13.16b, v1.4b[2]
+	// k-quad 7: L1 >> 6
+	VUSHR $6, V8.B16, V2.B16
+	VUSHR $6, V9.B16, V3.B16
+	VUSHR $6, V10.B16, V12.B16
+	VUSHR $6, V11.B16, V13.B16
+	WORD $0x4fa1e854 // sdot v20.4s, v2.16b, v1.4b[3]
+	WORD $0x4fa1e875 // sdot v21.4s, v3.16b, v1.4b[3]
+	WORD $0x4fa1e996 // sdot v22.4s, v12.16b, v1.4b[3]
+	WORD $0x4fa1e9b7 // sdot v23.4s, v13.16b, v1.4b[3]
+	// k-quad 4: L1 & 3
+	VAND V31.B16, V8.B16, V8.B16
+	VAND V31.B16, V9.B16, V9.B16
+	VAND V31.B16, V10.B16, V10.B16
+	VAND V31.B16, V11.B16, V11.B16
+	WORD $0x4f81e114 // sdot v20.4s, v8.16b, v1.4b[0]
+	WORD $0x4f81e135 // sdot v21.4s, v9.16b, v1.4b[0]
+	WORD $0x4f81e156 // sdot v22.4s, v10.16b, v1.4b[0]
+	WORD $0x4f81e177 // sdot v23.4s, v11.16b, v1.4b[0]
+	// 4·dot = 4·Σu·xq − (c−1)·Σxq = 4·v20..v23 + v24..v27 (4·Σu·xq + Σxq) − c·Σxq
+	VSHL $2, V20.S4, V20.S4
+	VSHL $2, V21.S4, V21.S4
+	VSHL $2, V22.S4, V22.S4
+	VSHL $2, V23.S4, V23.S4
+	VADD V24.S4, V20.S4, V20.S4
+	VADD V25.S4, V21.S4, V21.S4
+	VADD V26.S4, V22.S4, V22.S4
+	VADD V27.S4, V23.S4, V23.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 scale words h
+	VAND V14.B16, V2.B16, V12.B16 // c = h & 15
+	VAND V14.B16, V3.B16, V13.B16
+	WORD $0x6f0095e2 // bic v2.8h, #15  (d = f16(h &^ 15))
+	WORD $0x6f0095e3 // bic v3.8h, #15
+	WORD $0x0f4f6194 // smlsl v20.4s, v12.4h, v15.h[0]
+	WORD $0x4f4f6195 // smlsl2 v21.4s, v12.8h, v15.h[0]
+	WORD $0x0f4f61b6 // smlsl v22.4s, v13.4h, v15.h[0]
+	WORD $0x4f4f61b7 // smlsl2 v23.4s, v13.8h, v15.h[0]
+	WORD $0x0e217844 // fcvtl v4.4s, v2.4h
+	WORD $0x4e217845 // fcvtl2 v5.4s, v2.8h
+	WORD $0x0e217866 // fcvtl v6.4s, v3.4h
+	WORD $0x4e217867 // fcvtl2 v7.4s, v3.8h
+	WORD $0x4f3ee694 // scvtf v20.4s, v20.4s, #2  (4·dot as fixed point with 2 fraction bits: dot)
+	WORD $0x4f3ee6b5 // scvtf v21.4s, v21.4s, #2  (4·dot as fixed point with 2 fraction bits: dot)
+	WORD $0x4f3ee6d6 // scvtf v22.4s, v22.4s, #2  (4·dot as fixed point with 2 fraction bits: dot)
+	WORD $0x4f3ee6f7 // scvtf v23.4s, v23.4s, #2  (4·dot as fixed point with 2 fraction bits: dot)
+	VLD1R.P 4(R11), [V28.S4] // the group's activation scale
+	WORD $0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
+	WORD $0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
+	WORD $0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
+	WORD $0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
+	VFMLA V4.S4, V20.S4, V16.S4
+	VFMLA V5.S4, V21.S4, V17.S4
+	VFMLA V6.S4, V22.S4, V18.S4
+	VFMLA V7.S4, V23.S4, V19.S4
+	SUBS $1, R8, R8
+	BNE  q2g
+
+	// y (+)= t
+	CBZ  R9, q2z
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	B    q2s
+
+q2z:
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+
+q2s:
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e31d4a5 // fadd v5.4s, v5.4s, v17.4s
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4e33d4e7 // fadd v7.4s, v7.4s, v19.4s
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	SUBS $1, R1, R1
+	BNE  q2p
 	RET
