@@ -10,7 +10,8 @@
 //	              Q8, Q4, Q3, Q6 and Q2
 //	sve           as neon with a vector-length-agnostic tile (WHILELO tails)
 //	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
-//	              the NEON dot product does not, e.g. A64FX); Q8, Q4, Q3, Q6
+//	              the NEON dot product does not, e.g. A64FX); Q8, Q4, Q3, Q6,
+//	              Q2
 //
 // The bf16act variants neon_bf16 and sve_bf16 (BFDOT) are in
 // gemm_bf16_arm64.go.
@@ -35,9 +36,9 @@
 // apart in accumulators that start at Σxq), so the group's integer is
 // 4·Σu·xq − (c−1)·Σxq (c the scale word's offset code, subtracted as
 // c·Σxq by a multiply-subtract) and the conversion divides it by 4
-// (SCVTF with two fraction bits). The f32 class widens BF16/Q8/Q4
-// through the generic widen: correct everywhere, not yet fast for
-// quantized weights.
+// (NEON: SCVTF with two fraction bits; SVE: the activation scale times
+// 0.25). The f32 class widens BF16/Q8/Q4 through the generic widen:
+// correct everywhere, not yet fast for quantized weights.
 // Performance is unmeasured: qemu gives correctness only.
 package gemm
 
@@ -119,7 +120,7 @@ func dotQ6NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *
 //	t += d[p,g,i]·(xs[g]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[32g+j]) − (c[p,g,i]−1)/4·sums[g]))
 //
 // (the kernels form the integer 4·Σu·xq − (c−1)·sums[g] and divide it by
-// 4 in the conversion).
+// 4 in the conversion). dotQ2SVE_16 computes the same.
 //
 //go:noescape
 func dotQ2NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
@@ -138,6 +139,9 @@ func dotQ3SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *flo
 
 //go:noescape
 func dotQ6SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ2SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
 func btoi(b bool) int {
 	if b {
@@ -257,9 +261,9 @@ func init() {
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8NEON_1x16, q4: dotQ4NEON_1x16, q4Min: dotQ4MinNEON_1x16,
 			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16, q2: dotQ2NEON_1x16}), grain: 4})
 	register(allOps, kernel.Variant{Name: "sve_dotprod", Priority: 45, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6 panel lines",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6}, Requires: sveReq, Threaded: true,
+		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6/Q2 panel lines",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2}, Requires: sveReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8SVE_16, q4: dotQ4SVE_16, q4Min: dotQ4MinSVE_16,
-			q3: dotQ3SVE_16, q6: dotQ6SVE_16}), grain: 4})
+			q3: dotQ3SVE_16, q6: dotQ6SVE_16, q2: dotQ2SVE_16}), grain: 4})
 }

@@ -5,7 +5,7 @@
 // columns of a panel are covered by up to four vectors whose predicates
 // (WHILELO against 16 lanes, or 64 bytes) switch off what lies beyond
 // them, so the same code runs at 128…2048 bits (at 512 bits and more
-// one vector covers a panel; the others are all-false). The Q8/Q4
+// one vector covers a panel; the others are all-false). The Q8/Q4/Q2
 // kernels go through a group line by line (the four chunks of a line
 // side by side); the Q3/Q6 ones chunk by chunk (all the group's lines of
 // one chunk, from a base register per line), as their split k-quads need
@@ -1261,4 +1261,230 @@ q6s:
 	ADD  $64, R6, R6
 	SUBS $1, R1, R1
 	BNE  q6p
+	RET
+
+// func dotQ2SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ2SVE_16(SB), NOSPLIT, $0-64
+	ARGS
+	// p0..p3: bytes [i·VL/8, (i+1)·VL/8) ∩ [0, 64) of a 64-byte line;
+	// p4..p7: the same chunks as f32/int32 lanes ∩ [0, 16)
+	MOVD $64, R8
+	MOVD $0, R11
+	WORD $0x25281d60 // whilelo p0.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d61 // whilelo p1.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d62 // whilelo p2.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d63 // whilelo p3.b, x11, x8
+	MOVD $16, R8
+	MOVD $0, R11
+	WORD $0x25a81d64 // whilelo p4.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d65 // whilelo p5.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d66 // whilelo p6.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d67 // whilelo p7.s, x11, x8
+	WORD $0x2538c19f // dup z31.b, #12
+	WORD $0x25b8c1fd // dup z29.s, #15
+	WORD $0x25b9ca1e // fmov z30.s, #0.25
+
+q2p:
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R5, R13
+	MOVD R2, R12
+
+q2g:
+	WORD $0x8540d15c // ld1rw {z28.s}, p4/z, [x10]  (Σxq of the group)
+	ADD  $4, R10, R10
+	WORD $0x25b8c014 // dup z20.s, #0
+	WORD $0x25b8c015 // dup z21.s, #0
+	WORD $0x25b8c016 // dup z22.s, #0
+	WORD $0x25b8c017 // dup z23.s, #0
+	WORD $0x047c3398 // mov z24.d, z28.d  (the 4u sums start at Σxq)
+	WORD $0x047c3399 // mov z25.d, z28.d  (the 4u sums start at Σxq)
+	WORD $0x047c339a // mov z26.d, z28.d  (the 4u sums start at Σxq)
+	WORD $0x047c339b // mov z27.d, z28.d  (the 4u sums start at Σxq)
+	// line 0: k-quad 0+h (k = 0+4h..0+4h+3) in bits 2h, 2h+1
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8540d0e0 // ld1rw {z0.s}, p4/z, [x7, #0]
+	WORD $0x8541d0e1 // ld1rw {z1.s}, p4/z, [x7, #4]
+	WORD $0x8542d0e2 // ld1rw {z2.s}, p4/z, [x7, #8]
+	WORD $0x8543d0e3 // ld1rw {z3.s}, p4/z, [x7, #12]
+	// chunk 0: 4u of k-quads 1, 2 (L & 12, (L >> 2) & 12); u of 3, 0 (L >> 6, L & 3)
+	WORD $0x043f3088 // and z8.d, z4.d, z31.d
+	WORD $0x042e9489 // lsr z9.b, z4.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a948a // lsr z10.b, z4.b, #6
+	WORD $0x05800624 // and z4.b, z4.b, #0x3
+	WORD $0x44810118 // sdot z24.s, z8.b, z1.b
+	WORD $0x44820138 // sdot z24.s, z9.b, z2.b
+	WORD $0x44830154 // sdot z20.s, z10.b, z3.b
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	// chunk 1: 4u of k-quads 1, 2 (L & 12, (L >> 2) & 12); u of 3, 0 (L >> 6, L & 3)
+	WORD $0x043f30a8 // and z8.d, z5.d, z31.d
+	WORD $0x042e94a9 // lsr z9.b, z5.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a94aa // lsr z10.b, z5.b, #6
+	WORD $0x05800625 // and z5.b, z5.b, #0x3
+	WORD $0x44810119 // sdot z25.s, z8.b, z1.b
+	WORD $0x44820139 // sdot z25.s, z9.b, z2.b
+	WORD $0x44830155 // sdot z21.s, z10.b, z3.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	// chunk 2: 4u of k-quads 1, 2 (L & 12, (L >> 2) & 12); u of 3, 0 (L >> 6, L & 3)
+	WORD $0x043f30c8 // and z8.d, z6.d, z31.d
+	WORD $0x042e94c9 // lsr z9.b, z6.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a94ca // lsr z10.b, z6.b, #6
+	WORD $0x05800626 // and z6.b, z6.b, #0x3
+	WORD $0x4481011a // sdot z26.s, z8.b, z1.b
+	WORD $0x4482013a // sdot z26.s, z9.b, z2.b
+	WORD $0x44830156 // sdot z22.s, z10.b, z3.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	// chunk 3: 4u of k-quads 1, 2 (L & 12, (L >> 2) & 12); u of 3, 0 (L >> 6, L & 3)
+	WORD $0x043f30e8 // and z8.d, z7.d, z31.d
+	WORD $0x042e94e9 // lsr z9.b, z7.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a94ea // lsr z10.b, z7.b, #6
+	WORD $0x05800627 // and z7.b, z7.b, #0x3
+	WORD $0x4481011b // sdot z27.s, z8.b, z1.b
+	WORD $0x4482013b // sdot z27.s, z9.b, z2.b
+	WORD $0x44830157 // sdot z23.s, z10.b, z3.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	// line 1: k-quad 4+h (k = 16+4h..16+4h+3) in bits 2h, 2h+1
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8544d0e0 // ld1rw {z0.s}, p4/z, [x7, #16]
+	WORD $0x8545d0e1 // ld1rw {z1.s}, p4/z, [x7, #20]
+	WORD $0x8546d0e2 // ld1rw {z2.s}, p4/z, [x7, #24]
+	WORD $0x8547d0e3 // ld1rw {z3.s}, p4/z, [x7, #28]
+	// chunk 0: 4u of k-quads 5, 6 (L & 12, (L >> 2) & 12); u of 7, 4 (L >> 6, L & 3)
+	WORD $0x043f3088 // and z8.d, z4.d, z31.d
+	WORD $0x042e9489 // lsr z9.b, z4.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a948a // lsr z10.b, z4.b, #6
+	WORD $0x05800624 // and z4.b, z4.b, #0x3
+	WORD $0x44810118 // sdot z24.s, z8.b, z1.b
+	WORD $0x44820138 // sdot z24.s, z9.b, z2.b
+	WORD $0x44830154 // sdot z20.s, z10.b, z3.b
+	WORD $0x44800094 // sdot z20.s, z4.b, z0.b
+	// chunk 1: 4u of k-quads 5, 6 (L & 12, (L >> 2) & 12); u of 7, 4 (L >> 6, L & 3)
+	WORD $0x043f30a8 // and z8.d, z5.d, z31.d
+	WORD $0x042e94a9 // lsr z9.b, z5.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a94aa // lsr z10.b, z5.b, #6
+	WORD $0x05800625 // and z5.b, z5.b, #0x3
+	WORD $0x44810119 // sdot z25.s, z8.b, z1.b
+	WORD $0x44820139 // sdot z25.s, z9.b, z2.b
+	WORD $0x44830155 // sdot z21.s, z10.b, z3.b
+	WORD $0x448000b5 // sdot z21.s, z5.b, z0.b
+	// chunk 2: 4u of k-quads 5, 6 (L & 12, (L >> 2) & 12); u of 7, 4 (L >> 6, L & 3)
+	WORD $0x043f30c8 // and z8.d, z6.d, z31.d
+	WORD $0x042e94c9 // lsr z9.b, z6.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a94ca // lsr z10.b, z6.b, #6
+	WORD $0x05800626 // and z6.b, z6.b, #0x3
+	WORD $0x4481011a // sdot z26.s, z8.b, z1.b
+	WORD $0x4482013a // sdot z26.s, z9.b, z2.b
+	WORD $0x44830156 // sdot z22.s, z10.b, z3.b
+	WORD $0x448000d6 // sdot z22.s, z6.b, z0.b
+	// chunk 3: 4u of k-quads 5, 6 (L & 12, (L >> 2) & 12); u of 7, 4 (L >> 6, L & 3)
+	WORD $0x043f30e8 // and z8.d, z7.d, z31.d
+	WORD $0x042e94e9 // lsr z9.b, z7.b, #2
+	WORD $0x05803629 // and z9.b, z9.b, #0xc
+	WORD $0x042a94ea // lsr z10.b, z7.b, #6
+	WORD $0x05800627 // and z7.b, z7.b, #0x3
+	WORD $0x4481011b // sdot z27.s, z8.b, z1.b
+	WORD $0x4482013b // sdot z27.s, z9.b, z2.b
+	WORD $0x44830157 // sdot z23.s, z10.b, z3.b
+	WORD $0x448000f7 // sdot z23.s, z7.b, z0.b
+	ADD  $64, R0, R0
+	ADD  $32, R7, R7
+	// 4·dot = 4·Σu·xq − (c−1)·Σxq = 4·z20..z23 + z24..z27 (4·Σu·xq + Σxq) − c·Σxq
+	WORD $0x04629e94 // lsl z20.s, z20.s, #2
+	WORD $0x04b80294 // add z20.s, z20.s, z24.s
+	WORD $0x04629eb5 // lsl z21.s, z21.s, #2
+	WORD $0x04b902b5 // add z21.s, z21.s, z25.s
+	WORD $0x04629ed6 // lsl z22.s, z22.s, #2
+	WORD $0x04ba02d6 // add z22.s, z22.s, z26.s
+	WORD $0x04629ef7 // lsl z23.s, z23.s, #2
+	WORD $0x04bb02f7 // add z23.s, z23.s, z27.s
+	// the scale words h: c = h & 15, d = f16(h &^ 15)
+	WORD $0xa4c0b008 // ld1h {z8.s}, p4/z, [x0]
+	WORD $0xa4c1b409 // ld1h {z9.s}, p5/z, [x0, #1, mul vl]
+	WORD $0xa4c2b80a // ld1h {z10.s}, p6/z, [x0, #2, mul vl]
+	WORD $0xa4c3bc0b // ld1h {z11.s}, p7/z, [x0, #3, mul vl]
+	WORD $0x043d310c // and z12.d, z8.d, z29.d
+	WORD $0x043d312d // and z13.d, z9.d, z29.d
+	WORD $0x043d314e // and z14.d, z10.d, z29.d
+	WORD $0x043d316f // and z15.d, z11.d, z29.d
+	WORD $0x0580e168 // and z8.s, z8.s, #0xfff0
+	WORD $0x0580e169 // and z9.s, z9.s, #0xfff0
+	WORD $0x0580e16a // and z10.s, z10.s, #0xfff0
+	WORD $0x0580e16b // and z11.s, z11.s, #0xfff0
+	WORD $0x049c7194 // mls z20.s, p4/m, z12.s, z28.s
+	WORD $0x049c75b5 // mls z21.s, p5/m, z13.s, z28.s
+	WORD $0x049c79d6 // mls z22.s, p6/m, z14.s, z28.s
+	WORD $0x049c7df7 // mls z23.s, p7/m, z15.s, z28.s
+	WORD $0x6589b108 // fcvt z8.s, p4/m, z8.h
+	WORD $0x6589b529 // fcvt z9.s, p5/m, z9.h
+	WORD $0x6589b94a // fcvt z10.s, p6/m, z10.h
+	WORD $0x6589bd6b // fcvt z11.s, p7/m, z11.h
+	WORD $0x6594b294 // scvtf z20.s, p4/m, z20.s
+	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
+	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
+	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x8540d1a2 // ld1rw {z2.s}, p4/z, [x13]  (the group's activation scale)
+	ADD  $4, R13, R13
+	WORD $0x659e0842 // fmul z2.s, z2.s, z30.s  (xs/4: 4·dot to dot)
+	WORD $0x65820a94 // fmul z20.s, z20.s, z2.s
+	WORD $0x65820ab5 // fmul z21.s, z21.s, z2.s
+	WORD $0x65820ad6 // fmul z22.s, z22.s, z2.s
+	WORD $0x65820af7 // fmul z23.s, z23.s, z2.s
+	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
+	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
+	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
+	WORD $0x65ab1ef3 // fmla z19.s, p7/m, z23.s, z11.s
+	ADD  $32, R0, R0
+	SUBS $1, R12, R12
+	BNE  q2g
+
+	// y (+)= t
+	CBZ  R9, q2z
+	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
+	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
+	WORD $0xa542b8da // ld1w {z26.s}, p6/z, [x6, #2, mul vl]
+	WORD $0xa543bcdb // ld1w {z27.s}, p7/z, [x6, #3, mul vl]
+	B    q2s
+
+q2z:
+	WORD $0x25b8c018 // dup z24.s, #0
+	WORD $0x25b8c019 // dup z25.s, #0
+	WORD $0x25b8c01a // dup z26.s, #0
+	WORD $0x25b8c01b // dup z27.s, #0
+
+q2s:
+	WORD $0x65809218 // fadd z24.s, p4/m, z24.s, z16.s
+	WORD $0x65809639 // fadd z25.s, p5/m, z25.s, z17.s
+	WORD $0x65809a5a // fadd z26.s, p6/m, z26.s, z18.s
+	WORD $0x65809e7b // fadd z27.s, p7/m, z27.s, z19.s
+	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
+	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
+	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]
+	WORD $0xe543fcdb // st1w {z27.s}, p7, [x6, #3, mul vl]
+	ADD  $64, R6, R6
+	SUBS $1, R1, R1
+	BNE  q2p
 	RET
