@@ -4,6 +4,8 @@ package gemm
 
 import (
 	"testing"
+
+	"github.com/ktune/ktune/internal/kernel"
 )
 
 // amdQ3Q6Variants are the amd64 variants with Q3 and Q6 kernels (avx_vnni
@@ -12,4 +14,6 @@ import (
 var amdQ3Q6Variants = []string{"avx2", "avx2_int8", "avx512", "avx512_vnni", "avx_vnni"}
 
 // TestQ3Q6ShapesAMD64: testQ3Q6Shapes over the amd64 variants.
-func TestQ3Q6ShapesAMD64(t *testing.T) { testQ3Q6Shapes(t, amdQ3Q6Variants) }
+func TestQ3Q6ShapesAMD64(t *testing.T) {
+	testQ3Q6Shapes(t, amdQ3Q6Variants, kernel.Q3, kernel.Q6)
+}

@@ -6,15 +6,23 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 )
 
-// armQ3Q6Variants are the arm64 variants with Q3 and Q6 kernels.
+// armQ3Q6Variants are the arm64 variants with Q3, Q6 and Q2 kernels.
 var armQ3Q6Variants = []string{"neon_dotprod", "sve_dotprod"}
 
 // TestQ3Q6ShapesARM64: testQ3Q6Shapes over the arm64 variants (their nb
 // parameter cycled through 1, 4, 16 and 64 panels per block).
-func TestQ3Q6ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants) }
+func TestQ3Q6ShapesARM64(t *testing.T) {
+	testQ3Q6Shapes(t, armQ3Q6Variants, kernel.Q3, kernel.Q6)
+}
+
+// TestQ2ShapesARM64: the same shapes, threads, ops and nb values over the
+// arm64 Q2 kernels (TestQ2Shapes runs each variant's default
+// configuration and not gateup).
+func TestQ2ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kernel.Q2) }
 
 // TestFastQ6ARM64: on arm64, GGUF fast mode packs Q6_K as Q6 where the
 // NEON dot product or SVE serves it, and not once both are masked.

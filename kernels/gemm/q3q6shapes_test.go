@@ -8,7 +8,8 @@ import (
 	"github.com/ktune/ktune/internal/kerneltest"
 )
 
-// testQ3Q6Shapes runs the named variants' Q3 and Q6 kernels at awkward
+// testQ3Q6Shapes runs the named variants' kernels for the given formats
+// (Q3 and Q6, or Q2, which take the same dot-product checks) at awkward
 // shapes against the reference with the dot-product error model (as
 // TestQ3Shapes does), beyond the default configuration: M = 1…13 (the
 // one-row panel kernels, the row tiles and, past 8, the f32 variants'
@@ -17,7 +18,7 @@ import (
 // threads, for gemv, gemm and gateup (-short: one op and thread count per
 // shape, in turn), each non-grain parameter (mr, nb) cycled through its
 // values. The architectures' tests call it with their variants.
-func testQ3Q6Shapes(t *testing.T, variants []string) {
+func testQ3Q6Shapes(t *testing.T, variants []string, dts ...kernel.DType) {
 	nks := [][2]int{{1, 1}, {17, 33}, {40, 95}, {33, 288}, {63, 257}, {16, 32}}
 	if testing.Short() {
 		nks = nks[:5]
@@ -29,7 +30,7 @@ func testQ3Q6Shapes(t *testing.T, variants []string) {
 				t.Fatal(err)
 			}
 			kerneltest.Features(t, v.Requires)
-			for _, dt := range []kernel.DType{kernel.Q3, kernel.Q6} {
+			for _, dt := range dts {
 				if !slices.Contains(v.DTypes, dt) {
 					t.Fatalf("%s does not list %s", v.ID(), dt)
 				}
