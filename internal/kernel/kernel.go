@@ -36,6 +36,7 @@ const (
 	Q3   DType = "q3"
 	Q6   DType = "q6"
 	Q2   DType = "q2"
+	Q5   DType = "q5"
 )
 
 // Class is an accuracy class: the tuner compares only like with like, and

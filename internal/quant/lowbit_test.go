@@ -9,7 +9,7 @@ import (
 )
 
 // lowBit describes one of the formats without a min whose quants are
-// u = q + zero, q in [−zero, zero−1] (Q3, Q6), or Q2 (u ∈ [0, 3] under a
+// u = q + zero, q in [−zero, zero−1] (Q3, Q6, Q5), or Q2 (u ∈ [0, 3] under a
 // per-group offset; zero: what Random stores in padding), for the shared
 // tests.
 type lowBit struct {
@@ -34,6 +34,8 @@ var lowBits = []lowBit{
 		largest: []float32{-Q3Zero * 65504, 65504}, largestScale: 65504, exact: true},
 	{dt: kernel.Q6, zero: Q6Zero, groupBytes: Q6GroupBytes, bits: 6.5, at: q6At, neighbour: kernel.Q8, bound: 0.03, searchBound: 0.028, overflow: 1e7,
 		largest: []float32{-Q6Zero * 65504, 65504}, largestScale: 65504, exact: true},
+	{dt: kernel.Q5, zero: Q5Zero, groupBytes: Q5GroupBytes, bits: 5.5, at: q5At, neighbour: kernel.Q6, bound: 0.05, searchBound: 0.046, overflow: 1e7,
+		largest: []float32{-Q5Zero * 65504, 65504}, largestScale: 65504, exact: true},
 	// Q2's scale keeps 7 significant bits: the largest is 65024 (0x7bf0)
 	{dt: kernel.Q2, zero: 2, groupBytes: Q2GroupBytes, bits: 2.5, at: q2At, neighbour: kernel.Q3, bound: 0.33, searchBound: 0.31, overflow: 1e6,
 		largest: []float32{-2 * 65024, 2 * 65024}, largestScale: 65024},

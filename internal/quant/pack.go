@@ -17,6 +17,7 @@ import (
 //	Q8: d = max|w|/127,                  q = round(w/d) ∈ [−127, 127]
 //	Q4: d = −(the w of largest |w|)/8,   q = round(w/d)+8 ∈ [0, 15]   (ggml Q4_0)
 //	Q4 with min: d = (max−min)/15, m = min, q = round((w−m)/d) ∈ [0, 15]
+//	Q5: d = −(the w of largest |w|)/16,  q = round(w/d)+16 ∈ [0, 31] (ggml Q5_0)
 //	Q2: d = (max−min)/4, t ≈ −min/d − 1/2, u = round(w/d + t) ∈ [0, 3]  (q2.go)
 //
 // QuantizeWeighted searches each group's scale instead (4–10% lower
@@ -75,7 +76,7 @@ func quantize(dt kernel.DType, w []float32, n, k int, hasMin bool, importance []
 // rowImportance is the per-column weight of a row's squared error for
 // Q8/Q4: importance, or 1, and 0 on the padded columns.
 func rowImportance(m *Matrix, importance []float32) []float32 {
-	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 && m.DType != kernel.Q2 {
+	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 && m.DType != kernel.Q2 && m.DType != kernel.Q5 {
 		return nil
 	}
 	imp := make([]float32, m.Kp)
@@ -191,6 +192,10 @@ func (m *Matrix) packRowWith(r int, row, imp []float32, search bool) {
 		for g := 0; g < m.Groups(); g++ {
 			packQ6(panel[g*Q6GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
 		}
+	case kernel.Q5:
+		for g := 0; g < m.Groups(); g++ {
+			packQ5(panel[g*Q5GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
+		}
 	case kernel.Q2:
 		for g := 0; g < m.Groups(); g++ {
 			packQ2(panel[g*Q2GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
@@ -270,6 +275,8 @@ func (m *Matrix) DequantizeRow(r int, dst []float32) {
 		dequantizeQ3Row(panel, pr, dst)
 	case kernel.Q6:
 		dequantizeQ6Row(panel, pr, dst)
+	case kernel.Q5:
+		dequantizeQ5Row(panel, pr, dst)
 	case kernel.Q2:
 		dequantizeQ2Row(panel, pr, dst)
 	}
@@ -284,7 +291,7 @@ func (m *Matrix) Dequantize() []float32 {
 	return out
 }
 
-// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6/Q2, widened
+// Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6/Q5/Q2, widened
 // (Q2: without its offset code).
 func (m *Matrix) Scale(r, g int) float32 {
 	rec := m.Panel(r / PanelRows)[g*m.GroupBytes():]
@@ -300,6 +307,8 @@ func (m *Matrix) Scale(r, g int) float32 {
 		off = Q3Lines * LineBytes
 	case kernel.Q6:
 		off = Q6Lines * LineBytes
+	case kernel.Q5:
+		off = Q5Lines * LineBytes
 	}
 	return half.F16ToF32(binary.LittleEndian.Uint16(rec[off+2*(r%PanelRows):]))
 }

@@ -25,11 +25,14 @@
 //	      scales = 224 B (3.5 bits per weight); w = d·(u−4); see q3.go
 //	Q6    per group of 32 k: [6][16][4] bytes of 6-bit values, then [16]f16
 //	      scales = 416 B (6.5 bits per weight); w = d·(u−32); see q6.go
+//	Q5    per group of 32 k: [4][16][4] bytes of Q4's nibbles, one line of
+//	      fifth bits, then [16]f16 scales = 352 B (5.5 bits per weight);
+//	      w = d·(u−16) (ggml Q5_0); see q5.go
 //	Q2    per group of 32 k: [2][16][4] bytes of 2-bit values, then [16]u16
 //	      scale words (an f16 scale and a 4-bit offset code) = 160 B (2.5
 //	      bits per weight); w = d·(u − (c−1)/4); see q2.go
 //
-// K is zero-padded to a multiple of 32 for Q8/Q4/Q3/Q6/Q2 (Kp); kernels pad the
+// K is zero-padded to a multiple of 32 for Q8/Q4/Q3/Q6/Q5/Q2 (Kp); kernels pad the
 // activations with zeros, so padded weights never contribute. The group
 // size and the f16 scales let ggml's Q8_0 and Q4_0 blocks be repacked
 // exactly, and Q4_K (6-bit sub-block scales under an f16 super-scale) with
@@ -63,7 +66,7 @@ const (
 type Matrix struct {
 	DType  kernel.DType
 	N, K   int  // logical shape
-	Np, Kp int  // padded: Np to PanelRows, Kp to GroupK (Q8, Q4, Q3, Q6, Q2), 2 (BF16) or K (F32)
+	Np, Kp int  // padded: Np to PanelRows, Kp to GroupK (Q8, Q4, Q3, Q6, Q5, Q2), 2 (BF16) or K (F32)
 	HasMin bool // Q4 with a per-group min (w = d·q + m)
 	Data   []byte
 }
@@ -90,6 +93,8 @@ func groupBytes(dt kernel.DType, hasMin bool) int {
 		return Q3GroupBytes
 	case kernel.Q6:
 		return Q6GroupBytes
+	case kernel.Q5:
+		return Q5GroupBytes
 	case kernel.Q2:
 		return Q2GroupBytes
 	}
@@ -121,7 +126,7 @@ func PaddedK(dt kernel.DType, k int) int {
 	switch dt {
 	case kernel.BF16:
 		return (k + 1) &^ 1
-	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2:
+	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 		return (k + GroupK - 1) / GroupK * GroupK
 	}
 	return k
@@ -170,7 +175,7 @@ func View(dt kernel.DType, n, k int, hasMin bool, data []byte) (*Matrix, error) 
 
 func checkShape(dt kernel.DType, n, k int, hasMin bool) error {
 	switch dt {
-	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2:
+	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 	default:
 		return fmt.Errorf("quant: unsupported weight dtype %q", dt)
 	}

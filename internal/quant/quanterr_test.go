@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ktune/ktune/internal/half"
@@ -65,6 +67,11 @@ var qeBounds = map[string]map[string][2]float64{
 		"t4":       {9.56e-2, 8.65e-2}, // 9.373e-2, 8.479e-2
 		"outliers": {0.1028, 9.35e-2},  // 0.1008, 9.17e-2
 	},
+	"q5": {
+		"gauss":    {4.35e-2, 4.08e-2}, // 4.262e-2, 3.995e-2
+		"t4":       {5.89e-2, 5.67e-2}, // 5.777e-2, 5.555e-2
+		"outliers": {7.77e-2, 7.65e-2}, // 7.622e-2, 7.496e-2
+	},
 	"q2": {
 		"gauss":    {0.3275, 0.3062}, // 0.3211, 0.3002
 		"t4":       {0.3914, 0.3603}, // 0.3837, 0.3532
@@ -91,13 +98,13 @@ func qeRelRMS(w, got []float32) float64 {
 	return math.Sqrt(num / den)
 }
 
-var qeFormats = []format{{kernel.Q8, false}, {kernel.Q4, false}, {kernel.Q4, true}, {kernel.Q2, false}}
+var qeFormats = []format{{kernel.Q8, false}, {kernel.Q4, false}, {kernel.Q4, true}, {kernel.Q5, false}, {kernel.Q2, false}}
 
 // checkQuantErr quantizes every kind in every format with maxAbs and
 // search and returns what breaks: a relative RMS over its bound, a group
 // where the search's squared error exceeds max-abs's, or a weight whose
-// error exceeds max-abs's bound (half a step, one for Q4 without a min
-// and for Q2).
+// error exceeds max-abs's bound (half a step, one for Q4 without a min,
+// Q5 and Q2).
 func checkQuantErr(t *testing.T, maxAbs, search quantizer) []string {
 	var bad []string
 	mats := qeMatrices()
@@ -133,7 +140,7 @@ func checkQuantErr(t *testing.T, maxAbs, search quantizer) []string {
 						ss += xs * xs
 						step := math.Abs(float64(s.Scale(r, g)))
 						lim := step*0.5 + 1e-3*math.Abs(float64(w[i]))
-						if f.dt == kernel.Q4 && !f.hasMin || f.dt == kernel.Q2 {
+						if f.dt == kernel.Q4 && !f.hasMin || f.dt == kernel.Q5 || f.dt == kernel.Q2 {
 							lim = step * 1.001
 						}
 						if math.Abs(xs) > lim {
@@ -181,6 +188,8 @@ func TestQuantErrCatchesPlantedErrors(t *testing.T) {
 		switch f.dt {
 		case kernel.Q4:
 			off = 4 * LineBytes
+		case kernel.Q5:
+			off = Q5Lines * LineBytes
 		case kernel.Q2:
 			off = Q2Lines * LineBytes
 		}
@@ -204,9 +213,13 @@ func TestQuantErrCatchesPlantedErrors(t *testing.T) {
 	noisyWeights := func(f format, w []float32, n, k int) (*Matrix, error) {
 		r := rand.New(rand.NewPCG(6, 6))
 		x := make([]float32, len(w))
+		lv := map[kernel.DType]float64{kernel.Q8: 127, kernel.Q5: 15.5}[f.dt]
+		if lv == 0 {
+			lv = 7.5
+		}
 		for i := range w {
 			// a tenth of a typical step: max|w| of a group / (levels/2)
-			x[i] = w[i] + float32(0.1*2.2/float64(map[bool]float64{true: 127, false: 7.5}[f.dt == kernel.Q8])*r.NormFloat64())
+			x[i] = w[i] + float32(0.1*2.2/lv*r.NormFloat64())
 		}
 		return Quantize(f.dt, x, n, k, f.hasMin)
 	}
@@ -224,6 +237,11 @@ func TestQuantErrCatchesPlantedErrors(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: caught (%d findings), e.g. %s", c.name, len(bad), bad[0])
+		for _, f := range qeFormats { // every format's own checks catch it
+			if !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, f.String()+" ") }) {
+				t.Errorf("%s: passed the weight-error checks of %v", c.name, f)
+			}
+		}
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // directly in the packed format — uniform integers under per-group scales
 // drawn around std — which is two orders of magnitude faster than drawing
 // normal floats and quantizing them (a 256-expert MoE block is 1.8 G
-// weights); Q3, Q6 and Q2 likewise (Q2: offset codes drawn around the centre); F32 and BF16 hold normal draws. Padded rows and columns are
+// weights); Q3, Q6, Q5 and Q2 likewise (Q2: offset codes drawn around the centre); F32 and BF16 hold normal draws. Padded rows and columns are
 // zero.
 func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (*Matrix, error) {
 	if dt == kernel.F32 || dt == kernel.BF16 {
@@ -38,6 +38,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 		qstd, valBytes = 2.29, Q3Lines*LineBytes
 	case kernel.Q6: // u ∈ [0, 63]
 		qstd, valBytes = 18.47, Q6Lines*LineBytes
+	case kernel.Q5: // u ∈ [0, 31]
+		qstd, valBytes = 9.23, Q5Lines*LineBytes
 	case kernel.Q2: // u ∈ [0, 3] about t ∈ [1.25, 1.75]
 		qstd, valBytes = 1.13, Q2Lines*LineBytes
 	}
@@ -80,6 +82,8 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 							setQ3(rec, pr, j, Q3Zero)
 						case kernel.Q6:
 							setQ6(rec, pr, j, Q6Zero)
+						case kernel.Q5:
+							setQ5(rec, pr, j, Q5Zero)
 						case kernel.Q2:
 							setQ2(rec, pr, j, 2)
 						default:
@@ -95,12 +99,13 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 
 // Centred code spreads: the standard deviation of a stored integer once
 // FillRandom has moved its most negative value to zero (q8 −127…127, q4
-// −7…7, q3 −3…3, q6 −31…31, each value once in 2^bits and 0 twice).
+// −7…7, q3 −3…3, q6 −31…31, q5 −15…15, each value once in 2^bits and 0 twice).
 const (
 	centredQ8Std = 73.47 // sqrt(2·Σ_{1..127} v² / 256)
 	centredQ4Std = 4.183 // sqrt(2·Σ_{1..7} v² / 16)
 	centredQ3Std = 1.871 // sqrt(2·Σ_{1..3} v² / 8)
 	centredQ6Std = 18.04 // sqrt(2·Σ_{1..31} v² / 64)
+	centredQ5Std = 8.803 // sqrt(2·Σ_{1..15} v² / 32)
 	// Q2 needs no centring: its scale word's offset 1.5 (code 7) makes
 	// u − 1.5 ∈ {±0.5, ±1.5}, symmetric as drawn
 	centredQ2Std = 1.118 // sqrt(1.25)
@@ -113,7 +118,7 @@ const (
 //
 // Quantized formats are written directly in the packed layout, as Random
 // does (random bits, each row's group scale std/σ·U(0.75, 1.25)), but
-// centred: uniform bits give u = 0 (q8 −128, q4 −8, q3 −4, q6 −32) as
+// centred: uniform bits give u = 0 (q8 −128, q4 −8, q3 −4, q6 −32, q5 −16) as
 // often as the largest code, so Random's weights have mean −d/2. Through
 // y = W·x that bias is a rank-one term of size |μ|·√K ≈ 0.1·√2304 ≈ 5 at q4
 // along the all-ones input direction, which a deep stack of random layers
@@ -140,6 +145,8 @@ func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 		qstd, valBytes = centredQ3Std, Q3Lines*LineBytes
 	case kernel.Q6:
 		qstd, valBytes = centredQ6Std, Q6Lines*LineBytes
+	case kernel.Q5:
+		qstd, valBytes = centredQ5Std, Q5Lines*LineBytes
 	case kernel.Q2:
 		qstd, valBytes = centredQ2Std, Q2Lines*LineBytes
 	}
@@ -175,6 +182,8 @@ func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 							setQ3(rec, pr, j, Q3Zero)
 						case kernel.Q6:
 							setQ6(rec, pr, j, Q6Zero)
+						case kernel.Q5:
+							setQ5(rec, pr, j, Q5Zero)
 						default:
 							setNibble(rec, pr, j, 8)
 						}
@@ -210,7 +219,7 @@ func fillRandomFloat(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 const ones8 = 0x0101010101010101 // bit 0 of every byte
 
 // centre rewrites every u = 0 of a group record's value lines as the zero
-// code (q8 128, q4 8, q3 4, q6 32), eight bytes at a time: a field is zero
+// code (q8 128, q4 8, q3 4, q6 32, q5 16), eight bytes at a time: a field is zero
 // when the OR of its bits, gathered at bit 0 of its byte (or nibble), is
 // clear; the zero code is its top bit.
 func centre(dt kernel.DType, rec []byte) {
@@ -270,6 +279,21 @@ func centre(dt kernel.DType, rec []byte) {
 			for c := range l {
 				put(c*LineBytes+i, l[c])
 			}
+		}
+	case kernel.Q5:
+		// lines 0–3: Q4's nibbles, k-quads 2c (low) and 2c+1 (high) of
+		// line c; line 4: bit h of each byte the fifth bit of k-quad h
+		// (q5.go). u = 0 is a zero nibble under a clear fifth bit; the
+		// zero code 16 is that fifth bit set.
+		for i := 0; i < LineBytes; i += 8 {
+			hb := word(4*LineBytes + i)
+			for c := 0; c < 4; c++ {
+				x := word(c*LineBytes + i)
+				zlo := ^(x | x>>1 | x>>2 | x>>3 | hb>>uint(2*c)) & ones8
+				zhi := ^(x>>4 | x>>5 | x>>6 | x>>7 | hb>>uint(2*c+1)) & ones8
+				hb |= zlo<<uint(2*c) | zhi<<uint(2*c+1)
+			}
+			put(4*LineBytes+i, hb)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func TestFillRandom(t *testing.T) {
 		hasMin bool
 		bits   int // of a stored code (0: a float format)
 	}{{kernel.F32, false, 0}, {kernel.BF16, false, 0}, {kernel.Q8, false, 8}, {kernel.Q4, false, 4},
-		{kernel.Q4, true, 4}, {kernel.Q3, false, 3}, {kernel.Q6, false, 6}, {kernel.Q2, false, 2}} {
+		{kernel.Q4, true, 4}, {kernel.Q3, false, 3}, {kernel.Q6, false, 6}, {kernel.Q5, false, 5}, {kernel.Q2, false, 2}} {
 		n, k := 300, 1000 // a partial panel and a partial group
 		m, err := New(c.dt, n, k, c.hasMin)
 		if err != nil {
@@ -107,6 +107,8 @@ func TestFillRandom(t *testing.T) {
 							u = q3At(rec, pr, j)
 						case kernel.Q6:
 							u = q6At(rec, pr, j)
+						case kernel.Q5:
+							u = q5At(rec, pr, j)
 						case kernel.Q2:
 							u = q2At(rec, pr, j)
 						}
