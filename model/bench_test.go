@@ -22,7 +22,7 @@ func TestRandom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dt := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q2} {
+	for _, dt := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q5, kernel.Q4, kernel.Q2} {
 		m, err := Random(cfg, LoadOptions{DType: dt, Classes: []kernel.Class{kernel.ClassF32}}, 1)
 		if err != nil {
 			t.Fatal(err)

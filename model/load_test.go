@@ -271,7 +271,7 @@ func TestBadInput(t *testing.T) {
 			_, err := other.Prefill(st, []int32{1})
 			return err
 		}},
-		{"bad dtype", func() error { _, err := Load(tinyDir(t), LoadOptions{DType: "q5"}); return err }},
+		{"bad dtype", func() error { _, err := Load(tinyDir(t), LoadOptions{DType: "q7"}); return err }},
 	} {
 		err := c.err()
 		if err == nil {

@@ -33,6 +33,7 @@ var FitFormats = []FitFormat{
 	{kernel.BF16, 0.00166, 0.00166},
 	{kernel.Q8, 0.0053, 0.0048},
 	{kernel.Q6, 0.0213, 0.0196},
+	{kernel.Q5, 0.0427, 0.0400},
 	{kernel.Q4, 0.0859, 0.0808},
 	{kernel.Q3, 0.1745, 0.163},
 	{kernel.Q2, 0.3217, 0.3006},

@@ -350,8 +350,8 @@ func TestExpertDTypeByLayerChecked(t *testing.T) {
 	for _, o := range []LoadOptions{
 		{ExpertDTypeByLayer: map[int]kernel.DType{0: kernel.Q4}}, // layer 0 is dense
 		{ExpertDTypeByLayer: map[int]kernel.DType{9: kernel.Q4}},
-		{ExpertDTypeByLayer: map[int]kernel.DType{1: "q5"}},
-		{SharedDType: "q5"},
+		{ExpertDTypeByLayer: map[int]kernel.DType{1: "q7"}},
+		{SharedDType: "q7"},
 	} {
 		if _, err := EstimateMemory(cfg, o, 2); err == nil {
 			t.Errorf("%+v accepted", o)

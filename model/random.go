@@ -142,10 +142,10 @@ func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int) *quant.Matrix {
 		}
 	case kernel.BF16:
 		fillBF16(r, m.Data, a)
-	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2:
+	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 		fillBytes(r, m.Data)
 		// scales: Q8 codes are uniform in −128..127 (σ ≈ 74), Q4 in −8..7 (σ ≈ 4.6), Q3 in −4..3 (σ ≈ 2.3),
-		// Q6 in −32..31 (σ ≈ 18.5), Q2 in 0..3 about the offset 1.5 (σ ≈ 1.12, max 1.5)
+		// Q6 in −32..31 (σ ≈ 18.5), Q5 in −16..15 (σ ≈ 9.2), Q2 in 0..3 about the offset 1.5 (σ ≈ 1.12, max 1.5)
 		wb, d := 8*quant.LineBytes, a/128
 		switch dt {
 		case kernel.Q4:
@@ -154,6 +154,8 @@ func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int) *quant.Matrix {
 			wb, d = quant.Q3Lines*quant.LineBytes, a/4
 		case kernel.Q6:
 			wb, d = quant.Q6Lines*quant.LineBytes, a/32
+		case kernel.Q5:
+			wb, d = quant.Q5Lines*quant.LineBytes, a/16
 		case kernel.Q2:
 			wb, d = quant.Q2Lines*quant.LineBytes, a/1.5
 		}

@@ -207,7 +207,7 @@ func checkRange(dt kernel.DType, rows []float32, r0, k int) error {
 // checkScales refuses a q8/q4 block (rows from r0) whose f16 scale
 // overflowed: a group of finite weights too large for the format.
 func checkScales(q *quant.Matrix, r0 int) error {
-	if q.DType != kernel.Q8 && q.DType != kernel.Q4 && q.DType != kernel.Q3 && q.DType != kernel.Q6 && q.DType != kernel.Q2 {
+	if q.DType != kernel.Q8 && q.DType != kernel.Q4 && q.DType != kernel.Q3 && q.DType != kernel.Q6 && q.DType != kernel.Q5 && q.DType != kernel.Q2 {
 		return nil
 	}
 	for r := 0; r < q.N; r++ {
@@ -231,6 +231,8 @@ func q8Max(dt kernel.DType) float64 {
 		return 65504 * 4
 	case kernel.Q6:
 		return 65504 * 32
+	case kernel.Q5:
+		return 65504 * 16
 	case kernel.Q2: // the largest scale 65024, extremes two steps from the middle
 		return 65024 * 2
 	}

@@ -37,7 +37,7 @@ func dotFloors(p *problem) []float64 {
 			hi := min(lo+quant.GroupK, p.k)
 			row := w[c*p.k+lo : c*p.k+hi]
 			var zero, d float64 // |d·z| or the bound on |m|; the group's scale
-			if p.dt == kernel.Q8 || p.dt == kernel.Q4 || p.dt == kernel.Q3 || p.dt == kernel.Q6 || p.dt == kernel.Q2 {
+			if p.dt == kernel.Q8 || p.dt == kernel.Q4 || p.dt == kernel.Q3 || p.dt == kernel.Q6 || p.dt == kernel.Q5 || p.dt == kernel.Q2 {
 				d = math.Abs(float64(p.w.Scale(c, lo/quant.GroupK)))
 			}
 			switch {
@@ -45,6 +45,8 @@ func dotFloors(p *problem) []float64 {
 				zero = quant.Q3Zero * d
 			case p.dt == kernel.Q6:
 				zero = quant.Q6Zero * d
+			case p.dt == kernel.Q5:
+				zero = quant.Q5Zero * d
 			case p.dt == kernel.Q2:
 				zero = 3.5 * d
 			case p.dt == kernel.Q8:

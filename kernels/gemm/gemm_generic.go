@@ -122,6 +122,17 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 				tile[j*pr+i] = d[i] * float32(q6At(rec, i, j)-quant.Q6Zero)
 			}
 		}
+	case kernel.Q5:
+		rec := panel[(k0/quant.GroupK)*quant.Q5GroupBytes:]
+		var d [pr]float32
+		for i := range d {
+			d[i] = half.F16ToF32(binary.LittleEndian.Uint16(rec[quant.Q5Lines*quant.LineBytes+2*i:]))
+		}
+		for j := 0; j < n; j++ {
+			for i := 0; i < pr; i++ {
+				tile[j*pr+i] = d[i] * float32(q5At(rec, i, j)-quant.Q5Zero)
+			}
+		}
 	case kernel.Q2:
 		rec := panel[(k0/quant.GroupK)*quant.Q2GroupBytes:]
 		var d [pr]float32
@@ -142,6 +153,15 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 // (the layout of quant/q2.go): bits 2(j%16/4) of line j/16.
 func q2At(rec []byte, i, j int) int {
 	return int(rec[(j/16)*quant.LineBytes+4*i+j%4]>>uint(2*(j%16/4))) & 3
+}
+
+// q5At is the stored u (0…31) of row i, group element j of a Q5 record
+// (the layout of quant/q5.go): Q4's nibble of k = j in lines 0–3, the
+// fifth bit at bit j/4 of line 4.
+func q5At(rec []byte, i, j int) int {
+	b := 4*i + j%4
+	nib := int(rec[(j/8)*quant.LineBytes+b]>>uint(4*(j%8/4))) & 15
+	return nib | int(rec[4*quant.LineBytes+b]>>uint(j/4))&1<<4
 }
 
 // q3At is the stored u (0…7) of row i, group element j of a Q3 record
@@ -173,7 +193,7 @@ func q6At(rec []byte, i, j int) int {
 //
 // with u the stored unsigned weight (Q8: q+128, z = 128; Q4: the nibble,
 // z = 8, or z = 0 and a min m; Q3: the 3-bit value, z = 4; Q6: the
-// 6-bit value, z = 32; Q2: the 2-bit value, z = 0 and the min m = −d·t
+// 6-bit value, z = 32; Q5: the 5-bit value, z = 16; Q2: the 2-bit value, z = 0 and the min m = −d·t
 // of the scale word's offset t).
 func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 	g := a.kp / quant.GroupK
@@ -195,6 +215,8 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 				scales = quant.Q3Lines * quant.LineBytes
 			case kernel.Q6:
 				scales = quant.Q6Lines * quant.LineBytes
+			case kernel.Q5:
+				scales = quant.Q5Lines * quant.LineBytes
 			case kernel.Q2:
 				scales = quant.Q2Lines * quant.LineBytes
 			}
@@ -229,6 +251,13 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 				for j := 0; j < quant.GroupK; j++ {
 					for i := 0; i < pr; i++ {
 						u[j*pr+i] = int32(q6At(rec, i, j))
+					}
+				}
+			case a.w.DType == kernel.Q5:
+				zp = quant.Q5Zero
+				for j := 0; j < quant.GroupK; j++ {
+					for i := 0; i < pr; i++ {
+						u[j*pr+i] = int32(q5At(rec, i, j))
 					}
 				}
 			case a.w.DType == kernel.Q8:

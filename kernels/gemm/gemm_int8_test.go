@@ -59,6 +59,9 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 	if dt == kernel.Q6 {
 		top, im.zp = 63, quant.Q6Zero
 	}
+	if dt == kernel.Q5 {
+		top, im.zp = 31, quant.Q5Zero
+	}
 	if dt == kernel.Q2 {
 		top, im.zp, im.q2 = 3, 0, true
 	}
@@ -109,6 +112,13 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 					}
 					c := uint16(im.mins[p*quant.PanelRows+i][g])
 					binary.LittleEndian.PutUint16(rec[quant.Q2Lines*quant.LineBytes+2*i:], one|c)
+					continue
+				}
+				if dt == kernel.Q5 {
+					for j := 0; j < quant.GroupK; j++ {
+						setQ5(rec, i, j, int(row[j]))
+					}
+					binary.LittleEndian.PutUint16(rec[quant.Q5Lines*quant.LineBytes+2*i:], one)
 					continue
 				}
 				if dt == kernel.Q6 {
@@ -237,7 +247,7 @@ func TestInt8PanelsExact(t *testing.T) {
 		}
 		t.Run(v.Name, func(t *testing.T) {
 			im := implOf(v)
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}
@@ -327,7 +337,7 @@ func TestInt8RunExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}

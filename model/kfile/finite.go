@@ -52,7 +52,7 @@ func CheckFinite(t *Tensor, b []byte) error {
 		if i, v := FirstNonFinite(t.DType, b); i >= 0 {
 			return fmt.Errorf("tensor %q: packed %s value %v (at value %d of the packed layout) is not finite", t.Name, dt, v, i)
 		}
-	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2:
+	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 		// records of one group of 32 k for 16 rows: quantized values, then
 		// [16]f16 scales (and [16]f16 mins for q4 with a min; q2's scale
 		// words are f16s whose low mantissa bits hold an offset code, which
@@ -63,6 +63,9 @@ func CheckFinite(t *Tensor, b []byte) error {
 		}
 		if dt == kernel.Q6 {
 			data, gb = quant.Q6Lines*quant.LineBytes, quant.Q6GroupBytes
+		}
+		if dt == kernel.Q5 {
+			data, gb = quant.Q5Lines*quant.LineBytes, quant.Q5GroupBytes
 		}
 		if dt == kernel.Q2 {
 			data, gb = quant.Q2Lines*quant.LineBytes, quant.Q2GroupBytes

@@ -168,13 +168,13 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 	}
 	cmd.Flags().StringVarP(&opts.Output, "out", "o", "", "output model file")
 	cmd.Flags().StringVar(&opts.Preset, "preset", "q8", "weight formats: "+strings.Join(PresetNames(), ", "))
-	cmd.Flags().StringVar(&opts.Experts, "experts", "", "routed experts' format (f32, bf16, q8, q6, q4, q3, q2)")
+	cmd.Flags().StringVar(&opts.Experts, "experts", "", "routed experts' format (f32, bf16, q8, q6, q5, q4, q3, q2)")
 	cmd.Flags().StringVar(&opts.Attn, "attn", "", "attention projections' format (KDA q/k/v/o, MLA q/kv_a/o)")
 	cmd.Flags().StringVar(&opts.FFN, "ffn", "", "dense MLP and shared expert format")
 	cmd.Flags().StringVar(&opts.Head, "head", "", "lm_head format")
 	cmd.Flags().StringVar(&opts.Gates, "gates", "", "KDA gate projections' format (default f32)")
 	cmd.Flags().IntVar(&opts.Threads, "threads", 0, "conversion threads (default all CPUs)")
-	cmd.Flags().BoolVar(&opts.Search, "search", false, "choose each q8/q4/q3/q6/q2 group's scale by a search for the least squared error (about 10% less error at q4 than the max-abs scale; about 5× slower; q2: 7–15% less, about 14× slower)")
+	cmd.Flags().BoolVar(&opts.Search, "search", false, "choose each q8/q6/q5/q4/q3/q2 group's scale by a search for the least squared error (about 10% less error at q4 than the max-abs scale; about 5× slower; q2: 7–15% less, about 14× slower)")
 	cmd.Flags().StringVar(&opts.Imatrix, "imatrix", "", "weight the scale search by the activation energies in this file (krun calibrate; implies --search)")
 	cmd.Flags().StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage+"; without --preset")
 	cmd.Flags().StringVar(&opts.Fit, "fit", "", "choose each group's format to fit this memory budget (like 24G) with the least expected error, as krun plan does (instead of --preset and the group flags)")
@@ -552,11 +552,11 @@ func (o *ConvertOptions) readImatrix(opt model.LoadOptions) (*model.Imatrix, str
 	if len(weighted)+len(missing) == 0 {
 		switch {
 		case o.Fit != "": // the plan chose the formats: nothing to refuse
-			return im, fmt.Sprintf("imatrix %s: the plan quantizes no matrix to q8, q6, q4 or q3; the energies weigh nothing", o.Imatrix), nil
+			return im, fmt.Sprintf("imatrix %s: the plan quantizes no matrix to q8, q6, q5, q4 or q3; the energies weigh nothing", o.Imatrix), nil
 		case isGGUF(o.Dir) && !o.presetSet:
 			return nil, "", cli.Usagef("convert: --imatrix %s: a GGUF's matrices are repacked in their stored types, not requantized; give --preset", o.Imatrix)
 		}
-		return nil, "", cli.Usagef("convert: --imatrix %s: preset %s quantizes no matrix to q8, q6, q4 or q3; the energies weigh nothing", o.Imatrix, o.Preset)
+		return nil, "", cli.Usagef("convert: --imatrix %s: preset %s quantizes no matrix to q8, q6, q5, q4 or q3; the energies weigh nothing", o.Imatrix, o.Preset)
 	}
 	note := fmt.Sprintf("imatrix %s: energies weight %d quantized matrices", o.Imatrix, len(weighted))
 	if len(missing) > 0 {

@@ -105,9 +105,9 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"generate", dir, "--ids", "1", "-n", "0"}, "-n 0"},
 		{[]string{"generate", dir, "--ids", "1", "--top-p", "-1"}, "top-p"},
 		{[]string{"generate", dir, "--prompt", "hello"}, "--tokenizer"},
-		{[]string{"generate", dir, "--ids", "1", "--dtype", "q5"}, "unknown preset"},
+		{[]string{"generate", dir, "--ids", "1", "--dtype", "q7"}, "unknown preset"},
 		{[]string{"convert", dir}, "-o OUT.kt"},
-		{[]string{"convert", dir, "-o", filepath.Join(t.TempDir(), "x.kt"), "--experts", "q5"}, "--experts"},
+		{[]string{"convert", dir, "-o", filepath.Join(t.TempDir(), "x.kt"), "--experts", "q7"}, "--experts"},
 		{[]string{"bench"}, "MODEL or --synthetic"},
 		{[]string{"bench", "--synthetic", "-o", "xml"}, "-o"},
 		{[]string{"info", dir}, "folder"},
@@ -264,5 +264,21 @@ func TestCacheSpillFlag(t *testing.T) {
 	}
 	if _, _, err := run(t, "generate", g.Dir(), "--ids", "1", "--cache-spill", filepath.Join(spill, "missing")); err == nil || !strings.Contains(err.Error(), "spill") {
 		t.Errorf("missing spill folder: %v", err)
+	}
+}
+
+// TestParseDType: the weight-format flags (--experts, --head, --attn …)
+// take every format the loader serves, q5 included, in any case, and
+// refuse the rest naming the flag.
+func TestParseDType(t *testing.T) {
+	for _, s := range []string{"f32", "bf16", "q8", "q6", "q5", "Q5", "q4", "q3", "q2"} {
+		if dt, err := parseDType("experts", s); err != nil || string(dt) != strings.ToLower(s) {
+			t.Errorf("parseDType(%q) = %q, %v", s, dt, err)
+		}
+	}
+	for _, s := range []string{"q7", "f16", "q4_0", ""} {
+		if _, err := parseDType("head", s); err == nil || !strings.Contains(err.Error(), "--head") {
+			t.Errorf("parseDType(%q): %v", s, err)
+		}
 	}
 }

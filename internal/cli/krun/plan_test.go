@@ -92,9 +92,9 @@ func TestPlanProbes(t *testing.T) {
 		{Name: "plan model and kimi48b", Setup: setup, Args: []string{"plan", "{dir}/m", "--kimi48b", "--fit", "24G"}, Code: 2, Err: "not both"},
 		{Name: "plan no fit", Args: []string{"plan", "--kimi48b"}, Code: 2, Err: "--fit SIZE"},
 		{Name: "plan bad ctx", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--ctx", "0"}, Code: 2, Err: "--ctx 0"},
-		{Name: "plan bad format", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--formats", "q8,q5"}, Code: 2, Err: `"q5" is not one of`},
+		{Name: "plan bad format", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--formats", "q8,q7"}, Code: 2, Err: `"q7" is not one of`},
 		{Name: "plan bad cache", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--cache-dtype", "q4"}, Code: 2, Err: "--cache-dtype"},
-		{Name: "plan bad preset", Args: []string{"plan", "--kimi48b", "--preset", "q5"}, Code: 2, Err: "unknown preset"},
+		{Name: "plan bad preset", Args: []string{"plan", "--kimi48b", "--preset", "q7"}, Code: 2, Err: "unknown preset"},
 		{Name: "plan missing model", Args: []string{"plan", "{dir}/nope", "--fit", "24G"}, Code: 2, Err: "nope"},
 		{Name: "plan tiny checkpoint", Setup: setup, Args: []string{"plan", "{dir}/m", "--fit", "4M"}, Code: 0,
 			Check: func(t testing.TB, dir, stdout, stderr string) {

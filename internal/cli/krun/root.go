@@ -131,10 +131,10 @@ func presetOptions(name string) (model.LoadOptions, error) {
 // parseDType reads a weight dtype flag.
 func parseDType(flag, s string) (kernel.DType, error) {
 	switch dt := kernel.DType(strings.ToLower(s)); dt {
-	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2:
+	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 		return dt, nil
 	}
-	return "", fmt.Errorf("--%s %q: want f32, bf16, q8, q6, q4, q3 or q2", flag, s)
+	return "", fmt.Errorf("--%s %q: want f32, bf16, q8, q6, q5, q4, q3 or q2", flag, s)
 }
 
 // isModelFile reports whether path is a model file (else a checkpoint folder).

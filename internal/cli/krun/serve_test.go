@@ -89,7 +89,7 @@ func TestServeProbes(t *testing.T) {
 		{Name: "serve/cache-mem-unit", Setup: ckpt, Args: srv("--cache-mem", "3PB"), Code: 2, Err: "unknown unit"},
 		{Name: "serve/cache-mem-negative", Setup: ckpt, Args: srv("--cache-mem", "-1GiB"), Code: 2, Err: "--cache-mem"},
 		{Name: "serve/cache-dtype", Setup: ckpt, Args: srv("--cache-dtype", "f16"), Code: 2, Err: "--cache-dtype"},
-		{Name: "serve/dtype", Setup: ckpt, Args: srv("--dtype", "q5"), Code: 2, Err: "unknown preset"},
+		{Name: "serve/dtype", Setup: ckpt, Args: srv("--dtype", "q7"), Code: 2, Err: "unknown preset"},
 		{Name: "serve/threads-negative", Setup: ckpt, Args: srv("-t", "-2"), Code: 2, Err: "-t"},
 		{Name: "serve/missing-model", Args: []string{"serve", "{dir}/none", "--port", "0"}, Code: 2, Err: "no such file"},
 		{Name: "serve/folder-without-config", Setup: func(t testing.TB, dir string) { os.Mkdir(filepath.Join(dir, "m"), 0o755) },
