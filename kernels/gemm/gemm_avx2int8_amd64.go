@@ -7,7 +7,7 @@
 // decoding) with vpmaddubsw for vpdpbusd: its u8·s8 pair sums are exact in
 // int16 for weights below 64; those of 2-, 3- and 4-bit weights add up in
 // int16 over a whole group of 32 (|Σ| ≤ 30720) and widen once by vpmaddwd, Q6's
-// widen per k-quad (vpmaddwd with ones, vpaddd), and Q8's bytes are split
+// and Q5's widen per k-quad (vpmaddwd with ones, vpaddd), and Q8's bytes are split
 // into nibbles (u = 16·hi + lo), each summed in int16 over the group: exact
 // for every s8 activation, −128 included.
 // The kernels also need F16C, which every AVX2+FMA CPU has.
@@ -26,13 +26,14 @@ var avx2i8Y = [numKinds][]vnniKernel{
 	{nil, avx2i8Q3_1x16, avx2i8Q3_2x16, avx2i8Q3_3x16, avx2i8Q3_4x16},
 	{nil, avx2i8Q6_1x16, avx2i8Q6_2x16, avx2i8Q6_3x16, avx2i8Q6_4x16},
 	{nil, avx2i8Q2_1x16, avx2i8Q2_2x16, avx2i8Q2_3x16, avx2i8Q2_4x16},
+	{nil, avx2i8Q5_1x16, avx2i8Q5_2x16, avx2i8Q5_3x16, avx2i8Q5_4x16},
 }
 
 func init() {
 	// Priority: above avx2 (the f32 class, the default without a profile
 	// when both classes are allowed), below avx512 and every VNNI variant.
 	register(allOps, kernel.Variant{Name: "avx2_int8", Doc: "generated AVX2: int8 activations, vpmaddubsw+vpmaddwd per dot product (Q8 by nibbles), two half-panel passes",
-		Priority: 22, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2}, Class: kernel.ClassInt8Act,
+		Priority: 22, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2}, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true,
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{1, 2, 3, 4}, Default: 4},

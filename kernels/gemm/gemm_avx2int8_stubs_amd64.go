@@ -396,6 +396,70 @@ func avx2i8Q2_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // per group by vpmaddwd with ones.
 func avx2i8Q2_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
+// avx2i8Q5_1x16 computes 1 activation row against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ5_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q5_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q5_2x16 computes 2 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ5_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q5_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q5_3x16 computes 3 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ5_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q5_4x16 computes 4 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ5_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
 // avxvnniTwinQ4_1x16 computes 1 activation row against np consecutive Q4 panels
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
@@ -699,3 +763,63 @@ func avxvnniTwinQ2_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, 
 // Test twin of avxvnniQ2_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
 // of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
 func avxvnniTwinQ2_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5_1x16 computes 1 activation row against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5_2x16 computes 2 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5_3x16 computes 3 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5_4x16 computes 4 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

@@ -5931,3 +5931,1159 @@ avxvnniQ2_4x16_stored1:
 	JNZ    avxvnniQ2_4x16_panel
 	VZEROUPPER
 	RET
+
+// func avxvnniQ5_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  (AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ5_1x16_group0:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      256(R10), Y15
+	VMOVDQU      (R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VCVTPH2PS    320(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x00000160, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ5_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ5_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ5_1x16_stored0
+
+avxvnniQ5_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ5_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ldaux+48(FP), R8
+	MOVQ  ng+16(FP), R9
+	LEAQ  32(AX), R10
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ5_1x16_group1:
+	VPBROADCASTD (SI), Y0
+	VMOVDQU      256(R10), Y15
+	VMOVDQU      (R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VCVTPH2PS    304(R10), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	ADDQ         $0x00000160, R10
+	ADDQ         $0x20, BX
+	ADDQ         R8, SI
+	ADDQ         R8, DI
+	DECQ         R9
+	JNZ          avxvnniQ5_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ5_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ5_1x16_stored1
+
+avxvnniQ5_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ5_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ5_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ5_2x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      256(R11), Y15
+	VMOVDQU      (R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VCVTPH2PS    320(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x00000160, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ5_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ5_2x16_stored0
+
+avxvnniQ5_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ5_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ5_2x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VMOVDQU      256(R11), Y15
+	VMOVDQU      (R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VCVTPH2PS    304(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	ADDQ         $0x00000160, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ5_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ5_2x16_stored1
+
+avxvnniQ5_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ5_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ5_3x16_group0:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      256(R11), Y15
+	VMOVDQU      (R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VCVTPH2PS    320(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x00000160, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ5_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ5_3x16_stored0
+
+avxvnniQ5_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ5_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ldaux+48(FP), R9
+	MOVQ  ng+16(FP), R10
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ5_3x16_group1:
+	VPBROADCASTD (DI), Y0
+	VPBROADCASTD 4(DI), Y1
+	VPBROADCASTD 8(DI), Y2
+	VMOVDQU      256(R11), Y15
+	VMOVDQU      (R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VCVTPH2PS    304(R11), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	ADDQ         $0x00000160, R11
+	ADDQ         $0x20, BX
+	ADDQ         R9, DI
+	ADDQ         R9, R8
+	DECQ         R10
+	JNZ          avxvnniQ5_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ5_3x16_stored1
+
+avxvnniQ5_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ5_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ5_4x16_group0:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      256(R12), Y15
+	VMOVDQU      (R12), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R12), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R12), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VCVTPH2PS    320(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x00000160, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ5_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ5_4x16_stored0
+
+avxvnniQ5_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ5_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ldaux+48(FP), R10
+	MOVQ  ng+16(FP), R11
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ5_4x16_group1:
+	VPBROADCASTD (R8), Y0
+	VPBROADCASTD 4(R8), Y1
+	VPBROADCASTD 8(R8), Y2
+	VPBROADCASTD 12(R8), Y3
+	VMOVDQU      256(R12), Y15
+	VMOVDQU      (R12), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R12), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R12), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R12), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VCVTPH2PS    304(R12), Y12
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	ADDQ         $0x00000160, R12
+	ADDQ         $0x20, BX
+	ADDQ         R10, R8
+	ADDQ         R10, R9
+	DECQ         R11
+	JNZ          avxvnniQ5_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ5_4x16_stored1
+
+avxvnniQ5_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ5_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5_4x16_panel
+	VZEROUPPER
+	RET

@@ -28,10 +28,11 @@ var avxvnniTwinY = [numKinds][]vnniKernel{
 	{nil, avxvnniTwinQ3_1x16, avxvnniTwinQ3_2x16, avxvnniTwinQ3_3x16, avxvnniTwinQ3_4x16},
 	{nil, avxvnniTwinQ6_1x16, avxvnniTwinQ6_2x16, avxvnniTwinQ6_3x16, avxvnniTwinQ6_4x16},
 	{nil, avxvnniTwinQ2_1x16, avxvnniTwinQ2_2x16, avxvnniTwinQ2_3x16, avxvnniTwinQ2_4x16},
+	{nil, avxvnniTwinQ5_1x16, avxvnniTwinQ5_2x16, avxvnniTwinQ5_3x16, avxvnniTwinQ5_4x16},
 }
 
 // TestAVXVNNITwinsExact runs the avx_vnni driver over the twins of its
-// Q4, Q4-with-min, Q3, Q6 and Q2 kernels (every configuration of avx_vnni's
+// Q4, Q4-with-min, Q3, Q6, Q2 and Q5 kernels (every configuration of avx_vnni's
 // parameters, 1, 2, 3 and 7 threads) on TestInt8PanelsExact's integer
 // data and requires the exact dot products. The twins share every
 // instruction of the AVX-VNNI kernels but the dot product, so this checks
@@ -48,7 +49,7 @@ func TestAVXVNNITwinsExact(t *testing.T) {
 	im := &impl{act: actInt8, panels: vnniPanels(&avxvnniTwinY), grain: 4, prep: vnniPrep}
 	cfgs := configs(v)
 	cfgs = append(cfgs, v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7))
-	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2})
+	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5})
 }
 
 // TestAVX2Int8Threads adds to TestInt8PanelsExact (every configuration of
@@ -64,7 +65,7 @@ func TestAVX2Int8Threads(t *testing.T) {
 	}
 	im := implOf(v)
 	cfgs := []kernel.Config{v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7)}
-	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2})
+	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5})
 }
 
 // checkIntPanels runs im (an int8act panel driver) under each
@@ -205,7 +206,7 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 		}
 		n++
 	}
-	if n != 20 {
-		t.Errorf("%d twins, want 20 (Q4, Q4M, Q3, Q6, Q2 × 1…4 rows)", n)
+	if n != 24 {
+		t.Errorf("%d twins, want 24 (Q4, Q4M, Q3, Q6, Q2, Q5 × 1…4 rows)", n)
 	}
 }

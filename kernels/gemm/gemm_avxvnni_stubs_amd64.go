@@ -295,3 +295,51 @@ func avxvnniQ2_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldau
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 func avxvnniQ2_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniQ5_1x16 computes 1 activation row against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+func avxvnniQ5_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniQ5_2x16 computes 2 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+func avxvnniQ5_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniQ5_3x16 computes 3 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+func avxvnniQ5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniQ5_4x16 computes 4 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+func avxvnniQ5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

@@ -48,3 +48,11 @@ func TestQ5Shapes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkQ5Decode compares decode GEMV (m = 1) on Q5, Q6 and Q4 weights
+// streamed from DRAM, beside the read ceiling, at the experts' shapes
+// (gate/up 1024×2304, down 2304×1024) and a 32768×2304 head slice (see
+// BenchmarkQ3Decode). GB/s counts the packed weights.
+//
+//	go test ./kernels/gemm -run '^$' -bench Q5Decode -count 3
+func BenchmarkQ5Decode(b *testing.B) { benchDecode(b, kernel.Q5, kernel.Q6, kernel.Q4) }

@@ -807,3 +807,135 @@ func vnniQ2_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ2_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_1x16 computes 1 activation row against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_2x16 computes 2 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_3x16 computes 3 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_4x16 computes 4 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_5x16 computes 5 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 5, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_6x16 computes 6 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 6, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_7x16 computes 7 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 7, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_8x16 computes 8 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 8, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_9x16 computes 9 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 9, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_10x16 computes 10 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 10, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_11x16 computes 11 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 11, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_12x16 computes 12 activation rows against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 12, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

@@ -3,27 +3,27 @@
 //go:generate go run . -isa avx2 -out ../../../kernels/gemm/gemm_avx2int8_amd64.s -stubs ../../../kernels/gemm/gemm_avx2int8_stubs_amd64.go -pkg gemm
 
 // Command vnni generates the int8-activation micro-kernels of kernels/gemm
-// for the Q8, Q4, Q3, Q6 and Q2 panel formats of package quant: M activation rows
+// for the Q8, Q4, Q3, Q6, Q2 and Q5 panel formats of package quant: M activation rows
 // against 16-row weight panels, one int32 dot product per (row, output,
 // group of 32 k) by VPDPBUSD, flushed per group into f32 accumulators.
 //
-//	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6,Q2}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
+//	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
 //	              activation dword broadcast from memory; one 64-byte line is
 //	              the u8 operand for 16 rows × 4 k.
-//	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6,Q2}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
+//	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
 //	              (BYTE-encoded through internal/x86); a line is two ymm of
 //	              8 rows, done as two passes over the panel (the second from cache).
-//	-isa avx2     avx2i8{Q8,Q4,Q4M,Q3,Q6,Q2}_{M}x16, M = 1…4: the avxvnni kernels on
+//	-isa avx2     avx2i8{Q8,Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16, M = 1…4: the avxvnni kernels on
 //	              AVX2 (no VNNI): vpmaddubsw pair sums (u8·s8 in int16, exact for
 //	              weights < 64) added in int16 over a group and widened once by
 //	              vpmaddwd (Q4, Q3, Q2; Q8 split into nibbles, u = 16·hi + lo, each
-//	              summed so), or widened per vpmaddubsw (Q6); and the test twins
-//	              avxvnniTwin{Q4,Q4M,Q3,Q6,Q2}_{M}x16 (each vpdpbusd as
+//	              summed so), or widened per vpmaddubsw (Q6, Q5); and the test twins
+//	              avxvnniTwin{Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16 (each vpdpbusd as
 //	              vpmaddubsw+vpmaddwd+vpaddd, otherwise the avxvnni kernels).
 //
 // The kernels share one contract, documented on each stub (see also
 // kernels/gemm/gemm_vnni_amd64.go): the zero point z of the weights (128
-// for Q8, 8 for Q4 without a min, 4 for Q3, 32 for Q6) is folded into aux = −z·Σxq, which
+// for Q8, 8 for Q4 without a min, 4 for Q3, 32 for Q6, 16 for Q5) is folded into aux = −z·Σxq, which
 // initialises each group's int32 accumulator; the activations' group scale
 // xs (same layout as aux) multiplies the converted accumulator; with a
 // min, aux holds float32(xs·Σxq) and the kernel adds m·aux in f32; Q2
@@ -62,6 +62,7 @@ var kinds = []kind{
 	{name: "Q3", lines: 3, gb: 224, scaleOff: 192, z: 4},
 	{name: "Q6", lines: 6, gb: 416, scaleOff: 384, z: 32},
 	{name: "Q2", lines: 2, gb: 160, scaleOff: 128, hasMin: true, q2: true},
+	{name: "Q5", lines: 5, gb: 352, scaleOff: 320, z: 16},
 }
 
 const signature = "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)"
@@ -75,6 +76,8 @@ func doc(name string, k kind, m, lanes int, extra ...string) {
 		u = "u[p,g,i,j] (6 bits)"
 	case "Q2":
 		u = "u[p,g,i,j] (2 bits)"
+	case "Q5":
+		u = "u[p,g,i,j] (5 bits)"
 	case "Q4", "Q4M":
 		u = "u[p,g,i,j] (a nibble)"
 	}
@@ -188,6 +191,9 @@ func kernelZ(k kind, m int) {
 	case 2:
 		// mask3: the scale word's f16 without its offset code
 		mask, mask3 = bcastZ(0x03030303), bcastZ(0xfff0fff0)
+	case 5:
+		// mask: Q4's nibbles; mask3: bit 4 of each byte, the fifth bit
+		mask, mask3 = bcastZ(0x0f0f0f0f), bcastZ(0x10101010)
 	}
 
 	Label(name + "_panel")
@@ -275,6 +281,44 @@ func kernelZ(k kind, m int) {
 					VPDPBUSD_BCST(x.at(r, 4*(4*c+h)), w, acc[r])
 				}
 			}
+		}
+	} else if k.lines == 5 {
+		// Q5 (quant/q5.go): quads 2c and 2c+1 are Q4's nibbles of line c;
+		// bit h of each byte of line 4 is quad h's fifth bit, moved to bit
+		// 4 by one word shift (left 4−h or right h−4: no bit crosses into
+		// bit 4 of another byte), kept by mask3 and merged by one
+		// VPTERNLOGD with the nibble.
+		hb := ZMM()
+		VMOVDQU32(Mem{Base: wp, Disp: 256}, hb)
+		fifth := func(h int) VecVirtual {
+			t := ZMM()
+			switch {
+			case h < 4:
+				VPSLLW(U8(4-h), hb, t)
+				VPANDD(mask3, t, t)
+			case h == 4:
+				VPANDD(mask3, hb, t)
+			default:
+				VPSRLW(U8(h-4), hb, t)
+				VPANDD(mask3, t, t)
+			}
+			return t
+		}
+		dots := func(w VecVirtual, quad int) {
+			for r := 0; r < m; r++ {
+				VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+			}
+		}
+		for c := 0; c < 4; c++ {
+			l := ZMM()
+			VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, l)
+			w := fifth(2 * c)
+			VPTERNLOGD(U8(0xf8), mask, l, w) // w = w | l&mask
+			dots(w, 2*c)
+			VPSRLW(U8(4), l, l)
+			w = fifth(2*c + 1)
+			VPTERNLOGD(U8(0xf8), mask, l, w)
+			dots(w, 2*c+1)
 		}
 	} else if k.lines == 6 {
 		// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad 6+h
@@ -424,8 +468,9 @@ var (
 	yTmp  = Y15
 )
 
-// yMask3 is Q3's second mask (0x03 per byte), in yMin's place.
-var yMask3 = yMin
+// yMask3 is Q3's second mask (0x03 per byte), in yMin's place; yMask5
+// Q5's (0x10 per byte, the fifth bit), likewise.
+var yMask3, yMask5 = yMin, yMin
 
 // The AVX2 kernels (yAVX2, avx2i8*) and the test twins (yTwin,
 // avxvnniTwin*) do without AVX-VNNI. A twin is its avxvnni kernel with
@@ -512,6 +557,9 @@ func kernelY(k kind, m int, mode yMode) {
 		bcastY(0x3f3f3f3f, yMask)
 	case 2:
 		bcastY(0x03030303, yMask)
+	case 5:
+		bcastY(0x0f0f0f0f, yMask)
+		bcastY(0x10101010, yMask5)
 	}
 	Label(name + "_panel")
 	for h := 0; h < 2; h++ {
@@ -635,6 +683,36 @@ func kernelY(k kind, m int, mode yMode) {
 					VPOR(yTmp, yHi, yHi)
 				}
 				dots(yHi, 6+h)
+			}
+		case 5:
+			// Q5 (quant/q5.go): quads 2c, 2c+1 are Q4's nibbles of line
+			// c; bit h of each byte of line 4 (in yTmp) is quad h's fifth
+			// bit, moved to bit 4 by a word shift and kept by yMask5 (yD
+			// is free until the flush).
+			VMOVDQU(line(4), yTmp)
+			fifth := func(h int) {
+				switch {
+				case h < 4:
+					VPSLLW(U8(4-h), yTmp, yHi)
+					VPAND(yMask5, yHi, yHi)
+				case h == 4:
+					VPAND(yMask5, yTmp, yHi)
+				default:
+					VPSRLW(U8(h-4), yTmp, yHi)
+					VPAND(yMask5, yHi, yHi)
+				}
+			}
+			for c := 0; c < 4; c++ {
+				VMOVDQU(line(c), yLo)
+				fifth(2 * c)
+				VPAND(yMask, yLo, yD)
+				VPOR(yD, yHi, yHi)
+				dots(yHi, 2*c)
+				fifth(2*c + 1)
+				VPSRLW(U8(4), yLo, yLo)
+				VPAND(yMask, yLo, yLo)
+				VPOR(yLo, yHi, yHi)
+				dots(yHi, 2*c+1)
 			}
 		case 2:
 			// Q2 (quant/q2.go): quad 4c+h is bits 2h, 2h+1 of line c.
