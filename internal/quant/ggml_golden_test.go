@@ -39,6 +39,7 @@ var ggmlGoldenBounds = map[gguf.Type]struct{ quant, fast float64 }{
 func TestGGMLGolden(t *testing.T) {
 	serialSweep(t)
 	defer setFastQ6(true)() // q6_K → Q6 (Q8 is TestFromGGMLQ6Fallback's)
+	defer setFastQ5(true)() // q5_0 → Q5 (Q8 is TestFromGGMLQ5's)
 	dir, err := golden.Dir()
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ type GGMLRepack int
 
 const (
 	// RepackExact keeps the values DequantizeGGML gives: an exact repack
-	// into Q8, Q4, Q4 with min, BF16 or F32 where one exists, else F32.
+	// into Q8, Q5, Q4, Q4 with min, BF16 or F32 where one exists, else F32.
 	RepackExact GGMLRepack = iota
 	// RepackFast packs into the nearest of our quantized formats, which may
 	// round (e.g. Q4_K → Q4 with min, group scales rounded to f16; Q5_K →
@@ -46,7 +46,8 @@ func (r GGMLRepack) String() string {
 //	q8_0   Q8  (same d, same q)    Q8
 //	q4_0   Q4  (same d, same q)    Q4
 //	q4_1   Q4+min (same d, m, q)   Q4+min
-//	q5_0   Q8  (same d, q−16)      Q8
+//	q5_0   Q5  (same d, same q) where FastQ5 says so, else
+//	       Q8  (same d, q−16)      the same as exact mode
 //	q5_1   F32                     Q8 requantized
 //	q2_K   F32                     Q4+min requantized
 //	q3_K   Q8  (d' = −d, u = −(sc−32)·q ∈ [−128, 124]; d·sc·q is exact in
@@ -63,6 +64,15 @@ func (r GGMLRepack) String() string {
 // adds about 0.8× the file's own weight error in quadrature (Gaussian
 // rows: 0.0177 → 0.0206 relative RMS against the f32 weights; Q6_K → Q8
 // gave 0.0186) for 0.8125 bytes per weight instead of Q8's 1.0625.
+
+// FastQ5 reports whether this process serves Q5 weights with a SIMD
+// kernel (kernels/gemm sets it: AVX2 int8, AVX-VNNI and AVX-512 VNNI
+// today, not arm64). Both modes pack Q5_0 as Q5 only then (exact: ggml's
+// rule and the same d and q), and as Q8 otherwise (also while FastQ5 is
+// nil; exact too, at 8.5 bits per weight instead of 5.5): the pure-Go
+// kernels that serve Q5 elsewhere are many times slower than the SIMD Q8
+// ones.
+var FastQ5 func() bool
 
 // FastQ6 reports whether this process serves Q6 weights with a SIMD
 // kernel (kernels/gemm sets it: AVX-512 VNNI today). Fast mode packs Q6_K
@@ -120,6 +130,9 @@ func ggmlPlanFor(t gguf.Type, raw []byte, mode GGMLRepack) ggmlPlan {
 	case gguf.TypeQ4_1:
 		return ggmlPlan{kernel.Q4, true, rowQ4_1}
 	case gguf.TypeQ5_0:
+		if FastQ5 != nil && FastQ5() {
+			return ggmlPlan{kernel.Q5, false, rowQ5_0ToQ5}
+		}
 		return ggmlPlan{kernel.Q8, false, rowQ5_0}
 	case gguf.TypeQ3_K:
 		if mode == RepackExact {
@@ -349,6 +362,33 @@ func rowQ5_0(m *Matrix, r int, raw []byte, _ *ggmlScratch) (bool, bool) {
 			u[j] = byte(v - 16 + 128)
 		}
 		putQ8(rec, pr, &u)
+	}
+	return true, false
+}
+
+// rowQ5_0ToQ5: the same f16 d and 5-bit q (w = (q−16)·d in both): the
+// low four bits as Q4's nibbles, the fifth at bit k/4 of line 4's byte
+// 4pr + k%4 (q5.go).
+func rowQ5_0ToQ5(m *Matrix, r int, raw []byte, _ *ggmlScratch) (bool, bool) {
+	const size = 22
+	panel, pr := m.Panel(r/PanelRows), r%PanelRows
+	var q [32]int
+	var lo [GroupK]byte
+	for g := 0; g < m.K/32; g++ {
+		b, rec := raw[g*size:], panel[g*Q5GroupBytes:]
+		copy(rec[Q5Lines*LineBytes+2*pr:][:2], b[0:2])
+		q5Quants(binary.LittleEndian.Uint32(b[2:]), b[6:22], &q)
+		for j, v := range q {
+			lo[j] = byte(v & 15)
+		}
+		putQ4(rec, pr, &lo)
+		for j := 0; j < 4; j++ {
+			var hb byte
+			for h := 0; h < 8; h++ {
+				hb |= byte(q[4*h+j]>>4) << h
+			}
+			rec[4*LineBytes+4*pr+j] = hb
+		}
 	}
 	return true, false
 }

@@ -333,7 +333,7 @@ var ggmlPackings = map[gguf.Type]ggmlPacking{
 	gguf.TypeQ8_0: {format{kernel.Q8, false}, format{kernel.Q8, false}, 0},
 	gguf.TypeQ4_0: {format{kernel.Q4, false}, format{kernel.Q4, false}, 0},
 	gguf.TypeQ4_1: {format{kernel.Q4, true}, format{kernel.Q4, true}, 0},
-	gguf.TypeQ5_0: {format{kernel.Q8, false}, format{kernel.Q8, false}, 0},
+	gguf.TypeQ5_0: {format{kernel.Q5, false}, format{kernel.Q5, false}, 0}, // with FastQ5 (else Q8: TestFromGGMLQ5)
 	gguf.TypeQ5_1: {format{kernel.F32, false}, format{kernel.Q8, false}, 0.006},
 	gguf.TypeQ2_K: {format{kernel.F32, false}, format{kernel.Q4, true}, 0.05},
 	gguf.TypeQ3_K: {format{kernel.Q8, false}, format{kernel.Q4, false}, 0.077},
@@ -349,6 +349,7 @@ func formatOf(m *Matrix) format { return format{m.DType, m.HasMin} }
 // and exact reports exactly whether the values were kept.
 func TestFromGGML(t *testing.T) {
 	defer setFastQ6(true)()
+	defer setFastQ5(true)()
 	r := rand.New(rand.NewPCG(21, 3))
 	for _, ty := range ggmlAllTypes {
 		bs := ty.BlockSize()
@@ -403,6 +404,7 @@ func TestFromGGML(t *testing.T) {
 // change of an exact repack and for a fast repack with the halves of each
 // group swapped (a sub-block or nibble-order mistake).
 func TestFromGGMLCatchesPlantedBugs(t *testing.T) {
+	defer setFastQ5(true)()
 	r := rand.New(rand.NewPCG(21, 4))
 	for _, ty := range ggmlAllTypes {
 		t.Run(ty.String(), func(t *testing.T) {
@@ -430,7 +432,7 @@ func TestFromGGMLCatchesPlantedBugs(t *testing.T) {
 				off = bf16Offset(pr, col)
 			case kernel.Q8:
 				off = q8Offset(pr, col)
-			case kernel.Q4:
+			case kernel.Q4, kernel.Q5:
 				off, _ = q4Offset(pr, col)
 			}
 			for ; ; col++ { // a zero scale hides the flip: move on to a column whose value changes
@@ -640,6 +642,95 @@ func setFastQ6(on bool) func() {
 	old := FastQ6
 	FastQ6 = func() bool { return on }
 	return func() { FastQ6 = old }
+}
+
+// setFastQ5 sets FastQ5 to a constant and returns the restore.
+func setFastQ5(on bool) func() {
+	old := FastQ5
+	FastQ5 = func() bool { return on }
+	return func() { FastQ5 = old }
+}
+
+// TestFromGGMLQ5: with a SIMD Q5 kernel (FastQ5) both modes repack Q5_0
+// as Q5 bit for bit — the same f16 scale bytes and 5-bit integers, every
+// integer 0…31 at every position, negative and zero scales — without
+// one (FastQ5 false or nil) as Q8, exactly too; and a one-bit change of a
+// fifth bit (line 4) or of a scale is seen.
+func TestFromGGMLQ5(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 6))
+	const n, k = 19, 96
+	raw := randomGGML(r, gguf.TypeQ5_0, n, k)
+	for b := 0; b < n*k/32; b++ { // integers (e+b)%32 at element e: all 32 everywhere
+		blk := raw[22*b : 22*(b+1)]
+		clear(blk[2:])
+		var qh uint32
+		for e := range 32 {
+			q := (e + b) % 32
+			qh |= uint32(q>>4) << e
+			blk[6+e%16] |= byte(q&15) << (4 * (e / 16))
+		}
+		binary.LittleEndian.PutUint32(blk[2:], qh)
+		switch b % 7 {
+		case 3:
+			blk[1] |= 0x80 // a negative scale
+		case 5:
+			blk[0], blk[1] = 0, 0 // a zero scale
+		}
+	}
+	want := make([]float32, n*k)
+	if err := DequantizeGGML(gguf.TypeQ5_0, raw, want); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fast bool
+		nil_ bool
+		dt   kernel.DType
+	}{{true, false, kernel.Q5}, {false, false, kernel.Q8}, {false, true, kernel.Q8}} {
+		restore := setFastQ5(c.fast)
+		if c.nil_ {
+			FastQ5 = nil
+		}
+		for _, mode := range []GGMLRepack{RepackExact, RepackFast} {
+			m, exact, err := FromGGML(gguf.TypeQ5_0, raw, n, k, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.DType != c.dt || m.HasMin {
+				t.Fatalf("FastQ5 %v (nil %v) %s: %s, want %s", c.fast, c.nil_, mode, formatOf(m), c.dt)
+			}
+			if same, i := ggmlSame(m, want); !same || !exact {
+				t.Fatalf("FastQ5 %v %s: exact=%v, element %d differs", c.fast, mode, exact, i)
+			}
+			if m.DType != kernel.Q5 {
+				continue
+			}
+			for row := 0; row < n; row++ { // the stored bits: ggml's d and q
+				rec0 := m.Panel(row / PanelRows)
+				for g := 0; g < k/32; g++ {
+					blk := raw[(row*k/32+g)*22:]
+					var q [32]int
+					q5Quants(binary.LittleEndian.Uint32(blk[2:]), blk[6:22], &q)
+					rec := rec0[g*Q5GroupBytes:]
+					if s := rec[Q5Lines*LineBytes+2*(row%PanelRows):]; s[0] != blk[0] || s[1] != blk[1] {
+						t.Fatalf("row %d group %d: scale %x %x, ggml's %x %x", row, g, s[0], s[1], blk[0], blk[1])
+					}
+					for j, v := range q {
+						if u := q5At(rec, row%PanelRows, j); u != v {
+							t.Fatalf("row %d group %d k %d: u %d, ggml's q %d", row, g, j, u, v)
+						}
+					}
+				}
+			}
+			for _, off := range []int{4*LineBytes + 4*3 + 1, Q5Lines*LineBytes + 2*3} { // row 3: a fifth-bit byte, a scale's low byte
+				mut := &Matrix{DType: m.DType, N: m.N, K: m.K, Np: m.Np, Kp: m.Kp, Data: append([]byte(nil), m.Data...)}
+				mut.Panel(0)[off] ^= 1
+				if same, _ := ggmlSame(mut, want); same {
+					t.Errorf("a one-bit change at byte %d of the Q5 record was not noticed", off)
+				}
+			}
+		}
+		restore()
+	}
 }
 
 // TestFromGGMLQ6Fallback: without a SIMD Q6 kernel (FastQ6 false or nil)

@@ -65,8 +65,14 @@ func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (k
 // fastQ6 is quant.FastQ6: a variant other than the pure-Go ones serves
 // Q6 GEMV in the default classes (on amd64 with AVX2, arm64 with SDOT or
 // SVE; not under purego or a mask below those).
-func fastQ6() bool {
-	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
+func fastQ6() bool { return fastGEMV(kernel.Q6) }
+
+// fastQ5 is quant.FastQ5: as fastQ6 for Q5 (amd64 with AVX2; no arm64
+// kernel serves Q5 yet).
+func fastQ5() bool { return fastGEMV(kernel.Q5) }
+
+func fastGEMV(dt kernel.DType) bool {
+	for _, v := range kernel.Candidates(OpGEMV, dt, nil) {
 		if !strings.HasPrefix(v.Name, "generic") {
 			return true
 		}
@@ -135,6 +141,7 @@ var allOps = []string{OpGEMV, OpGEMM, OpGateUp}
 
 func init() {
 	quant.FastQ6 = fastQ6
+	quant.FastQ5 = fastQ5
 	docs := map[string]string{
 		OpGEMV:   "Y = X·Wᵀ for decode (M ≤ crossover)",
 		OpGEMM:   "Y = X·Wᵀ for prefill",

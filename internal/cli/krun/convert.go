@@ -73,8 +73,9 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 
 			A Kimi Linear GGUF file (llama.cpp's kimi-linear architecture, any
 			of its types but the IQ ones) converts too: without --preset each
-			matrix is repacked from its ggml type, not requantized (Q8_0, Q5_0,
-			Q3_K → q8, Q4_0 → q4, Q4_1 → q4 with a min, exactly; the K-quants
+			matrix is repacked from its ggml type, not requantized (Q8_0, Q3_K
+			→ q8, Q5_0 → q5 (q8 where no SIMD kernel serves q5), Q4_0 → q4,
+			Q4_1 → q4 with a min, exactly; the K-quants
 			and Q5_1 as --gguf-repack says: fast, the nearest format, or exact,
 			f32); with --preset (or a group flag) those groups are requantized
 			from the dequantized weights. krun generate, bench and info also
