@@ -110,7 +110,8 @@ func inFamilies(o *kernel.Op, families []string) bool {
 // ForEachVariant runs fn as a subtest for every variant registered for op:
 // the available ones by priority, then the reference. An unavailable
 // variant is skipped, unless KTUNE_REQUIRE covers its requirements and no
-// test mask (cpu.Disable) removed them: then it fails.
+// test mask (cpu.Disable) removed them: then it fails. So is a variant
+// whose test here repeats another qemu model's (RepeatUnderEmulation).
 func ForEachVariant(t *testing.T, op string, fn func(t *testing.T, v *kernel.Variant)) {
 	t.Helper()
 	vs := kernel.Variants(op)
@@ -128,6 +129,7 @@ func ForEachVariant(t *testing.T, op string, fn func(t *testing.T, v *kernel.Var
 			if !v.Available() {
 				skipUnlessRequired(t, v.ID(), v.Requires)
 			}
+			SkipRepeatUnderEmulation(t, v)
 			fn(t, v)
 		})
 	}

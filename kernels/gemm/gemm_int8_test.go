@@ -218,12 +218,13 @@ var exactShapes = func() [][3]int {
 	return s
 }()
 
-// emulatedPortable reports whether v is a portable (pure-Go) variant
-// under an emulator in -short mode (CI's qemu stage, KTUNE_TEST_EXEC set):
-// the sweeps then check only the ISA's own kernels, since the portable
-// ones run the same Go code natively in the test stage.
+// emulatedPortable reports whether a sweep skips v under an emulator in
+// -short mode (CI's qemu stage, KTUNE_TEST_EXEC set): a portable (pure-Go)
+// variant, which runs the same Go code natively in the test stage, and a
+// variant without SVE in every model but the 256-bit and no-SVE ones
+// (kerneltest.RepeatUnderEmulation).
 func emulatedPortable(v *kernel.Variant) bool {
-	return testing.Short() && os.Getenv("KTUNE_TEST_EXEC") != "" && v.Requires == 0
+	return testing.Short() && os.Getenv("KTUNE_TEST_EXEC") != "" && v.Requires == 0 || kerneltest.RepeatUnderEmulation(v)
 }
 
 // sampled reports whether case i of an exhaustive sweep runs: always,

@@ -35,6 +35,7 @@ func forChunkVariants(t *testing.T, f func(t *testing.T, fn headFn, chunks chunk
 				t.Skip(err)
 			}
 			v := kerneltest.Variant(t, OpPrefill+"/"+name)
+			kerneltest.SkipRepeatUnderEmulation(t, v)
 			chunks := func(i int, all []int) []int { return all }
 			if testing.Short() && v.Requires.Has(cpu.SVE) {
 				chunks = func(i int, all []int) []int { return all[i%len(all) : i%len(all)+1] }

@@ -1,0 +1,36 @@
+package kerneltest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+)
+
+// RepeatUnderEmulation reports whether testing v here repeats what another
+// of CI's qemu models already tests: in -short mode under an emulator
+// (KTUNE_TEST_EXEC set), a variant that does not use SVE runs the same code
+// at every SVE vector length, so it is tested in the 256-bit model and the
+// model without SVE (KTUNE_EXPECT_SVE_BITS 256 or 0), not again at 128,
+// 512 and 2048 bits or on A64FX (whose gating, an unavailable variant, is
+// still checked). Native runs and long mode test every variant everywhere.
+func RepeatUnderEmulation(v *kernel.Variant) bool {
+	if !testing.Short() || os.Getenv("KTUNE_TEST_EXEC") == "" || v.Requires.Has(cpu.SVE) {
+		return false
+	}
+	switch os.Getenv("KTUNE_EXPECT_SVE_BITS") {
+	case "", "0", "256":
+		return false
+	}
+	return true
+}
+
+// SkipRepeatUnderEmulation skips the test of an available variant v when
+// RepeatUnderEmulation(v).
+func SkipRepeatUnderEmulation(t *testing.T, v *kernel.Variant) {
+	t.Helper()
+	if v.Available() && RepeatUnderEmulation(v) {
+		t.Skip("no SVE: the same code as in the 256-bit and no-SVE qemu models, which test it")
+	}
+}
