@@ -263,11 +263,11 @@ func (im *Imatrix) importance(name string, dt kernel.DType) []float32 {
 // quantized reports whether dt chooses scales (the formats the imatrix
 // weights).
 func quantized(dt kernel.DType) bool {
-	return dt == kernel.Q8 || dt == kernel.Q6 || dt == kernel.Q5 || dt == kernel.Q4 || dt == kernel.Q3
+	return dt == kernel.Q8 || dt == kernel.Q6 || dt == kernel.Q5 || dt == kernel.Q4 || dt == kernel.Q3 || dt == kernel.Q2
 }
 
 // ImatrixCoverage splits the matrices of cfg under opt that are quantized
-// (Q8/Q6/Q5/Q4/Q3) into those im weights and those it lacks (which get the
+// (Q8/Q6/Q5/Q4/Q3/Q2) into those im weights and those it lacks (which get the
 // unweighted search), by name in model order.
 func ImatrixCoverage(cfg *arch.Config, opt LoadOptions, im *Imatrix) (weighted, missing []string, err error) {
 	plan, err := Plan(cfg, opt)

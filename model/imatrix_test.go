@@ -471,3 +471,15 @@ func TestImatrixLogits(t *testing.T) {
 		}
 	}
 }
+
+// TestImatrixFormats: every format the planner offers that chooses scales
+// (all but f32 and bf16) is one the imatrix weights, so that no format's
+// conversion silently drops --imatrix (q2 once did).
+func TestImatrixFormats(t *testing.T) {
+	for _, f := range FitFormats {
+		scaled := f.DType != kernel.F32 && f.DType != kernel.BF16
+		if quantized(f.DType) != scaled {
+			t.Errorf("%s: imatrix-weighted %v, want %v", f.DType, quantized(f.DType), scaled)
+		}
+	}
+}
