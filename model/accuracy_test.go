@@ -124,6 +124,14 @@ var accBudgets = map[string]map[string]accBudget{
 			Prompt: 0.566, // measured 0.5151, +9.9%
 			Decode: 0.594, // measured 0.5406, +9.9%
 		},
+		"q4-mix/f32": {
+			Prompt: 0.559, // measured 0.5081, +10%
+			Decode: 0.689, // measured 0.6266, +10%
+		},
+		"q4-mix/int8act": {
+			Prompt: 0.559, // measured 0.5085, +9.9%
+			Decode: 0.656, // measured 0.5968, +9.9%
+		},
 		"q6/f32": {
 			Prompt: 0.126,  // measured 0.1146, +9.9%
 			Decode: 0.0874, // measured 0.07947, +10%

@@ -104,6 +104,7 @@ var Presets = []Preset{
 	{"q8", "every matrix q8 (8-bit, f16 scale per 32)", model.LoadOptions{DType: kernel.Q8}},
 	{"q4", "routed experts q4; attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}},
 	{"q4-all", "every matrix q4 (attention and lm_head lose the most)", model.LoadOptions{DType: kernel.Q4}},
+	{"q4-mix", "routed and shared experts, dense MLP q4; attention q5; lm_head q6 (llama.cpp Q4_K_M's allocation: about its bytes per token)", model.LoadOptions{DType: kernel.Q4, AttnDType: kernel.Q5, HeadDType: kernel.Q6}},
 	{"q6", "every matrix q6 (6-bit, f16 scale per 32; near q8's error at 0.8 of its size)", model.LoadOptions{DType: kernel.Q6}},
 	{"q3", "routed experts q3 (3-bit, f16 scale per 32); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3}},
 	{"q2", "routed experts q2 (2-bit, a scale and offset code per 32: 2.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q2}},
