@@ -7,11 +7,11 @@
 //	              (F32 read in place), mr×16 FMLA register tiles (mr ≤ 4)
 //	neon_dotprod  int8 activations (quantizeRow, as generic_int8); SDOT by
 //	              element against the panel lines, f32 flush per group;
-//	              Q8, Q4, Q3, Q6 and Q2
+//	              Q8, Q4, Q3, Q6, Q2 and Q5
 //	sve           as neon with a vector-length-agnostic tile (WHILELO tails)
 //	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
 //	              the NEON dot product does not, e.g. A64FX); Q8, Q4, Q3, Q6,
-//	              Q2
+//	              Q2, Q5
 //
 // The bf16act variants neon_bf16 and sve_bf16 (BFDOT) are in
 // gemm_bf16_arm64.go.
@@ -37,7 +37,11 @@
 // 4·Σu·xq − (c−1)·Σxq (c the scale word's offset code, subtracted as
 // c·Σxq by a multiply-subtract) and the conversion divides it by 4
 // (NEON: SCVTF with two fraction bits; SVE: the activation scale times
-// 0.25). The f32 class widens BF16/Q8/Q4 through the generic widen:
+// 0.25). Q5 decodes its nibbles as Q4 (line c: k-quad 2c as L & 15,
+// 2c+1 as L >> 4) and ORs in each k-quad h's fifth bits from line 4 as
+// (L4 << (4−h)) & 16, L4 & 16 or (L4 >> (h−4)) & 16 (byte-lane shifts:
+// NEON SHL/USHR, SVE LSL/LSR), takes the stored u ∈ [0, 31] as it is and
+// subtracts 16·Σxq per group. The f32 class widens BF16/Q8/Q4 through the generic widen:
 // correct everywhere, not yet fast for quantized weights.
 // Performance is unmeasured: qemu gives correctness only.
 package gemm
@@ -125,6 +129,13 @@ func dotQ6NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *
 //go:noescape
 func dotQ2NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
+// dotQ5NEON_1x16 is dotQ3NEON_1x16 over Q5 panels (quant/q5.go): the
+// stored 5-bit u (Q4's nibble plus the fifth bit of line 4) and z = 16.
+// dotQ5SVE_16 computes the same.
+//
+//go:noescape
+func dotQ5NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
 //go:noescape
 func dotQ8SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
@@ -142,6 +153,9 @@ func dotQ6SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *flo
 
 //go:noescape
 func dotQ2SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ5SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
 func btoi(b bool) int {
 	if b {
@@ -200,10 +214,10 @@ type dotFn func(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *floa
 
 // dotKernels are an int8 variant's kernels per weight kind; nil where the
 // variant does not serve it (its DTypes do not list it).
-type dotKernels struct{ q8, q4, q4Min, q3, q6, q2 dotFn }
+type dotKernels struct{ q8, q4, q4Min, q3, q6, q2, q5 dotFn }
 
 // dotPanels is the panelFn over a kernel per weight kind (Q8, Q4, Q4 with
-// a min, Q3, Q6, Q2): blocks of nb panels (kept in cache), every row against a
+// a min, Q3, Q6, Q2, Q5): blocks of nb panels (kept in cache), every row against a
 // block.
 func dotPanels(tab dotKernels) panelFn {
 	return func(a *args, p0, p1, worker int, prm kernel.Values) {
@@ -219,6 +233,8 @@ func dotPanels(tab dotKernels) panelFn {
 			fn = tab.q6
 		case a.w.DType == kernel.Q2:
 			fn = tab.q2
+		case a.w.DType == kernel.Q5:
+			fn = tab.q5
 		}
 		ng := a.kp / quant.GroupK
 		nb := prm["nb"]
@@ -255,15 +271,15 @@ func init() {
 		DTypes: weightDTypes, Requires: sveReq, Threaded: true, Params: []kernel.Param{grainParam}},
 		&impl{act: actF32, panels: tilePanels(gemmSVE_16, 1<<30), grain: 4})
 	register(allOps, kernel.Variant{Name: "neon_dotprod", Priority: 40, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4/Q3/Q6/Q2 panel lines, f32 flush per group",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2}, Requires: dotReq, Threaded: true,
+		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4/Q3/Q6/Q2/Q5 panel lines, f32 flush per group",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5}, Requires: dotReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8NEON_1x16, q4: dotQ4NEON_1x16, q4Min: dotQ4MinNEON_1x16,
-			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16, q2: dotQ2NEON_1x16}), grain: 4})
+			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16, q2: dotQ2NEON_1x16, q5: dotQ5NEON_1x16}), grain: 4})
 	register(allOps, kernel.Variant{Name: "sve_dotprod", Priority: 45, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6/Q2 panel lines",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2}, Requires: sveReq, Threaded: true,
+		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6/Q2/Q5 panel lines",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5}, Requires: sveReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8SVE_16, q4: dotQ4SVE_16, q4Min: dotQ4MinSVE_16,
-			q3: dotQ3SVE_16, q6: dotQ6SVE_16, q2: dotQ2SVE_16}), grain: 4})
+			q3: dotQ3SVE_16, q6: dotQ6SVE_16, q2: dotQ2SVE_16, q5: dotQ5SVE_16}), grain: 4})
 }

@@ -2,8 +2,8 @@
 
 // Hand-written NEON dot-product (FEAT_DotProd, asimddp) kernels of the
 // neon_dotprod variant: one int8 activation row against np consecutive
-// Q8/Q4/Q3/Q6/Q2 panels (see gemm_arm64.go for their Go semantics and
-// the Q3/Q6/Q2 decode). SDOT (by element), SSRA, SMLSL, SCVTF, FCVTL, MOVI
+// Q8/Q4/Q3/Q6/Q2/Q5 panels (see gemm_arm64.go for their Go semantics and
+// the Q3/Q6/Q2/Q5 decode). SDOT (by element), SSRA, SMLSL, SCVTF, FCVTL, MOVI
 // and BIC (16-bit lanes) are WORD-encoded; the mnemonic comments are
 // checked against GNU as by _asm/armwords.
 
@@ -987,4 +987,254 @@ q2s:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
 	SUBS $1, R1, R1
 	BNE  q2p
+	RET
+
+// func dotQ5NEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ5NEON_1x16(SB), NOSPLIT, $0-64
+	ARGS
+	VMOVI $15, V30.B16
+	VMOVI $16, V29.B16
+
+q5p:
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R5, R11
+	MOVD R2, R8
+
+q5g:
+	VLD1.P 32(R7), [V0.B16, V1.B16] // the group's 32 activations
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	ADD  $256, R0, R12
+	VLD1 (R12), [V4.B16, V5.B16, V6.B16, V7.B16] // line 4: bit h = bit 4 of u in k-quad h
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 0: k-quad 0 low, 1 high nibbles
+	// k-quad 0: (L0 & 15) | ((L4 << 4) & 16)
+	VAND V30.B16, V8.B16, V12.B16
+	VAND V30.B16, V9.B16, V13.B16
+	VAND V30.B16, V10.B16, V14.B16
+	VAND V30.B16, V11.B16, V15.B16
+	VSHL $4, V4.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V12.B16, V12.B16
+	VSHL $4, V5.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V13.B16, V13.B16
+	VSHL $4, V6.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V14.B16, V14.B16
+	VSHL $4, V7.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V15.B16, V15.B16
+	WORD $0x4f80e194 // sdot v20.4s, v12.16b, v0.4b[0]
+	WORD $0x4f80e1b5 // sdot v21.4s, v13.16b, v0.4b[0]
+	WORD $0x4f80e1d6 // sdot v22.4s, v14.16b, v0.4b[0]
+	WORD $0x4f80e1f7 // sdot v23.4s, v15.16b, v0.4b[0]
+	// k-quad 1: (L0 >> 4) | ((L4 << 3) & 16)
+	VUSHR $4, V8.B16, V8.B16
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V10.B16, V10.B16
+	VUSHR $4, V11.B16, V11.B16
+	VSHL $3, V4.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V8.B16, V8.B16
+	VSHL $3, V5.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V9.B16, V9.B16
+	VSHL $3, V6.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V10.B16, V10.B16
+	VSHL $3, V7.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V11.B16, V11.B16
+	WORD $0x4fa0e118 // sdot v24.4s, v8.16b, v0.4b[1]
+	WORD $0x4fa0e139 // sdot v25.4s, v9.16b, v0.4b[1]
+	WORD $0x4fa0e15a // sdot v26.4s, v10.16b, v0.4b[1]
+	WORD $0x4fa0e17b // sdot v27.4s, v11.16b, v0.4b[1]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 1: k-quad 2 low, 3 high nibbles
+	// k-quad 2: (L1 & 15) | ((L4 << 2) & 16)
+	VAND V30.B16, V8.B16, V12.B16
+	VAND V30.B16, V9.B16, V13.B16
+	VAND V30.B16, V10.B16, V14.B16
+	VAND V30.B16, V11.B16, V15.B16
+	VSHL $2, V4.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V12.B16, V12.B16
+	VSHL $2, V5.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V13.B16, V13.B16
+	VSHL $2, V6.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V14.B16, V14.B16
+	VSHL $2, V7.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V15.B16, V15.B16
+	WORD $0x4f80e994 // sdot v20.4s, v12.16b, v0.4b[2]
+	WORD $0x4f80e9b5 // sdot v21.4s, v13.16b, v0.4b[2]
+	WORD $0x4f80e9d6 // sdot v22.4s, v14.16b, v0.4b[2]
+	WORD $0x4f80e9f7 // sdot v23.4s, v15.16b, v0.4b[2]
+	// k-quad 3: (L1 >> 4) | ((L4 << 1) & 16)
+	VUSHR $4, V8.B16, V8.B16
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V10.B16, V10.B16
+	VUSHR $4, V11.B16, V11.B16
+	VSHL $1, V4.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V8.B16, V8.B16
+	VSHL $1, V5.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V9.B16, V9.B16
+	VSHL $1, V6.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V10.B16, V10.B16
+	VSHL $1, V7.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V11.B16, V11.B16
+	WORD $0x4fa0e918 // sdot v24.4s, v8.16b, v0.4b[3]
+	WORD $0x4fa0e939 // sdot v25.4s, v9.16b, v0.4b[3]
+	WORD $0x4fa0e95a // sdot v26.4s, v10.16b, v0.4b[3]
+	WORD $0x4fa0e97b // sdot v27.4s, v11.16b, v0.4b[3]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 2: k-quad 4 low, 5 high nibbles
+	// k-quad 4: (L2 & 15) | ((L4 ) & 16)
+	VAND V30.B16, V8.B16, V12.B16
+	VAND V30.B16, V9.B16, V13.B16
+	VAND V30.B16, V10.B16, V14.B16
+	VAND V30.B16, V11.B16, V15.B16
+	VAND V29.B16, V4.B16, V2.B16
+	VORR V2.B16, V12.B16, V12.B16
+	VAND V29.B16, V5.B16, V3.B16
+	VORR V3.B16, V13.B16, V13.B16
+	VAND V29.B16, V6.B16, V2.B16
+	VORR V2.B16, V14.B16, V14.B16
+	VAND V29.B16, V7.B16, V3.B16
+	VORR V3.B16, V15.B16, V15.B16
+	WORD $0x4f81e194 // sdot v20.4s, v12.16b, v1.4b[0]
+	WORD $0x4f81e1b5 // sdot v21.4s, v13.16b, v1.4b[0]
+	WORD $0x4f81e1d6 // sdot v22.4s, v14.16b, v1.4b[0]
+	WORD $0x4f81e1f7 // sdot v23.4s, v15.16b, v1.4b[0]
+	// k-quad 5: (L2 >> 4) | ((L4 >> 1) & 16)
+	VUSHR $4, V8.B16, V8.B16
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V10.B16, V10.B16
+	VUSHR $4, V11.B16, V11.B16
+	VUSHR $1, V4.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V8.B16, V8.B16
+	VUSHR $1, V5.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V9.B16, V9.B16
+	VUSHR $1, V6.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V10.B16, V10.B16
+	VUSHR $1, V7.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V11.B16, V11.B16
+	WORD $0x4fa1e118 // sdot v24.4s, v8.16b, v1.4b[1]
+	WORD $0x4fa1e139 // sdot v25.4s, v9.16b, v1.4b[1]
+	WORD $0x4fa1e15a // sdot v26.4s, v10.16b, v1.4b[1]
+	WORD $0x4fa1e17b // sdot v27.4s, v11.16b, v1.4b[1]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16] // line 3: k-quad 6 low, 7 high nibbles
+	// k-quad 6: (L3 & 15) | ((L4 >> 2) & 16)
+	VAND V30.B16, V8.B16, V12.B16
+	VAND V30.B16, V9.B16, V13.B16
+	VAND V30.B16, V10.B16, V14.B16
+	VAND V30.B16, V11.B16, V15.B16
+	VUSHR $2, V4.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V12.B16, V12.B16
+	VUSHR $2, V5.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V13.B16, V13.B16
+	VUSHR $2, V6.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V14.B16, V14.B16
+	VUSHR $2, V7.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V15.B16, V15.B16
+	WORD $0x4f81e994 // sdot v20.4s, v12.16b, v1.4b[2]
+	WORD $0x4f81e9b5 // sdot v21.4s, v13.16b, v1.4b[2]
+	WORD $0x4f81e9d6 // sdot v22.4s, v14.16b, v1.4b[2]
+	WORD $0x4f81e9f7 // sdot v23.4s, v15.16b, v1.4b[2]
+	// k-quad 7: (L3 >> 4) | ((L4 >> 3) & 16)
+	VUSHR $4, V8.B16, V8.B16
+	VUSHR $4, V9.B16, V9.B16
+	VUSHR $4, V10.B16, V10.B16
+	VUSHR $4, V11.B16, V11.B16
+	VUSHR $3, V4.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V8.B16, V8.B16
+	VUSHR $3, V5.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V9.B16, V9.B16
+	VUSHR $3, V6.B16, V2.B16
+	VAND V29.B16, V2.B16, V2.B16
+	VORR V2.B16, V10.B16, V10.B16
+	VUSHR $3, V7.B16, V3.B16
+	VAND V29.B16, V3.B16, V3.B16
+	VORR V3.B16, V11.B16, V11.B16
+	WORD $0x4fa1e918 // sdot v24.4s, v8.16b, v1.4b[3]
+	WORD $0x4fa1e939 // sdot v25.4s, v9.16b, v1.4b[3]
+	WORD $0x4fa1e95a // sdot v26.4s, v10.16b, v1.4b[3]
+	WORD $0x4fa1e97b // sdot v27.4s, v11.16b, v1.4b[3]
+	ADD  $64, R0, R0 // past line 4
+	// dot = Σ(u−16)·xq = v20..v23 + v24..v27 − 16·Σxq
+	VADD V24.S4, V20.S4, V20.S4
+	VADD V25.S4, V21.S4, V21.S4
+	VADD V26.S4, V22.S4, V22.S4
+	VADD V27.S4, V23.S4, V23.S4
+	VLD1R.P 4(R10), [V2.S4] // Σxq of the group
+	VSHL $4, V2.S4, V2.S4 // 16·Σxq
+	VSUB V2.S4, V20.S4, V20.S4
+	VSUB V2.S4, V21.S4, V21.S4
+	VSUB V2.S4, V22.S4, V22.S4
+	VSUB V2.S4, V23.S4, V23.S4
+	VLD1.P 32(R0), [V2.H8, V3.H8] // the group's 16 f16 scales
+	WORD $0x0e21784c // fcvtl v12.4s, v2.4h
+	WORD $0x4e21784d // fcvtl2 v13.4s, v2.8h
+	WORD $0x0e21786e // fcvtl v14.4s, v3.4h
+	WORD $0x4e21786f // fcvtl2 v15.4s, v3.8h
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VLD1R.P 4(R11), [V28.S4] // the group's activation scale
+	WORD $0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
+	WORD $0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
+	WORD $0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
+	WORD $0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
+	VFMLA V12.S4, V20.S4, V16.S4
+	VFMLA V13.S4, V21.S4, V17.S4
+	VFMLA V14.S4, V22.S4, V18.S4
+	VFMLA V15.S4, V23.S4, V19.S4
+	SUBS $1, R8, R8
+	BNE  q5g
+
+	// y (+)= t
+	CBZ  R9, q5z
+	VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	B    q5s
+
+q5z:
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+
+q5s:
+	WORD $0x4e30d484 // fadd v4.4s, v4.4s, v16.4s
+	WORD $0x4e31d4a5 // fadd v5.4s, v5.4s, v17.4s
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4e33d4e7 // fadd v7.4s, v7.4s, v19.4s
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)
+	SUBS $1, R1, R1
+	BNE  q5p
 	RET

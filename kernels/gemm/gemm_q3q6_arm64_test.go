@@ -10,7 +10,7 @@ import (
 	"github.com/ktune/ktune/internal/quant"
 )
 
-// armQ3Q6Variants are the arm64 variants with Q3, Q6 and Q2 kernels.
+// armQ3Q6Variants are the arm64 variants with Q3, Q6, Q2 and Q5 kernels.
 var armQ3Q6Variants = []string{"neon_dotprod", "sve_dotprod"}
 
 // TestQ3Q6ShapesARM64: testQ3Q6Shapes over the arm64 variants (their nb
@@ -23,6 +23,10 @@ func TestQ3Q6ShapesARM64(t *testing.T) {
 // arm64 Q2 kernels (TestQ2Shapes runs each variant's default
 // configuration and not gateup).
 func TestQ2ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kernel.Q2) }
+
+// TestQ5ShapesARM64: the same over the arm64 Q5 kernels (TestQ5Shapes
+// samples its shapes under -short and runs each variant's default nb).
+func TestQ5ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kernel.Q5) }
 
 // TestFastQ6ARM64: on arm64, GGUF fast mode packs Q6_K as Q6 where the
 // NEON dot product or SVE serves it, and not once both are masked.

@@ -5,7 +5,7 @@
 // columns of a panel are covered by up to four vectors whose predicates
 // (WHILELO against 16 lanes, or 64 bytes) switch off what lies beyond
 // them, so the same code runs at 128…2048 bits (at 512 bits and more
-// one vector covers a panel; the others are all-false). The Q8/Q4/Q2
+// one vector covers a panel; the others are all-false). The Q8/Q4/Q2/Q5
 // kernels go through a group line by line (the four chunks of a line
 // side by side); the Q3/Q6 ones chunk by chunk (all the group's lines of
 // one chunk, from a base register per line), as their split k-quads need
@@ -1487,4 +1487,304 @@ q2s:
 	ADD  $64, R6, R6
 	SUBS $1, R1, R1
 	BNE  q2p
+	RET
+
+// func dotQ5SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+TEXT ·dotQ5SVE_16(SB), NOSPLIT, $0-64
+	ARGS
+	// p0..p3: bytes [i·VL/8, (i+1)·VL/8) ∩ [0, 64) of a 64-byte line;
+	// p4..p7: the same chunks as f32/int32 lanes ∩ [0, 16)
+	MOVD $64, R8
+	MOVD $0, R11
+	WORD $0x25281d60 // whilelo p0.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d61 // whilelo p1.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d62 // whilelo p2.b, x11, x8
+	WORD $0x0430e3eb // incb x11
+	WORD $0x25281d63 // whilelo p3.b, x11, x8
+	MOVD $16, R8
+	MOVD $0, R11
+	WORD $0x25a81d64 // whilelo p4.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d65 // whilelo p5.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d66 // whilelo p6.s, x11, x8
+	WORD $0x04b0e3eb // incw x11
+	WORD $0x25a81d67 // whilelo p7.s, x11, x8
+	WORD $0x2538c1fe // dup z30.b, #15
+	WORD $0x2538c21f // dup z31.b, #16
+
+q5p:
+	WORD $0x25b8c010 // dup z16.s, #0
+	WORD $0x25b8c011 // dup z17.s, #0
+	WORD $0x25b8c012 // dup z18.s, #0
+	WORD $0x25b8c013 // dup z19.s, #0
+	MOVD R3, R7
+	MOVD R4, R10
+	MOVD R5, R13
+	MOVD R2, R12
+
+q5g:
+	WORD $0x25b8c014 // dup z20.s, #0
+	WORD $0x25b8c015 // dup z21.s, #0
+	WORD $0x25b8c016 // dup z22.s, #0
+	WORD $0x25b8c017 // dup z23.s, #0
+	// line 4 (at +256): bit h of a byte = bit 4 of u in k-quad h
+	ADD  $256, R0, R14
+	WORD $0xa400a1d8 // ld1b {z24.b}, p0/z, [x14]
+	WORD $0xa401a5d9 // ld1b {z25.b}, p1/z, [x14, #1, mul vl]
+	WORD $0xa402a9da // ld1b {z26.b}, p2/z, [x14, #2, mul vl]
+	WORD $0xa403addb // ld1b {z27.b}, p3/z, [x14, #3, mul vl]
+	// line 0: k-quad 0 (low nibbles), 1 (high), each with its fifth bits
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8540d0e0 // ld1rw {z0.s}, p4/z, [x7, #0]
+	WORD $0x8541d0e1 // ld1rw {z1.s}, p4/z, [x7, #4]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x042c9f02 // lsl z2.b, z24.b, #4
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x04623108 // orr z8.d, z8.d, z2.d
+	WORD $0x042c9f23 // lsl z3.b, z25.b, #4
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x04633129 // orr z9.d, z9.d, z3.d
+	WORD $0x042c9f42 // lsl z2.b, z26.b, #4
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x0462314a // orr z10.d, z10.d, z2.d
+	WORD $0x042c9f63 // lsl z3.b, z27.b, #4
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x0463316b // orr z11.d, z11.d, z3.d
+	WORD $0x042b9f02 // lsl z2.b, z24.b, #3
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x0462318c // orr z12.d, z12.d, z2.d
+	WORD $0x042b9f23 // lsl z3.b, z25.b, #3
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ad // orr z13.d, z13.d, z3.d
+	WORD $0x042b9f42 // lsl z2.b, z26.b, #3
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x046231ce // orr z14.d, z14.d, z2.d
+	WORD $0x042b9f63 // lsl z3.b, z27.b, #3
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ef // orr z15.d, z15.d, z3.d
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 1: k-quad 2 (low nibbles), 3 (high), each with its fifth bits
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8542d0e0 // ld1rw {z0.s}, p4/z, [x7, #8]
+	WORD $0x8543d0e1 // ld1rw {z1.s}, p4/z, [x7, #12]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x042a9f02 // lsl z2.b, z24.b, #2
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x04623108 // orr z8.d, z8.d, z2.d
+	WORD $0x042a9f23 // lsl z3.b, z25.b, #2
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x04633129 // orr z9.d, z9.d, z3.d
+	WORD $0x042a9f42 // lsl z2.b, z26.b, #2
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x0462314a // orr z10.d, z10.d, z2.d
+	WORD $0x042a9f63 // lsl z3.b, z27.b, #2
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x0463316b // orr z11.d, z11.d, z3.d
+	WORD $0x04299f02 // lsl z2.b, z24.b, #1
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x0462318c // orr z12.d, z12.d, z2.d
+	WORD $0x04299f23 // lsl z3.b, z25.b, #1
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ad // orr z13.d, z13.d, z3.d
+	WORD $0x04299f42 // lsl z2.b, z26.b, #1
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x046231ce // orr z14.d, z14.d, z2.d
+	WORD $0x04299f63 // lsl z3.b, z27.b, #1
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ef // orr z15.d, z15.d, z3.d
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 2: k-quad 4 (low nibbles), 5 (high), each with its fifth bits
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8544d0e0 // ld1rw {z0.s}, p4/z, [x7, #16]
+	WORD $0x8545d0e1 // ld1rw {z1.s}, p4/z, [x7, #20]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x043f3302 // and z2.d, z24.d, z31.d
+	WORD $0x04623108 // orr z8.d, z8.d, z2.d
+	WORD $0x043f3323 // and z3.d, z25.d, z31.d
+	WORD $0x04633129 // orr z9.d, z9.d, z3.d
+	WORD $0x043f3342 // and z2.d, z26.d, z31.d
+	WORD $0x0462314a // orr z10.d, z10.d, z2.d
+	WORD $0x043f3363 // and z3.d, z27.d, z31.d
+	WORD $0x0463316b // orr z11.d, z11.d, z3.d
+	WORD $0x042f9702 // lsr z2.b, z24.b, #1
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x0462318c // orr z12.d, z12.d, z2.d
+	WORD $0x042f9723 // lsr z3.b, z25.b, #1
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ad // orr z13.d, z13.d, z3.d
+	WORD $0x042f9742 // lsr z2.b, z26.b, #1
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x046231ce // orr z14.d, z14.d, z2.d
+	WORD $0x042f9763 // lsr z3.b, z27.b, #1
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ef // orr z15.d, z15.d, z3.d
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	// line 3: k-quad 6 (low nibbles), 7 (high), each with its fifth bits
+	WORD $0xa400a004 // ld1b {z4.b}, p0/z, [x0]
+	WORD $0xa401a405 // ld1b {z5.b}, p1/z, [x0, #1, mul vl]
+	WORD $0xa402a806 // ld1b {z6.b}, p2/z, [x0, #2, mul vl]
+	WORD $0xa403ac07 // ld1b {z7.b}, p3/z, [x0, #3, mul vl]
+	WORD $0x8546d0e0 // ld1rw {z0.s}, p4/z, [x7, #24]
+	WORD $0x8547d0e1 // ld1rw {z1.s}, p4/z, [x7, #28]
+	WORD $0x043e3088 // and z8.d, z4.d, z30.d
+	WORD $0x043e30a9 // and z9.d, z5.d, z30.d
+	WORD $0x043e30ca // and z10.d, z6.d, z30.d
+	WORD $0x043e30eb // and z11.d, z7.d, z30.d
+	WORD $0x042c948c // lsr z12.b, z4.b, #4
+	WORD $0x042c94ad // lsr z13.b, z5.b, #4
+	WORD $0x042c94ce // lsr z14.b, z6.b, #4
+	WORD $0x042c94ef // lsr z15.b, z7.b, #4
+	WORD $0x042e9702 // lsr z2.b, z24.b, #2
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x04623108 // orr z8.d, z8.d, z2.d
+	WORD $0x042e9723 // lsr z3.b, z25.b, #2
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x04633129 // orr z9.d, z9.d, z3.d
+	WORD $0x042e9742 // lsr z2.b, z26.b, #2
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x0462314a // orr z10.d, z10.d, z2.d
+	WORD $0x042e9763 // lsr z3.b, z27.b, #2
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x0463316b // orr z11.d, z11.d, z3.d
+	WORD $0x042d9702 // lsr z2.b, z24.b, #3
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x0462318c // orr z12.d, z12.d, z2.d
+	WORD $0x042d9723 // lsr z3.b, z25.b, #3
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ad // orr z13.d, z13.d, z3.d
+	WORD $0x042d9742 // lsr z2.b, z26.b, #3
+	WORD $0x043f3042 // and z2.d, z2.d, z31.d
+	WORD $0x046231ce // orr z14.d, z14.d, z2.d
+	WORD $0x042d9763 // lsr z3.b, z27.b, #3
+	WORD $0x043f3063 // and z3.d, z3.d, z31.d
+	WORD $0x046331ef // orr z15.d, z15.d, z3.d
+	WORD $0x44800114 // sdot z20.s, z8.b, z0.b
+	WORD $0x44800135 // sdot z21.s, z9.b, z0.b
+	WORD $0x44800156 // sdot z22.s, z10.b, z0.b
+	WORD $0x44800177 // sdot z23.s, z11.b, z0.b
+	WORD $0x44810194 // sdot z20.s, z12.b, z1.b
+	WORD $0x448101b5 // sdot z21.s, z13.b, z1.b
+	WORD $0x448101d6 // sdot z22.s, z14.b, z1.b
+	WORD $0x448101f7 // sdot z23.s, z15.b, z1.b
+	ADD  $64, R0, R0
+	ADD  $32, R7, R7
+	// dot = Σ(u−16)·xq = z20..z23 − 16·Σxq
+	WORD $0x8540d15c // ld1rw {z28.s}, p4/z, [x10]  (Σxq of the group)
+	ADD  $4, R10, R10
+	WORD $0x04649f9c // lsl z28.s, z28.s, #4  (16·Σxq)
+	WORD $0x04bc0694 // sub z20.s, z20.s, z28.s
+	WORD $0x04bc06b5 // sub z21.s, z21.s, z28.s
+	WORD $0x04bc06d6 // sub z22.s, z22.s, z28.s
+	WORD $0x04bc06f7 // sub z23.s, z23.s, z28.s
+	ADD  $64, R0, R0 // past line 4
+	// t += d·float(dot)
+	WORD $0xa4c0b008 // ld1h {z8.s}, p4/z, [x0]
+	WORD $0xa4c1b409 // ld1h {z9.s}, p5/z, [x0, #1, mul vl]
+	WORD $0xa4c2b80a // ld1h {z10.s}, p6/z, [x0, #2, mul vl]
+	WORD $0xa4c3bc0b // ld1h {z11.s}, p7/z, [x0, #3, mul vl]
+	WORD $0x6589b108 // fcvt z8.s, p4/m, z8.h
+	WORD $0x6589b529 // fcvt z9.s, p5/m, z9.h
+	WORD $0x6589b94a // fcvt z10.s, p6/m, z10.h
+	WORD $0x6589bd6b // fcvt z11.s, p7/m, z11.h
+	WORD $0x6594b294 // scvtf z20.s, p4/m, z20.s
+	WORD $0x6594b6b5 // scvtf z21.s, p5/m, z21.s
+	WORD $0x6594bad6 // scvtf z22.s, p6/m, z22.s
+	WORD $0x6594bef7 // scvtf z23.s, p7/m, z23.s
+	WORD $0x8540d1a2 // ld1rw {z2.s}, p4/z, [x13]  (the group's activation scale)
+	ADD  $4, R13, R13
+	WORD $0x65820a94 // fmul z20.s, z20.s, z2.s
+	WORD $0x65820ab5 // fmul z21.s, z21.s, z2.s
+	WORD $0x65820ad6 // fmul z22.s, z22.s, z2.s
+	WORD $0x65820af7 // fmul z23.s, z23.s, z2.s
+	WORD $0x65a81290 // fmla z16.s, p4/m, z20.s, z8.s
+	WORD $0x65a916b1 // fmla z17.s, p5/m, z21.s, z9.s
+	WORD $0x65aa1ad2 // fmla z18.s, p6/m, z22.s, z10.s
+	WORD $0x65ab1ef3 // fmla z19.s, p7/m, z23.s, z11.s
+	ADD  $32, R0, R0
+	SUBS $1, R12, R12
+	BNE  q5g
+
+	// y (+)= t
+	CBZ  R9, q5z
+	WORD $0xa540b0d8 // ld1w {z24.s}, p4/z, [x6]
+	WORD $0xa541b4d9 // ld1w {z25.s}, p5/z, [x6, #1, mul vl]
+	WORD $0xa542b8da // ld1w {z26.s}, p6/z, [x6, #2, mul vl]
+	WORD $0xa543bcdb // ld1w {z27.s}, p7/z, [x6, #3, mul vl]
+	B    q5s
+
+q5z:
+	WORD $0x25b8c018 // dup z24.s, #0
+	WORD $0x25b8c019 // dup z25.s, #0
+	WORD $0x25b8c01a // dup z26.s, #0
+	WORD $0x25b8c01b // dup z27.s, #0
+
+q5s:
+	WORD $0x65809218 // fadd z24.s, p4/m, z24.s, z16.s
+	WORD $0x65809639 // fadd z25.s, p5/m, z25.s, z17.s
+	WORD $0x65809a5a // fadd z26.s, p6/m, z26.s, z18.s
+	WORD $0x65809e7b // fadd z27.s, p7/m, z27.s, z19.s
+	WORD $0xe540f0d8 // st1w {z24.s}, p4, [x6]
+	WORD $0xe541f4d9 // st1w {z25.s}, p5, [x6, #1, mul vl]
+	WORD $0xe542f8da // st1w {z26.s}, p6, [x6, #2, mul vl]
+	WORD $0xe543fcdb // st1w {z27.s}, p7, [x6, #3, mul vl]
+	ADD  $64, R6, R6
+	SUBS $1, R1, R1
+	BNE  q5p
 	RET

@@ -9,7 +9,7 @@ import (
 )
 
 // testQ3Q6Shapes runs the named variants' kernels for the given formats
-// (Q3 and Q6, or Q2, which take the same dot-product checks) at awkward
+// (Q3 and Q6, or Q2, or Q5, which take the same dot-product checks) at awkward
 // shapes against the reference with the dot-product error model (as
 // TestQ3Shapes does), beyond the default configuration: M = 1…13 (the
 // one-row panel kernels, the row tiles and, past 8, the f32 variants'
