@@ -66,12 +66,12 @@ func (r GGMLRepack) String() string {
 // gave 0.0186) for 0.8125 bytes per weight instead of Q8's 1.0625.
 
 // FastQ5 reports whether this process serves Q5 weights with a SIMD
-// kernel (kernels/gemm sets it: AVX2 int8, AVX-VNNI and AVX-512 VNNI
-// today, not arm64). Both modes pack Q5_0 as Q5 only then (exact: ggml's
-// rule and the same d and q), and as Q8 otherwise (also while FastQ5 is
-// nil; exact too, at 8.5 bits per weight instead of 5.5): the pure-Go
-// kernels that serve Q5 elsewhere are many times slower than the SIMD Q8
-// ones.
+// kernel (kernels/gemm sets it: AVX2 int8, AVX-VNNI and AVX-512 VNNI;
+// on arm64 the NEON and SVE dot-product kernels). Both modes pack Q5_0
+// as Q5 only then (exact: ggml's rule and the same d and q), and as Q8
+// otherwise (also while FastQ5 is nil; exact too, at 8.5 bits per
+// weight instead of 5.5): the pure-Go kernels that serve Q5 elsewhere are
+// many times slower than the SIMD Q8 ones.
 var FastQ5 func() bool
 
 // FastQ6 reports whether this process serves Q6 weights with a SIMD

@@ -47,3 +47,23 @@ func TestFastQ6ARM64(t *testing.T) {
 		t.Error("FastQ6() with asimddp and sve disabled")
 	}
 }
+
+// TestFastQ5ARM64: on arm64, GGUF Q5_0 repacks as Q5 where the NEON dot
+// product or SVE serves it, and as Q8 once both are masked.
+func TestFastQ5ARM64(t *testing.T) {
+	fast := func() bool { return cpu.Has(cpu.ASIMDDP) || cpu.Has(cpu.SVE) }
+	if got, want := quant.FastQ5(), fast(); got != want {
+		t.Errorf("FastQ5() = %v with asimddp %v, sve %v", got, cpu.Has(cpu.ASIMDDP), cpu.Has(cpu.SVE))
+	}
+	for _, f := range []cpu.Feature{cpu.ASIMDDP, cpu.SVE} {
+		restore := cpu.Disable(f)
+		if got, want := quant.FastQ5(), fast(); got != want {
+			t.Errorf("FastQ5() = %v with %v disabled (want %v)", got, f, want)
+		}
+		restore()
+	}
+	defer cpu.Disable(cpu.ASIMDDP, cpu.SVE)()
+	if quant.FastQ5() {
+		t.Error("FastQ5() with asimddp and sve disabled")
+	}
+}

@@ -67,8 +67,8 @@ func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (k
 // SVE; not under purego or a mask below those).
 func fastQ6() bool { return fastGEMV(kernel.Q6) }
 
-// fastQ5 is quant.FastQ5: as fastQ6 for Q5 (amd64 with AVX2; no arm64
-// kernel serves Q5 yet).
+// fastQ5 is quant.FastQ5: as fastQ6 for Q5 (amd64 with AVX2, arm64 with
+// SDOT or SVE).
 func fastQ5() bool { return fastGEMV(kernel.Q5) }
 
 func fastGEMV(dt kernel.DType) bool {
