@@ -28,42 +28,29 @@ func TestQ2ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kernel
 // samples its shapes under -short and runs each variant's default nb).
 func TestQ5ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kernel.Q5) }
 
-// TestFastQ6ARM64: on arm64, GGUF fast mode packs Q6_K as Q6 where the
-// NEON dot product or SVE serves it, and not once both are masked.
-func TestFastQ6ARM64(t *testing.T) {
+// TestFastRepackARM64: on arm64, GGUF fast mode packs Q6_K as Q6 and Q5_0
+// as Q5 where the NEON dot product or SVE serves them, and neither once
+// both are masked.
+func TestFastRepackARM64(t *testing.T) {
 	fast := func() bool { return cpu.Has(cpu.ASIMDDP) || cpu.Has(cpu.SVE) }
-	if got, want := quant.FastQ6(), fast(); got != want {
-		t.Errorf("FastQ6() = %v with asimddp %v, sve %v", got, cpu.Has(cpu.ASIMDDP), cpu.Has(cpu.SVE))
-	}
-	for _, f := range []cpu.Feature{cpu.ASIMDDP, cpu.SVE} {
-		restore := cpu.Disable(f)
-		if got, want := quant.FastQ6(), fast(); got != want {
-			t.Errorf("FastQ6() = %v with %v disabled (want %v)", got, f, want)
+	for _, c := range []struct {
+		name string
+		fn   func() bool
+	}{{"FastQ6", quant.FastQ6}, {"FastQ5", quant.FastQ5}} {
+		if got, want := c.fn(), fast(); got != want {
+			t.Errorf("%s() = %v with asimddp %v, sve %v", c.name, got, cpu.Has(cpu.ASIMDDP), cpu.Has(cpu.SVE))
+		}
+		for _, f := range []cpu.Feature{cpu.ASIMDDP, cpu.SVE} {
+			restore := cpu.Disable(f)
+			if got, want := c.fn(), fast(); got != want {
+				t.Errorf("%s() = %v with %v disabled (want %v)", c.name, got, f, want)
+			}
+			restore()
+		}
+		restore := cpu.Disable(cpu.ASIMDDP, cpu.SVE)
+		if c.fn() {
+			t.Errorf("%s() with asimddp and sve disabled", c.name)
 		}
 		restore()
-	}
-	defer cpu.Disable(cpu.ASIMDDP, cpu.SVE)()
-	if quant.FastQ6() {
-		t.Error("FastQ6() with asimddp and sve disabled")
-	}
-}
-
-// TestFastQ5ARM64: on arm64, GGUF Q5_0 repacks as Q5 where the NEON dot
-// product or SVE serves it, and as Q8 once both are masked.
-func TestFastQ5ARM64(t *testing.T) {
-	fast := func() bool { return cpu.Has(cpu.ASIMDDP) || cpu.Has(cpu.SVE) }
-	if got, want := quant.FastQ5(), fast(); got != want {
-		t.Errorf("FastQ5() = %v with asimddp %v, sve %v", got, cpu.Has(cpu.ASIMDDP), cpu.Has(cpu.SVE))
-	}
-	for _, f := range []cpu.Feature{cpu.ASIMDDP, cpu.SVE} {
-		restore := cpu.Disable(f)
-		if got, want := quant.FastQ5(), fast(); got != want {
-			t.Errorf("FastQ5() = %v with %v disabled (want %v)", got, f, want)
-		}
-		restore()
-	}
-	defer cpu.Disable(cpu.ASIMDDP, cpu.SVE)()
-	if quant.FastQ5() {
-		t.Error("FastQ5() with asimddp and sve disabled")
 	}
 }

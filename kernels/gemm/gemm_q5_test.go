@@ -2,10 +2,8 @@ package gemm
 
 import (
 	"os"
-	"slices"
 	"testing"
 
-	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 )
@@ -67,24 +65,3 @@ func TestQ5Shapes(t *testing.T) {
 //
 //	go test ./kernels/gemm -run '^$' -bench Q5Decode -count 3
 func BenchmarkQ5Decode(b *testing.B) { benchDecode(b, kernel.Q5, kernel.Q6, kernel.Q4) }
-
-// TestFastQ5: quant.FastQ5 (GGUF's Q5_0 → Q5 rather than Q8) holds exactly
-// when a SIMD variant serves Q5 GEMV here (amd64: avx512_vnni, avx_vnni,
-// avx2_int8; arm64: neon_dotprod, sve_dotprod), and follows the ISA
-// masking.
-func TestFastQ5(t *testing.T) {
-	if quant.FastQ5 == nil {
-		t.Fatal("kernels/gemm did not set quant.FastQ5")
-	}
-	simd := false
-	for _, v := range kernel.Candidates(OpGEMV, kernel.Q5, nil) {
-		simd = simd || slices.Contains([]string{"avx512_vnni", "avx_vnni", "avx2_int8", "neon_dotprod", "sve_dotprod"}, v.Name)
-	}
-	if got := quant.FastQ5(); got != simd {
-		t.Errorf("FastQ5() = %v, a SIMD variant serving q5: %v", got, simd)
-	}
-	defer cpu.Disable(cpu.AVX512VNNI, cpu.AVX2, cpu.ASIMDDP, cpu.SVE)()
-	if quant.FastQ5() {
-		t.Error("FastQ5() with avx512_vnni, avx2, asimddp and sve disabled")
-	}
-}

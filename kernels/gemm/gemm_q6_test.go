@@ -47,23 +47,36 @@ func TestQ6Shapes(t *testing.T) {
 //	KTUNE_BENCH_VARIANTS=avx512_vnni go test ./kernels/gemm -run '^$' -bench Q6Decode -count 5
 func BenchmarkQ6Decode(b *testing.B) { benchDecode(b, kernel.Q6, kernel.Q8, kernel.Q4) }
 
-// TestFastQ6: quant.FastQ6 (GGUF fast mode's Q6_K → Q6) holds exactly
-// when a SIMD variant serves Q6 GEMV here (amd64: avx512_vnni, avx_vnni,
-// avx512, avx2_int8, avx2; arm64: neon_dotprod, sve_dotprod), and follows the ISA
-// masking.
-func TestFastQ6(t *testing.T) {
-	if quant.FastQ6 == nil {
-		t.Fatal("kernels/gemm did not set quant.FastQ6")
-	}
-	simd := false
-	for _, v := range kernel.Candidates(OpGEMV, kernel.Q6, nil) {
-		simd = simd || slices.Contains([]string{"avx512_vnni", "avx_vnni", "avx512", "avx2_int8", "avx2", "neon_dotprod", "sve_dotprod"}, v.Name)
-	}
-	if got := quant.FastQ6(); got != simd {
-		t.Errorf("FastQ6() = %v, a SIMD variant serving q6: %v", got, simd)
-	}
-	defer cpu.Disable(cpu.AVX512VNNI, cpu.AVX512F, cpu.AVX2, cpu.ASIMDDP, cpu.SVE)()
-	if quant.FastQ6() {
-		t.Error("FastQ6() with avx512_vnni, avx512f, avx2, asimddp and sve disabled")
+// TestFastRepack: quant.FastQ6 (GGUF fast mode's Q6_K → Q6) and
+// quant.FastQ5 (Q5_0 → Q5 rather than Q8) hold exactly when a SIMD variant
+// serves that format's GEMV here (amd64: avx512_vnni, avx_vnni, avx2_int8,
+// for Q6 also avx512 and avx2; arm64: neon_dotprod, sve_dotprod), and
+// follow the ISA masking.
+func TestFastRepack(t *testing.T) {
+	int8SIMD := []string{"avx512_vnni", "avx_vnni", "avx2_int8", "neon_dotprod", "sve_dotprod"}
+	for _, c := range []struct {
+		dt   kernel.DType
+		fast func() bool
+		simd []string
+		off  []cpu.Feature // masking these leaves no SIMD variant of dt
+	}{
+		{kernel.Q6, quant.FastQ6, append(slices.Clone(int8SIMD), "avx512", "avx2"), []cpu.Feature{cpu.AVX512VNNI, cpu.AVX512F, cpu.AVX2, cpu.ASIMDDP, cpu.SVE}},
+		{kernel.Q5, quant.FastQ5, int8SIMD, []cpu.Feature{cpu.AVX512VNNI, cpu.AVX2, cpu.ASIMDDP, cpu.SVE}},
+	} {
+		if c.fast == nil {
+			t.Fatalf("kernels/gemm did not set quant's fast-repack check of %s", c.dt)
+		}
+		simd := false
+		for _, v := range kernel.Candidates(OpGEMV, c.dt, nil) {
+			simd = simd || slices.Contains(c.simd, v.Name)
+		}
+		if got := c.fast(); got != simd {
+			t.Errorf("%s: fast repack %v, a SIMD variant serving it: %v", c.dt, got, simd)
+		}
+		restore := cpu.Disable(c.off...)
+		if c.fast() {
+			t.Errorf("%s: fast repack with %v disabled", c.dt, c.off)
+		}
+		restore()
 	}
 }
