@@ -3,6 +3,7 @@ package moe
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -191,5 +192,44 @@ func TestSkewedRouting(t *testing.T) {
 			t.Fatalf("skewed routing stats %+v", st)
 		}
 		kerneltest.Close(t, fmt.Sprintf("ep=%d", ep), y, want, kernel.TolF32)
+	}
+}
+
+// TestTopK: the insertion selection against a stable sort by decreasing
+// value, on random values with many ties, −Inf and NaN (ranked last), for
+// every K; a selection that breaks ties the other way, or lets a NaN in
+// ahead of a number, fails it.
+func TestTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 500; trial++ {
+		E := 1 + r.IntN(40)
+		sel := make([]float32, E)
+		for i := range sel {
+			switch r.IntN(8) {
+			case 0:
+				sel[i] = float32(math.NaN())
+			case 1:
+				sel[i] = float32(math.Inf(-1))
+			default:
+				sel[i] = float32(r.IntN(6)) // ties
+			}
+		}
+		order := make([]int, E)
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(i, j int) bool { // numbers by decreasing value, then NaNs
+			a, b := sel[order[i]], sel[order[j]]
+			if a != a || b != b {
+				return a == a
+			}
+			return a > b
+		})
+		for K := 1; K <= E; K++ {
+			got := topK(make([]int, K), sel)
+			if fmt.Sprint(got) != fmt.Sprint(order[:K]) {
+				t.Fatalf("sel %v K=%d: %v, want %v", sel, K, got, order[:K])
+			}
+		}
 	}
 }

@@ -45,7 +45,7 @@ func Route(ids []int32, w []float32, scores []float32, logits, bias []float32, n
 	per := E / G
 	s := make([]float32, E)
 	sel := make([]float32, E)
-	order := make([]int, E)
+	order := make([]int, K)
 	gscore := make([]float32, G)
 	gorder := make([]int, G)
 	for t := 0; t < n; t++ {
@@ -76,13 +76,10 @@ func Route(ids []int32, w []float32, scores []float32, logits, bias []float32, n
 				}
 			}
 		}
-		for e := range order {
-			order[e] = e
-		}
-		sort.SliceStable(order, func(i, j int) bool { return sel[order[i]] > sel[order[j]] })
+		top := topK(order[:K], sel)
 		var sum float32
 		for k := 0; k < K; k++ {
-			e := order[k]
+			e := top[k]
 			ids[t*K+k] = int32(e)
 			w[t*K+k] = s[e]
 			sum += s[e]
@@ -96,6 +93,40 @@ func Route(ids []int32, w []float32, scores []float32, logits, bias []float32, n
 			w[t*K+k] *= c.Scale
 		}
 	}
+}
+
+// topK fills top (len K ≤ len(sel)) with the indices of the K largest
+// values of sel in decreasing order, ties broken by the lower index (the
+// order a stable sort by decreasing value gives); a NaN ranks below every
+// number. One insertion pass over sel: O(E·K) compares in the worst case
+// and about E when the list is full early, against the O(E log E) sort
+// every prompt token paid before (a pp512 profile showed the stable sort
+// at 1.4% of prefill).
+func topK(top []int, sel []float32) []int {
+	K, n := len(top), 0
+	worse := func(a, b int) bool { // a ranks after b
+		va, vb := sel[a], sel[b]
+		switch an, bn := va != va, vb != vb; {
+		case an && bn:
+			return a > b
+		case an || bn:
+			return an
+		}
+		return va < vb || (va == vb && a > b)
+	}
+	for e := range sel {
+		if n == K && worse(e, top[K-1]) {
+			continue
+		}
+		i := min(n, K-1)
+		for i > 0 && worse(top[i-1], e) {
+			top[i] = top[i-1]
+			i--
+		}
+		top[i] = e
+		n = min(n+1, K)
+	}
+	return top
 }
 
 // Routing is the token-to-expert permutation of one batch: the N·TopK
