@@ -94,27 +94,42 @@ type BlockOptions struct {
 	Observe func(w *quant.Matrix, x []float32, rows int)
 }
 
-// DefaultExpertParallel is the default regime crossover: up to 32 tokens,
+// DefaultExpertParallel is the least regime crossover: up to 32 tokens,
 // experts side by side (one per thread) beat one expert at a time on all
 // threads, which pays a pool dispatch and a split per expert matmul (krun
 // bench pp512 on the 2-layer Kimi-width q8 checkpoint, 2 threads: median
 // 755 against 665 tokens/s at 8; the tuner's ep choice overrides it).
+// Without a profile's choice the crossover grows with the batch (see
+// defaultCross).
 const DefaultExpertParallel = 32
+
+// defaultCross is the regime crossover without a profile's choice for a
+// batch of n tokens routed to k experts each on th threads: an expert runs
+// on one thread, beside the others, unless it holds more than half of one
+// thread's share of the n·k rows. The workers take the experts one at a
+// time, so the experts side by side balance as long as none is a large
+// part of a thread's share, and they pay no split or dispatch per matmul:
+// on the 2-layer checkpoint's real routing at 512 tokens (experts of up to
+// 115 tokens), 2 threads, the block took 113–122 ms with every expert side
+// by side against 128–146 ms with a crossover of 32.
+func defaultCross(n, k, th int) int {
+	return max(DefaultExpertParallel, n*k/(2*th))
+}
 
 // profileChoice is what a tuning profile chose for the moe.block op at
 // this shape (kernel.Choose): the regime crossover and the experts' gemm
 // variant; without one, the default crossover and "" (gemm dispatch).
 func (b *BlockWeights) profileChoice(n, threads int, classes []kernel.Class) (ep int, kern string) {
+	ep = defaultCross(n, b.Cfg.TopK, threads)
 	if len(b.Experts) == 0 || kernel.CurrentChooser() == nil {
-		return DefaultExpertParallel, ""
+		return ep, ""
 	}
 	dt := b.Experts[0].Gate.DType
 	s := kernel.MakeShape(blockKeys, n, b.Cfg.Experts, b.Cfg.TopK, b.Hidden, b.Experts[0].Gate.N)
 	c := kernel.Choose(OpBlock, dt, s, threads, classes...)
 	if c.Variant == nil || c.Variant.Reference {
-		return DefaultExpertParallel, ""
+		return ep, ""
 	}
-	ep = DefaultExpertParallel
 	if v, ok := c.Config.Params["ep"]; ok && v != 0 {
 		ep = v
 	}
@@ -149,7 +164,9 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	ids, w := make([]int32, n*K), make([]float32, n*K)
 	Route(ids, w, nil, logits, b.Bias, n, &b.Cfg)
 	r := Permute(ids, w, n, K, E)
-	// ---- experts: per expert-sorted row, out [N·K, C] indexed by slot
+	// ---- experts: out [N·K, C] in expert-sorted order (row p: the
+	// expert r.IDs[r.Slot[p]] on token r.Token[p]), so that each expert
+	// writes its rows in place; pos [N·K] is the row of each slot
 	out := scratch.Get(n * K * C)
 	defer scratch.Put(out)
 	active := r.Active()
@@ -172,13 +189,18 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	for _, e := range large {
 		b.runExpert(out, x, r, e, th, opt.Classes, kern, opt.Observe)
 	}
-	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[n·K+k], on all threads
+	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[pos[n·K+k]], on all threads
+	pos := make([]int32, n*K)
+	for p, s := range r.Slot {
+		pos[s] = int32(p)
+	}
 	pool.Default().For(th, n, 1, func(_, lo, hi int) {
 		for t := lo; t < hi; t++ {
 			dst := y[t*C : (t+1)*C]
 			clear(dst)
 			for k := 0; k < K; k++ {
-				vmath.Axpy(w[t*K+k], out[(t*K+k)*C:(t*K+k+1)*C], dst)
+				p := int(pos[t*K+k])
+				vmath.Axpy(w[t*K+k], out[p*C:(p+1)*C], dst)
 			}
 		}
 	})
@@ -194,23 +216,19 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	return r
 }
 
-// runExpert computes expert e on its tokens and writes each result row to
-// out at the row's slot.
+// runExpert computes expert e on its tokens (its gathered rows of x) into
+// its rows of out, the expert-sorted rows [Offset[e], Offset[e+1]).
 func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, classes []kernel.Class, kern string, obs func(*quant.Matrix, []float32, int)) {
 	C := b.Hidden
-	lo, hi := r.Offset[e], r.Offset[e+1]
-	m := int(hi - lo)
-	xe, ye := scratch.Get(m*C), scratch.Get(m*C)
-	defer scratch.Put(xe, ye)
+	lo, hi := int(r.Offset[e]), int(r.Offset[e+1])
+	m := hi - lo
+	xe := scratch.Get(m * C)
+	defer scratch.Put(xe)
 	for i := 0; i < m; i++ {
-		t := r.Token[int(lo)+i]
-		copy(xe[i*C:(i+1)*C], x[int(t)*C:int(t+1)*C])
+		t := int(r.Token[lo+i])
+		copy(xe[i*C:(i+1)*C], x[t*C:(t+1)*C])
 	}
-	swiglu(ye, xe, &b.Experts[e], m, threads, classes, kern, obs)
-	for i := 0; i < m; i++ {
-		s := r.Slot[int(lo)+i]
-		copy(out[int(s)*C:int(s+1)*C], ye[i*C:(i+1)*C])
-	}
+	swiglu(out[lo*C:hi*C], xe, &b.Experts[e], m, threads, classes, kern, obs)
 }
 
 // swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C], on the

@@ -237,7 +237,7 @@ func (in *instance) Run() {
 }
 
 var epParam = kernel.Param{Name: "ep", Doc: "largest token count per expert computed expert-parallel (single-threaded per expert); -1: every expert row-parallel on all threads",
-	Values: []int{-1, 1, 2, 4, 8, 16, 32, 64}, Default: DefaultExpertParallel}
+	Values: []int{-1, 1, 2, 4, 8, 16, 32, 64, 1024}, Default: DefaultExpertParallel}
 
 // verifyExperts is the most experts a tuned block is checked with: the
 // reference runs every routed token through float64 experts, minutes for
