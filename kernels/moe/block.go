@@ -162,7 +162,9 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	gemm.LinearClasses([]kernel.Class{kernel.ClassF32}, logits, x, b.Router, n, false, th)
 	dbg("router_logits", logits)
 	ids, w := make([]int32, n*K), make([]float32, n*K)
-	Route(ids, w, nil, logits, b.Bias, n, &b.Cfg)
+	pool.Default().For(th, n, 64, func(_, lo, hi int) { // each token's routing is its own
+		Route(ids[lo*K:hi*K], w[lo*K:hi*K], nil, logits[lo*E:hi*E], b.Bias, hi-lo, &b.Cfg)
+	})
 	r := Permute(ids, w, n, K, E)
 	// ---- experts: out [N·K, C] in expert-sorted order (row p: the
 	// expert r.IDs[r.Slot[p]] on token r.Token[p]), so that each expert
