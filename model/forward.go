@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 	"github.com/ktune/ktune/kernels/gemm"
@@ -137,9 +138,11 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 	// ---- embedding: h [M, C], row b·T+t = token t of sequence b
 	t0 := m.prof.start() // op timing for LoadOptions.Profiler (no-op without one)
 	h := make([]float32, M*C)
-	for i, id := range ids {
-		m.Embed.Row(h[i*C:(i+1)*C], int(id))
-	}
+	m.rows(M, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			m.Embed.Row(h[i*C:(i+1)*C], int(ids[i]))
+		}
+	})
 	t0 = m.prof.lap(t0, OpEmbed, -1, M)
 	hook(0, h)
 	xn := scratch.Get(M * C) // a sublayer's normalised input [M, C]
@@ -149,7 +152,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 		ly := &m.Layers[l]
 		// ---- mixer: h += KDA or MLA (RMSNorm_in(h)), states extended
 		t0 = m.prof.start()
-		norm.RMSNorm(xn, h, ly.InNorm, eps) // xn [M, C]
+		m.rmsNorm(xn, h, ly.InNorm, eps, M) // xn [M, C]
 		t0 = m.prof.lap(t0, OpNorm, l, M)
 		switch ly.Kind {
 		case arch.KDA:
@@ -159,10 +162,10 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 			m.mlaMixer(l, y, xn, sts, T) // y [M, C]
 			t0 = m.prof.lap(t0, OpMLA, l, M)
 		}
-		vmath.Axpy(1, y, h) // h [M, C]
+		m.addRows(h, y, M) // h [M, C]
 		t0 = m.prof.lap(t0, OpOther, l, M)
 		// ---- feed-forward: h += MoE or dense MLP (RMSNorm_post(h))
-		norm.RMSNorm(xn, h, ly.PostNorm, eps) // xn [M, C]
+		m.rmsNorm(xn, h, ly.PostNorm, eps, M) // xn [M, C]
 		t0 = m.prof.lap(t0, OpNorm, l, M)
 		if ly.MoE != nil {
 			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes, Observe: m.observe}) // y [M, C]
@@ -172,7 +175,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 			m.mlp(ly.MLP, y, xn, M) // y [M, C]
 			t0 = m.prof.lap(t0, OpMLP, l, M)
 		}
-		vmath.Axpy(1, y, h) // h [M, C]
+		m.addRows(h, y, M) // h [M, C]
 		m.prof.lap(t0, OpOther, l, M)
 		hook(l+1, h)
 	}
@@ -180,6 +183,36 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 		st.n += T
 	}
 	return h
+}
+
+// rowGrain is the fewest token rows a worker takes in the row-wise steps
+// between the layers' matmuls (embedding, norms, residual adds), so that a
+// decode step's few rows stay on the calling thread.
+const rowGrain = 16
+
+// rows runs fn over the M token rows [lo, hi) on the model's threads.
+// Every row is computed the same way whoever computes it.
+func (m *Model) rows(M int, fn func(lo, hi int)) {
+	pool.Default().For(m.opt.Threads, M, rowGrain, func(_, lo, hi int) { fn(lo, hi) })
+}
+
+// rmsNorm is norm.RMSNorm over M rows of the hidden width, on the model's
+// threads.
+func (m *Model) rmsNorm(dst, x, w []float32, eps float32, M int) {
+	C := len(w)
+	m.rows(M, func(lo, hi int) { norm.RMSNorm(dst[lo*C:hi*C], x[lo*C:hi*C], w, eps) })
+}
+
+// addRows adds y to h, both [M, C], on the model's threads, row by row
+// (vmath.Axpy rounds its last len mod 16 elements apart, so a split of the
+// rows must not move them).
+func (m *Model) addRows(h, y []float32, M int) {
+	C := m.Shapes.Hidden
+	m.rows(M, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			vmath.Axpy(1, y[r*C:(r+1)*C], h[r*C:(r+1)*C])
+		}
+	})
 }
 
 // logits computes dst [n, V] = RMSNorm_final(h [n, C])·lm_headᵀ.
