@@ -76,10 +76,10 @@ var FastQ5 func() bool
 
 // FastQ6 reports whether this process serves Q6 weights with a SIMD
 // kernel (kernels/gemm sets it: amd64 with AVX2, arm64 with the NEON dot
-// product or SVE). Fast mode packs Q6_K
-// as Q6 only then, and as Q8 otherwise (also while FastQ6 is nil): where
-// only the pure-Go kernels serve Q6 a decode GEMV on it is ~25× slower
-// than the SIMD Q8 one (AVX2: 5.5 ms against 0.2 ms for 1024×2304).
+// product or SVE). Fast mode packs Q6_K as Q6 only then, and as Q8
+// otherwise (also while FastQ6 is nil): where only the pure-Go kernels
+// serve Q6 a decode GEMV on it is ~25× slower than the SIMD Q8 one (5.5 ms
+// against 0.2 ms for 1024×2304, measured before the AVX2 Q6 kernels).
 var FastQ6 func() bool
 
 // ggmlRowFunc packs row r of m from its raw ggml blocks. It reports
