@@ -236,8 +236,8 @@ func (in *instance) Run() {
 		Classes: []kernel.Class{in.v.Class}, Kernel: in.v.Name})
 }
 
-var epParam = kernel.Param{Name: "ep", Doc: "largest token count per expert computed expert-parallel (single-threaded per expert); -1: every expert row-parallel on all threads",
-	Values: []int{-1, 1, 2, 4, 8, 16, 32, 64, 1024}, Default: DefaultExpertParallel}
+var epParam = kernel.Param{Name: "ep", Doc: "largest token count per expert computed expert-parallel (single-threaded per expert); -1: every expert row-parallel on all threads; 0: half a thread's share of the routed rows, at least 32 (the default without a profile)",
+	Values: []int{0, -1, 1, 2, 4, 8, 16, 32, 64}, Default: 0}
 
 // verifyExperts is the most experts a tuned block is checked with: the
 // reference runs every routed token through float64 experts, minutes for
