@@ -25,6 +25,14 @@ import (
 // for its visible prefix. Heads are spread over the threads, each head's
 // GEMMs on one thread; the decompression GEMMs use all of them.
 func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
+	f32 := []kernel.Class{kernel.ClassF32}
+	prefillDecompressed(p, threads, prm, f32, packedF32(p.WUKp, p.WUK, p.NH*p.DN, p.R), packedF32(p.WUVp, p.WUV, p.NH*p.DV, p.R))
+}
+
+// prefillDecompressed is prefillBlocked with the decompression GEMMs
+// Ĉ·W_UKᵀ and Ĉ·W_UVᵀ run in the accuracy classes cls on wk [NH·DN, R]
+// and wv [NH·DV, R]; the attention itself is f32.
+func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kernel.Class, wk, wv *quant.Matrix) {
 	qb := max(prm["qb"], 1)
 	T := p.T()
 	N := p.P + T
@@ -42,48 +50,46 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 	f32 := []kernel.Class{kernel.ClassF32}
 	kn, vv := scratch.Get(N*NH*DN), scratch.Get(N*NH*DV)
 	defer scratch.Put(kn, vv)
-	gemm.LinearClasses(f32, kn, lat, packedF32(p.WUKp, p.WUK, NH*DN, R), N, false, threads)
-	gemm.LinearClasses(f32, vv, lat, packedF32(p.WUVp, p.WUV, NH*DV, R), N, false, threads)
+	gemm.LinearClasses(cls, kn, lat, wk, N, false, threads)
+	gemm.LinearClasses(cls, vv, lat, wv, N, false, threads)
+	// ---- queries head by head, the scale folded in: qh [NH][T][QW]
+	qh, oh := scratch.Get(NH*T*QW), scratch.Get(NH*T*DV)
+	defer scratch.Put(qh, oh)
+	forRanges(threads, T, func(_, lo, hi int) {
+		for t := lo; t < hi; t++ {
+			for h := 0; h < NH; h++ {
+				scaleTo(qh[(h*T+t)*QW:(h*T+t+1)*QW], p.Q[(t*NH+h)*QW:(t*NH+h+1)*QW], p.Scale)
+			}
+		}
+	})
 	forRanges(threads, NH, func(_, lo, hi int) {
 		kmat, kbuf := newF32(N, QW)
 		kd := f32Data(kmat)
-		s, q, o, sums := scratch.Get(qb*N), scratch.Get(qb*QW), scratch.Get(qb*DV), scratch.Get(qb)
+		s, sums := scratch.Get(qb*N), scratch.Get(qb)
 		vt, vbuf := newF32(DV, N)
-		defer scratch.Put(kbuf, s, q, o, sums, vbuf)
+		zero := scratch.Zeroed(max(DN, DR))
+		defer scratch.Put(kbuf, s, sums, vbuf, zero)
+		const L = quant.PanelRows
+		var kr, pr [L][]float32
 		for h := lo; h < hi; h++ {
-			// keys of head h as weights: panel j/16 holds [QW][16] (lane j%16);
-			// written sequentially, read from 16 token rows at a time
-			const L = quant.PanelRows
+			// keys of head h as weights: panel j/16 holds [QW][16] (lane
+			// j%16), the transpose of 16 token rows [Kn_h | k_pe]
 			for j0 := 0; j0 < N; j0 += L {
-				dst := kd[(j0/L)*QW*L : (j0/L+1)*QW*L]
-				for l := 0; l < L; l++ {
-					if j0+l >= N {
-						for e := 0; e < QW; e++ {
-							dst[e*L+l] = 0
-						}
-						continue
-					}
-					src := kn[(j0+l)*NH*DN+h*DN : (j0+l)*NH*DN+(h+1)*DN]
-					pe := rows[(j0+l)*W+R : (j0+l+1)*W]
-					for e, x := range src {
-						dst[e*L+l] = x
-					}
-					for e, x := range pe {
-						dst[(DN+e)*L+l] = x
+				for l := range L {
+					kr[l], pr[l] = zero[:DN], zero[:DR]
+					if j := j0 + l; j < N {
+						kr[l], pr[l] = kn[(j*NH+h)*DN:(j*NH+h+1)*DN], rows[j*W+R:(j+1)*W]
 					}
 				}
+				dst := kd[(j0/L)*QW*L : (j0/L+1)*QW*L]
+				transpose16(dst[:DN*L], &kr, DN)
+				transpose16(dst[DN*L:], &pr, DR)
 			}
 			for i0 := 0; i0 < T; i0 += qb {
 				m := min(qb, T-i0)
-				nv := p.P + i0 + m       // keys visible to the block's last query
-				for t := 0; t < m; t++ { // the scale folded into the queries
-					src := p.Q[((i0+t)*NH+h)*QW : ((i0+t)*NH+h+1)*QW]
-					for e, x := range src {
-						q[t*QW+e] = x * p.Scale
-					}
-				}
+				nv := p.P + i0 + m // keys visible to the block's last query
 				km := viewF32(kmat, nv)
-				gemm.LinearClasses(f32, s[:m*nv], q[:m*QW], km, m, false, 1)
+				gemm.LinearClasses(f32, s[:m*nv], qh[(h*T+i0)*QW:(h*T+i0+m)*QW], km, m, false, 1)
 				// causal softmax by rows: query i0+t sees keys < P+i0+t+1
 				for t := 0; t < m; t++ {
 					row := s[t*nv : (t+1)*nv]
@@ -99,17 +105,47 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 				// V_hᵀ over the visible keys as weights [DV][nv]: panel d/16 holds
 				// V[k][h·DV + 16·panel + lane] at [k][lane]
 				vm := packVT(vt, vv, h, NH, DV, nv)
-				gemm.LinearClasses(f32, o[:m*DV], s[:m*nv], vm, m, false, 1)
+				o := oh[(h*T+i0)*DV : (h*T+i0+m)*DV]
+				gemm.LinearClasses(f32, o, s[:m*nv], vm, m, false, 1)
 				for t := 0; t < m; t++ {
-					dst := p.O[((i0+t)*NH+h)*DV : ((i0+t)*NH+h+1)*DV]
-					inv := 1 / sums[t]
-					for e, x := range o[t*DV : (t+1)*DV] {
-						dst[e] = x * inv
-					}
+					scaleTo(o[t*DV:(t+1)*DV], o[t*DV:(t+1)*DV], 1/sums[t])
 				}
 			}
 		}
 	})
+	// ---- O [T][NH][DV] from the heads' outputs oh [NH][T][DV]
+	forRanges(threads, T, func(_, lo, hi int) {
+		for t := lo; t < hi; t++ {
+			for h := 0; h < NH; h++ {
+				copy(p.O[(t*NH+h)*DV:(t*NH+h+1)*DV], oh[(h*T+t)*DV:(h*T+t+1)*DV])
+			}
+		}
+	})
+}
+
+// transpose16 writes dst[e·16 + l] = src[l][e] for e < w and l < 16:
+// 16 rows of w values into the [w][16] layout of an F32 panel.
+func transpose16(dst []float32, src *[16][]float32, w int) {
+	s0, s1, s2, s3 := src[0][:w], src[1][:w], src[2][:w], src[3][:w]
+	s4, s5, s6, s7 := src[4][:w], src[5][:w], src[6][:w], src[7][:w]
+	s8, s9, s10, s11 := src[8][:w], src[9][:w], src[10][:w], src[11][:w]
+	s12, s13, s14, s15 := src[12][:w], src[13][:w], src[14][:w], src[15][:w]
+	dst = dst[:16*w]
+	for e := 0; e < w; e++ {
+		d := dst[16*e : 16*e+16 : 16*e+16]
+		d[0], d[1], d[2], d[3] = s0[e], s1[e], s2[e], s3[e]
+		d[4], d[5], d[6], d[7] = s4[e], s5[e], s6[e], s7[e]
+		d[8], d[9], d[10], d[11] = s8[e], s9[e], s10[e], s11[e]
+		d[12], d[13], d[14], d[15] = s12[e], s13[e], s14[e], s15[e]
+	}
+}
+
+// scaleTo writes dst[i] = src[i]·a.
+func scaleTo(dst, src []float32, a float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = x * a
+	}
 }
 
 // cachedRows is the first n rows of the cache as f32 [n][R+DR]: a view of
