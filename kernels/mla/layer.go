@@ -3,6 +3,7 @@ package mla
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
@@ -27,6 +28,11 @@ type LayerWeights struct {
 	// [NH·DN, R] and [NH·DV, R] for the decompressing prefill (set by
 	// SplitKVB; nil: packed per call).
 	WUKp, WUVp *quant.Matrix
+	// WUKq and WUVq are W_UK and W_UV quantized to Q8 for the prefill's
+	// decompression in class int8act (set by SplitKVB; nil: quantized per
+	// call), used where the layer's projections are int8-quantized
+	// formats themselves (prefillClasses).
+	WUKq, WUVq *quant.Matrix
 }
 
 // SplitKVB cuts kv_b_proj [NH·(DN+DV), R] (f32, row-major) into W_UK and W_UV.
@@ -46,6 +52,12 @@ func (w *LayerWeights) SplitKVB(kvb []float32) error {
 		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
 	}
 	if w.WUVp, err = quant.Quantize(kernel.F32, w.WUV, NH*DV, R, false); err != nil {
+		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
+	}
+	if w.WUKq, err = quant.Quantize(kernel.Q8, w.WUK, NH*DN, R, false); err != nil {
+		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
+	}
+	if w.WUVq, err = quant.Quantize(kernel.Q8, w.WUV, NH*DV, R, false); err != nil {
 		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
 	}
 	return nil
@@ -102,7 +114,10 @@ type LayerOptions struct {
 	Threads         int
 	Decode, Prefill *kernel.Choice
 	// Classes restricts the projections' matmuls to these accuracy
-	// classes (nil: kernel.DefaultClasses). Attention runs in f32.
+	// classes (nil: kernel.DefaultClasses), and the prefill's variants
+	// too where the projections are int8-quantized formats (Q8 … Q2):
+	// there int8act decompresses K and V on a Q8 copy of kv_b_proj
+	// (prefillClasses). Attention runs in f32.
 	Classes []kernel.Class
 	Debug   func(name string, t []float32)
 	// Observe, if set, sees the input x [rows, w.K] of the projections q,
@@ -186,8 +201,8 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		for b := 0; b < B; b++ {
 			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
 				Q: q[b*T*NH*QW : (b+1)*T*NH*QW], Cache: c.Seqs[b], P: c.Seqs[b].Len() - T,
-				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, O: o[b*T*NH*DV : (b+1)*T*NH*DV]}
-			plan := pickPrefill(opt.Prefill, kernel.MakeShape(prefillKeys, T, p.P, NH, DN, DR, DV, R), p.P, T, th)
+				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, WUKq: w.WUKq, WUVq: w.WUVq, O: o[b*T*NH*DV : (b+1)*T*NH*DV]}
+			plan := pickPrefill(opt.Prefill, kernel.MakeShape(prefillKeys, T, p.P, NH, DN, DR, DV, R), p.P, T, th, prefillClasses(opt.Classes, w.Q.DType))
 			plan.Variant.Impl.(prefillFn)(p, plan.Config.Threads, plan.Config.Params)
 		}
 	}
@@ -199,16 +214,33 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 
-// pickPrefill is pick for the prefill, with the default crossover between
-// the forms: without a tuning profile's choice, a prefix at least as long
-// as the new tokens runs absorbed (decompressing every cached key for a few
-// queries cost 35 GFLOP per MLA layer at a 4K context).
-func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int) *kernel.Choice {
+// prefillClasses are the accuracy classes the prefill may choose from:
+// f32 (its attention has f32 variants only, so f32 is always among them),
+// and int8act where classes (nil: kernel.DefaultClasses) allow it and the
+// layer's projections are int8-quantized formats (dt neither F32 nor
+// BF16): a model of exact weights keeps exact attention, one of quantized
+// projections decompresses K and V on Q8 too.
+func prefillClasses(classes []kernel.Class, dt kernel.DType) []kernel.Class {
+	if len(classes) == 0 {
+		classes = kernel.DefaultClasses
+	}
+	out := []kernel.Class{kernel.ClassF32}
+	if dt != kernel.F32 && dt != kernel.BF16 && slices.Contains(classes, kernel.ClassInt8Act) {
+		out = append(out, kernel.ClassInt8Act)
+	}
+	return out
+}
+
+// pickPrefill is pick for the prefill among classes, with the default
+// crossover between the forms: without a tuning profile's choice, a prefix
+// at least as long as the new tokens runs absorbed (decompressing every
+// cached key for a few queries cost 35 GFLOP per MLA layer at a 4K context).
+func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int, classes []kernel.Class) *kernel.Choice {
 	if p != nil {
 		return p
 	}
-	c := pick(nil, OpPrefill, s, threads)
-	if prefix >= T && c.Variant == kernel.Default(OpPrefill, kernel.F32) {
+	c := pick(nil, OpPrefill, s, threads, classes...)
+	if prefix >= T && c.Variant == kernel.Default(OpPrefill, kernel.F32, classes...) {
 		if v, err := kernel.Lookup(OpPrefill + "/absorbed"); err == nil && v.Available() {
 			return &kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
 		}
@@ -216,10 +248,10 @@ func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int) *kern
 	return c
 }
 
-func pick(p *kernel.Choice, op string, s kernel.Shape, threads int) *kernel.Choice {
+func pick(p *kernel.Choice, op string, s kernel.Shape, threads int, classes ...kernel.Class) *kernel.Choice {
 	if p != nil {
 		return p
 	}
-	c := kernel.Choose(op, kernel.F32, s, threads)
+	c := kernel.Choose(op, kernel.F32, s, threads, classes...)
 	return &c
 }

@@ -52,6 +52,9 @@ type Prefill struct {
 	// WUKp, WUVp: W_UK and W_UV packed as F32 GEMM weights (optional; the
 	// decompressing variants pack them per call when nil).
 	WUKp, WUVp *quant.Matrix
+	// WUKq, WUVq: W_UK and W_UV quantized to Q8 (optional; the int8act
+	// decompressing variant quantizes them per call when nil).
+	WUKq, WUVq *quant.Matrix
 	O          []float32 // [T][NH][DV]
 }
 
@@ -146,6 +149,12 @@ func newPrefillProblem(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Pro
 	if p.WUVp, err = quant.Quantize(kernel.F32, p.WUV, NH*DV, R, false); err != nil {
 		return nil, err
 	}
+	if p.WUKq, err = quant.Quantize(kernel.Q8, p.WUK, NH*DN, R, false); err != nil {
+		return nil, err
+	}
+	if p.WUVq, err = quant.Quantize(kernel.Q8, p.WUV, NH*DV, R, false); err != nil {
+		return nil, err
+	}
 	return &problem{shape: s, pre: p, out: p.O}, nil
 }
 
@@ -183,10 +192,15 @@ func register(op string, v kernel.Variant, fn any) {
 
 // tolerance per accuracy class: f32 variants against the float64
 // reference; bf16act (BF16 queries and cache rows) at issue 5's bound for a
-// BF16 cache against the f32 cache, relative RMS 5e-3.
+// BF16 cache against the f32 cache, relative RMS 5e-3; int8act (the
+// prefill's decompression on Q8 W_UK, W_UV and int8 latent rows) at the
+// class's named bound, kernel.TolInt8Act.
 func tolerance(c kernel.Class, s kernel.Shape) kernel.Tolerance {
-	if c == kernel.ClassBF16Act {
+	switch c {
+	case kernel.ClassBF16Act:
 		return kernel.Tolerance{RelRMS: 5e-3, MaxRel: 3e-2}
+	case kernel.ClassInt8Act:
+		return kernel.TolInt8Act
 	}
 	return kernel.Tolerance{RelRMS: 2e-5, MaxRel: 2e-4}
 }
@@ -241,6 +255,14 @@ func init() {
 		Priority: 5, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{4, 8, 16, 32, 64}, Default: 16}}},
 		prefillFn(prefillAbsorbed))
 }
+
+// gemmInt8 is the gemm prefill with its decompression in class int8act;
+// each architecture's file sets Requires to where an int8 dot product GEMM
+// runs (it is not registered under purego: the pure-Go int8 GEMM is slower
+// than the f32 one). Priority above gemm: it is the default wherever
+// int8act is allowed.
+var gemmInt8 = kernel.Variant{Name: "gemm_int8", Doc: "gemm with the decompression Ĉ·W_UKᵀ, Ĉ·W_UVᵀ in int8 (Q8 W_UK, W_UV; latent rows quantized per group of 32) on the int8act GEMM kernels; the attention f32",
+	Priority: 25, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{16, 32, 64, 128, 256}, Default: 128}}}
 
 // forRanges runs fn over n items on threads workers.
 func forRanges(threads, n int, fn func(w, lo, hi int)) { pool.Default().For(threads, n, 1, fn) }

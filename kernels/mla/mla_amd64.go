@@ -21,6 +21,10 @@ func init() {
 		Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX512BF16))
 	register(OpDecode, kernel.Variant{Name: "avx2", Doc: "generated AVX2+FMA 4×2 score tiles and 4-head latent accumulation (R=512, DR=64; other widths run the generic code)",
 		Priority: 20, Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true, Params: []kernel.Param{kb, splitParam}}, decodeFn(decodeAVX2))
+	// where gemm's avx2int8 (or better: avx_vnni, avx512_vnni, amx) runs
+	v := gemmInt8
+	v.Requires = cpu.NewSet(cpu.AVX2, cpu.FMA)
+	register(OpPrefill, v, prefillFn(prefillBlockedInt8))
 }
 
 // decodeAVX512 is decodeGeneric with the two inner products in the

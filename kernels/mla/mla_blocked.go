@@ -29,6 +29,14 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 	prefillDecompressed(p, threads, prm, f32, packedF32(p.WUKp, p.WUK, p.NH*p.DN, p.R), packedF32(p.WUVp, p.WUV, p.NH*p.DV, p.R))
 }
 
+// prefillBlockedInt8 is prefillBlocked with the decompression in class
+// int8act: Q8 W_UK and W_UV (p.WUKq, p.WUVq, or quantized per call), the
+// latent rows quantized to int8 per group of 32 by the GEMM.
+func prefillBlockedInt8(p *Prefill, threads int, prm kernel.Values) {
+	i8 := []kernel.Class{kernel.ClassInt8Act}
+	prefillDecompressed(p, threads, prm, i8, packedQ8(p.WUKq, p.WUK, p.NH*p.DN, p.R), packedQ8(p.WUVq, p.WUV, p.NH*p.DV, p.R))
+}
+
 // prefillDecompressed is prefillBlocked with the decompression GEMMs
 // Ĉ·W_UKᵀ and Ĉ·W_UVᵀ run in the accuracy classes cls on wk [NH·DN, R]
 // and wv [NH·DV, R]; the attention itself is f32.
@@ -210,6 +218,18 @@ func packedF32(m *quant.Matrix, w []float32, n, k int) *quant.Matrix {
 		return m
 	}
 	m, err := quant.Quantize(kernel.F32, w, n, k, false)
+	if err != nil {
+		panic(err) // shapes come from a validated problem
+	}
+	return m
+}
+
+// packedQ8 returns m, or w quantized to a Q8 matrix [n][k] when m is nil.
+func packedQ8(m *quant.Matrix, w []float32, n, k int) *quant.Matrix {
+	if m != nil {
+		return m
+	}
+	m, err := quant.Quantize(kernel.Q8, w, n, k, false)
 	if err != nil {
 		panic(err) // shapes come from a validated problem
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ktune/ktune/internal/golden"
@@ -132,13 +133,24 @@ func loadLayer(t *testing.T, f *golden.File) *LayerWeights {
 }
 
 // TestLayerGolden: prefill → decode → extend against every mla golden
-// file, with every variant pair and the f32 cache; then the cache.
+// file, with every variant pair and the f32 cache; then the cache. A
+// prefill variant of a class other than f32 has its outputs (attention,
+// y, y_extend) checked at its class's tolerance instead of 1e-4.
 func TestLayerGolden(t *testing.T) {
 	for _, f := range golden.Load(t, golden.MLA) {
 		t.Run(f.Name(), func(t *testing.T) {
 			w := loadLayer(t, f)
 			B := f.Dims(t, "x")[0]
 			kerneltest.ForEachVariant(t, OpPrefill, func(t *testing.T, pv *kernel.Variant) {
+				check := func(name string, got []float32) { golden.Check(t, name, got, f.F32(t, name), 1e-4) }
+				prefilled := check // outputs of the prefill variant's arithmetic
+				if pv.Class != kernel.ClassF32 {
+					tol := kernel.LookupOp(OpPrefill).Tolerance(pv.Class, nil)
+					prefilled = func(name string, got []float32) {
+						d := kerneltest.Close(t, name, got, f.F32(t, name), tol)
+						t.Logf("%s: rel RMS %.2e (class %s)", name, d.RelRMS, pv.Class)
+					}
+				}
 				kerneltest.ForEachVariant(t, OpDecode, func(t *testing.T, dv *kernel.Variant) {
 					c, err := w.NewLayerCache(B, kernel.F32)
 					if err != nil {
@@ -146,8 +158,11 @@ func TestLayerGolden(t *testing.T) {
 					}
 					opt := LayerOptions{Threads: 2, Prefill: &kernel.Choice{Variant: pv, Config: pv.DefaultConfig(nil, 2)}, Decode: &kernel.Choice{Variant: dv, Config: dv.DefaultConfig(nil, 2)},
 						Debug: func(name string, got []float32) {
-							if name == "dbg.q" || name == "dbg.kv_c" || name == "dbg.k_pe" || name == "dbg.attn_out" {
-								golden.Check(t, name, got, f.F32(t, name), 1e-4)
+							switch name {
+							case "dbg.q", "dbg.kv_c", "dbg.k_pe":
+								check(name, got)
+							case "dbg.attn_out":
+								prefilled(name, got)
 							}
 						}}
 					for _, ph := range []string{"", "_decode", "_extend"} {
@@ -155,7 +170,11 @@ func TestLayerGolden(t *testing.T) {
 						y := make([]float32, len(x))
 						w.Forward(y, x, B, f.Dims(t, "x"+ph)[1], c, opt)
 						opt.Debug = nil
-						golden.Check(t, "y"+ph, y, f.F32(t, "y"+ph), 1e-4)
+						if ph == "_decode" {
+							check("y"+ph, y)
+						} else {
+							prefilled("y"+ph, y)
+						}
 					}
 					S := c.Seqs[0].Len()
 					kvc, kpe := make([]float32, 0, B*S*w.R), make([]float32, 0, B*S*w.DR)
@@ -206,4 +225,79 @@ func TestDecodeAfterPrefill(t *testing.T) {
 			}
 		}
 	}
+}
+
+// prefillInt8Shapes: the int8act decompression at Kimi's widths (the VNNI
+// GEMM's full panels and groups) and off them (a latent width off the
+// group of 32, key counts off the 16-row panels), queries in several
+// blocks of the default 128 with a tail, with and without a prefix.
+var prefillInt8Shapes = []kernel.Shape{
+	kernel.MakeShape(prefillKeys, 150, 0, 4, 128, 64, 128, 512),
+	kernel.MakeShape(prefillKeys, 131, 37, 3, 128, 64, 128, 512),
+	kernel.MakeShape(prefillKeys, 70, 3, 3, 16, 8, 24, 40),
+	kernel.MakeShape(prefillKeys, 1, 40, 2, 16, 8, 24, 32),
+}
+
+// TestPrefillInt8: every int8act prefill variant at prefillInt8Shapes on
+// 1, 2, 3 and 7 threads is within the class tolerance of the float64
+// reference and bit-identical across the thread counts; and the same
+// check fails with a planted error: W_UV's Q8 copy 5% too large, or head
+// 0's rows of W_UK's Q8 copy those of head 1.
+func TestPrefillInt8(t *testing.T) {
+	op := kernel.LookupOp(OpPrefill)
+	kerneltest.ForEachVariant(t, OpPrefill, func(t *testing.T, v *kernel.Variant) {
+		if v.Class != kernel.ClassInt8Act {
+			t.Skipf("class %s", v.Class)
+		}
+		tol := op.Tolerance(v.Class, nil)
+		fn := v.Impl.(prefillFn)
+		for _, s := range prefillInt8Shapes {
+			pb, err := newPrefillProblem(s, kernel.F32, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := pb.(*problem).pre
+			want := make([]float32, len(p.O))
+			ref := *p
+			ref.O = want
+			prefillRef(&ref, 1, nil)
+			run := func(p *Prefill, threads int) []float32 {
+				clear(p.O)
+				fn(p, threads, v.DefaultConfig(s, threads).Params)
+				return slices.Clone(p.O)
+			}
+			one := run(p, 1)
+			d := kerneltest.Close(t, s.String(), one, want, tol)
+			t.Logf("%s: rel RMS %.2e, max rel %.2e vs float64 reference", s, d.RelRMS, d.MaxRel)
+			for _, th := range []int{2, 3, 7} {
+				got := run(p, th)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(one[i]) {
+						t.Fatalf("%s threads=%d: O[%d] = %v, 1 thread %v", s, th, i, got[i], one[i])
+					}
+				}
+			}
+			// planted errors: the check above must fail on them
+			wuv := slices.Clone(p.WUV)
+			for i := range wuv {
+				wuv[i] *= 1.05
+			}
+			bad := *p
+			if bad.WUVq, err = quant.Quantize(kernel.Q8, wuv, p.NH*p.DV, p.R, false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kernel.Compare(run(&bad, 2), want, tol); err == nil {
+				t.Errorf("%s: W_UV 5%% too large passes the tolerance", s)
+			}
+			wuk := slices.Clone(p.WUK) // head 0 decompressed with head 1's W_UK
+			copy(wuk[:p.DN*p.R], p.WUK[p.DN*p.R:2*p.DN*p.R])
+			bad = *p
+			if bad.WUKq, err = quant.Quantize(kernel.Q8, wuk, p.NH*p.DN, p.R, false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kernel.Compare(run(&bad, 2), want, tol); err == nil {
+				t.Errorf("%s: head 0 with head 1's W_UK passes the tolerance", s)
+			}
+		}
+	})
 }
