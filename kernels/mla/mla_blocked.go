@@ -203,10 +203,16 @@ func packVT(buf *quant.Matrix, v []float32, h, NH, DV, nv int) *quant.Matrix {
 	for pn := 0; pn < m.Np/P; pn++ {
 		c0 := h*DV + pn*P
 		w := min(P, DV-pn*P)
-		for k := 0; k < nv; k++ {
-			dst := d[(pn*nv+k)*P : (pn*nv+k)*P+P]
-			copy(dst[:w], v[k*NH*DV+c0:k*NH*DV+c0+w])
-			clear(dst[w:])
+		if w < P {
+			for k := 0; k < nv; k++ {
+				dst := d[(pn*nv+k)*P : (pn*nv+k)*P+P]
+				copy(dst[:w], v[k*NH*DV+c0:k*NH*DV+c0+w])
+				clear(dst[w:])
+			}
+			continue
+		}
+		for k := 0; k < nv; k++ { // whole panels: 64-byte moves, no memmove call
+			*(*[P]float32)(d[(pn*nv+k)*P:]) = *(*[P]float32)(v[k*NH*DV+c0:])
 		}
 	}
 	return m
