@@ -75,8 +75,11 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 		kd := f32Data(kmat)
 		s, sums := scratch.Get(qb*N), scratch.Get(qb)
 		vt, vbuf := newF32(DV, N)
-		zero := scratch.Zeroed(max(DN, DR))
-		defer scratch.Put(kbuf, s, sums, vbuf, zero)
+		zero, ones := scratch.Zeroed(max(DN, DR)), scratch.Get(N)
+		defer scratch.Put(kbuf, s, sums, vbuf, zero, ones)
+		for j := range ones {
+			ones[j] = 1
+		}
 		const L = quant.PanelRows
 		var kr, pr [L][]float32
 		for h := lo; h < hi; h++ {
@@ -98,17 +101,18 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 				nv := p.P + i0 + m // keys visible to the block's last query
 				km := viewF32(kmat, nv)
 				gemm.LinearClasses(f32, s[:m*nv], qh[(h*T+i0)*QW:(h*T+i0+m)*QW], km, m, false, 1)
-				// causal softmax by rows: query i0+t sees keys < P+i0+t+1
+				// causal softmax by rows: query i0+t sees keys < P+i0+t+1; the
+				// shift and exp run on whole vectors up to vp (the scores past
+				// vis are finite products with later keys, cleared after)
 				for t := 0; t < m; t++ {
 					row := s[t*nv : (t+1)*nv]
 					vis := p.P + i0 + t + 1
+					vp := min((vis+15)&^15, nv)
 					mx := rowMax(row[:vis])
-					for j := range row[:vis] {
-						row[j] -= mx
-					}
-					vmath.Exp(row[:vis], row[:vis])
-					sums[t] = rowSum(row[:vis])
+					vmath.Axpy(-mx, ones, row[:vp])
+					vmath.Exp(row[:vp], row[:vp])
 					clear(row[vis:])
+					sums[t] = vmath.Dot(row[:vis], ones)
 				}
 				// V_hᵀ over the visible keys as weights [DV][nv]: panel d/16 holds
 				// V[k][h·DV + 16·panel + lane] at [k][lane]
