@@ -1,6 +1,7 @@
 package mla
 
 import (
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -106,4 +107,24 @@ func BenchmarkMLACache(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkPackKeysQ8: one head's keys at pp512 (512 rows of 128 + 64).
+func BenchmarkPackKeysQ8(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	kn, pe := randn(r, 512*128, 1), randn(r, 512*64, 2)
+	m, _ := newQ8(512, 192)
+	row := make([]float32, m.Kp)
+	var kr, pr [16][]float32
+	pb := m.PanelBytes()
+	for b.Loop() {
+		for p := 0; p < m.Panels(); p++ {
+			for l := range 16 {
+				j := 16*p + l
+				kr[l], pr[l] = kn[j*128:(j+1)*128], pe[j*64:(j+1)*64]
+			}
+			packKeysQ8(m.Data[p*pb:(p+1)*pb], &kr, &pr, row)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(512*192), "ns/value")
 }

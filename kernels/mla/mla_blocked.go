@@ -1,9 +1,12 @@
 package mla
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 	"unsafe"
 
+	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/internal/scratch"
@@ -29,9 +32,11 @@ func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 	prefillDecompressed(p, threads, prm, f32, packedF32(p.WUKp, p.WUK, p.NH*p.DN, p.R), packedF32(p.WUVp, p.WUV, p.NH*p.DV, p.R))
 }
 
-// prefillBlockedInt8 is prefillBlocked with the decompression in class
-// int8act: Q8 W_UK and W_UV (p.WUKq, p.WUVq, or quantized per call), the
-// latent rows quantized to int8 per group of 32 by the GEMM.
+// prefillBlockedInt8 is prefillBlocked in class int8act: the decompression
+// on Q8 W_UK and W_UV (p.WUKq, p.WUVq, or quantized per call), the latent
+// rows quantized to int8 per group of 32 by the GEMM; and the scores on
+// each head's keys packed as Q8 (packKeysQ8), the scaled queries quantized
+// by the GEMM. Softmax and the product with V stay f32.
 func prefillBlockedInt8(p *Prefill, threads int, prm kernel.Values) {
 	i8 := []kernel.Class{kernel.ClassInt8Act}
 	prefillDecompressed(p, threads, prm, i8, packedQ8(p.WUKq, p.WUK, p.NH*p.DN, p.R), packedQ8(p.WUVq, p.WUV, p.NH*p.DV, p.R))
@@ -39,7 +44,8 @@ func prefillBlockedInt8(p *Prefill, threads int, prm kernel.Values) {
 
 // prefillDecompressed is prefillBlocked with the decompression GEMMs
 // Ĉ·W_UKᵀ and Ĉ·W_UVᵀ run in the accuracy classes cls on wk [NH·DN, R]
-// and wv [NH·DV, R]; the attention itself is f32.
+// and wv [NH·DV, R]; with cls int8act the scores too, on Q8 keys; the
+// rest of the attention is f32.
 func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kernel.Class, wk, wv *quant.Matrix) {
 	qb := max(prm["qb"], 1)
 	T := p.T()
@@ -70,9 +76,18 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 			}
 		}
 	})
+	q8 := slices.Contains(cls, kernel.ClassInt8Act)
 	forRanges(threads, NH, func(_, lo, hi int) {
-		kmat, kbuf := newF32(N, QW)
-		kd := f32Data(kmat)
+		var kmat *quant.Matrix
+		var kbuf, krow []float32
+		if q8 {
+			kmat, kbuf = newQ8(N, QW)
+			krow = scratch.Get(kmat.Kp)
+			defer scratch.Put(krow)
+		} else {
+			kmat, kbuf = newF32(N, QW)
+		}
+		kd, kpb := f32Data(kmat), kmat.PanelBytes()
 		s, sums := scratch.Get(qb*N), scratch.Get(qb)
 		vt, vbuf := newF32(DV, N)
 		zero, ones := scratch.Zeroed(max(DN, DR)), scratch.Get(N)
@@ -92,6 +107,10 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 						kr[l], pr[l] = kn[(j*NH+h)*DN:(j*NH+h+1)*DN], rows[j*W+R:(j+1)*W]
 					}
 				}
+				if q8 {
+					packKeysQ8(kmat.Data[(j0/L)*kpb:(j0/L+1)*kpb], &kr, &pr, krow)
+					continue
+				}
 				dst := kd[(j0/L)*QW*L : (j0/L+1)*QW*L]
 				transpose16(dst[:DN*L], &kr, DN)
 				transpose16(dst[DN*L:], &pr, DR)
@@ -99,8 +118,7 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 			for i0 := 0; i0 < T; i0 += qb {
 				m := min(qb, T-i0)
 				nv := p.P + i0 + m // keys visible to the block's last query
-				km := viewF32(kmat, nv)
-				gemm.LinearClasses(f32, s[:m*nv], qh[(h*T+i0)*QW:(h*T+i0+m)*QW], km, m, false, 1)
+				gemm.LinearClasses(cls, s[:m*nv], qh[(h*T+i0)*QW:(h*T+i0+m)*QW], viewRows(kmat, nv), m, false, 1)
 				// causal softmax by rows: query i0+t sees keys < P+i0+t+1; the
 				// shift and exp run on whole vectors up to vp (the scores past
 				// vis are finite products with later keys, cleared after)
@@ -152,6 +170,70 @@ func transpose16(dst []float32, src *[16][]float32, w int) {
 	}
 }
 
+// packKeysQ8 writes the 16 rows [kr[l] | pr[l]] (all kr[l] of one length,
+// all pr[l] of another) as one panel of a Q8 matrix (quant's layout: per
+// group of 32 columns, [8][16][4] bytes u = q+128, then [16] f16 scales)
+// into dst, with quant.Quantize's scale: d = f16(max|w|/127) per row and
+// group. The values are rounded as rne(w·(1/d)) where Quantize divides,
+// w/d: the two agree but for rare ties (TestPackKeysQ8). row is scratch
+// of the padded width. A NaN makes its group's scale NaN.
+func packKeysQ8(dst []byte, kr, pr *[16][]float32, row []float32) {
+	const G, L = quant.GroupK, quant.PanelRows
+	for l := range L {
+		n := copy(row, kr[l])
+		n += copy(row[n:], pr[l])
+		clear(row[n:])
+		for g := 0; g < len(row)/G; g++ {
+			rec := dst[g*quant.Q8GroupBytes : (g+1)*quant.Q8GroupBytes]
+			x := (*[G]float32)(row[g*G:])
+			// max |w| on the magnitude bits, which order as the values
+			// (a NaN's above +Inf's)
+			var m0, m1, m2, m3 uint32
+			for j := 0; j < G; j += 4 {
+				m0 = max(m0, math.Float32bits(x[j])&^(1<<31))
+				m1 = max(m1, math.Float32bits(x[j+1])&^(1<<31))
+				m2 = max(m2, math.Float32bits(x[j+2])&^(1<<31))
+				m3 = max(m3, math.Float32bits(x[j+3])&^(1<<31))
+			}
+			amax := math.Float32frombits(max(max(m0, m1), max(m2, m3)))
+			dh := half.F32ToF16(amax / 127)
+			binary.LittleEndian.PutUint16(rec[8*quant.LineBytes+2*l:], dh)
+			d := half.F16ToF32(dh)
+			if d == 0 {
+				for c := range 8 {
+					binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], 0x80808080)
+				}
+				continue
+			}
+			id := 1 / d
+			if dh&0x7c00 == 0 { // a subnormal scale, up to 3% below max|w|/127: clamp
+				for c := range 8 {
+					u := q8Code(x[4*c]*id) | q8Code(x[4*c+1]*id)<<8 | q8Code(x[4*c+2]*id)<<16 | q8Code(x[4*c+3]*id)<<24
+					binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], u)
+				}
+				continue
+			}
+			// a normal scale is within 2⁻¹¹ of max|w|/127, so |w·(1/d)| <
+			// 127.5 and q needs no clamp: its code is the low byte of
+			// w·(1/d) + magic with the sign bit flipped
+			const magic = 12582912 // 1.5·2²³: adding it rounds to an integer, ties to even
+			for c := range 8 {
+				u := math.Float32bits(x[4*c]*id+magic)&0xff | (math.Float32bits(x[4*c+1]*id+magic)&0xff)<<8 |
+					(math.Float32bits(x[4*c+2]*id+magic)&0xff)<<16 | (math.Float32bits(x[4*c+3]*id+magic)&0xff)<<24
+				binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], u^0x80808080)
+			}
+		}
+	}
+}
+
+// q8Code is the offset-binary code u = q+128 of v rounded to the nearest
+// integer q (ties to even), q clamped to [−127, 127] (|v| < 2²²).
+func q8Code(v float32) uint32 {
+	const magic = 12582912 // 1.5·2²³: adding it rounds to an integer, ties to even
+	q := int32(math.Float32bits(v+magic)&0x7fffff) - 0x400000
+	return uint32(min(max(q, -127), 127) + 128)
+}
+
 // scaleTo writes dst[i] = src[i]·a.
 func scaleTo(dst, src []float32, a float32) {
 	dst = dst[:len(src)]
@@ -187,10 +269,21 @@ func f32Data(m *quant.Matrix) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(m.Data))), len(m.Data)/4)
 }
 
-// viewF32 is the matrix of the first n rows of m (whole panels are
+// newQ8 is a zeroed Q8 packed matrix of n×k on scratch memory, as newF32.
+func newQ8(n, k int) (*quant.Matrix, []float32) {
+	size := int(quant.Size(kernel.Q8, n, k, false))
+	buf := scratch.Zeroed((size + 3) / 4)
+	m, err := quant.View(kernel.Q8, n, k, false, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*len(buf))[:size])
+	if err != nil {
+		panic(err) // shapes come from a validated problem
+	}
+	return m, buf
+}
+
+// viewRows is the matrix of the first n rows of m (whole panels are
 // contiguous, so this is a prefix of its bytes).
-func viewF32(m *quant.Matrix, n int) *quant.Matrix {
-	v, err := quant.View(kernel.F32, n, m.K, false, m.Data[:quant.Size(kernel.F32, n, m.K, false)])
+func viewRows(m *quant.Matrix, n int) *quant.Matrix {
+	v, err := quant.View(m.DType, n, m.K, false, m.Data[:quant.Size(m.DType, n, m.K, false)])
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,7 @@
 package mla
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/kerneltest"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/internal/scratch"
 )
 
 func TestMain(m *testing.M) { kerneltest.Main(m, "mla") }
@@ -300,4 +303,83 @@ func TestPrefillInt8(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPackKeysQ8: packKeysQ8's panels are quant.Quantize's Q8 packing of
+// the same rows: equal scales, equal codes but where w/d lies within 1e-4
+// of a rounding tie (it multiplies by 1/d where Quantize divides), at key
+// widths on and off the group of 32 (a group straddling the two parts, a
+// padded one), tiny rows (subnormal f16 scales) and a partial last panel;
+// and it is no copy of Quantize
+// by accident: a code off by one is caught.
+func TestPackKeysQ8(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, w := range [][3]int{{128, 64, 37}, {16, 8, 16}, {40, 3, 33}} { // DN, DR, rows
+		DN, DR, N := w[0], w[1], w[2]
+		QW := DN + DR
+		rows := randn(r, N*QW, 2)
+		for i := 0; i < len(rows); i += 97 {
+			rows[i] *= 40 // outliers set some groups' scales
+		}
+		for i := 5 * QW; i < 7*QW; i++ {
+			rows[i] *= 1e-4 // subnormal f16 scales, ~1% coarse (the clamped path)
+		}
+		want, err := quant.Quantize(kernel.Q8, rows, N, QW, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, buf := newQ8(N, QW)
+		defer scratch.Put(buf)
+		row, zero := make([]float32, got.Kp), make([]float32, max(DN, DR))
+		var kr, pr [16][]float32
+		pb := got.PanelBytes()
+		for p := 0; p < got.Panels(); p++ {
+			for l := range 16 {
+				kr[l], pr[l] = zero[:DN], zero[:DR]
+				if j := 16*p + l; j < N {
+					kr[l], pr[l] = rows[j*QW:j*QW+DN], rows[j*QW+DN:(j+1)*QW]
+				}
+			}
+			packKeysQ8(got.Data[p*pb:(p+1)*pb], &kr, &pr, row)
+		}
+		check := func(got *quant.Matrix) error {
+			for p := 0; p < got.Panels(); p++ {
+				for g := 0; g < got.Groups(); g++ {
+					gr, wr := got.Panel(p)[g*quant.Q8GroupBytes:], want.Panel(p)[g*quant.Q8GroupBytes:]
+					for l := range 16 {
+						off := 8*quant.LineBytes + 2*l
+						if gr[off] != wr[off] || gr[off+1] != wr[off+1] {
+							return fmt.Errorf("panel %d group %d row %d: scale %#x, want %#x", p, g, l, gr[off:off+2], wr[off:off+2])
+						}
+						d := half.F16ToF32(binary.LittleEndian.Uint16(wr[off:]))
+						for j := range 32 {
+							o := (j/4)*quant.LineBytes + 4*l + j%4
+							if gr[o] == wr[o] {
+								continue
+							}
+							k, n := g*32+j, 16*p+l
+							if n >= N && d == 0 {
+								continue // a padding row: value 0 either way (Quantize leaves code 0, packKeysQ8 writes 128)
+							}
+							if n >= N || k >= QW {
+								return fmt.Errorf("padding row %d column %d: code %d, want %d", n, k, gr[o], wr[o])
+							}
+							x := float64(rows[n*QW+k]) / float64(d)
+							if frac := x - math.Floor(x); math.Abs(frac-0.5) > 1e-4 {
+								return fmt.Errorf("row %d column %d: code %d, want %d (w/d = %v)", n, k, gr[o], wr[o], x)
+							}
+						}
+					}
+				}
+			}
+			return nil
+		}
+		if err := check(got); err != nil {
+			t.Errorf("DN=%d DR=%d N=%d: %v", DN, DR, N, err)
+		}
+		got.Data[4*3+1]++ // planted: one code of panel 0, group 0, row 3 off by one
+		if check(got) == nil {
+			t.Errorf("DN=%d DR=%d N=%d: a code off by one passes", DN, DR, N)
+		}
+	}
 }
