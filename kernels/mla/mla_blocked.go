@@ -180,49 +180,63 @@ func transpose16(dst []float32, src *[16][]float32, w int) {
 func packKeysQ8(dst []byte, kr, pr *[16][]float32, row []float32) {
 	const G, L = quant.GroupK, quant.PanelRows
 	for l := range L {
+		if len(kr[l])%G == 0 && len(pr[l])%G == 0 { // whole groups in place (Kimi: 128 + 64)
+			g := 0
+			for _, part := range [2][]float32{kr[l], pr[l]} {
+				for i := 0; i+G <= len(part); i += G {
+					q8Group(dst[g*quant.Q8GroupBytes:(g+1)*quant.Q8GroupBytes], l, (*[G]float32)(part[i:]))
+					g++
+				}
+			}
+			continue
+		}
 		n := copy(row, kr[l])
 		n += copy(row[n:], pr[l])
 		clear(row[n:])
 		for g := 0; g < len(row)/G; g++ {
-			rec := dst[g*quant.Q8GroupBytes : (g+1)*quant.Q8GroupBytes]
-			x := (*[G]float32)(row[g*G:])
-			// max |w| on the magnitude bits, which order as the values
-			// (a NaN's above +Inf's)
-			var m0, m1, m2, m3 uint32
-			for j := 0; j < G; j += 4 {
-				m0 = max(m0, math.Float32bits(x[j])&^(1<<31))
-				m1 = max(m1, math.Float32bits(x[j+1])&^(1<<31))
-				m2 = max(m2, math.Float32bits(x[j+2])&^(1<<31))
-				m3 = max(m3, math.Float32bits(x[j+3])&^(1<<31))
-			}
-			amax := math.Float32frombits(max(max(m0, m1), max(m2, m3)))
-			dh := half.F32ToF16(amax / 127)
-			binary.LittleEndian.PutUint16(rec[8*quant.LineBytes+2*l:], dh)
-			d := half.F16ToF32(dh)
-			if d == 0 {
-				for c := range 8 {
-					binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], 0x80808080)
-				}
-				continue
-			}
-			id := 1 / d
-			if dh&0x7c00 == 0 { // a subnormal scale, up to 3% below max|w|/127: clamp
-				for c := range 8 {
-					u := q8Code(x[4*c]*id) | q8Code(x[4*c+1]*id)<<8 | q8Code(x[4*c+2]*id)<<16 | q8Code(x[4*c+3]*id)<<24
-					binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], u)
-				}
-				continue
-			}
-			// a normal scale is within 2⁻¹¹ of max|w|/127, so |w·(1/d)| <
-			// 127.5 and q needs no clamp: its code is the low byte of
-			// w·(1/d) + magic with the sign bit flipped
-			const magic = 12582912 // 1.5·2²³: adding it rounds to an integer, ties to even
-			for c := range 8 {
-				u := math.Float32bits(x[4*c]*id+magic)&0xff | (math.Float32bits(x[4*c+1]*id+magic)&0xff)<<8 |
-					(math.Float32bits(x[4*c+2]*id+magic)&0xff)<<16 | (math.Float32bits(x[4*c+3]*id+magic)&0xff)<<24
-				binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], u^0x80808080)
-			}
+			q8Group(dst[g*quant.Q8GroupBytes:(g+1)*quant.Q8GroupBytes], l, (*[G]float32)(row[g*G:]))
 		}
+	}
+}
+
+// q8Group writes row l of one Q8 group record rec (packKeysQ8) from x.
+func q8Group(rec []byte, l int, x *[quant.GroupK]float32) {
+	rec = rec[:quant.Q8GroupBytes]
+	// max |w| on the magnitude bits, which order as the values (a NaN's
+	// above +Inf's)
+	var m0, m1, m2, m3 uint32
+	for j := 0; j < quant.GroupK; j += 4 {
+		m0 = max(m0, math.Float32bits(x[j])&^(1<<31))
+		m1 = max(m1, math.Float32bits(x[j+1])&^(1<<31))
+		m2 = max(m2, math.Float32bits(x[j+2])&^(1<<31))
+		m3 = max(m3, math.Float32bits(x[j+3])&^(1<<31))
+	}
+	amax := math.Float32frombits(max(max(m0, m1), max(m2, m3)))
+	dh := half.F32ToF16(amax / 127)
+	binary.LittleEndian.PutUint16(rec[8*quant.LineBytes+2*l:], dh)
+	d := half.F16ToF32(dh)
+	if d == 0 {
+		for c := range 8 {
+			binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], 0x80808080)
+		}
+		return
+	}
+	id := 1 / d
+	if dh&0x7c00 == 0 { // a subnormal scale, up to 3% below max|w|/127: clamp
+		for c := range 8 {
+			u := q8Code(x[4*c]*id) | q8Code(x[4*c+1]*id)<<8 | q8Code(x[4*c+2]*id)<<16 | q8Code(x[4*c+3]*id)<<24
+			binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], u)
+		}
+		return
+	}
+	// a normal scale is within 2⁻¹¹ of max|w|/127, so |w·(1/d)| < 127.5
+	// and q needs no clamp: its code is the low byte of w·(1/d) + magic
+	// with the sign bit flipped
+	const magic = 12582912 // 1.5·2²³: adding it rounds to an integer, ties to even
+	for c := range 8 {
+		u := math.Float32bits(x[4*c]*id+magic)&0xff | (math.Float32bits(x[4*c+1]*id+magic)&0xff)<<8 |
+			(math.Float32bits(x[4*c+2]*id+magic)&0xff)<<16 | (math.Float32bits(x[4*c+3]*id+magic)&0xff)<<24
+		binary.LittleEndian.PutUint32(rec[c*quant.LineBytes+4*l:], u^0x80808080)
 	}
 }
 
