@@ -67,8 +67,8 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 	gemm.LinearClasses(cls, kn, lat, wk, N, false, threads)
 	gemm.LinearClasses(cls, vv, lat, wv, N, false, threads)
 	// ---- queries head by head, the scale folded in: qh [NH][T][QW]
-	qh, oh := scratch.Get(NH*T*QW), scratch.Get(NH*T*DV)
-	defer scratch.Put(qh, oh)
+	qh, oh, inv := scratch.Get(NH*T*QW), scratch.Get(NH*T*DV), scratch.Get(NH*T)
+	defer scratch.Put(qh, oh, inv)
 	forRanges(threads, T, func(_, lo, hi int) {
 		for t := lo; t < hi; t++ {
 			for h := 0; h < NH; h++ {
@@ -88,10 +88,10 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 			kmat, kbuf = newF32(N, QW)
 		}
 		kd, kpb := f32Data(kmat), kmat.PanelBytes()
-		s, sums := scratch.Get(qb*N), scratch.Get(qb)
+		s := scratch.Get(qb * N)
 		vt, vbuf := newF32(DV, N)
 		zero, ones := scratch.Zeroed(max(DN, DR)), scratch.Get(N)
-		defer scratch.Put(kbuf, s, sums, vbuf, zero, ones)
+		defer scratch.Put(kbuf, s, vbuf, zero, ones)
 		for j := range ones {
 			ones[j] = 1
 		}
@@ -130,16 +130,13 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 					vmath.Axpy(-mx, ones, row[:vp])
 					vmath.Exp(row[:vp], row[:vp])
 					clear(row[vis:])
-					sums[t] = vmath.Dot(row[:vis], ones)
+					inv[h*T+i0+t] = 1 / vmath.Dot(row[:vis], ones)
 				}
 				// V_hᵀ over the visible keys as weights [DV][nv]: panel d/16 holds
 				// V[k][h·DV + 16·panel + lane] at [k][lane]
 				vm := packVT(vt, vv, h, NH, DV, nv)
 				o := oh[(h*T+i0)*DV : (h*T+i0+m)*DV]
 				gemm.LinearClasses(f32, o, s[:m*nv], vm, m, false, 1)
-				for t := 0; t < m; t++ {
-					scaleTo(o[t*DV:(t+1)*DV], o[t*DV:(t+1)*DV], 1/sums[t])
-				}
 			}
 		}
 	})
@@ -147,7 +144,7 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 	forRanges(threads, T, func(_, lo, hi int) {
 		for t := lo; t < hi; t++ {
 			for h := 0; h < NH; h++ {
-				copy(p.O[(t*NH+h)*DV:(t*NH+h+1)*DV], oh[(h*T+t)*DV:(h*T+t+1)*DV])
+				scaleTo(p.O[(t*NH+h)*DV:(t*NH+h+1)*DV], oh[(h*T+t)*DV:(h*T+t+1)*DV], inv[h*T+t])
 			}
 		}
 	})
