@@ -12,7 +12,8 @@
 //	             rows), mlaAccumAVX512BF16_576 (BF16 rows widened by VPUNPCK,
 //	             4 heads × 4 zmm), mlaToBF16AVX512BF16 (VCVTNE2PS2BF16); see bf16.go
 //
-//	-isa avx512  mlaScoresAVX512_576 (4×4 zmm tile), mlaAccumAVX512_576 (4 heads × 4 zmm)
+//	-isa avx512  mlaScoresAVX512_576 (4×4 zmm tile), mlaAccumAVX512_576 (4 heads × 4 zmm),
+//	             mlaRowMaxAVX512 (the prefill's softmax row maximum; rowmax.go)
 //	-isa avx2    mlaScoresAVX2_576 (4×2 ymm tile: 8 accumulators, 2 keys, 1 query
 //	             of the 16 registers), mlaAccumAVX2_576 (4 heads × 2 ymm)
 package main
@@ -290,6 +291,9 @@ func main() {
 	} else {
 		scores()
 		accum()
+	}
+	if I.suffix == "AVX512" {
+		rowMax()
 	}
 	Generate()
 	if I.lanes == 8 {

@@ -1,10 +1,13 @@
 //go:build amd64 && gc && !purego
 
 // amd64 registration of the generated MLA decode kernels (AVX-512,
-// AVX512_BF16 and AVX2+FMA; all run the shared driver of mla_asm.go).
+// AVX512_BF16 and AVX2+FMA; all run the shared driver of mla_asm.go), of
+// the int8act prefill, and the AVX-512 softmax row maximum (rowMaxAsm).
 package mla
 
 import (
+	"math"
+
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 )
@@ -25,6 +28,12 @@ func init() {
 	v := gemmInt8
 	v.Requires = cpu.NewSet(cpu.AVX2, cpu.FMA)
 	register(OpPrefill, v, prefillFn(prefillBlockedInt8))
+	rowMaxAsm = func(x []float32) (float32, int) {
+		if n := len(x) &^ 15; n > 0 && cpu.Has(cpu.AVX512F) {
+			return mlaRowMaxAVX512(&x[0], n), n
+		}
+		return float32(math.Inf(-1)), 0
+	}
 }
 
 // decodeAVX512 is decodeGeneric with the two inner products in the

@@ -306,3 +306,49 @@ ac_jdone:
 ac_done:
 	VZEROUPPER
 	RET
+
+// func mlaRowMaxAVX512(x *float32, n int) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·mlaRowMaxAVX512(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), AX
+	MOVQ    n+8(FP), CX
+	SHRQ    $0x04, CX
+	VMOVUPS (AX), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+
+rowmax_4:
+	CMPQ   CX, $0x04
+	JB     rowmax_1
+	VMAXPS (AX), Z0, Z0
+	VMAXPS 64(AX), Z1, Z1
+	VMAXPS 128(AX), Z2, Z2
+	VMAXPS 192(AX), Z3, Z3
+	ADDQ   $0x00000100, AX
+	SUBQ   $0x04, CX
+	JMP    rowmax_4
+
+rowmax_1:
+	CMPQ   CX, $0x00
+	JE     rowmax_reduce
+	VMAXPS (AX), Z0, Z0
+	ADDQ   $0x40, AX
+	DECQ   CX
+	JMP    rowmax_1
+
+rowmax_reduce:
+	VMAXPS        Z1, Z0, Z0
+	VMAXPS        Z3, Z2, Z2
+	VMAXPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXSS        X1, X0, X0
+	MOVSS         X0, ret+16(FP)
+	VZEROUPPER
+	RET

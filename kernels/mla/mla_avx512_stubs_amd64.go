@@ -16,3 +16,11 @@ func mlaScoresAVX512_576(q *float32, k *float32, s *float32, lds int, nh int, nk
 //
 //	for h < nh, d < 512: z[h*512+d] = corr[h]*z[h*512+d] + Σ_{j<nk} pt[j*ldpt+h]*v[j*576+d]
 func mlaAccumAVX512_576(z *float32, pt *float32, v *float32, corr *float32, nh int, nk int, ldpt int)
+
+// mlaRowMaxAVX512 returns the largest of x[0:n] (n a positive multiple of 16;
+// with a NaN among them the result may or may not be NaN):
+//
+//	m := x[0]; for i := 1; i < n; i++ { m = max(m, x[i]) }; return m
+//
+//go:noescape
+func mlaRowMaxAVX512(x *float32, n int) float32

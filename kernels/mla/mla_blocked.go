@@ -350,10 +350,16 @@ func packedQ8(m *quant.Matrix, w []float32, n, k int) *quant.Matrix {
 	return m
 }
 
-// rowMax is the largest value of x (four independent chains).
+// rowMaxAsm returns the largest value of the bulk of x on vectors and how
+// many elements that was (none here; mla_amd64.go sets the AVX-512 kernel
+// where the CPU has it).
+var rowMaxAsm = func(x []float32) (float32, int) { return float32(math.Inf(-1)), 0 }
+
+// rowMax is the largest value of x: rowMaxAsm's bulk, the rest in four
+// independent chains (NaN: see mlaRowMaxAVX512).
 func rowMax(x []float32) float32 {
-	m0, m1, m2, m3 := float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))
-	i := 0
+	m, i := rowMaxAsm(x)
+	m0, m1, m2, m3 := m, float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))
 	for ; i+4 <= len(x); i += 4 {
 		m0, m1, m2, m3 = max(m0, x[i]), max(m1, x[i+1]), max(m2, x[i+2]), max(m3, x[i+3])
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/kernel"
@@ -382,4 +383,52 @@ func TestPackKeysQ8(t *testing.T) {
 			t.Errorf("DN=%d DR=%d N=%d: a code off by one passes", DN, DR, N)
 		}
 	}
+}
+
+// TestRowMax: rowMax (the AVX-512 kernel on the bulk where the CPU has it,
+// and with AVX-512 masked) equals the plain loop at lengths around the
+// vector and unroll widths, with the maximum at every position class
+// (first, in the bulk, in the tail) and ±Inf; it reads no element past
+// len(x) (a larger guard value follows); a kernel that skipped the last
+// vector would fail (the maximum placed there).
+func TestRowMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	check := func(t *testing.T) {
+		for _, n := range []int{1, 15, 16, 17, 31, 32, 48, 63, 64, 65, 79, 80, 128, 129, 513} {
+			for _, at := range []int{0, n / 2, n - 1, (n &^ 15) - 1} {
+				if at < 0 {
+					continue
+				}
+				buf := randn(r, n+16, 1)
+				x := buf[:n]
+				for i := n; i < len(buf); i++ {
+					buf[i] = 1e30 // guard cells: never the answer
+				}
+				x[at] = 7
+				want := float32(math.Inf(-1))
+				for _, v := range x {
+					want = max(want, v)
+				}
+				if got := rowMax(x); got != want || want != 7 {
+					t.Fatalf("n=%d max at %d: %v, want %v", n, at, got, want)
+				}
+			}
+		}
+		x := []float32{1, float32(math.Inf(1))}
+		x = append(x, randn(r, 30, 1)...)
+		if got := rowMax(x); !math.IsInf(float64(got), 1) {
+			t.Errorf("+Inf: %v", got)
+		}
+		for i := range x {
+			x[i] = float32(math.Inf(-1))
+		}
+		if got := rowMax(x); !math.IsInf(float64(got), -1) {
+			t.Errorf("all −Inf: %v", got)
+		}
+	}
+	t.Run("best", check)
+	t.Run("noavx512", func(t *testing.T) {
+		defer cpu.Disable(cpu.AVX512F)()
+		check(t)
+	})
 }
