@@ -256,12 +256,13 @@ func init() {
 		prefillFn(prefillAbsorbed))
 }
 
-// gemmInt8 is the gemm prefill with its decompression in class int8act;
-// each architecture's file sets Requires to where an int8 dot product GEMM
-// runs (it is not registered under purego: the pure-Go int8 GEMM is slower
-// than the f32 one). Priority above gemm: it is the default wherever
-// int8act is allowed.
-var gemmInt8 = kernel.Variant{Name: "gemm_int8", Doc: "gemm with the decompression Ĉ·W_UKᵀ, Ĉ·W_UVᵀ in int8 (Q8 W_UK, W_UV; latent rows quantized per group of 32) on the int8act GEMM kernels; the attention f32",
+// gemmInt8 is the gemm prefill with its decompression and scores in class
+// int8act (prefillBlockedInt8); each architecture's file sets Requires to
+// where an int8 dot product GEMM runs (it is not registered under purego:
+// the pure-Go int8 GEMM is slower than the f32 one). Priority above gemm:
+// it is the default wherever int8act is allowed (and Forward allows it
+// only over int8-quantized projections: prefillClasses).
+var gemmInt8 = kernel.Variant{Name: "gemm_int8", Doc: "gemm with the decompression Ĉ·W_UKᵀ, Ĉ·W_UVᵀ (Q8 W_UK, W_UV; latent rows quantized per group of 32) and the scores (keys packed as Q8 per head, queries quantized per group of 32) on the int8act GEMM kernels; softmax and P·V f32",
 	Priority: 25, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{16, 32, 64, 128, 256}, Default: 128}}}
 
 // forRanges runs fn over n items on threads workers.

@@ -23,10 +23,14 @@ import (
 //	  S = Q_h·[Kn_h | k_pe]ᵀ · scale            [qb][N_vis], causal mask, softmax by rows
 //	  O_h = S·V_h / rowsum                       [qb][DV]
 //
-// The keys of a head are packed once as GEMM weights [N][DN+DR] (a prefix
-// of their panels is the visible keys of a block); V_hᵀ is packed per block
-// for its visible prefix. Heads are spread over the threads, each head's
-// GEMMs on one thread; the decompression GEMMs use all of them.
+// The queries are gathered head-major once (the scale folded in), so a
+// block's queries are contiguous GEMM activations; the keys of a head are
+// packed once as GEMM weights [N][DN+DR] (a prefix of their panels is the
+// visible keys of a block); V_hᵀ is packed per block for its visible
+// prefix; each head's outputs are written head-major and scattered into
+// O [T][NH][DV] at the end, divided by the row sums on the way. Heads are
+// spread over the threads, each head's GEMMs on one thread; the
+// decompression GEMMs and the gather and scatter use all of them.
 func prefillBlocked(p *Prefill, threads int, prm kernel.Values) {
 	f32 := []kernel.Class{kernel.ClassF32}
 	prefillDecompressed(p, threads, prm, f32, packedF32(p.WUKp, p.WUK, p.NH*p.DN, p.R), packedF32(p.WUVp, p.WUV, p.NH*p.DV, p.R))
