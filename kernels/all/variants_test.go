@@ -46,7 +46,7 @@ var expectedVariants = map[string]map[string][]string{
 		"kda.decode":   {"sve", "neon", "generic", "reference"},
 		"kda.prefill":  {"sve", "neon", "sve_chunk", "neon_chunk", "generic_chunk", "generic", "reference"},
 		"mla.decode":   {"sve", "neon_bf16", "neon", "generic", "reference"},
-		"mla.prefill":  {"gemm_int8", "gemm", "generic", "absorbed", "reference"},
+		"mla.prefill":  {"gemm", "generic", "absorbed", "reference"},
 		"moe.block":    {"sve_dotprod", "neon_dotprod", "sve", "sve_bf16", "neon_bf16", "neon", "generic", "generic_int8", "reference"},
 		"norm.rmsnorm": {"generic", "reference"},
 	},

@@ -257,11 +257,12 @@ func init() {
 }
 
 // gemmInt8 is the gemm prefill with its decompression and scores in class
-// int8act (prefillBlockedInt8); each architecture's file sets Requires to
-// where an int8 dot product GEMM runs (it is not registered under purego:
-// the pure-Go int8 GEMM is slower than the f32 one). Priority above gemm:
-// it is the default wherever int8act is allowed (and Forward allows it
-// only over int8-quantized projections: prefillClasses).
+// int8act (prefillBlockedInt8), registered where it was measured faster
+// than gemm: amd64 with AVX-512 VNNI (mla_amd64.go sets Requires; not on
+// arm64 nor under purego, where the int8 GEMMs are unmeasured here or
+// slower than the f32 ones). Priority above gemm: it is the default
+// wherever int8act is allowed (and Forward allows it only over
+// int8-quantized projections: prefillClasses).
 var gemmInt8 = kernel.Variant{Name: "gemm_int8", Doc: "gemm with the decompression Ĉ·W_UKᵀ, Ĉ·W_UVᵀ (Q8 W_UK, W_UV; latent rows quantized per group of 32) and the scores (keys packed as Q8 per head, queries quantized per group of 32) on the int8act GEMM kernels; softmax and P·V f32",
 	Priority: 25, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{16, 32, 64, 128, 256}, Default: 128}}}
 

@@ -47,8 +47,4 @@ func init() {
 		decodeFn(func(d *Decode, threads int, prm kernel.Values) {
 			decodeAsm(d, threads, prm, mlaScoresSVE_576, mlaAccumSVE_576)
 		}))
-	// where gemm's neon_dotprod (or sve_dotprod) runs
-	v := gemmInt8
-	v.Requires = cpu.NewSet(cpu.ASIMD, cpu.ASIMDDP)
-	register(OpPrefill, v, prefillFn(prefillBlockedInt8))
 }
