@@ -29,13 +29,15 @@ type LayerWeights struct {
 	// SplitKVB; nil: packed per call).
 	WUKp, WUVp *quant.Matrix
 	// WUKq and WUVq are W_UK and W_UV quantized to Q8 for the prefill's
-	// decompression in class int8act (set by SplitKVB; nil: quantized per
-	// call), used where the layer's projections are int8-quantized
-	// formats themselves (prefillClasses).
+	// decompression in class int8act, used where the layer's projections
+	// are int8-quantized formats themselves (prefillClasses): set by
+	// SplitKVB when Q is one (Q set first), else nil (a forced int8act
+	// prefill quantizes them per call).
 	WUKq, WUVq *quant.Matrix
 }
 
-// SplitKVB cuts kv_b_proj [NH·(DN+DV), R] (f32, row-major) into W_UK and W_UV.
+// SplitKVB cuts kv_b_proj [NH·(DN+DV), R] (f32, row-major) into W_UK and
+// W_UV, and packs them (WUKp, WUVp; WUKq, WUVq when Q is int8-quantized).
 func (w *LayerWeights) SplitKVB(kvb []float32) error {
 	NH, DN, DV, R := w.Heads, w.DN, w.DV, w.R
 	if len(kvb) != NH*(DN+DV)*R {
@@ -53,6 +55,10 @@ func (w *LayerWeights) SplitKVB(kvb []float32) error {
 	}
 	if w.WUVp, err = quant.Quantize(kernel.F32, w.WUV, NH*DV, R, false); err != nil {
 		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
+	}
+	if w.Q == nil || !int8Projections(w.Q.DType) {
+		w.WUKq, w.WUVq = nil, nil
+		return nil
 	}
 	if w.WUKq, err = quant.Quantize(kernel.Q8, w.WUK, NH*DN, R, false); err != nil {
 		return fmt.Errorf("mla layer: kv_b_proj: %v", err)
@@ -225,11 +231,15 @@ func prefillClasses(classes []kernel.Class, dt kernel.DType) []kernel.Class {
 		classes = kernel.DefaultClasses
 	}
 	out := []kernel.Class{kernel.ClassF32}
-	if dt != kernel.F32 && dt != kernel.BF16 && slices.Contains(classes, kernel.ClassInt8Act) {
+	if int8Projections(dt) && slices.Contains(classes, kernel.ClassInt8Act) {
 		out = append(out, kernel.ClassInt8Act)
 	}
 	return out
 }
+
+// int8Projections reports whether projections in dt are int8-quantized
+// formats (Q8 … Q2: neither F32 nor BF16).
+func int8Projections(dt kernel.DType) bool { return dt != kernel.F32 && dt != kernel.BF16 }
 
 // pickPrefill is pick for the prefill among classes, with the default
 // crossover between the forms: without a tuning profile's choice, a prefix

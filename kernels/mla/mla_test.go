@@ -432,3 +432,42 @@ func TestRowMax(t *testing.T) {
 		check(t)
 	})
 }
+
+// TestPrefillClasses: the prefill may use int8act only where the caller's
+// classes allow it and the layer's projections are int8-quantized (f32
+// always); SplitKVB keeps the Q8 copies of W_UK and W_UV exactly there.
+func TestPrefillClasses(t *testing.T) {
+	f32, i8, bf := kernel.ClassF32, kernel.ClassInt8Act, kernel.ClassBF16Act
+	for _, c := range []struct {
+		classes []kernel.Class
+		dt      kernel.DType
+		want    []kernel.Class
+	}{
+		{nil, kernel.Q4, []kernel.Class{f32, i8}},
+		{nil, kernel.Q8, []kernel.Class{f32, i8}},
+		{nil, kernel.F32, []kernel.Class{f32}},
+		{nil, kernel.BF16, []kernel.Class{f32}},
+		{[]kernel.Class{f32}, kernel.Q8, []kernel.Class{f32}},
+		{[]kernel.Class{bf}, kernel.Q8, []kernel.Class{f32}},
+		{[]kernel.Class{i8}, kernel.Q6, []kernel.Class{f32, i8}},
+		{[]kernel.Class{f32, i8, bf}, kernel.F32, []kernel.Class{f32}},
+	} {
+		if got := prefillClasses(c.classes, c.dt); !slices.Equal(got, c.want) {
+			t.Errorf("prefillClasses(%v, %s) = %v, want %v", c.classes, c.dt, got, c.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(13, 13))
+	for _, dt := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4} {
+		w := &LayerWeights{Hidden: 64, Heads: 2, DN: 16, DR: 8, DV: 16, R: 32}
+		var err error
+		if w.Q, err = quant.Quantize(dt, randn(r, 2*24*64, 0.1), 2*24, 64, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SplitKVB(randn(r, 2*32*32, 0.1)); err != nil {
+			t.Fatal(err)
+		}
+		if q8 := w.WUKq != nil && w.WUVq != nil; q8 != (dt != kernel.F32 && dt != kernel.BF16) {
+			t.Errorf("projections %s: Q8 copies of W_UK, W_UV: %v", dt, q8)
+		}
+	}
+}
