@@ -12,7 +12,7 @@ import (
 // BenchmarkMLA at Kimi's widths (32 heads, r=512, dr=64, dn=dv=128):
 //
 //	op=decode/dtype=f32/variant=<v>/b=1/c=<ctx>/nh=32/r=512/dr=64/threads=<n>      contexts 4K, 32K, 128K
-//	op=prefill/dtype=f32/variant=<v>/t=<T>/p=0/nh=32/dn=128/dr=64/dv=128/r=512/threads=<n>   prompts 512, 4096
+//	op=prefill/dtype=f32/variant=<v>/t=<T>/p=0/nh=32/dn=128/dr=64/dv=128/r=512/threads=<n>   prompts 64, 512, 4096
 //
 // GFLOP/s (the op's cost count), GB/s of cache read and ms per call.
 // KTUNE_BENCH_VARIANTS (comma-separated names) restricts the variants;
@@ -22,7 +22,7 @@ func BenchmarkMLA(b *testing.B) {
 	for _, ctx := range []int{4096, 32768, 131072} {
 		benchOp(b, OpDecode, kernel.MakeShape(decodeKeys, 1, ctx, 32, 512, 64))
 	}
-	for _, t := range []int{512, 4096} {
+	for _, t := range []int{64, 512, 4096} {
 		benchOp(b, OpPrefill, kernel.MakeShape(prefillKeys, t, 0, 32, 128, 64, 128, 512))
 	}
 }
