@@ -162,10 +162,10 @@ func expKernelAVX2() {
 	RET()
 }
 
-// blasKernels: y += α·x and Σ a·b over the first len rounded down to a
+// blasKernels: y += α·x, dst += a⊙b and Σ a·b over the first len rounded down to a
 // multiple of the vector width (the caller finishes the tail), four
 // accumulators (or four stores) per iteration, for the kernels' glue
-// (MoE combine, MLA absorption, norms).
+// (MoE combine, MLA absorption, norms, KDA's short convolution).
 func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 	TEXT("axpy"+name, NOSPLIT, "func(alpha float32, x, y []float32)")
 	Pragma("noescape")
@@ -204,6 +204,48 @@ func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 		DECQ(n)
 		JMP(LabelRef("axpy" + name + "_1"))
 		Label("axpy" + name + "_done")
+		VZEROUPPER()
+		RET()
+	}
+
+	TEXT("mulAdd"+name, NOSPLIT, "func(dst, a, b []float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("mulAdd%s computes dst[i] += a[i]·b[i] (fused) for i < len(dst) rounded down to a multiple of %d.", name, width))
+	{
+		dp := Load(Param("dst").Base(), GP64())
+		ap := Load(Param("a").Base(), GP64())
+		bp := Load(Param("b").Base(), GP64())
+		n := Load(Param("dst").Len(), GP64())
+		SHRQ(U8(shift(width)), n)
+		Label("muladd" + name + "_4")
+		CMPQ(n, U8(4))
+		JB(LabelRef("muladd" + name + "_1"))
+		for u := 0; u < 4; u++ {
+			v, w := vec(), vec()
+			VMOVUPS(Mem{Base: dp, Disp: u * sz}, v)
+			VMOVUPS(Mem{Base: ap, Disp: u * sz}, w)
+			VFMADD231PS(Mem{Base: bp, Disp: u * sz}, w, v)
+			VMOVUPS(v, Mem{Base: dp, Disp: u * sz})
+		}
+		ADDQ(U32(4*sz), dp)
+		ADDQ(U32(4*sz), ap)
+		ADDQ(U32(4*sz), bp)
+		SUBQ(U8(4), n)
+		JMP(LabelRef("muladd" + name + "_4"))
+		Label("muladd" + name + "_1")
+		CMPQ(n, U8(0))
+		JE(LabelRef("muladd" + name + "_done"))
+		v, w := vec(), vec()
+		VMOVUPS(Mem{Base: dp}, v)
+		VMOVUPS(Mem{Base: ap}, w)
+		VFMADD231PS(Mem{Base: bp}, w, v)
+		VMOVUPS(v, Mem{Base: dp})
+		ADDQ(U32(sz), dp)
+		ADDQ(U32(sz), ap)
+		ADDQ(U32(sz), bp)
+		DECQ(n)
+		JMP(LabelRef("muladd" + name + "_1"))
+		Label("muladd" + name + "_done")
 		VZEROUPPER()
 		RET()
 	}
@@ -322,6 +364,64 @@ func actKernel(name string, mode int) {
 	RET()
 }
 
+// softplusKernel: dst = scale·softplus(src) on AVX-512 over the first
+// len(src)&^15 elements, as max(x, 0) + log1p(e) with e = exp(−|x|) from
+// expKernel's exp and log1p(e) = 2·atanh(s), s = e/(2+e) ∈ [0, 1/3], by
+// the series 2s·(1 + s²/3 + s⁴/5 + … + s¹⁶/17) in f32 (the float64
+// algorithm of the Go tail, whose truncation is < 1e-11 relative). NaN
+// propagates through the clamp, the max and the sum; ±Inf gives
+// scale·(+Inf) and 0.
+func softplusKernel() {
+	TEXT("softplusAVX512", NOSPLIT, "func(dst, src []float32, scale float32)")
+	Pragma("noescape")
+	Doc("softplusAVX512 writes scale·(max(src[i], 0) + log1p(exp(−|src[i]|))) for i < len(src) rounded down to a multiple of 16.")
+	d := Load(Param("dst").Base(), GP64())
+	sp := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	scale := ZMM()
+	VBROADCASTSS(Load(Param("scale"), XMM()), scale)
+	SHRQ(U8(4), n)
+	e := newExpZ()
+	signbit := zconst(float32(math.Copysign(0, -1)))
+	two := zconst(2)
+	var c []VecVirtual // 1/17, 1/15, …, 1/3
+	for k := 17; k >= 3; k -= 2 {
+		c = append(c, zconst(float32(1/float64(k))))
+	}
+	zero := ZMM()
+	VXORPS(zero, zero, zero)
+	Label("softplus_loop")
+	CMPQ(n, U8(0))
+	JE(LabelRef("softplus_done"))
+	x, a := ZMM(), ZMM()
+	VMOVUPS(Mem{Base: sp}, x)
+	VORPS(signbit, x, a) // −|x|
+	y := e.exp(a)        // e = exp(−|x|) ∈ (0, 1]
+	s, z, p := ZMM(), ZMM(), ZMM()
+	VADDPS(two, y, s)
+	VDIVPS(s, y, s) // s = e/(2+e)
+	VMULPS(s, s, z)
+	VMOVAPS(c[0], p)
+	for _, cf := range c[1:] {
+		VFMADD213PS(cf, z, p) // p = p·z + cf
+	}
+	VFMADD213PS(e.one, z, p) // p = p·z + 1
+	VADDPS(s, s, s)
+	VMULPS(s, p, p) // log1p(e) = 2s·p
+	m := ZMM()
+	VMAXPS(x, zero, m) // x second: a NaN x passes through
+	VADDPS(p, m, m)
+	VMULPS(scale, m, m)
+	VMOVUPS(m, Mem{Base: d})
+	ADDQ(U8(64), sp)
+	ADDQ(U8(64), d)
+	DECQ(n)
+	JMP(LabelRef("softplus_loop"))
+	Label("softplus_done")
+	VZEROUPPER()
+	RET()
+}
+
 // reduce4 sums the four lanes of x and returns the sum as the result.
 func reduce4(x VecVirtual) {
 	t := XMM()
@@ -349,6 +449,7 @@ func main() {
 	actKernel("sigmoidAVX512", 0)
 	actKernel("siluAVX512", 1)
 	actKernel("siluMulAVX512", 2)
+	softplusKernel()
 	blasKernels("AVX2", 8, func() VecVirtual { return YMM() }, 32)
 	Generate()
 }

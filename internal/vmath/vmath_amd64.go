@@ -46,6 +46,29 @@ func axpyAsm(alpha float32, x, y []float32) int {
 	return 0
 }
 
+// mulAddAsm does dst += a⊙b on the bulk and returns how many elements it did.
+func mulAddAsm(dst, a, b []float32) int {
+	switch {
+	case cpu.Has(cpu.AVX512F):
+		mulAddAVX512(dst, a, b)
+		return len(dst) &^ 15
+	case cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)):
+		mulAddAVX2(dst, a, b)
+		return len(dst) &^ 7
+	}
+	return 0
+}
+
+// softplusAsm runs softplusAVX512 on the bulk of src (a multiple of 16
+// elements) and returns how many it did.
+func softplusAsm(dst, src []float32, scale float32) int {
+	if !cpu.Has(cpu.AVX512F) {
+		return 0
+	}
+	softplusAVX512(dst, src, scale)
+	return len(src) &^ 15
+}
+
 // actAsm runs an activation's AVX-512 kernel on the bulk of src (a
 // multiple of 16 elements) and returns how many it did; without AVX-512
 // the Go loop (over vector exp) does them all.

@@ -197,6 +197,57 @@ axpyAVX512_done:
 	VZEROUPPER
 	RET
 
+// func mulAddAVX512(dst []float32, a []float32, b []float32)
+// Requires: AVX, AVX512F
+TEXT ·mulAddAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	SHRQ $0x04, BX
+
+muladdAVX512_4:
+	CMPQ        BX, $0x04
+	JB          muladdAVX512_1
+	VMOVUPS     (AX), Z0
+	VMOVUPS     (CX), Z1
+	VFMADD231PS (DX), Z1, Z0
+	VMOVUPS     Z0, (AX)
+	VMOVUPS     64(AX), Z0
+	VMOVUPS     64(CX), Z1
+	VFMADD231PS 64(DX), Z1, Z0
+	VMOVUPS     Z0, 64(AX)
+	VMOVUPS     128(AX), Z0
+	VMOVUPS     128(CX), Z1
+	VFMADD231PS 128(DX), Z1, Z0
+	VMOVUPS     Z0, 128(AX)
+	VMOVUPS     192(AX), Z0
+	VMOVUPS     192(CX), Z1
+	VFMADD231PS 192(DX), Z1, Z0
+	VMOVUPS     Z0, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x04, BX
+	JMP         muladdAVX512_4
+
+muladdAVX512_1:
+	CMPQ        BX, $0x00
+	JE          muladdAVX512_done
+	VMOVUPS     (AX), Z0
+	VMOVUPS     (CX), Z1
+	VFMADD231PS (DX), Z1, Z0
+	VMOVUPS     Z0, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	ADDQ        $0x00000040, DX
+	DECQ        BX
+	JMP         muladdAVX512_1
+
+muladdAVX512_done:
+	VZEROUPPER
+	RET
+
 // func dotAVX512(a []float32, b []float32) float32
 // Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
@@ -458,6 +509,110 @@ siluMulAVX512_done:
 	VZEROUPPER
 	RET
 
+// func softplusAVX512(dst []float32, src []float32, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·softplusAVX512(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	MOVSS        scale+48(FP), X0
+	VBROADCASTSS X0, Z0
+	SHRQ         $0x04, DX
+	MOVL         $0x42b20000, BX
+	VPBROADCASTD BX, Z1
+	MOVL         $0xc2d00000, BX
+	VPBROADCASTD BX, Z2
+	MOVL         $0x3fb8aa3b, BX
+	VPBROADCASTD BX, Z3
+	MOVL         $0x3f318000, BX
+	VPBROADCASTD BX, Z4
+	MOVL         $0xb95e8083, BX
+	VPBROADCASTD BX, Z5
+	MOVL         $0x39506967, BX
+	VPBROADCASTD BX, Z6
+	MOVL         $0x3ab743ce, BX
+	VPBROADCASTD BX, Z7
+	MOVL         $0x3c088908, BX
+	VPBROADCASTD BX, Z8
+	MOVL         $0x3d2aa9c1, BX
+	VPBROADCASTD BX, Z9
+	MOVL         $0x3e2aaaaa, BX
+	VPBROADCASTD BX, Z10
+	MOVL         $0x3f000000, BX
+	VPBROADCASTD BX, Z11
+	MOVL         $0x3f800000, BX
+	VPBROADCASTD BX, Z12
+	MOVL         $0x80000000, BX
+	VPBROADCASTD BX, Z13
+	MOVL         $0x40000000, BX
+	VPBROADCASTD BX, Z14
+	MOVL         $0x3d70f0f1, BX
+	VPBROADCASTD BX, Z15
+	MOVL         $0x3d888889, BX
+	VPBROADCASTD BX, Z16
+	MOVL         $0x3d9d89d9, BX
+	VPBROADCASTD BX, Z17
+	MOVL         $0x3dba2e8c, BX
+	VPBROADCASTD BX, Z18
+	MOVL         $0x3de38e39, BX
+	VPBROADCASTD BX, Z19
+	MOVL         $0x3e124925, BX
+	VPBROADCASTD BX, Z20
+	MOVL         $0x3e4ccccd, BX
+	VPBROADCASTD BX, Z21
+	MOVL         $0x3eaaaaab, BX
+	VPBROADCASTD BX, Z22
+	VXORPS       Z23, Z23, Z23
+
+softplus_loop:
+	CMPQ         DX, $0x00
+	JE           softplus_done
+	VMOVUPS      (CX), Z24
+	VORPS        Z13, Z24, Z25
+	VMINPS       Z25, Z1, Z25
+	VMAXPS       Z25, Z2, Z25
+	VMULPS       Z3, Z25, Z26
+	VRNDSCALEPS  $0x00, Z26, Z26
+	VMOVAPS      Z25, Z25
+	VFNMADD231PS Z4, Z26, Z25
+	VFNMADD231PS Z5, Z26, Z25
+	VMOVAPS      Z6, Z27
+	VFMADD213PS  Z7, Z25, Z27
+	VFMADD213PS  Z8, Z25, Z27
+	VFMADD213PS  Z9, Z25, Z27
+	VFMADD213PS  Z10, Z25, Z27
+	VFMADD213PS  Z11, Z25, Z27
+	VMULPS       Z25, Z25, Z28
+	VFMADD213PS  Z25, Z28, Z27
+	VADDPS       Z12, Z27, Z27
+	VSCALEFPS    Z26, Z27, Z27
+	VADDPS       Z14, Z27, Z25
+	VDIVPS       Z25, Z27, Z25
+	VMULPS       Z25, Z25, Z26
+	VMOVAPS      Z15, Z27
+	VFMADD213PS  Z16, Z26, Z27
+	VFMADD213PS  Z17, Z26, Z27
+	VFMADD213PS  Z18, Z26, Z27
+	VFMADD213PS  Z19, Z26, Z27
+	VFMADD213PS  Z20, Z26, Z27
+	VFMADD213PS  Z21, Z26, Z27
+	VFMADD213PS  Z22, Z26, Z27
+	VFMADD213PS  Z12, Z26, Z27
+	VADDPS       Z25, Z25, Z25
+	VMULPS       Z25, Z27, Z27
+	VMAXPS       Z24, Z23, Z24
+	VADDPS       Z27, Z24, Z24
+	VMULPS       Z0, Z24, Z24
+	VMOVUPS      Z24, (AX)
+	ADDQ         $0x40, CX
+	ADDQ         $0x40, AX
+	DECQ         DX
+	JMP          softplus_loop
+
+softplus_done:
+	VZEROUPPER
+	RET
+
 // func axpyAVX2(alpha float32, x []float32, y []float32)
 // Requires: AVX, FMA3
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
@@ -504,6 +659,57 @@ axpyAVX2_1:
 	JMP         axpyAVX2_1
 
 axpyAVX2_done:
+	VZEROUPPER
+	RET
+
+// func mulAddAVX2(dst []float32, a []float32, b []float32)
+// Requires: AVX, FMA3
+TEXT ·mulAddAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	SHRQ $0x03, BX
+
+muladdAVX2_4:
+	CMPQ        BX, $0x04
+	JB          muladdAVX2_1
+	VMOVUPS     (AX), Y0
+	VMOVUPS     (CX), Y1
+	VFMADD231PS (DX), Y1, Y0
+	VMOVUPS     Y0, (AX)
+	VMOVUPS     32(AX), Y0
+	VMOVUPS     32(CX), Y1
+	VFMADD231PS 32(DX), Y1, Y0
+	VMOVUPS     Y0, 32(AX)
+	VMOVUPS     64(AX), Y0
+	VMOVUPS     64(CX), Y1
+	VFMADD231PS 64(DX), Y1, Y0
+	VMOVUPS     Y0, 64(AX)
+	VMOVUPS     96(AX), Y0
+	VMOVUPS     96(CX), Y1
+	VFMADD231PS 96(DX), Y1, Y0
+	VMOVUPS     Y0, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x04, BX
+	JMP         muladdAVX2_4
+
+muladdAVX2_1:
+	CMPQ        BX, $0x00
+	JE          muladdAVX2_done
+	VMOVUPS     (AX), Y0
+	VMOVUPS     (CX), Y1
+	VFMADD231PS (DX), Y1, Y0
+	VMOVUPS     Y0, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	ADDQ        $0x00000020, DX
+	DECQ        BX
+	JMP         muladdAVX2_1
+
+muladdAVX2_done:
 	VZEROUPPER
 	RET
 

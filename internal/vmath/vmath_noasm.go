@@ -9,5 +9,8 @@ func clampKernel(dst, src []float32) { panic("vmath: no exp kernel in this build
 
 func dotAsm(a, b []float32) (float32, int)      { return 0, 0 }
 func axpyAsm(alpha float32, x, y []float32) int { return 0 }
+func mulAddAsm(dst, a, b []float32) int         { return 0 }
+
+func softplusAsm(dst, src []float32, scale float32) int { return 0 }
 
 func actAsm(mode int, dst, src, u []float32) int { return 0 }
