@@ -6,37 +6,6 @@ import (
 	"testing"
 )
 
-// TestLog1p: within 0.51 ulp of log(1+y) on [0, 1], tiny y and 1 included.
-func TestLog1p(t *testing.T) {
-	worst, at := 0.0, float32(0)
-	check := func(y float32) {
-		want := math.Log1p(float64(y))
-		got := float64(log1p(y))
-		if want == 0 {
-			if got != 0 {
-				t.Fatalf("log1p(0) = %g", got)
-			}
-			return
-		}
-		w32 := float32(want)
-		ulp := float64(math.Nextafter32(w32, 2) - w32)
-		if e := math.Abs(got-want) / ulp; e > worst || math.IsNaN(e) {
-			worst, at = e, y
-		}
-	}
-	for y := float32(0); y <= 1; y = math.Nextafter32(y, 2)*1.00003 + 0 {
-		check(y)
-		if y == 0 {
-			y = math.SmallestNonzeroFloat32
-			check(y)
-		}
-	}
-	check(1)
-	if !(worst <= 0.51) {
-		t.Fatalf("log1p: %.3f ulp at y = %g", worst, at)
-	}
-}
-
 // TestSoftplusGate compares the gate with float64 arithmetic for head
 // widths that do and do not divide the 128-element chunk, so that each
 // element takes its own head's −exp(A_log).

@@ -131,19 +131,9 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	gemm.LinearClasses(opt.Classes, gate, low, w.GB, M, false, th)
 	gemm.LinearClasses(opt.Classes, beta, x, w.Beta, M, false, th)
 	// ---- short convolution + SiLU, continuing the cache: q, k, v [B,T,H·D]
+	w.convSiLU(qp, kp, vp, c, B, T, th)
 	pl := pool.Default()
-	pl.For(th, 3*HD, 64, func(_, lo, hi int) {
-		for _, cv := range [3]struct {
-			u, cache, taps []float32
-			base           int
-		}{{qp, c.ConvQ, w.ConvQ, 0}, {kp, c.ConvK, w.ConvK, HD}, {vp, c.ConvV, w.ConvV, 2 * HD}} {
-			a, b := max(lo-cv.base, 0), min(hi-cv.base, HD)
-			if a < b {
-				w.conv(cv.u, cv.cache, cv.taps, B, T, a, b)
-			}
-		}
-	})
-	// SiLU, the per-head L2 norm of q and k (ε inside the root) and the
+	// the per-head L2 norm of q and k (ε inside the root) and the
 	// gates g = −exp(A_log[h])·softplus(f + dt_bias), β = σ(b), per token
 	negA := make([]float32, H)
 	for h := range negA {
@@ -151,10 +141,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	}
 	pl.For(th, M, 1, func(_, lo, hi int) {
 		for m := lo; m < hi; m++ {
-			q, k, v := qp[m*HD:(m+1)*HD], kp[m*HD:(m+1)*HD], vp[m*HD:(m+1)*HD]
-			vmath.SiLU(q, q)
-			vmath.SiLU(k, k)
-			vmath.SiLU(v, v)
+			q, k := qp[m*HD:(m+1)*HD], kp[m*HD:(m+1)*HD]
 			if opt.Debug == nil {
 				l2normRows(q, D, 1e-6)
 				l2normRows(k, D, 1e-6)
@@ -215,53 +202,71 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 
-// conv applies the depthwise causal convolution (without the SiLU) in
-// place on channels [lo, hi) of u [B,T,H·D], reading and updating their
-// windows (oldest first). It walks the tokens in order over blocks of
-// channels, so that every access is to a contiguous run of a token's row;
-// the block's last W inputs live in a ring (input t in slot t mod W).
+// convBlock is how many channels conv takes at a time. convSiLU's work
+// items are fixed blocks of convBlock channels of q, k or v, so that the
+// vector kernels see the same slices (and give the same bits) whatever the
+// thread count.
+const convBlock = 128
+
+// convSiLU applies the depthwise causal convolutions and SiLU in place on
+// q, k, v [B,T,H·D], continuing and updating the cache's windows.
+func (w *LayerWeights) convSiLU(qp, kp, vp []float32, c *LayerCache, B, T, threads int) {
+	HD := w.Heads * w.HeadDim
+	nb := (HD + convBlock - 1) / convBlock // blocks per tensor
+	cv := [3]struct{ u, cache, taps []float32 }{{qp, c.ConvQ, w.ConvQ}, {kp, c.ConvK, w.ConvK}, {vp, c.ConvV, w.ConvV}}
+	pool.Default().For(threads, 3*nb, 1, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			t, c0 := &cv[i/nb], i%nb*convBlock
+			w.conv(t.u, t.cache, t.taps, B, T, c0, min(c0+convBlock, HD))
+		}
+	})
+}
+
+// conv applies the depthwise causal convolution and then SiLU in place on
+// channels [lo, hi) (at most convBlock of them) of u [B,T,H·D], reading
+// and updating their windows (oldest first). It walks the tokens in
+// order, so that every access is to a contiguous run of a token's row;
+// the block's last W inputs live in a ring (input t in slot t mod W), its
+// taps transposed (tap j of every channel in one run) for vmath.MulAdd.
 func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 	HD, W := w.Heads*w.HeadDim, w.ConvWidth
-	const cb = 128
+	const cb = convBlock
+	n := hi - lo
 	buf := scratch.Get(2*W*cb + cb)
 	defer scratch.Put(buf)
 	ring := buf[:W*cb]         // ring[s·cb+i]: channel lo+i's input in slot s
-	tapT := buf[W*cb : 2*W*cb] // tapT[j·cb+i]: channel's tap j
-	acc := buf[2*W*cb:][:cb]
+	tapT := buf[W*cb : 2*W*cb] // tapT[j·cb+i]: channel lo+i's tap j
+	acc := buf[2*W*cb:][:n]
+	for i := 0; i < n; i++ {
+		tp := taps[(lo+i)*W:][:W]
+		for j := 0; j < W; j++ {
+			tapT[j*cb+i] = tp[j]
+		}
+	}
 	for b := 0; b < B; b++ {
-		for c0 := lo; c0 < hi; c0 += cb {
-			n := min(cb, hi-c0)
-			// the window holds inputs −W … −1, oldest first: input −W+j
-			// is in slot j
-			for i := 0; i < n; i++ {
-				win := cache[(b*HD+c0+i)*W:][:W]
-				tp := taps[(c0+i)*W:][:W]
-				for j := 0; j < W; j++ {
-					ring[j*cb+i] = win[j]
-					tapT[j*cb+i] = tp[j]
-				}
+		// the window holds inputs −W … −1, oldest first: input −W+j is in
+		// slot j
+		for i := 0; i < n; i++ {
+			win := cache[(b*HD+lo+i)*W:][:W]
+			for j := 0; j < W; j++ {
+				ring[j*cb+i] = win[j]
 			}
-			for t := 0; t < T; t++ {
-				row := u[(b*T+t)*HD+c0:][:n]
-				copy(ring[(t%W)*cb:][:n], row)
-				a := acc[:n]
-				clear(a)
-				for j := 0; j < W; j++ { // input t−W+1+j is in slot (t+1+j) mod W
-					x := ring[((t+1+j)%W)*cb:][:n]
-					tj := tapT[j*cb:][:n]
-					for i := range a {
-						a[i] += tj[i] * x[i]
-					}
-				}
-				copy(row, a)
+		}
+		for t := 0; t < T; t++ {
+			row := u[(b*T+t)*HD+lo:][:n]
+			copy(ring[(t%W)*cb:][:n], row)
+			clear(acc)
+			for j := 0; j < W; j++ { // input t−W+1+j is in slot (t+1+j) mod W
+				vmath.MulAdd(acc, tapT[j*cb:], ring[((t+1+j)%W)*cb:])
 			}
-			// keep inputs T−W … T−1, oldest first: input T−W+j is in slot
-			// (T+j) mod W
-			for i := 0; i < n; i++ {
-				win := cache[(b*HD+c0+i)*W:][:W]
-				for j := 0; j < W; j++ {
-					win[j] = ring[((T+j)%W)*cb+i]
-				}
+			vmath.SiLU(row, acc)
+		}
+		// keep inputs T−W … T−1, oldest first: input T−W+j is in slot
+		// (T+j) mod W
+		for i := 0; i < n; i++ {
+			win := cache[(b*HD+lo+i)*W:][:W]
+			for j := 0; j < W; j++ {
+				win[j] = ring[((T+j)%W)*cb+i]
 			}
 		}
 	}
@@ -284,35 +289,11 @@ func sumSquares(x []float32) float32 { return vmath.Dot(x, x) }
 
 // softplusGate turns f + dt_bias into the log-decay gate
 // g = −exp(A_log[h])·softplus(f + dt_bias) in place on one token's row
-// f [H·D] (negA[h] = −exp(A_log[h])).
+// f [H·D] (negA[h] = −exp(A_log[h])), one head at a time.
 func softplusGate(f, bias, negA []float32, D int) {
-	var e [128]float32
-	for lo := 0; lo < len(f); lo += len(e) {
-		row := f[lo:min(lo+len(e), len(f))]
-		t := e[:len(row)]
-		for i := range row {
-			row[i] += bias[lo+i]
-			t[i] = -float32(math.Abs(float64(row[i])))
-		}
-		vmath.Exp(t, t)
-		h, next := lo/D, (lo/D+1)*D // the head of element lo+i, and where the next starts
-		for i, z := range row {
-			if lo+i == next {
-				h, next = h+1, next+D
-			}
-			row[i] = negA[h] * (max(z, 0) + log1p(t[i]))
-		}
+	vmath.Axpy(1, bias, f)
+	for h := range len(f) / D {
+		row := f[h*D : (h+1)*D]
+		vmath.Softplus(row, row, negA[h])
 	}
-}
-
-// log1p is log(1+y) for y ∈ [0, 1], within 0.51 ulp of f32 (tiny y
-// included): 2·atanh(s) with s = y/(2+y) ∈ [0, 1/3], the series in s² to
-// s¹⁶ in float64 (its remainder < 1e-11 relative). A third of math.Log's
-// time per element; the KDA gates take it for every channel of every
-// prompt token.
-func log1p(y float32) float32 {
-	s := float64(y) / (2 + float64(y))
-	z := s * s
-	p := 1 + z*(1.0/3+z*(1.0/5+z*(1.0/7+z*(1.0/9+z*(1.0/11+z*(1.0/13+z*(1.0/15+z*(1.0/17))))))))
-	return float32(2 * s * p)
 }

@@ -2,7 +2,10 @@ package kda
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ktune/ktune/internal/golden"
@@ -97,6 +100,123 @@ func TestSoftplusStable(t *testing.T) {
 		s := -float64(g[i])
 		if s < 0 || s != s || math.Abs(s-want) > 2e-7*math.Max(want, 1e-30)+1e-45 {
 			t.Errorf("softplus(%v) = %v, want %v", z, s, want)
+		}
+	}
+}
+
+// convTol bounds convSiLU against its float64 reference, relative to the
+// sum of |tap·input| (the f32 rounding of a W-term sum) plus an absolute
+// floor for SiLU near 0.
+const convTol = 1e-6
+
+// convRef is the short convolution with SiLU in float64: out[b,t,c] =
+// silu(Σ_j taps[c·W+j]·in(t−W+1+j)), inputs before 0 coming from the
+// window (input −W+j at win[j]); it returns the outputs, the sums of
+// |tap·input| and the new windows (inputs T−W … T−1).
+func convRef(u, cache, taps []float32, B, T, HD, W int) (out, mag []float64, win []float32) {
+	out, mag, win = make([]float64, B*T*HD), make([]float64, B*T*HD), make([]float32, len(cache))
+	for b := 0; b < B; b++ {
+		for c := 0; c < HD; c++ {
+			in := func(t int) float32 { // input t of channel c, t ≥ −W
+				if t < 0 {
+					return cache[(b*HD+c)*W+W+t]
+				}
+				return u[(b*T+t)*HD+c]
+			}
+			for t := 0; t < T; t++ {
+				var s, m float64
+				for j := 0; j < W; j++ {
+					p := float64(taps[c*W+j]) * float64(in(t-W+1+j))
+					s, m = s+p, m+math.Abs(p)
+				}
+				out[(b*T+t)*HD+c], mag[(b*T+t)*HD+c] = s/(1+math.Exp(-s)), m
+			}
+			for j := 0; j < W; j++ {
+				win[(b*HD+c)*W+j] = in(T - W + j)
+			}
+		}
+	}
+	return out, mag, win
+}
+
+// TestConvSiLU checks convSiLU against convRef on head widths below, at
+// and across the channel block, batches, prompts shorter and longer than
+// the window, and thread counts 1, 2, 3, 7 (whose results must be the
+// same bits), and that two calls on a split prompt equal one call.
+func TestConvSiLU(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range []struct{ H, D, W int }{{3, 7, 4}, {5, 48, 4}, {2, 128, 4}, {1, 130, 3}, {2, 17, 2}} {
+		HD := sh.H * sh.D
+		w := &LayerWeights{Heads: sh.H, HeadDim: sh.D, ConvWidth: sh.W}
+		rnd := func(n int) []float32 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = float32(r.NormFloat64())
+			}
+			return s
+		}
+		w.ConvQ, w.ConvK, w.ConvV = rnd(HD*sh.W), rnd(HD*sh.W), rnd(HD*sh.W)
+		for _, B := range []int{1, 2} {
+			for _, T := range []int{1, 3, 33} {
+				name := fmt.Sprintf("H=%d/D=%d/W=%d/B=%d/T=%d", sh.H, sh.D, sh.W, B, T)
+				c0 := w.NewLayerCache(B)
+				for _, s := range [][]float32{c0.ConvQ, c0.ConvK, c0.ConvV} {
+					copy(s, rnd(len(s)))
+				}
+				in := [3][]float32{rnd(B * T * HD), rnd(B * T * HD), rnd(B * T * HD)}
+				var first [3][]float32
+				for _, th := range []int{1, 2, 3, 7} {
+					c := w.NewLayerCache(B)
+					copy(c.ConvQ, c0.ConvQ)
+					copy(c.ConvK, c0.ConvK)
+					copy(c.ConvV, c0.ConvV)
+					got := [3][]float32{slices.Clone(in[0]), slices.Clone(in[1]), slices.Clone(in[2])}
+					w.convSiLU(got[0], got[1], got[2], c, B, T, th)
+					for i, x := range []struct{ cache, taps, win []float32 }{{c0.ConvQ, w.ConvQ, c.ConvQ}, {c0.ConvK, w.ConvK, c.ConvK}, {c0.ConvV, w.ConvV, c.ConvV}} {
+						want, mag, win := convRef(in[i], x.cache, x.taps, B, T, HD, sh.W)
+						for j, g := range got[i] {
+							if e := math.Abs(float64(g) - want[j]); !(e <= convTol*(mag[j]+1)) {
+								t.Fatalf("%s threads=%d tensor %d: out[%d] (b %d, t %d, channel %d) = %v, want %v",
+									name, th, i, j, j/(T*HD), j/HD%T, j%HD, g, want[j])
+							}
+						}
+						if !slices.Equal(x.win, win) {
+							t.Fatalf("%s threads=%d tensor %d: window %v, want %v", name, th, i, x.win, win)
+						}
+					}
+					if th == 1 {
+						first = got
+					} else if !slices.Equal(got[0], first[0]) || !slices.Equal(got[1], first[1]) || !slices.Equal(got[2], first[2]) {
+						t.Fatalf("%s: threads=%d differs from threads=1", name, th)
+					}
+				}
+				if T < 2 {
+					continue
+				}
+				// a prompt in two pieces: the same bits as in one call
+				c := w.NewLayerCache(B)
+				copy(c.ConvQ, c0.ConvQ)
+				copy(c.ConvK, c0.ConvK)
+				copy(c.ConvV, c0.ConvV)
+				t1 := T / 2
+				for _, part := range [][2]int{{0, t1}, {t1, T}} {
+					n := part[1] - part[0]
+					var p [3][]float32
+					for i := range p {
+						for b := 0; b < B; b++ {
+							p[i] = append(p[i], in[i][(b*T+part[0])*HD:(b*T+part[1])*HD]...)
+						}
+					}
+					w.convSiLU(p[0], p[1], p[2], c, B, n, 2)
+					for i := range p {
+						for b := 0; b < B; b++ {
+							if !slices.Equal(p[i][b*n*HD:(b+1)*n*HD], first[i][(b*T+part[0])*HD:(b*T+part[1])*HD]) {
+								t.Fatalf("%s: tensor %d, tokens [%d, %d) of sequence %d differ when fed in two calls", name, i, part[0], part[1], b)
+							}
+						}
+					}
+				}
+			}
 		}
 	}
 }
