@@ -162,10 +162,11 @@ func expKernelAVX2() {
 	RET()
 }
 
-// blasKernels: y += α·x, dst += a⊙b and Σ a·b over the first len rounded down to a
+// blasKernels: y += α·x, dst += a⊙b, x ·= α, dst = dst·α·a·b and Σ a·b over the first len rounded down to a
 // multiple of the vector width (the caller finishes the tail), four
 // accumulators (or four stores) per iteration, for the kernels' glue
-// (MoE combine, MLA absorption, norms, KDA's short convolution).
+// (MoE combine, MLA absorption, norms, KDA's short convolution and gated
+// norm).
 func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 	TEXT("axpy"+name, NOSPLIT, "func(alpha float32, x, y []float32)")
 	Pragma("noescape")
@@ -246,6 +247,58 @@ func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 		DECQ(n)
 		JMP(LabelRef("muladd" + name + "_1"))
 		Label("muladd" + name + "_done")
+		VZEROUPPER()
+		RET()
+	}
+
+	TEXT("scale"+name, NOSPLIT, "func(alpha float32, x []float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("scale%s computes x[i] *= alpha for i < len(x) rounded down to a multiple of %d.", name, width))
+	{
+		xp := Load(Param("x").Base(), GP64())
+		n := Load(Param("x").Len(), GP64())
+		a := vec()
+		VBROADCASTSS(NewParamAddr("alpha", 0), a)
+		SHRQ(U8(shift(width)), n)
+		Label("scale" + name + "_1")
+		CMPQ(n, U8(0))
+		JE(LabelRef("scale" + name + "_done"))
+		v := vec()
+		VMULPS(Mem{Base: xp}, a, v)
+		VMOVUPS(v, Mem{Base: xp})
+		ADDQ(U32(sz), xp)
+		DECQ(n)
+		JMP(LabelRef("scale" + name + "_1"))
+		Label("scale" + name + "_done")
+		VZEROUPPER()
+		RET()
+	}
+
+	TEXT("scaleMul"+name, NOSPLIT, "func(dst []float32, alpha float32, a, b []float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("scaleMul%s computes dst[i] = dst[i]·alpha·a[i]·b[i] (left to right) for i < len(dst) rounded down to a multiple of %d.", name, width))
+	{
+		dp := Load(Param("dst").Base(), GP64())
+		ap := Load(Param("a").Base(), GP64())
+		bp := Load(Param("b").Base(), GP64())
+		n := Load(Param("dst").Len(), GP64())
+		al := vec()
+		VBROADCASTSS(NewParamAddr("alpha", 24), al)
+		SHRQ(U8(shift(width)), n)
+		Label("scalemul" + name + "_1")
+		CMPQ(n, U8(0))
+		JE(LabelRef("scalemul" + name + "_done"))
+		v := vec()
+		VMULPS(Mem{Base: dp}, al, v)
+		VMULPS(Mem{Base: ap}, v, v)
+		VMULPS(Mem{Base: bp}, v, v)
+		VMOVUPS(v, Mem{Base: dp})
+		ADDQ(U32(sz), dp)
+		ADDQ(U32(sz), ap)
+		ADDQ(U32(sz), bp)
+		DECQ(n)
+		JMP(LabelRef("scalemul" + name + "_1"))
+		Label("scalemul" + name + "_done")
 		VZEROUPPER()
 		RET()
 	}

@@ -47,3 +47,21 @@ func MulAdd(dst, a, b []float32) {
 		dst[i] += a[i] * b[i]
 	}
 }
+
+// Scale computes x[i] *= alpha, vectors for the bulk where the CPU has
+// them: the same bits on every path.
+func Scale(alpha float32, x []float32) {
+	for i := scaleAsm(alpha, x); i < len(x); i++ {
+		x[i] *= alpha
+	}
+}
+
+// ScaleMul computes dst[i] = dst[i]·alpha·a[i]·b[i] over len(dst) (len(a),
+// len(b) ≥ len(dst)), rounding after each product from the left, as the
+// Go expression does: the same bits on every path.
+func ScaleMul(dst []float32, alpha float32, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := scaleMulAsm(dst, alpha, a, b); i < len(dst); i++ {
+		dst[i] = dst[i] * alpha * a[i] * b[i]
+	}
+}

@@ -59,6 +59,33 @@ func mulAddAsm(dst, a, b []float32) int {
 	return 0
 }
 
+// scaleAsm does x ·= alpha on the bulk and returns how many elements it did.
+func scaleAsm(alpha float32, x []float32) int {
+	switch {
+	case cpu.Has(cpu.AVX512F):
+		scaleAVX512(alpha, x)
+		return len(x) &^ 15
+	case cpu.Has(cpu.AVX2):
+		scaleAVX2(alpha, x)
+		return len(x) &^ 7
+	}
+	return 0
+}
+
+// scaleMulAsm does dst = dst·alpha·a·b on the bulk and returns how many
+// elements it did.
+func scaleMulAsm(dst []float32, alpha float32, a, b []float32) int {
+	switch {
+	case cpu.Has(cpu.AVX512F):
+		scaleMulAVX512(dst, alpha, a, b)
+		return len(dst) &^ 15
+	case cpu.Has(cpu.AVX2):
+		scaleMulAVX2(dst, alpha, a, b)
+		return len(dst) &^ 7
+	}
+	return 0
+}
+
 // softplusAsm runs softplusAVX512 on the bulk of src (a multiple of 16
 // elements) and returns how many it did.
 func softplusAsm(dst, src []float32, scale float32) int {

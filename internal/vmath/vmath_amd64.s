@@ -248,6 +248,54 @@ muladdAVX512_done:
 	VZEROUPPER
 	RET
 
+// func scaleAVX512(alpha float32, x []float32)
+// Requires: AVX, AVX512F
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-32
+	MOVQ         x_base+8(FP), AX
+	MOVQ         x_len+16(FP), CX
+	VBROADCASTSS alpha+0(FP), Z0
+	SHRQ         $0x04, CX
+
+scaleAVX512_1:
+	CMPQ    CX, $0x00
+	JE      scaleAVX512_done
+	VMULPS  (AX), Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	DECQ    CX
+	JMP     scaleAVX512_1
+
+scaleAVX512_done:
+	VZEROUPPER
+	RET
+
+// func scaleMulAVX512(dst []float32, alpha float32, a []float32, b []float32)
+// Requires: AVX, AVX512F
+TEXT ·scaleMulAVX512(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         a_base+32(FP), CX
+	MOVQ         b_base+56(FP), DX
+	MOVQ         dst_len+8(FP), BX
+	VBROADCASTSS alpha+24(FP), Z0
+	SHRQ         $0x04, BX
+
+scalemulAVX512_1:
+	CMPQ    BX, $0x00
+	JE      scalemulAVX512_done
+	VMULPS  (AX), Z0, Z1
+	VMULPS  (CX), Z1, Z1
+	VMULPS  (DX), Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, DX
+	DECQ    BX
+	JMP     scalemulAVX512_1
+
+scalemulAVX512_done:
+	VZEROUPPER
+	RET
+
 // func dotAVX512(a []float32, b []float32) float32
 // Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
@@ -710,6 +758,54 @@ muladdAVX2_1:
 	JMP         muladdAVX2_1
 
 muladdAVX2_done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(alpha float32, x []float32)
+// Requires: AVX
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
+	MOVQ         x_base+8(FP), AX
+	MOVQ         x_len+16(FP), CX
+	VBROADCASTSS alpha+0(FP), Y0
+	SHRQ         $0x03, CX
+
+scaleAVX2_1:
+	CMPQ    CX, $0x00
+	JE      scaleAVX2_done
+	VMULPS  (AX), Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	DECQ    CX
+	JMP     scaleAVX2_1
+
+scaleAVX2_done:
+	VZEROUPPER
+	RET
+
+// func scaleMulAVX2(dst []float32, alpha float32, a []float32, b []float32)
+// Requires: AVX
+TEXT ·scaleMulAVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         a_base+32(FP), CX
+	MOVQ         b_base+56(FP), DX
+	MOVQ         dst_len+8(FP), BX
+	VBROADCASTSS alpha+24(FP), Y0
+	SHRQ         $0x03, BX
+
+scalemulAVX2_1:
+	CMPQ    BX, $0x00
+	JE      scalemulAVX2_done
+	VMULPS  (AX), Y0, Y1
+	VMULPS  (CX), Y1, Y1
+	VMULPS  (DX), Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	DECQ    BX
+	JMP     scalemulAVX2_1
+
+scalemulAVX2_done:
 	VZEROUPPER
 	RET
 

@@ -26,9 +26,11 @@ func expAsm(dst, src []float32) int {
 // clampKernel is clampedExp's kernel: NEON (len(src) a multiple of 4).
 func clampKernel(dst, src []float32) { expNEON(dst, src) }
 
-func dotAsm(a, b []float32) (float32, int)      { return 0, 0 }
-func axpyAsm(alpha float32, x, y []float32) int { return 0 }
-func mulAddAsm(dst, a, b []float32) int         { return 0 }
+func dotAsm(a, b []float32) (float32, int)                         { return 0, 0 }
+func axpyAsm(alpha float32, x, y []float32) int                    { return 0 }
+func scaleAsm(alpha float32, x []float32) int                      { return 0 }
+func scaleMulAsm(dst []float32, alpha float32, a, b []float32) int { return 0 }
+func mulAddAsm(dst, a, b []float32) int                            { return 0 }
 
 func softplusAsm(dst, src []float32, scale float32) int { return 0 }
 

@@ -31,6 +31,16 @@ func axpyAVX512(alpha float32, x []float32, y []float32)
 //go:noescape
 func mulAddAVX512(dst []float32, a []float32, b []float32)
 
+// scaleAVX512 computes x[i] *= alpha for i < len(x) rounded down to a multiple of 16.
+//
+//go:noescape
+func scaleAVX512(alpha float32, x []float32)
+
+// scaleMulAVX512 computes dst[i] = dst[i]·alpha·a[i]·b[i] (left to right) for i < len(dst) rounded down to a multiple of 16.
+//
+//go:noescape
+func scaleMulAVX512(dst []float32, alpha float32, a []float32, b []float32)
+
 // dotAVX512 returns Σ a[i]·b[i] for i < len(a) rounded down to a multiple of 16.
 //
 //go:noescape
@@ -65,6 +75,16 @@ func axpyAVX2(alpha float32, x []float32, y []float32)
 //
 //go:noescape
 func mulAddAVX2(dst []float32, a []float32, b []float32)
+
+// scaleAVX2 computes x[i] *= alpha for i < len(x) rounded down to a multiple of 8.
+//
+//go:noescape
+func scaleAVX2(alpha float32, x []float32)
+
+// scaleMulAVX2 computes dst[i] = dst[i]·alpha·a[i]·b[i] (left to right) for i < len(dst) rounded down to a multiple of 8.
+//
+//go:noescape
+func scaleMulAVX2(dst []float32, alpha float32, a []float32, b []float32)
 
 // dotAVX2 returns Σ a[i]·b[i] for i < len(a) rounded down to a multiple of 8.
 //

@@ -2,6 +2,7 @@ package vmath
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ktune/ktune/internal/cpu"
@@ -295,5 +296,40 @@ func TestLog1p(t *testing.T) {
 	check(1)
 	if !(worst <= 0.51) {
 		t.Fatalf("log1p: %.3f ulp at y = %g", worst, at)
+	}
+}
+
+// TestScale checks Scale and ScaleMul on every ISA path for the exact
+// bits of the Go expressions (x·α; ((dst·α)·a)·b, the products rounded in
+// that order), on lengths around the vector widths, with a guard cell
+// after x and dst that must stay untouched.
+func TestScale(t *testing.T) {
+	for _, mask := range [][]cpu.Feature{nil, {cpu.AVX512F}, {cpu.AVX512F, cpu.AVX2}} {
+		restore := cpu.Disable(mask...)
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 129} {
+			x, a, b := make([]float32, n+1), make([]float32, n+2), make([]float32, n+2)
+			for i := range a {
+				a[i] = float32(i%13)*0.731 - 4.1
+				b[i] = 1 / (float32(i%5) + 1.3)
+			}
+			for i := range x {
+				x[i] = float32(i%9)*1.37e-3 - 3.3e-3
+			}
+			x[n] = float32(math.NaN())
+			const alpha = float32(0.7071068)
+			s, m := slices.Clone(x), slices.Clone(x)
+			Scale(alpha, s[:n])
+			ScaleMul(m[:n], alpha, a, b)
+			for i := 0; i < n; i++ {
+				ws, wm := x[i]*alpha, x[i]*alpha*a[i]*b[i]
+				if s[i] != ws || m[i] != wm {
+					t.Fatalf("mask %v n=%d: [%d]: Scale %v, want %v; ScaleMul %v, want %v", mask, n, i, s[i], ws, m[i], wm)
+				}
+			}
+			if s[n] == s[n] || m[n] == m[n] {
+				t.Fatalf("mask %v n=%d: wrote past the end", mask, n)
+			}
+		}
+		restore()
 	}
 }
