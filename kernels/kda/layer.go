@@ -189,10 +189,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 				i := m*H + h
 				row := o[i*D : (i+1)*D]
 				inv := float32(1 / math.Sqrt(float64(sumSquares(row))/float64(D)+float64(w.Eps)))
-				sg := gr[h*D : (h+1)*D]
-				for d := range row {
-					row[d] = row[d] * inv * w.ONorm[d] * sg[d]
-				}
+				vmath.ScaleMul(row, inv, w.ONorm, gr[h*D:(h+1)*D]) // row·inv·o_norm·σ(gate)
 			}
 		}
 	})
@@ -202,45 +199,47 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
 }
 
-// convBlock is how many channels conv takes at a time. convSiLU's work
-// items are fixed blocks of convBlock channels of q, k or v, so that the
-// vector kernels see the same slices (and give the same bits) whatever the
-// thread count.
-const convBlock = 128
+// convBlock is how many channels the conv's vector calls take at a time:
+// fixed blocks of convBlock channels of q, k or v, so that the kernels
+// see the same slices (and give the same bits) whatever the thread count.
+const convBlock = 512
 
 // convSiLU applies the depthwise causal convolutions and SiLU in place on
-// q, k, v [B,T,H·D], continuing and updating the cache's windows.
+// q, k, v [B,T,H·D], continuing and updating the cache's windows. The
+// threads split the blocks of the three tensors.
 func (w *LayerWeights) convSiLU(qp, kp, vp []float32, c *LayerCache, B, T, threads int) {
 	HD := w.Heads * w.HeadDim
 	nb := (HD + convBlock - 1) / convBlock // blocks per tensor
 	cv := [3]struct{ u, cache, taps []float32 }{{qp, c.ConvQ, w.ConvQ}, {kp, c.ConvK, w.ConvK}, {vp, c.ConvV, w.ConvV}}
 	pool.Default().For(threads, 3*nb, 1, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			t, c0 := &cv[i/nb], i%nb*convBlock
-			w.conv(t.u, t.cache, t.taps, B, T, c0, min(c0+convBlock, HD))
+		for i := range cv {
+			if a, b := max(lo, i*nb), min(hi, (i+1)*nb); a < b {
+				w.conv(cv[i].u, cv[i].cache, cv[i].taps, B, T, (a-i*nb)*convBlock, min((b-i*nb)*convBlock, HD))
+			}
 		}
 	})
 }
 
 // conv applies the depthwise causal convolution and then SiLU in place on
-// channels [lo, hi) (at most convBlock of them) of u [B,T,H·D], reading
+// channels [lo, hi) of u [B,T,H·D] (lo a multiple of convBlock), reading
 // and updating their windows (oldest first). It walks the tokens in
-// order, so that every access is to a contiguous run of a token's row;
-// the block's last W inputs live in a ring (input t in slot t mod W), its
-// taps transposed (tap j of every channel in one run) for vmath.MulAdd.
+// order, reading each token's run of channels contiguously (the prefetcher
+// streams it); the last W inputs live in a ring (input t in slot t mod
+// W), the taps transposed (tap j of every channel in one run) for
+// vmath.MulAdd, which, like SiLU, takes one block of convBlock channels at
+// a time.
 func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 	HD, W := w.Heads*w.HeadDim, w.ConvWidth
-	const cb = convBlock
 	n := hi - lo
-	buf := scratch.Get(2*W*cb + cb)
+	buf := scratch.Get(2*W*n + convBlock)
 	defer scratch.Put(buf)
-	ring := buf[:W*cb]         // ring[s·cb+i]: channel lo+i's input in slot s
-	tapT := buf[W*cb : 2*W*cb] // tapT[j·cb+i]: channel lo+i's tap j
-	acc := buf[2*W*cb:][:n]
+	ring := buf[:W*n]        // ring[s·n+i]: channel lo+i's input in slot s
+	tapT := buf[W*n : 2*W*n] // tapT[j·n+i]: channel lo+i's tap j
+	acc := buf[2*W*n:][:convBlock]
 	for i := 0; i < n; i++ {
 		tp := taps[(lo+i)*W:][:W]
 		for j := 0; j < W; j++ {
-			tapT[j*cb+i] = tp[j]
+			tapT[j*n+i] = tp[j]
 		}
 	}
 	for b := 0; b < B; b++ {
@@ -249,24 +248,28 @@ func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 		for i := 0; i < n; i++ {
 			win := cache[(b*HD+lo+i)*W:][:W]
 			for j := 0; j < W; j++ {
-				ring[j*cb+i] = win[j]
+				ring[j*n+i] = win[j]
 			}
 		}
 		for t := 0; t < T; t++ {
 			row := u[(b*T+t)*HD+lo:][:n]
-			copy(ring[(t%W)*cb:][:n], row)
-			clear(acc)
-			for j := 0; j < W; j++ { // input t−W+1+j is in slot (t+1+j) mod W
-				vmath.MulAdd(acc, tapT[j*cb:], ring[((t+1+j)%W)*cb:])
+			copy(ring[(t%W)*n:][:n], row)
+			for c0 := 0; c0 < n; c0 += convBlock {
+				m := min(convBlock, n-c0)
+				a := acc[:m]
+				clear(a)
+				for j := 0; j < W; j++ { // input t−W+1+j is in slot (t+1+j) mod W
+					vmath.MulAdd(a, tapT[j*n+c0:], ring[((t+1+j)%W)*n+c0:])
+				}
+				vmath.SiLU(row[c0:c0+m], a)
 			}
-			vmath.SiLU(row, acc)
 		}
 		// keep inputs T−W … T−1, oldest first: input T−W+j is in slot
 		// (T+j) mod W
 		for i := 0; i < n; i++ {
 			win := cache[(b*HD+lo+i)*W:][:W]
 			for j := 0; j < W; j++ {
-				win[j] = ring[((T+j)%W)*cb+i]
+				win[j] = ring[((T+j)%W)*n+i]
 			}
 		}
 	}
@@ -277,10 +280,7 @@ func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 func l2normRows(x []float32, d int, eps float64) {
 	for i := 0; i+d <= len(x); i += d {
 		row := x[i : i+d]
-		inv := float32(1 / math.Sqrt(float64(sumSquares(row))+eps))
-		for j := range row {
-			row[j] *= inv
-		}
+		vmath.Scale(float32(1/math.Sqrt(float64(sumSquares(row))+eps)), row)
 	}
 }
 

@@ -140,12 +140,13 @@ func convRef(u, cache, taps []float32, B, T, HD, W int) (out, mag []float64, win
 }
 
 // TestConvSiLU checks convSiLU against convRef on head widths below, at
-// and across the channel block, batches, prompts shorter and longer than
-// the window, and thread counts 1, 2, 3, 7 (whose results must be the
-// same bits), and that two calls on a split prompt equal one call.
+// and across the channel block (H·D = 650 > convBlock), batches, prompts
+// shorter and longer than the window, and thread counts 1, 2, 3, 7 (whose
+// results must be the same bits), and that two calls on a split prompt
+// equal one call.
 func TestConvSiLU(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, sh := range []struct{ H, D, W int }{{3, 7, 4}, {5, 48, 4}, {2, 128, 4}, {1, 130, 3}, {2, 17, 2}} {
+	for _, sh := range []struct{ H, D, W int }{{3, 7, 4}, {5, 48, 4}, {2, 128, 4}, {1, 130, 3}, {2, 17, 2}, {5, 130, 4}} {
 		HD := sh.H * sh.D
 		w := &LayerWeights{Heads: sh.H, HeadDim: sh.D, ConvWidth: sh.W}
 		rnd := func(n int) []float32 {
