@@ -211,7 +211,7 @@ func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 
 	TEXT("mulAdd"+name, NOSPLIT, "func(dst, a, b []float32)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("mulAdd%s computes dst[i] += a[i]·b[i] (fused) for i < len(dst) rounded down to a multiple of %d.", name, width))
+	Doc(fmt.Sprintf("mulAdd%s computes dst[i] += a[i]·b[i] (the product rounded, then the sum) for i < len(dst) rounded down to a multiple of %d.", name, width))
 	{
 		dp := Load(Param("dst").Base(), GP64())
 		ap := Load(Param("a").Base(), GP64())
@@ -223,9 +223,9 @@ func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 		JB(LabelRef("muladd" + name + "_1"))
 		for u := 0; u < 4; u++ {
 			v, w := vec(), vec()
-			VMOVUPS(Mem{Base: dp, Disp: u * sz}, v)
 			VMOVUPS(Mem{Base: ap, Disp: u * sz}, w)
-			VFMADD231PS(Mem{Base: bp, Disp: u * sz}, w, v)
+			VMULPS(Mem{Base: bp, Disp: u * sz}, w, w)
+			VADDPS(Mem{Base: dp, Disp: u * sz}, w, v)
 			VMOVUPS(v, Mem{Base: dp, Disp: u * sz})
 		}
 		ADDQ(U32(4*sz), dp)
@@ -237,9 +237,9 @@ func blasKernels(name string, width int, vec func() VecVirtual, sz int) {
 		CMPQ(n, U8(0))
 		JE(LabelRef("muladd" + name + "_done"))
 		v, w := vec(), vec()
-		VMOVUPS(Mem{Base: dp}, v)
 		VMOVUPS(Mem{Base: ap}, w)
-		VFMADD231PS(Mem{Base: bp}, w, v)
+		VMULPS(Mem{Base: bp}, w, w)
+		VADDPS(Mem{Base: dp}, w, v)
 		VMOVUPS(v, Mem{Base: dp})
 		ADDQ(U32(sz), dp)
 		ADDQ(U32(sz), ap)
@@ -419,15 +419,18 @@ func actKernel(name string, mode int) {
 
 // softplusKernel: dst = scale·softplus(src) on AVX-512 over the first
 // len(src)&^15 elements, as max(x, 0) + log1p(e) with e = exp(−|x|) from
-// expKernel's exp and log1p(e) = 2·atanh(s), s = e/(2+e) ∈ [0, 1/3], by
-// the series 2s·(1 + s²/3 + s⁴/5 + … + s¹⁶/17) in f32 (the float64
-// algorithm of the Go tail, whose truncation is < 1e-11 relative). NaN
-// propagates through the clamp, the max and the sum; ±Inf gives
-// scale·(+Inf) and 0.
+// expKernel's exp, and log1p(e) = 2·atanh(s), s = e/(2+e), by the series
+// 2s·(1 + s²/3 + s⁴/5 + … + s¹⁶/17) in float64 on eight lanes at a time,
+// operation for operation as vmath's Go log1p (separate multiplies and
+// adds, Horner from 1/17), rounded to f32 once: the same bits as
+// Exp followed by the Go loop. NaN propagates; +Inf gives scale·(+Inf),
+// −Inf gives 0 (e is exp(−104) past the clamp, not 0, which the sum with
+// max(x, 0) absorbs).
 func softplusKernel() {
 	TEXT("softplusAVX512", NOSPLIT, "func(dst, src []float32, scale float32)")
 	Pragma("noescape")
-	Doc("softplusAVX512 writes scale·(max(src[i], 0) + log1p(exp(−|src[i]|))) for i < len(src) rounded down to a multiple of 16.")
+	Doc("softplusAVX512 writes scale·(max(src[i], 0) + log1p(exp(−|src[i]|))) for i < len(src) rounded down to a multiple of 16,",
+		"with expAVX512's exp and the float64 log1p of the Go tail (the same bits).")
 	d := Load(Param("dst").Base(), GP64())
 	sp := Load(Param("src").Base(), GP64())
 	n := Load(Param("src").Len(), GP64())
@@ -436,13 +439,37 @@ func softplusKernel() {
 	SHRQ(U8(4), n)
 	e := newExpZ()
 	signbit := zconst(float32(math.Copysign(0, -1)))
-	two := zconst(2)
+	dconst := func(v float64) VecVirtual {
+		z := ZMM()
+		g := GP64()
+		MOVQ(U64(math.Float64bits(v)), g)
+		VPBROADCASTQ(g, z)
+		return z
+	}
+	two, one := dconst(2), dconst(1)
 	var c []VecVirtual // 1/17, 1/15, …, 1/3
 	for k := 17; k >= 3; k -= 2 {
-		c = append(c, zconst(float32(1/float64(k))))
+		c = append(c, dconst(1/float64(k)))
 	}
 	zero := ZMM()
 	VXORPS(zero, zero, zero)
+	// log1p on the eight float64 lanes of y, rounded into the f32 lanes of out
+	log1p := func(y VecVirtual, out VecVirtual) {
+		s, z, t := ZMM(), ZMM(), ZMM()
+		VADDPD(two, y, s)
+		VDIVPD(s, y, s) // s = y/(2+y)
+		VMULPD(s, s, z) // z = s·s
+		VMOVAPD(c[0], t)
+		for _, cf := range c[1:] {
+			VMULPD(t, z, t) // t = z·t
+			VADDPD(cf, t, t)
+		}
+		VMULPD(t, z, t)
+		VADDPD(one, t, t) // p = 1 + z·(…)
+		VADDPD(s, s, s)   // 2s
+		VMULPD(t, s, s)   // 2s·p
+		VCVTPD2PS(s, out)
+	}
 	Label("softplus_loop")
 	CMPQ(n, U8(0))
 	JE(LabelRef("softplus_done"))
@@ -450,20 +477,19 @@ func softplusKernel() {
 	VMOVUPS(Mem{Base: sp}, x)
 	VORPS(signbit, x, a) // −|x|
 	y := e.exp(a)        // e = exp(−|x|) ∈ (0, 1]
-	s, z, p := ZMM(), ZMM(), ZMM()
-	VADDPS(two, y, s)
-	VDIVPS(s, y, s) // s = e/(2+e)
-	VMULPS(s, s, z)
-	VMOVAPS(c[0], p)
-	for _, cf := range c[1:] {
-		VFMADD213PS(cf, z, p) // p = p·z + cf
-	}
-	VFMADD213PS(e.one, z, p) // p = p·z + 1
-	VADDPS(s, s, s)
-	VMULPS(s, p, p) // log1p(e) = 2s·p
+	lo, hi := ZMM(), ZMM()
+	VCVTPS2PD(y.AsY(), lo)
+	eh := YMM()
+	VEXTRACTF32X8(U8(1), y, eh)
+	VCVTPS2PD(eh, hi)
+	l0, l1 := YMM(), YMM()
+	log1p(lo, l0)
+	log1p(hi, l1)
+	l := ZMM()
+	VINSERTF32X8(U8(1), l1, l0.AsZ(), l)
 	m := ZMM()
 	VMAXPS(x, zero, m) // x second: a NaN x passes through
-	VADDPS(p, m, m)
+	VADDPS(l, m, m)
 	VMULPS(scale, m, m)
 	VMOVUPS(m, Mem{Base: d})
 	ADDQ(U8(64), sp)

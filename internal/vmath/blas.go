@@ -37,10 +37,9 @@ func Axpy(alpha float32, x, y []float32) {
 }
 
 // MulAdd computes dst[i] += a[i]·b[i] over len(dst) (len(a), len(b) ≥
-// len(dst)): fused multiply-adds on vectors for the bulk where the CPU
-// has them, separate ones on the rest; an element's result depends only
-// on the inputs, the CPU's features and whether it lies in the last
-// len(dst) mod 16 elements.
+// len(dst)), the product rounded before the sum as the Go expression
+// does (not fused): the same bits on every path, vectors for the bulk
+// where the CPU has them.
 func MulAdd(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := mulAddAsm(dst, a, b); i < len(dst); i++ {

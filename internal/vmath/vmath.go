@@ -87,10 +87,10 @@ func SiLUMul(dst, g, u []float32) {
 
 // Softplus writes scale·softplus(src[i]) = scale·log(1+exp(src[i])) into
 // dst[i] (len(dst) ≥ len(src); dst may be src), as max(x, 0) +
-// log1p(exp(−|x|)): within 1e-6 relative of float64 (a few f32 ulp) on
-// every path. The AVX-512 kernel does the bulk (a multiple of 16
-// elements) in f32; the rest take Exp's exponential and the float64
-// log1p. NaN gives NaN, +Inf gives scale·(+Inf), −Inf gives 0.
+// log1p(exp(−|x|)) with Exp's exponential and the float64 log1p below:
+// the AVX-512 kernel does the bulk (a multiple of 16 elements) with the
+// same operations, so the result has the bits of that Go loop on every
+// path. NaN gives NaN, +Inf gives scale·(+Inf), −Inf gives 0.
 func Softplus(dst, src []float32, scale float32) {
 	dst = dst[:len(src)]
 	var e [expChunk]float32
@@ -111,8 +111,9 @@ func Softplus(dst, src []float32, scale float32) {
 // log1p is log(1+y) for y ∈ [0, 1], within 0.51 ulp of f32 (tiny y
 // included): 2·atanh(s) with s = y/(2+y) ∈ [0, 1/3], the series in s² to
 // s¹⁶ in float64 (its remainder < 1e-11 relative). A third of math.Log's
-// time per element; Softplus's tail takes it (its vector kernel runs the
-// same series in f32).
+// time per element; Softplus takes it (its vector kernel runs the same
+// operations on float64 lanes; a build that fused them into FMAs, as
+// GOAMD64=v3 may, would differ from it by an f32 ulp at most).
 func log1p(y float32) float32 {
 	s := float64(y) / (2 + float64(y))
 	z := s * s

@@ -52,7 +52,7 @@ func mulAddAsm(dst, a, b []float32) int {
 	case cpu.Has(cpu.AVX512F):
 		mulAddAVX512(dst, a, b)
 		return len(dst) &^ 15
-	case cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)):
+	case cpu.Has(cpu.AVX2):
 		mulAddAVX2(dst, a, b)
 		return len(dst) &^ 7
 	}

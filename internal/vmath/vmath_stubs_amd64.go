@@ -26,7 +26,7 @@ func expAVX2(dst []float32, src []float32)
 //go:noescape
 func axpyAVX512(alpha float32, x []float32, y []float32)
 
-// mulAddAVX512 computes dst[i] += a[i]·b[i] (fused) for i < len(dst) rounded down to a multiple of 16.
+// mulAddAVX512 computes dst[i] += a[i]·b[i] (the product rounded, then the sum) for i < len(dst) rounded down to a multiple of 16.
 //
 //go:noescape
 func mulAddAVX512(dst []float32, a []float32, b []float32)
@@ -61,7 +61,8 @@ func siluAVX512(dst []float32, src []float32)
 //go:noescape
 func siluMulAVX512(dst []float32, g []float32, u []float32)
 
-// softplusAVX512 writes scale·(max(src[i], 0) + log1p(exp(−|src[i]|))) for i < len(src) rounded down to a multiple of 16.
+// softplusAVX512 writes scale·(max(src[i], 0) + log1p(exp(−|src[i]|))) for i < len(src) rounded down to a multiple of 16,
+// with expAVX512's exp and the float64 log1p of the Go tail (the same bits).
 //
 //go:noescape
 func softplusAVX512(dst []float32, src []float32, scale float32)
@@ -71,7 +72,7 @@ func softplusAVX512(dst []float32, src []float32, scale float32)
 //go:noescape
 func axpyAVX2(alpha float32, x []float32, y []float32)
 
-// mulAddAVX2 computes dst[i] += a[i]·b[i] (fused) for i < len(dst) rounded down to a multiple of 8.
+// mulAddAVX2 computes dst[i] += a[i]·b[i] (the product rounded, then the sum) for i < len(dst) rounded down to a multiple of 8.
 //
 //go:noescape
 func mulAddAVX2(dst []float32, a []float32, b []float32)
