@@ -102,7 +102,7 @@ func BenchmarkLayer(b *testing.B) {
 	if err := w.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	for _, T := range []int{64, 512} {
+	for _, T := range []int{1, 64, 512} {
 		x := vec(T*C, 0, 1)
 		y := make([]float32, T*C)
 		for threads := 1; threads <= 2; threads++ {

@@ -213,11 +213,65 @@ func (w *LayerWeights) convSiLU(qp, kp, vp []float32, c *LayerCache, B, T, threa
 	cv := [3]struct{ u, cache, taps []float32 }{{qp, c.ConvQ, w.ConvQ}, {kp, c.ConvK, w.ConvK}, {vp, c.ConvV, w.ConvV}}
 	pool.Default().For(threads, 3*nb, 1, func(_, lo, hi int) {
 		for i := range cv {
-			if a, b := max(lo, i*nb), min(hi, (i+1)*nb); a < b {
-				w.conv(cv[i].u, cv[i].cache, cv[i].taps, B, T, (a-i*nb)*convBlock, min((b-i*nb)*convBlock, HD))
+			a, b := max(lo, i*nb), min(hi, (i+1)*nb)
+			if a >= b {
+				continue
+			}
+			c0, c1 := (a-i*nb)*convBlock, min((b-i*nb)*convBlock, HD)
+			if T < convDirectT && w.ConvWidth <= maxDirectWidth {
+				w.convDirect(cv[i].u, cv[i].cache, cv[i].taps, B, T, c0, c1)
+			} else {
+				w.conv(cv[i].u, cv[i].cache, cv[i].taps, B, T, c0, c1)
 			}
 		}
 	})
+}
+
+// convDirectT is the prompt length from which convSiLU takes conv: below
+// it (decode) convDirect's channel-by-channel loop costs less than conv's
+// setup.
+const convDirectT = 8
+
+// maxDirectWidth is the widest convolution convDirect takes (its window
+// lives in a local array).
+const maxDirectWidth = 16
+
+// convDirect is conv for short prompts: channel by channel, the window in
+// a local array, no transposed copies. It forms the same sums in the same
+// order (products rounded, added from tap 0) and applies SiLU on the same
+// blocks, so it gives conv's bits.
+func (w *LayerWeights) convDirect(u, cache, taps []float32, B, T, lo, hi int) {
+	HD, W := w.Heads*w.HeadDim, w.ConvWidth
+	var buf [maxDirectWidth]float32
+	x := buf[:W] // inputs t−W+1 … t of the channel, oldest first
+	for b := 0; b < B; b++ {
+		for c := lo; c < hi; c++ {
+			win, tp := cache[(b*HD+c)*W:][:W], taps[c*W:][:W]
+			for j, v := range win {
+				x[j] = v
+			}
+			for t := 0; t < T; t++ {
+				i := (b*T+t)*HD + c
+				var a float32
+				for j := range W - 1 { // shift the window as the sum goes
+					x[j] = x[j+1]
+					a += tp[j] * x[j]
+				}
+				x[W-1] = u[i]
+				u[i] = a + tp[W-1]*x[W-1]
+			}
+			for j, v := range x {
+				win[j] = v
+			}
+		}
+		for t := 0; t < T; t++ {
+			row := u[(b*T+t)*HD:]
+			for c0 := lo; c0 < hi; c0 += convBlock {
+				r := row[c0:min(c0+convBlock, hi)]
+				vmath.SiLU(r, r)
+			}
+		}
+	}
 }
 
 // conv applies the depthwise causal convolution and then SiLU in place on
@@ -236,19 +290,22 @@ func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 	ring := buf[:W*n]        // ring[s·n+i]: channel lo+i's input in slot s
 	tapT := buf[W*n : 2*W*n] // tapT[j·n+i]: channel lo+i's tap j
 	acc := buf[2*W*n:][:convBlock]
-	for i := 0; i < n; i++ {
-		tp := taps[(lo+i)*W:][:W]
-		for j := 0; j < W; j++ {
-			tapT[j*n+i] = tp[j]
+	// the setup and the window's update run j-outer: contiguous runs in
+	// the ring, no division per element (at T = 1 they are the whole cost)
+	for j := 0; j < W; j++ {
+		tj := tapT[j*n:][:n]
+		for i := range tj {
+			tj[i] = taps[(lo+i)*W+j]
 		}
 	}
 	for b := 0; b < B; b++ {
+		win := cache[(b*HD+lo)*W:][:n*W] // channel lo+i's window at win[i·W:]
 		// the window holds inputs −W … −1, oldest first: input −W+j is in
 		// slot j
-		for i := 0; i < n; i++ {
-			win := cache[(b*HD+lo+i)*W:][:W]
-			for j := 0; j < W; j++ {
-				ring[j*n+i] = win[j]
+		for j := 0; j < W; j++ {
+			r := ring[j*n:][:n]
+			for i := range r {
+				r[i] = win[i*W+j]
 			}
 		}
 		for t := 0; t < T; t++ {
@@ -266,10 +323,10 @@ func (w *LayerWeights) conv(u, cache, taps []float32, B, T, lo, hi int) {
 		}
 		// keep inputs T−W … T−1, oldest first: input T−W+j is in slot
 		// (T+j) mod W
-		for i := 0; i < n; i++ {
-			win := cache[(b*HD+lo+i)*W:][:W]
-			for j := 0; j < W; j++ {
-				win[j] = ring[((T+j)%W)*n+i]
+		for j := 0; j < W; j++ {
+			r := ring[((T+j)%W)*n:][:n]
+			for i, v := range r {
+				win[i*W+j] = v
 			}
 		}
 	}

@@ -143,7 +143,7 @@ func convRef(u, cache, taps []float32, B, T, HD, W int) (out, mag []float64, win
 // and across the channel block (H·D = 650 > convBlock), batches, prompts
 // shorter and longer than the window, and thread counts 1, 2, 3, 7 (whose
 // results must be the same bits), and that two calls on a split prompt
-// equal one call.
+// or one call per token (convDirect below convDirectT) equal one call.
 func TestConvSiLU(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, sh := range []struct{ H, D, W int }{{3, 7, 4}, {5, 48, 4}, {2, 128, 4}, {1, 130, 3}, {2, 17, 2}, {5, 130, 4}} {
@@ -158,7 +158,7 @@ func TestConvSiLU(t *testing.T) {
 		}
 		w.ConvQ, w.ConvK, w.ConvV = rnd(HD*sh.W), rnd(HD*sh.W), rnd(HD*sh.W)
 		for _, B := range []int{1, 2} {
-			for _, T := range []int{1, 3, 33} {
+			for _, T := range []int{1, 3, convDirectT - 1, convDirectT, 33} {
 				name := fmt.Sprintf("H=%d/D=%d/W=%d/B=%d/T=%d", sh.H, sh.D, sh.W, B, T)
 				c0 := w.NewLayerCache(B)
 				for _, s := range [][]float32{c0.ConvQ, c0.ConvK, c0.ConvV} {
@@ -193,6 +193,27 @@ func TestConvSiLU(t *testing.T) {
 				}
 				if T < 2 {
 					continue
+				}
+				// token by token (convDirect): the same bits as in one call
+				c1 := w.NewLayerCache(B)
+				copy(c1.ConvQ, c0.ConvQ)
+				copy(c1.ConvK, c0.ConvK)
+				copy(c1.ConvV, c0.ConvV)
+				for tok := 0; tok < T; tok++ {
+					var p [3][]float32
+					for i := range p {
+						for b := 0; b < B; b++ {
+							p[i] = append(p[i], in[i][(b*T+tok)*HD:(b*T+tok+1)*HD]...)
+						}
+					}
+					w.convSiLU(p[0], p[1], p[2], c1, B, 1, 3)
+					for i := range p {
+						for b := 0; b < B; b++ {
+							if !slices.Equal(p[i][b*HD:(b+1)*HD], first[i][(b*T+tok)*HD:(b*T+tok+1)*HD]) {
+								t.Fatalf("%s: tensor %d, token %d of sequence %d differs when fed token by token", name, i, tok, b)
+							}
+						}
+					}
 				}
 				// a prompt in two pieces: the same bits as in one call
 				c := w.NewLayerCache(B)
