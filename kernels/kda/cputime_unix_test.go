@@ -1,0 +1,15 @@
+//go:build unix
+
+package kda
+
+import "syscall"
+
+// cpuTime is the process's user + system CPU seconds (getrusage), or −1
+// where it fails.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return -1
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
