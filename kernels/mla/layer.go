@@ -244,15 +244,23 @@ func int8Projections(dt kernel.DType) bool { return dt != kernel.F32 && dt != ke
 // pickPrefill is pick for the prefill among classes, with the default
 // crossover between the forms: without a tuning profile's choice, a prefix
 // at least as long as the new tokens runs absorbed (decompressing every
-// cached key for a few queries cost 35 GFLOP per MLA layer at a 4K context).
+// cached key for a few queries cost 35 GFLOP per MLA layer at a 4K
+// context), on its int8act scores (absorbed_int8) where int8act is allowed
+// and that variant runs.
 func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int, classes []kernel.Class) *kernel.Choice {
 	if p != nil {
 		return p
 	}
 	c := pick(nil, OpPrefill, s, threads, classes...)
 	if prefix >= T && c.Variant == kernel.Default(OpPrefill, kernel.F32, classes...) {
-		if v, err := kernel.Lookup(OpPrefill + "/absorbed"); err == nil && v.Available() {
-			return &kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
+		names := []string{"absorbed"}
+		if slices.Contains(classes, kernel.ClassInt8Act) {
+			names = []string{"absorbed_int8", "absorbed"} // its scores on Q8 keys where it is registered
+		}
+		for _, name := range names {
+			if v, err := kernel.Lookup(OpPrefill + "/" + name); err == nil && v.Available() {
+				return &kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
+			}
 		}
 	}
 	return c

@@ -266,5 +266,12 @@ func init() {
 var gemmInt8 = kernel.Variant{Name: "gemm_int8", Doc: "gemm with the decompression Ĉ·W_UKᵀ, Ĉ·W_UVᵀ (Q8 W_UK, W_UV; latent rows quantized per group of 32) and the scores (keys packed as Q8 per head, queries quantized per group of 32) on the int8act GEMM kernels; softmax and P·V f32",
 	Priority: 25, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{16, 32, 64, 128, 256}, Default: 128}}}
 
+// absorbedInt8 is the absorbed prefill with its scores in class int8act
+// (prefillAbsorbedInt8), registered beside gemmInt8 (mla_amd64.go), where
+// the VNNI GEMM serves the Q8 keys. pickPrefill takes it for a long
+// cached prefix wherever int8act is allowed.
+var absorbedInt8 = kernel.Variant{Name: "absorbed_int8", Doc: "absorbed with the scores (latent rows packed as Q8 keys, absorbed queries quantized per group of 32) on the int8act GEMM kernels; softmax, latent sums and W_UV f32",
+	Priority: 5, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{4, 8, 16, 32, 64}, Default: 16}}}
+
 // forRanges runs fn over n items on threads workers.
 func forRanges(threads, n int, fn func(w, lo, hi int)) { pool.Default().For(threads, n, 1, fn) }

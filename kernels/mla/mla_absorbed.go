@@ -26,6 +26,22 @@ const absorbedRows = 8 << 20
 // keys, [R][N] values); every query block runs over all N keys with the
 // invisible ones' probabilities zero.
 func prefillAbsorbed(p *Prefill, threads int, prm kernel.Values) {
+	prefillAbsorbedIn(p, threads, prm, false)
+}
+
+// prefillAbsorbedInt8 is prefillAbsorbed with the scores in class int8act:
+// the latent rows [Ĉ | k_pe] packed as Q8 keys (packKeysQ8, per row and
+// group of 32 as quant.Quantize), the absorbed queries quantized per group
+// of 32 by the int8act GEMM. The scores are 576 of the 1088 products per
+// query, head and key at Kimi's widths; the latent sums P·Ĉ, the softmax
+// and W_UV stay f32.
+func prefillAbsorbedInt8(p *Prefill, threads int, prm kernel.Values) {
+	prefillAbsorbedIn(p, threads, prm, true)
+}
+
+// prefillAbsorbedIn is the absorbed prefill, its scores on Q8 keys in
+// class int8act if q8, else f32.
+func prefillAbsorbedIn(p *Prefill, threads int, prm kernel.Values, q8 bool) {
 	T := p.T()
 	N := p.P + T
 	NH, DN, DR, DV, R := p.NH, p.DN, p.DR, p.DV, p.R
@@ -33,12 +49,35 @@ func prefillAbsorbed(p *Prefill, threads int, prm kernel.Values) {
 	rows, release := p.cachedRows(N)
 	defer release()
 	const L = quant.PanelRows
-	keys, kbuf := newF32(N, W) // panel j/16: [W][16], lane j%16
-	kd := f32Data(keys)
+	var keys *quant.Matrix // panel j/16: [W][16], lane j%16 (F32), or Q8's group records
+	var kbuf []float32
+	scoreCls := []kernel.Class{kernel.ClassF32}
+	if q8 {
+		keys, kbuf = newQ8(N, W)
+		scoreCls = []kernel.Class{kernel.ClassInt8Act}
+	} else {
+		keys, kbuf = newF32(N, W)
+	}
+	kd, kpb := f32Data(keys), keys.PanelBytes()
 	lat, lbuf := newF32(R, N) // Ĉᵀ: panel d/16: [N][16], lane d%16
 	ld := f32Data(lat)
 	defer scratch.Put(kbuf, lbuf)
 	forRanges(threads, (N+L-1)/L, func(_, lo, hi int) {
+		if q8 {
+			zero, krow := scratch.Zeroed(max(R, DR)), scratch.Get(keys.Kp)
+			defer scratch.Put(zero, krow)
+			var kr, pr [L][]float32
+			for pn := lo; pn < hi; pn++ {
+				for l := range L {
+					kr[l], pr[l] = zero[:R], zero[:DR]
+					if j := pn*L + l; j < N {
+						kr[l], pr[l] = rows[j*W:j*W+R], rows[j*W+R:(j+1)*W]
+					}
+				}
+				packKeysQ8(keys.Data[pn*kpb:(pn+1)*kpb], &kr, &pr, krow)
+			}
+			return
+		}
 		for pn := lo; pn < hi; pn++ {
 			for l := 0; l < L && pn*L+l < N; l++ {
 				src := rows[(pn*L+l)*W : (pn*L+l+1)*W]
@@ -77,7 +116,7 @@ func prefillAbsorbed(p *Prefill, threads int, prm kernel.Values) {
 				}
 			}
 		})
-		gemm.LinearClasses(f32, s[:M*N], qa[:M*W], keys, M, false, threads)
+		gemm.LinearClasses(scoreCls, s[:M*N], qa[:M*W], keys, M, false, threads)
 		forRanges(threads, M, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				row := s[i*N : (i+1)*N]

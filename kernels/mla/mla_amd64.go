@@ -31,6 +31,9 @@ func init() {
 	v := gemmInt8
 	v.Requires = cpu.NewSet(cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512VNNI)
 	register(OpPrefill, v, prefillFn(prefillBlockedInt8))
+	a := absorbedInt8
+	a.Requires = v.Requires
+	register(OpPrefill, a, prefillFn(prefillAbsorbedInt8))
 	rowMaxAsm = func(x []float32) (float32, int) {
 		if n := len(x) &^ 15; n > 0 && cpu.Has(cpu.AVX512F) {
 			return mlaRowMaxAVX512(&x[0], n), n

@@ -240,13 +240,15 @@ var prefillInt8Shapes = []kernel.Shape{
 	kernel.MakeShape(prefillKeys, 131, 37, 3, 128, 64, 128, 512),
 	kernel.MakeShape(prefillKeys, 70, 3, 3, 16, 8, 24, 40),
 	kernel.MakeShape(prefillKeys, 1, 40, 2, 16, 8, 24, 32),
+	kernel.MakeShape(prefillKeys, 20, 300, 2, 128, 64, 128, 512), // a long cached prefix: the absorbed form's case
 }
 
 // TestPrefillInt8: every int8act prefill variant at prefillInt8Shapes on
 // 1, 2, 3 and 7 threads is within the class tolerance of the float64
 // reference and bit-identical across the thread counts; and the same
-// check fails with a planted error: W_UV's Q8 copy 5% too large, or head
-// 0's rows of W_UK's Q8 copy those of head 1.
+// check fails with a planted error: W_UV 5% too large, or head 0's rows
+// of W_UK those of head 1 (in the f32 and the Q8 copies: the absorbed form
+// reads the f32 ones).
 func TestPrefillInt8(t *testing.T) {
 	op := kernel.LookupOp(OpPrefill)
 	kerneltest.ForEachVariant(t, OpPrefill, func(t *testing.T, v *kernel.Variant) {
@@ -286,7 +288,8 @@ func TestPrefillInt8(t *testing.T) {
 			for i := range wuv {
 				wuv[i] *= 1.05
 			}
-			bad := *p
+			bad := *p // planted in both copies: the absorbed form reads the f32 ones
+			bad.WUV = wuv
 			if bad.WUVq, err = quant.Quantize(kernel.Q8, wuv, p.NH*p.DV, p.R, false); err != nil {
 				t.Fatal(err)
 			}
@@ -296,6 +299,7 @@ func TestPrefillInt8(t *testing.T) {
 			wuk := slices.Clone(p.WUK) // head 0 decompressed with head 1's W_UK
 			copy(wuk[:p.DN*p.R], p.WUK[p.DN*p.R:2*p.DN*p.R])
 			bad = *p
+			bad.WUK = wuk
 			if bad.WUKq, err = quant.Quantize(kernel.Q8, wuk, p.NH*p.DN, p.R, false); err != nil {
 				t.Fatal(err)
 			}
@@ -468,6 +472,36 @@ func TestPrefillClasses(t *testing.T) {
 		}
 		if q8 := w.WUKq != nil && w.WUVq != nil; q8 != (dt != kernel.F32 && dt != kernel.BF16) {
 			t.Errorf("projections %s: Q8 copies of W_UK, W_UV: %v", dt, q8)
+		}
+	}
+}
+
+// TestPickPrefillAbsorbed: without a profile, a cached prefix at least as
+// long as the new tokens runs the absorbed form — its int8act scores where
+// int8act is allowed and absorbed_int8 runs, f32 otherwise — and a shorter
+// one the decompressed form.
+func TestPickPrefillAbsorbed(t *testing.T) {
+	i8 := []kernel.Class{kernel.ClassF32, kernel.ClassInt8Act}
+	f32 := []kernel.Class{kernel.ClassF32}
+	wantI8 := "absorbed"
+	if v, err := kernel.Lookup(OpPrefill + "/absorbed_int8"); err == nil && v.Available() {
+		wantI8 = "absorbed_int8"
+	}
+	for _, c := range []struct {
+		prefix, T int
+		classes   []kernel.Class
+		want      string
+	}{
+		{4096, 64, i8, wantI8},
+		{64, 64, i8, wantI8},
+		{4096, 64, f32, "absorbed"},
+		{0, 512, f32, kernel.Default(OpPrefill, kernel.F32, f32...).Name},
+		{63, 64, i8, kernel.Default(OpPrefill, kernel.F32, i8...).Name},
+	} {
+		s := kernel.MakeShape(prefillKeys, c.T, c.prefix, 32, 128, 64, 128, 512)
+		got := pickPrefill(nil, s, c.prefix, c.T, 2, c.classes)
+		if got.Variant == nil || got.Variant.Name != c.want {
+			t.Errorf("prefix %d, %d tokens, classes %v: %v, want %s", c.prefix, c.T, c.classes, got.Variant, c.want)
 		}
 	}
 }
