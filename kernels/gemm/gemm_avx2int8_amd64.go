@@ -6,10 +6,11 @@
 // (gemm_avxvnni_amd64.go: same contract, driver and tiling, the same weight
 // decoding) with vpmaddubsw for vpdpbusd: its u8·s8 pair sums are exact in
 // int16 for weights below 64; those of 2-, 3- and 4-bit weights add up in
-// int16 over a whole group of 32 (|Σ| ≤ 30720) and widen once by vpmaddwd, Q6's
-// and Q5's widen per k-quad (vpmaddwd with ones, vpaddd), and Q8's bytes are split
-// into nibbles (u = 16·hi + lo), each summed in int16 over the group: exact
-// for every s8 activation, −128 included.
+// int16 over a whole group of 32 (|Σ| ≤ 30720) and widen once by vpmaddwd,
+// Q5's over half a group (4 k-quads: |Σ| ≤ 4·2·31·128 = 31744) and widen
+// twice, Q6's widen per k-quad (vpmaddwd with ones, vpaddd), and Q8's bytes
+// are split into nibbles (u = 16·hi + lo), each summed in int16 over the
+// group: exact for every s8 activation, −128 included.
 // The kernels also need F16C, which every AVX2+FMA CPU has.
 package gemm
 

@@ -407,9 +407,9 @@ func avx2i8Q2_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ5_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
-// int16 sums over a group could).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
 func avx2i8Q5_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q5_2x16 computes 2 activation rows against np consecutive Q5 panels
@@ -423,9 +423,9 @@ func avx2i8Q5_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ5_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
-// int16 sums over a group could).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
 func avx2i8Q5_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q5_3x16 computes 3 activation rows against np consecutive Q5 panels
@@ -439,9 +439,9 @@ func avx2i8Q5_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ5_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
-// int16 sums over a group could).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
 func avx2i8Q5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avx2i8Q5_4x16 computes 4 activation rows against np consecutive Q5 panels
@@ -455,9 +455,9 @@ func avx2i8Q5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 // The panel's two halves of 8 rows are computed one after the other.
 //
-// avxvnniQ5_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
-// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
-// int16 sums over a group could).
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
 func avx2i8Q5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // avxvnniTwinQ4_1x16 computes 1 activation row against np consecutive Q4 panels

@@ -210,3 +210,45 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 		t.Errorf("%d twins, want 24 (Q4, Q4M, Q3, Q6, Q2, Q5 × 1…4 rows)", n)
 	}
 }
+
+// BenchmarkAVX2Q5Panels times the avx2 Q5 panel kernels against their
+// test twins (vpmaddubsw, vpmaddwd and vpaddd per k-quad: the avx2 Q5
+// kernels before they summed half a group in int16) on weights that stay in
+// L2 (128×2304, 203 KB), so it measures the kernels' compute, not DRAM:
+//
+//	go test ./kernels/gemm -run '^$' -bench AVX2Q5Panels -count 5
+func BenchmarkAVX2Q5Panels(b *testing.B) {
+	if !cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)) {
+		b.Skip("needs AVX2 and FMA (and F16C)")
+	}
+	const n, k = 128, 2304
+	r := rand.New(rand.NewPCG(5, 6))
+	w, err := quant.Random(r, kernel.Q5, n, k, false, 0.02)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ng := w.Kp / quant.GroupK
+	for m := 1; m <= 4; m++ {
+		xq := make([]int8, m*w.Kp)
+		for i := range xq {
+			xq[i] = int8(r.IntN(256) - 128)
+		}
+		aux := make([]int32, m*ng)
+		xs := make([]float32, m*ng)
+		for i := range xs {
+			xs[i] = 0.01
+		}
+		y := make([]float32, m*n)
+		for _, kern := range []struct {
+			name string
+			fn   vnniKernel
+		}{{"twin", avxvnniTwinY[kindQ5][m]}, {"avx2i8", avx2i8Y[kindQ5][m]}} {
+			b.Run(fmt.Sprintf("kernel=%s/m=%d", kern.name, m), func(b *testing.B) {
+				b.SetBytes(int64(len(w.Data)))
+				for b.Loop() {
+					kern.fn(&w.Data[0], w.Np/quant.PanelRows, ng, &xq[0], w.Kp, &aux[0], 4*m, &xs[0], &y[0], n, false)
+				}
+			})
+		}
+	}
+}

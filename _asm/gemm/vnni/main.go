@@ -17,7 +17,8 @@
 //	              AVX2 (no VNNI): vpmaddubsw pair sums (u8·s8 in int16, exact for
 //	              weights < 64) added in int16 over a group and widened once by
 //	              vpmaddwd (Q4, Q3, Q2; Q8 split into nibbles, u = 16·hi + lo, each
-//	              summed so), or widened per vpmaddubsw (Q6, Q5); and the test twins
+//	              summed so), over half a group (Q5), or widened per vpmaddubsw
+//	              (Q6); and the test twins
 //	              avxvnniTwin{Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16 (each vpdpbusd as
 //	              vpmaddubsw+vpmaddwd+vpaddd, otherwise the avxvnni kernels).
 //
@@ -482,13 +483,21 @@ var yMask3, yMask5 = yMin, yMin
 // it. The AVX2 kernels of 2-, 3- and 4-bit weights add the int16 pair sums
 // over the whole group instead (one vpaddw per row and k-quad, one
 // vpmaddwd per group: |Σ| ≤ 8·2·15·128 = 30720, Q2's ≤ 8·2·3·128); Q8's split each weight
-// into nibbles and do the same with each; Q6's (6-bit: only two k-quads'
-// sums would fit) are its twins under another name.
-var cOnes16, cSixteens16, cNibbles Mem
+// into nibbles and do the same with each; Q5's add them over half a group
+// (4 k-quads: |Σ| ≤ 4·2·31·128 = 31744; five would not fit) and widen
+// twice per group; Q6's (6-bit: only two k-quads' sums would fit) are its
+// twins under another name.
+var cOnes16, cSixteens16, cNibbles, cFifths Mem
 
 // yLo16 are the avx2 Q8 kernels' int16 sums of the low nibbles' products
 // (free until the flush, which reuses yD and yTmp).
 var yLo16 = []VecPhysical{Y12, Y13, Y14, Y15}
+
+// yQ5Sum16 are the avx2 Q5 kernels' int16 sums of half a group, one per
+// row: dead at the flush (which reuses yD and yTmp), and ordered so that
+// with M ≤ 2 rows yMask and yMask5 keep their masks (with 3 yMask5's
+// comes from memory, with 4 yMask's too).
+var yQ5Sum16 = []VecPhysical{Y12, Y15, Y13, Y14}
 
 func bcastY(v uint32, dst VecPhysical) {
 	t := GP32()
@@ -519,6 +528,9 @@ func kernelY(k kind, m int, mode yMode) {
 	// widen once per group and add aux then.
 	q8 := mode == yAVX2 && k.name == "Q8"
 	i16 := mode == yAVX2 && (k.name == "Q4" || k.name == "Q4M" || k.name == "Q3" || k.q2)
+	// q5: Q5's products summed in int16 over each half group (yQ5Sum16),
+	// widened and added to yAcc (aux) twice per group.
+	q5 := mode == yAVX2 && k.name == "Q5"
 	TEXT(name, NOSPLIT, signature)
 	switch {
 	case q8:
@@ -534,6 +546,10 @@ func kernelY(k kind, m int, mode yMode) {
 		doc(name, k, m, 8, "", "AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the",
 			"group's 8 k-quads in int16 (exact: |Σ| ≤ "+bound+" < 2^15), widened once",
 			"per group by vpmaddwd with ones.")
+	case q5:
+		doc(name, k, m, 8, "", "AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over",
+			"half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),",
+			"widened by vpmaddwd with ones and added to aux, twice per group.")
 	case mode == yAVX2:
 		doc(name, k, m, 8, "", fmt.Sprintf("avxvnni%s_%dx16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place", k.name, m),
 			"of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'",
@@ -558,8 +574,12 @@ func kernelY(k kind, m int, mode yMode) {
 	case 2:
 		bcastY(0x03030303, yMask)
 	case 5:
-		bcastY(0x0f0f0f0f, yMask)
-		bcastY(0x10101010, yMask5)
+		if !q5 || m < 4 {
+			bcastY(0x0f0f0f0f, yMask)
+		}
+		if !q5 || m < 3 {
+			bcastY(0x10101010, yMask5)
+		}
 	}
 	Label(name + "_panel")
 	for h := 0; h < 2; h++ {
@@ -685,6 +705,10 @@ func kernelY(k kind, m int, mode yMode) {
 				dots(yHi, 6+h)
 			}
 		case 5:
+			if q5 {
+				q5AVX2(m, x, line, yAcc[:m])
+				break
+			}
 			// Q5 (quant/q5.go): quads 2c, 2c+1 are Q4's nibbles of line
 			// c; bit h of each byte of line 4 (in yTmp) is quad h's fifth
 			// bit, moved to bit 4 by a word shift and kept by yMask5 (yD
@@ -798,6 +822,66 @@ func kernelY(k kind, m int, mode yMode) {
 	RET()
 }
 
+// q5AVX2 emits the k-quads of one Q5 group half-panel for the avx2
+// kernels: the decode of kernelY's Q5 case (Q4's nibbles of line c for
+// quads 2c and 2c+1, bit h of line 4 moved to bit 4 for quad h), with
+// line 4 in yB[0] and the masks in registers where yQ5Sum16 leaves them
+// free (else from memory); each row's vpmaddubsw pair sums added in int16
+// over quads 4t…4t+3 (yQ5Sum16[r]), then widened by vpmaddwd with ones
+// and added to acc[r]. yB[1] takes the activation broadcasts and one
+// temporary.
+func q5AVX2(m int, x rowAddr, line func(int) Mem, acc []VecPhysical) {
+	var nib, five Op = yMask, yMask5
+	if m >= 4 {
+		nib = cNibbles
+	}
+	if m >= 3 {
+		five = cFifths
+	}
+	hb, b := yB[0], yB[1]
+	VMOVDQU(line(4), hb)
+	fifth := func(h int) { // yHi = bit h of each byte of hb, at bit 4
+		switch {
+		case h < 4:
+			VPSLLW(U8(4-h), hb, yHi)
+			VPAND(five, yHi, yHi)
+		case h == 4:
+			VPAND(five, hb, yHi)
+		default:
+			VPSRLW(U8(h-4), hb, yHi)
+			VPAND(five, yHi, yHi)
+		}
+	}
+	dots := func(quad int) { // the products of yHi (quad's weights)
+		for r := 0; r < m; r++ {
+			s := yQ5Sum16[r]
+			VPBROADCASTD(x.at(r, 4*quad), b)
+			if quad%4 == 0 {
+				VPMADDUBSW(b, yHi, s) // u8·s8 pair sums (int16)
+			} else {
+				VPMADDUBSW(b, yHi, b)
+				VPADDW(b, s, s)
+			}
+			if quad%4 == 3 {
+				VPMADDWD(cOnes16, s, s)
+				VPADDD(s, acc[r], acc[r])
+			}
+		}
+	}
+	for c := 0; c < 4; c++ {
+		VMOVDQU(line(c), yLo)
+		fifth(2 * c)
+		VPAND(nib, yLo, b)
+		VPOR(b, yHi, yHi)
+		dots(2 * c)
+		fifth(2*c + 1)
+		VPSRLW(U8(4), yLo, yLo)
+		VPAND(nib, yLo, yLo)
+		VPOR(yLo, yHi, yHi)
+		dots(2*c + 1)
+	}
+}
+
 func main() {
 	flag.Parse()
 	ConstraintExpr("amd64,gc,!purego")
@@ -826,6 +910,10 @@ func main() {
 		cNibbles = GLOBL("nibbles", RODATA|NOPTR)
 		for i := 0; i < 32; i += 4 {
 			DATA(i, U32(0x0f0f0f0f))
+		}
+		cFifths = GLOBL("fifths", RODATA|NOPTR)
+		for i := 0; i < 32; i += 4 {
+			DATA(i, U32(0x10101010))
 		}
 		for _, k := range kinds {
 			for m := 1; m <= 4; m++ {
