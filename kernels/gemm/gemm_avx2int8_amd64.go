@@ -10,7 +10,7 @@
 // Q5's over half a group (4 k-quads: |Σ| ≤ 4·2·31·128 = 31744) and widen
 // twice, Q6's widen per k-quad (vpmaddwd with ones, vpaddd), and Q8's bytes
 // are split into nibbles (u = 16·hi + lo), each summed in int16 over the
-// group: exact for every s8 activation, −128 included. Q5's kernels also
+// group: exact for every s8 activation, −128 included. The kernels also
 // prefetch the next panel into L2 (PREFETCHT1), half of each group record
 // per half-panel pass, so that DRAM keeps streaming while the second pass
 // reads from cache.

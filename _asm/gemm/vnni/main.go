@@ -17,8 +17,8 @@
 //	              AVX2 (no VNNI): vpmaddubsw pair sums (u8·s8 in int16, exact for
 //	              weights < 64) added in int16 over a group and widened once by
 //	              vpmaddwd (Q4, Q3, Q2; Q8 split into nibbles, u = 16·hi + lo, each
-//	              summed so), over half a group (Q5, which also prefetches the
-//	              next panel), or widened per vpmaddubsw (Q6); and the test twins
+//	              summed so), over half a group (Q5), or widened per vpmaddubsw
+//	              (Q6), each prefetching the next panel into L2; and the test twins
 //	              avxvnniTwin{Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16 (each vpdpbusd as
 //	              vpmaddubsw+vpmaddwd+vpaddd, otherwise the avxvnni kernels).
 //
@@ -581,10 +581,11 @@ func kernelY(k kind, m int, mode yMode) {
 			bcastY(0x10101010, yMask5)
 		}
 	}
-	// pb: a panel's bytes, ng·gb. The avx2 Q5 kernels prefetch the next
+	// pb: a panel's bytes, ng·gb. The avx2 kernels prefetch the next
 	// panel's records (see below).
+	pf := mode == yAVX2
 	var pb Register
-	if q5 {
+	if pf {
 		pb = Load(Param("ng"), GP64())
 		IMUL3Q(U32(k.gb), pb, pb)
 	}
@@ -602,17 +603,21 @@ func kernelY(k kind, m int, mode yMode) {
 			VPXOR(yF[r], yF[r], yF[r])
 		}
 		Label(name + "_group" + sfx)
-		if q5 {
+		if pf {
 			// The second half-panel pass reads its lines from cache: without
-			// help DRAM would idle through it. Each pass prefetches half of
-			// the next panel's group record (pass h: record bytes 192h …
-			// 192h+191, three lines; wh − 32h is this group's record), so
-			// the stream keeps going through both passes. Into L2: with
-			// PREFETCHT0 the next panel evicted this one from L1 before its
-			// second pass, and the kernel ran no faster than without. (After
-			// the last panel the addresses are past w: prefetches never fault.)
-			for j := 0; j < 3; j++ {
-				PREFETCHT1(Mem{Base: wh, Index: pb, Scale: 1, Disp: 160*h + 64*j})
+			// help DRAM would idle through it. Each pass prefetches about
+			// half of the next panel's group record, so the stream keeps
+			// going through both passes: a line address every 64 bytes,
+			// nl = ⌈gb/64⌉ of them (with the next record's, every line of
+			// the stream), n0 in pass 0 and the rest in pass 1 (wh − 32h
+			// is this group's record). Into L2: with PREFETCHT0 the next
+			// panel evicted this one from L1 before its second pass, and
+			// Q5's kernels ran no faster than without. (After the last
+			// panel the addresses are past w: prefetches never fault.)
+			nl := (k.gb + 63) / 64
+			n0 := (nl + 1) / 2
+			for j := h * n0; j < n0+h*(nl-n0); j++ {
+				PREFETCHT1(Mem{Base: wh, Index: pb, Scale: 1, Disp: 64*j - 32*h})
 			}
 		}
 		for r := 0; r < m; r++ {
