@@ -214,7 +214,9 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 // BenchmarkAVX2Q5Panels times the avx2 Q5 panel kernels against their
 // test twins (vpmaddubsw, vpmaddwd and vpaddd per k-quad: the avx2 Q5
 // kernels before they summed half a group in int16) on weights that stay in
-// L2 (128×2304, 203 KB), so it measures the kernels' compute, not DRAM:
+// L2 (128×2304, 203 KB), so it measures the kernels' compute, not DRAM (the
+// avx2 kernels also prefetch the panel after the 8 of each call, which the
+// twins do not):
 //
 //	go test ./kernels/gemm -run '^$' -bench AVX2Q5Panels -count 5
 func BenchmarkAVX2Q5Panels(b *testing.B) {
