@@ -37,6 +37,12 @@ const (
 	Q6   DType = "q6"
 	Q2   DType = "q2"
 	Q5   DType = "q5"
+	// The K formats (package quant, kquant.go): b-bit weights with 6-bit
+	// scale and min codes per group of 32 under an f16 pair per 256.
+	Q3K DType = "q3k"
+	Q4K DType = "q4k"
+	Q5K DType = "q5k"
+	Q6K DType = "q6k"
 )
 
 // Class is an accuracy class: the tuner compares only like with like, and

@@ -76,7 +76,7 @@ func quantize(dt kernel.DType, w []float32, n, k int, hasMin bool, importance []
 // rowImportance is the per-column weight of a row's squared error for
 // Q8/Q4: importance, or 1, and 0 on the padded columns.
 func rowImportance(m *Matrix, importance []float32) []float32 {
-	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 && m.DType != kernel.Q2 && m.DType != kernel.Q5 {
+	if m.DType != kernel.Q8 && m.DType != kernel.Q4 && m.DType != kernel.Q3 && m.DType != kernel.Q6 && m.DType != kernel.Q2 && m.DType != kernel.Q5 && !IsK(m.DType) {
 		return nil
 	}
 	imp := make([]float32, m.Kp)
@@ -196,6 +196,11 @@ func (m *Matrix) packRowWith(r int, row, imp []float32, search bool) {
 		for g := 0; g < m.Groups(); g++ {
 			packQ5(panel[g*Q5GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
 		}
+	case kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
+		sbb := KSuperBytes(m.DType)
+		for s := 0; s < m.Kp/SuperK; s++ {
+			packKSuper(m.DType, panel[s*sbb:], pr, row[s*SuperK:(s+1)*SuperK], imp[s*SuperK:(s+1)*SuperK], search)
+		}
 	case kernel.Q2:
 		for g := 0; g < m.Groups(); g++ {
 			packQ2(panel[g*Q2GroupBytes:], pr, (*[GroupK]float32)(row[g*GroupK:]), (*[GroupK]float32)(imp[g*GroupK:]), search)
@@ -279,6 +284,8 @@ func (m *Matrix) DequantizeRow(r int, dst []float32) {
 		dequantizeQ5Row(panel, pr, dst)
 	case kernel.Q2:
 		dequantizeQ2Row(panel, pr, dst)
+	case kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
+		dequantizeKRow(m.DType, panel, pr, dst)
 	}
 }
 

@@ -66,7 +66,7 @@ const (
 type Matrix struct {
 	DType  kernel.DType
 	N, K   int  // logical shape
-	Np, Kp int  // padded: Np to PanelRows, Kp to GroupK (Q8, Q4, Q3, Q6, Q5, Q2), 2 (BF16) or K (F32)
+	Np, Kp int  // padded: Np to PanelRows, Kp to GroupK (Q8, Q4, Q3, Q6, Q5, Q2), SuperK (Q3K…Q6K), 2 (BF16) or K (F32)
 	HasMin bool // Q4 with a per-group min (w = d·q + m)
 	Data   []byte
 }
@@ -77,7 +77,9 @@ func (m *Matrix) Panels() int { return m.Np / PanelRows }
 // Groups is the number of K groups (Q8, Q4).
 func (m *Matrix) Groups() int { return m.Kp / GroupK }
 
-// GroupBytes is the size of one group record of one panel (Q8, Q4).
+// GroupBytes is the size of one group record of one panel (Q8, Q4, Q3,
+// Q6, Q5, Q2; 0 for the K formats, whose groups sit in super-block
+// records: KSuperBytes, KGroup).
 func (m *Matrix) GroupBytes() int { return groupBytes(m.DType, m.HasMin) }
 
 func groupBytes(dt kernel.DType, hasMin bool) int {
@@ -110,9 +112,11 @@ func panelBytes(dt kernel.DType, kp int, hasMin bool) int {
 		return 4 * PanelRows * kp
 	case kernel.BF16:
 		return 2 * PanelRows * kp
-	default:
-		return kp / GroupK * groupBytes(dt, hasMin)
 	}
+	if IsK(dt) {
+		return kp / SuperK * KSuperBytes(dt)
+	}
+	return kp / GroupK * groupBytes(dt, hasMin)
 }
 
 // Panel returns the bytes of panel p.
@@ -128,6 +132,8 @@ func PaddedK(dt kernel.DType, k int) int {
 		return (k + 1) &^ 1
 	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 		return (k + GroupK - 1) / GroupK * GroupK
+	case kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
+		return (k + SuperK - 1) / SuperK * SuperK
 	}
 	return k
 }
@@ -147,6 +153,9 @@ func BytesPerWeight(dt kernel.DType, hasMin bool) float64 {
 		return 4
 	case kernel.BF16:
 		return 2
+	}
+	if IsK(dt) {
+		return float64(KSuperBytes(dt)) / float64(PanelRows*SuperK)
 	}
 	return float64(groupBytes(dt, hasMin)) / float64(PanelRows*GroupK)
 }
@@ -175,7 +184,8 @@ func View(dt kernel.DType, n, k int, hasMin bool, data []byte) (*Matrix, error) 
 
 func checkShape(dt kernel.DType, n, k int, hasMin bool) error {
 	switch dt {
-	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
+	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2,
+		kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
 	default:
 		return fmt.Errorf("quant: unsupported weight dtype %q", dt)
 	}
