@@ -363,3 +363,39 @@ func kRefine(x, wt []float32, L int, dh, mh uint16, sc, mc *[KGroups]int) (uint1
 	}
 	return dh, mh
 }
+
+// fillRandomK is Random and FillRandom for the K formats: random value
+// bits, and per row and super-block d = std/σᵤ/48 (σᵤ the sd of a uniform
+// u ∈ [0, L]), dm = d·L/2 and, per group, sc = mc ∈ [36, 60]: each group's
+// weights d·sc·(u − L/2) are symmetric about zero with sd std·sc/48.
+// Padded rows are zero (d = dm = 0); padded columns hold random values
+// (the activations there are zero and dequantization stops at K).
+func fillRandomK(r interface {
+	Uint64() uint64
+	IntN(int) int
+}, m *Matrix, p0, p1 int, std float64) {
+	L := 1<<kBits(m.DType) - 1
+	ustd := math.Sqrt(float64((L+1)*(L+1)-1) / 12)
+	sbb, vb := KSuperBytes(m.DType), KGroups*KLines(m.DType)*LineBytes
+	for p := p0; p < p1; p++ {
+		panel := m.Panel(p)
+		for s := 0; s < m.Kp/SuperK; s++ {
+			sb := panel[s*sbb : (s+1)*sbb]
+			for i := 0; i+8 <= vb; i += 8 {
+				binary.LittleEndian.PutUint64(sb[KHeaderBytes+i:], r.Uint64())
+			}
+			for pr := 0; pr < PanelRows; pr++ {
+				d := std / ustd / 48
+				if p*PanelRows+pr >= m.N {
+					d = 0
+				}
+				binary.LittleEndian.PutUint16(sb[kDOff+2*pr:], half.F32ToF16(float32(d)))
+				binary.LittleEndian.PutUint16(sb[kDMOff+2*pr:], half.F32ToF16(float32(d*float64(L)/2)))
+				for j := range KGroups {
+					c := 36 + r.IntN(25)
+					setKCodes(sb, pr, j, c, c)
+				}
+			}
+		}
+	}
+}

@@ -28,6 +28,10 @@ func Random(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool, std float64) (
 	if err != nil {
 		return nil, err
 	}
+	if IsK(dt) {
+		fillRandomK(r, m, 0, m.Panels(), std)
+		return m, nil
+	}
 	// the integer std of a uniform draw: Q8 q ∈ [−128, 127], Q4 q ∈ [0, 15], Q3 u ∈ [0, 7], Q6 u ∈ [0, 63]
 	qstd := 73.9
 	gb, groups, valBytes := m.GroupBytes(), m.Groups(), 8*LineBytes
@@ -134,6 +138,10 @@ func FillRandom(r *rand.Rand, m *Matrix, p0, p1 int, std float64) {
 	switch m.DType {
 	case kernel.F32, kernel.BF16:
 		fillRandomFloat(r, m, p0, p1, std)
+		return
+	}
+	if IsK(m.DType) { // symmetric about zero as drawn
+		fillRandomK(r, m, p0, p1, std)
 		return
 	}
 	gb, groups := m.GroupBytes(), m.Groups()

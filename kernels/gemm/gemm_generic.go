@@ -56,6 +56,22 @@ func store(a *args, p int, acc []float32) {
 
 // widen converts k in [k0, k0+n) of a panel to f32, tile[j·16+i] = W[i, k0+j].
 func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
+	if quant.IsK(w.DType) {
+		g := k0 / quant.GroupK
+		rec := quant.KGroup(w.DType, panel, g)
+		var s, mn [pr]float32
+		for i := range s {
+			s[i], mn[i] = quant.KScaleMin(w.DType, panel, i, g)
+		}
+		var u [quant.GroupK * pr]int32
+		kValues(w.DType, rec, &u)
+		for j := 0; j < n; j++ {
+			for i := 0; i < pr; i++ {
+				tile[j*pr+i] = s[i]*float32(u[j*pr+i]) - mn[i]
+			}
+		}
+		return
+	}
 	switch w.DType {
 	case kernel.F32:
 		b := panel[4*k0*pr:]
@@ -149,6 +165,28 @@ func widen(w *quant.Matrix, panel []byte, k0, n int, tile []float32) {
 	}
 }
 
+// kValues decodes the stored u of a K format's group record (the value
+// lines of its base format) into u[j·16+i].
+func kValues(dt kernel.DType, rec []byte, u *[quant.GroupK * pr]int32) {
+	base := quant.KBase(dt)
+	for j := 0; j < quant.GroupK; j++ {
+		for i := 0; i < pr; i++ {
+			var v int
+			switch base {
+			case kernel.Q3:
+				v = q3At(rec, i, j)
+			case kernel.Q4:
+				v = int(rec[(j/8)*quant.LineBytes+4*i+j%4]>>uint(4*(j%8/4))) & 15
+			case kernel.Q5:
+				v = q5At(rec, i, j)
+			default:
+				v = q6At(rec, i, j)
+			}
+			u[j*pr+i] = int32(v)
+		}
+	}
+}
+
 // q2At is the stored u (0…3) of row i, group element j of a Q2 record
 // (the layout of quant/q2.go): bits 2(j%16/4) of line j/16.
 func q2At(rec []byte, i, j int) int {
@@ -194,8 +232,13 @@ func q6At(rec []byte, i, j int) int {
 // with u the stored unsigned weight (Q8: q+128, z = 128; Q4: the nibble,
 // z = 8, or z = 0 and a min m; Q3: the 3-bit value, z = 4; Q6: the
 // 6-bit value, z = 32; Q5: the 5-bit value, z = 16; Q2: the 2-bit value, z = 0 and the min m = −d·t
-// of the scale word's offset t).
-func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
+// of the scale word's offset t; the K formats: z = 0, d = d_sb·sc and
+// m = −dm_sb·mc from the group's codes, see panelsGenericInt8K).
+func panelsGenericInt8(a *args, p0, p1, worker int, v kernel.Values) {
+	if quant.IsK(a.w.DType) {
+		panelsGenericInt8K(a, p0, p1)
+		return
+	}
 	g := a.kp / quant.GroupK
 	gb := a.w.GroupBytes()
 	acc := make([]float32, a.m*pr)
@@ -294,6 +337,46 @@ func panelsGenericInt8(a *args, p0, p1, worker int, _ kernel.Values) {
 				o := acc[r*pr : (r+1)*pr]
 				for i := range o {
 					o[i] += s * (d[i]*float32(dot[i]-zp*sum) + mn[i]*float32(sum))
+				}
+			}
+		}
+		store(a, p, acc)
+	}
+}
+
+// panelsGenericInt8K is panelsGenericInt8 for the K formats: per group
+//
+//	y += s·(xs·float32(Σ q_x·u)) − m·float32(xs·Σ q_x)
+//
+// with s = d·sc and m = dm·mc (quant.KScaleMin), the arithmetic every K
+// kernel follows (the min term as Q4 with a min: aux = float32(xs·Σxq)).
+func panelsGenericInt8K(a *args, p0, p1 int) {
+	g := a.kp / quant.GroupK
+	acc := make([]float32, a.m*pr)
+	var u [quant.GroupK * pr]int32
+	for p := p0; p < p1; p++ {
+		panel := a.w.Panel(p)
+		clear(acc)
+		for gi := 0; gi < g; gi++ {
+			var s, mn [pr]float32
+			for i := range s {
+				s[i], mn[i] = quant.KScaleMin(a.w.DType, panel, i, gi)
+			}
+			kValues(a.w.DType, quant.KGroup(a.w.DType, panel, gi), &u)
+			for r := 0; r < a.m; r++ {
+				xq := a.xq[r*a.kp+gi*quant.GroupK:][:quant.GroupK]
+				var dot [pr]int32
+				for j, xv := range xq {
+					uj := u[j*pr : (j+1)*pr]
+					for i := range dot {
+						dot[i] += int32(xv) * uj[i]
+					}
+				}
+				xs := a.xs[r*g+gi]
+				aux := xs * float32(a.xsum[r*g+gi])
+				o := acc[r*pr : (r+1)*pr]
+				for i := range o {
+					o[i] += s[i]*(xs*float32(dot[i])) - mn[i]*aux
 				}
 			}
 		}

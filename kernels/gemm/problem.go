@@ -14,10 +14,12 @@ var shapeKeys = []string{"m", "n", "k"}
 
 var weightDTypes = []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4}
 
-// opDTypes are the dtypes the ops serve: weightDTypes, Q3, Q6, Q5 and Q2,
+// opDTypes are the dtypes the ops serve: weightDTypes, Q3, Q6, Q5, Q2 and
+// the K formats,
 // which only the reference, the generic variants and those that list them
 // serve.
-var opDTypes = append(weightDTypes[:len(weightDTypes):len(weightDTypes)], kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2)
+var opDTypes = append(weightDTypes[:len(weightDTypes):len(weightDTypes)], kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2,
+	kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K)
 
 // problem is one Y = X·Wᵀ (or H = silu(X·Wgᵀ)⊙(X·Wuᵀ) for gateup) with
 // random inputs: X ~ N(0,1), W ~ N(0, 1/K) quantized to the dtype. Q4
@@ -161,6 +163,6 @@ func init() {
 	register(allOps, kernel.Variant{Name: "generic", Doc: "pure Go, weights widened per group", Priority: 10,
 		DTypes: opDTypes, Threaded: true, Params: []kernel.Param{grainParam}}, &impl{act: actF32, panels: panelsGeneric, grain: 4})
 	register(allOps, kernel.Variant{Name: "generic_int8", Doc: "pure Go integer dot products on int8 activations", Priority: 5,
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2}, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{grainParam}},
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{grainParam}},
 		&impl{act: actInt8, panels: panelsGenericInt8, grain: 4})
 }
