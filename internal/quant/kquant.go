@@ -44,7 +44,9 @@ const (
 	kDOff          = 192
 	kDMOff         = 224
 	kCodeMax       = 63
-	kSearchCodeWin = 3 // the search tries codes within ±3 of the first choice
+	kSearchCodeWin = 3  // the search moves each group's codes by up to ±3
+	kRounds        = 3  // rounds of super-block refit and code moves
+	kFitSteps      = 20 // kFit tries ranges (max − min)/(L + δ), δ = i/kFitSteps, |i| ≤ kFitSteps
 )
 
 // IsK reports whether dt is one of the K formats.
@@ -183,19 +185,26 @@ func dequantizeKRow(dt kernel.DType, panel []byte, pr int, dst []float32) {
 	}
 }
 
-// kQuant is the u for w under scale s and min m: round((w+m)/s) in [0, L].
-func kQuant(w, s, m float32, L int) int {
+// kInv is 1/s, or 0 for s = 0 (every weight then stores u = 0).
+func kInv(s float32) float32 {
 	if s == 0 {
 		return 0
 	}
-	return int(min(max(rne((w+m)/s), 0), int32(L)))
+	return 1 / s
+}
+
+// kQuant is the u for w under scale s (is = kInv(s)) and min m: the
+// nearest level, round((w+m)·is) in [0, L].
+func kQuant(w, is, m float32, L int) int {
+	return int(min(max(rne((w+m)*is), 0), int32(L)))
 }
 
 // kGroupError is Σ wt·(w − ŵ)² of one group under scale s and min m.
 func kGroupError(x, wt []float32, s, m float32, L int) float32 {
 	var e float32
+	is := kInv(s)
 	for j, v := range x {
-		r := s*float32(kQuant(v, s, m, L)) - m - v
+		r := s*float32(kQuant(v, is, m, L)) - m - v
 		e += wt[j] * r * r
 	}
 	return e
@@ -219,8 +228,8 @@ func kFit(x, wt []float32, L int, search bool) (s, m float32) {
 		return s, m
 	}
 	best := kGroupError(x, wt, s, m, L)
-	for step := -20; step <= 20; step++ {
-		is := (float32(L) + 0.05*float32(step)) / (hi - lo)
+	for step := -kFitSteps; step <= kFitSteps; step++ {
+		is := (float32(L) + float32(step)/float32(kFitSteps)) / (hi - lo)
 		var n, sl, sll, sx, sxl float32
 		for j, v := range x {
 			u := float32(min(max(rne((v-lo)*is), 0), int32(L)))
@@ -273,41 +282,63 @@ func kSuperScale(v float32) uint16 {
 // then three rounds of: a least-squares refit of d and dm over the
 // super-block given the codes and levels (kept if better), and each
 // group's codes moved by up to ±3 to the best; it never keeps a choice
-// worse than the one before.
+// worse than the one before, and keeps Quantize's choice of the
+// super-block unless the searched one is better in the weighted error.
 func packKSuper(dt kernel.DType, sb []byte, pr int, x, wt []float32, search bool) {
 	L := 1<<kBits(dt) - 1
-	base := KBase(dt)
+	c := kChoose(x, wt, L, false)
+	if search {
+		if cs := kChoose(x, wt, L, true); better(cs.err, c.err) {
+			c = cs
+		}
+	}
+	binary.LittleEndian.PutUint16(sb[kDOff+2*pr:], c.dh)
+	binary.LittleEndian.PutUint16(sb[kDMOff+2*pr:], c.mh)
+	d, dm := half.F16ToF32(c.dh), half.F16ToF32(c.mh)
+	for j := range KGroups {
+		setKCodes(sb, pr, j, c.sc[j], c.mc[j])
+		is, m := kInv(d*float32(c.sc[j])), dm*float32(c.mc[j])
+		rec := sb[KHeaderBytes+j*KLines(dt)*LineBytes:]
+		for i, v := range x[j*GroupK : (j+1)*GroupK] {
+			setKValue(KBase(dt), rec, pr, i, kQuant(v, is, m, L))
+		}
+	}
+}
+
+// kChoice is one row's super-block parameters and their weighted error.
+type kChoice struct {
+	dh, mh uint16
+	sc, mc [KGroups]int
+	err    float32
+}
+
+// kChoose is packKSuper's min-max choice, or with search the searched one.
+func kChoose(x, wt []float32, L int, search bool) kChoice {
+	var c kChoice
 	var fs, fm [KGroups]float32
 	var smax, mmax float32
 	for j := range KGroups {
 		fs[j], fm[j] = kFit(x[j*GroupK:(j+1)*GroupK], wt[j*GroupK:(j+1)*GroupK], L, search)
 		smax, mmax = max(smax, fs[j]), max(mmax, fm[j])
 	}
-	dh, mh := kSuperScale(smax), kSuperScale(mmax)
-	d, dm := half.F16ToF32(dh), half.F16ToF32(mh)
-	var sc, mc [KGroups]int
+	c.dh, c.mh = kSuperScale(smax), kSuperScale(mmax)
+	d, dm := half.F16ToF32(c.dh), half.F16ToF32(c.mh)
 	for j := range KGroups {
 		if d > 0 {
-			sc[j] = int(min(max(rne(fs[j]/d), 0), kCodeMax))
+			c.sc[j] = int(min(max(rne(fs[j]/d), 0), kCodeMax))
 		}
 		if dm > 0 {
-			mc[j] = int(min(max(rne(fm[j]/dm), 0), kCodeMax))
+			c.mc[j] = int(min(max(rne(fm[j]/dm), 0), kCodeMax))
 		}
 	}
 	if search {
-		dh, mh = kRefine(x, wt, L, dh, mh, &sc, &mc)
-		d, dm = half.F16ToF32(dh), half.F16ToF32(mh)
+		c.dh, c.mh = kRefine(x, wt, L, c.dh, c.mh, &c.sc, &c.mc)
+		d, dm = half.F16ToF32(c.dh), half.F16ToF32(c.mh)
 	}
-	binary.LittleEndian.PutUint16(sb[kDOff+2*pr:], dh)
-	binary.LittleEndian.PutUint16(sb[kDMOff+2*pr:], mh)
 	for j := range KGroups {
-		setKCodes(sb, pr, j, sc[j], mc[j])
-		s, m := d*float32(sc[j]), dm*float32(mc[j])
-		rec := sb[KHeaderBytes+j*KLines(dt)*LineBytes:]
-		for i, v := range x[j*GroupK : (j+1)*GroupK] {
-			setKValue(base, rec, pr, i, kQuant(v, s, m, L))
-		}
+		c.err += kGroupError(x[j*GroupK:(j+1)*GroupK], wt[j*GroupK:(j+1)*GroupK], d*float32(c.sc[j]), dm*float32(c.mc[j]), L)
 	}
+	return c
 }
 
 // kRefine is the search's second stage (see packKSuper).
@@ -320,14 +351,14 @@ func kRefine(x, wt []float32, L int, dh, mh uint16, sc, mc *[KGroups]int) (uint1
 		return e
 	}
 	d, dm := half.F16ToF32(dh), half.F16ToF32(mh)
-	for range 3 {
+	for range kRounds {
 		// least squares for (d, dm): w ≈ d·(sc·u) − dm·mc
 		var a11, a12, a22, b1, b2 float64
 		for j := range KGroups {
-			s, m := d*float32(sc[j]), dm*float32(mc[j])
+			is, m := kInv(d*float32(sc[j])), dm*float32(mc[j])
 			for i, v := range x[j*GroupK : (j+1)*GroupK] {
 				w := float64(wt[j*GroupK+i])
-				p, q := float64(sc[j]*kQuant(v, s, m, L)), -float64(mc[j])
+				p, q := float64(sc[j]*kQuant(v, is, m, L)), -float64(mc[j])
 				a11 += w * p * p
 				a12 += w * p * q
 				a22 += w * q * q
