@@ -53,9 +53,13 @@ func (r GGMLRepack) String() string {
 //	q3_K   Q8  (d' = −d, u = −(sc−32)·q ∈ [−128, 124]; d·sc·q is exact in
 //	            float32, so the value is the same)
 //	                               Q4 requantized
-//	q4_K   Q4+min when every d·sc and dmin·mn is an f16, else F32
-//	                               Q4+min, d·sc and −dmin·mn rounded to f16
-//	q5_K   F32                     Q8 requantized
+//	q4_K   Q4K (same d, dmin, codes and q) where FastK(Q4K) says so;
+//	       else Q4+min when every d·sc and dmin·mn is an f16, else F32
+//	                               Q4K where FastK(Q4K), else Q4+min,
+//	                               d·sc and −dmin·mn rounded to f16
+//	q5_K   Q5K (same d, dmin, codes and q) where FastK(Q5K) says so,
+//	       else F32                Q5K where FastK(Q5K), else Q8
+//	                               requantized
 //	q6_K   F32                     Q6 requantized, each group's larger
 //	                               sub-block scale d·sc a candidate, where
 //	                               FastQ6 says so; else Q8 requantized
@@ -73,6 +77,16 @@ func (r GGMLRepack) String() string {
 // weight instead of 5.5): the pure-Go kernels that serve Q5 elsewhere are
 // many times slower than the SIMD Q8 ones.
 var FastQ5 func() bool
+
+// FastK reports whether this process serves the K format dt with a SIMD
+// kernel (kernels/gemm sets it). Both modes pack Q4_K as Q4K and Q5_K as
+// Q5K only then — exactly: ggml's rule w = (d·sc)·q − dmin·mn with the
+// same f16 d and dmin, 6-bit codes and q — and as before otherwise (also
+// while FastK is nil), where the pure-Go K kernels would be many times
+// slower than the SIMD Q4-with-min and Q8 ones.
+var FastK func(dt kernel.DType) bool
+
+func fastK(dt kernel.DType) bool { return FastK != nil && FastK(dt) }
 
 // FastQ6 reports whether this process serves Q6 weights with a SIMD
 // kernel (kernels/gemm sets it: amd64 with AVX2, arm64 with the NEON dot
@@ -141,10 +155,17 @@ func ggmlPlanFor(t gguf.Type, raw []byte, mode GGMLRepack) ggmlPlan {
 		}
 		return requant(kernel.Q4, false)
 	case gguf.TypeQ4_K:
+		if fastK(kernel.Q4K) {
+			return ggmlPlan{kernel.Q4K, false, rowQ45_KToK}
+		}
 		if mode == RepackFast || q4KScalesExact(raw) {
 			return ggmlPlan{kernel.Q4, true, rowQ4_K}
 		}
 		return f32
+	case gguf.TypeQ5_K:
+		if fastK(kernel.Q5K) {
+			return ggmlPlan{kernel.Q5K, false, rowQ45_KToK}
+		}
 	case gguf.TypeQ2_K:
 		return requant(kernel.Q4, true)
 	case gguf.TypeQ6_K:
@@ -479,6 +500,45 @@ func rowQ4_K(m *Matrix, r int, raw []byte, _ *ggmlScratch) (bool, bool) {
 	}
 	return exact, false
 }
+
+// rowQ45_KToK packs a q4_K (into Q4K) or q5_K (into Q5K) row bit for bit:
+// each super-block's f16 d and dmin bytes, each sub-block's 6-bit scale
+// and min codes, and its 4- or 5-bit q (q5_K's fifth bit of sub-block s
+// at bit s of qh[l]). The K formats' rule (d·sc)·u − dm·mc is ggml's, so
+// the values are DequantizeGGML's.
+func rowQ45_KToK(m *Matrix, r int, raw []byte, s *ggmlScratch) (bool, bool) {
+	panel, pr := m.Panel(r/PanelRows), r%PanelRows
+	five := s.t == gguf.TypeQ5_K
+	bb, qsOff := GGMLQ4_KBytes, 16
+	if five {
+		bb, qsOff = ggmlQ5_KBytes, 48
+	}
+	base := KBase(m.DType)
+	for i := 0; i < m.K/SuperK; i++ {
+		b := raw[i*bb:]
+		sb := panel[i*KSuperBytes(m.DType):]
+		copy(sb[kDOff+2*pr:][:2], b[0:2])
+		copy(sb[kDMOff+2*pr:][:2], b[2:4])
+		for j := range KGroups {
+			sc, mn := q4KScaleMin(b[4:16], j)
+			setKCodes(sb, pr, j, sc, mn)
+			rec := sb[KHeaderBytes+j*KLines(m.DType)*LineBytes:]
+			q := b[qsOff+32*(j/2):][:32]
+			for l, v := range q {
+				u := int(v >> uint(4*(j%2)) & 15)
+				if five {
+					u |= int(b[16+l]>>uint(j)&1) << 4
+				}
+				setKValue(base, rec, pr, l, u)
+			}
+		}
+	}
+	return true, false
+}
+
+// ggmlQ5_KBytes: a q5_K super-block: f16 d, f16 dmin, 12 bytes of codes,
+// 32 bytes of fifth bits, 128 of nibbles.
+const ggmlQ5_KBytes = 176
 
 // ---- requantization ----
 

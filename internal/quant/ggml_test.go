@@ -768,3 +768,88 @@ func TestFromGGMLQ6Fallback(t *testing.T) {
 		t.Errorf("FastQ6 nil: fast mode %s, want q8", m.DType)
 	}
 }
+
+// TestFromGGMLK: with a SIMD kernel for the K format (FastK) both modes
+// repack Q4_K as Q4K and Q5_K as Q5K bit for bit — ggml's f16 d and dmin
+// bytes, every 6-bit scale and min code, every q at every position — so
+// the values are DequantizeGGML's; without one (FastK false or nil) the
+// packing is as before (Q4_K: Q4 with a min or F32; Q5_K: F32 or Q8);
+// and a one-bit change of a code, of a fifth bit or of d is seen.
+func TestFromGGMLK(t *testing.T) {
+	const n, k = 19, 512
+	for _, c := range []struct {
+		ty        gguf.Type
+		dt        kernel.DType
+		slow      [2]kernel.DType // exact, fast mode without FastK
+		bb, qsOff int
+	}{
+		{gguf.TypeQ4_K, kernel.Q4K, [2]kernel.DType{kernel.Q4, kernel.Q4}, 144, 16},
+		{gguf.TypeQ5_K, kernel.Q5K, [2]kernel.DType{kernel.F32, kernel.Q8}, 176, 48},
+	} {
+		var raw []byte
+		for i := range n * k / 256 {
+			b, _ := ggmlEncoders[c.ty](float32(i%5-2)/256+1.0/1024, float32(i%3)/512, i)
+			raw = append(raw, b...)
+		}
+		want := make([]float32, n*k)
+		if err := DequantizeGGML(c.ty, raw, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, fc := range []struct{ fast, nil_ bool }{{true, false}, {false, false}, {false, true}} {
+			old := FastK
+			FastK = func(kernel.DType) bool { return fc.fast }
+			if fc.nil_ {
+				FastK = nil
+			}
+			for mi, mode := range []GGMLRepack{RepackExact, RepackFast} {
+				m, exact, err := FromGGML(c.ty, raw, n, k, mode)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !fc.fast {
+					if m.DType != c.slow[mi] {
+						t.Errorf("%s FastK off (nil %v) %s: %s, want %s", c.ty, fc.nil_, mode, formatOf(m), c.slow[mi])
+					}
+					continue
+				}
+				if m.DType != c.dt {
+					t.Fatalf("%s FastK %s: %s, want %s", c.ty, mode, formatOf(m), c.dt)
+				}
+				if same, i := ggmlSame(m, want); !same || !exact {
+					t.Fatalf("%s %s: exact=%v, element %d differs", c.ty, mode, exact, i)
+				}
+				for row := range n { // the stored bits are ggml's
+					panel, pr := m.Panel(row/PanelRows), row%PanelRows
+					for s := range k / 256 {
+						blk := raw[(row*k/256+s)*c.bb:]
+						sb := panel[s*KSuperBytes(c.dt):]
+						if d := sb[kDOff+2*pr:]; d[0] != blk[0] || d[1] != blk[1] {
+							t.Fatalf("%s row %d super-block %d: d %x %x, ggml's %x %x", c.ty, row, s, d[0], d[1], blk[0], blk[1])
+						}
+						if dm := sb[kDMOff+2*pr:]; dm[0] != blk[2] || dm[1] != blk[3] {
+							t.Fatalf("%s row %d super-block %d: dm differs from ggml's dmin", c.ty, row, s)
+						}
+						for j := range 8 {
+							sc, mn := q4KScaleMin(blk[4:16], j)
+							if gs, gm := KCodes(c.dt, panel, pr, 8*s+j); gs != sc || gm != mn {
+								t.Fatalf("%s row %d group %d: codes (%d, %d), ggml's (%d, %d)", c.ty, row, 8*s+j, gs, gm, sc, mn)
+							}
+						}
+					}
+				}
+				if mi == 1 {
+					continue
+				}
+				// row 3: a scale-code byte, a min-nibble byte, a value byte, d's low byte
+				for _, off := range []int{16*2 + 3, 128 + 16 + 3, KHeaderBytes + LineBytes + 4*3 + 1, kDOff + 2*3} {
+					mut := &Matrix{DType: m.DType, N: m.N, K: m.K, Np: m.Np, Kp: m.Kp, Data: append([]byte(nil), m.Data...)}
+					mut.Panel(0)[KSuperBytes(c.dt)+off] ^= 1
+					if same, _ := ggmlSame(mut, want); same {
+						t.Errorf("%s: a one-bit change at byte %d of the second super-block was not noticed", c.dt, off)
+					}
+				}
+			}
+			FastK = old
+		}
+	}
+}

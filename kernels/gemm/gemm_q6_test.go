@@ -47,8 +47,9 @@ func TestQ6Shapes(t *testing.T) {
 //	KTUNE_BENCH_VARIANTS=avx512_vnni go test ./kernels/gemm -run '^$' -bench Q6Decode -count 5
 func BenchmarkQ6Decode(b *testing.B) { benchDecode(b, kernel.Q6, kernel.Q8, kernel.Q4) }
 
-// TestFastRepack: quant.FastQ6 (GGUF fast mode's Q6_K → Q6) and
-// quant.FastQ5 (Q5_0 → Q5 rather than Q8) hold exactly when a SIMD variant
+// TestFastRepack: quant.FastQ6 (GGUF fast mode's Q6_K → Q6),
+// quant.FastQ5 (Q5_0 → Q5 rather than Q8) and quant.FastK (Q4_K → Q4K,
+// Q5_K → Q5K) hold exactly when a SIMD variant
 // serves that format's GEMV here (amd64: avx512_vnni, avx_vnni, avx2_int8,
 // for Q6 also avx512 and avx2; arm64: neon_dotprod, sve_dotprod), and
 // follow the ISA masking.
@@ -62,6 +63,8 @@ func TestFastRepack(t *testing.T) {
 	}{
 		{kernel.Q6, quant.FastQ6, append(slices.Clone(int8SIMD), "avx512", "avx2"), []cpu.Feature{cpu.AVX512VNNI, cpu.AVX512F, cpu.AVX2, cpu.ASIMDDP, cpu.SVE}},
 		{kernel.Q5, quant.FastQ5, int8SIMD, []cpu.Feature{cpu.AVX512VNNI, cpu.AVX2, cpu.ASIMDDP, cpu.SVE}},
+		{kernel.Q4K, func() bool { return quant.FastK(kernel.Q4K) }, int8SIMD, []cpu.Feature{cpu.AVX512VNNI, cpu.AVX2, cpu.ASIMDDP, cpu.SVE}},
+		{kernel.Q5K, func() bool { return quant.FastK(kernel.Q5K) }, int8SIMD, []cpu.Feature{cpu.AVX512VNNI, cpu.AVX2, cpu.ASIMDDP, cpu.SVE}},
 	} {
 		if c.fast == nil {
 			t.Fatalf("kernels/gemm did not set quant's fast-repack check of %s", c.dt)

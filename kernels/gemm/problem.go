@@ -144,6 +144,7 @@ var allOps = []string{OpGEMV, OpGEMM, OpGateUp}
 func init() {
 	quant.FastQ6 = fastQ6
 	quant.FastQ5 = fastQ5
+	quant.FastK = fastGEMV
 	docs := map[string]string{
 		OpGEMV:   "Y = X·Wᵀ for decode (M ≤ crossover)",
 		OpGEMM:   "Y = X·Wᵀ for prefill",
