@@ -34,7 +34,7 @@ func convertTiny(t *testing.T, dir string, opt LoadOptions) string {
 // mix, and reads its weights in place.
 func TestFileRoundTrip(t *testing.T) {
 	for _, c := range loadTiny(t) {
-		for _, opt := range []LoadOptions{{}, {DType: kernel.Q8}, {DType: kernel.Q8, ExpertDType: kernel.Q4, GateDType: kernel.BF16}, {DType: kernel.Q8, ExpertDType: kernel.Q2}, {DType: kernel.Q8, ExpertDType: kernel.Q5}} {
+		for _, opt := range []LoadOptions{{}, {DType: kernel.Q8}, {DType: kernel.Q8, ExpertDType: kernel.Q4, GateDType: kernel.BF16}, {DType: kernel.Q8, ExpertDType: kernel.Q2}, {DType: kernel.Q8, ExpertDType: kernel.Q5}, {DType: kernel.Q6K, ExpertDType: kernel.Q3K, HeadDType: kernel.Q4K}} {
 			name := string(opt.DType) + "/" + string(opt.ExpertDType)
 			t.Run(c.f.Name()+"/"+name, func(t *testing.T) {
 				path := convertTiny(t, c.f.Dir(), opt)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/model/kfile"
 )
 
@@ -25,6 +26,8 @@ func TestPackRowsRefusesBadWeights(t *testing.T) {
 		{kernel.BF16, math.MaxFloat32, "overflows bf16"},
 		{kernel.Q8, 1e10, "too large for q8"},
 		{kernel.Q4, 1e7, "too large for q4"},
+		{kernel.Q4K, 1e10, "too large for q4k"},
+		{kernel.Q6K, 1e6, ""},
 		{kernel.Q8, 1e6, ""},
 		{kernel.BF16, 3e38, ""},
 	} {
@@ -60,6 +63,16 @@ func TestCheckFinite(t *testing.T) {
 	q := &kfile.Tensor{Name: "w", Layout: kfile.LayoutPacked, DType: "q8", Shape: []int64{16, 32}}
 	if err := kfile.CheckFinite(q, m.Data); err == nil || !strings.Contains(err.Error(), "row 5") {
 		t.Errorf("q8 Inf scale: %v", err)
+	}
+	k, err := packRows(kernel.Q3K, 16, 300, 1, false, func(dst []float32, r0, r1 int) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := quant.KSuperBytes(kernel.Q3K)
+	k.Data[sb+224+2*5+1] = 0xfc // second super-block, row 5's dm: −Inf
+	kt := &kfile.Tensor{Name: "w", Layout: kfile.LayoutPacked, DType: "q3k", Shape: []int64{16, 300}}
+	if err := kfile.CheckFinite(kt, k.Data); err == nil || !strings.Contains(err.Error(), "row 5, columns 256..511") || !strings.Contains(err.Error(), "dm") {
+		t.Errorf("q3k Inf dm: %v", err)
 	}
 	var in *InputError
 	if !errors.As(inputErr(errors.New("x")), &in) || inputErr(nil) != nil {

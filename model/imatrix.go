@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ktune/ktune/internal/quant"
 	"io/fs"
 	"math"
 	"path/filepath"
@@ -263,7 +264,7 @@ func (im *Imatrix) importance(name string, dt kernel.DType) []float32 {
 // quantized reports whether dt chooses scales (the formats the imatrix
 // weights).
 func quantized(dt kernel.DType) bool {
-	return dt == kernel.Q8 || dt == kernel.Q6 || dt == kernel.Q5 || dt == kernel.Q4 || dt == kernel.Q3 || dt == kernel.Q2
+	return dt == kernel.Q8 || dt == kernel.Q6 || dt == kernel.Q5 || dt == kernel.Q4 || dt == kernel.Q3 || dt == kernel.Q2 || quant.IsK(dt)
 }
 
 // ImatrixCoverage splits the matrices of cfg under opt that are quantized

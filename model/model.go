@@ -266,9 +266,9 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 	}
 	for _, dt := range []kernel.DType{o.DType, o.GateDType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType} {
 		switch dt {
-		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, AsStored:
+		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, AsStored, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
 		default:
-			return fmt.Errorf("model: weight dtype %q not supported (f32, bf16, q8, q6, q5, q4, q3, q2)", dt)
+			return fmt.Errorf("model: weight dtype %q not supported (f32, bf16, q8, q6k, q6, q5k, q5, q4k, q4, q3k, q3, q2)", dt)
 		}
 	}
 	if err := o.checkGroupDTypes(cfg); err != nil {

@@ -235,7 +235,7 @@ func TestDecodeBatch(t *testing.T) {
 func TestQuantized(t *testing.T) {
 	for _, c := range loadTiny(t) {
 		t.Run(c.f.Name(), func(t *testing.T) {
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q5, kernel.Q4, kernel.Q2} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q5, kernel.Q4, kernel.Q2, kernel.Q4K, kernel.Q3K} {
 				t.Run(string(dt), func(t *testing.T) {
 					cls := []kernel.Class{kernel.ClassF32}
 					r := runGolden(t, mustLoad(t, c.f.Dir(), LoadOptions{DType: dt, Classes: cls}), c, 0)

@@ -142,6 +142,8 @@ func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int) *quant.Matrix {
 		}
 	case kernel.BF16:
 		fillBF16(r, m.Data, a)
+	case kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K: // symmetric codes, sd 1/√k
+		quant.FillRandom(r, m, 0, m.Panels(), 1/math.Sqrt(float64(k)))
 	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 		fillBytes(r, m.Data)
 		// scales: Q8 codes are uniform in −128..127 (σ ≈ 74), Q4 in −8..7 (σ ≈ 4.6), Q3 in −4..3 (σ ≈ 2.3),

@@ -207,6 +207,18 @@ func checkRange(dt kernel.DType, rows []float32, r0, k int) error {
 // checkScales refuses a q8/q4 block (rows from r0) whose f16 scale
 // overflowed: a group of finite weights too large for the format.
 func checkScales(q *quant.Matrix, r0 int) error {
+	if quant.IsK(q.DType) {
+		for r := 0; r < q.N; r++ {
+			for g := 0; g < q.Kp/quant.GroupK; g += quant.KGroups {
+				d, dm := quant.KSuper(q.DType, q.Panel(r/quant.PanelRows), r%quant.PanelRows, g)
+				if math.IsInf(float64(d), 0) || math.IsNaN(float64(d)) || math.IsInf(float64(dm), 0) || math.IsNaN(float64(dm)) {
+					return fmt.Errorf("row %d, columns %d..%d: weights too large for %s (the super-block's f16 scale overflows)",
+						r0+r, g*quant.GroupK, min((g+quant.KGroups)*quant.GroupK, q.K)-1, q.DType)
+				}
+			}
+		}
+		return nil
+	}
 	if q.DType != kernel.Q8 && q.DType != kernel.Q4 && q.DType != kernel.Q3 && q.DType != kernel.Q6 && q.DType != kernel.Q5 && q.DType != kernel.Q2 {
 		return nil
 	}

@@ -114,7 +114,7 @@ func runSynth(t *testing.T, path string) []float32 {
 	return last
 }
 
-// TestSyntheticFile: a synthetic file in each of q4, q3, q2, q5 and a fit-style
+// TestSyntheticFile: a synthetic file in each of q4, q3, q2, q5, the K formats and a fit-style
 // mix (experts per layer, the shared expert apart) loads and runs with
 // finite logits, is marked synthetic, and has the same bytes at 1 and 3
 // threads; another seed gives other bytes; SyntheticFileSize is exact.
@@ -125,6 +125,7 @@ func TestSyntheticFile(t *testing.T) {
 		"q3":  {DType: kernel.Q8, ExpertDType: kernel.Q3},
 		"q2":  {DType: kernel.Q8, ExpertDType: kernel.Q2},
 		"q5":  {DType: kernel.Q5, ExpertDType: kernel.Q5},
+		"q4k": {DType: kernel.Q6K, ExpertDType: kernel.Q4K, HeadDType: kernel.Q5K},
 		"fit": {DType: kernel.Q8, AttnDType: kernel.Q6, GateDType: kernel.BF16, HeadDType: kernel.F32, ExpertDType: kernel.Q3, ExpertDTypeByLayer: map[int]kernel.DType{1: kernel.Q4, 2: kernel.Q3}, SharedDType: kernel.Q6},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -260,13 +260,15 @@ func kFit(x, wt []float32, L int, search bool) (s, m float32) {
 }
 
 // kSuperScale is the f16 of v/63 rounded up far enough that 63 codes
-// reach v (so the largest group keeps its range), or 0 for v = 0.
+// reach v (so the largest group keeps its range), 0 for v = 0, or +Inf
+// when no f16 does (weights too large for the format: the model's
+// loaders refuse the matrix, as they do an overflowing group scale).
 func kSuperScale(v float32) uint16 {
 	if !(v > 0) {
 		return 0
 	}
 	h := half.F32ToF16(v / kCodeMax)
-	for half.F16ToF32(h)*kCodeMax < v && h < 0x7bff {
+	for h < 0x7c00 && half.F16ToF32(h)*kCodeMax < v {
 		h++
 	}
 	return h

@@ -262,7 +262,7 @@ func verifyShape(s kernel.Shape, _ kernel.DType) kernel.Shape {
 }
 
 func init() {
-	all := []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2}
+	all := []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}
 	kernel.RegisterOp(&kernel.Op{Name: OpBlock, Doc: "MoE block: router, top-k experts (SwiGLU), shared expert",
 		ShapeKeys: blockKeys, DTypes: all, NewProblem: newProblem, Cost: cost, Verify: verifyShape})
 	// one variant per gemm variant of the fused gate/up (the experts' gemm

@@ -52,6 +52,23 @@ func CheckFinite(t *Tensor, b []byte) error {
 		if i, v := FirstNonFinite(t.DType, b); i >= 0 {
 			return fmt.Errorf("tensor %q: packed %s value %v (at value %d of the packed layout) is not finite", t.Name, dt, v, i)
 		}
+	case kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
+		// super-block records of 256 k for 16 rows: a header whose [16]f16
+		// d and [16]f16 dm end it, then the value lines (quant/kquant.go)
+		sbb := quant.KSuperBytes(dt)
+		k := max(t.Shape[1], 1)
+		sbs := int((k + quant.SuperK - 1) / quant.SuperK)
+		for off := 0; off+sbb <= len(b); off += sbb {
+			if i, v := FirstNonFinite("F16", b[off+quant.KHeaderBytes-4*quant.PanelRows:off+quant.KHeaderBytes]); i >= 0 {
+				rec := off / sbb
+				what := "d"
+				if i >= quant.PanelRows {
+					what = "dm"
+				}
+				return fmt.Errorf("tensor %q: the %s super-block %s of row %d, columns %d..%d is %v, not finite",
+					t.Name, dt, what, rec/sbs*quant.PanelRows+i%quant.PanelRows, rec%sbs*quant.SuperK, rec%sbs*quant.SuperK+quant.SuperK-1, v)
+			}
+		}
 	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
 		// records of one group of 32 k for 16 rows: quantized values, then
 		// [16]f16 scales (and [16]f16 mins for q4 with a min; q2's scale

@@ -166,9 +166,9 @@ func ExpectedSize(t *Tensor) (int64, error) {
 	case LayoutPacked:
 		dt := kernel.DType(t.DType)
 		switch dt {
-		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
+		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
 		default:
-			return 0, fmt.Errorf("packed dtype %q (want f32, bf16, q8, q6, q5, q4, q3 or q2)", t.DType)
+			return 0, fmt.Errorf("packed dtype %q (want f32, bf16, q8, q6k, q6, q5k, q5, q4k, q4, q3k, q3 or q2)", t.DType)
 		}
 		if len(t.Shape) != 2 || t.Shape[0] > math.MaxInt32 || t.Shape[1] > math.MaxInt32 {
 			return 0, fmt.Errorf("packed shape %v (want [N, K])", t.Shape)

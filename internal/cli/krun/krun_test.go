@@ -271,12 +271,12 @@ func TestCacheSpillFlag(t *testing.T) {
 // take every format the loader serves, q5 included, in any case, and
 // refuse the rest naming the flag.
 func TestParseDType(t *testing.T) {
-	for _, s := range []string{"f32", "bf16", "q8", "q6", "q5", "Q5", "q4", "q3", "q2"} {
+	for _, s := range []string{"f32", "bf16", "q8", "q6", "q5", "Q5", "q4", "q3", "q2", "q3k", "q4k", "Q5K", "q6k"} {
 		if dt, err := parseDType("experts", s); err != nil || string(dt) != strings.ToLower(s) {
 			t.Errorf("parseDType(%q) = %q, %v", s, dt, err)
 		}
 	}
-	for _, s := range []string{"q7", "f16", "q4_0", ""} {
+	for _, s := range []string{"q7", "f16", "q4_0", "q2k", "q4_k", ""} {
 		if _, err := parseDType("head", s); err == nil || !strings.Contains(err.Error(), "--head") {
 			t.Errorf("parseDType(%q): %v", s, err)
 		}

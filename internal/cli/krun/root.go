@@ -132,10 +132,10 @@ func presetOptions(name string) (model.LoadOptions, error) {
 // parseDType reads a weight dtype flag.
 func parseDType(flag, s string) (kernel.DType, error) {
 	switch dt := kernel.DType(strings.ToLower(s)); dt {
-	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:
+	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
 		return dt, nil
 	}
-	return "", fmt.Errorf("--%s %q: want f32, bf16, q8, q6, q5, q4, q3 or q2", flag, s)
+	return "", fmt.Errorf("--%s %q: want f32, bf16, q8, q6k, q6, q5k, q5, q4k, q4, q3k, q3 or q2", flag, s)
 }
 
 // isModelFile reports whether path is a model file (else a checkpoint folder).
