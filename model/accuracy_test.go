@@ -35,14 +35,14 @@ type accClass struct {
 }
 
 // accClasses: f32 activations everywhere, and int8 activations (one scale
-// per group of 32) for the Q8/Q6/Q4/Q3/Q2 matrices, which is the engine's default
+// per group of 32) for the quantized matrices (Q8, Q6, Q5, Q4, Q3, Q2 and the K formats), which is the engine's default
 // (kernel.DefaultClasses) on CPUs with an int8 dot product. bf16act is
 // opt-in (no engine command enables it), exists only on CPUs with
 // AVX512_BF16 or BFDOT and has no pure-Go variant, so a row for it would
 // change with the machine; it is not tabulated.
 var accClasses = []accClass{
 	{"f32", kernel.ClassF32, nil},
-	{"int8act", kernel.ClassInt8Act, []kernel.DType{kernel.Q8, kernel.Q6, kernel.Q4, kernel.Q3, kernel.Q2}},
+	{"int8act", kernel.ClassInt8Act, []kernel.DType{kernel.Q8, kernel.Q6, kernel.Q5, kernel.Q4, kernel.Q3, kernel.Q2, kernel.Q6K, kernel.Q5K, kernel.Q4K, kernel.Q3K}},
 }
 
 // accBudget bounds the relative RMS (‖got−golden‖₂/‖golden‖₂) of a run's
@@ -147,6 +147,30 @@ var accBudgets = map[string]map[string]accBudget{
 		"q3/int8act": {
 			Prompt: 0.548, // measured 0.4982 (AVX2; 0.498 AVX-512 and purego), +10%
 			Decode: 0.533, // measured 0.4853, +9.8%
+		},
+		"q4k/f32": {
+			Prompt: 0.211, // measured 0.1922, +9.8%
+			Decode: 0.438, // measured 0.3982, +10%
+		},
+		"q4k/int8act": {
+			Prompt: 0.215, // measured 0.1952 (AVX2, purego; 0.1948 AVX-512), +10%
+			Decode: 0.438, // measured 0.3979, +10%
+		},
+		"q4k-m/f32": {
+			Prompt: 0.342, // measured 0.3109, +10%
+			Decode: 0.478, // measured 0.4341, +10%
+		},
+		"q4k-m/int8act": {
+			Prompt: 0.345, // measured 0.3132 (AVX-512; 0.3128 AVX2, purego), +10%
+			Decode: 0.477, // measured 0.4337, +10%
+		},
+		"q3k/f32": {
+			Prompt: 0.437, // measured 0.3972, +10%
+			Decode: 0.320, // measured 0.2912, +9.9%
+		},
+		"q3k/int8act": {
+			Prompt: 0.437, // measured 0.3973, +10%
+			Decode: 0.324, // measured 0.2949 (AVX-512; 0.2948 AVX2, 0.2946 purego), +9.9%
 		},
 		"q2/f32": {
 			Prompt: 0.695, // measured 0.632, +10%

@@ -107,6 +107,9 @@ var Presets = []Preset{
 	{"q4-mix", "routed and shared experts, dense MLP q4; attention q5; lm_head q6 (llama.cpp Q4_K_M's allocation: about its bytes per token)", model.LoadOptions{DType: kernel.Q4, AttnDType: kernel.Q5, HeadDType: kernel.Q6}},
 	{"q6", "every matrix q6 (6-bit, f16 scale per 32; near q8's error at 0.8 of its size)", model.LoadOptions{DType: kernel.Q6}},
 	{"q3", "routed experts q3 (3-bit, f16 scale per 32); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3}},
+	{"q4k", "routed experts q4k (4-bit with a min, 6-bit scale and min codes per 32 under an f16 pair per 256: ggml Q4_K's rule, 4.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4K}},
+	{"q4k-m", "routed and shared experts, dense MLP q4k; attention q5k; lm_head q6k (q4-mix's bytes in the K formats: llama.cpp Q4_K_M's allocation)", model.LoadOptions{DType: kernel.Q4K, AttnDType: kernel.Q5K, HeadDType: kernel.Q6K}},
+	{"q3k", "routed experts q3k (3-bit with a min, K scales: 3.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3K}},
 	{"q2", "routed experts q2 (2-bit, a scale and offset code per 32: 2.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q2}},
 }
 
