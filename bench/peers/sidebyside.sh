@@ -14,20 +14,21 @@
 #  2. llama.cpp: convert_kimi_gguf.py (wrapper around convert_hf_to_gguf.py: torch-1.13 float8
 #     aliases, no `transformers`, placeholder vocabulary) -> WORK_DIR/model-f16.gguf, then
 #     llama-quantize to Q8_0 / Q4_0 / Q4_K_M as the pairs need.
-#  3. krun convert with presets q8 / q4-all / q4-mix / q4 -> WORK_DIR/model-<preset>.kt.
+#  3. krun convert with presets q8 / q4-all / q4-mix / q4 / q4k-m -> WORK_DIR/model-<preset>.kt.
 #  4. R rounds; in each, for every pair, `krun bench` and `llama-bench` one after the other
 #     (order swapped on even rounds), same -p/-n/-t/-d/-r, JSON output -> WORK_DIR/results/.
 #  5. sidebyside_table.py: markdown table (medians and ranges over all samples of all rounds,
 #     ratio krun/llama.cpp) -> stdout and WORK_DIR/table.md.
 #
 # Pairs:  q8 ~ Q8_0,  q4-all ~ Q4_0,  q4-mix ~ Q4_K_M (comparable bytes per token),
-#         q4 ~ Q4_K_M (q4 keeps attention and lm_head q8: more bytes, less error)
+#         q4 ~ Q4_K_M (q4 keeps attention and lm_head q8: more bytes, less error),
+#         q4k-m ~ Q4_K_M (the same allocation in the K formats, Q4_K's rule: the same bytes)
 #
 # Options (defaults in brackets):
 #   -p LIST     prompt lengths [64]            -n LIST   generated tokens [16]
 #   -t LIST     thread counts [1,2]            -d LIST   context depths [0]
 #   -r N        repetitions per tool run [3]   -R N      rounds [3]
-#   -P PAIRS    comma-separated krun presets to pair: q8,q4-all,q4-mix,q4 [all four]
+#   -P PAIRS    comma-separated krun presets to pair: q8,q4-all,q4-mix,q4,q4k-m [the first four]
 #   -c          convert only (no benchmarks)   -b        benchmarks only (models must exist)
 # Environment:
 #   LLAMA_CPP (required), KRUN (krun binary), PYTHON [/usr/bin/python3: needs numpy + torch],
@@ -37,7 +38,7 @@
 # Run on a quiet machine; both tools pin nothing themselves.
 set -euo pipefail
 
-usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 P=64 N=16 T=1,2 D=0 REPS=3 ROUNDS=3 PAIRS=q8,q4-all,q4-mix,q4 DO_CONVERT=1 DO_BENCH=1
 while getopts "p:n:t:d:r:R:P:cbh" opt; do
@@ -62,8 +63,8 @@ LQUANT=$LLAMA_CPP/build/bin/llama-quantize
 for b in "$LBENCH" "$LQUANT"; do [ -x "$b" ] || { echo "missing $b (build llama.cpp first)" >&2; exit 1; }; done
 
 llama_type() {  # krun preset -> llama.cpp quant type of its pair
-  case $1 in q8) echo Q8_0 ;; q4-all) echo Q4_0 ;; q4-mix | q4) echo Q4_K_M ;;
-    *) echo "unknown preset $1 (want q8, q4-all, q4-mix, q4)" >&2; exit 2 ;; esac
+  case $1 in q8) echo Q8_0 ;; q4-all) echo Q4_0 ;; q4-mix | q4 | q4k-m) echo Q4_K_M ;;
+    *) echo "unknown preset $1 (want q8, q4-all, q4-mix, q4, q4k-m)" >&2; exit 2 ;; esac
 }
 IFS=, read -r -a PRESETS <<<"$PAIRS"
 for pr in "${PRESETS[@]}"; do llama_type "$pr" >/dev/null; done
