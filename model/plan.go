@@ -32,9 +32,13 @@ var FitFormats = []FitFormat{
 	{kernel.F32, 0, 0},
 	{kernel.BF16, 0.00166, 0.00166},
 	{kernel.Q8, 0.0053, 0.0048},
+	{kernel.Q6K, 0.0192, 0.0169},
 	{kernel.Q6, 0.0213, 0.0196},
+	{kernel.Q5K, 0.0381, 0.0340},
 	{kernel.Q5, 0.0427, 0.0400},
+	{kernel.Q4K, 0.0784, 0.0695},
 	{kernel.Q4, 0.0859, 0.0808},
+	{kernel.Q3K, 0.1678, 0.1446},
 	{kernel.Q3, 0.1745, 0.163},
 	{kernel.Q2, 0.3217, 0.3006},
 }
