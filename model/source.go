@@ -212,8 +212,8 @@ func checkScales(q *quant.Matrix, r0 int) error {
 			for g := 0; g < q.Kp/quant.GroupK; g += quant.KGroups {
 				d, dm := quant.KSuper(q.DType, q.Panel(r/quant.PanelRows), r%quant.PanelRows, g)
 				if math.IsInf(float64(d), 0) || math.IsNaN(float64(d)) || math.IsInf(float64(dm), 0) || math.IsNaN(float64(dm)) {
-					return fmt.Errorf("row %d, columns %d..%d: weights too large for %s (the super-block's f16 scale overflows)",
-						r0+r, g*quant.GroupK, min((g+quant.KGroups)*quant.GroupK, q.K)-1, q.DType)
+					return fmt.Errorf("row %d, columns %d..%d: weights too large for %s (the super-block's f16 scale overflows; a range of about %.3g fits)",
+						r0+r, g*quant.GroupK, min((g+quant.KGroups)*quant.GroupK, q.K)-1, q.DType, 65504*63*float64(quant.KLevels(q.DType)))
 				}
 			}
 		}

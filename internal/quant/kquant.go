@@ -102,6 +102,9 @@ func kBits(dt kernel.DType) int {
 	return 6
 }
 
+// KLevels is the largest stored value of a K format (2ᵇ − 1).
+func KLevels(dt kernel.DType) int { return 1<<kBits(dt) - 1 }
+
 // KSuperBytes is the size of one super-block record of one panel.
 func KSuperBytes(dt kernel.DType) int { return KHeaderBytes + KGroups*KLines(dt)*LineBytes }
 

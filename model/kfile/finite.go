@@ -65,8 +65,9 @@ func CheckFinite(t *Tensor, b []byte) error {
 				if i >= quant.PanelRows {
 					what = "dm"
 				}
+				c0 := rec % sbs * quant.SuperK
 				return fmt.Errorf("tensor %q: the %s super-block %s of row %d, columns %d..%d is %v, not finite",
-					t.Name, dt, what, rec/sbs*quant.PanelRows+i%quant.PanelRows, rec%sbs*quant.SuperK, rec%sbs*quant.SuperK+quant.SuperK-1, v)
+					t.Name, dt, what, rec/sbs*quant.PanelRows+i%quant.PanelRows, c0, min(c0+quant.SuperK, int(k))-1, v)
 			}
 		}
 	case kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2:

@@ -185,7 +185,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVarP(&opts.Depth, "n-depth", "d", "0", "context depths before each test, comma-separated")
 	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
 	fl.BoolVar(&opts.Ops, "ops", false, "add a per-op breakdown of a decode token against each op's roof")
-	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums")
+	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums and scale checks: a corrupt file then fails later, or gives NaN logits")
 	fl.BoolVar(&opts.NoWarmup, "no-warmup", false, "skip the untimed run before each test (as llama-bench's --no-warmup)")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to `FILE` (samples outside them are labelled krun=setup)")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped) instead of the heap")

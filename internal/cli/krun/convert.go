@@ -82,21 +82,21 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			run a GGUF file directly.
 
 			Presets:
-			  f32     every matrix f32 (exact; 4 bytes per weight)
-			  bf16    every matrix bf16 (exact for a BF16 checkpoint)
-			  q8      every matrix q8 (8-bit, f16 scale per 32 weights)
-			  q4      routed experts q4; attention, dense MLP, shared expert and lm_head q8
-			  q4-all  every matrix q4
-			  q6      every matrix q6 (6-bit, f16 scale per 32 weights)
-			  q3      routed experts q3 (3-bit, f16 scale per 32); the rest as q4
-			  q2      routed experts q2 (2-bit, 2.5 bits per weight); the rest as q4
+			`)+presetList()+cli.Doc(`
 			Norms, conv taps, biases, the MoE router and MLA's kv_b_proj are
 			always f32; the KDA gate projections f32 unless --gates is given.
 			--experts, --attn, --ffn (dense MLP and shared expert), --head
 			(lm_head) and --gates override a preset's format for their group.
 
-			--search chooses each q8/q6/q4/q3 group's scale by a search for the
-			least squared error instead of the max-abs scale. --imatrix FILE
+			The formats: f32, bf16, q8, q6, q5, q4, q3, q2 (one f16 scale per
+			32 weights; q2's also carries an offset code) and the K formats
+			q6k, q5k, q4k, q3k (ggml's K-quant structure: the same bits per
+			weight, a min and 6-bit scale codes per 32 under an f16 pair per
+			256; less error at each of their widths: docs/quant-error.md).
+
+			--search chooses each group's scale (a K format's codes and
+			super-block scales) by a search for the least squared error instead
+			of the max-abs (min-max) rule. --imatrix FILE
 			(written by krun calibrate on this model) weights that error by
 			each input channel's mean squared activation over the calibration
 			prompts (and implies --search); matrices the file lacks — routed
@@ -127,7 +127,8 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			Before any work convert refuses an output that is a folder, one of
 			the checkpoint's own files (through a link too) or in a folder it
 			cannot write. A tensor holding NaN or ±Inf, or a weight too large
-			for its format (bf16, or a q8/q4 group's f16 scale), is refused,
+			for its format (bf16, a group's f16 scale, a K format's super-block
+			scale), is refused,
 			naming the file and the tensor. Interrupted (Ctrl-C, SIGTERM),
 			convert removes its temporary file (.OUT.tmp-…) and exits 130 or
 			143; a temporary file of the same output left by a killed run is
@@ -169,13 +170,13 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 	}
 	cmd.Flags().StringVarP(&opts.Output, "out", "o", "", "output model file")
 	cmd.Flags().StringVar(&opts.Preset, "preset", "q8", "weight formats: "+strings.Join(PresetNames(), ", "))
-	cmd.Flags().StringVar(&opts.Experts, "experts", "", "routed experts' format (f32, bf16, q8, q6, q5, q4, q3, q2)")
+	cmd.Flags().StringVar(&opts.Experts, "experts", "", "routed experts' format (f32, bf16, q8, q6k, q6, q5k, q5, q4k, q4, q3k, q3, q2)")
 	cmd.Flags().StringVar(&opts.Attn, "attn", "", "attention projections' format (KDA q/k/v/o, MLA q/kv_a/o)")
 	cmd.Flags().StringVar(&opts.FFN, "ffn", "", "dense MLP and shared expert format")
 	cmd.Flags().StringVar(&opts.Head, "head", "", "lm_head format")
 	cmd.Flags().StringVar(&opts.Gates, "gates", "", "KDA gate projections' format (default f32)")
 	cmd.Flags().IntVar(&opts.Threads, "threads", 0, "conversion threads (default all CPUs)")
-	cmd.Flags().BoolVar(&opts.Search, "search", false, "choose each q8/q6/q5/q4/q3/q2 group's scale by a search for the least squared error (about 10% less error at q4 than the max-abs scale; about 5× slower; q2: 7–15% less, about 14× slower)")
+	cmd.Flags().BoolVar(&opts.Search, "search", false, "choose each quantized group's scale by a search for the least squared error (about 10% less error at q4 than the max-abs scale; about 5× slower; q2: 7–15% less, about 14× slower; the K formats: 10–15% less, about 25× slower)")
 	cmd.Flags().StringVar(&opts.Imatrix, "imatrix", "", "weight the scale search by the activation energies in this file (krun calibrate; implies --search)")
 	cmd.Flags().StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage+"; without --preset")
 	cmd.Flags().StringVar(&opts.Fit, "fit", "", "choose each group's format to fit this memory budget (like 24G) with the least expected error, as krun plan does (instead of --preset and the group flags)")
@@ -569,4 +570,13 @@ func (o *ConvertOptions) readImatrix(opt model.LoadOptions) (*model.Imatrix, str
 		note += fmt.Sprintf("; %d absent from it get the unweighted search (%s)", len(missing), strings.Join(names, ", "))
 	}
 	return im, note, nil
+}
+
+// presetList is convert's help list of the presets, one per line.
+func presetList() string {
+	var b strings.Builder
+	for _, p := range Presets {
+		fmt.Fprintf(&b, "  %-7s %s\n", p.Name, p.Doc)
+	}
+	return b.String()
 }

@@ -153,7 +153,7 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 	fl.BoolVar(&opts.PrintIDs, "print-ids", false, "print token ids instead of text")
 	fl.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "do not stop at end-of-sequence tokens")
 	fl.IntVar(&opts.Lock, "lock-hot", 0, "mlock each MoE layer's N most-routed experts after the prompt")
-	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums (they read the whole file)")
+	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums and scale checks (they read the whole file): a corrupt file then fails later, or gives NaN logits")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA cache in a file in `DIR` (mapped; for very long contexts)")
 	fl.StringVar(&opts.CacheDType, "cache-dtype", "bf16", cacheDTypeUsage)
 	return cmd

@@ -271,14 +271,30 @@ func TestCacheSpillFlag(t *testing.T) {
 // take every format the loader serves, q5 included, in any case, and
 // refuse the rest naming the flag.
 func TestParseDType(t *testing.T) {
-	for _, s := range []string{"f32", "bf16", "q8", "q6", "q5", "Q5", "q4", "q3", "q2", "q3k", "q4k", "Q5K", "q6k"} {
-		if dt, err := parseDType("experts", s); err != nil || string(dt) != strings.ToLower(s) {
+	for _, s := range []string{"f32", "bf16", "q8", "q6", "q5", "Q5", "q4", "q3", "q2", "q3k", "q4k", "Q5K", "q6k", " q4k "} {
+		if dt, err := parseDType("experts", s); err != nil || string(dt) != strings.ToLower(strings.TrimSpace(s)) {
 			t.Errorf("parseDType(%q) = %q, %v", s, dt, err)
 		}
 	}
 	for _, s := range []string{"q7", "f16", "q4_0", "q2k", "q4_k", ""} {
 		if _, err := parseDType("head", s); err == nil || !strings.Contains(err.Error(), "--head") {
 			t.Errorf("parseDType(%q): %v", s, err)
+		}
+	}
+}
+
+// TestPresetNames: a preset is found in any case and with spaces around
+// it, as the format flags take their formats; a misspelt one is refused
+// naming the list.
+func TestPresetNames(t *testing.T) {
+	for _, s := range []string{"q4k-m", "Q4K-M", " q3k", "Q8"} {
+		if _, err := presetOptions(s); err != nil {
+			t.Errorf("presetOptions(%q): %v", s, err)
+		}
+	}
+	for _, s := range []string{"q4km", "q4k_m", "q2k", ""} {
+		if _, err := presetOptions(s); err == nil || !strings.Contains(err.Error(), "q4k-m") {
+			t.Errorf("presetOptions(%q): %v", s, err)
 		}
 	}
 }

@@ -125,7 +125,7 @@ func PresetNames() []string {
 // presetOptions returns the load options of a preset.
 func presetOptions(name string) (model.LoadOptions, error) {
 	for _, p := range Presets {
-		if p.Name == name {
+		if p.Name == strings.ToLower(strings.TrimSpace(name)) { // as the format flags: any case
 			return p.Opt, nil
 		}
 	}
@@ -134,7 +134,7 @@ func presetOptions(name string) (model.LoadOptions, error) {
 
 // parseDType reads a weight dtype flag.
 func parseDType(flag, s string) (kernel.DType, error) {
-	switch dt := kernel.DType(strings.ToLower(s)); dt {
+	switch dt := kernel.DType(strings.ToLower(strings.TrimSpace(s))); dt {
 	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
 		return dt, nil
 	}
