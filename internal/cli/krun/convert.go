@@ -82,7 +82,7 @@ func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Comm
 			run a GGUF file directly.
 
 			Presets:
-			`)+presetList()+cli.Doc(`
+			`) + presetList() + cli.Doc(`
 			Norms, conv taps, biases, the MoE router and MLA's kv_b_proj are
 			always f32; the KDA gate projections f32 unless --gates is given.
 			--experts, --attn, --ffn (dense MLP and shared expert), --head
