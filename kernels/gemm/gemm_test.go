@@ -36,7 +36,8 @@ func testShapes(op string) []kernel.Shape {
 }
 
 // TestVariants checks every variant of every op and dtype against the
-// reference (seeds 1 and 2: Q4 with and without a min).
+// reference (seeds 1 and 2: Q4 with and without a min); gateup under its
+// error model (gateupCheck), the others at the class tolerance.
 func TestVariants(t *testing.T) {
 	for _, op := range allOps {
 		t.Run(op, func(t *testing.T) {
@@ -44,12 +45,50 @@ func TestVariants(t *testing.T) {
 				for _, dt := range v.DTypes {
 					t.Run(string(dt), func(t *testing.T) {
 						for _, seed := range []uint64{1, 2} {
+							if op == OpGateUp {
+								checkGateUpVariant(t, v, dt, seed)
+								continue
+							}
 							kerneltest.CheckVariant(t, v, dt, testShapes(op), 2, seed)
 						}
 					})
 				}
 			})
 		})
+	}
+}
+
+// checkGateUpVariant is kerneltest.CheckVariant for gateup (the default
+// configuration and the first two of the space at every test shape), each
+// output through gateupCheck.
+func checkGateUpVariant(t *testing.T, v *kernel.Variant, dt kernel.DType, seed uint64) {
+	t.Helper()
+	o := kernel.LookupOp(OpGateUp)
+	for _, s := range testShapes(OpGateUp) {
+		want, err := kernel.ReferenceOutput(o, s, dt, seed)
+		if err != nil {
+			t.Fatalf("reference at %s: %v", s, err)
+		}
+		cfgs := []kernel.Config{v.DefaultConfig(s, 1)}
+		for i, vals := range v.Space(s) {
+			if i >= 2 {
+				break
+			}
+			cfgs = append(cfgs, kernel.Config{Threads: 1, Params: vals})
+		}
+		for _, cfg := range cfgs {
+			p, err := o.NewProblem(s, dt, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := kernel.RunOutput(v, p, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := gateupCheck(p.(*problem), v.Class, got, want); err != nil {
+				t.Errorf("%s at %s dtype=%s seed=%d %v: %v", v.ID(), s, dt, seed, cfg.Params, err)
+			}
+		}
 	}
 }
 
