@@ -7,11 +7,11 @@
 //	              (F32 read in place), mr×16 FMLA register tiles (mr ≤ 4)
 //	neon_dotprod  int8 activations (quantizeRow, as generic_int8); SDOT by
 //	              element against the panel lines, f32 flush per group;
-//	              Q8, Q4, Q3, Q6, Q2 and Q5
+//	              Q8, Q4, Q3, Q6, Q2, Q5 and the K formats Q3K…Q6K
 //	sve           as neon with a vector-length-agnostic tile (WHILELO tails)
 //	sve_dotprod   as neon_dotprod with SVE's own SDOT (base SVE: runs where
 //	              the NEON dot product does not, e.g. A64FX); Q8, Q4, Q3, Q6,
-//	              Q2, Q5
+//	              Q2, Q5, Q3K…Q6K
 //
 // The bf16act variants neon_bf16 and sve_bf16 (BFDOT) are in
 // gemm_bf16_arm64.go.
@@ -41,7 +41,15 @@
 // 2c+1 as L >> 4) and ORs in each k-quad h's fifth bits from line 4 as
 // (L4 << (4−h)) & 16, L4 & 16 or (L4 >> (h−4)) & 16 (byte-lane shifts:
 // NEON SHL/USHR, SVE LSL/LSR), takes the stored u ∈ [0, 31] as it is and
-// subtracts 16·Σxq per group. The f32 class widens BF16/Q8/Q4 through the generic widen:
+// subtracts 16·Σxq per group. The K formats (quant/kquant.go) decode
+// their groups' value lines as Q3, Q4, Q5 and Q6 do (the same
+// instructions) and take the stored u as it is (no zero point); per
+// super-block the kernels read the 256-byte header, per group its 16
+// scale codes (byte & 63) and min codes (byte >> 6 | the header's
+// nibble << 2: NEON SHL/USHR/SRI on the byte lanes, SVE LD1B widened to
+// 32-bit lanes, LSR/LSL/AND/ORR), convert them, multiply by the widened
+// f16 d and dm (s = d·sc, m = dm·mc), and fold
+// t += s·(xs·float(Σu·xq)) − m·(xs·float(Σxq)) with FMLA and FMLS. The f32 class widens BF16/Q8/Q4 through the generic widen:
 // correct everywhere, not yet fast for quantized weights.
 // Performance is unmeasured: qemu gives correctness only.
 package gemm
@@ -157,6 +165,43 @@ func dotQ2SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *flo
 //go:noescape
 func dotQ5SVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
 
+// dotQ4KNEON_1x16 is dotQ8NEON_1x16 over Q4K panels (quant/kquant.go):
+// the stored u ∈ [0, 15] (Q4's nibbles) as it is, ng a multiple of 8
+// (whole super-blocks: a 256-byte header, then 8 groups' value lines),
+// and per row and group the scale s = d·sc and min m = dm·mc (each one
+// f32 multiply, quant.KScaleMin) from the super-block header:
+//
+//	t += s[p,g,i]·(xs[g]·float32(Σ_{j<32} int32(u[p,g,i,j])·int32(xq[32g+j]))) − m[p,g,i]·(xs[g]·float32(sums[g]))
+//
+// (panelsGenericInt8K's rule; the kernels fuse both into t). The Q3K,
+// Q5K and Q6K kernels are the same over Q3's, Q5's and Q6's value lines,
+// decoded as the Q3, Q5 and Q6 kernels do; the SVE kernels compute the
+// same.
+//
+//go:noescape
+func dotQ4KNEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ3KNEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ5KNEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ6KNEON_1x16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ3KSVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ4KSVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ5KSVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
+//go:noescape
+func dotQ6KSVE_16(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -214,10 +259,10 @@ type dotFn func(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *floa
 
 // dotKernels are an int8 variant's kernels per weight kind; nil where the
 // variant does not serve it (its DTypes do not list it).
-type dotKernels struct{ q8, q4, q4Min, q3, q6, q2, q5 dotFn }
+type dotKernels struct{ q8, q4, q4Min, q3, q6, q2, q5, q3k, q4k, q5k, q6k dotFn }
 
 // dotPanels is the panelFn over a kernel per weight kind (Q8, Q4, Q4 with
-// a min, Q3, Q6, Q2, Q5): blocks of nb panels (kept in cache), every row against a
+// a min, Q3, Q6, Q2, Q5, the K formats): blocks of nb panels (kept in cache), every row against a
 // block.
 func dotPanels(tab dotKernels) panelFn {
 	return func(a *args, p0, p1, worker int, prm kernel.Values) {
@@ -235,6 +280,14 @@ func dotPanels(tab dotKernels) panelFn {
 			fn = tab.q2
 		case a.w.DType == kernel.Q5:
 			fn = tab.q5
+		case a.w.DType == kernel.Q3K:
+			fn = tab.q3k
+		case a.w.DType == kernel.Q4K:
+			fn = tab.q4k
+		case a.w.DType == kernel.Q5K:
+			fn = tab.q5k
+		case a.w.DType == kernel.Q6K:
+			fn = tab.q6k
 		}
 		ng := a.kp / quant.GroupK
 		nb := prm["nb"]
@@ -271,15 +324,19 @@ func init() {
 		DTypes: weightDTypes, Requires: sveReq, Threaded: true, Params: []kernel.Param{grainParam}},
 		&impl{act: actF32, panels: tilePanels(gemmSVE_16, 1<<30), grain: 4})
 	register(allOps, kernel.Variant{Name: "neon_dotprod", Priority: 40, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4/Q3/Q6/Q2/Q5 panel lines, f32 flush per group",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5}, Requires: dotReq, Threaded: true,
+		Doc: "hand-written NEON SDOT (asimddp): int8 activations against the Q8/Q4/Q3/Q6/Q2/Q5 and K-format panel lines, f32 flush per group",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5,
+			kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}, Requires: dotReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8NEON_1x16, q4: dotQ4NEON_1x16, q4Min: dotQ4MinNEON_1x16,
-			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16, q2: dotQ2NEON_1x16, q5: dotQ5NEON_1x16}), grain: 4})
+			q3: dotQ3NEON_1x16, q6: dotQ6NEON_1x16, q2: dotQ2NEON_1x16, q5: dotQ5NEON_1x16,
+			q3k: dotQ3KNEON_1x16, q4k: dotQ4KNEON_1x16, q5k: dotQ5KNEON_1x16, q6k: dotQ6KNEON_1x16}), grain: 4})
 	register(allOps, kernel.Variant{Name: "sve_dotprod", Priority: 45, Class: kernel.ClassInt8Act,
-		Doc:    "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6/Q2/Q5 panel lines",
-		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5}, Requires: sveReq, Threaded: true,
+		Doc: "hand-written SVE SDOT (vector-length agnostic): int8 activations against the Q8/Q4/Q3/Q6/Q2/Q5 and K-format panel lines",
+		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5,
+			kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}, Requires: sveReq, Threaded: true,
 		Params: []kernel.Param{grainParam, armNB}},
 		&impl{act: actInt8, panels: dotPanels(dotKernels{q8: dotQ8SVE_16, q4: dotQ4SVE_16, q4Min: dotQ4MinSVE_16,
-			q3: dotQ3SVE_16, q6: dotQ6SVE_16, q2: dotQ2SVE_16, q5: dotQ5SVE_16}), grain: 4})
+			q3: dotQ3SVE_16, q6: dotQ6SVE_16, q2: dotQ2SVE_16, q5: dotQ5SVE_16,
+			q3k: dotQ3KSVE_16, q4k: dotQ4KSVE_16, q5k: dotQ5KSVE_16, q6k: dotQ6KSVE_16}), grain: 4})
 }
