@@ -34,6 +34,8 @@ type intMatrix struct {
 	n, k   int
 	hasMin bool
 	q2     bool
+	// K formats (gemm_k_int8_test.go): w = ksc·u − kDM·kmc per (row, group)
+	ksc, kmc [][]int32
 }
 
 // newIntMatrix fills every stored weight, padding included (the padded k
@@ -65,6 +67,9 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 	if dt == kernel.Q2 {
 		top, im.zp, im.q2 = 3, 0, true
 	}
+	if quant.IsK(dt) {
+		top, im.zp = map[kernel.DType]int32{kernel.Q3K: 7, kernel.Q4K: 15, kernel.Q5K: 31, kernel.Q6K: 63}[dt], 0
+	}
 	groups := w.Kp / quant.GroupK
 	im.u = make([][]int32, w.Np)
 	im.mins = make([][]int32, w.Np)
@@ -83,6 +88,10 @@ func newIntMatrix(t *testing.T, r *rand.Rand, dt kernel.DType, n, k int, hasMin,
 				im.mins[i][g] = r.Int32N(16)
 			}
 		}
+	}
+	if quant.IsK(dt) {
+		im.fillK(r, max)
+		return im
 	}
 	one := half.F32ToF16(1)
 	gb := w.GroupBytes()
@@ -160,6 +169,9 @@ func (im *intMatrix) dotRange(row int, x []int32, k0, k1 int) float64 {
 	var s int64 // Q2: 4× the sum, 4w = 4u − c + 1
 	for k := k0; k < k1; k++ {
 		w := int64(im.u[row][k] - im.zp)
+		if im.ksc != nil {
+			w = int64(im.ksc[row][k/quant.GroupK]*im.u[row][k] - kDM*im.kmc[row][k/quant.GroupK])
+		}
 		if im.hasMin {
 			w += int64(im.mins[row][k/quant.GroupK])
 		}
@@ -248,7 +260,7 @@ func TestInt8PanelsExact(t *testing.T) {
 		}
 		t.Run(v.Name, func(t *testing.T) {
 			im := implOf(v)
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}
@@ -262,6 +274,9 @@ func TestInt8PanelsExact(t *testing.T) {
 						}
 						m, n, k := sh[0], sh[1], sh[2]
 						for _, extreme := range []int8{0, 127, -128} {
+							if quant.IsK(dt) && extreme != 0 && k > quant.GroupK {
+								continue // top codes, weights and activations: one group reaches 2²⁴ (kExactBound)
+							}
 							mx := newIntMatrix(t, r, dt, n, k, hasMin, extreme != 0)
 							kp := mx.w.Kp
 							g := kp / quant.GroupK
@@ -289,6 +304,9 @@ func TestInt8PanelsExact(t *testing.T) {
 							xs := make([]float32, m*g) // group scales 1 or 2: still exact
 							for i := range xs {
 								xs[i] = float32(1 + r.IntN(2))
+								if quant.IsK(dt) && extreme != 0 {
+									xs[i] = 1
+								}
 							}
 							checkPanelsExact(t, im, v, mx, m, xq, xi, xs, xsum, fmt.Sprintf("%s min=%v x=%d", dt, hasMin, extreme))
 						}
@@ -319,6 +337,9 @@ func checkPanelsExact(t *testing.T, im *impl, v *kernel.Variant, mx *intMatrix, 
 			for i := 0; i < m; i++ {
 				for c := 0; c < n; c++ {
 					want := mx.dotScaled(c, xi[i], xs[i*g:(i+1)*g])
+					if mx.ksc != nil && mx.kExactBound(c, xi[i], xs[i*g:(i+1)*g])+7 >= 1<<24 {
+						t.Fatalf("%s m=%d n=%d k=%d: y[%d,%d] not exact in f32 (kExactBound)", what, m, n, k, i, c)
+					}
 					if acc {
 						want += float64((i*n + c) % 7)
 					}
@@ -338,7 +359,7 @@ func TestInt8RunExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, v := range int8Variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
-			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2} {
+			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K} {
 				if !slices.Contains(v.DTypes, dt) {
 					continue
 				}
@@ -371,6 +392,9 @@ func TestInt8RunExact(t *testing.T) {
 						Run(kernel.Choice{Variant: vo, Config: vo.DefaultConfig(nil, 2)}, y, x, mx.w, m, false)
 						for i := 0; i < m; i++ {
 							for c := 0; c < n; c++ {
+								if mx.ksc != nil && mx.kExactBound(c, xi[i], kOnes[:mx.w.Kp/quant.GroupK]) >= 1<<24 {
+									t.Fatalf("%s %s m=%d n=%d k=%d: y[%d,%d] not exact in f32 (kExactBound)", op, dt, m, n, k, i, c)
+								}
 								if got, want := float64(y[i*n+c]), mx.dot(c, xi[i]); got != want {
 									t.Fatalf("%s %s m=%d n=%d k=%d: y[%d,%d] = %v, want %v", op, dt, m, n, k, i, c, got, want)
 								}

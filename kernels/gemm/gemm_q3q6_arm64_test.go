@@ -10,7 +10,8 @@ import (
 	"github.com/ktune/ktune/internal/quant"
 )
 
-// armQ3Q6Variants are the arm64 variants with Q3, Q6, Q2 and Q5 kernels.
+// armQ3Q6Variants are the arm64 variants with Q3, Q6, Q2, Q5 and K-format
+// kernels.
 var armQ3Q6Variants = []string{"neon_dotprod", "sve_dotprod"}
 
 // TestQ3Q6ShapesARM64: testQ3Q6Shapes over the arm64 variants (their nb
@@ -27,6 +28,10 @@ func TestQ2ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kernel
 // TestQ5ShapesARM64: the same over the arm64 Q5 kernels (TestQ5Shapes
 // samples its shapes under -short and runs each variant's default nb).
 func TestQ5ShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kernel.Q5) }
+
+// TestKShapesARM64: the same over the arm64 K-format kernels (Q3K…Q6K:
+// K = 257 and 288 cross a super-block; TestKShapes adds 513 and 1000).
+func TestKShapesARM64(t *testing.T) { testQ3Q6Shapes(t, armQ3Q6Variants, kDTypes...) }
 
 // TestFastRepackARM64: on arm64, GGUF fast mode packs Q6_K as Q6 and Q5_0
 // as Q5 where the NEON dot product or SVE serves them, and neither once
