@@ -31,13 +31,18 @@ var avx2i8Y = [numKinds][]vnniKernel{
 	{nil, avx2i8Q6_1x16, avx2i8Q6_2x16, avx2i8Q6_3x16, avx2i8Q6_4x16},
 	{nil, avx2i8Q2_1x16, avx2i8Q2_2x16, avx2i8Q2_3x16, avx2i8Q2_4x16},
 	{nil, avx2i8Q5_1x16, avx2i8Q5_2x16, avx2i8Q5_3x16, avx2i8Q5_4x16},
+	{nil, avx2i8Q3K_1x16, avx2i8Q3K_2x16, avx2i8Q3K_3x16, avx2i8Q3K_4x16},
+	{nil, avx2i8Q4K_1x16, avx2i8Q4K_2x16, avx2i8Q4K_3x16, avx2i8Q4K_4x16},
+	{nil, avx2i8Q5K_1x16, avx2i8Q5K_2x16, avx2i8Q5K_3x16, avx2i8Q5K_4x16},
+	{nil, avx2i8Q6K_1x16, avx2i8Q6K_2x16, avx2i8Q6K_3x16, avx2i8Q6K_4x16},
 }
 
 func init() {
 	// Priority: above avx2 (the f32 class, the default without a profile
 	// when both classes are allowed), below avx512 and every VNNI variant.
 	register(allOps, kernel.Variant{Name: "avx2_int8", Doc: "generated AVX2: int8 activations, vpmaddubsw+vpmaddwd per dot product (Q8 by nibbles), two half-panel passes",
-		Priority: 22, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2}, Class: kernel.ClassInt8Act,
+		Priority: 22, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2,
+			kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AVX2, cpu.FMA), Threaded: true,
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{1, 2, 3, 4}, Default: 4},

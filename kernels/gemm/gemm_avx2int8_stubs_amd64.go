@@ -460,6 +460,294 @@ func avx2i8Q5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 // widened by vpmaddwd with ones and added to aux, twice per group.
 func avx2i8Q5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
+// avx2i8Q3K_1x16 computes 1 activation row against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q3K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q3K_2x16 computes 2 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q3K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q3K_3x16 computes 3 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q3K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q3K_4x16 computes 4 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q3K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q4K_1x16 computes 1 activation row against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q4K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q4K_2x16 computes 2 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q4K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q4K_3x16 computes 3 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q4K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q4K_4x16 computes 4 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over the
+// group's 8 k-quads in int16 (exact: |Σ| ≤ 8·2·15·128 = 30720 < 2^15), widened once
+// per group by vpmaddwd with ones.
+func avx2i8Q4K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q5K_1x16 computes 1 activation row against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
+func avx2i8Q5K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q5K_2x16 computes 2 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
+func avx2i8Q5K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q5K_3x16 computes 3 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
+func avx2i8Q5K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q5K_4x16 computes 4 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// AVX2 (no VNNI): the u8·s8 products paired by vpmaddubsw and summed over
+// half a group (4 k-quads) in int16 (exact: |Σ| ≤ 4·2·31·128 = 31744 < 2^15),
+// widened by vpmaddwd with ones and added to aux, twice per group.
+func avx2i8Q5K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q6K_1x16 computes 1 activation row against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ6K_1x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q6K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q6K_2x16 computes 2 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ6K_2x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q6K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q6K_3x16 computes 3 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ6K_3x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q6K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avx2i8Q6K_4x16 computes 4 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// avxvnniQ6K_4x16 on AVX2: vpmaddubsw, vpmaddwd with ones, vpaddd in place
+// of each vpdpbusd (exact: u < 64, so no int16 pair sum saturates; 6-bit weights'
+// int16 sums over a group could).
+func avx2i8Q6K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
 // avxvnniTwinQ4_1x16 computes 1 activation row against np consecutive Q4 panels
 // (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
@@ -823,3 +1111,275 @@ func avxvnniTwinQ5_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, 
 // Test twin of avxvnniQ5_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
 // of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
 func avxvnniTwinQ5_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3K_1x16 computes 1 activation row against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3K_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3K_2x16 computes 2 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3K_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3K_3x16 computes 3 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3K_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ3K_4x16 computes 4 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ3K_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ3K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4K_1x16 computes 1 activation row against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4K_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4K_2x16 computes 2 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4K_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4K_3x16 computes 3 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4K_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ4K_4x16 computes 4 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ4K_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ4K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5K_1x16 computes 1 activation row against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5K_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5K_2x16 computes 2 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5K_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5K_3x16 computes 3 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5K_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ5K_4x16 computes 4 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ5K_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ5K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6K_1x16 computes 1 activation row against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6K_1x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6K_2x16 computes 2 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6K_2x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6K_3x16 computes 3 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6K_3x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// avxvnniTwinQ6K_4x16 computes 4 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+// The panel's two halves of 8 rows are computed one after the other.
+//
+// Test twin of avxvnniQ6K_4x16: vpmaddubsw, vpmaddwd, vpaddd in place
+// of each vpdpbusd (AVX2; exact for these weights). Only tests call it.
+func avxvnniTwinQ6K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

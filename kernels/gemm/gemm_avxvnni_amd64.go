@@ -29,11 +29,16 @@ var avxvnniY = [numKinds][]vnniKernel{
 	{nil, avxvnniQ6_1x16, avxvnniQ6_2x16, avxvnniQ6_3x16, avxvnniQ6_4x16},
 	{nil, avxvnniQ2_1x16, avxvnniQ2_2x16, avxvnniQ2_3x16, avxvnniQ2_4x16},
 	{nil, avxvnniQ5_1x16, avxvnniQ5_2x16, avxvnniQ5_3x16, avxvnniQ5_4x16},
+	{nil, avxvnniQ3K_1x16, avxvnniQ3K_2x16, avxvnniQ3K_3x16, avxvnniQ3K_4x16},
+	{nil, avxvnniQ4K_1x16, avxvnniQ4K_2x16, avxvnniQ4K_3x16, avxvnniQ4K_4x16},
+	{nil, avxvnniQ5K_1x16, avxvnniQ5K_2x16, avxvnniQ5K_3x16, avxvnniQ5K_4x16},
+	{nil, avxvnniQ6K_1x16, avxvnniQ6K_2x16, avxvnniQ6K_3x16, avxvnniQ6K_4x16},
 }
 
 func init() {
 	register(allOps, kernel.Variant{Name: "avx_vnni", Doc: "generated AVX-VNNI: int8 activations, {vex} vpdpbusd ymm (BYTE-encoded), two half-panel passes",
-		Priority: 35, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2}, Class: kernel.ClassInt8Act,
+		Priority: 35, DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2,
+			kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AVX2, cpu.FMA, cpu.AVXVNNI), Threaded: true,
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{1, 2, 3, 4}, Default: 4},

@@ -7087,3 +7087,8203 @@ avxvnniQ5_4x16_stored1:
 	JNZ    avxvnniQ5_4x16_panel
 	VZEROUPPER
 	RET
+
+// func avxvnniQ3K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3K_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3K_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ3K_1x16_group0:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ3K_1x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      (R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VMOVDQU      64(R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    (R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      192(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      256(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      320(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VMOVDQU      256(R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    16(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000180, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ3K_1x16_pair0
+	ADDQ         $0x00000700, R11
+	DECQ         R8
+	JNZ          avxvnniQ3K_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ3K_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ3K_1x16_stored0
+
+avxvnniQ3K_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ3K_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ3K_1x16_group1:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ3K_1x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      (R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VMOVDQU      64(R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -24(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      192(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      256(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      320(R9), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VMOVDQU      256(R9), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -8(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000180, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ3K_1x16_pair1
+	ADDQ         $0x00000700, R11
+	DECQ         R8
+	JNZ          avxvnniQ3K_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ3K_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ3K_1x16_stored1
+
+avxvnniQ3K_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ3K_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3K_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ3K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3K_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3K_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ3K_2x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ3K_2x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      192(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      256(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      256(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000180, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ3K_2x16_pair0
+	ADDQ         $0x00000700, R12
+	DECQ         R9
+	JNZ          avxvnniQ3K_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3K_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ3K_2x16_stored0
+
+avxvnniQ3K_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ3K_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ3K_2x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ3K_2x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      192(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      256(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      256(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000180, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ3K_2x16_pair1
+	ADDQ         $0x00000700, R12
+	DECQ         R9
+	JNZ          avxvnniQ3K_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3K_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ3K_2x16_stored1
+
+avxvnniQ3K_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ3K_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3K_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ3K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3K_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3K_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ3K_3x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ3K_3x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      192(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      256(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VMOVDQU      256(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000180, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ3K_3x16_pair0
+	ADDQ         $0x00000700, R12
+	DECQ         R9
+	JNZ          avxvnniQ3K_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3K_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ3K_3x16_stored0
+
+avxvnniQ3K_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ3K_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ3K_3x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ3K_3x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      (R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VMOVDQU      64(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      192(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      256(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VMOVDQU      256(R10), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000180, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ3K_3x16_pair1
+	ADDQ         $0x00000700, R12
+	DECQ         R9
+	JNZ          avxvnniQ3K_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3K_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ3K_3x16_stored1
+
+avxvnniQ3K_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ3K_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3K_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ3K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ3K_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x03030303, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ3K_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  (AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ3K_4x16_group0:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ3K_4x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    (R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      192(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      256(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      320(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      256(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    16(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000180, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ3K_4x16_pair0
+	ADDQ         $0x00000700, R13
+	DECQ         R10
+	JNZ          avxvnniQ3K_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3K_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ3K_4x16_stored0
+
+avxvnniQ3K_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ3K_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  32(AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ3K_4x16_group1:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ3K_4x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      (R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -24(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      192(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      256(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      320(R11), Y8
+	VPAND        Y14, Y8, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y8, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      256(R11), Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x05, Y8, Y15
+	VPANDN       Y15, Y13, Y15
+	VPOR         Y15, Y9, Y9
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -8(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000180, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ3K_4x16_pair1
+	ADDQ         $0x00000700, R13
+	DECQ         R10
+	JNZ          avxvnniQ3K_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ3K_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ3K_4x16_stored1
+
+avxvnniQ3K_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ3K_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000000e0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ3K_4x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ4K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ4K_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ4K_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ4K_1x16_group0:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ4K_1x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    (R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      256(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      320(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      384(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      448(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    16(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000200, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ4K_1x16_pair0
+	ADDQ         $0x00000900, R11
+	DECQ         R8
+	JNZ          avxvnniQ4K_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ4K_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ4K_1x16_stored0
+
+avxvnniQ4K_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ4K_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ4K_1x16_group1:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ4K_1x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      (R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -24(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      256(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      320(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      384(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      448(R9), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -8(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000200, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ4K_1x16_pair1
+	ADDQ         $0x00000900, R11
+	DECQ         R8
+	JNZ          avxvnniQ4K_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ4K_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ4K_1x16_stored1
+
+avxvnniQ4K_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ4K_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ4K_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ4K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ4K_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ4K_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ4K_2x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ4K_2x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      256(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000200, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ4K_2x16_pair0
+	ADDQ         $0x00000900, R12
+	DECQ         R9
+	JNZ          avxvnniQ4K_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ4K_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ4K_2x16_stored0
+
+avxvnniQ4K_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ4K_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ4K_2x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ4K_2x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      256(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000200, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ4K_2x16_pair1
+	ADDQ         $0x00000900, R12
+	DECQ         R9
+	JNZ          avxvnniQ4K_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ4K_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ4K_2x16_stored1
+
+avxvnniQ4K_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ4K_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ4K_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ4K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ4K_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ4K_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ4K_3x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ4K_3x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      256(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000200, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ4K_3x16_pair0
+	ADDQ         $0x00000900, R12
+	DECQ         R9
+	JNZ          avxvnniQ4K_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ4K_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ4K_3x16_stored0
+
+avxvnniQ4K_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ4K_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ4K_3x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ4K_3x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      (R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      256(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      320(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000200, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ4K_3x16_pair1
+	ADDQ         $0x00000900, R12
+	DECQ         R9
+	JNZ          avxvnniQ4K_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ4K_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ4K_3x16_stored1
+
+avxvnniQ4K_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ4K_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ4K_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ4K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ4K_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ4K_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  (AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ4K_4x16_group0:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ4K_4x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    (R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      256(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      320(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      384(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      448(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    16(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000200, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ4K_4x16_pair0
+	ADDQ         $0x00000900, R13
+	DECQ         R10
+	JNZ          avxvnniQ4K_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ4K_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ4K_4x16_stored0
+
+avxvnniQ4K_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ4K_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  32(AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ4K_4x16_group1:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ4K_4x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      (R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -24(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      256(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      320(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      384(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      448(R11), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm8, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm8, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm8, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x3d; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm8, ymm11
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -8(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000200, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ4K_4x16_pair1
+	ADDQ         $0x00000900, R13
+	DECQ         R10
+	JNZ          avxvnniQ4K_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ4K_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ4K_4x16_stored1
+
+avxvnniQ4K_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ4K_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000120, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ4K_4x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ5K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5K_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5K_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ5K_1x16_group0:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ5K_1x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      256(R9), Y15
+	VMOVDQU      (R9), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R9), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R9), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R9), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    (R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      576(R9), Y15
+	VMOVDQU      320(R9), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      384(R9), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      448(R9), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      512(R9), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    16(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000280, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ5K_1x16_pair0
+	ADDQ         $0x00000b00, R11
+	DECQ         R8
+	JNZ          avxvnniQ5K_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ5K_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ5K_1x16_stored0
+
+avxvnniQ5K_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ5K_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ5K_1x16_group1:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ5K_1x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      256(R9), Y15
+	VMOVDQU      (R9), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      64(R9), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      128(R9), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      192(R9), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -24(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      576(R9), Y15
+	VMOVDQU      320(R9), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      384(R9), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      448(R9), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VMOVDQU      512(R9), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -8(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000280, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ5K_1x16_pair1
+	ADDQ         $0x00000b00, R11
+	DECQ         R8
+	JNZ          avxvnniQ5K_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ5K_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ5K_1x16_stored1
+
+avxvnniQ5K_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ5K_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5K_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ5K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5K_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5K_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ5K_2x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ5K_2x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      256(R10), Y15
+	VMOVDQU      (R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      576(R10), Y15
+	VMOVDQU      320(R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      512(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000280, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ5K_2x16_pair0
+	ADDQ         $0x00000b00, R12
+	DECQ         R9
+	JNZ          avxvnniQ5K_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5K_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ5K_2x16_stored0
+
+avxvnniQ5K_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ5K_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ5K_2x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ5K_2x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      256(R10), Y15
+	VMOVDQU      (R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VMOVDQU      576(R10), Y15
+	VMOVDQU      320(R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VMOVDQU      512(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000280, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ5K_2x16_pair1
+	ADDQ         $0x00000b00, R12
+	DECQ         R9
+	JNZ          avxvnniQ5K_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5K_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ5K_2x16_stored1
+
+avxvnniQ5K_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ5K_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5K_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ5K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5K_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5K_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ5K_3x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ5K_3x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      256(R10), Y15
+	VMOVDQU      (R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      576(R10), Y15
+	VMOVDQU      320(R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      512(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000280, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ5K_3x16_pair0
+	ADDQ         $0x00000b00, R12
+	DECQ         R9
+	JNZ          avxvnniQ5K_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5K_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ5K_3x16_stored0
+
+avxvnniQ5K_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ5K_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ5K_3x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ5K_3x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      256(R10), Y15
+	VMOVDQU      (R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      64(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      128(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      192(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVDQU      576(R10), Y15
+	VMOVDQU      320(R10), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      384(R10), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      448(R10), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VMOVDQU      512(R10), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000280, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ5K_3x16_pair1
+	ADDQ         $0x00000b00, R12
+	DECQ         R9
+	JNZ          avxvnniQ5K_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5K_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ5K_3x16_stored1
+
+avxvnniQ5K_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ5K_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5K_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ5K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ5K_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x10101010, BX
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+
+avxvnniQ5K_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  (AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ5K_4x16_group0:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ5K_4x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      256(R11), Y15
+	VMOVDQU      (R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    (R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      576(R11), Y15
+	VMOVDQU      320(R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      384(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      448(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      512(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    16(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000280, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ5K_4x16_pair0
+	ADDQ         $0x00000b00, R13
+	DECQ         R10
+	JNZ          avxvnniQ5K_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5K_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ5K_4x16_stored0
+
+avxvnniQ5K_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ5K_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  32(AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ5K_4x16_group1:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ5K_4x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      256(R11), Y15
+	VMOVDQU      (R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      64(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      128(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      192(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -24(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVDQU      576(R11), Y15
+	VMOVDQU      320(R11), Y8
+	VPSLLW       $0x04, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      384(R11), Y8
+	VPSLLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSLLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      448(R11), Y8
+	VPAND        Y13, Y15, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x01, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VMOVDQU      512(R11), Y8
+	VPSRLW       $0x02, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPAND        Y14, Y8, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPSRLW       $0x03, Y15, Y9
+	VPAND        Y13, Y9, Y9
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPOR         Y8, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -8(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000280, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ5K_4x16_pair1
+	ADDQ         $0x00000b00, R13
+	DECQ         R10
+	JNZ          avxvnniQ5K_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ5K_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ5K_4x16_stored1
+
+avxvnniQ5K_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ5K_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x00000160, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ5K_4x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6K_1x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6K_1x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  (AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ6K_1x16_group0:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ6K_1x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPAND        (R9), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        64(R9), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        128(R9), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        192(R9), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        256(R9), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        320(R9), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPANDN       (R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPANDN       192(R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    (R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VPAND        384(R9), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        448(R9), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        512(R9), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        576(R9), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        640(R9), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        704(R9), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPANDN       384(R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPANDN       576(R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    16(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000300, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ6K_1x16_pair0
+	ADDQ         $0x00000d00, R11
+	DECQ         R8
+	JNZ          avxvnniQ6K_1x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ6K_1x16_store0
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ6K_1x16_stored0
+
+avxvnniQ6K_1x16_store0:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ6K_1x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  aux+40(FP), SI
+	MOVQ  xs+56(FP), DI
+	MOVQ  ng+16(FP), R8
+	SHRQ  $0x03, R8
+	LEAQ  32(AX), R11
+	VPXOR Y4, Y4, Y4
+
+avxvnniQ6K_1x16_group1:
+	LEAQ 256(R11), R9
+	XORL R10, R10
+
+avxvnniQ6K_1x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPAND        (R9), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        64(R9), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        128(R9), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        192(R9), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        256(R9), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        320(R9), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPANDN       (R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPANDN       192(R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -24(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	VPXOR        Y0, Y0, Y0
+	VPAND        384(R9), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        448(R9), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        512(R9), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        576(R9), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPAND        640(R9), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPAND        704(R9), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPANDN       384(R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPANDN       576(R9), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R9), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R9), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPMOVZXBD    -8(R11)(R10*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R11), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R11)(R10*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R11), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (DI), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (SI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), SI
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         $0x00000300, R9
+	ADDQ         $0x10, R10
+	CMPQ         R10, $0x40
+	JNE          avxvnniQ6K_1x16_pair1
+	ADDQ         $0x00000d00, R11
+	DECQ         R8
+	JNZ          avxvnniQ6K_1x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, BX
+	MOVB         acc+80(FP), SI
+	TESTB        SI, SI
+	JZ           avxvnniQ6K_1x16_store1
+	VADDPS       (BX), Y4, Y4
+	VMOVUPS      Y4, (BX)
+	JMP          avxvnniQ6K_1x16_stored1
+
+avxvnniQ6K_1x16_store1:
+	VMOVUPS Y4, (BX)
+
+avxvnniQ6K_1x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6K_1x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6K_2x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6K_2x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ6K_2x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ6K_2x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPAND        384(R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        448(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        512(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        576(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        640(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        704(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       384(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       576(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000300, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ6K_2x16_pair0
+	ADDQ         $0x00000d00, R12
+	DECQ         R9
+	JNZ          avxvnniQ6K_2x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6K_2x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ6K_2x16_stored0
+
+avxvnniQ6K_2x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ6K_2x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+
+avxvnniQ6K_2x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ6K_2x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPAND        384(R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        448(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        512(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        576(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        640(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPAND        704(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       384(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPANDN       576(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000300, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ6K_2x16_pair1
+	ADDQ         $0x00000d00, R12
+	DECQ         R9
+	JNZ          avxvnniQ6K_2x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6K_2x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	JMP          avxvnniQ6K_2x16_stored1
+
+avxvnniQ6K_2x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+
+avxvnniQ6K_2x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6K_2x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6K_3x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6K_3x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  (AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ6K_3x16_group0:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ6K_3x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    (R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPAND        384(R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        448(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        512(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        576(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        640(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        704(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPANDN       384(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPANDN       576(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    16(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000300, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ6K_3x16_pair0
+	ADDQ         $0x00000d00, R12
+	DECQ         R9
+	JNZ          avxvnniQ6K_3x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6K_3x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ6K_3x16_stored0
+
+avxvnniQ6K_3x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ6K_3x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	MOVQ  aux+40(FP), DI
+	MOVQ  xs+56(FP), R8
+	MOVQ  ng+16(FP), R9
+	SHRQ  $0x03, R9
+	LEAQ  32(AX), R12
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+
+avxvnniQ6K_3x16_group1:
+	LEAQ 256(R12), R10
+	XORL R11, R11
+
+avxvnniQ6K_3x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPAND        (R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        64(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        128(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        192(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        256(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        320(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPANDN       (R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPANDN       192(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -24(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPAND        384(R10), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        448(R10), Y14, Y9
+	VPBROADCASTD 4(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        512(R10), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        576(R10), Y14, Y9
+	VPBROADCASTD 12(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPAND        640(R10), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPAND        704(R10), Y14, Y9
+	VPBROADCASTD 20(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPANDN       384(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPANDN       576(R10), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R10), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R10), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc3 // {vex} vpdpbusd ymm0, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*1), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xca // {vex} vpdpbusd ymm1, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*2), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd3 // {vex} vpdpbusd ymm2, ymm9, ymm11
+	VPMOVZXBD    -8(R12)(R11*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R12), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R12)(R11*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R12), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R8), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (DI), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R8), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(DI), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R8), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(DI), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), DI
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         $0x00000300, R10
+	ADDQ         $0x10, R11
+	CMPQ         R11, $0x40
+	JNE          avxvnniQ6K_3x16_pair1
+	ADDQ         $0x00000d00, R12
+	DECQ         R9
+	JNZ          avxvnniQ6K_3x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6K_3x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	JMP          avxvnniQ6K_3x16_stored1
+
+avxvnniQ6K_3x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+
+avxvnniQ6K_3x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6K_3x16_panel
+	VZEROUPPER
+	RET
+
+// func avxvnniQ6K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·avxvnniQ6K_4x16(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VMOVD        BX, X14
+	VPBROADCASTD X14, Y14
+
+avxvnniQ6K_4x16_panel:
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  (AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ6K_4x16_group0:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ6K_4x16_pair0:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    (R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPAND        384(R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        448(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        512(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        576(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        640(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        704(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       384(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       576(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    16(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    192(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    128(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    224(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000300, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ6K_4x16_pair0
+	ADDQ         $0x00000d00, R13
+	DECQ         R10
+	JNZ          avxvnniQ6K_4x16_group0
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6K_4x16_store0
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ6K_4x16_stored0
+
+avxvnniQ6K_4x16_store0:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ6K_4x16_stored0:
+	ADDQ  $0x20, DX
+	MOVQ  xq+24(FP), BX
+	MOVQ  ldx+32(FP), SI
+	LEAQ  (SI)(SI*2), DI
+	MOVQ  aux+40(FP), R8
+	MOVQ  xs+56(FP), R9
+	MOVQ  ng+16(FP), R10
+	SHRQ  $0x03, R10
+	LEAQ  32(AX), R13
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+avxvnniQ6K_4x16_group1:
+	LEAQ 256(R13), R11
+	XORL R12, R12
+
+avxvnniQ6K_4x16_pair1:
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPAND        (R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        64(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        128(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        192(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        256(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        320(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       (R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       64(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       128(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       192(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       256(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       320(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -24(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSLLD       $0x1c, Y9, Y9
+	VPSRLD       $0x1a, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPAND        384(R11), Y14, Y9
+	VPBROADCASTD (BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD (BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD (BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD (BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        448(R11), Y14, Y9
+	VPBROADCASTD 4(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 4(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 4(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 4(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        512(R11), Y14, Y9
+	VPBROADCASTD 8(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 8(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 8(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 8(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        576(R11), Y14, Y9
+	VPBROADCASTD 12(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 12(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 12(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 12(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        640(R11), Y14, Y9
+	VPBROADCASTD 16(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 16(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 16(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 16(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPAND        704(R11), Y14, Y9
+	VPBROADCASTD 20(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 20(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 20(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 20(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       384(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       448(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       512(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 24(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 24(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 24(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 24(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPANDN       576(R11), Y14, Y9
+	VPSRLW       $0x06, Y9, Y9
+	VPANDN       640(R11), Y14, Y15
+	VPSRLW       $0x04, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPANDN       704(R11), Y14, Y15
+	VPSRLW       $0x02, Y15, Y15
+	VPOR         Y15, Y9, Y9
+	VPBROADCASTD 28(BX), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xc2 // {vex} vpdpbusd ymm0, ymm9, ymm10
+	VPBROADCASTD 28(BX)(SI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xcb // {vex} vpdpbusd ymm1, ymm9, ymm11
+	VPBROADCASTD 28(BX)(SI*2), Y10
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xd2 // {vex} vpdpbusd ymm2, ymm9, ymm10
+	VPBROADCASTD 28(BX)(DI*1), Y11
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x35; BYTE $0x50; BYTE $0xdb // {vex} vpdpbusd ymm3, ymm9, ymm11
+	VPMOVZXBD    -8(R13)(R12*2), Y8
+	VPSLLD       $0x1a, Y8, Y12
+	VPSRLD       $0x1a, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VCVTPH2PS    176(R13), Y15
+	VMULPS       Y15, Y12, Y12
+	VPSRLD       $0x06, Y8, Y8
+	VPMOVZXBD    104(R13)(R12*1), Y9
+	VPSRLD       $0x04, Y9, Y9
+	VPSLLD       $0x02, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTPH2PS    208(R13), Y9
+	VMULPS       Y9, Y8, Y9
+	VCVTDQ2PS    Y0, Y0
+	VBROADCASTSS (R9), Y15
+	VMULPS       Y15, Y0, Y0
+	VFMADD231PS  Y0, Y12, Y4
+	VBROADCASTSS (R8), Y15
+	VFNMADD231PS Y15, Y9, Y4
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 4(R9), Y15
+	VMULPS       Y15, Y1, Y1
+	VFMADD231PS  Y1, Y12, Y5
+	VBROADCASTSS 4(R8), Y15
+	VFNMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS    Y2, Y2
+	VBROADCASTSS 8(R9), Y15
+	VMULPS       Y15, Y2, Y2
+	VFMADD231PS  Y2, Y12, Y6
+	VBROADCASTSS 8(R8), Y15
+	VFNMADD231PS Y15, Y9, Y6
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS 12(R9), Y15
+	VMULPS       Y15, Y3, Y3
+	VFMADD231PS  Y3, Y12, Y7
+	VBROADCASTSS 12(R8), Y15
+	VFNMADD231PS Y15, Y9, Y7
+	ADDQ         $0x20, BX
+	ADDQ         ldaux+48(FP), R8
+	ADDQ         ldaux+48(FP), R9
+	ADDQ         $0x00000300, R11
+	ADDQ         $0x10, R12
+	CMPQ         R12, $0x40
+	JNE          avxvnniQ6K_4x16_pair1
+	ADDQ         $0x00000d00, R13
+	DECQ         R10
+	JNZ          avxvnniQ6K_4x16_group1
+	MOVQ         ldy+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	MOVB         acc+80(FP), DI
+	TESTB        DI, DI
+	JZ           avxvnniQ6K_4x16_store1
+	VADDPS       (SI), Y4, Y4
+	VMOVUPS      Y4, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y5, Y5
+	VMOVUPS      Y5, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y6, Y6
+	VMOVUPS      Y6, (SI)
+	ADDQ         BX, SI
+	VADDPS       (SI), Y7, Y7
+	VMOVUPS      Y7, (SI)
+	JMP          avxvnniQ6K_4x16_stored1
+
+avxvnniQ6K_4x16_store1:
+	VMOVUPS Y4, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Y7, (SI)
+
+avxvnniQ6K_4x16_stored1:
+	ADDQ   $0x20, DX
+	MOVQ   ng+16(FP), BX
+	IMUL3Q $0x000001a0, BX, BX
+	ADDQ   BX, AX
+	DECQ   CX
+	JNZ    avxvnniQ6K_4x16_panel
+	VZEROUPPER
+	RET

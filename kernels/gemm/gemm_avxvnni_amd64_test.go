@@ -29,6 +29,10 @@ var avxvnniTwinY = [numKinds][]vnniKernel{
 	{nil, avxvnniTwinQ6_1x16, avxvnniTwinQ6_2x16, avxvnniTwinQ6_3x16, avxvnniTwinQ6_4x16},
 	{nil, avxvnniTwinQ2_1x16, avxvnniTwinQ2_2x16, avxvnniTwinQ2_3x16, avxvnniTwinQ2_4x16},
 	{nil, avxvnniTwinQ5_1x16, avxvnniTwinQ5_2x16, avxvnniTwinQ5_3x16, avxvnniTwinQ5_4x16},
+	{nil, avxvnniTwinQ3K_1x16, avxvnniTwinQ3K_2x16, avxvnniTwinQ3K_3x16, avxvnniTwinQ3K_4x16},
+	{nil, avxvnniTwinQ4K_1x16, avxvnniTwinQ4K_2x16, avxvnniTwinQ4K_3x16, avxvnniTwinQ4K_4x16},
+	{nil, avxvnniTwinQ5K_1x16, avxvnniTwinQ5K_2x16, avxvnniTwinQ5K_3x16, avxvnniTwinQ5K_4x16},
+	{nil, avxvnniTwinQ6K_1x16, avxvnniTwinQ6K_2x16, avxvnniTwinQ6K_3x16, avxvnniTwinQ6K_4x16},
 }
 
 // TestAVXVNNITwinsExact runs the avx_vnni driver over the twins of its
@@ -206,8 +210,8 @@ func TestAVXVNNITwinsMatch(t *testing.T) {
 		}
 		n++
 	}
-	if n != 24 {
-		t.Errorf("%d twins, want 24 (Q4, Q4M, Q3, Q6, Q2, Q5 × 1…4 rows)", n)
+	if n != 40 {
+		t.Errorf("%d twins, want 40 (Q4, Q4M, Q3, Q6, Q2, Q5, Q3K, Q4K, Q5K, Q6K × 1…4 rows)", n)
 	}
 }
 

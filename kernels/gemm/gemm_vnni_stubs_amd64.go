@@ -939,3 +939,627 @@ func vnniQ5_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ5_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_1x16 computes 1 activation row against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_2x16 computes 2 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_3x16 computes 3 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_4x16 computes 4 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_5x16 computes 5 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 5, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_6x16 computes 6 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 6, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_7x16 computes 7 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 7, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_8x16 computes 8 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 8, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_9x16 computes 9 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 9, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_10x16 computes 10 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 10, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_11x16 computes 11 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 11, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_12x16 computes 12 activation rows against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 12, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ3K_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_1x16 computes 1 activation row against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_2x16 computes 2 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_3x16 computes 3 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_4x16 computes 4 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_5x16 computes 5 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 5, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_6x16 computes 6 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 6, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_7x16 computes 7 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 7, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_8x16 computes 8 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 8, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_9x16 computes 9 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 9, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_10x16 computes 10 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 10, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_11x16 computes 11 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 11, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4K_12x16 computes 12 activation rows against np consecutive Q4K panels
+// (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 12, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (4 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ4K_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_1x16 computes 1 activation row against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_2x16 computes 2 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_3x16 computes 3 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_4x16 computes 4 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_5x16 computes 5 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 5, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_6x16 computes 6 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 6, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_7x16 computes 7 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 7, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_8x16 computes 8 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 8, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_9x16 computes 9 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 9, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_10x16 computes 10 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 10, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_11x16 computes 11 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 11, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5K_12x16 computes 12 activation rows against np consecutive Q5K panels
+// (ng/8 super-blocks of 2816 bytes each: a 256-byte header, then 8 groups of 320 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 12, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ5K_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_1x16 computes 1 activation row against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_2x16 computes 2 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 2, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_2x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_3x16 computes 3 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 3, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_3x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_4x16 computes 4 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 4, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_4x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_5x16 computes 5 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 5, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_5x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_6x16 computes 6 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 6, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_6x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_7x16 computes 7 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 7, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_7x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_8x16 computes 8 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 8, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_8x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_9x16 computes 9 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 9, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_9x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_10x16 computes 10 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 10, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_10x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_11x16 computes 11 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 11, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6K_12x16 computes 12 activation rows against np consecutive Q6K panels
+// (ng/8 super-blocks of 3328 bytes each: a 256-byte header, then 8 groups of 384 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 12, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+func vnniQ6K_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)

@@ -30,6 +30,16 @@
 // min, aux holds float32(xs·Σxq) and the kernel adds m·aux in f32; Q2
 // (quant/q2.go) has the min −d·(c−1)/4 of its scale words' offset codes
 // c: aux holds float32(xs·Σxq)/4 and the kernel subtracts d·(c−1)·aux.
+//
+// The K formats Q3K, Q4K, Q5K and Q6K (quant/kquant.go) have the value
+// lines of Q3, Q4, Q5 and Q6 (unsigned u, zero point 0) in super-blocks of
+// 8 groups behind a 256-byte header; their kernels (every isa, M as the
+// others; the avx2 ones decode as Q3/Q4's int16 group sums, Q5's half
+// groups and Q6's twins) walk the super-blocks in pairs of groups, take
+// each group's scale d·sc and min dm·mc from the header (the 16 or 8 code
+// bytes widened to dwords, sc their bits 0–5 and mc their bits 6–7 below
+// the min nibble, by shifts; d and dm widened from f16), and flush as Q4
+// with a min: aux holds float32(xs·Σxq), the kernel subtracts dm·mc·aux.
 package main
 
 import (
@@ -54,6 +64,33 @@ type kind struct {
 	hasMin   bool
 	z        int  // zero point folded into aux (0 with a min)
 	q2       bool // Q2: scale words (f16 scale, 4-bit offset code)
+	// kq: a K format (quant/kquant.go): super-blocks of 8 groups, a
+	// 256-byte header (6-bit scale and min codes per row and group, f16 d
+	// and dm per row) before the groups' value lines (gb bytes each, the
+	// base format's, no scales); w = (d·sc)·u − dm·mc.
+	kq bool
+}
+
+// K format layout (quant/kquant.go).
+const (
+	kGroups   = 8   // groups per super-block
+	kHeader   = 256 // header bytes per super-block record
+	kMinOff   = 128 // [4][16]u8: the min codes' high nibbles
+	kDOff     = 192 // [16]f16 d
+	kDMOff    = 224 // [16]f16 dm
+	kPairStep = 16  // the pair loop's index step (see kernelZ)
+)
+
+// sbBytes is a K format's super-block record size.
+func (k kind) sbBytes() int { return kHeader + kGroups*k.gb }
+
+// stride is the bytes of one panel per group: the group record, or for a
+// K format its share of a super-block record.
+func (k kind) stride() int {
+	if k.kq {
+		return k.sbBytes() / kGroups
+	}
+	return k.gb
 }
 
 var kinds = []kind{
@@ -64,6 +101,10 @@ var kinds = []kind{
 	{name: "Q6", lines: 6, gb: 416, scaleOff: 384, z: 32},
 	{name: "Q2", lines: 2, gb: 160, scaleOff: 128, hasMin: true, q2: true},
 	{name: "Q5", lines: 5, gb: 352, scaleOff: 320, z: 16},
+	{name: "Q3K", lines: 3, gb: 192, kq: true},
+	{name: "Q4K", lines: 4, gb: 256, kq: true},
+	{name: "Q5K", lines: 5, gb: 320, kq: true},
+	{name: "Q6K", lines: 6, gb: 384, kq: true},
 }
 
 const signature = "func(w *byte, np, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)"
@@ -81,6 +122,8 @@ func doc(name string, k kind, m, lanes int, extra ...string) {
 		u = "u[p,g,i,j] (5 bits)"
 	case "Q4", "Q4M":
 		u = "u[p,g,i,j] (a nibble)"
+	case "Q3K", "Q4K", "Q5K", "Q6K":
+		u = fmt.Sprintf("u[p,g,i,j] (%s bits)", k.name[1:2])
 	}
 	dot := "Σ_{j<32} int32(" + u + ")·int32(xq[r·ldx+32g+j])"
 	rows := "rows"
@@ -93,7 +136,16 @@ func doc(name string, k kind, m, lanes int, extra ...string) {
 		"",
 		fmt.Sprintf("\tfor p < np, r < %d, i < 16:", m),
 	}
-	if k.q2 {
+	if k.kq {
+		lines[1] = fmt.Sprintf("(ng/8 super-blocks of %d bytes each: a 256-byte header, then 8 groups of %d bytes)", k.sbBytes(), k.gb)
+		lines = append(lines[:2], "at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):", lines[2], lines[3])
+	}
+	if k.kq {
+		lines = append(lines,
+			"\t\tt := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32("+dot+"))",
+			"\t\t\t− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits",
+			"\t\t\t// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm")
+	} else if k.q2 {
 		lines = append(lines,
 			"\t\tt := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32("+dot+"))",
 			"\t\t\t− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))",
@@ -201,201 +253,283 @@ func kernelZ(k kind, m int) {
 	x := loadRows(m)
 	ap := Load(Param("aux"), GP64())
 	xsp := Load(Param("xs"), GP64())
-	las := Load(Param("ldaux"), GP64())
+	// las: ldaux, in a register but for the K kernels (which need two
+	// more: with 12 rows the 15 would not do), which add it from memory.
+	var las Op
+	if k.kq {
+		b, err := Param("ldaux").Resolve()
+		if err != nil {
+			log.Fatal(err)
+		}
+		las = b.Addr
+	} else {
+		las = Load(Param("ldaux"), GP64())
+	}
 	g := Load(Param("ng"), GP64())
+	// A K format's kernel loops over super-blocks (g: ng/8 of them; wp at
+	// the record), each a loop over 4 pairs of groups: q = 16·pair indexes
+	// the header (the pair's scale bytes at wp + 2q, its min nibbles at
+	// wp + 128 + q: the even group's the low ones), vp the pair's value
+	// lines.
+	var vp Register
+	var q GPVirtual
+	nsub := 1
+	if k.kq {
+		SHRQ(U8(3), g)
+		vp, q = GP64(), GP64()
+		nsub = 2
+	}
 	f := make([]VecVirtual, m)
 	for r := range f {
 		f[r] = ZMM()
 		VPXORD(f[r], f[r], f[r])
 	}
 
-	Label(name + "_group")
-	// software prefetch of the record prefetchDist bytes ahead: one stream
-	// per thread does not keep enough lines in flight for DRAM otherwise.
-	for off := 0; off < k.gb; off += 64 {
-		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + off})
-	}
+	// one set of accumulators for both groups of a K pair (their zeroing
+	// reads them as far as the register allocator knows)
 	acc := make([]VecVirtual, m)
 	for r := range acc {
 		acc[r] = ZMM()
-		if k.hasMin {
-			VPXORD(acc[r], acc[r], acc[r])
-		} else {
-			VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, acc[r])
-		}
 	}
-	if k.lines == 8 {
-		for i := 0; i < 8; i++ {
-			w := ZMM()
-			VMOVDQU32(Mem{Base: wp, Disp: 64 * i}, w)
-			for r := 0; r < m; r++ {
-				VPDPBUSD_BCST(x.at(r, 4*i), w, acc[r])
+	Label(name + "_group")
+	if k.kq {
+		LEAQ(Mem{Base: wp, Disp: kHeader}, vp)
+		XORL(q.As32(), q.As32())
+		Label(name + "_pair")
+	}
+	for e := 0; e < nsub; e++ {
+		vb, vd := wp, 0 // the group's value lines: vb + vd
+		if k.kq {
+			vb, vd = vp, e*k.gb
+		}
+		wl := func(disp int) Mem { return Mem{Base: vb, Disp: vd + disp} }
+		// software prefetch of the record prefetchDist bytes ahead: one stream
+		// per thread does not keep enough lines in flight for DRAM otherwise.
+		// A K super-block's stream: its header a line per pair, the groups'
+		// lines with them.
+		if k.kq && e == 0 {
+			PREFETCHT0(Mem{Base: wp, Index: q, Scale: 4, Disp: prefetchDist})
+		}
+		for off := 0; off < k.gb; off += 64 {
+			PREFETCHT0(wl(prefetchDist + off))
+		}
+		for r := range acc {
+			if k.hasMin || k.kq {
+				VPXORD(acc[r], acc[r], acc[r])
+			} else {
+				VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, acc[r])
 			}
 		}
-	} else if k.lines == 3 {
-		// Q3 (quant/q3.go): quads 2c, 2c+1 are bits 0–2 and 3–5 of line c;
-		// quad 6+c the low bits 6–7 of line c (c < 2) and the high bit
-		// 6+c of line 2, merged by a bit select under mask3.
-		dots := func(w VecVirtual, quad int) {
-			for r := 0; r < m; r++ {
-				VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
-			}
-		}
-		l2 := ZMM()
-		VMOVDQU32(Mem{Base: wp, Disp: 128}, l2)
-		for c := 0; c < 3; c++ {
-			l := l2
-			if c < 2 {
-				l = ZMM()
-				VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, l)
-			}
-			w := ZMM()
-			VPANDD(mask, l, w)
-			dots(w, 2*c)
-			w = ZMM()
-			VPSRLW(U8(3), l, w)
-			VPANDD(mask, w, w)
-			dots(w, 2*c+1)
-			if c < 2 {
-				lo, hi := ZMM(), ZMM()
-				VPSRLW(U8(6), l, lo)
-				VPSRLW(U8(4+c), l2, hi)
-				VPTERNLOGD(U8(0xe4), mask3, hi, lo) // lo = lo&mask3 | hi&^mask3
-				VPANDD(mask, lo, lo)
-				dots(lo, 6+c)
-			}
-		}
-	} else if k.lines == 2 {
-		// Q2 (quant/q2.go): quad 4c+h is bits 2h, 2h+1 of line c.
-		for c := 0; c < 2; c++ {
-			l := ZMM()
-			VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, l)
-			for h := 0; h < 4; h++ {
+		if k.lines == 8 {
+			for i := 0; i < 8; i++ {
 				w := ZMM()
-				if h == 0 {
-					VPANDD(mask, l, w)
-				} else {
-					VPSRLW(U8(2*h), l, w)
-					VPANDD(mask, w, w)
+				VMOVDQU32(wl(64*i), w)
+				for r := 0; r < m; r++ {
+					VPDPBUSD_BCST(x.at(r, 4*i), w, acc[r])
+				}
+			}
+		} else if k.lines == 3 {
+			// Q3 (quant/q3.go): quads 2c, 2c+1 are bits 0–2 and 3–5 of line c;
+			// quad 6+c the low bits 6–7 of line c (c < 2) and the high bit
+			// 6+c of line 2, merged by a bit select under mask3.
+			dots := func(w VecVirtual, quad int) {
+				for r := 0; r < m; r++ {
+					VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+				}
+			}
+			l2 := ZMM()
+			VMOVDQU32(wl(128), l2)
+			for c := 0; c < 3; c++ {
+				l := l2
+				if c < 2 {
+					l = ZMM()
+					VMOVDQU32(wl(64*c), l)
+				}
+				w := ZMM()
+				VPANDD(mask, l, w)
+				dots(w, 2*c)
+				w = ZMM()
+				VPSRLW(U8(3), l, w)
+				VPANDD(mask, w, w)
+				dots(w, 2*c+1)
+				if c < 2 {
+					lo, hi := ZMM(), ZMM()
+					VPSRLW(U8(6), l, lo)
+					VPSRLW(U8(4+c), l2, hi)
+					VPTERNLOGD(U8(0xe4), mask3, hi, lo) // lo = lo&mask3 | hi&^mask3
+					VPANDD(mask, lo, lo)
+					dots(lo, 6+c)
+				}
+			}
+		} else if k.lines == 2 {
+			// Q2 (quant/q2.go): quad 4c+h is bits 2h, 2h+1 of line c.
+			for c := 0; c < 2; c++ {
+				l := ZMM()
+				VMOVDQU32(wl(64*c), l)
+				for h := 0; h < 4; h++ {
+					w := ZMM()
+					if h == 0 {
+						VPANDD(mask, l, w)
+					} else {
+						VPSRLW(U8(2*h), l, w)
+						VPANDD(mask, w, w)
+					}
+					for r := 0; r < m; r++ {
+						VPDPBUSD_BCST(x.at(r, 4*(4*c+h)), w, acc[r])
+					}
+				}
+			}
+		} else if k.lines == 5 {
+			// Q5 (quant/q5.go): quads 2c and 2c+1 are Q4's nibbles of line c;
+			// bit h of each byte of line 4 is quad h's fifth bit, moved to bit
+			// 4 by one word shift (left 4−h or right h−4: no bit crosses into
+			// bit 4 of another byte), kept by mask3 and merged by one
+			// VPTERNLOGD with the nibble.
+			hb := ZMM()
+			VMOVDQU32(wl(256), hb)
+			fifth := func(h int) VecVirtual {
+				t := ZMM()
+				switch {
+				case h < 4:
+					VPSLLW(U8(4-h), hb, t)
+					VPANDD(mask3, t, t)
+				case h == 4:
+					VPANDD(mask3, hb, t)
+				default:
+					VPSRLW(U8(h-4), hb, t)
+					VPANDD(mask3, t, t)
+				}
+				return t
+			}
+			dots := func(w VecVirtual, quad int) {
+				for r := 0; r < m; r++ {
+					VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+				}
+			}
+			for c := 0; c < 4; c++ {
+				l := ZMM()
+				VMOVDQU32(wl(64*c), l)
+				w := fifth(2 * c)
+				VPTERNLOGD(U8(0xf8), mask, l, w) // w = w | l&mask
+				dots(w, 2*c)
+				VPSRLW(U8(4), l, l)
+				w = fifth(2*c + 1)
+				VPTERNLOGD(U8(0xf8), mask, l, w)
+				dots(w, 2*c+1)
+			}
+		} else if k.lines == 6 {
+			// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad 6+h
+			// gathers bits 6–7 of lines 3h, 3h+1, 3h+2 as its bits 0–1, 2–3,
+			// 4–5: three shifts, two bit selects (under mask3, then mask4)
+			// and the 6-bit mask.
+			dots := func(w VecVirtual, quad int) {
+				for r := 0; r < m; r++ {
+					VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+				}
+			}
+			for c := 0; c < 6; c++ {
+				w := ZMM()
+				VPANDD(wl(64*c), mask, w)
+				dots(w, c)
+			}
+			for h := 0; h < 2; h++ {
+				lo, hi := ZMM(), ZMM()
+				VPSRLW(U8(6), wl(64*(3*h)), lo)
+				VPSRLW(U8(4), wl(64*(3*h+1)), hi)
+				VPTERNLOGD(U8(0xe4), mask3, hi, lo) // lo = lo&mask3 | hi&^mask3
+				hi = ZMM()
+				VPSRLW(U8(2), wl(64*(3*h+2)), hi)
+				VPTERNLOGD(U8(0xe4), mask4, hi, lo) // lo = lo&mask4 | hi&^mask4
+				VPANDD(mask, lo, lo)
+				dots(lo, 6+h)
+			}
+		} else {
+			for c := 0; c < 4; c++ {
+				lo, hi := ZMM(), ZMM()
+				VMOVDQU32(wl(64*c), lo)
+				VPSRLW(U8(4), lo, hi)
+				VPANDD(mask, lo, lo)
+				VPANDD(mask, hi, hi)
+				for r := 0; r < m; r++ {
+					VPDPBUSD_BCST(x.at(r, 8*c), lo, acc[r])
 				}
 				for r := 0; r < m; r++ {
-					VPDPBUSD_BCST(x.at(r, 4*(4*c+h)), w, acc[r])
+					VPDPBUSD_BCST(x.at(r, 8*c+4), hi, acc[r])
 				}
 			}
 		}
-	} else if k.lines == 5 {
-		// Q5 (quant/q5.go): quads 2c and 2c+1 are Q4's nibbles of line c;
-		// bit h of each byte of line 4 is quad h's fifth bit, moved to bit
-		// 4 by one word shift (left 4−h or right h−4: no bit crosses into
-		// bit 4 of another byte), kept by mask3 and merged by one
-		// VPTERNLOGD with the nibble.
-		hb := ZMM()
-		VMOVDQU32(Mem{Base: wp, Disp: 256}, hb)
-		fifth := func(h int) VecVirtual {
+		d := ZMM()
+		var mn VecVirtual
+		if k.kq {
+			// s = d·sc, mn = dm·mc for this group's 16 rows: sc is bits 0–5
+			// of its scale bytes, mc their bits 6–7 below the min nibble
+			// (the low one for even groups), moved to bits 2–5 by shifts.
+			raw := ZMM()
+			VPMOVZXBD(Mem{Base: wp, Index: q, Scale: 2, Disp: 16 * e}, raw)
+			VPSLLD(U8(26), raw, d)
+			VPSRLD(U8(26), d, d)
+			VCVTDQ2PS(d, d)
 			t := ZMM()
-			switch {
-			case h < 4:
-				VPSLLW(U8(4-h), hb, t)
-				VPANDD(mask3, t, t)
-			case h == 4:
-				VPANDD(mask3, hb, t)
-			default:
-				VPSRLW(U8(h-4), hb, t)
-				VPANDD(mask3, t, t)
+			VCVTPH2PS(Mem{Base: wp, Disp: kDOff}, t)
+			VMULPS(t, d, d)
+			VPSRLD(U8(6), raw, raw)
+			VPMOVZXBD(Mem{Base: wp, Index: q, Scale: 1, Disp: kMinOff}, t)
+			if e == 0 {
+				VPSLLD(U8(28), t, t)
+				VPSRLD(U8(26), t, t)
+			} else {
+				VPSRLD(U8(4), t, t)
+				VPSLLD(U8(2), t, t)
 			}
-			return t
+			VPORD(t, raw, raw)
+			VCVTDQ2PS(raw, raw)
+			mn = ZMM()
+			VCVTPH2PS(Mem{Base: wp, Disp: kDMOff}, mn)
+			VMULPS(mn, raw, mn)
+		} else if k.q2 {
+			// d = f16(h &^ 15); mn = d·(c − 1) with c = h & 15 (the kernel
+			// subtracts mn·aux, aux = xs·Σxq/4)
+			dy := YMM()
+			VPANDD(Mem{Base: wp, Disp: k.scaleOff}, mask3.AsY(), dy)
+			VCVTPH2PS(dy, d)
+			mn = ZMM()
+			VPMOVZXWD(Mem{Base: wp, Disp: k.scaleOff}, mn)
+			VPANDND(mn, mask3, mn) // mn = ^mask3 & h: the code c
+			VCVTDQ2PS(mn, mn)
+			VFMSUB213PS(d, d, mn) // mn = c·d − d
+		} else {
+			VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff}, d)
 		}
-		dots := func(w VecVirtual, quad int) {
-			for r := 0; r < m; r++ {
-				VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
-			}
+		if k.hasMin && !k.q2 {
+			mn = ZMM()
+			VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff + 32}, mn)
 		}
-		for c := 0; c < 4; c++ {
-			l := ZMM()
-			VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, l)
-			w := fifth(2 * c)
-			VPTERNLOGD(U8(0xf8), mask, l, w) // w = w | l&mask
-			dots(w, 2*c)
-			VPSRLW(U8(4), l, l)
-			w = fifth(2*c + 1)
-			VPTERNLOGD(U8(0xf8), mask, l, w)
-			dots(w, 2*c+1)
-		}
-	} else if k.lines == 6 {
-		// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad 6+h
-		// gathers bits 6–7 of lines 3h, 3h+1, 3h+2 as its bits 0–1, 2–3,
-		// 4–5: three shifts, two bit selects (under mask3, then mask4)
-		// and the 6-bit mask.
-		dots := func(w VecVirtual, quad int) {
-			for r := 0; r < m; r++ {
-				VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
-			}
-		}
-		for c := 0; c < 6; c++ {
-			w := ZMM()
-			VPANDD(Mem{Base: wp, Disp: 64 * c}, mask, w)
-			dots(w, c)
-		}
-		for h := 0; h < 2; h++ {
-			lo, hi := ZMM(), ZMM()
-			VPSRLW(U8(6), Mem{Base: wp, Disp: 64 * (3 * h)}, lo)
-			VPSRLW(U8(4), Mem{Base: wp, Disp: 64 * (3*h + 1)}, hi)
-			VPTERNLOGD(U8(0xe4), mask3, hi, lo) // lo = lo&mask3 | hi&^mask3
-			hi = ZMM()
-			VPSRLW(U8(2), Mem{Base: wp, Disp: 64 * (3*h + 2)}, hi)
-			VPTERNLOGD(U8(0xe4), mask4, hi, lo) // lo = lo&mask4 | hi&^mask4
-			VPANDD(mask, lo, lo)
-			dots(lo, 6+h)
-		}
-	} else {
-		for c := 0; c < 4; c++ {
-			lo, hi := ZMM(), ZMM()
-			VMOVDQU32(Mem{Base: wp, Disp: 64 * c}, lo)
-			VPSRLW(U8(4), lo, hi)
-			VPANDD(mask, lo, lo)
-			VPANDD(mask, hi, hi)
-			for r := 0; r < m; r++ {
-				VPDPBUSD_BCST(x.at(r, 8*c), lo, acc[r])
-			}
-			for r := 0; r < m; r++ {
-				VPDPBUSD_BCST(x.at(r, 8*c+4), hi, acc[r])
+		for r := 0; r < m; r++ {
+			VCVTDQ2PS(acc[r], acc[r])
+			VMULPS_BCST(Mem{Base: xsp, Disp: 4 * r}, acc[r], acc[r])
+			VFMADD231PS(acc[r], d, f[r])
+			if k.kq {
+				VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
+			} else if k.q2 {
+				VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
+			} else if k.hasMin {
+				VFMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
 			}
 		}
+		if !k.kq {
+			ADDQ(U32(k.gb), wp)
+		}
+		x.advance(32)
+		ADDQ(las, ap)
+		ADDQ(las, xsp)
 	}
-	d := ZMM()
-	var mn VecVirtual
-	if k.q2 {
-		// d = f16(h &^ 15); mn = d·(c − 1) with c = h & 15 (the kernel
-		// subtracts mn·aux, aux = xs·Σxq/4)
-		dy := YMM()
-		VPANDD(Mem{Base: wp, Disp: k.scaleOff}, mask3.AsY(), dy)
-		VCVTPH2PS(dy, d)
-		mn = ZMM()
-		VPMOVZXWD(Mem{Base: wp, Disp: k.scaleOff}, mn)
-		VPANDND(mn, mask3, mn) // mn = ^mask3 & h: the code c
-		VCVTDQ2PS(mn, mn)
-		VFMSUB213PS(d, d, mn) // mn = c·d − d
-	} else {
-		VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff}, d)
+	if k.kq {
+		ADDQ(U32(2*k.gb), vp)
+		ADDQ(U8(kPairStep), q)
+		CMPQ(q, U8(4*kPairStep))
+		JNE(LabelRef(name + "_pair"))
+		ADDQ(U32(k.sbBytes()), wp)
 	}
-	if k.hasMin && !k.q2 {
-		mn = ZMM()
-		VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff + 32}, mn)
-	}
-	for r := 0; r < m; r++ {
-		VCVTDQ2PS(acc[r], acc[r])
-		VMULPS_BCST(Mem{Base: xsp, Disp: 4 * r}, acc[r], acc[r])
-		VFMADD231PS(acc[r], d, f[r])
-		if k.q2 {
-			VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
-		} else if k.hasMin {
-			VFMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
-		}
-	}
-	ADDQ(U32(k.gb), wp)
-	x.advance(32)
-	ADDQ(las, ap)
-	ADDQ(las, xsp)
 	DECQ(g)
 	JNZ(LabelRef(name + "_group"))
 
@@ -527,10 +661,10 @@ func kernelY(k kind, m int, mode yMode) {
 	// products of 3- and 4-bit weights summed in int16 in yAcc. Both
 	// widen once per group and add aux then.
 	q8 := mode == yAVX2 && k.name == "Q8"
-	i16 := mode == yAVX2 && (k.name == "Q4" || k.name == "Q4M" || k.name == "Q3" || k.q2)
+	i16 := mode == yAVX2 && (k.name == "Q4" || k.name == "Q4M" || k.name == "Q3" || k.q2 || k.name == "Q3K" || k.name == "Q4K")
 	// q5: Q5's products summed in int16 over each half group (yQ5Sum16),
 	// widened and added to yAcc (aux) twice per group.
-	q5 := mode == yAVX2 && k.name == "Q5"
+	q5 := mode == yAVX2 && (k.name == "Q5" || k.name == "Q5K")
 	TEXT(name, NOSPLIT, signature)
 	switch {
 	case q8:
@@ -587,7 +721,7 @@ func kernelY(k kind, m int, mode yMode) {
 	var pb Register
 	if pf {
 		pb = Load(Param("ng"), GP64())
-		IMUL3Q(U32(k.gb), pb, pb)
+		IMUL3Q(U32(k.stride()), pb, pb)
 	}
 	Label(name + "_panel")
 	for h := 0; h < 2; h++ {
@@ -595,242 +729,316 @@ func kernelY(k kind, m int, mode yMode) {
 		x := loadRows(m)
 		ap := Load(Param("aux"), GP64())
 		xsp := Load(Param("xs"), GP64())
-		las := Load(Param("ldaux"), GP64())
+		// K formats: as kernelZ, super-blocks (g of them, wh − 32h at the
+		// record) of 4 pairs of groups (q = 16·pair indexes the header,
+		// vp the pair's value lines), ldaux added from memory.
+		var las Op
+		if k.kq {
+			b, err := Param("ldaux").Resolve()
+			if err != nil {
+				log.Fatal(err)
+			}
+			las = b.Addr
+		} else {
+			las = Load(Param("ldaux"), GP64())
+		}
 		g := Load(Param("ng"), GP64())
+		var vp Register
+		var q GPVirtual
+		nsub := 1
+		if k.kq {
+			SHRQ(U8(3), g)
+			vp, q = GP64(), GP64()
+			nsub = 2
+		}
 		wh := GP64()
 		LEAQ(Mem{Base: wp, Disp: 32 * h}, wh)
 		for r := 0; r < m; r++ {
 			VPXOR(yF[r], yF[r], yF[r])
 		}
 		Label(name + "_group" + sfx)
-		if pf {
-			// The second half-panel pass reads its lines from cache: without
-			// help DRAM would idle through it. Each pass prefetches about
-			// half of the next panel's group record, so the stream keeps
-			// going through both passes: a line address every 64 bytes,
-			// nl = ⌈gb/64⌉ of them (with the next record's, every line of
-			// the stream), n0 in pass 0 and the rest in pass 1 (wh − 32h
-			// is this group's record). Into L2: with PREFETCHT0 the next
-			// panel evicted this one from L1 before its second pass, and
-			// Q5's kernels ran no faster than without. (After the last
-			// panel the addresses are past w: prefetches never fault.)
-			nl := (k.gb + 63) / 64
-			n0 := (nl + 1) / 2
-			for j := h * n0; j < n0+h*(nl-n0); j++ {
-				PREFETCHT1(Mem{Base: wh, Index: pb, Scale: 1, Disp: 64*j - 32*h})
+		if k.kq {
+			LEAQ(Mem{Base: wh, Disp: kHeader}, vp)
+			XORL(q.As32(), q.As32())
+			if pf {
+				// the next panel's header: half of it per pass
+				for j := 2 * h; j < 2*h+2; j++ {
+					PREFETCHT1(Mem{Base: wh, Index: pb, Scale: 1, Disp: 64*j - 32*h})
+				}
 			}
+			Label(name + "_pair" + sfx)
 		}
-		for r := 0; r < m; r++ {
-			if k.hasMin || q8 || i16 {
-				VPXOR(yAcc[r], yAcc[r], yAcc[r])
-			} else {
-				VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yAcc[r])
+		for e := 0; e < nsub; e++ {
+			var vb Register = wh // the group's value lines: vb + vd (vb − 32h line-aligned)
+			vd := 0
+			if k.kq {
+				vb, vd = vp, e*k.gb
 			}
-			if q8 {
-				VPXOR(yLo16[r], yLo16[r], yLo16[r])
+			if pf {
+				// The second half-panel pass reads its lines from cache: without
+				// help DRAM would idle through it. Each pass prefetches about
+				// half of the next panel's group record, so the stream keeps
+				// going through both passes: a line address every 64 bytes,
+				// nl = ⌈gb/64⌉ of them (with the next record's, every line of
+				// the stream), n0 in pass 0 and the rest in pass 1 (wh − 32h
+				// is this group's record). Into L2: with PREFETCHT0 the next
+				// panel evicted this one from L1 before its second pass, and
+				// Q5's kernels ran no faster than without. (After the last
+				// panel the addresses are past w: prefetches never fault.)
+				nl := (k.gb + 63) / 64
+				n0 := (nl + 1) / 2
+				for j := h * n0; j < n0+h*(nl-n0); j++ {
+					PREFETCHT1(Mem{Base: vb, Index: pb, Scale: 1, Disp: vd + 64*j - 32*h})
+				}
 			}
-		}
-		nb := 0
-		dot := func(w VecPhysical, r, disp int) {
-			b := yB[nb%2]
-			nb++
-			VPBROADCASTD(x.at(r, disp), b)
-			if i16 {
-				VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
-				VPADDW(b, yAcc[r], yAcc[r])
-				return
-			}
-			if mode != yVNNI {
-				VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
-				VPMADDWD(cOnes16, b, b)
-				VPADDD(b, yAcc[r], yAcc[r])
-				return
-			}
-			x86.VPDPBUSDY(w, b, yAcc[r])
-		}
-		dots := func(w VecPhysical, quad int) {
 			for r := 0; r < m; r++ {
-				dot(w, r, 4*quad)
+				if k.hasMin || k.kq || q8 || i16 {
+					VPXOR(yAcc[r], yAcc[r], yAcc[r])
+				} else {
+					VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yAcc[r])
+				}
+				if q8 {
+					VPXOR(yLo16[r], yLo16[r], yLo16[r])
+				}
 			}
-		}
-		line := func(c int) Mem { return Mem{Base: wh, Disp: 64 * c} }
-		switch k.lines {
-		case 8:
-			if q8 {
-				// u = 16·hi + lo: Σu·x = 16·Σhi·x + Σlo·x. yAcc holds the
-				// hi sums and yLo16 the lo ones, in int16 lanes through
-				// the group (each line adds pair sums within ±2·15·128);
-				// the mask comes from memory, its register holds yLo16[2].
+			nb := 0
+			dot := func(w VecPhysical, r, disp int) {
+				b := yB[nb%2]
+				nb++
+				VPBROADCASTD(x.at(r, disp), b)
+				if i16 {
+					VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
+					VPADDW(b, yAcc[r], yAcc[r])
+					return
+				}
+				if mode != yVNNI {
+					VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
+					VPMADDWD(cOnes16, b, b)
+					VPADDD(b, yAcc[r], yAcc[r])
+					return
+				}
+				x86.VPDPBUSDY(w, b, yAcc[r])
+			}
+			dots := func(w VecPhysical, quad int) {
+				for r := 0; r < m; r++ {
+					dot(w, r, 4*quad)
+				}
+			}
+			line := func(c int) Mem { return Mem{Base: vb, Disp: vd + 64*c} }
+			switch k.lines {
+			case 8:
+				if q8 {
+					// u = 16·hi + lo: Σu·x = 16·Σhi·x + Σlo·x. yAcc holds the
+					// hi sums and yLo16 the lo ones, in int16 lanes through
+					// the group (each line adds pair sums within ±2·15·128);
+					// the mask comes from memory, its register holds yLo16[2].
+					for i := 0; i < 8; i++ {
+						VMOVDQU(line(i), yLo)
+						VPSRLW(U8(4), yLo, yHi)
+						VPAND(cNibbles, yLo, yLo)
+						VPAND(cNibbles, yHi, yHi)
+						for r := 0; r < m; r++ {
+							VPBROADCASTD(x.at(r, 4*i), yB[0])
+							VPMADDUBSW(yB[0], yHi, yB[1])
+							VPADDW(yB[1], yAcc[r], yAcc[r])
+							VPMADDUBSW(yB[0], yLo, yB[0])
+							VPADDW(yB[0], yLo16[r], yLo16[r])
+						}
+					}
+					for r := 0; r < m; r++ {
+						VPMADDWD(cSixteens16, yAcc[r], yAcc[r])
+						VPMADDWD(cOnes16, yLo16[r], yLo16[r])
+						VPADDD(yLo16[r], yAcc[r], yAcc[r])
+						VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yB[0])
+						VPADDD(yB[0], yAcc[r], yAcc[r])
+					}
+					break
+				}
 				for i := 0; i < 8; i++ {
 					VMOVDQU(line(i), yLo)
-					VPSRLW(U8(4), yLo, yHi)
-					VPAND(cNibbles, yLo, yLo)
-					VPAND(cNibbles, yHi, yHi)
-					for r := 0; r < m; r++ {
-						VPBROADCASTD(x.at(r, 4*i), yB[0])
-						VPMADDUBSW(yB[0], yHi, yB[1])
-						VPADDW(yB[1], yAcc[r], yAcc[r])
-						VPMADDUBSW(yB[0], yLo, yB[0])
-						VPADDW(yB[0], yLo16[r], yLo16[r])
-					}
+					dots(yLo, i)
 				}
-				for r := 0; r < m; r++ {
-					VPMADDWD(cSixteens16, yAcc[r], yAcc[r])
-					VPMADDWD(cOnes16, yLo16[r], yLo16[r])
-					VPADDD(yLo16[r], yAcc[r], yAcc[r])
-					VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yB[0])
-					VPADDD(yB[0], yAcc[r], yAcc[r])
+			case 3:
+				// Q3 (quant/q3.go): quads 2c, 2c+1 are bits 0–2 and 3–5 of
+				// line c; quad 6+c the bits 6–7 of line c (c < 2) below bit
+				// 6+c of line 2 (word shifts: the masks drop what crosses
+				// from the byte above).
+				for c := 0; c < 3; c++ {
+					VMOVDQU(line(c), yLo) // line 2 stays in yLo
+					VPAND(yMask, yLo, yHi)
+					dots(yHi, 2*c)
+					VPSRLW(U8(3), yLo, yHi)
+					VPAND(yMask, yHi, yHi)
+					dots(yHi, 2*c+1)
 				}
-				break
-			}
-			for i := 0; i < 8; i++ {
-				VMOVDQU(line(i), yLo)
-				dots(yLo, i)
-			}
-		case 3:
-			// Q3 (quant/q3.go): quads 2c, 2c+1 are bits 0–2 and 3–5 of
-			// line c; quad 6+c the bits 6–7 of line c (c < 2) below bit
-			// 6+c of line 2 (word shifts: the masks drop what crosses
-			// from the byte above).
-			for c := 0; c < 3; c++ {
-				VMOVDQU(line(c), yLo) // line 2 stays in yLo
-				VPAND(yMask, yLo, yHi)
-				dots(yHi, 2*c)
-				VPSRLW(U8(3), yLo, yHi)
-				VPAND(yMask, yHi, yHi)
-				dots(yHi, 2*c+1)
-			}
-			for c := 0; c < 2; c++ {
-				VMOVDQU(line(c), yHi)
-				VPSRLW(U8(6), yHi, yHi)
-				VPAND(yMask3, yHi, yHi) // bits 0–1
-				VPSRLW(U8(4+c), yLo, yTmp)
-				VPANDN(yTmp, yMask3, yTmp) // bit 2 (and above, dropped next)
-				VPOR(yTmp, yHi, yHi)
-				VPAND(yMask, yHi, yHi)
-				dots(yHi, 6+c)
-			}
-		case 6:
-			// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad
-			// 6+h gathers bits 6–7 (~mask) of lines 3h, 3h+1, 3h+2 as its
-			// bits 0–1, 2–3, 4–5 (masked first, so word shifts keep them
-			// in their byte).
-			for c := 0; c < 6; c++ {
-				VPAND(line(c), yMask, yHi)
-				dots(yHi, c)
-			}
-			for h := 0; h < 2; h++ {
-				VPANDN(line(3*h), yMask, yHi)
-				VPSRLW(U8(6), yHi, yHi)
-				for t := 1; t < 3; t++ {
-					VPANDN(line(3*h+t), yMask, yTmp)
-					VPSRLW(U8(6-2*t), yTmp, yTmp)
+				for c := 0; c < 2; c++ {
+					VMOVDQU(line(c), yHi)
+					VPSRLW(U8(6), yHi, yHi)
+					VPAND(yMask3, yHi, yHi) // bits 0–1
+					VPSRLW(U8(4+c), yLo, yTmp)
+					VPANDN(yTmp, yMask3, yTmp) // bit 2 (and above, dropped next)
 					VPOR(yTmp, yHi, yHi)
+					VPAND(yMask, yHi, yHi)
+					dots(yHi, 6+c)
 				}
-				dots(yHi, 6+h)
-			}
-		case 5:
-			if q5 {
-				q5AVX2(m, x, line, yAcc[:m])
-				break
-			}
-			// Q5 (quant/q5.go): quads 2c, 2c+1 are Q4's nibbles of line
-			// c; bit h of each byte of line 4 (in yTmp) is quad h's fifth
-			// bit, moved to bit 4 by a word shift and kept by yMask5 (yD
-			// is free until the flush).
-			VMOVDQU(line(4), yTmp)
-			fifth := func(h int) {
-				switch {
-				case h < 4:
-					VPSLLW(U8(4-h), yTmp, yHi)
-					VPAND(yMask5, yHi, yHi)
-				case h == 4:
-					VPAND(yMask5, yTmp, yHi)
-				default:
-					VPSRLW(U8(h-4), yTmp, yHi)
-					VPAND(yMask5, yHi, yHi)
+			case 6:
+				// Q6 (quant/q6.go): quad c < 6 is bits 0–5 of line c; quad
+				// 6+h gathers bits 6–7 (~mask) of lines 3h, 3h+1, 3h+2 as its
+				// bits 0–1, 2–3, 4–5 (masked first, so word shifts keep them
+				// in their byte).
+				for c := 0; c < 6; c++ {
+					VPAND(line(c), yMask, yHi)
+					dots(yHi, c)
 				}
-			}
-			for c := 0; c < 4; c++ {
-				VMOVDQU(line(c), yLo)
-				fifth(2 * c)
-				VPAND(yMask, yLo, yD)
-				VPOR(yD, yHi, yHi)
-				dots(yHi, 2*c)
-				fifth(2*c + 1)
-				VPSRLW(U8(4), yLo, yLo)
-				VPAND(yMask, yLo, yLo)
-				VPOR(yLo, yHi, yHi)
-				dots(yHi, 2*c+1)
-			}
-		case 2:
-			// Q2 (quant/q2.go): quad 4c+h is bits 2h, 2h+1 of line c.
-			for c := 0; c < 2; c++ {
-				VMOVDQU(line(c), yLo)
-				for h := 0; h < 4; h++ {
-					if h == 0 {
-						VPAND(yMask, yLo, yHi)
-					} else {
-						VPSRLW(U8(2*h), yLo, yHi)
-						VPAND(yMask, yHi, yHi)
+				for h := 0; h < 2; h++ {
+					VPANDN(line(3*h), yMask, yHi)
+					VPSRLW(U8(6), yHi, yHi)
+					for t := 1; t < 3; t++ {
+						VPANDN(line(3*h+t), yMask, yTmp)
+						VPSRLW(U8(6-2*t), yTmp, yTmp)
+						VPOR(yTmp, yHi, yHi)
 					}
-					dots(yHi, 4*c+h)
+					dots(yHi, 6+h)
+				}
+			case 5:
+				if q5 {
+					q5AVX2(m, x, line, yAcc[:m])
+					break
+				}
+				// Q5 (quant/q5.go): quads 2c, 2c+1 are Q4's nibbles of line
+				// c; bit h of each byte of line 4 (in yTmp) is quad h's fifth
+				// bit, moved to bit 4 by a word shift and kept by yMask5 (yD
+				// is free until the flush).
+				VMOVDQU(line(4), yTmp)
+				fifth := func(h int) {
+					switch {
+					case h < 4:
+						VPSLLW(U8(4-h), yTmp, yHi)
+						VPAND(yMask5, yHi, yHi)
+					case h == 4:
+						VPAND(yMask5, yTmp, yHi)
+					default:
+						VPSRLW(U8(h-4), yTmp, yHi)
+						VPAND(yMask5, yHi, yHi)
+					}
+				}
+				for c := 0; c < 4; c++ {
+					VMOVDQU(line(c), yLo)
+					fifth(2 * c)
+					VPAND(yMask, yLo, yD)
+					VPOR(yD, yHi, yHi)
+					dots(yHi, 2*c)
+					fifth(2*c + 1)
+					VPSRLW(U8(4), yLo, yLo)
+					VPAND(yMask, yLo, yLo)
+					VPOR(yLo, yHi, yHi)
+					dots(yHi, 2*c+1)
+				}
+			case 2:
+				// Q2 (quant/q2.go): quad 4c+h is bits 2h, 2h+1 of line c.
+				for c := 0; c < 2; c++ {
+					VMOVDQU(line(c), yLo)
+					for h := 0; h < 4; h++ {
+						if h == 0 {
+							VPAND(yMask, yLo, yHi)
+						} else {
+							VPSRLW(U8(2*h), yLo, yHi)
+							VPAND(yMask, yHi, yHi)
+						}
+						dots(yHi, 4*c+h)
+					}
+				}
+			default:
+				for c := 0; c < 4; c++ {
+					VMOVDQU(line(c), yLo)
+					VPSRLW(U8(4), yLo, yHi)
+					VPAND(yMask, yLo, yLo)
+					VPAND(yMask, yHi, yHi)
+					dots(yLo, 2*c)
+					dots(yHi, 2*c+1)
 				}
 			}
-		default:
-			for c := 0; c < 4; c++ {
-				VMOVDQU(line(c), yLo)
-				VPSRLW(U8(4), yLo, yHi)
-				VPAND(yMask, yLo, yLo)
-				VPAND(yMask, yHi, yHi)
-				dots(yLo, 2*c)
-				dots(yHi, 2*c+1)
+			if i16 {
+				for r := 0; r < m; r++ {
+					VPMADDWD(cOnes16, yAcc[r], yAcc[r])
+					if !k.hasMin && !k.kq {
+						VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yB[0])
+						VPADDD(yB[0], yAcc[r], yAcc[r])
+					}
+				}
 			}
-		}
-		if i16 {
+			// wh = wp + 32h: the half's 8 scales are 16h bytes into the scales.
+			if k.kq {
+				// yD = d·sc, yHi = dm·mc for the half's 8 rows (see kernelZ;
+				// yLo, yHi are free here and the masks stay), from the
+				// header at wh − 32h.
+				hd := -32 * h
+				VPMOVZXBD(Mem{Base: wh, Index: q, Scale: 2, Disp: hd + 8*h + 16*e}, yLo)
+				VPSLLD(U8(26), yLo, yD)
+				VPSRLD(U8(26), yD, yD)
+				VCVTDQ2PS(yD, yD)
+				VCVTPH2PS(Mem{Base: wh, Disp: hd + kDOff + 16*h}, yTmp)
+				VMULPS(yTmp, yD, yD)
+				VPSRLD(U8(6), yLo, yLo)
+				VPMOVZXBD(Mem{Base: wh, Index: q, Scale: 1, Disp: hd + kMinOff + 8*h}, yHi)
+				if e == 0 {
+					VPSLLD(U8(28), yHi, yHi)
+					VPSRLD(U8(26), yHi, yHi)
+				} else {
+					VPSRLD(U8(4), yHi, yHi)
+					VPSLLD(U8(2), yHi, yHi)
+				}
+				VPOR(yHi, yLo, yLo)
+				VCVTDQ2PS(yLo, yLo)
+				VCVTPH2PS(Mem{Base: wh, Disp: hd + kDMOff + 16*h}, yHi)
+				VMULPS(yHi, yLo, yHi)
+			} else if k.q2 {
+				// d = f16(h &^ 15); yMin = d·(c − 1) with c = h & 15 (the
+				// kernel subtracts yMin·aux, aux = xs·Σxq/4)
+				sw := Mem{Base: wh, Disp: k.scaleOff - 16*h}
+				bcastY(0xfff0fff0, yTmp)
+				VPAND(sw, yTmp.AsX(), yD.AsX())
+				VCVTPH2PS(yD.AsX(), yD)
+				VPMOVZXWD(sw, yMin)
+				VPANDN(yMin, yTmp, yMin) // yMin = ^yTmp & h: the code c
+				VCVTDQ2PS(yMin, yMin)
+				VFMSUB213PS(yD, yD, yMin) // yMin = c·d − d
+			} else {
+				VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff - 16*h}, yD)
+			}
+			if k.hasMin && !k.q2 {
+				VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff + 32 - 16*h}, yMin)
+			}
 			for r := 0; r < m; r++ {
-				VPMADDWD(cOnes16, yAcc[r], yAcc[r])
-				if !k.hasMin {
-					VPBROADCASTD(Mem{Base: ap, Disp: 4 * r}, yB[0])
-					VPADDD(yB[0], yAcc[r], yAcc[r])
+				VCVTDQ2PS(yAcc[r], yAcc[r])
+				VBROADCASTSS(Mem{Base: xsp, Disp: 4 * r}, yTmp)
+				VMULPS(yTmp, yAcc[r], yAcc[r])
+				VFMADD231PS(yAcc[r], yD, yF[r])
+				if k.kq {
+					VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
+					VFNMADD231PS(yTmp, yHi, yF[r])
+				} else if k.q2 {
+					VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
+					VFNMADD231PS(yTmp, yMin, yF[r])
+				} else if k.hasMin {
+					VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
+					VFMADD231PS(yTmp, yMin, yF[r])
 				}
 			}
-		}
-		// wh = wp + 32h: the half's 8 scales are 16h bytes into the scales.
-		if k.q2 {
-			// d = f16(h &^ 15); yMin = d·(c − 1) with c = h & 15 (the
-			// kernel subtracts yMin·aux, aux = xs·Σxq/4)
-			sw := Mem{Base: wh, Disp: k.scaleOff - 16*h}
-			bcastY(0xfff0fff0, yTmp)
-			VPAND(sw, yTmp.AsX(), yD.AsX())
-			VCVTPH2PS(yD.AsX(), yD)
-			VPMOVZXWD(sw, yMin)
-			VPANDN(yMin, yTmp, yMin) // yMin = ^yTmp & h: the code c
-			VCVTDQ2PS(yMin, yMin)
-			VFMSUB213PS(yD, yD, yMin) // yMin = c·d − d
-		} else {
-			VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff - 16*h}, yD)
-		}
-		if k.hasMin && !k.q2 {
-			VCVTPH2PS(Mem{Base: wh, Disp: k.scaleOff + 32 - 16*h}, yMin)
-		}
-		for r := 0; r < m; r++ {
-			VCVTDQ2PS(yAcc[r], yAcc[r])
-			VBROADCASTSS(Mem{Base: xsp, Disp: 4 * r}, yTmp)
-			VMULPS(yTmp, yAcc[r], yAcc[r])
-			VFMADD231PS(yAcc[r], yD, yF[r])
-			if k.q2 {
-				VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
-				VFNMADD231PS(yTmp, yMin, yF[r])
-			} else if k.hasMin {
-				VBROADCASTSS(Mem{Base: ap, Disp: 4 * r}, yTmp)
-				VFMADD231PS(yTmp, yMin, yF[r])
+			if !k.kq {
+				ADDQ(U32(k.gb), wh)
 			}
+			x.advance(32)
+			ADDQ(las, ap)
+			ADDQ(las, xsp)
 		}
-		ADDQ(U32(k.gb), wh)
-		x.advance(32)
-		ADDQ(las, ap)
-		ADDQ(las, xsp)
+		if k.kq {
+			ADDQ(U32(2*k.gb), vp)
+			ADDQ(U8(kPairStep), q)
+			CMPQ(q, U8(4*kPairStep))
+			JNE(LabelRef(name + "_pair" + sfx))
+			ADDQ(U32(k.sbBytes()), wh)
+		}
 		DECQ(g)
 		JNZ(LabelRef(name + "_group" + sfx))
 
@@ -839,7 +1047,7 @@ func kernelY(k kind, m int, mode yMode) {
 	}
 	// Next panel: ng·gb bytes on.
 	ng := Load(Param("ng"), GP64())
-	IMUL3Q(U32(k.gb), ng, ng)
+	IMUL3Q(U32(k.stride()), ng, ng)
 	ADDQ(ng, wp)
 	DECQ(np)
 	JNZ(LabelRef(name + "_panel"))
