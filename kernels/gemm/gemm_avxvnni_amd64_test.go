@@ -41,7 +41,9 @@ var avxvnniTwinY = [numKinds][]vnniKernel{
 // data and requires the exact dot products. The twins share every
 // instruction of the AVX-VNNI kernels but the dot product, so this checks
 // the kernels' weight decoding, tiling and flushes where AVX-VNNI itself
-// is missing; the vpdpbusd encoding is checked in _asm/internal/x86.
+// is missing; the vpdpbusd encoding is checked in _asm/internal/x86. The
+// twins of the K kernels (Q3K…Q6K) are checked against the model of their
+// arithmetic (checkKPanels).
 func TestAVXVNNITwinsExact(t *testing.T) {
 	if !cpu.HasAll(cpu.NewSet(cpu.AVX2, cpu.FMA)) {
 		t.Skip("needs AVX2 and FMA (and F16C)")
@@ -54,6 +56,7 @@ func TestAVXVNNITwinsExact(t *testing.T) {
 	cfgs := configs(v)
 	cfgs = append(cfgs, v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7))
 	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5})
+	checkKPanels(t, im, cfgs, 23)
 }
 
 // TestAVX2Int8Threads adds to TestInt8PanelsExact (every configuration of
@@ -70,6 +73,7 @@ func TestAVX2Int8Threads(t *testing.T) {
 	im := implOf(v)
 	cfgs := []kernel.Config{v.DefaultConfig(nil, 3), v.DefaultConfig(nil, 7)}
 	checkIntPanels(t, im, cfgs, []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q2, kernel.Q5})
+	checkKPanels(t, im, cfgs, 25)
 }
 
 // checkIntPanels runs im (an int8act panel driver) under each

@@ -34,7 +34,7 @@ type intMatrix struct {
 	n, k   int
 	hasMin bool
 	q2     bool
-	// K formats (gemm_k_int8_test.go): w = ksc·u − kDM·kmc per (row, group)
+	// K formats (gemm_k_exact_test.go): w = ksc·u − kDM·kmc per (row, group)
 	ksc, kmc [][]int32
 }
 
@@ -313,6 +313,11 @@ func TestInt8PanelsExact(t *testing.T) {
 					}
 				}
 			}
+			// The K formats (if v serves them), against the model of their
+			// kernels' arithmetic (gemm_k_exact_test.go).
+			if slices.Contains(v.DTypes, kernel.Q4K) && kExactModel(v) {
+				checkKPanels(t, im, configs(v), 31)
+			}
 		})
 	}
 }
@@ -402,6 +407,9 @@ func TestInt8RunExact(t *testing.T) {
 						}
 					}
 				}
+			}
+			if slices.Contains(v.DTypes, kernel.Q4K) && kExactModel(v) {
+				checkKRun(t, v, r)
 			}
 		})
 	}
