@@ -15732,122 +15732,120 @@ TEXT ·vnniQ3K_1x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_1x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   aux+40(FP), SI
-	MOVQ   xs+56(FP), DI
-	MOVQ   ng+16(FP), R8
-	SHRQ   $0x03, R8
-	VPXORD Z2, Z2, Z2
+	MOVQ         xq+24(FP), BX
+	MOVQ         aux+40(FP), SI
+	MOVQ         xs+56(FP), DI
+	MOVQ         ng+16(FP), R8
+	SHRQ         $0x03, R8
+	MOVL         $0x3c3c3c3c, R9
+	VPBROADCASTD R9, Z4
+	MOVL         $0x3f3f3f3f, R9
+	VPBROADCASTD R9, Z5
+	VPXORD       Z6, Z6, Z6
 
 vnniQ3K_1x16_group:
-	LEAQ 256(AX), R9
-	XORL R10, R10
+	LEAQ      256(AX), R9
+	XORL      R10, R10
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_1x16_pair:
 	PREFETCHT0        2048(AX)(R10*4)
 	PREFETCHT0        2048(R9)
 	PREFETCHT0        2112(R9)
 	PREFETCHT0        2176(R9)
-	VPXORD            Z3, Z3, Z3
-	VMOVDQU32         128(R9), Z4
-	VMOVDQU32         (R9), Z5
-	VPANDD            Z0, Z5, Z6
-	VPDPBUSD.BCST     (BX), Z6, Z3
-	VPSRLW            $0x03, Z5, Z6
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     4(BX), Z6, Z3
-	VPSRLW            $0x06, Z5, Z5
-	VPSRLW            $0x04, Z4, Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     24(BX), Z5, Z3
-	VMOVDQU32         64(R9), Z5
-	VPANDD            Z0, Z5, Z6
-	VPDPBUSD.BCST     8(BX), Z6, Z3
-	VPSRLW            $0x03, Z5, Z6
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     12(BX), Z6, Z3
-	VPSRLW            $0x06, Z5, Z5
-	VPSRLW            $0x05, Z4, Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     28(BX), Z5, Z3
-	VPANDD            Z0, Z4, Z5
-	VPDPBUSD.BCST     16(BX), Z5, Z3
-	VPSRLW            $0x03, Z4, Z4
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     20(BX), Z4, Z3
-	VPMOVZXBD         (AX)(R10*2), Z5
-	VPSLLD            $0x1a, Z5, Z4
-	VPSRLD            $0x1a, Z4, Z4
-	VCVTDQ2PS         Z4, Z4
-	VCVTPH2PS         192(AX), Z6
-	VMULPS            Z6, Z4, Z4
-	VPSRLD            $0x06, Z5, Z5
-	VPMOVZXBD         128(AX)(R10*1), Z6
-	VPSLLD            $0x1c, Z6, Z6
-	VPSRLD            $0x1a, Z6, Z6
-	VPORD             Z6, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         224(AX), Z6
-	VMULPS            Z6, Z5, Z6
-	VCVTDQ2PS         Z3, Z3
-	VMULPS.BCST       (DI), Z3, Z3
-	VFMADD231PS       Z3, Z4, Z2
-	VFNMADD231PS.BCST (SI), Z6, Z2
+	VPXORD            Z7, Z7, Z7
+	VMOVDQU32         128(R9), Z8
+	VMOVDQU32         (R9), Z9
+	VPANDD            Z0, Z9, Z10
+	VPDPBUSD.BCST     (BX), Z10, Z7
+	VPSRLW            $0x03, Z9, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     4(BX), Z10, Z7
+	VPSRLW            $0x06, Z9, Z9
+	VPSRLW            $0x04, Z8, Z10
+	VPTERNLOGD        $0xe4, Z1, Z10, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     24(BX), Z9, Z7
+	VMOVDQU32         64(R9), Z9
+	VPANDD            Z0, Z9, Z10
+	VPDPBUSD.BCST     8(BX), Z10, Z7
+	VPSRLW            $0x03, Z9, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     12(BX), Z10, Z7
+	VPSRLW            $0x06, Z9, Z9
+	VPSRLW            $0x05, Z8, Z10
+	VPTERNLOGD        $0xe4, Z1, Z10, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     28(BX), Z9, Z7
+	VPANDD            Z0, Z8, Z9
+	VPDPBUSD.BCST     16(BX), Z9, Z7
+	VPSRLW            $0x03, Z8, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     20(BX), Z8, Z7
+	VPMOVZXBD         (AX)(R10*2), Z9
+	VPANDD            Z5, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z2, Z8, Z8
+	VPSRLD            $0x06, Z9, Z9
+	VPMOVZXBD         128(AX)(R10*1), Z10
+	VPSLLD            $0x02, Z10, Z10
+	VPTERNLOGD        $0xf8, Z4, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z3, Z9, Z9
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (DI), Z7, Z7
+	VFMADD231PS       Z7, Z8, Z6
+	VFNMADD231PS.BCST (SI), Z9, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
 	PREFETCHT0        2240(R9)
 	PREFETCHT0        2304(R9)
 	PREFETCHT0        2368(R9)
-	VPXORD            Z3, Z3, Z3
-	VMOVDQU32         320(R9), Z4
-	VMOVDQU32         192(R9), Z5
-	VPANDD            Z0, Z5, Z6
-	VPDPBUSD.BCST     (BX), Z6, Z3
-	VPSRLW            $0x03, Z5, Z6
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     4(BX), Z6, Z3
-	VPSRLW            $0x06, Z5, Z5
-	VPSRLW            $0x04, Z4, Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     24(BX), Z5, Z3
-	VMOVDQU32         256(R9), Z5
-	VPANDD            Z0, Z5, Z6
-	VPDPBUSD.BCST     8(BX), Z6, Z3
-	VPSRLW            $0x03, Z5, Z6
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     12(BX), Z6, Z3
-	VPSRLW            $0x06, Z5, Z5
-	VPSRLW            $0x05, Z4, Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     28(BX), Z5, Z3
-	VPANDD            Z0, Z4, Z5
-	VPDPBUSD.BCST     16(BX), Z5, Z3
-	VPSRLW            $0x03, Z4, Z4
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     20(BX), Z4, Z3
-	VPMOVZXBD         16(AX)(R10*2), Z5
-	VPSLLD            $0x1a, Z5, Z4
-	VPSRLD            $0x1a, Z4, Z4
-	VCVTDQ2PS         Z4, Z4
-	VCVTPH2PS         192(AX), Z6
-	VMULPS            Z6, Z4, Z4
-	VPSRLD            $0x06, Z5, Z5
-	VPMOVZXBD         128(AX)(R10*1), Z6
-	VPSRLD            $0x04, Z6, Z6
-	VPSLLD            $0x02, Z6, Z6
-	VPORD             Z6, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         224(AX), Z6
-	VMULPS            Z6, Z5, Z6
-	VCVTDQ2PS         Z3, Z3
-	VMULPS.BCST       (DI), Z3, Z3
-	VFMADD231PS       Z3, Z4, Z2
-	VFNMADD231PS.BCST (SI), Z6, Z2
+	VPXORD            Z7, Z7, Z7
+	VMOVDQU32         320(R9), Z8
+	VMOVDQU32         192(R9), Z9
+	VPANDD            Z0, Z9, Z10
+	VPDPBUSD.BCST     (BX), Z10, Z7
+	VPSRLW            $0x03, Z9, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     4(BX), Z10, Z7
+	VPSRLW            $0x06, Z9, Z9
+	VPSRLW            $0x04, Z8, Z10
+	VPTERNLOGD        $0xe4, Z1, Z10, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     24(BX), Z9, Z7
+	VMOVDQU32         256(R9), Z9
+	VPANDD            Z0, Z9, Z10
+	VPDPBUSD.BCST     8(BX), Z10, Z7
+	VPSRLW            $0x03, Z9, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     12(BX), Z10, Z7
+	VPSRLW            $0x06, Z9, Z9
+	VPSRLW            $0x05, Z8, Z10
+	VPTERNLOGD        $0xe4, Z1, Z10, Z9
+	VPANDD            Z0, Z9, Z9
+	VPDPBUSD.BCST     28(BX), Z9, Z7
+	VPANDD            Z0, Z8, Z9
+	VPDPBUSD.BCST     16(BX), Z9, Z7
+	VPSRLW            $0x03, Z8, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     20(BX), Z8, Z7
+	VPMOVZXBD         16(AX)(R10*2), Z9
+	VPANDD            Z5, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z2, Z8, Z8
+	VPSRLD            $0x06, Z9, Z9
+	VPMOVZXBD         128(AX)(R10*1), Z10
+	VPSRLD            $0x02, Z10, Z10
+	VPTERNLOGD        $0xf8, Z4, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z3, Z9, Z9
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (DI), Z7, Z7
+	VFMADD231PS       Z7, Z8, Z6
+	VFNMADD231PS.BCST (SI), Z9, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
@@ -15864,12 +15862,12 @@ vnniQ3K_1x16_pair:
 	MOVB              acc+80(FP), SI
 	TESTB             SI, SI
 	JZ                vnniQ3K_1x16_store
-	VADDPS            (BX), Z2, Z2
-	VMOVUPS           Z2, (BX)
+	VADDPS            (BX), Z6, Z6
+	VMOVUPS           Z6, (BX)
 	JMP               vnniQ3K_1x16_stored
 
 vnniQ3K_1x16_store:
-	VMOVUPS Z2, (BX)
+	VMOVUPS Z6, (BX)
 
 vnniQ3K_1x16_stored:
 	ADDQ $0x40, DX
@@ -15890,150 +15888,148 @@ TEXT ·vnniQ3K_2x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_2x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x3f3f3f3f, R10
+	VPBROADCASTD R10, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 
 vnniQ3K_2x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_2x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
 	PREFETCHT0        2048(R10)
 	PREFETCHT0        2112(R10)
 	PREFETCHT0        2176(R10)
-	VPXORD            Z4, Z4, Z4
-	VPXORD            Z5, Z5, Z5
-	VMOVDQU32         128(R10), Z6
-	VMOVDQU32         (R10), Z7
-	VPANDD            Z0, Z7, Z8
-	VPDPBUSD.BCST     (BX), Z8, Z4
-	VPDPBUSD.BCST     (BX)(SI*1), Z8, Z5
-	VPSRLW            $0x03, Z7, Z8
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     4(BX), Z8, Z4
-	VPDPBUSD.BCST     4(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x06, Z7, Z7
-	VPSRLW            $0x04, Z6, Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     24(BX), Z7, Z4
-	VPDPBUSD.BCST     24(BX)(SI*1), Z7, Z5
-	VMOVDQU32         64(R10), Z7
-	VPANDD            Z0, Z7, Z8
-	VPDPBUSD.BCST     8(BX), Z8, Z4
-	VPDPBUSD.BCST     8(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x03, Z7, Z8
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     12(BX), Z8, Z4
-	VPDPBUSD.BCST     12(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x06, Z7, Z7
-	VPSRLW            $0x05, Z6, Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     28(BX), Z7, Z4
-	VPDPBUSD.BCST     28(BX)(SI*1), Z7, Z5
-	VPANDD            Z0, Z6, Z7
-	VPDPBUSD.BCST     16(BX), Z7, Z4
-	VPDPBUSD.BCST     16(BX)(SI*1), Z7, Z5
-	VPSRLW            $0x03, Z6, Z6
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     20(BX), Z6, Z4
-	VPDPBUSD.BCST     20(BX)(SI*1), Z6, Z5
-	VPMOVZXBD         (AX)(R11*2), Z7
-	VPSLLD            $0x1a, Z7, Z6
-	VPSRLD            $0x1a, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         192(AX), Z8
-	VMULPS            Z8, Z6, Z6
-	VPSRLD            $0x06, Z7, Z7
-	VPMOVZXBD         128(AX)(R11*1), Z8
-	VPSLLD            $0x1c, Z8, Z8
-	VPSRLD            $0x1a, Z8, Z8
-	VPORD             Z8, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         224(AX), Z8
-	VMULPS            Z8, Z7, Z8
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (R8), Z4, Z4
-	VFMADD231PS       Z4, Z6, Z2
-	VFNMADD231PS.BCST (DI), Z8, Z2
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       4(R8), Z5, Z5
-	VFMADD231PS       Z5, Z6, Z3
-	VFNMADD231PS.BCST 4(DI), Z8, Z3
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VMOVDQU32         128(R10), Z10
+	VMOVDQU32         (R10), Z11
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     (BX), Z12, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z9
+	VPSRLW            $0x03, Z11, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     4(BX), Z12, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x06, Z11, Z11
+	VPSRLW            $0x04, Z10, Z12
+	VPTERNLOGD        $0xe4, Z1, Z12, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     24(BX), Z11, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z9
+	VMOVDQU32         64(R10), Z11
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     8(BX), Z12, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x03, Z11, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x06, Z11, Z11
+	VPSRLW            $0x05, Z10, Z12
+	VPTERNLOGD        $0xe4, Z1, Z12, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     28(BX), Z11, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z11, Z9
+	VPANDD            Z0, Z10, Z11
+	VPDPBUSD.BCST     16(BX), Z11, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z9
+	VPSRLW            $0x03, Z10, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     20(BX), Z10, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z9
+	VPMOVZXBD         (AX)(R11*2), Z11
+	VPANDD            Z5, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z2, Z10, Z10
+	VPSRLD            $0x06, Z11, Z11
+	VPMOVZXBD         128(AX)(R11*1), Z12
+	VPSLLD            $0x02, Z12, Z12
+	VPTERNLOGD        $0xf8, Z4, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z3, Z11, Z11
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z10, Z6
+	VFNMADD231PS.BCST (DI), Z11, Z6
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z10, Z7
+	VFNMADD231PS.BCST 4(DI), Z11, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
 	PREFETCHT0        2240(R10)
 	PREFETCHT0        2304(R10)
 	PREFETCHT0        2368(R10)
-	VPXORD            Z4, Z4, Z4
-	VPXORD            Z5, Z5, Z5
-	VMOVDQU32         320(R10), Z6
-	VMOVDQU32         192(R10), Z7
-	VPANDD            Z0, Z7, Z8
-	VPDPBUSD.BCST     (BX), Z8, Z4
-	VPDPBUSD.BCST     (BX)(SI*1), Z8, Z5
-	VPSRLW            $0x03, Z7, Z8
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     4(BX), Z8, Z4
-	VPDPBUSD.BCST     4(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x06, Z7, Z7
-	VPSRLW            $0x04, Z6, Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     24(BX), Z7, Z4
-	VPDPBUSD.BCST     24(BX)(SI*1), Z7, Z5
-	VMOVDQU32         256(R10), Z7
-	VPANDD            Z0, Z7, Z8
-	VPDPBUSD.BCST     8(BX), Z8, Z4
-	VPDPBUSD.BCST     8(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x03, Z7, Z8
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     12(BX), Z8, Z4
-	VPDPBUSD.BCST     12(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x06, Z7, Z7
-	VPSRLW            $0x05, Z6, Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     28(BX), Z7, Z4
-	VPDPBUSD.BCST     28(BX)(SI*1), Z7, Z5
-	VPANDD            Z0, Z6, Z7
-	VPDPBUSD.BCST     16(BX), Z7, Z4
-	VPDPBUSD.BCST     16(BX)(SI*1), Z7, Z5
-	VPSRLW            $0x03, Z6, Z6
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     20(BX), Z6, Z4
-	VPDPBUSD.BCST     20(BX)(SI*1), Z6, Z5
-	VPMOVZXBD         16(AX)(R11*2), Z7
-	VPSLLD            $0x1a, Z7, Z6
-	VPSRLD            $0x1a, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         192(AX), Z8
-	VMULPS            Z8, Z6, Z6
-	VPSRLD            $0x06, Z7, Z7
-	VPMOVZXBD         128(AX)(R11*1), Z8
-	VPSRLD            $0x04, Z8, Z8
-	VPSLLD            $0x02, Z8, Z8
-	VPORD             Z8, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         224(AX), Z8
-	VMULPS            Z8, Z7, Z8
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (R8), Z4, Z4
-	VFMADD231PS       Z4, Z6, Z2
-	VFNMADD231PS.BCST (DI), Z8, Z2
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       4(R8), Z5, Z5
-	VFMADD231PS       Z5, Z6, Z3
-	VFNMADD231PS.BCST 4(DI), Z8, Z3
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VMOVDQU32         320(R10), Z10
+	VMOVDQU32         192(R10), Z11
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     (BX), Z12, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z9
+	VPSRLW            $0x03, Z11, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     4(BX), Z12, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x06, Z11, Z11
+	VPSRLW            $0x04, Z10, Z12
+	VPTERNLOGD        $0xe4, Z1, Z12, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     24(BX), Z11, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z9
+	VMOVDQU32         256(R10), Z11
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     8(BX), Z12, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x03, Z11, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x06, Z11, Z11
+	VPSRLW            $0x05, Z10, Z12
+	VPTERNLOGD        $0xe4, Z1, Z12, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     28(BX), Z11, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z11, Z9
+	VPANDD            Z0, Z10, Z11
+	VPDPBUSD.BCST     16(BX), Z11, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z9
+	VPSRLW            $0x03, Z10, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     20(BX), Z10, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z9
+	VPMOVZXBD         16(AX)(R11*2), Z11
+	VPANDD            Z5, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z2, Z10, Z10
+	VPSRLD            $0x06, Z11, Z11
+	VPMOVZXBD         128(AX)(R11*1), Z12
+	VPSRLD            $0x02, Z12, Z12
+	VPTERNLOGD        $0xf8, Z4, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z3, Z11, Z11
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z10, Z6
+	VFNMADD231PS.BCST (DI), Z11, Z6
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z10, Z7
+	VFNMADD231PS.BCST 4(DI), Z11, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -16050,17 +16046,17 @@ vnniQ3K_2x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_2x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	JMP               vnniQ3K_2x16_stored
 
 vnniQ3K_2x16_store:
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 
 vnniQ3K_2x16_stored:
 	ADDQ $0x40, DX
@@ -16081,177 +16077,175 @@ TEXT ·vnniQ3K_3x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_3x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x3f3f3f3f, R10
+	VPBROADCASTD R10, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
 
 vnniQ3K_3x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_3x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
 	PREFETCHT0        2048(R10)
 	PREFETCHT0        2112(R10)
 	PREFETCHT0        2176(R10)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VMOVDQU32         128(R10), Z8
-	VMOVDQU32         (R10), Z9
-	VPANDD            Z0, Z9, Z10
-	VPDPBUSD.BCST     (BX), Z10, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     (BX)(SI*2), Z10, Z7
-	VPSRLW            $0x03, Z9, Z10
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     4(BX), Z10, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     4(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x06, Z9, Z9
-	VPSRLW            $0x04, Z8, Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     24(BX), Z9, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     24(BX)(SI*2), Z9, Z7
-	VMOVDQU32         64(R10), Z9
-	VPANDD            Z0, Z9, Z10
-	VPDPBUSD.BCST     8(BX), Z10, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     8(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x03, Z9, Z10
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     12(BX), Z10, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     12(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x06, Z9, Z9
-	VPSRLW            $0x05, Z8, Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     28(BX), Z9, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     28(BX)(SI*2), Z9, Z7
-	VPANDD            Z0, Z8, Z9
-	VPDPBUSD.BCST     16(BX), Z9, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     16(BX)(SI*2), Z9, Z7
-	VPSRLW            $0x03, Z8, Z8
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     20(BX), Z8, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z8, Z6
-	VPDPBUSD.BCST     20(BX)(SI*2), Z8, Z7
-	VPMOVZXBD         (AX)(R11*2), Z9
-	VPSLLD            $0x1a, Z9, Z8
-	VPSRLD            $0x1a, Z8, Z8
-	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         192(AX), Z10
-	VMULPS            Z10, Z8, Z8
-	VPSRLD            $0x06, Z9, Z9
-	VPMOVZXBD         128(AX)(R11*1), Z10
-	VPSLLD            $0x1c, Z10, Z10
-	VPSRLD            $0x1a, Z10, Z10
-	VPORD             Z10, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VMOVDQU32         128(R10), Z12
+	VMOVDQU32         (R10), Z13
+	VPANDD            Z0, Z13, Z14
+	VPDPBUSD.BCST     (BX), Z14, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z11
+	VPSRLW            $0x03, Z13, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     4(BX), Z14, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x06, Z13, Z13
+	VPSRLW            $0x04, Z12, Z14
+	VPTERNLOGD        $0xe4, Z1, Z14, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     24(BX), Z13, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z11
+	VMOVDQU32         64(R10), Z13
+	VPANDD            Z0, Z13, Z14
+	VPDPBUSD.BCST     8(BX), Z14, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x03, Z13, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     12(BX), Z14, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x06, Z13, Z13
+	VPSRLW            $0x05, Z12, Z14
+	VPTERNLOGD        $0xe4, Z1, Z14, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     28(BX), Z13, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z13, Z11
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     16(BX), Z13, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z11
+	VPSRLW            $0x03, Z12, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     20(BX), Z12, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z11
+	VPMOVZXBD         (AX)(R11*2), Z13
+	VPANDD            Z5, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z2, Z12, Z12
+	VPSRLD            $0x06, Z13, Z13
+	VPMOVZXBD         128(AX)(R11*1), Z14
+	VPSLLD            $0x02, Z14, Z14
+	VPTERNLOGD        $0xf8, Z4, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z3, Z13, Z13
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         224(AX), Z10
-	VMULPS            Z10, Z9, Z10
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R8), Z5, Z5
-	VFMADD231PS       Z5, Z8, Z2
-	VFNMADD231PS.BCST (DI), Z10, Z2
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R8), Z6, Z6
-	VFMADD231PS       Z6, Z8, Z3
-	VFNMADD231PS.BCST 4(DI), Z10, Z3
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       8(R8), Z7, Z7
-	VFMADD231PS       Z7, Z8, Z4
-	VFNMADD231PS.BCST 8(DI), Z10, Z4
+	VMULPS.BCST       (R8), Z9, Z9
+	VFMADD231PS       Z9, Z12, Z6
+	VFNMADD231PS.BCST (DI), Z13, Z6
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       4(R8), Z10, Z10
+	VFMADD231PS       Z10, Z12, Z7
+	VFNMADD231PS.BCST 4(DI), Z13, Z7
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R8), Z11, Z11
+	VFMADD231PS       Z11, Z12, Z8
+	VFNMADD231PS.BCST 8(DI), Z13, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
 	PREFETCHT0        2240(R10)
 	PREFETCHT0        2304(R10)
 	PREFETCHT0        2368(R10)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VMOVDQU32         320(R10), Z8
-	VMOVDQU32         192(R10), Z9
-	VPANDD            Z0, Z9, Z10
-	VPDPBUSD.BCST     (BX), Z10, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     (BX)(SI*2), Z10, Z7
-	VPSRLW            $0x03, Z9, Z10
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     4(BX), Z10, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     4(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x06, Z9, Z9
-	VPSRLW            $0x04, Z8, Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     24(BX), Z9, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     24(BX)(SI*2), Z9, Z7
-	VMOVDQU32         256(R10), Z9
-	VPANDD            Z0, Z9, Z10
-	VPDPBUSD.BCST     8(BX), Z10, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     8(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x03, Z9, Z10
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     12(BX), Z10, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     12(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x06, Z9, Z9
-	VPSRLW            $0x05, Z8, Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     28(BX), Z9, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     28(BX)(SI*2), Z9, Z7
-	VPANDD            Z0, Z8, Z9
-	VPDPBUSD.BCST     16(BX), Z9, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     16(BX)(SI*2), Z9, Z7
-	VPSRLW            $0x03, Z8, Z8
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     20(BX), Z8, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z8, Z6
-	VPDPBUSD.BCST     20(BX)(SI*2), Z8, Z7
-	VPMOVZXBD         16(AX)(R11*2), Z9
-	VPSLLD            $0x1a, Z9, Z8
-	VPSRLD            $0x1a, Z8, Z8
-	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         192(AX), Z10
-	VMULPS            Z10, Z8, Z8
-	VPSRLD            $0x06, Z9, Z9
-	VPMOVZXBD         128(AX)(R11*1), Z10
-	VPSRLD            $0x04, Z10, Z10
-	VPSLLD            $0x02, Z10, Z10
-	VPORD             Z10, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VMOVDQU32         320(R10), Z12
+	VMOVDQU32         192(R10), Z13
+	VPANDD            Z0, Z13, Z14
+	VPDPBUSD.BCST     (BX), Z14, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z11
+	VPSRLW            $0x03, Z13, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     4(BX), Z14, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x06, Z13, Z13
+	VPSRLW            $0x04, Z12, Z14
+	VPTERNLOGD        $0xe4, Z1, Z14, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     24(BX), Z13, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z11
+	VMOVDQU32         256(R10), Z13
+	VPANDD            Z0, Z13, Z14
+	VPDPBUSD.BCST     8(BX), Z14, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x03, Z13, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     12(BX), Z14, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x06, Z13, Z13
+	VPSRLW            $0x05, Z12, Z14
+	VPTERNLOGD        $0xe4, Z1, Z14, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     28(BX), Z13, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z13, Z11
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     16(BX), Z13, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z11
+	VPSRLW            $0x03, Z12, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     20(BX), Z12, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z11
+	VPMOVZXBD         16(AX)(R11*2), Z13
+	VPANDD            Z5, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z2, Z12, Z12
+	VPSRLD            $0x06, Z13, Z13
+	VPMOVZXBD         128(AX)(R11*1), Z14
+	VPSRLD            $0x02, Z14, Z14
+	VPTERNLOGD        $0xf8, Z4, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z3, Z13, Z13
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         224(AX), Z10
-	VMULPS            Z10, Z9, Z10
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R8), Z5, Z5
-	VFMADD231PS       Z5, Z8, Z2
-	VFNMADD231PS.BCST (DI), Z10, Z2
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R8), Z6, Z6
-	VFMADD231PS       Z6, Z8, Z3
-	VFNMADD231PS.BCST 4(DI), Z10, Z3
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       8(R8), Z7, Z7
-	VFMADD231PS       Z7, Z8, Z4
-	VFNMADD231PS.BCST 8(DI), Z10, Z4
+	VMULPS.BCST       (R8), Z9, Z9
+	VFMADD231PS       Z9, Z12, Z6
+	VFNMADD231PS.BCST (DI), Z13, Z6
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       4(R8), Z10, Z10
+	VFMADD231PS       Z10, Z12, Z7
+	VFNMADD231PS.BCST 4(DI), Z13, Z7
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R8), Z11, Z11
+	VFMADD231PS       Z11, Z12, Z8
+	VFNMADD231PS.BCST 8(DI), Z13, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -16268,22 +16262,22 @@ vnniQ3K_3x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_3x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
 	JMP               vnniQ3K_3x16_stored
 
 vnniQ3K_3x16_store:
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
+	VMOVUPS Z8, (SI)
 
 vnniQ3K_3x16_stored:
 	ADDQ $0x40, DX
@@ -16304,205 +16298,203 @@ TEXT ·vnniQ3K_4x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_4x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	MOVQ   aux+40(FP), R8
-	MOVQ   xs+56(FP), R9
-	MOVQ   ng+16(FP), R10
-	SHRQ   $0x03, R10
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	MOVQ         aux+40(FP), R8
+	MOVQ         xs+56(FP), R9
+	MOVQ         ng+16(FP), R10
+	SHRQ         $0x03, R10
+	MOVL         $0x3c3c3c3c, R11
+	VPBROADCASTD R11, Z4
+	MOVL         $0x3f3f3f3f, R11
+	VPBROADCASTD R11, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
 
 vnniQ3K_4x16_group:
-	LEAQ 256(AX), R11
-	XORL R12, R12
+	LEAQ      256(AX), R11
+	XORL      R12, R12
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_4x16_pair:
 	PREFETCHT0        2048(AX)(R12*4)
 	PREFETCHT0        2048(R11)
 	PREFETCHT0        2112(R11)
 	PREFETCHT0        2176(R11)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VMOVDQU32         128(R11), Z10
-	VMOVDQU32         (R11), Z11
-	VPANDD            Z0, Z11, Z12
-	VPDPBUSD.BCST     (BX), Z12, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     (BX)(DI*1), Z12, Z9
-	VPSRLW            $0x03, Z11, Z12
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     4(BX), Z12, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     4(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x06, Z11, Z11
-	VPSRLW            $0x04, Z10, Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     24(BX), Z11, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     24(BX)(DI*1), Z11, Z9
-	VMOVDQU32         64(R11), Z11
-	VPANDD            Z0, Z11, Z12
-	VPDPBUSD.BCST     8(BX), Z12, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     8(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x03, Z11, Z12
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     12(BX), Z12, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     12(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x06, Z11, Z11
-	VPSRLW            $0x05, Z10, Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     28(BX), Z11, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     28(BX)(DI*1), Z11, Z9
-	VPANDD            Z0, Z10, Z11
-	VPDPBUSD.BCST     16(BX), Z11, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     16(BX)(DI*1), Z11, Z9
-	VPSRLW            $0x03, Z10, Z10
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     20(BX), Z10, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z10, Z8
-	VPDPBUSD.BCST     20(BX)(DI*1), Z10, Z9
-	VPMOVZXBD         (AX)(R12*2), Z11
-	VPSLLD            $0x1a, Z11, Z10
-	VPSRLD            $0x1a, Z10, Z10
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VMOVDQU32         128(R11), Z14
+	VMOVDQU32         (R11), Z15
+	VPANDD            Z0, Z15, Z16
+	VPDPBUSD.BCST     (BX), Z16, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z13
+	VPSRLW            $0x03, Z15, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     4(BX), Z16, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x06, Z15, Z15
+	VPSRLW            $0x04, Z14, Z16
+	VPTERNLOGD        $0xe4, Z1, Z16, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     24(BX), Z15, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z13
+	VMOVDQU32         64(R11), Z15
+	VPANDD            Z0, Z15, Z16
+	VPDPBUSD.BCST     8(BX), Z16, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x03, Z15, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     12(BX), Z16, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x06, Z15, Z15
+	VPSRLW            $0x05, Z14, Z16
+	VPTERNLOGD        $0xe4, Z1, Z16, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     28(BX), Z15, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z15, Z13
+	VPANDD            Z0, Z14, Z15
+	VPDPBUSD.BCST     16(BX), Z15, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z13
+	VPSRLW            $0x03, Z14, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     20(BX), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z13
+	VPMOVZXBD         (AX)(R12*2), Z15
+	VPANDD            Z5, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z2, Z14, Z14
+	VPSRLD            $0x06, Z15, Z15
+	VPMOVZXBD         128(AX)(R12*1), Z16
+	VPSLLD            $0x02, Z16, Z16
+	VPTERNLOGD        $0xf8, Z4, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z3, Z15, Z15
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         192(AX), Z12
-	VMULPS            Z12, Z10, Z10
-	VPSRLD            $0x06, Z11, Z11
-	VPMOVZXBD         128(AX)(R12*1), Z12
-	VPSLLD            $0x1c, Z12, Z12
-	VPSRLD            $0x1a, Z12, Z12
-	VPORD             Z12, Z11, Z11
+	VMULPS.BCST       (R9), Z10, Z10
+	VFMADD231PS       Z10, Z14, Z6
+	VFNMADD231PS.BCST (R8), Z15, Z6
 	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         224(AX), Z12
-	VMULPS            Z12, Z11, Z12
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R9), Z6, Z6
-	VFMADD231PS       Z6, Z10, Z2
-	VFNMADD231PS.BCST (R8), Z12, Z2
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R9), Z7, Z7
-	VFMADD231PS       Z7, Z10, Z3
-	VFNMADD231PS.BCST 4(R8), Z12, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R9), Z8, Z8
-	VFMADD231PS       Z8, Z10, Z4
-	VFNMADD231PS.BCST 8(R8), Z12, Z4
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       12(R9), Z9, Z9
-	VFMADD231PS       Z9, Z10, Z5
-	VFNMADD231PS.BCST 12(R8), Z12, Z5
+	VMULPS.BCST       4(R9), Z11, Z11
+	VFMADD231PS       Z11, Z14, Z7
+	VFNMADD231PS.BCST 4(R8), Z15, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R9), Z12, Z12
+	VFMADD231PS       Z12, Z14, Z8
+	VFNMADD231PS.BCST 8(R8), Z15, Z8
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R9), Z13, Z13
+	VFMADD231PS       Z13, Z14, Z9
+	VFNMADD231PS.BCST 12(R8), Z15, Z9
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
 	PREFETCHT0        2240(R11)
 	PREFETCHT0        2304(R11)
 	PREFETCHT0        2368(R11)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VMOVDQU32         320(R11), Z10
-	VMOVDQU32         192(R11), Z11
-	VPANDD            Z0, Z11, Z12
-	VPDPBUSD.BCST     (BX), Z12, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     (BX)(DI*1), Z12, Z9
-	VPSRLW            $0x03, Z11, Z12
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     4(BX), Z12, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     4(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x06, Z11, Z11
-	VPSRLW            $0x04, Z10, Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     24(BX), Z11, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     24(BX)(DI*1), Z11, Z9
-	VMOVDQU32         256(R11), Z11
-	VPANDD            Z0, Z11, Z12
-	VPDPBUSD.BCST     8(BX), Z12, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     8(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x03, Z11, Z12
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     12(BX), Z12, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     12(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x06, Z11, Z11
-	VPSRLW            $0x05, Z10, Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     28(BX), Z11, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     28(BX)(DI*1), Z11, Z9
-	VPANDD            Z0, Z10, Z11
-	VPDPBUSD.BCST     16(BX), Z11, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     16(BX)(DI*1), Z11, Z9
-	VPSRLW            $0x03, Z10, Z10
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     20(BX), Z10, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z10, Z8
-	VPDPBUSD.BCST     20(BX)(DI*1), Z10, Z9
-	VPMOVZXBD         16(AX)(R12*2), Z11
-	VPSLLD            $0x1a, Z11, Z10
-	VPSRLD            $0x1a, Z10, Z10
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VMOVDQU32         320(R11), Z14
+	VMOVDQU32         192(R11), Z15
+	VPANDD            Z0, Z15, Z16
+	VPDPBUSD.BCST     (BX), Z16, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z13
+	VPSRLW            $0x03, Z15, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     4(BX), Z16, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x06, Z15, Z15
+	VPSRLW            $0x04, Z14, Z16
+	VPTERNLOGD        $0xe4, Z1, Z16, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     24(BX), Z15, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z13
+	VMOVDQU32         256(R11), Z15
+	VPANDD            Z0, Z15, Z16
+	VPDPBUSD.BCST     8(BX), Z16, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x03, Z15, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     12(BX), Z16, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x06, Z15, Z15
+	VPSRLW            $0x05, Z14, Z16
+	VPTERNLOGD        $0xe4, Z1, Z16, Z15
+	VPANDD            Z0, Z15, Z15
+	VPDPBUSD.BCST     28(BX), Z15, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z15, Z13
+	VPANDD            Z0, Z14, Z15
+	VPDPBUSD.BCST     16(BX), Z15, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z13
+	VPSRLW            $0x03, Z14, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     20(BX), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z13
+	VPMOVZXBD         16(AX)(R12*2), Z15
+	VPANDD            Z5, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z2, Z14, Z14
+	VPSRLD            $0x06, Z15, Z15
+	VPMOVZXBD         128(AX)(R12*1), Z16
+	VPSRLD            $0x02, Z16, Z16
+	VPTERNLOGD        $0xf8, Z4, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z3, Z15, Z15
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         192(AX), Z12
-	VMULPS            Z12, Z10, Z10
-	VPSRLD            $0x06, Z11, Z11
-	VPMOVZXBD         128(AX)(R12*1), Z12
-	VPSRLD            $0x04, Z12, Z12
-	VPSLLD            $0x02, Z12, Z12
-	VPORD             Z12, Z11, Z11
+	VMULPS.BCST       (R9), Z10, Z10
+	VFMADD231PS       Z10, Z14, Z6
+	VFNMADD231PS.BCST (R8), Z15, Z6
 	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         224(AX), Z12
-	VMULPS            Z12, Z11, Z12
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R9), Z6, Z6
-	VFMADD231PS       Z6, Z10, Z2
-	VFNMADD231PS.BCST (R8), Z12, Z2
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R9), Z7, Z7
-	VFMADD231PS       Z7, Z10, Z3
-	VFNMADD231PS.BCST 4(R8), Z12, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R9), Z8, Z8
-	VFMADD231PS       Z8, Z10, Z4
-	VFNMADD231PS.BCST 8(R8), Z12, Z4
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       12(R9), Z9, Z9
-	VFMADD231PS       Z9, Z10, Z5
-	VFNMADD231PS.BCST 12(R8), Z12, Z5
+	VMULPS.BCST       4(R9), Z11, Z11
+	VFMADD231PS       Z11, Z14, Z7
+	VFNMADD231PS.BCST 4(R8), Z15, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R9), Z12, Z12
+	VFMADD231PS       Z12, Z14, Z8
+	VFNMADD231PS.BCST 8(R8), Z15, Z8
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R9), Z13, Z13
+	VFMADD231PS       Z13, Z14, Z9
+	VFNMADD231PS.BCST 12(R8), Z15, Z9
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
@@ -16519,27 +16511,27 @@ vnniQ3K_4x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_4x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
 	JMP               vnniQ3K_4x16_stored
 
 vnniQ3K_4x16_store:
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
+	VMOVUPS Z8, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
+	VMOVUPS Z9, (SI)
 
 vnniQ3K_4x16_stored:
 	ADDQ $0x40, DX
@@ -16560,128 +16552,130 @@ TEXT ·vnniQ3K_5x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_5x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 
 vnniQ3K_5x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_5x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
 	PREFETCHT0        2048(R12)
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
-	VMOVDQU32         128(R12), Z12
-	VMOVDQU32         (R12), Z13
-	VPANDD            Z0, Z13, Z14
-	VPDPBUSD.BCST     (BX), Z14, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     (R8), Z14, Z11
-	VPSRLW            $0x03, Z13, Z14
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     4(BX), Z14, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     4(R8), Z14, Z11
-	VPSRLW            $0x06, Z13, Z13
-	VPSRLW            $0x04, Z12, Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     24(BX), Z13, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     24(R8), Z13, Z11
-	VMOVDQU32         64(R12), Z13
-	VPANDD            Z0, Z13, Z14
-	VPDPBUSD.BCST     8(BX), Z14, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     8(R8), Z14, Z11
-	VPSRLW            $0x03, Z13, Z14
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     12(BX), Z14, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     12(R8), Z14, Z11
-	VPSRLW            $0x06, Z13, Z13
-	VPSRLW            $0x05, Z12, Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     28(BX), Z13, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     28(R8), Z13, Z11
-	VPANDD            Z0, Z12, Z13
-	VPDPBUSD.BCST     16(BX), Z13, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     16(R8), Z13, Z11
-	VPSRLW            $0x03, Z12, Z12
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     20(BX), Z12, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z12, Z10
-	VPDPBUSD.BCST     20(R8), Z12, Z11
-	VPMOVZXBD         (AX)(R13*2), Z13
-	VPSLLD            $0x1a, Z13, Z12
-	VPSRLD            $0x1a, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         192(AX), Z14
-	VMULPS            Z14, Z12, Z12
-	VPSRLD            $0x06, Z13, Z13
-	VPMOVZXBD         128(AX)(R13*1), Z14
-	VPSLLD            $0x1c, Z14, Z14
-	VPSRLD            $0x1a, Z14, Z14
-	VPORD             Z14, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         224(AX), Z14
-	VMULPS            Z14, Z13, Z14
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R10), Z7, Z7
-	VFMADD231PS       Z7, Z12, Z2
-	VFNMADD231PS.BCST (R9), Z14, Z2
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R10), Z8, Z8
-	VFMADD231PS       Z8, Z12, Z3
-	VFNMADD231PS.BCST 4(R9), Z14, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R10), Z9, Z9
-	VFMADD231PS       Z9, Z12, Z4
-	VFNMADD231PS.BCST 8(R9), Z14, Z4
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R10), Z10, Z10
-	VFMADD231PS       Z10, Z12, Z5
-	VFNMADD231PS.BCST 12(R9), Z14, Z5
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VMOVDQU32         128(R12), Z16
+	VMOVDQU32         (R12), Z17
+	VPANDD            Z0, Z17, Z18
+	VPDPBUSD.BCST     (BX), Z18, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     (R8), Z18, Z15
+	VPSRLW            $0x03, Z17, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     4(BX), Z18, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     4(R8), Z18, Z15
+	VPSRLW            $0x06, Z17, Z17
+	VPSRLW            $0x04, Z16, Z18
+	VPTERNLOGD        $0xe4, Z1, Z18, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     24(BX), Z17, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     24(R8), Z17, Z15
+	VMOVDQU32         64(R12), Z17
+	VPANDD            Z0, Z17, Z18
+	VPDPBUSD.BCST     8(BX), Z18, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     8(R8), Z18, Z15
+	VPSRLW            $0x03, Z17, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     12(BX), Z18, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     12(R8), Z18, Z15
+	VPSRLW            $0x06, Z17, Z17
+	VPSRLW            $0x05, Z16, Z18
+	VPTERNLOGD        $0xe4, Z1, Z18, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     28(BX), Z17, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     28(R8), Z17, Z15
+	VPANDD            Z0, Z16, Z17
+	VPDPBUSD.BCST     16(BX), Z17, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     16(R8), Z17, Z15
+	VPSRLW            $0x03, Z16, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     20(BX), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     20(R8), Z16, Z15
+	VPMOVZXBD         (AX)(R13*2), Z17
+	VPANDD            Z5, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z2, Z16, Z16
+	VPSRLD            $0x06, Z17, Z17
+	VPMOVZXBD         128(AX)(R13*1), Z18
+	VPSLLD            $0x02, Z18, Z18
+	VPTERNLOGD        $0xf8, Z4, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z3, Z17, Z17
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       16(R10), Z11, Z11
-	VFMADD231PS       Z11, Z12, Z6
-	VFNMADD231PS.BCST 16(R9), Z14, Z6
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z16, Z6
+	VFNMADD231PS.BCST (R9), Z17, Z6
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z16, Z7
+	VFNMADD231PS.BCST 4(R9), Z17, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z16, Z8
+	VFNMADD231PS.BCST 8(R9), Z17, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z16, Z9
+	VFNMADD231PS.BCST 12(R9), Z17, Z9
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z16, Z10
+	VFNMADD231PS.BCST 16(R9), Z17, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -16689,105 +16683,101 @@ vnniQ3K_5x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
-	VMOVDQU32         320(R12), Z12
-	VMOVDQU32         192(R12), Z13
-	VPANDD            Z0, Z13, Z14
-	VPDPBUSD.BCST     (BX), Z14, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     (R8), Z14, Z11
-	VPSRLW            $0x03, Z13, Z14
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     4(BX), Z14, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     4(R8), Z14, Z11
-	VPSRLW            $0x06, Z13, Z13
-	VPSRLW            $0x04, Z12, Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     24(BX), Z13, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     24(R8), Z13, Z11
-	VMOVDQU32         256(R12), Z13
-	VPANDD            Z0, Z13, Z14
-	VPDPBUSD.BCST     8(BX), Z14, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     8(R8), Z14, Z11
-	VPSRLW            $0x03, Z13, Z14
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     12(BX), Z14, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     12(R8), Z14, Z11
-	VPSRLW            $0x06, Z13, Z13
-	VPSRLW            $0x05, Z12, Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     28(BX), Z13, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     28(R8), Z13, Z11
-	VPANDD            Z0, Z12, Z13
-	VPDPBUSD.BCST     16(BX), Z13, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     16(R8), Z13, Z11
-	VPSRLW            $0x03, Z12, Z12
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     20(BX), Z12, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z12, Z10
-	VPDPBUSD.BCST     20(R8), Z12, Z11
-	VPMOVZXBD         16(AX)(R13*2), Z13
-	VPSLLD            $0x1a, Z13, Z12
-	VPSRLD            $0x1a, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         192(AX), Z14
-	VMULPS            Z14, Z12, Z12
-	VPSRLD            $0x06, Z13, Z13
-	VPMOVZXBD         128(AX)(R13*1), Z14
-	VPSRLD            $0x04, Z14, Z14
-	VPSLLD            $0x02, Z14, Z14
-	VPORD             Z14, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         224(AX), Z14
-	VMULPS            Z14, Z13, Z14
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R10), Z7, Z7
-	VFMADD231PS       Z7, Z12, Z2
-	VFNMADD231PS.BCST (R9), Z14, Z2
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R10), Z8, Z8
-	VFMADD231PS       Z8, Z12, Z3
-	VFNMADD231PS.BCST 4(R9), Z14, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R10), Z9, Z9
-	VFMADD231PS       Z9, Z12, Z4
-	VFNMADD231PS.BCST 8(R9), Z14, Z4
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R10), Z10, Z10
-	VFMADD231PS       Z10, Z12, Z5
-	VFNMADD231PS.BCST 12(R9), Z14, Z5
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VMOVDQU32         320(R12), Z16
+	VMOVDQU32         192(R12), Z17
+	VPANDD            Z0, Z17, Z18
+	VPDPBUSD.BCST     (BX), Z18, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     (R8), Z18, Z15
+	VPSRLW            $0x03, Z17, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     4(BX), Z18, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     4(R8), Z18, Z15
+	VPSRLW            $0x06, Z17, Z17
+	VPSRLW            $0x04, Z16, Z18
+	VPTERNLOGD        $0xe4, Z1, Z18, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     24(BX), Z17, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     24(R8), Z17, Z15
+	VMOVDQU32         256(R12), Z17
+	VPANDD            Z0, Z17, Z18
+	VPDPBUSD.BCST     8(BX), Z18, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     8(R8), Z18, Z15
+	VPSRLW            $0x03, Z17, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     12(BX), Z18, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     12(R8), Z18, Z15
+	VPSRLW            $0x06, Z17, Z17
+	VPSRLW            $0x05, Z16, Z18
+	VPTERNLOGD        $0xe4, Z1, Z18, Z17
+	VPANDD            Z0, Z17, Z17
+	VPDPBUSD.BCST     28(BX), Z17, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     28(R8), Z17, Z15
+	VPANDD            Z0, Z16, Z17
+	VPDPBUSD.BCST     16(BX), Z17, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     16(R8), Z17, Z15
+	VPSRLW            $0x03, Z16, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     20(BX), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     20(R8), Z16, Z15
+	VPMOVZXBD         16(AX)(R13*2), Z17
+	VPANDD            Z5, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z2, Z16, Z16
+	VPSRLD            $0x06, Z17, Z17
+	VPMOVZXBD         128(AX)(R13*1), Z18
+	VPSRLD            $0x02, Z18, Z18
+	VPTERNLOGD        $0xf8, Z4, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z3, Z17, Z17
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       16(R10), Z11, Z11
-	VFMADD231PS       Z11, Z12, Z6
-	VFNMADD231PS.BCST 16(R9), Z14, Z6
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z16, Z6
+	VFNMADD231PS.BCST (R9), Z17, Z6
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z16, Z7
+	VFNMADD231PS.BCST 4(R9), Z17, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z16, Z8
+	VFNMADD231PS.BCST 8(R9), Z17, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z16, Z9
+	VFNMADD231PS.BCST 12(R9), Z17, Z9
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z16, Z10
+	VFNMADD231PS.BCST 16(R9), Z17, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -16805,32 +16795,32 @@ vnniQ3K_5x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_5x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
 	JMP               vnniQ3K_5x16_stored
 
 vnniQ3K_5x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
 
 vnniQ3K_5x16_stored:
 	ADDQ $0x40, DX
@@ -16851,142 +16841,144 @@ TEXT ·vnniQ3K_6x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_6x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 
 vnniQ3K_6x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_6x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
 	PREFETCHT0        2048(R12)
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
-	VMOVDQU32         128(R12), Z14
-	VMOVDQU32         (R12), Z15
-	VPANDD            Z0, Z15, Z16
-	VPDPBUSD.BCST     (BX), Z16, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     (R8), Z16, Z12
-	VPDPBUSD.BCST     (R8)(SI*1), Z16, Z13
-	VPSRLW            $0x03, Z15, Z16
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     4(BX), Z16, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     4(R8), Z16, Z12
-	VPDPBUSD.BCST     4(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x06, Z15, Z15
-	VPSRLW            $0x04, Z14, Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     24(BX), Z15, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     24(R8), Z15, Z12
-	VPDPBUSD.BCST     24(R8)(SI*1), Z15, Z13
-	VMOVDQU32         64(R12), Z15
-	VPANDD            Z0, Z15, Z16
-	VPDPBUSD.BCST     8(BX), Z16, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     8(R8), Z16, Z12
-	VPDPBUSD.BCST     8(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x03, Z15, Z16
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     12(BX), Z16, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     12(R8), Z16, Z12
-	VPDPBUSD.BCST     12(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x06, Z15, Z15
-	VPSRLW            $0x05, Z14, Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     28(BX), Z15, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     28(R8), Z15, Z12
-	VPDPBUSD.BCST     28(R8)(SI*1), Z15, Z13
-	VPANDD            Z0, Z14, Z15
-	VPDPBUSD.BCST     16(BX), Z15, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     16(R8), Z15, Z12
-	VPDPBUSD.BCST     16(R8)(SI*1), Z15, Z13
-	VPSRLW            $0x03, Z14, Z14
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     20(BX), Z14, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z11
-	VPDPBUSD.BCST     20(R8), Z14, Z12
-	VPDPBUSD.BCST     20(R8)(SI*1), Z14, Z13
-	VPMOVZXBD         (AX)(R13*2), Z15
-	VPSLLD            $0x1a, Z15, Z14
-	VPSRLD            $0x1a, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         192(AX), Z16
-	VMULPS            Z16, Z14, Z14
-	VPSRLD            $0x06, Z15, Z15
-	VPMOVZXBD         128(AX)(R13*1), Z16
-	VPSLLD            $0x1c, Z16, Z16
-	VPSRLD            $0x1a, Z16, Z16
-	VPORD             Z16, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         224(AX), Z16
-	VMULPS            Z16, Z15, Z16
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z14, Z2
-	VFNMADD231PS.BCST (R9), Z16, Z2
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z14, Z3
-	VFNMADD231PS.BCST 4(R9), Z16, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z14, Z4
-	VFNMADD231PS.BCST 8(R9), Z16, Z4
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z14, Z5
-	VFNMADD231PS.BCST 12(R9), Z16, Z5
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VMOVDQU32         128(R12), Z18
+	VMOVDQU32         (R12), Z19
+	VPANDD            Z0, Z19, Z20
+	VPDPBUSD.BCST     (BX), Z20, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     (R8), Z20, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z17
+	VPSRLW            $0x03, Z19, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     4(BX), Z20, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     4(R8), Z20, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x06, Z19, Z19
+	VPSRLW            $0x04, Z18, Z20
+	VPTERNLOGD        $0xe4, Z1, Z20, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     24(BX), Z19, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     24(R8), Z19, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z17
+	VMOVDQU32         64(R12), Z19
+	VPANDD            Z0, Z19, Z20
+	VPDPBUSD.BCST     8(BX), Z20, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     8(R8), Z20, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x03, Z19, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     12(BX), Z20, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     12(R8), Z20, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x06, Z19, Z19
+	VPSRLW            $0x05, Z18, Z20
+	VPTERNLOGD        $0xe4, Z1, Z20, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     28(BX), Z19, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     28(R8), Z19, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z19, Z17
+	VPANDD            Z0, Z18, Z19
+	VPDPBUSD.BCST     16(BX), Z19, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     16(R8), Z19, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z17
+	VPSRLW            $0x03, Z18, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     20(BX), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     20(R8), Z18, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z17
+	VPMOVZXBD         (AX)(R13*2), Z19
+	VPANDD            Z5, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z2, Z18, Z18
+	VPSRLD            $0x06, Z19, Z19
+	VPMOVZXBD         128(AX)(R13*1), Z20
+	VPSLLD            $0x02, Z20, Z20
+	VPTERNLOGD        $0xf8, Z4, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z3, Z19, Z19
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z14, Z6
-	VFNMADD231PS.BCST 16(R9), Z16, Z6
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z18, Z6
+	VFNMADD231PS.BCST (R9), Z19, Z6
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       20(R10), Z13, Z13
-	VFMADD231PS       Z13, Z14, Z7
-	VFNMADD231PS.BCST 20(R9), Z16, Z7
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z18, Z7
+	VFNMADD231PS.BCST 4(R9), Z19, Z7
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z18, Z8
+	VFNMADD231PS.BCST 8(R9), Z19, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z18, Z9
+	VFNMADD231PS.BCST 12(R9), Z19, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z18, Z10
+	VFNMADD231PS.BCST 16(R9), Z19, Z10
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z18, Z11
+	VFNMADD231PS.BCST 20(R9), Z19, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -16994,118 +16986,114 @@ vnniQ3K_6x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
-	VMOVDQU32         320(R12), Z14
-	VMOVDQU32         192(R12), Z15
-	VPANDD            Z0, Z15, Z16
-	VPDPBUSD.BCST     (BX), Z16, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     (R8), Z16, Z12
-	VPDPBUSD.BCST     (R8)(SI*1), Z16, Z13
-	VPSRLW            $0x03, Z15, Z16
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     4(BX), Z16, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     4(R8), Z16, Z12
-	VPDPBUSD.BCST     4(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x06, Z15, Z15
-	VPSRLW            $0x04, Z14, Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     24(BX), Z15, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     24(R8), Z15, Z12
-	VPDPBUSD.BCST     24(R8)(SI*1), Z15, Z13
-	VMOVDQU32         256(R12), Z15
-	VPANDD            Z0, Z15, Z16
-	VPDPBUSD.BCST     8(BX), Z16, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     8(R8), Z16, Z12
-	VPDPBUSD.BCST     8(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x03, Z15, Z16
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     12(BX), Z16, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     12(R8), Z16, Z12
-	VPDPBUSD.BCST     12(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x06, Z15, Z15
-	VPSRLW            $0x05, Z14, Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     28(BX), Z15, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     28(R8), Z15, Z12
-	VPDPBUSD.BCST     28(R8)(SI*1), Z15, Z13
-	VPANDD            Z0, Z14, Z15
-	VPDPBUSD.BCST     16(BX), Z15, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     16(R8), Z15, Z12
-	VPDPBUSD.BCST     16(R8)(SI*1), Z15, Z13
-	VPSRLW            $0x03, Z14, Z14
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     20(BX), Z14, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z11
-	VPDPBUSD.BCST     20(R8), Z14, Z12
-	VPDPBUSD.BCST     20(R8)(SI*1), Z14, Z13
-	VPMOVZXBD         16(AX)(R13*2), Z15
-	VPSLLD            $0x1a, Z15, Z14
-	VPSRLD            $0x1a, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         192(AX), Z16
-	VMULPS            Z16, Z14, Z14
-	VPSRLD            $0x06, Z15, Z15
-	VPMOVZXBD         128(AX)(R13*1), Z16
-	VPSRLD            $0x04, Z16, Z16
-	VPSLLD            $0x02, Z16, Z16
-	VPORD             Z16, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         224(AX), Z16
-	VMULPS            Z16, Z15, Z16
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z14, Z2
-	VFNMADD231PS.BCST (R9), Z16, Z2
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z14, Z3
-	VFNMADD231PS.BCST 4(R9), Z16, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z14, Z4
-	VFNMADD231PS.BCST 8(R9), Z16, Z4
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z14, Z5
-	VFNMADD231PS.BCST 12(R9), Z16, Z5
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VMOVDQU32         320(R12), Z18
+	VMOVDQU32         192(R12), Z19
+	VPANDD            Z0, Z19, Z20
+	VPDPBUSD.BCST     (BX), Z20, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     (R8), Z20, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z17
+	VPSRLW            $0x03, Z19, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     4(BX), Z20, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     4(R8), Z20, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x06, Z19, Z19
+	VPSRLW            $0x04, Z18, Z20
+	VPTERNLOGD        $0xe4, Z1, Z20, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     24(BX), Z19, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     24(R8), Z19, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z17
+	VMOVDQU32         256(R12), Z19
+	VPANDD            Z0, Z19, Z20
+	VPDPBUSD.BCST     8(BX), Z20, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     8(R8), Z20, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x03, Z19, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     12(BX), Z20, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     12(R8), Z20, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x06, Z19, Z19
+	VPSRLW            $0x05, Z18, Z20
+	VPTERNLOGD        $0xe4, Z1, Z20, Z19
+	VPANDD            Z0, Z19, Z19
+	VPDPBUSD.BCST     28(BX), Z19, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     28(R8), Z19, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z19, Z17
+	VPANDD            Z0, Z18, Z19
+	VPDPBUSD.BCST     16(BX), Z19, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     16(R8), Z19, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z17
+	VPSRLW            $0x03, Z18, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     20(BX), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     20(R8), Z18, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z17
+	VPMOVZXBD         16(AX)(R13*2), Z19
+	VPANDD            Z5, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z2, Z18, Z18
+	VPSRLD            $0x06, Z19, Z19
+	VPMOVZXBD         128(AX)(R13*1), Z20
+	VPSRLD            $0x02, Z20, Z20
+	VPTERNLOGD        $0xf8, Z4, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z3, Z19, Z19
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z14, Z6
-	VFNMADD231PS.BCST 16(R9), Z16, Z6
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z18, Z6
+	VFNMADD231PS.BCST (R9), Z19, Z6
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       20(R10), Z13, Z13
-	VFMADD231PS       Z13, Z14, Z7
-	VFNMADD231PS.BCST 20(R9), Z16, Z7
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z18, Z7
+	VFNMADD231PS.BCST 4(R9), Z19, Z7
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z18, Z8
+	VFNMADD231PS.BCST 8(R9), Z19, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z18, Z9
+	VFNMADD231PS.BCST 12(R9), Z19, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z18, Z10
+	VFNMADD231PS.BCST 16(R9), Z19, Z10
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z18, Z11
+	VFNMADD231PS.BCST 20(R9), Z19, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -17123,37 +17111,37 @@ vnniQ3K_6x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_6x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
 	VADDPS            (SI), Z7, Z7
 	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
 	JMP               vnniQ3K_6x16_stored
 
 vnniQ3K_6x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
 
 vnniQ3K_6x16_stored:
 	ADDQ $0x40, DX
@@ -17174,156 +17162,158 @@ TEXT ·vnniQ3K_7x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_7x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
 
 vnniQ3K_7x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_7x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
 	PREFETCHT0        2048(R12)
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
-	VMOVDQU32         128(R12), Z16
-	VMOVDQU32         (R12), Z17
-	VPANDD            Z0, Z17, Z18
-	VPDPBUSD.BCST     (BX), Z18, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     (R8), Z18, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     (R8)(SI*2), Z18, Z15
-	VPSRLW            $0x03, Z17, Z18
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     4(BX), Z18, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     4(R8), Z18, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     4(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x06, Z17, Z17
-	VPSRLW            $0x04, Z16, Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     24(BX), Z17, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     24(R8), Z17, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     24(R8)(SI*2), Z17, Z15
-	VMOVDQU32         64(R12), Z17
-	VPANDD            Z0, Z17, Z18
-	VPDPBUSD.BCST     8(BX), Z18, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     8(R8), Z18, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     8(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x03, Z17, Z18
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     12(BX), Z18, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     12(R8), Z18, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     12(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x06, Z17, Z17
-	VPSRLW            $0x05, Z16, Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     28(BX), Z17, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     28(R8), Z17, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     28(R8)(SI*2), Z17, Z15
-	VPANDD            Z0, Z16, Z17
-	VPDPBUSD.BCST     16(BX), Z17, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     16(R8), Z17, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     16(R8)(SI*2), Z17, Z15
-	VPSRLW            $0x03, Z16, Z16
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     20(BX), Z16, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z12
-	VPDPBUSD.BCST     20(R8), Z16, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z16, Z14
-	VPDPBUSD.BCST     20(R8)(SI*2), Z16, Z15
-	VPMOVZXBD         (AX)(R13*2), Z17
-	VPSLLD            $0x1a, Z17, Z16
-	VPSRLD            $0x1a, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         192(AX), Z18
-	VMULPS            Z18, Z16, Z16
-	VPSRLD            $0x06, Z17, Z17
-	VPMOVZXBD         128(AX)(R13*1), Z18
-	VPSLLD            $0x1c, Z18, Z18
-	VPSRLD            $0x1a, Z18, Z18
-	VPORD             Z18, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         224(AX), Z18
-	VMULPS            Z18, Z17, Z18
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z16, Z2
-	VFNMADD231PS.BCST (R9), Z18, Z2
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z16, Z3
-	VFNMADD231PS.BCST 4(R9), Z18, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z16, Z4
-	VFNMADD231PS.BCST 8(R9), Z18, Z4
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z16, Z5
-	VFNMADD231PS.BCST 12(R9), Z18, Z5
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VMOVDQU32         128(R12), Z20
+	VMOVDQU32         (R12), Z21
+	VPANDD            Z0, Z21, Z22
+	VPDPBUSD.BCST     (BX), Z22, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     (R8), Z22, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z19
+	VPSRLW            $0x03, Z21, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     4(BX), Z22, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     4(R8), Z22, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x06, Z21, Z21
+	VPSRLW            $0x04, Z20, Z22
+	VPTERNLOGD        $0xe4, Z1, Z22, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     24(BX), Z21, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     24(R8), Z21, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z19
+	VMOVDQU32         64(R12), Z21
+	VPANDD            Z0, Z21, Z22
+	VPDPBUSD.BCST     8(BX), Z22, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     8(R8), Z22, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x03, Z21, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     12(BX), Z22, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     12(R8), Z22, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x06, Z21, Z21
+	VPSRLW            $0x05, Z20, Z22
+	VPTERNLOGD        $0xe4, Z1, Z22, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     28(BX), Z21, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     28(R8), Z21, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z21, Z19
+	VPANDD            Z0, Z20, Z21
+	VPDPBUSD.BCST     16(BX), Z21, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     16(R8), Z21, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z19
+	VPSRLW            $0x03, Z20, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     20(BX), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     20(R8), Z20, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z19
+	VPMOVZXBD         (AX)(R13*2), Z21
+	VPANDD            Z5, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z2, Z20, Z20
+	VPSRLD            $0x06, Z21, Z21
+	VPMOVZXBD         128(AX)(R13*1), Z22
+	VPSLLD            $0x02, Z22, Z22
+	VPTERNLOGD        $0xf8, Z4, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z3, Z21, Z21
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z16, Z6
-	VFNMADD231PS.BCST 16(R9), Z18, Z6
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z20, Z6
+	VFNMADD231PS.BCST (R9), Z21, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z16, Z7
-	VFNMADD231PS.BCST 20(R9), Z18, Z7
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z20, Z7
+	VFNMADD231PS.BCST 4(R9), Z21, Z7
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       24(R10), Z15, Z15
-	VFMADD231PS       Z15, Z16, Z8
-	VFNMADD231PS.BCST 24(R9), Z18, Z8
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z20, Z8
+	VFNMADD231PS.BCST 8(R9), Z21, Z8
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z20, Z9
+	VFNMADD231PS.BCST 12(R9), Z21, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z20, Z10
+	VFNMADD231PS.BCST 16(R9), Z21, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z20, Z11
+	VFNMADD231PS.BCST 20(R9), Z21, Z11
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z20, Z12
+	VFNMADD231PS.BCST 24(R9), Z21, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -17331,131 +17321,127 @@ vnniQ3K_7x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
-	VMOVDQU32         320(R12), Z16
-	VMOVDQU32         192(R12), Z17
-	VPANDD            Z0, Z17, Z18
-	VPDPBUSD.BCST     (BX), Z18, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     (R8), Z18, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     (R8)(SI*2), Z18, Z15
-	VPSRLW            $0x03, Z17, Z18
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     4(BX), Z18, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     4(R8), Z18, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     4(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x06, Z17, Z17
-	VPSRLW            $0x04, Z16, Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     24(BX), Z17, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     24(R8), Z17, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     24(R8)(SI*2), Z17, Z15
-	VMOVDQU32         256(R12), Z17
-	VPANDD            Z0, Z17, Z18
-	VPDPBUSD.BCST     8(BX), Z18, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     8(R8), Z18, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     8(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x03, Z17, Z18
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     12(BX), Z18, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     12(R8), Z18, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     12(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x06, Z17, Z17
-	VPSRLW            $0x05, Z16, Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     28(BX), Z17, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     28(R8), Z17, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     28(R8)(SI*2), Z17, Z15
-	VPANDD            Z0, Z16, Z17
-	VPDPBUSD.BCST     16(BX), Z17, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     16(R8), Z17, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     16(R8)(SI*2), Z17, Z15
-	VPSRLW            $0x03, Z16, Z16
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     20(BX), Z16, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z12
-	VPDPBUSD.BCST     20(R8), Z16, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z16, Z14
-	VPDPBUSD.BCST     20(R8)(SI*2), Z16, Z15
-	VPMOVZXBD         16(AX)(R13*2), Z17
-	VPSLLD            $0x1a, Z17, Z16
-	VPSRLD            $0x1a, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         192(AX), Z18
-	VMULPS            Z18, Z16, Z16
-	VPSRLD            $0x06, Z17, Z17
-	VPMOVZXBD         128(AX)(R13*1), Z18
-	VPSRLD            $0x04, Z18, Z18
-	VPSLLD            $0x02, Z18, Z18
-	VPORD             Z18, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         224(AX), Z18
-	VMULPS            Z18, Z17, Z18
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z16, Z2
-	VFNMADD231PS.BCST (R9), Z18, Z2
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z16, Z3
-	VFNMADD231PS.BCST 4(R9), Z18, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z16, Z4
-	VFNMADD231PS.BCST 8(R9), Z18, Z4
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z16, Z5
-	VFNMADD231PS.BCST 12(R9), Z18, Z5
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VMOVDQU32         320(R12), Z20
+	VMOVDQU32         192(R12), Z21
+	VPANDD            Z0, Z21, Z22
+	VPDPBUSD.BCST     (BX), Z22, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     (R8), Z22, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z19
+	VPSRLW            $0x03, Z21, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     4(BX), Z22, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     4(R8), Z22, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x06, Z21, Z21
+	VPSRLW            $0x04, Z20, Z22
+	VPTERNLOGD        $0xe4, Z1, Z22, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     24(BX), Z21, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     24(R8), Z21, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z19
+	VMOVDQU32         256(R12), Z21
+	VPANDD            Z0, Z21, Z22
+	VPDPBUSD.BCST     8(BX), Z22, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     8(R8), Z22, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x03, Z21, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     12(BX), Z22, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     12(R8), Z22, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x06, Z21, Z21
+	VPSRLW            $0x05, Z20, Z22
+	VPTERNLOGD        $0xe4, Z1, Z22, Z21
+	VPANDD            Z0, Z21, Z21
+	VPDPBUSD.BCST     28(BX), Z21, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     28(R8), Z21, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z21, Z19
+	VPANDD            Z0, Z20, Z21
+	VPDPBUSD.BCST     16(BX), Z21, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     16(R8), Z21, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z19
+	VPSRLW            $0x03, Z20, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     20(BX), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     20(R8), Z20, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z19
+	VPMOVZXBD         16(AX)(R13*2), Z21
+	VPANDD            Z5, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z2, Z20, Z20
+	VPSRLD            $0x06, Z21, Z21
+	VPMOVZXBD         128(AX)(R13*1), Z22
+	VPSRLD            $0x02, Z22, Z22
+	VPTERNLOGD        $0xf8, Z4, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z3, Z21, Z21
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z16, Z6
-	VFNMADD231PS.BCST 16(R9), Z18, Z6
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z20, Z6
+	VFNMADD231PS.BCST (R9), Z21, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z16, Z7
-	VFNMADD231PS.BCST 20(R9), Z18, Z7
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z20, Z7
+	VFNMADD231PS.BCST 4(R9), Z21, Z7
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       24(R10), Z15, Z15
-	VFMADD231PS       Z15, Z16, Z8
-	VFNMADD231PS.BCST 24(R9), Z18, Z8
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z20, Z8
+	VFNMADD231PS.BCST 8(R9), Z21, Z8
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z20, Z9
+	VFNMADD231PS.BCST 12(R9), Z21, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z20, Z10
+	VFNMADD231PS.BCST 16(R9), Z21, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z20, Z11
+	VFNMADD231PS.BCST 20(R9), Z21, Z11
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z20, Z12
+	VFNMADD231PS.BCST 24(R9), Z21, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -17473,18 +17459,6 @@ vnniQ3K_7x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_7x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -17493,22 +17467,34 @@ vnniQ3K_7x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z8, Z8
 	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
 	JMP               vnniQ3K_7x16_stored
 
 vnniQ3K_7x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
 
 vnniQ3K_7x16_stored:
 	ADDQ $0x40, DX
@@ -17529,170 +17515,172 @@ TEXT ·vnniQ3K_8x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_8x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
 
 vnniQ3K_8x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_8x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
 	PREFETCHT0        2048(R12)
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
-	VMOVDQU32         128(R12), Z18
-	VMOVDQU32         (R12), Z19
-	VPANDD            Z0, Z19, Z20
-	VPDPBUSD.BCST     (BX), Z20, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     (R8), Z20, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     (R8)(DI*1), Z20, Z17
-	VPSRLW            $0x03, Z19, Z20
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     4(BX), Z20, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     4(R8), Z20, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     4(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x06, Z19, Z19
-	VPSRLW            $0x04, Z18, Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     24(BX), Z19, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     24(R8), Z19, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     24(R8)(DI*1), Z19, Z17
-	VMOVDQU32         64(R12), Z19
-	VPANDD            Z0, Z19, Z20
-	VPDPBUSD.BCST     8(BX), Z20, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     8(R8), Z20, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     8(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x03, Z19, Z20
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     12(BX), Z20, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     12(R8), Z20, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     12(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x06, Z19, Z19
-	VPSRLW            $0x05, Z18, Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     28(BX), Z19, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     28(R8), Z19, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     28(R8)(DI*1), Z19, Z17
-	VPANDD            Z0, Z18, Z19
-	VPDPBUSD.BCST     16(BX), Z19, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     16(R8), Z19, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     16(R8)(DI*1), Z19, Z17
-	VPSRLW            $0x03, Z18, Z18
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     20(BX), Z18, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z13
-	VPDPBUSD.BCST     20(R8), Z18, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z18, Z16
-	VPDPBUSD.BCST     20(R8)(DI*1), Z18, Z17
-	VPMOVZXBD         (AX)(R13*2), Z19
-	VPSLLD            $0x1a, Z19, Z18
-	VPSRLD            $0x1a, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         192(AX), Z20
-	VMULPS            Z20, Z18, Z18
-	VPSRLD            $0x06, Z19, Z19
-	VPMOVZXBD         128(AX)(R13*1), Z20
-	VPSLLD            $0x1c, Z20, Z20
-	VPSRLD            $0x1a, Z20, Z20
-	VPORD             Z20, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         224(AX), Z20
-	VMULPS            Z20, Z19, Z20
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R10), Z10, Z10
-	VFMADD231PS       Z10, Z18, Z2
-	VFNMADD231PS.BCST (R9), Z20, Z2
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R10), Z11, Z11
-	VFMADD231PS       Z11, Z18, Z3
-	VFNMADD231PS.BCST 4(R9), Z20, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R10), Z12, Z12
-	VFMADD231PS       Z12, Z18, Z4
-	VFNMADD231PS.BCST 8(R9), Z20, Z4
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R10), Z13, Z13
-	VFMADD231PS       Z13, Z18, Z5
-	VFNMADD231PS.BCST 12(R9), Z20, Z5
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VMOVDQU32         128(R12), Z22
+	VMOVDQU32         (R12), Z23
+	VPANDD            Z0, Z23, Z24
+	VPDPBUSD.BCST     (BX), Z24, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     (R8), Z24, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z21
+	VPSRLW            $0x03, Z23, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     4(BX), Z24, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     4(R8), Z24, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x06, Z23, Z23
+	VPSRLW            $0x04, Z22, Z24
+	VPTERNLOGD        $0xe4, Z1, Z24, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     24(BX), Z23, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     24(R8), Z23, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z21
+	VMOVDQU32         64(R12), Z23
+	VPANDD            Z0, Z23, Z24
+	VPDPBUSD.BCST     8(BX), Z24, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     8(R8), Z24, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x03, Z23, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     12(BX), Z24, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     12(R8), Z24, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x06, Z23, Z23
+	VPSRLW            $0x05, Z22, Z24
+	VPTERNLOGD        $0xe4, Z1, Z24, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     28(BX), Z23, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     28(R8), Z23, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z23, Z21
+	VPANDD            Z0, Z22, Z23
+	VPDPBUSD.BCST     16(BX), Z23, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     16(R8), Z23, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z21
+	VPSRLW            $0x03, Z22, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     20(BX), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     20(R8), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z21
+	VPMOVZXBD         (AX)(R13*2), Z23
+	VPANDD            Z5, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z2, Z22, Z22
+	VPSRLD            $0x06, Z23, Z23
+	VPMOVZXBD         128(AX)(R13*1), Z24
+	VPSLLD            $0x02, Z24, Z24
+	VPTERNLOGD        $0xf8, Z4, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z3, Z23, Z23
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R10), Z14, Z14
-	VFMADD231PS       Z14, Z18, Z6
-	VFNMADD231PS.BCST 16(R9), Z20, Z6
+	VMULPS.BCST       (R10), Z14, Z14
+	VFMADD231PS       Z14, Z22, Z6
+	VFNMADD231PS.BCST (R9), Z23, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R10), Z15, Z15
-	VFMADD231PS       Z15, Z18, Z7
-	VFNMADD231PS.BCST 20(R9), Z20, Z7
+	VMULPS.BCST       4(R10), Z15, Z15
+	VFMADD231PS       Z15, Z22, Z7
+	VFNMADD231PS.BCST 4(R9), Z23, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R10), Z16, Z16
-	VFMADD231PS       Z16, Z18, Z8
-	VFNMADD231PS.BCST 24(R9), Z20, Z8
+	VMULPS.BCST       8(R10), Z16, Z16
+	VFMADD231PS       Z16, Z22, Z8
+	VFNMADD231PS.BCST 8(R9), Z23, Z8
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       28(R10), Z17, Z17
-	VFMADD231PS       Z17, Z18, Z9
-	VFNMADD231PS.BCST 28(R9), Z20, Z9
+	VMULPS.BCST       12(R10), Z17, Z17
+	VFMADD231PS       Z17, Z22, Z9
+	VFNMADD231PS.BCST 12(R9), Z23, Z9
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       16(R10), Z18, Z18
+	VFMADD231PS       Z18, Z22, Z10
+	VFNMADD231PS.BCST 16(R9), Z23, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R10), Z19, Z19
+	VFMADD231PS       Z19, Z22, Z11
+	VFNMADD231PS.BCST 20(R9), Z23, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R10), Z20, Z20
+	VFMADD231PS       Z20, Z22, Z12
+	VFNMADD231PS.BCST 24(R9), Z23, Z12
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R10), Z21, Z21
+	VFMADD231PS       Z21, Z22, Z13
+	VFNMADD231PS.BCST 28(R9), Z23, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -17700,144 +17688,140 @@ vnniQ3K_8x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
-	VMOVDQU32         320(R12), Z18
-	VMOVDQU32         192(R12), Z19
-	VPANDD            Z0, Z19, Z20
-	VPDPBUSD.BCST     (BX), Z20, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     (R8), Z20, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     (R8)(DI*1), Z20, Z17
-	VPSRLW            $0x03, Z19, Z20
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     4(BX), Z20, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     4(R8), Z20, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     4(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x06, Z19, Z19
-	VPSRLW            $0x04, Z18, Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     24(BX), Z19, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     24(R8), Z19, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     24(R8)(DI*1), Z19, Z17
-	VMOVDQU32         256(R12), Z19
-	VPANDD            Z0, Z19, Z20
-	VPDPBUSD.BCST     8(BX), Z20, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     8(R8), Z20, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     8(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x03, Z19, Z20
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     12(BX), Z20, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     12(R8), Z20, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     12(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x06, Z19, Z19
-	VPSRLW            $0x05, Z18, Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     28(BX), Z19, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     28(R8), Z19, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     28(R8)(DI*1), Z19, Z17
-	VPANDD            Z0, Z18, Z19
-	VPDPBUSD.BCST     16(BX), Z19, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     16(R8), Z19, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     16(R8)(DI*1), Z19, Z17
-	VPSRLW            $0x03, Z18, Z18
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     20(BX), Z18, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z13
-	VPDPBUSD.BCST     20(R8), Z18, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z18, Z16
-	VPDPBUSD.BCST     20(R8)(DI*1), Z18, Z17
-	VPMOVZXBD         16(AX)(R13*2), Z19
-	VPSLLD            $0x1a, Z19, Z18
-	VPSRLD            $0x1a, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         192(AX), Z20
-	VMULPS            Z20, Z18, Z18
-	VPSRLD            $0x06, Z19, Z19
-	VPMOVZXBD         128(AX)(R13*1), Z20
-	VPSRLD            $0x04, Z20, Z20
-	VPSLLD            $0x02, Z20, Z20
-	VPORD             Z20, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         224(AX), Z20
-	VMULPS            Z20, Z19, Z20
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R10), Z10, Z10
-	VFMADD231PS       Z10, Z18, Z2
-	VFNMADD231PS.BCST (R9), Z20, Z2
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R10), Z11, Z11
-	VFMADD231PS       Z11, Z18, Z3
-	VFNMADD231PS.BCST 4(R9), Z20, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R10), Z12, Z12
-	VFMADD231PS       Z12, Z18, Z4
-	VFNMADD231PS.BCST 8(R9), Z20, Z4
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R10), Z13, Z13
-	VFMADD231PS       Z13, Z18, Z5
-	VFNMADD231PS.BCST 12(R9), Z20, Z5
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VMOVDQU32         320(R12), Z22
+	VMOVDQU32         192(R12), Z23
+	VPANDD            Z0, Z23, Z24
+	VPDPBUSD.BCST     (BX), Z24, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     (R8), Z24, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z21
+	VPSRLW            $0x03, Z23, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     4(BX), Z24, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     4(R8), Z24, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x06, Z23, Z23
+	VPSRLW            $0x04, Z22, Z24
+	VPTERNLOGD        $0xe4, Z1, Z24, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     24(BX), Z23, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     24(R8), Z23, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z21
+	VMOVDQU32         256(R12), Z23
+	VPANDD            Z0, Z23, Z24
+	VPDPBUSD.BCST     8(BX), Z24, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     8(R8), Z24, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x03, Z23, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     12(BX), Z24, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     12(R8), Z24, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x06, Z23, Z23
+	VPSRLW            $0x05, Z22, Z24
+	VPTERNLOGD        $0xe4, Z1, Z24, Z23
+	VPANDD            Z0, Z23, Z23
+	VPDPBUSD.BCST     28(BX), Z23, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     28(R8), Z23, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z23, Z21
+	VPANDD            Z0, Z22, Z23
+	VPDPBUSD.BCST     16(BX), Z23, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     16(R8), Z23, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z21
+	VPSRLW            $0x03, Z22, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     20(BX), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     20(R8), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z21
+	VPMOVZXBD         16(AX)(R13*2), Z23
+	VPANDD            Z5, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z2, Z22, Z22
+	VPSRLD            $0x06, Z23, Z23
+	VPMOVZXBD         128(AX)(R13*1), Z24
+	VPSRLD            $0x02, Z24, Z24
+	VPTERNLOGD        $0xf8, Z4, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z3, Z23, Z23
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R10), Z14, Z14
-	VFMADD231PS       Z14, Z18, Z6
-	VFNMADD231PS.BCST 16(R9), Z20, Z6
+	VMULPS.BCST       (R10), Z14, Z14
+	VFMADD231PS       Z14, Z22, Z6
+	VFNMADD231PS.BCST (R9), Z23, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R10), Z15, Z15
-	VFMADD231PS       Z15, Z18, Z7
-	VFNMADD231PS.BCST 20(R9), Z20, Z7
+	VMULPS.BCST       4(R10), Z15, Z15
+	VFMADD231PS       Z15, Z22, Z7
+	VFNMADD231PS.BCST 4(R9), Z23, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R10), Z16, Z16
-	VFMADD231PS       Z16, Z18, Z8
-	VFNMADD231PS.BCST 24(R9), Z20, Z8
+	VMULPS.BCST       8(R10), Z16, Z16
+	VFMADD231PS       Z16, Z22, Z8
+	VFNMADD231PS.BCST 8(R9), Z23, Z8
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       28(R10), Z17, Z17
-	VFMADD231PS       Z17, Z18, Z9
-	VFNMADD231PS.BCST 28(R9), Z20, Z9
+	VMULPS.BCST       12(R10), Z17, Z17
+	VFMADD231PS       Z17, Z22, Z9
+	VFNMADD231PS.BCST 12(R9), Z23, Z9
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       16(R10), Z18, Z18
+	VFMADD231PS       Z18, Z22, Z10
+	VFNMADD231PS.BCST 16(R9), Z23, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R10), Z19, Z19
+	VFMADD231PS       Z19, Z22, Z11
+	VFNMADD231PS.BCST 20(R9), Z23, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R10), Z20, Z20
+	VFMADD231PS       Z20, Z22, Z12
+	VFNMADD231PS.BCST 24(R9), Z23, Z12
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R10), Z21, Z21
+	VFMADD231PS       Z21, Z22, Z13
+	VFNMADD231PS.BCST 28(R9), Z23, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -17855,18 +17839,6 @@ vnniQ3K_8x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_8x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -17878,17 +17850,21 @@ vnniQ3K_8x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z9, Z9
 	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
 	JMP               vnniQ3K_8x16_stored
 
 vnniQ3K_8x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
@@ -17896,6 +17872,14 @@ vnniQ3K_8x16_store:
 	VMOVUPS Z8, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
 
 vnniQ3K_8x16_stored:
 	ADDQ $0x40, DX
@@ -17916,185 +17900,187 @@ TEXT ·vnniQ3K_9x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ3K_9x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	LEAQ   (R8)(SI*4), R9
-	MOVQ   aux+40(FP), R10
-	MOVQ   xs+56(FP), R11
-	MOVQ   ng+16(FP), R12
-	SHRQ   $0x03, R12
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	LEAQ         (R8)(SI*4), R9
+	MOVQ         aux+40(FP), R10
+	MOVQ         xs+56(FP), R11
+	MOVQ         ng+16(FP), R12
+	SHRQ         $0x03, R12
+	MOVL         $0x3c3c3c3c, R13
+	VPBROADCASTD R13, Z4
+	MOVL         $0x3f3f3f3f, R13
+	VPBROADCASTD R13, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
 
 vnniQ3K_9x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_9x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
 	PREFETCHT0        2048(R13)
 	PREFETCHT0        2112(R13)
 	PREFETCHT0        2176(R13)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
-	VMOVDQU32         128(R13), Z20
-	VMOVDQU32         (R13), Z21
-	VPANDD            Z0, Z21, Z22
-	VPDPBUSD.BCST     (BX), Z22, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     (R8), Z22, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     (R9), Z22, Z19
-	VPSRLW            $0x03, Z21, Z22
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     4(BX), Z22, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     4(R8), Z22, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     4(R9), Z22, Z19
-	VPSRLW            $0x06, Z21, Z21
-	VPSRLW            $0x04, Z20, Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     24(BX), Z21, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     24(R8), Z21, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     24(R9), Z21, Z19
-	VMOVDQU32         64(R13), Z21
-	VPANDD            Z0, Z21, Z22
-	VPDPBUSD.BCST     8(BX), Z22, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     8(R8), Z22, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     8(R9), Z22, Z19
-	VPSRLW            $0x03, Z21, Z22
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     12(BX), Z22, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     12(R8), Z22, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     12(R9), Z22, Z19
-	VPSRLW            $0x06, Z21, Z21
-	VPSRLW            $0x05, Z20, Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     28(BX), Z21, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     28(R8), Z21, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     28(R9), Z21, Z19
-	VPANDD            Z0, Z20, Z21
-	VPDPBUSD.BCST     16(BX), Z21, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     16(R8), Z21, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     16(R9), Z21, Z19
-	VPSRLW            $0x03, Z20, Z20
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     20(BX), Z20, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z14
-	VPDPBUSD.BCST     20(R8), Z20, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z20, Z18
-	VPDPBUSD.BCST     20(R9), Z20, Z19
-	VPMOVZXBD         (AX)(R14*2), Z21
-	VPSLLD            $0x1a, Z21, Z20
-	VPSRLD            $0x1a, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         192(AX), Z22
-	VMULPS            Z22, Z20, Z20
-	VPSRLD            $0x06, Z21, Z21
-	VPMOVZXBD         128(AX)(R14*1), Z22
-	VPSLLD            $0x1c, Z22, Z22
-	VPSRLD            $0x1a, Z22, Z22
-	VPORD             Z22, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         224(AX), Z22
-	VMULPS            Z22, Z21, Z22
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R11), Z11, Z11
-	VFMADD231PS       Z11, Z20, Z2
-	VFNMADD231PS.BCST (R10), Z22, Z2
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R11), Z12, Z12
-	VFMADD231PS       Z12, Z20, Z3
-	VFNMADD231PS.BCST 4(R10), Z22, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R11), Z13, Z13
-	VFMADD231PS       Z13, Z20, Z4
-	VFNMADD231PS.BCST 8(R10), Z22, Z4
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R11), Z14, Z14
-	VFMADD231PS       Z14, Z20, Z5
-	VFNMADD231PS.BCST 12(R10), Z22, Z5
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         128(R13), Z24
+	VMOVDQU32         (R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     (R8), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     (R9), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     4(R8), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     4(R9), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x04, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     24(BX), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     24(R8), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     24(R9), Z25, Z23
+	VMOVDQU32         64(R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     8(R8), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     8(R9), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     12(R8), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     12(R9), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x05, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     28(BX), Z25, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     28(R8), Z25, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     28(R9), Z25, Z23
+	VPANDD            Z0, Z24, Z25
+	VPDPBUSD.BCST     16(BX), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     16(R8), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     16(R9), Z25, Z23
+	VPSRLW            $0x03, Z24, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     20(BX), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     20(R8), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     20(R9), Z24, Z23
+	VPMOVZXBD         (AX)(R14*2), Z25
+	VPANDD            Z5, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSLLD            $0x02, Z26, Z26
+	VPTERNLOGD        $0xf8, Z4, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R11), Z15, Z15
-	VFMADD231PS       Z15, Z20, Z6
-	VFNMADD231PS.BCST 16(R10), Z22, Z6
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z6
+	VFNMADD231PS.BCST (R10), Z25, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R11), Z16, Z16
-	VFMADD231PS       Z16, Z20, Z7
-	VFNMADD231PS.BCST 20(R10), Z22, Z7
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z7
+	VFNMADD231PS.BCST 4(R10), Z25, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R11), Z17, Z17
-	VFMADD231PS       Z17, Z20, Z8
-	VFNMADD231PS.BCST 24(R10), Z22, Z8
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z8
+	VFNMADD231PS.BCST 8(R10), Z25, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R11), Z18, Z18
-	VFMADD231PS       Z18, Z20, Z9
-	VFNMADD231PS.BCST 28(R10), Z22, Z9
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z9
+	VFNMADD231PS.BCST 12(R10), Z25, Z9
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       32(R11), Z19, Z19
-	VFMADD231PS       Z19, Z20, Z10
-	VFNMADD231PS.BCST 32(R10), Z22, Z10
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z10
+	VFNMADD231PS.BCST 16(R10), Z25, Z10
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z11
+	VFNMADD231PS.BCST 20(R10), Z25, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z12
+	VFNMADD231PS.BCST 24(R10), Z25, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z13
+	VFNMADD231PS.BCST 28(R10), Z25, Z13
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z14
+	VFNMADD231PS.BCST 32(R10), Z25, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -18103,157 +18089,153 @@ vnniQ3K_9x16_pair:
 	PREFETCHT0        2240(R13)
 	PREFETCHT0        2304(R13)
 	PREFETCHT0        2368(R13)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
-	VMOVDQU32         320(R13), Z20
-	VMOVDQU32         192(R13), Z21
-	VPANDD            Z0, Z21, Z22
-	VPDPBUSD.BCST     (BX), Z22, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     (R8), Z22, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     (R9), Z22, Z19
-	VPSRLW            $0x03, Z21, Z22
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     4(BX), Z22, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     4(R8), Z22, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     4(R9), Z22, Z19
-	VPSRLW            $0x06, Z21, Z21
-	VPSRLW            $0x04, Z20, Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     24(BX), Z21, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     24(R8), Z21, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     24(R9), Z21, Z19
-	VMOVDQU32         256(R13), Z21
-	VPANDD            Z0, Z21, Z22
-	VPDPBUSD.BCST     8(BX), Z22, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     8(R8), Z22, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     8(R9), Z22, Z19
-	VPSRLW            $0x03, Z21, Z22
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     12(BX), Z22, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     12(R8), Z22, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     12(R9), Z22, Z19
-	VPSRLW            $0x06, Z21, Z21
-	VPSRLW            $0x05, Z20, Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     28(BX), Z21, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     28(R8), Z21, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     28(R9), Z21, Z19
-	VPANDD            Z0, Z20, Z21
-	VPDPBUSD.BCST     16(BX), Z21, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     16(R8), Z21, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     16(R9), Z21, Z19
-	VPSRLW            $0x03, Z20, Z20
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     20(BX), Z20, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z14
-	VPDPBUSD.BCST     20(R8), Z20, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z20, Z18
-	VPDPBUSD.BCST     20(R9), Z20, Z19
-	VPMOVZXBD         16(AX)(R14*2), Z21
-	VPSLLD            $0x1a, Z21, Z20
-	VPSRLD            $0x1a, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         192(AX), Z22
-	VMULPS            Z22, Z20, Z20
-	VPSRLD            $0x06, Z21, Z21
-	VPMOVZXBD         128(AX)(R14*1), Z22
-	VPSRLD            $0x04, Z22, Z22
-	VPSLLD            $0x02, Z22, Z22
-	VPORD             Z22, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         224(AX), Z22
-	VMULPS            Z22, Z21, Z22
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R11), Z11, Z11
-	VFMADD231PS       Z11, Z20, Z2
-	VFNMADD231PS.BCST (R10), Z22, Z2
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R11), Z12, Z12
-	VFMADD231PS       Z12, Z20, Z3
-	VFNMADD231PS.BCST 4(R10), Z22, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R11), Z13, Z13
-	VFMADD231PS       Z13, Z20, Z4
-	VFNMADD231PS.BCST 8(R10), Z22, Z4
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R11), Z14, Z14
-	VFMADD231PS       Z14, Z20, Z5
-	VFNMADD231PS.BCST 12(R10), Z22, Z5
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         320(R13), Z24
+	VMOVDQU32         192(R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     (R8), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     (R9), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     4(R8), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     4(R9), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x04, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     24(BX), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     24(R8), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     24(R9), Z25, Z23
+	VMOVDQU32         256(R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     8(R8), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     8(R9), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     12(R8), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     12(R9), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x05, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     28(BX), Z25, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     28(R8), Z25, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     28(R9), Z25, Z23
+	VPANDD            Z0, Z24, Z25
+	VPDPBUSD.BCST     16(BX), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     16(R8), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     16(R9), Z25, Z23
+	VPSRLW            $0x03, Z24, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     20(BX), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     20(R8), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     20(R9), Z24, Z23
+	VPMOVZXBD         16(AX)(R14*2), Z25
+	VPANDD            Z5, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSRLD            $0x02, Z26, Z26
+	VPTERNLOGD        $0xf8, Z4, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R11), Z15, Z15
-	VFMADD231PS       Z15, Z20, Z6
-	VFNMADD231PS.BCST 16(R10), Z22, Z6
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z6
+	VFNMADD231PS.BCST (R10), Z25, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R11), Z16, Z16
-	VFMADD231PS       Z16, Z20, Z7
-	VFNMADD231PS.BCST 20(R10), Z22, Z7
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z7
+	VFNMADD231PS.BCST 4(R10), Z25, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R11), Z17, Z17
-	VFMADD231PS       Z17, Z20, Z8
-	VFNMADD231PS.BCST 24(R10), Z22, Z8
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z8
+	VFNMADD231PS.BCST 8(R10), Z25, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R11), Z18, Z18
-	VFMADD231PS       Z18, Z20, Z9
-	VFNMADD231PS.BCST 28(R10), Z22, Z9
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z9
+	VFNMADD231PS.BCST 12(R10), Z25, Z9
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       32(R11), Z19, Z19
-	VFMADD231PS       Z19, Z20, Z10
-	VFNMADD231PS.BCST 32(R10), Z22, Z10
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z10
+	VFNMADD231PS.BCST 16(R10), Z25, Z10
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z11
+	VFNMADD231PS.BCST 20(R10), Z25, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z12
+	VFNMADD231PS.BCST 24(R10), Z25, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z13
+	VFNMADD231PS.BCST 28(R10), Z25, Z13
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z14
+	VFNMADD231PS.BCST 32(R10), Z25, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -18272,18 +18254,6 @@ vnniQ3K_9x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_9x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -18298,17 +18268,21 @@ vnniQ3K_9x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z10, Z10
 	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z14, Z14
+	VMOVUPS           Z14, (SI)
 	JMP               vnniQ3K_9x16_stored
 
 vnniQ3K_9x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
@@ -18318,6 +18292,14 @@ vnniQ3K_9x16_store:
 	VMOVUPS Z9, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z14, (SI)
 
 vnniQ3K_9x16_stored:
 	ADDQ $0x40, DX
@@ -18347,8 +18329,6 @@ vnniQ3K_10x16_panel:
 	MOVQ   xs+56(FP), R11
 	MOVQ   ng+16(FP), R12
 	SHRQ   $0x03, R12
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -18357,18 +18337,20 @@ vnniQ3K_10x16_panel:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
 
 vnniQ3K_10x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ3K_10x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
 	PREFETCHT0        2048(R13)
 	PREFETCHT0        2112(R13)
 	PREFETCHT0        2176(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
@@ -18377,160 +18359,160 @@ vnniQ3K_10x16_pair:
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
-	VMOVDQU32         128(R13), Z22
-	VMOVDQU32         (R13), Z23
-	VPANDD            Z0, Z23, Z24
-	VPDPBUSD.BCST     (BX), Z24, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     (R8), Z24, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     (R9), Z24, Z20
-	VPDPBUSD.BCST     (R9)(SI*1), Z24, Z21
-	VPSRLW            $0x03, Z23, Z24
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         128(R13), Z24
+	VMOVDQU32         (R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     (R8), Z26, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     (R9), Z26, Z22
+	VPDPBUSD.BCST     (R9)(SI*1), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     4(R8), Z26, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     4(R9), Z26, Z22
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x04, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     24(BX), Z25, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     24(R8), Z25, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     24(R9), Z25, Z22
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z23
+	VMOVDQU32         64(R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     8(R8), Z26, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     8(R9), Z26, Z22
+	VPDPBUSD.BCST     8(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     12(R8), Z26, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     12(R9), Z26, Z22
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x05, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     28(BX), Z25, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     28(R8), Z25, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     28(R9), Z25, Z22
+	VPDPBUSD.BCST     28(R9)(SI*1), Z25, Z23
+	VPANDD            Z0, Z24, Z25
+	VPDPBUSD.BCST     16(BX), Z25, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     16(R8), Z25, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     16(R9), Z25, Z22
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z23
+	VPSRLW            $0x03, Z24, Z24
 	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     4(BX), Z24, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     4(R8), Z24, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     4(R9), Z24, Z20
-	VPDPBUSD.BCST     4(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x06, Z23, Z23
-	VPSRLW            $0x04, Z22, Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     24(BX), Z23, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     24(R8), Z23, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     24(R9), Z23, Z20
-	VPDPBUSD.BCST     24(R9)(SI*1), Z23, Z21
-	VMOVDQU32         64(R13), Z23
-	VPANDD            Z0, Z23, Z24
-	VPDPBUSD.BCST     8(BX), Z24, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     8(R8), Z24, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     8(R9), Z24, Z20
-	VPDPBUSD.BCST     8(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x03, Z23, Z24
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     12(BX), Z24, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     12(R8), Z24, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     12(R9), Z24, Z20
-	VPDPBUSD.BCST     12(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x06, Z23, Z23
-	VPSRLW            $0x05, Z22, Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     28(BX), Z23, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     28(R8), Z23, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     28(R9), Z23, Z20
-	VPDPBUSD.BCST     28(R9)(SI*1), Z23, Z21
-	VPANDD            Z0, Z22, Z23
-	VPDPBUSD.BCST     16(BX), Z23, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     16(R8), Z23, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     16(R9), Z23, Z20
-	VPDPBUSD.BCST     16(R9)(SI*1), Z23, Z21
-	VPSRLW            $0x03, Z22, Z22
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     20(BX), Z22, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z15
-	VPDPBUSD.BCST     20(R8), Z22, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z19
-	VPDPBUSD.BCST     20(R9), Z22, Z20
-	VPDPBUSD.BCST     20(R9)(SI*1), Z22, Z21
-	VPMOVZXBD         (AX)(R14*2), Z23
-	VPSLLD            $0x1a, Z23, Z22
-	VPSRLD            $0x1a, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         192(AX), Z24
-	VMULPS            Z24, Z22, Z22
-	VPSRLD            $0x06, Z23, Z23
-	VPMOVZXBD         128(AX)(R14*1), Z24
-	VPSLLD            $0x1c, Z24, Z24
+	VPDPBUSD.BCST     20(BX), Z24, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     20(R8), Z24, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     20(R9), Z24, Z22
+	VPDPBUSD.BCST     20(R9)(SI*1), Z24, Z23
+	VPMOVZXBD         (AX)(R14*2), Z25
+	VPSLLD            $0x1a, Z25, Z24
 	VPSRLD            $0x1a, Z24, Z24
-	VPORD             Z24, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         224(AX), Z24
-	VMULPS            Z24, Z23, Z24
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z22, Z2
-	VFNMADD231PS.BCST (R10), Z24, Z2
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z22, Z3
-	VFNMADD231PS.BCST 4(R10), Z24, Z3
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSLLD            $0x1c, Z26, Z26
+	VPSRLD            $0x1a, Z26, Z26
+	VPORD             Z26, Z25, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z22, Z4
-	VFNMADD231PS.BCST 8(R10), Z24, Z4
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z24, Z4
+	VFNMADD231PS.BCST (R10), Z25, Z4
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z22, Z5
-	VFNMADD231PS.BCST 12(R10), Z24, Z5
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z5
+	VFNMADD231PS.BCST 4(R10), Z25, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z22, Z6
-	VFNMADD231PS.BCST 16(R10), Z24, Z6
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z6
+	VFNMADD231PS.BCST 8(R10), Z25, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z22, Z7
-	VFNMADD231PS.BCST 20(R10), Z24, Z7
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z7
+	VFNMADD231PS.BCST 12(R10), Z25, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z22, Z8
-	VFNMADD231PS.BCST 24(R10), Z24, Z8
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z8
+	VFNMADD231PS.BCST 16(R10), Z25, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z22, Z9
-	VFNMADD231PS.BCST 28(R10), Z24, Z9
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z9
+	VFNMADD231PS.BCST 20(R10), Z25, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z22, Z10
-	VFNMADD231PS.BCST 32(R10), Z24, Z10
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z10
+	VFNMADD231PS.BCST 24(R10), Z25, Z10
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       36(R11), Z21, Z21
-	VFMADD231PS       Z21, Z22, Z11
-	VFNMADD231PS.BCST 36(R10), Z24, Z11
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z11
+	VFNMADD231PS.BCST 28(R10), Z25, Z11
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z12
+	VFNMADD231PS.BCST 32(R10), Z25, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       36(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z13
+	VFNMADD231PS.BCST 36(R10), Z25, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -18539,8 +18521,6 @@ vnniQ3K_10x16_pair:
 	PREFETCHT0        2240(R13)
 	PREFETCHT0        2304(R13)
 	PREFETCHT0        2368(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
@@ -18549,160 +18529,160 @@ vnniQ3K_10x16_pair:
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
-	VMOVDQU32         320(R13), Z22
-	VMOVDQU32         192(R13), Z23
-	VPANDD            Z0, Z23, Z24
-	VPDPBUSD.BCST     (BX), Z24, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     (R8), Z24, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     (R9), Z24, Z20
-	VPDPBUSD.BCST     (R9)(SI*1), Z24, Z21
-	VPSRLW            $0x03, Z23, Z24
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         320(R13), Z24
+	VMOVDQU32         192(R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     (R8), Z26, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     (R9), Z26, Z22
+	VPDPBUSD.BCST     (R9)(SI*1), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     4(R8), Z26, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     4(R9), Z26, Z22
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x04, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     24(BX), Z25, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     24(R8), Z25, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     24(R9), Z25, Z22
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z23
+	VMOVDQU32         256(R13), Z25
+	VPANDD            Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     8(R8), Z26, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     8(R9), Z26, Z22
+	VPDPBUSD.BCST     8(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x03, Z25, Z26
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     12(R8), Z26, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     12(R9), Z26, Z22
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x06, Z25, Z25
+	VPSRLW            $0x05, Z24, Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     28(BX), Z25, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     28(R8), Z25, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     28(R9), Z25, Z22
+	VPDPBUSD.BCST     28(R9)(SI*1), Z25, Z23
+	VPANDD            Z0, Z24, Z25
+	VPDPBUSD.BCST     16(BX), Z25, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     16(R8), Z25, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     16(R9), Z25, Z22
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z23
+	VPSRLW            $0x03, Z24, Z24
 	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     4(BX), Z24, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     4(R8), Z24, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     4(R9), Z24, Z20
-	VPDPBUSD.BCST     4(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x06, Z23, Z23
-	VPSRLW            $0x04, Z22, Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     24(BX), Z23, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     24(R8), Z23, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     24(R9), Z23, Z20
-	VPDPBUSD.BCST     24(R9)(SI*1), Z23, Z21
-	VMOVDQU32         256(R13), Z23
-	VPANDD            Z0, Z23, Z24
-	VPDPBUSD.BCST     8(BX), Z24, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     8(R8), Z24, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     8(R9), Z24, Z20
-	VPDPBUSD.BCST     8(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x03, Z23, Z24
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     12(BX), Z24, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     12(R8), Z24, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     12(R9), Z24, Z20
-	VPDPBUSD.BCST     12(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x06, Z23, Z23
-	VPSRLW            $0x05, Z22, Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     28(BX), Z23, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     28(R8), Z23, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     28(R9), Z23, Z20
-	VPDPBUSD.BCST     28(R9)(SI*1), Z23, Z21
-	VPANDD            Z0, Z22, Z23
-	VPDPBUSD.BCST     16(BX), Z23, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     16(R8), Z23, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     16(R9), Z23, Z20
-	VPDPBUSD.BCST     16(R9)(SI*1), Z23, Z21
-	VPSRLW            $0x03, Z22, Z22
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     20(BX), Z22, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z15
-	VPDPBUSD.BCST     20(R8), Z22, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z19
-	VPDPBUSD.BCST     20(R9), Z22, Z20
-	VPDPBUSD.BCST     20(R9)(SI*1), Z22, Z21
-	VPMOVZXBD         16(AX)(R14*2), Z23
-	VPSLLD            $0x1a, Z23, Z22
-	VPSRLD            $0x1a, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         192(AX), Z24
-	VMULPS            Z24, Z22, Z22
-	VPSRLD            $0x06, Z23, Z23
-	VPMOVZXBD         128(AX)(R14*1), Z24
-	VPSRLD            $0x04, Z24, Z24
-	VPSLLD            $0x02, Z24, Z24
-	VPORD             Z24, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         224(AX), Z24
-	VMULPS            Z24, Z23, Z24
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z22, Z2
-	VFNMADD231PS.BCST (R10), Z24, Z2
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z22, Z3
-	VFNMADD231PS.BCST 4(R10), Z24, Z3
+	VPDPBUSD.BCST     20(BX), Z24, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     20(R8), Z24, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     20(R9), Z24, Z22
+	VPDPBUSD.BCST     20(R9)(SI*1), Z24, Z23
+	VPMOVZXBD         16(AX)(R14*2), Z25
+	VPSLLD            $0x1a, Z25, Z24
+	VPSRLD            $0x1a, Z24, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSRLD            $0x04, Z26, Z26
+	VPSLLD            $0x02, Z26, Z26
+	VPORD             Z26, Z25, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z22, Z4
-	VFNMADD231PS.BCST 8(R10), Z24, Z4
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z24, Z4
+	VFNMADD231PS.BCST (R10), Z25, Z4
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z22, Z5
-	VFNMADD231PS.BCST 12(R10), Z24, Z5
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z5
+	VFNMADD231PS.BCST 4(R10), Z25, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z22, Z6
-	VFNMADD231PS.BCST 16(R10), Z24, Z6
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z6
+	VFNMADD231PS.BCST 8(R10), Z25, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z22, Z7
-	VFNMADD231PS.BCST 20(R10), Z24, Z7
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z7
+	VFNMADD231PS.BCST 12(R10), Z25, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z22, Z8
-	VFNMADD231PS.BCST 24(R10), Z24, Z8
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z8
+	VFNMADD231PS.BCST 16(R10), Z25, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z22, Z9
-	VFNMADD231PS.BCST 28(R10), Z24, Z9
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z9
+	VFNMADD231PS.BCST 20(R10), Z25, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z22, Z10
-	VFNMADD231PS.BCST 32(R10), Z24, Z10
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z10
+	VFNMADD231PS.BCST 24(R10), Z25, Z10
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       36(R11), Z21, Z21
-	VFMADD231PS       Z21, Z22, Z11
-	VFNMADD231PS.BCST 36(R10), Z24, Z11
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z11
+	VFNMADD231PS.BCST 28(R10), Z25, Z11
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z12
+	VFNMADD231PS.BCST 32(R10), Z25, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       36(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z13
+	VFNMADD231PS.BCST 36(R10), Z25, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -18721,12 +18701,6 @@ vnniQ3K_10x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ3K_10x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z4, Z4
 	VMOVUPS           Z4, (SI)
 	ADDQ              BX, SI
@@ -18750,13 +18724,15 @@ vnniQ3K_10x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z11, Z11
 	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
 	JMP               vnniQ3K_10x16_stored
 
 vnniQ3K_10x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z4, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
@@ -18772,6 +18748,10 @@ vnniQ3K_10x16_store:
 	VMOVUPS Z10, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
 
 vnniQ3K_10x16_stored:
 	ADDQ $0x40, DX
@@ -19794,16 +19774,22 @@ TEXT ·vnniQ4K_1x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_1x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   aux+40(FP), SI
-	MOVQ   xs+56(FP), DI
-	MOVQ   ng+16(FP), R8
-	SHRQ   $0x03, R8
-	VPXORD Z1, Z1, Z1
+	MOVQ         xq+24(FP), BX
+	MOVQ         aux+40(FP), SI
+	MOVQ         xs+56(FP), DI
+	MOVQ         ng+16(FP), R8
+	SHRQ         $0x03, R8
+	MOVL         $0x3c3c3c3c, R9
+	VPBROADCASTD R9, Z3
+	MOVL         $0x3f3f3f3f, R9
+	VPBROADCASTD R9, Z4
+	VPXORD       Z5, Z5, Z5
 
 vnniQ4K_1x16_group:
-	LEAQ 256(AX), R9
-	XORL R10, R10
+	LEAQ      256(AX), R9
+	XORL      R10, R10
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_1x16_pair:
 	PREFETCHT0        2048(AX)(R10*4)
@@ -19811,49 +19797,45 @@ vnniQ4K_1x16_pair:
 	PREFETCHT0        2112(R9)
 	PREFETCHT0        2176(R9)
 	PREFETCHT0        2240(R9)
-	VPXORD            Z2, Z2, Z2
-	VMOVDQU32         (R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     (BX), Z3, Z2
-	VPDPBUSD.BCST     4(BX), Z4, Z2
-	VMOVDQU32         64(R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     8(BX), Z3, Z2
-	VPDPBUSD.BCST     12(BX), Z4, Z2
-	VMOVDQU32         128(R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     16(BX), Z3, Z2
-	VPDPBUSD.BCST     20(BX), Z4, Z2
-	VMOVDQU32         192(R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     24(BX), Z3, Z2
-	VPDPBUSD.BCST     28(BX), Z4, Z2
-	VPMOVZXBD         (AX)(R10*2), Z4
-	VPSLLD            $0x1a, Z4, Z3
-	VPSRLD            $0x1a, Z3, Z3
-	VCVTDQ2PS         Z3, Z3
-	VCVTPH2PS         192(AX), Z5
-	VMULPS            Z5, Z3, Z3
-	VPSRLD            $0x06, Z4, Z4
-	VPMOVZXBD         128(AX)(R10*1), Z5
-	VPSLLD            $0x1c, Z5, Z5
-	VPSRLD            $0x1a, Z5, Z5
-	VPORD             Z5, Z4, Z4
-	VCVTDQ2PS         Z4, Z4
-	VCVTPH2PS         224(AX), Z5
-	VMULPS            Z5, Z4, Z5
-	VCVTDQ2PS         Z2, Z2
-	VMULPS.BCST       (DI), Z2, Z2
-	VFMADD231PS       Z2, Z3, Z1
-	VFNMADD231PS.BCST (SI), Z5, Z1
+	VPXORD            Z6, Z6, Z6
+	VMOVDQU32         (R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     (BX), Z7, Z6
+	VPDPBUSD.BCST     4(BX), Z8, Z6
+	VMOVDQU32         64(R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     8(BX), Z7, Z6
+	VPDPBUSD.BCST     12(BX), Z8, Z6
+	VMOVDQU32         128(R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     16(BX), Z7, Z6
+	VPDPBUSD.BCST     20(BX), Z8, Z6
+	VMOVDQU32         192(R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     24(BX), Z7, Z6
+	VPDPBUSD.BCST     28(BX), Z8, Z6
+	VPMOVZXBD         (AX)(R10*2), Z8
+	VPANDD            Z4, Z8, Z7
+	VCVTDQ2PS         Z7, Z7
+	VMULPS            Z1, Z7, Z7
+	VPSRLD            $0x06, Z8, Z8
+	VPMOVZXBD         128(AX)(R10*1), Z9
+	VPSLLD            $0x02, Z9, Z9
+	VPTERNLOGD        $0xf8, Z3, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z2, Z8, Z8
+	VCVTDQ2PS         Z6, Z6
+	VMULPS.BCST       (DI), Z6, Z6
+	VFMADD231PS       Z6, Z7, Z5
+	VFNMADD231PS.BCST (SI), Z8, Z5
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
@@ -19861,49 +19843,45 @@ vnniQ4K_1x16_pair:
 	PREFETCHT0        2368(R9)
 	PREFETCHT0        2432(R9)
 	PREFETCHT0        2496(R9)
-	VPXORD            Z2, Z2, Z2
-	VMOVDQU32         256(R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     (BX), Z3, Z2
-	VPDPBUSD.BCST     4(BX), Z4, Z2
-	VMOVDQU32         320(R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     8(BX), Z3, Z2
-	VPDPBUSD.BCST     12(BX), Z4, Z2
-	VMOVDQU32         384(R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     16(BX), Z3, Z2
-	VPDPBUSD.BCST     20(BX), Z4, Z2
-	VMOVDQU32         448(R9), Z3
-	VPSRLW            $0x04, Z3, Z4
-	VPANDD            Z0, Z3, Z3
-	VPANDD            Z0, Z4, Z4
-	VPDPBUSD.BCST     24(BX), Z3, Z2
-	VPDPBUSD.BCST     28(BX), Z4, Z2
-	VPMOVZXBD         16(AX)(R10*2), Z4
-	VPSLLD            $0x1a, Z4, Z3
-	VPSRLD            $0x1a, Z3, Z3
-	VCVTDQ2PS         Z3, Z3
-	VCVTPH2PS         192(AX), Z5
-	VMULPS            Z5, Z3, Z3
-	VPSRLD            $0x06, Z4, Z4
-	VPMOVZXBD         128(AX)(R10*1), Z5
-	VPSRLD            $0x04, Z5, Z5
-	VPSLLD            $0x02, Z5, Z5
-	VPORD             Z5, Z4, Z4
-	VCVTDQ2PS         Z4, Z4
-	VCVTPH2PS         224(AX), Z5
-	VMULPS            Z5, Z4, Z5
-	VCVTDQ2PS         Z2, Z2
-	VMULPS.BCST       (DI), Z2, Z2
-	VFMADD231PS       Z2, Z3, Z1
-	VFNMADD231PS.BCST (SI), Z5, Z1
+	VPXORD            Z6, Z6, Z6
+	VMOVDQU32         256(R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     (BX), Z7, Z6
+	VPDPBUSD.BCST     4(BX), Z8, Z6
+	VMOVDQU32         320(R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     8(BX), Z7, Z6
+	VPDPBUSD.BCST     12(BX), Z8, Z6
+	VMOVDQU32         384(R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     16(BX), Z7, Z6
+	VPDPBUSD.BCST     20(BX), Z8, Z6
+	VMOVDQU32         448(R9), Z7
+	VPSRLW            $0x04, Z7, Z8
+	VPANDD            Z0, Z7, Z7
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     24(BX), Z7, Z6
+	VPDPBUSD.BCST     28(BX), Z8, Z6
+	VPMOVZXBD         16(AX)(R10*2), Z8
+	VPANDD            Z4, Z8, Z7
+	VCVTDQ2PS         Z7, Z7
+	VMULPS            Z1, Z7, Z7
+	VPSRLD            $0x06, Z8, Z8
+	VPMOVZXBD         128(AX)(R10*1), Z9
+	VPSRLD            $0x02, Z9, Z9
+	VPTERNLOGD        $0xf8, Z3, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z2, Z8, Z8
+	VCVTDQ2PS         Z6, Z6
+	VMULPS.BCST       (DI), Z6, Z6
+	VFMADD231PS       Z6, Z7, Z5
+	VFNMADD231PS.BCST (SI), Z8, Z5
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
@@ -19920,12 +19898,12 @@ vnniQ4K_1x16_pair:
 	MOVB              acc+80(FP), SI
 	TESTB             SI, SI
 	JZ                vnniQ4K_1x16_store
-	VADDPS            (BX), Z1, Z1
-	VMOVUPS           Z1, (BX)
+	VADDPS            (BX), Z5, Z5
+	VMOVUPS           Z5, (BX)
 	JMP               vnniQ4K_1x16_stored
 
 vnniQ4K_1x16_store:
-	VMOVUPS Z1, (BX)
+	VMOVUPS Z5, (BX)
 
 vnniQ4K_1x16_stored:
 	ADDQ $0x40, DX
@@ -19944,18 +19922,24 @@ TEXT ·vnniQ4K_2x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_2x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z3
+	MOVL         $0x3f3f3f3f, R10
+	VPBROADCASTD R10, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
 
 vnniQ4K_2x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_2x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
@@ -19963,62 +19947,58 @@ vnniQ4K_2x16_pair:
 	PREFETCHT0        2112(R10)
 	PREFETCHT0        2176(R10)
 	PREFETCHT0        2240(R10)
-	VPXORD            Z3, Z3, Z3
-	VPXORD            Z4, Z4, Z4
-	VMOVDQU32         (R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     (BX), Z5, Z3
-	VPDPBUSD.BCST     (BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     4(BX), Z6, Z3
-	VPDPBUSD.BCST     4(BX)(SI*1), Z6, Z4
-	VMOVDQU32         64(R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     8(BX), Z5, Z3
-	VPDPBUSD.BCST     8(BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     12(BX), Z6, Z3
-	VPDPBUSD.BCST     12(BX)(SI*1), Z6, Z4
-	VMOVDQU32         128(R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     16(BX), Z5, Z3
-	VPDPBUSD.BCST     16(BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     20(BX), Z6, Z3
-	VPDPBUSD.BCST     20(BX)(SI*1), Z6, Z4
-	VMOVDQU32         192(R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     24(BX), Z5, Z3
-	VPDPBUSD.BCST     24(BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     28(BX), Z6, Z3
-	VPDPBUSD.BCST     28(BX)(SI*1), Z6, Z4
-	VPMOVZXBD         (AX)(R11*2), Z6
-	VPSLLD            $0x1a, Z6, Z5
-	VPSRLD            $0x1a, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         192(AX), Z7
-	VMULPS            Z7, Z5, Z5
-	VPSRLD            $0x06, Z6, Z6
-	VPMOVZXBD         128(AX)(R11*1), Z7
-	VPSLLD            $0x1c, Z7, Z7
-	VPSRLD            $0x1a, Z7, Z7
-	VPORD             Z7, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         224(AX), Z7
-	VMULPS            Z7, Z6, Z7
-	VCVTDQ2PS         Z3, Z3
-	VMULPS.BCST       (R8), Z3, Z3
-	VFMADD231PS       Z3, Z5, Z1
-	VFNMADD231PS.BCST (DI), Z7, Z1
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       4(R8), Z4, Z4
-	VFMADD231PS       Z4, Z5, Z2
-	VFNMADD231PS.BCST 4(DI), Z7, Z2
+	VPXORD            Z7, Z7, Z7
+	VPXORD            Z8, Z8, Z8
+	VMOVDQU32         (R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     (BX), Z9, Z7
+	VPDPBUSD.BCST     (BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX), Z10, Z7
+	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z8
+	VMOVDQU32         64(R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     8(BX), Z9, Z7
+	VPDPBUSD.BCST     8(BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     12(BX), Z10, Z7
+	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z8
+	VMOVDQU32         128(R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     16(BX), Z9, Z7
+	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     20(BX), Z10, Z7
+	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z8
+	VMOVDQU32         192(R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     24(BX), Z9, Z7
+	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     28(BX), Z10, Z7
+	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z8
+	VPMOVZXBD         (AX)(R11*2), Z10
+	VPANDD            Z4, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z1, Z9, Z9
+	VPSRLD            $0x06, Z10, Z10
+	VPMOVZXBD         128(AX)(R11*1), Z11
+	VPSLLD            $0x02, Z11, Z11
+	VPTERNLOGD        $0xf8, Z3, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z2, Z10, Z10
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (R8), Z7, Z7
+	VFMADD231PS       Z7, Z9, Z5
+	VFNMADD231PS.BCST (DI), Z10, Z5
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       4(R8), Z8, Z8
+	VFMADD231PS       Z8, Z9, Z6
+	VFNMADD231PS.BCST 4(DI), Z10, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -20026,62 +20006,58 @@ vnniQ4K_2x16_pair:
 	PREFETCHT0        2368(R10)
 	PREFETCHT0        2432(R10)
 	PREFETCHT0        2496(R10)
-	VPXORD            Z3, Z3, Z3
-	VPXORD            Z4, Z4, Z4
-	VMOVDQU32         256(R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     (BX), Z5, Z3
-	VPDPBUSD.BCST     (BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     4(BX), Z6, Z3
-	VPDPBUSD.BCST     4(BX)(SI*1), Z6, Z4
-	VMOVDQU32         320(R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     8(BX), Z5, Z3
-	VPDPBUSD.BCST     8(BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     12(BX), Z6, Z3
-	VPDPBUSD.BCST     12(BX)(SI*1), Z6, Z4
-	VMOVDQU32         384(R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     16(BX), Z5, Z3
-	VPDPBUSD.BCST     16(BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     20(BX), Z6, Z3
-	VPDPBUSD.BCST     20(BX)(SI*1), Z6, Z4
-	VMOVDQU32         448(R10), Z5
-	VPSRLW            $0x04, Z5, Z6
-	VPANDD            Z0, Z5, Z5
-	VPANDD            Z0, Z6, Z6
-	VPDPBUSD.BCST     24(BX), Z5, Z3
-	VPDPBUSD.BCST     24(BX)(SI*1), Z5, Z4
-	VPDPBUSD.BCST     28(BX), Z6, Z3
-	VPDPBUSD.BCST     28(BX)(SI*1), Z6, Z4
-	VPMOVZXBD         16(AX)(R11*2), Z6
-	VPSLLD            $0x1a, Z6, Z5
-	VPSRLD            $0x1a, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         192(AX), Z7
-	VMULPS            Z7, Z5, Z5
-	VPSRLD            $0x06, Z6, Z6
-	VPMOVZXBD         128(AX)(R11*1), Z7
-	VPSRLD            $0x04, Z7, Z7
-	VPSLLD            $0x02, Z7, Z7
-	VPORD             Z7, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         224(AX), Z7
-	VMULPS            Z7, Z6, Z7
-	VCVTDQ2PS         Z3, Z3
-	VMULPS.BCST       (R8), Z3, Z3
-	VFMADD231PS       Z3, Z5, Z1
-	VFNMADD231PS.BCST (DI), Z7, Z1
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       4(R8), Z4, Z4
-	VFMADD231PS       Z4, Z5, Z2
-	VFNMADD231PS.BCST 4(DI), Z7, Z2
+	VPXORD            Z7, Z7, Z7
+	VPXORD            Z8, Z8, Z8
+	VMOVDQU32         256(R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     (BX), Z9, Z7
+	VPDPBUSD.BCST     (BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX), Z10, Z7
+	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z8
+	VMOVDQU32         320(R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     8(BX), Z9, Z7
+	VPDPBUSD.BCST     8(BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     12(BX), Z10, Z7
+	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z8
+	VMOVDQU32         384(R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     16(BX), Z9, Z7
+	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     20(BX), Z10, Z7
+	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z8
+	VMOVDQU32         448(R10), Z9
+	VPSRLW            $0x04, Z9, Z10
+	VPANDD            Z0, Z9, Z9
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     24(BX), Z9, Z7
+	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z8
+	VPDPBUSD.BCST     28(BX), Z10, Z7
+	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z8
+	VPMOVZXBD         16(AX)(R11*2), Z10
+	VPANDD            Z4, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z1, Z9, Z9
+	VPSRLD            $0x06, Z10, Z10
+	VPMOVZXBD         128(AX)(R11*1), Z11
+	VPSRLD            $0x02, Z11, Z11
+	VPTERNLOGD        $0xf8, Z3, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z2, Z10, Z10
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (R8), Z7, Z7
+	VFMADD231PS       Z7, Z9, Z5
+	VFNMADD231PS.BCST (DI), Z10, Z5
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       4(R8), Z8, Z8
+	VFMADD231PS       Z8, Z9, Z6
+	VFNMADD231PS.BCST 4(DI), Z10, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -20098,17 +20074,17 @@ vnniQ4K_2x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_2x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	JMP               vnniQ4K_2x16_stored
 
 vnniQ4K_2x16_store:
-	VMOVUPS Z1, (SI)
+	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 
 vnniQ4K_2x16_stored:
 	ADDQ $0x40, DX
@@ -20127,19 +20103,25 @@ TEXT ·vnniQ4K_3x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_3x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z3
+	MOVL         $0x3f3f3f3f, R10
+	VPBROADCASTD R10, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 
 vnniQ4K_3x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_3x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
@@ -20147,75 +20129,71 @@ vnniQ4K_3x16_pair:
 	PREFETCHT0        2112(R10)
 	PREFETCHT0        2176(R10)
 	PREFETCHT0        2240(R10)
-	VPXORD            Z4, Z4, Z4
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VMOVDQU32         (R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     (BX), Z7, Z4
-	VPDPBUSD.BCST     (BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     (BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     4(BX), Z8, Z4
-	VPDPBUSD.BCST     4(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     4(BX)(SI*2), Z8, Z6
-	VMOVDQU32         64(R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     8(BX), Z7, Z4
-	VPDPBUSD.BCST     8(BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     8(BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     12(BX), Z8, Z4
-	VPDPBUSD.BCST     12(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     12(BX)(SI*2), Z8, Z6
-	VMOVDQU32         128(R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     16(BX), Z7, Z4
-	VPDPBUSD.BCST     16(BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     16(BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     20(BX), Z8, Z4
-	VPDPBUSD.BCST     20(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     20(BX)(SI*2), Z8, Z6
-	VMOVDQU32         192(R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     24(BX), Z7, Z4
-	VPDPBUSD.BCST     24(BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     24(BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     28(BX), Z8, Z4
-	VPDPBUSD.BCST     28(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     28(BX)(SI*2), Z8, Z6
-	VPMOVZXBD         (AX)(R11*2), Z8
-	VPSLLD            $0x1a, Z8, Z7
-	VPSRLD            $0x1a, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         192(AX), Z9
-	VMULPS            Z9, Z7, Z7
-	VPSRLD            $0x06, Z8, Z8
-	VPMOVZXBD         128(AX)(R11*1), Z9
-	VPSLLD            $0x1c, Z9, Z9
-	VPSRLD            $0x1a, Z9, Z9
-	VPORD             Z9, Z8, Z8
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VMOVDQU32         (R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     (BX), Z11, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     (BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     4(BX), Z12, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z10
+	VMOVDQU32         64(R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     8(BX), Z11, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     8(BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z10
+	VMOVDQU32         128(R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     16(BX), Z11, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     20(BX), Z12, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z10
+	VMOVDQU32         192(R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(BX), Z11, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     28(BX), Z12, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z10
+	VPMOVZXBD         (AX)(R11*2), Z12
+	VPANDD            Z4, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z1, Z11, Z11
+	VPSRLD            $0x06, Z12, Z12
+	VPMOVZXBD         128(AX)(R11*1), Z13
+	VPSLLD            $0x02, Z13, Z13
+	VPTERNLOGD        $0xf8, Z3, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z2, Z12, Z12
 	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         224(AX), Z9
-	VMULPS            Z9, Z8, Z9
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (R8), Z4, Z4
-	VFMADD231PS       Z4, Z7, Z1
-	VFNMADD231PS.BCST (DI), Z9, Z1
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       4(R8), Z5, Z5
-	VFMADD231PS       Z5, Z7, Z2
-	VFNMADD231PS.BCST 4(DI), Z9, Z2
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       8(R8), Z6, Z6
-	VFMADD231PS       Z6, Z7, Z3
-	VFNMADD231PS.BCST 8(DI), Z9, Z3
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z11, Z5
+	VFNMADD231PS.BCST (DI), Z12, Z5
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z11, Z6
+	VFNMADD231PS.BCST 4(DI), Z12, Z6
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       8(R8), Z10, Z10
+	VFMADD231PS       Z10, Z11, Z7
+	VFNMADD231PS.BCST 8(DI), Z12, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -20223,75 +20201,71 @@ vnniQ4K_3x16_pair:
 	PREFETCHT0        2368(R10)
 	PREFETCHT0        2432(R10)
 	PREFETCHT0        2496(R10)
-	VPXORD            Z4, Z4, Z4
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VMOVDQU32         256(R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     (BX), Z7, Z4
-	VPDPBUSD.BCST     (BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     (BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     4(BX), Z8, Z4
-	VPDPBUSD.BCST     4(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     4(BX)(SI*2), Z8, Z6
-	VMOVDQU32         320(R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     8(BX), Z7, Z4
-	VPDPBUSD.BCST     8(BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     8(BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     12(BX), Z8, Z4
-	VPDPBUSD.BCST     12(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     12(BX)(SI*2), Z8, Z6
-	VMOVDQU32         384(R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     16(BX), Z7, Z4
-	VPDPBUSD.BCST     16(BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     16(BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     20(BX), Z8, Z4
-	VPDPBUSD.BCST     20(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     20(BX)(SI*2), Z8, Z6
-	VMOVDQU32         448(R10), Z7
-	VPSRLW            $0x04, Z7, Z8
-	VPANDD            Z0, Z7, Z7
-	VPANDD            Z0, Z8, Z8
-	VPDPBUSD.BCST     24(BX), Z7, Z4
-	VPDPBUSD.BCST     24(BX)(SI*1), Z7, Z5
-	VPDPBUSD.BCST     24(BX)(SI*2), Z7, Z6
-	VPDPBUSD.BCST     28(BX), Z8, Z4
-	VPDPBUSD.BCST     28(BX)(SI*1), Z8, Z5
-	VPDPBUSD.BCST     28(BX)(SI*2), Z8, Z6
-	VPMOVZXBD         16(AX)(R11*2), Z8
-	VPSLLD            $0x1a, Z8, Z7
-	VPSRLD            $0x1a, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         192(AX), Z9
-	VMULPS            Z9, Z7, Z7
-	VPSRLD            $0x06, Z8, Z8
-	VPMOVZXBD         128(AX)(R11*1), Z9
-	VPSRLD            $0x04, Z9, Z9
-	VPSLLD            $0x02, Z9, Z9
-	VPORD             Z9, Z8, Z8
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VMOVDQU32         256(R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     (BX), Z11, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     (BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     4(BX), Z12, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z10
+	VMOVDQU32         320(R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     8(BX), Z11, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     8(BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z10
+	VMOVDQU32         384(R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     16(BX), Z11, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     20(BX), Z12, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z10
+	VMOVDQU32         448(R10), Z11
+	VPSRLW            $0x04, Z11, Z12
+	VPANDD            Z0, Z11, Z11
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(BX), Z11, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z9
+	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z10
+	VPDPBUSD.BCST     28(BX), Z12, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z9
+	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z10
+	VPMOVZXBD         16(AX)(R11*2), Z12
+	VPANDD            Z4, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z1, Z11, Z11
+	VPSRLD            $0x06, Z12, Z12
+	VPMOVZXBD         128(AX)(R11*1), Z13
+	VPSRLD            $0x02, Z13, Z13
+	VPTERNLOGD        $0xf8, Z3, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z2, Z12, Z12
 	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         224(AX), Z9
-	VMULPS            Z9, Z8, Z9
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (R8), Z4, Z4
-	VFMADD231PS       Z4, Z7, Z1
-	VFNMADD231PS.BCST (DI), Z9, Z1
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       4(R8), Z5, Z5
-	VFMADD231PS       Z5, Z7, Z2
-	VFNMADD231PS.BCST 4(DI), Z9, Z2
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       8(R8), Z6, Z6
-	VFMADD231PS       Z6, Z7, Z3
-	VFNMADD231PS.BCST 8(DI), Z9, Z3
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z11, Z5
+	VFNMADD231PS.BCST (DI), Z12, Z5
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z11, Z6
+	VFNMADD231PS.BCST 4(DI), Z12, Z6
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       8(R8), Z10, Z10
+	VFMADD231PS       Z10, Z11, Z7
+	VFNMADD231PS.BCST 8(DI), Z12, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -20308,22 +20282,22 @@ vnniQ4K_3x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_3x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	JMP               vnniQ4K_3x16_stored
 
 vnniQ4K_3x16_store:
-	VMOVUPS Z1, (SI)
+	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 
 vnniQ4K_3x16_stored:
 	ADDQ $0x40, DX
@@ -20342,21 +20316,27 @@ TEXT ·vnniQ4K_4x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_4x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	MOVQ   aux+40(FP), R8
-	MOVQ   xs+56(FP), R9
-	MOVQ   ng+16(FP), R10
-	SHRQ   $0x03, R10
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	MOVQ         aux+40(FP), R8
+	MOVQ         xs+56(FP), R9
+	MOVQ         ng+16(FP), R10
+	SHRQ         $0x03, R10
+	MOVL         $0x3c3c3c3c, R11
+	VPBROADCASTD R11, Z3
+	MOVL         $0x3f3f3f3f, R11
+	VPBROADCASTD R11, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
 
 vnniQ4K_4x16_group:
-	LEAQ 256(AX), R11
-	XORL R12, R12
+	LEAQ      256(AX), R11
+	XORL      R12, R12
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_4x16_pair:
 	PREFETCHT0        2048(AX)(R12*4)
@@ -20364,88 +20344,84 @@ vnniQ4K_4x16_pair:
 	PREFETCHT0        2112(R11)
 	PREFETCHT0        2176(R11)
 	PREFETCHT0        2240(R11)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VMOVDQU32         (R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     (BX), Z9, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     (BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     (BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     4(BX), Z10, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     4(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     4(BX)(DI*1), Z10, Z8
-	VMOVDQU32         64(R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     8(BX), Z9, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     8(BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     8(BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     12(BX), Z10, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     12(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     12(BX)(DI*1), Z10, Z8
-	VMOVDQU32         128(R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     16(BX), Z9, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     16(BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     16(BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     20(BX), Z10, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     20(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     20(BX)(DI*1), Z10, Z8
-	VMOVDQU32         192(R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     24(BX), Z9, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     24(BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     24(BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     28(BX), Z10, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     28(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     28(BX)(DI*1), Z10, Z8
-	VPMOVZXBD         (AX)(R12*2), Z10
-	VPSLLD            $0x1a, Z10, Z9
-	VPSRLD            $0x1a, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VMOVDQU32         (R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     (BX), Z13, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     (BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     4(BX), Z14, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z12
+	VMOVDQU32         64(R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     8(BX), Z13, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     8(BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     12(BX), Z14, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z12
+	VMOVDQU32         128(R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     16(BX), Z13, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     20(BX), Z14, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z12
+	VMOVDQU32         192(R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     24(BX), Z13, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     28(BX), Z14, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z12
+	VPMOVZXBD         (AX)(R12*2), Z14
+	VPANDD            Z4, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z1, Z13, Z13
+	VPSRLD            $0x06, Z14, Z14
+	VPMOVZXBD         128(AX)(R12*1), Z15
+	VPSLLD            $0x02, Z15, Z15
+	VPTERNLOGD        $0xf8, Z3, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z2, Z14, Z14
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         192(AX), Z11
-	VMULPS            Z11, Z9, Z9
-	VPSRLD            $0x06, Z10, Z10
-	VPMOVZXBD         128(AX)(R12*1), Z11
-	VPSLLD            $0x1c, Z11, Z11
-	VPSRLD            $0x1a, Z11, Z11
-	VPORD             Z11, Z10, Z10
+	VMULPS.BCST       (R9), Z9, Z9
+	VFMADD231PS       Z9, Z13, Z5
+	VFNMADD231PS.BCST (R8), Z14, Z5
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         224(AX), Z11
-	VMULPS            Z11, Z10, Z11
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R9), Z5, Z5
-	VFMADD231PS       Z5, Z9, Z1
-	VFNMADD231PS.BCST (R8), Z11, Z1
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R9), Z6, Z6
-	VFMADD231PS       Z6, Z9, Z2
-	VFNMADD231PS.BCST 4(R8), Z11, Z2
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       8(R9), Z7, Z7
-	VFMADD231PS       Z7, Z9, Z3
-	VFNMADD231PS.BCST 8(R8), Z11, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       12(R9), Z8, Z8
-	VFMADD231PS       Z8, Z9, Z4
-	VFNMADD231PS.BCST 12(R8), Z11, Z4
+	VMULPS.BCST       4(R9), Z10, Z10
+	VFMADD231PS       Z10, Z13, Z6
+	VFNMADD231PS.BCST 4(R8), Z14, Z6
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R9), Z11, Z11
+	VFMADD231PS       Z11, Z13, Z7
+	VFNMADD231PS.BCST 8(R8), Z14, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       12(R9), Z12, Z12
+	VFMADD231PS       Z12, Z13, Z8
+	VFNMADD231PS.BCST 12(R8), Z14, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
@@ -20453,88 +20429,84 @@ vnniQ4K_4x16_pair:
 	PREFETCHT0        2368(R11)
 	PREFETCHT0        2432(R11)
 	PREFETCHT0        2496(R11)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VMOVDQU32         256(R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     (BX), Z9, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     (BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     (BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     4(BX), Z10, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     4(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     4(BX)(DI*1), Z10, Z8
-	VMOVDQU32         320(R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     8(BX), Z9, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     8(BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     8(BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     12(BX), Z10, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     12(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     12(BX)(DI*1), Z10, Z8
-	VMOVDQU32         384(R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     16(BX), Z9, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     16(BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     16(BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     20(BX), Z10, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     20(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     20(BX)(DI*1), Z10, Z8
-	VMOVDQU32         448(R11), Z9
-	VPSRLW            $0x04, Z9, Z10
-	VPANDD            Z0, Z9, Z9
-	VPANDD            Z0, Z10, Z10
-	VPDPBUSD.BCST     24(BX), Z9, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z6
-	VPDPBUSD.BCST     24(BX)(SI*2), Z9, Z7
-	VPDPBUSD.BCST     24(BX)(DI*1), Z9, Z8
-	VPDPBUSD.BCST     28(BX), Z10, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     28(BX)(SI*2), Z10, Z7
-	VPDPBUSD.BCST     28(BX)(DI*1), Z10, Z8
-	VPMOVZXBD         16(AX)(R12*2), Z10
-	VPSLLD            $0x1a, Z10, Z9
-	VPSRLD            $0x1a, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VMOVDQU32         256(R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     (BX), Z13, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     (BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     4(BX), Z14, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z12
+	VMOVDQU32         320(R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     8(BX), Z13, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     8(BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     12(BX), Z14, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z12
+	VMOVDQU32         384(R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     16(BX), Z13, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     20(BX), Z14, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z12
+	VMOVDQU32         448(R11), Z13
+	VPSRLW            $0x04, Z13, Z14
+	VPANDD            Z0, Z13, Z13
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     24(BX), Z13, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z11
+	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z12
+	VPDPBUSD.BCST     28(BX), Z14, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z11
+	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z12
+	VPMOVZXBD         16(AX)(R12*2), Z14
+	VPANDD            Z4, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z1, Z13, Z13
+	VPSRLD            $0x06, Z14, Z14
+	VPMOVZXBD         128(AX)(R12*1), Z15
+	VPSRLD            $0x02, Z15, Z15
+	VPTERNLOGD        $0xf8, Z3, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z2, Z14, Z14
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         192(AX), Z11
-	VMULPS            Z11, Z9, Z9
-	VPSRLD            $0x06, Z10, Z10
-	VPMOVZXBD         128(AX)(R12*1), Z11
-	VPSRLD            $0x04, Z11, Z11
-	VPSLLD            $0x02, Z11, Z11
-	VPORD             Z11, Z10, Z10
+	VMULPS.BCST       (R9), Z9, Z9
+	VFMADD231PS       Z9, Z13, Z5
+	VFNMADD231PS.BCST (R8), Z14, Z5
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         224(AX), Z11
-	VMULPS            Z11, Z10, Z11
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R9), Z5, Z5
-	VFMADD231PS       Z5, Z9, Z1
-	VFNMADD231PS.BCST (R8), Z11, Z1
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R9), Z6, Z6
-	VFMADD231PS       Z6, Z9, Z2
-	VFNMADD231PS.BCST 4(R8), Z11, Z2
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       8(R9), Z7, Z7
-	VFMADD231PS       Z7, Z9, Z3
-	VFNMADD231PS.BCST 8(R8), Z11, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       12(R9), Z8, Z8
-	VFMADD231PS       Z8, Z9, Z4
-	VFNMADD231PS.BCST 12(R8), Z11, Z4
+	VMULPS.BCST       4(R9), Z10, Z10
+	VFMADD231PS       Z10, Z13, Z6
+	VFNMADD231PS.BCST 4(R8), Z14, Z6
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R9), Z11, Z11
+	VFMADD231PS       Z11, Z13, Z7
+	VFNMADD231PS.BCST 8(R8), Z14, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       12(R9), Z12, Z12
+	VFMADD231PS       Z12, Z13, Z8
+	VFNMADD231PS.BCST 12(R8), Z14, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
@@ -20551,27 +20523,27 @@ vnniQ4K_4x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_4x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
+	VADDPS            (SI), Z5, Z5
+	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
 	JMP               vnniQ4K_4x16_stored
 
 vnniQ4K_4x16_store:
-	VMOVUPS Z1, (SI)
+	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
+	VMOVUPS Z8, (SI)
 
 vnniQ4K_4x16_stored:
 	ADDQ $0x40, DX
@@ -20590,23 +20562,29 @@ TEXT ·vnniQ4K_5x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_5x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z3
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
 
 vnniQ4K_5x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_5x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -20614,101 +20592,97 @@ vnniQ4K_5x16_pair:
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
 	VPXORD            Z10, Z10, Z10
-	VMOVDQU32         (R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     (BX), Z11, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     (BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     (R8), Z11, Z10
-	VPDPBUSD.BCST     4(BX), Z12, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     4(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     4(R8), Z12, Z10
-	VMOVDQU32         64(R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     8(BX), Z11, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     8(BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     8(R8), Z11, Z10
-	VPDPBUSD.BCST     12(BX), Z12, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     12(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     12(R8), Z12, Z10
-	VMOVDQU32         128(R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     16(BX), Z11, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     16(BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     16(R8), Z11, Z10
-	VPDPBUSD.BCST     20(BX), Z12, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     20(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     20(R8), Z12, Z10
-	VMOVDQU32         192(R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     24(BX), Z11, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     24(BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     24(R8), Z11, Z10
-	VPDPBUSD.BCST     28(BX), Z12, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     28(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     28(R8), Z12, Z10
-	VPMOVZXBD         (AX)(R13*2), Z12
-	VPSLLD            $0x1a, Z12, Z11
-	VPSRLD            $0x1a, Z11, Z11
-	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         192(AX), Z13
-	VMULPS            Z13, Z11, Z11
-	VPSRLD            $0x06, Z12, Z12
-	VPMOVZXBD         128(AX)(R13*1), Z13
-	VPSLLD            $0x1c, Z13, Z13
-	VPSRLD            $0x1a, Z13, Z13
-	VPORD             Z13, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         224(AX), Z13
-	VMULPS            Z13, Z12, Z13
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R10), Z6, Z6
-	VFMADD231PS       Z6, Z11, Z1
-	VFNMADD231PS.BCST (R9), Z13, Z1
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R10), Z7, Z7
-	VFMADD231PS       Z7, Z11, Z2
-	VFNMADD231PS.BCST 4(R9), Z13, Z2
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R10), Z8, Z8
-	VFMADD231PS       Z8, Z11, Z3
-	VFNMADD231PS.BCST 8(R9), Z13, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       12(R10), Z9, Z9
-	VFMADD231PS       Z9, Z11, Z4
-	VFNMADD231PS.BCST 12(R9), Z13, Z4
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VMOVDQU32         (R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     (BX), Z15, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     (R8), Z15, Z14
+	VPDPBUSD.BCST     4(BX), Z16, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     4(R8), Z16, Z14
+	VMOVDQU32         64(R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     8(BX), Z15, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     8(R8), Z15, Z14
+	VPDPBUSD.BCST     12(BX), Z16, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     12(R8), Z16, Z14
+	VMOVDQU32         128(R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     16(BX), Z15, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     16(R8), Z15, Z14
+	VPDPBUSD.BCST     20(BX), Z16, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     20(R8), Z16, Z14
+	VMOVDQU32         192(R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     24(BX), Z15, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     24(R8), Z15, Z14
+	VPDPBUSD.BCST     28(BX), Z16, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     28(R8), Z16, Z14
+	VPMOVZXBD         (AX)(R13*2), Z16
+	VPANDD            Z4, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z1, Z15, Z15
+	VPSRLD            $0x06, Z16, Z16
+	VPMOVZXBD         128(AX)(R13*1), Z17
+	VPSLLD            $0x02, Z17, Z17
+	VPTERNLOGD        $0xf8, Z3, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z2, Z16, Z16
 	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       16(R10), Z10, Z10
-	VFMADD231PS       Z10, Z11, Z5
-	VFNMADD231PS.BCST 16(R9), Z13, Z5
+	VMULPS.BCST       (R10), Z10, Z10
+	VFMADD231PS       Z10, Z15, Z5
+	VFNMADD231PS.BCST (R9), Z16, Z5
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       4(R10), Z11, Z11
+	VFMADD231PS       Z11, Z15, Z6
+	VFNMADD231PS.BCST 4(R9), Z16, Z6
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R10), Z12, Z12
+	VFMADD231PS       Z12, Z15, Z7
+	VFNMADD231PS.BCST 8(R9), Z16, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R10), Z13, Z13
+	VFMADD231PS       Z13, Z15, Z8
+	VFNMADD231PS.BCST 12(R9), Z16, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       16(R10), Z14, Z14
+	VFMADD231PS       Z14, Z15, Z9
+	VFNMADD231PS.BCST 16(R9), Z16, Z9
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -20717,101 +20691,97 @@ vnniQ4K_5x16_pair:
 	PREFETCHT0        2368(R12)
 	PREFETCHT0        2432(R12)
 	PREFETCHT0        2496(R12)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
 	VPXORD            Z10, Z10, Z10
-	VMOVDQU32         256(R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     (BX), Z11, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     (BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     (R8), Z11, Z10
-	VPDPBUSD.BCST     4(BX), Z12, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     4(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     4(R8), Z12, Z10
-	VMOVDQU32         320(R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     8(BX), Z11, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     8(BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     8(R8), Z11, Z10
-	VPDPBUSD.BCST     12(BX), Z12, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     12(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     12(R8), Z12, Z10
-	VMOVDQU32         384(R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     16(BX), Z11, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     16(BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     16(R8), Z11, Z10
-	VPDPBUSD.BCST     20(BX), Z12, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     20(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     20(R8), Z12, Z10
-	VMOVDQU32         448(R12), Z11
-	VPSRLW            $0x04, Z11, Z12
-	VPANDD            Z0, Z11, Z11
-	VPANDD            Z0, Z12, Z12
-	VPDPBUSD.BCST     24(BX), Z11, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z8
-	VPDPBUSD.BCST     24(BX)(DI*1), Z11, Z9
-	VPDPBUSD.BCST     24(R8), Z11, Z10
-	VPDPBUSD.BCST     28(BX), Z12, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     28(BX)(DI*1), Z12, Z9
-	VPDPBUSD.BCST     28(R8), Z12, Z10
-	VPMOVZXBD         16(AX)(R13*2), Z12
-	VPSLLD            $0x1a, Z12, Z11
-	VPSRLD            $0x1a, Z11, Z11
-	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         192(AX), Z13
-	VMULPS            Z13, Z11, Z11
-	VPSRLD            $0x06, Z12, Z12
-	VPMOVZXBD         128(AX)(R13*1), Z13
-	VPSRLD            $0x04, Z13, Z13
-	VPSLLD            $0x02, Z13, Z13
-	VPORD             Z13, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         224(AX), Z13
-	VMULPS            Z13, Z12, Z13
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R10), Z6, Z6
-	VFMADD231PS       Z6, Z11, Z1
-	VFNMADD231PS.BCST (R9), Z13, Z1
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R10), Z7, Z7
-	VFMADD231PS       Z7, Z11, Z2
-	VFNMADD231PS.BCST 4(R9), Z13, Z2
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R10), Z8, Z8
-	VFMADD231PS       Z8, Z11, Z3
-	VFNMADD231PS.BCST 8(R9), Z13, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       12(R10), Z9, Z9
-	VFMADD231PS       Z9, Z11, Z4
-	VFNMADD231PS.BCST 12(R9), Z13, Z4
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VMOVDQU32         256(R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     (BX), Z15, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     (R8), Z15, Z14
+	VPDPBUSD.BCST     4(BX), Z16, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     4(R8), Z16, Z14
+	VMOVDQU32         320(R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     8(BX), Z15, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     8(R8), Z15, Z14
+	VPDPBUSD.BCST     12(BX), Z16, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     12(R8), Z16, Z14
+	VMOVDQU32         384(R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     16(BX), Z15, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     16(R8), Z15, Z14
+	VPDPBUSD.BCST     20(BX), Z16, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     20(R8), Z16, Z14
+	VMOVDQU32         448(R12), Z15
+	VPSRLW            $0x04, Z15, Z16
+	VPANDD            Z0, Z15, Z15
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     24(BX), Z15, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z13
+	VPDPBUSD.BCST     24(R8), Z15, Z14
+	VPDPBUSD.BCST     28(BX), Z16, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z13
+	VPDPBUSD.BCST     28(R8), Z16, Z14
+	VPMOVZXBD         16(AX)(R13*2), Z16
+	VPANDD            Z4, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z1, Z15, Z15
+	VPSRLD            $0x06, Z16, Z16
+	VPMOVZXBD         128(AX)(R13*1), Z17
+	VPSRLD            $0x02, Z17, Z17
+	VPTERNLOGD        $0xf8, Z3, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z2, Z16, Z16
 	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       16(R10), Z10, Z10
-	VFMADD231PS       Z10, Z11, Z5
-	VFNMADD231PS.BCST 16(R9), Z13, Z5
+	VMULPS.BCST       (R10), Z10, Z10
+	VFMADD231PS       Z10, Z15, Z5
+	VFNMADD231PS.BCST (R9), Z16, Z5
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       4(R10), Z11, Z11
+	VFMADD231PS       Z11, Z15, Z6
+	VFNMADD231PS.BCST 4(R9), Z16, Z6
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R10), Z12, Z12
+	VFMADD231PS       Z12, Z15, Z7
+	VFNMADD231PS.BCST 8(R9), Z16, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R10), Z13, Z13
+	VFMADD231PS       Z13, Z15, Z8
+	VFNMADD231PS.BCST 12(R9), Z16, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       16(R10), Z14, Z14
+	VFMADD231PS       Z14, Z15, Z9
+	VFNMADD231PS.BCST 16(R9), Z16, Z9
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -20829,32 +20799,32 @@ vnniQ4K_5x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_5x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z5, Z5
 	VMOVUPS           Z5, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
 	JMP               vnniQ4K_5x16_stored
 
 vnniQ4K_5x16_store:
-	VMOVUPS Z1, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
 
 vnniQ4K_5x16_stored:
 	ADDQ $0x40, DX
@@ -20873,24 +20843,30 @@ TEXT ·vnniQ4K_6x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_6x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z3
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 
 vnniQ4K_6x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_6x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -20898,114 +20874,110 @@ vnniQ4K_6x16_pair:
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
-	VMOVDQU32         (R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     (BX), Z13, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     (R8), Z13, Z11
-	VPDPBUSD.BCST     (R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     4(BX), Z14, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     4(R8), Z14, Z11
-	VPDPBUSD.BCST     4(R8)(SI*1), Z14, Z12
-	VMOVDQU32         64(R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     8(BX), Z13, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     8(R8), Z13, Z11
-	VPDPBUSD.BCST     8(R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     12(BX), Z14, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     12(R8), Z14, Z11
-	VPDPBUSD.BCST     12(R8)(SI*1), Z14, Z12
-	VMOVDQU32         128(R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     16(BX), Z13, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     16(R8), Z13, Z11
-	VPDPBUSD.BCST     16(R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     20(BX), Z14, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     20(R8), Z14, Z11
-	VPDPBUSD.BCST     20(R8)(SI*1), Z14, Z12
-	VMOVDQU32         192(R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     24(BX), Z13, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     24(R8), Z13, Z11
-	VPDPBUSD.BCST     24(R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     28(BX), Z14, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     28(R8), Z14, Z11
-	VPDPBUSD.BCST     28(R8)(SI*1), Z14, Z12
-	VPMOVZXBD         (AX)(R13*2), Z14
-	VPSLLD            $0x1a, Z14, Z13
-	VPSRLD            $0x1a, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         192(AX), Z15
-	VMULPS            Z15, Z13, Z13
-	VPSRLD            $0x06, Z14, Z14
-	VPMOVZXBD         128(AX)(R13*1), Z15
-	VPSLLD            $0x1c, Z15, Z15
-	VPSRLD            $0x1a, Z15, Z15
-	VPORD             Z15, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         224(AX), Z15
-	VMULPS            Z15, Z14, Z15
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R10), Z7, Z7
-	VFMADD231PS       Z7, Z13, Z1
-	VFNMADD231PS.BCST (R9), Z15, Z1
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R10), Z8, Z8
-	VFMADD231PS       Z8, Z13, Z2
-	VFNMADD231PS.BCST 4(R9), Z15, Z2
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R10), Z9, Z9
-	VFMADD231PS       Z9, Z13, Z3
-	VFNMADD231PS.BCST 8(R9), Z15, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R10), Z10, Z10
-	VFMADD231PS       Z10, Z13, Z4
-	VFNMADD231PS.BCST 12(R9), Z15, Z4
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VMOVDQU32         (R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     (BX), Z17, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     (R8), Z17, Z15
+	VPDPBUSD.BCST     (R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     4(BX), Z18, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     4(R8), Z18, Z15
+	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z16
+	VMOVDQU32         64(R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     8(BX), Z17, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     8(R8), Z17, Z15
+	VPDPBUSD.BCST     8(R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     12(BX), Z18, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     12(R8), Z18, Z15
+	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z16
+	VMOVDQU32         128(R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     16(BX), Z17, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     16(R8), Z17, Z15
+	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     20(BX), Z18, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     20(R8), Z18, Z15
+	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z16
+	VMOVDQU32         192(R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     24(BX), Z17, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     24(R8), Z17, Z15
+	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     28(BX), Z18, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     28(R8), Z18, Z15
+	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z16
+	VPMOVZXBD         (AX)(R13*2), Z18
+	VPANDD            Z4, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z1, Z17, Z17
+	VPSRLD            $0x06, Z18, Z18
+	VPMOVZXBD         128(AX)(R13*1), Z19
+	VPSLLD            $0x02, Z19, Z19
+	VPTERNLOGD        $0xf8, Z3, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z2, Z18, Z18
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       16(R10), Z11, Z11
-	VFMADD231PS       Z11, Z13, Z5
-	VFNMADD231PS.BCST 16(R9), Z15, Z5
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z17, Z5
+	VFNMADD231PS.BCST (R9), Z18, Z5
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       20(R10), Z12, Z12
-	VFMADD231PS       Z12, Z13, Z6
-	VFNMADD231PS.BCST 20(R9), Z15, Z6
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z17, Z6
+	VFNMADD231PS.BCST 4(R9), Z18, Z6
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z17, Z7
+	VFNMADD231PS.BCST 8(R9), Z18, Z7
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z17, Z8
+	VFNMADD231PS.BCST 12(R9), Z18, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z17, Z9
+	VFNMADD231PS.BCST 16(R9), Z18, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       20(R10), Z16, Z16
+	VFMADD231PS       Z16, Z17, Z10
+	VFNMADD231PS.BCST 20(R9), Z18, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -21014,114 +20986,110 @@ vnniQ4K_6x16_pair:
 	PREFETCHT0        2368(R12)
 	PREFETCHT0        2432(R12)
 	PREFETCHT0        2496(R12)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
-	VMOVDQU32         256(R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     (BX), Z13, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     (R8), Z13, Z11
-	VPDPBUSD.BCST     (R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     4(BX), Z14, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     4(R8), Z14, Z11
-	VPDPBUSD.BCST     4(R8)(SI*1), Z14, Z12
-	VMOVDQU32         320(R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     8(BX), Z13, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     8(R8), Z13, Z11
-	VPDPBUSD.BCST     8(R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     12(BX), Z14, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     12(R8), Z14, Z11
-	VPDPBUSD.BCST     12(R8)(SI*1), Z14, Z12
-	VMOVDQU32         384(R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     16(BX), Z13, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     16(R8), Z13, Z11
-	VPDPBUSD.BCST     16(R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     20(BX), Z14, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     20(R8), Z14, Z11
-	VPDPBUSD.BCST     20(R8)(SI*1), Z14, Z12
-	VMOVDQU32         448(R12), Z13
-	VPSRLW            $0x04, Z13, Z14
-	VPANDD            Z0, Z13, Z13
-	VPANDD            Z0, Z14, Z14
-	VPDPBUSD.BCST     24(BX), Z13, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z10
-	VPDPBUSD.BCST     24(R8), Z13, Z11
-	VPDPBUSD.BCST     24(R8)(SI*1), Z13, Z12
-	VPDPBUSD.BCST     28(BX), Z14, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     28(R8), Z14, Z11
-	VPDPBUSD.BCST     28(R8)(SI*1), Z14, Z12
-	VPMOVZXBD         16(AX)(R13*2), Z14
-	VPSLLD            $0x1a, Z14, Z13
-	VPSRLD            $0x1a, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         192(AX), Z15
-	VMULPS            Z15, Z13, Z13
-	VPSRLD            $0x06, Z14, Z14
-	VPMOVZXBD         128(AX)(R13*1), Z15
-	VPSRLD            $0x04, Z15, Z15
-	VPSLLD            $0x02, Z15, Z15
-	VPORD             Z15, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         224(AX), Z15
-	VMULPS            Z15, Z14, Z15
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R10), Z7, Z7
-	VFMADD231PS       Z7, Z13, Z1
-	VFNMADD231PS.BCST (R9), Z15, Z1
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R10), Z8, Z8
-	VFMADD231PS       Z8, Z13, Z2
-	VFNMADD231PS.BCST 4(R9), Z15, Z2
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R10), Z9, Z9
-	VFMADD231PS       Z9, Z13, Z3
-	VFNMADD231PS.BCST 8(R9), Z15, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R10), Z10, Z10
-	VFMADD231PS       Z10, Z13, Z4
-	VFNMADD231PS.BCST 12(R9), Z15, Z4
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VMOVDQU32         256(R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     (BX), Z17, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     (R8), Z17, Z15
+	VPDPBUSD.BCST     (R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     4(BX), Z18, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     4(R8), Z18, Z15
+	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z16
+	VMOVDQU32         320(R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     8(BX), Z17, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     8(R8), Z17, Z15
+	VPDPBUSD.BCST     8(R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     12(BX), Z18, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     12(R8), Z18, Z15
+	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z16
+	VMOVDQU32         384(R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     16(BX), Z17, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     16(R8), Z17, Z15
+	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     20(BX), Z18, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     20(R8), Z18, Z15
+	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z16
+	VMOVDQU32         448(R12), Z17
+	VPSRLW            $0x04, Z17, Z18
+	VPANDD            Z0, Z17, Z17
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     24(BX), Z17, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z14
+	VPDPBUSD.BCST     24(R8), Z17, Z15
+	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z16
+	VPDPBUSD.BCST     28(BX), Z18, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     28(R8), Z18, Z15
+	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z16
+	VPMOVZXBD         16(AX)(R13*2), Z18
+	VPANDD            Z4, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z1, Z17, Z17
+	VPSRLD            $0x06, Z18, Z18
+	VPMOVZXBD         128(AX)(R13*1), Z19
+	VPSRLD            $0x02, Z19, Z19
+	VPTERNLOGD        $0xf8, Z3, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z2, Z18, Z18
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       16(R10), Z11, Z11
-	VFMADD231PS       Z11, Z13, Z5
-	VFNMADD231PS.BCST 16(R9), Z15, Z5
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z17, Z5
+	VFNMADD231PS.BCST (R9), Z18, Z5
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       20(R10), Z12, Z12
-	VFMADD231PS       Z12, Z13, Z6
-	VFNMADD231PS.BCST 20(R9), Z15, Z6
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z17, Z6
+	VFNMADD231PS.BCST 4(R9), Z18, Z6
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z17, Z7
+	VFNMADD231PS.BCST 8(R9), Z18, Z7
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z17, Z8
+	VFNMADD231PS.BCST 12(R9), Z18, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z17, Z9
+	VFNMADD231PS.BCST 16(R9), Z18, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       20(R10), Z16, Z16
+	VFMADD231PS       Z16, Z17, Z10
+	VFNMADD231PS.BCST 20(R9), Z18, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -21139,37 +21107,37 @@ vnniQ4K_6x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_6x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z5, Z5
 	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
 	JMP               vnniQ4K_6x16_stored
 
 vnniQ4K_6x16_store:
-	VMOVUPS Z1, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
 
 vnniQ4K_6x16_stored:
 	ADDQ $0x40, DX
@@ -21188,25 +21156,31 @@ TEXT ·vnniQ4K_7x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_7x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z3
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 
 vnniQ4K_7x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_7x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -21214,127 +21188,123 @@ vnniQ4K_7x16_pair:
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
-	VMOVDQU32         (R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     (BX), Z15, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     (R8), Z15, Z12
-	VPDPBUSD.BCST     (R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     (R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     4(BX), Z16, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     4(R8), Z16, Z12
-	VPDPBUSD.BCST     4(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     4(R8)(SI*2), Z16, Z14
-	VMOVDQU32         64(R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     8(BX), Z15, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     8(R8), Z15, Z12
-	VPDPBUSD.BCST     8(R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     8(R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     12(BX), Z16, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     12(R8), Z16, Z12
-	VPDPBUSD.BCST     12(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     12(R8)(SI*2), Z16, Z14
-	VMOVDQU32         128(R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     16(BX), Z15, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     16(R8), Z15, Z12
-	VPDPBUSD.BCST     16(R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     16(R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     20(BX), Z16, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     20(R8), Z16, Z12
-	VPDPBUSD.BCST     20(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     20(R8)(SI*2), Z16, Z14
-	VMOVDQU32         192(R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     24(BX), Z15, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     24(R8), Z15, Z12
-	VPDPBUSD.BCST     24(R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     24(R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     28(BX), Z16, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     28(R8), Z16, Z12
-	VPDPBUSD.BCST     28(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     28(R8)(SI*2), Z16, Z14
-	VPMOVZXBD         (AX)(R13*2), Z16
-	VPSLLD            $0x1a, Z16, Z15
-	VPSRLD            $0x1a, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         192(AX), Z17
-	VMULPS            Z17, Z15, Z15
-	VPSRLD            $0x06, Z16, Z16
-	VPMOVZXBD         128(AX)(R13*1), Z17
-	VPSLLD            $0x1c, Z17, Z17
-	VPSRLD            $0x1a, Z17, Z17
-	VPORD             Z17, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         224(AX), Z17
-	VMULPS            Z17, Z16, Z17
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z15, Z1
-	VFNMADD231PS.BCST (R9), Z17, Z1
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z15, Z2
-	VFNMADD231PS.BCST 4(R9), Z17, Z2
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z15, Z3
-	VFNMADD231PS.BCST 8(R9), Z17, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z15, Z4
-	VFNMADD231PS.BCST 12(R9), Z17, Z4
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VMOVDQU32         (R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     (BX), Z19, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     (R8), Z19, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     (R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     4(BX), Z20, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     4(R8), Z20, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z18
+	VMOVDQU32         64(R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     8(BX), Z19, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     8(R8), Z19, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     8(R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     12(BX), Z20, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     12(R8), Z20, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z18
+	VMOVDQU32         128(R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     16(BX), Z19, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     16(R8), Z19, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     20(BX), Z20, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     20(R8), Z20, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z18
+	VMOVDQU32         192(R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     24(BX), Z19, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     24(R8), Z19, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     28(BX), Z20, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     28(R8), Z20, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z18
+	VPMOVZXBD         (AX)(R13*2), Z20
+	VPANDD            Z4, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z1, Z19, Z19
+	VPSRLD            $0x06, Z20, Z20
+	VPMOVZXBD         128(AX)(R13*1), Z21
+	VPSLLD            $0x02, Z21, Z21
+	VPTERNLOGD        $0xf8, Z3, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z2, Z20, Z20
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z15, Z5
-	VFNMADD231PS.BCST 16(R9), Z17, Z5
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z19, Z5
+	VFNMADD231PS.BCST (R9), Z20, Z5
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       20(R10), Z13, Z13
-	VFMADD231PS       Z13, Z15, Z6
-	VFNMADD231PS.BCST 20(R9), Z17, Z6
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z19, Z6
+	VFNMADD231PS.BCST 4(R9), Z20, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       24(R10), Z14, Z14
-	VFMADD231PS       Z14, Z15, Z7
-	VFNMADD231PS.BCST 24(R9), Z17, Z7
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z19, Z7
+	VFNMADD231PS.BCST 8(R9), Z20, Z7
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z19, Z8
+	VFNMADD231PS.BCST 12(R9), Z20, Z8
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z19, Z9
+	VFNMADD231PS.BCST 16(R9), Z20, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z19, Z10
+	VFNMADD231PS.BCST 20(R9), Z20, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       24(R10), Z18, Z18
+	VFMADD231PS       Z18, Z19, Z11
+	VFNMADD231PS.BCST 24(R9), Z20, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -21343,127 +21313,123 @@ vnniQ4K_7x16_pair:
 	PREFETCHT0        2368(R12)
 	PREFETCHT0        2432(R12)
 	PREFETCHT0        2496(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
-	VMOVDQU32         256(R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     (BX), Z15, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     (R8), Z15, Z12
-	VPDPBUSD.BCST     (R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     (R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     4(BX), Z16, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     4(R8), Z16, Z12
-	VPDPBUSD.BCST     4(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     4(R8)(SI*2), Z16, Z14
-	VMOVDQU32         320(R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     8(BX), Z15, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     8(R8), Z15, Z12
-	VPDPBUSD.BCST     8(R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     8(R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     12(BX), Z16, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     12(R8), Z16, Z12
-	VPDPBUSD.BCST     12(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     12(R8)(SI*2), Z16, Z14
-	VMOVDQU32         384(R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     16(BX), Z15, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     16(R8), Z15, Z12
-	VPDPBUSD.BCST     16(R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     16(R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     20(BX), Z16, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     20(R8), Z16, Z12
-	VPDPBUSD.BCST     20(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     20(R8)(SI*2), Z16, Z14
-	VMOVDQU32         448(R12), Z15
-	VPSRLW            $0x04, Z15, Z16
-	VPANDD            Z0, Z15, Z15
-	VPANDD            Z0, Z16, Z16
-	VPDPBUSD.BCST     24(BX), Z15, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z11
-	VPDPBUSD.BCST     24(R8), Z15, Z12
-	VPDPBUSD.BCST     24(R8)(SI*1), Z15, Z13
-	VPDPBUSD.BCST     24(R8)(SI*2), Z15, Z14
-	VPDPBUSD.BCST     28(BX), Z16, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     28(R8), Z16, Z12
-	VPDPBUSD.BCST     28(R8)(SI*1), Z16, Z13
-	VPDPBUSD.BCST     28(R8)(SI*2), Z16, Z14
-	VPMOVZXBD         16(AX)(R13*2), Z16
-	VPSLLD            $0x1a, Z16, Z15
-	VPSRLD            $0x1a, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         192(AX), Z17
-	VMULPS            Z17, Z15, Z15
-	VPSRLD            $0x06, Z16, Z16
-	VPMOVZXBD         128(AX)(R13*1), Z17
-	VPSRLD            $0x04, Z17, Z17
-	VPSLLD            $0x02, Z17, Z17
-	VPORD             Z17, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         224(AX), Z17
-	VMULPS            Z17, Z16, Z17
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z15, Z1
-	VFNMADD231PS.BCST (R9), Z17, Z1
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z15, Z2
-	VFNMADD231PS.BCST 4(R9), Z17, Z2
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z15, Z3
-	VFNMADD231PS.BCST 8(R9), Z17, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z15, Z4
-	VFNMADD231PS.BCST 12(R9), Z17, Z4
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VMOVDQU32         256(R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     (BX), Z19, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     (R8), Z19, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     (R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     4(BX), Z20, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     4(R8), Z20, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z18
+	VMOVDQU32         320(R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     8(BX), Z19, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     8(R8), Z19, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     8(R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     12(BX), Z20, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     12(R8), Z20, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z18
+	VMOVDQU32         384(R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     16(BX), Z19, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     16(R8), Z19, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     20(BX), Z20, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     20(R8), Z20, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z18
+	VMOVDQU32         448(R12), Z19
+	VPSRLW            $0x04, Z19, Z20
+	VPANDD            Z0, Z19, Z19
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     24(BX), Z19, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z15
+	VPDPBUSD.BCST     24(R8), Z19, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z17
+	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z18
+	VPDPBUSD.BCST     28(BX), Z20, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     28(R8), Z20, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z17
+	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z18
+	VPMOVZXBD         16(AX)(R13*2), Z20
+	VPANDD            Z4, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z1, Z19, Z19
+	VPSRLD            $0x06, Z20, Z20
+	VPMOVZXBD         128(AX)(R13*1), Z21
+	VPSRLD            $0x02, Z21, Z21
+	VPTERNLOGD        $0xf8, Z3, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z2, Z20, Z20
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z15, Z5
-	VFNMADD231PS.BCST 16(R9), Z17, Z5
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z19, Z5
+	VFNMADD231PS.BCST (R9), Z20, Z5
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       20(R10), Z13, Z13
-	VFMADD231PS       Z13, Z15, Z6
-	VFNMADD231PS.BCST 20(R9), Z17, Z6
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z19, Z6
+	VFNMADD231PS.BCST 4(R9), Z20, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       24(R10), Z14, Z14
-	VFMADD231PS       Z14, Z15, Z7
-	VFNMADD231PS.BCST 24(R9), Z17, Z7
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z19, Z7
+	VFNMADD231PS.BCST 8(R9), Z20, Z7
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z19, Z8
+	VFNMADD231PS.BCST 12(R9), Z20, Z8
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z19, Z9
+	VFNMADD231PS.BCST 16(R9), Z20, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z19, Z10
+	VFNMADD231PS.BCST 20(R9), Z20, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       24(R10), Z18, Z18
+	VFMADD231PS       Z18, Z19, Z11
+	VFNMADD231PS.BCST 24(R9), Z20, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -21481,18 +21447,6 @@ vnniQ4K_7x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_7x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z5, Z5
 	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
@@ -21501,22 +21455,34 @@ vnniQ4K_7x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z7, Z7
 	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
 	JMP               vnniQ4K_7x16_stored
 
 vnniQ4K_7x16_store:
-	VMOVUPS Z1, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
 
 vnniQ4K_7x16_stored:
 	ADDQ $0x40, DX
@@ -21535,26 +21501,32 @@ TEXT ·vnniQ4K_8x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_8x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z3
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
 
 vnniQ4K_8x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_8x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -21562,140 +21534,136 @@ vnniQ4K_8x16_pair:
 	PREFETCHT0        2112(R12)
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
-	VMOVDQU32         (R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     (BX), Z17, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     (R8), Z17, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     (R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     (R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     4(BX), Z18, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     4(R8), Z18, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     4(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     4(R8)(DI*1), Z18, Z16
-	VMOVDQU32         64(R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     8(BX), Z17, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     8(R8), Z17, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     8(R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     8(R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     12(BX), Z18, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     12(R8), Z18, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     12(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     12(R8)(DI*1), Z18, Z16
-	VMOVDQU32         128(R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     16(BX), Z17, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     16(R8), Z17, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     16(R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     16(R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     20(BX), Z18, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     20(R8), Z18, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     20(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     20(R8)(DI*1), Z18, Z16
-	VMOVDQU32         192(R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     24(BX), Z17, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     24(R8), Z17, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     24(R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     24(R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     28(BX), Z18, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     28(R8), Z18, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     28(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     28(R8)(DI*1), Z18, Z16
-	VPMOVZXBD         (AX)(R13*2), Z18
-	VPSLLD            $0x1a, Z18, Z17
-	VPSRLD            $0x1a, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         192(AX), Z19
-	VMULPS            Z19, Z17, Z17
-	VPSRLD            $0x06, Z18, Z18
-	VPMOVZXBD         128(AX)(R13*1), Z19
-	VPSLLD            $0x1c, Z19, Z19
-	VPSRLD            $0x1a, Z19, Z19
-	VPORD             Z19, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         224(AX), Z19
-	VMULPS            Z19, Z18, Z19
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z17, Z1
-	VFNMADD231PS.BCST (R9), Z19, Z1
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z17, Z2
-	VFNMADD231PS.BCST 4(R9), Z19, Z2
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z17, Z3
-	VFNMADD231PS.BCST 8(R9), Z19, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z17, Z4
-	VFNMADD231PS.BCST 12(R9), Z19, Z4
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VMOVDQU32         (R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     (BX), Z21, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     (R8), Z21, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     (R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     4(BX), Z22, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     4(R8), Z22, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z20
+	VMOVDQU32         64(R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     8(BX), Z21, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     8(R8), Z21, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     8(R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     12(BX), Z22, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     12(R8), Z22, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z20
+	VMOVDQU32         128(R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     16(BX), Z21, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     16(R8), Z21, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     20(BX), Z22, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     20(R8), Z22, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z20
+	VMOVDQU32         192(R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     24(BX), Z21, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     24(R8), Z21, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     28(BX), Z22, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     28(R8), Z22, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z20
+	VPMOVZXBD         (AX)(R13*2), Z22
+	VPANDD            Z4, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z1, Z21, Z21
+	VPSRLD            $0x06, Z22, Z22
+	VPMOVZXBD         128(AX)(R13*1), Z23
+	VPSLLD            $0x02, Z23, Z23
+	VPTERNLOGD        $0xf8, Z3, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z2, Z22, Z22
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z17, Z5
-	VFNMADD231PS.BCST 16(R9), Z19, Z5
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z21, Z5
+	VFNMADD231PS.BCST (R9), Z22, Z5
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z17, Z6
-	VFNMADD231PS.BCST 20(R9), Z19, Z6
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z21, Z6
+	VFNMADD231PS.BCST 4(R9), Z22, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       24(R10), Z15, Z15
-	VFMADD231PS       Z15, Z17, Z7
-	VFNMADD231PS.BCST 24(R9), Z19, Z7
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z21, Z7
+	VFNMADD231PS.BCST 8(R9), Z22, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       28(R10), Z16, Z16
-	VFMADD231PS       Z16, Z17, Z8
-	VFNMADD231PS.BCST 28(R9), Z19, Z8
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z21, Z8
+	VFNMADD231PS.BCST 12(R9), Z22, Z8
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z21, Z9
+	VFNMADD231PS.BCST 16(R9), Z22, Z9
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z21, Z10
+	VFNMADD231PS.BCST 20(R9), Z22, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z21, Z11
+	VFNMADD231PS.BCST 24(R9), Z22, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       28(R10), Z20, Z20
+	VFMADD231PS       Z20, Z21, Z12
+	VFNMADD231PS.BCST 28(R9), Z22, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -21704,140 +21672,136 @@ vnniQ4K_8x16_pair:
 	PREFETCHT0        2368(R12)
 	PREFETCHT0        2432(R12)
 	PREFETCHT0        2496(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
-	VMOVDQU32         256(R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     (BX), Z17, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     (R8), Z17, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     (R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     (R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     4(BX), Z18, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     4(R8), Z18, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     4(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     4(R8)(DI*1), Z18, Z16
-	VMOVDQU32         320(R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     8(BX), Z17, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     8(R8), Z17, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     8(R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     8(R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     12(BX), Z18, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     12(R8), Z18, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     12(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     12(R8)(DI*1), Z18, Z16
-	VMOVDQU32         384(R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     16(BX), Z17, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     16(R8), Z17, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     16(R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     16(R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     20(BX), Z18, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     20(R8), Z18, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     20(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     20(R8)(DI*1), Z18, Z16
-	VMOVDQU32         448(R12), Z17
-	VPSRLW            $0x04, Z17, Z18
-	VPANDD            Z0, Z17, Z17
-	VPANDD            Z0, Z18, Z18
-	VPDPBUSD.BCST     24(BX), Z17, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z12
-	VPDPBUSD.BCST     24(R8), Z17, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z14
-	VPDPBUSD.BCST     24(R8)(SI*2), Z17, Z15
-	VPDPBUSD.BCST     24(R8)(DI*1), Z17, Z16
-	VPDPBUSD.BCST     28(BX), Z18, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     28(R8), Z18, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     28(R8)(SI*2), Z18, Z15
-	VPDPBUSD.BCST     28(R8)(DI*1), Z18, Z16
-	VPMOVZXBD         16(AX)(R13*2), Z18
-	VPSLLD            $0x1a, Z18, Z17
-	VPSRLD            $0x1a, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         192(AX), Z19
-	VMULPS            Z19, Z17, Z17
-	VPSRLD            $0x06, Z18, Z18
-	VPMOVZXBD         128(AX)(R13*1), Z19
-	VPSRLD            $0x04, Z19, Z19
-	VPSLLD            $0x02, Z19, Z19
-	VPORD             Z19, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         224(AX), Z19
-	VMULPS            Z19, Z18, Z19
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z17, Z1
-	VFNMADD231PS.BCST (R9), Z19, Z1
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z17, Z2
-	VFNMADD231PS.BCST 4(R9), Z19, Z2
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z17, Z3
-	VFNMADD231PS.BCST 8(R9), Z19, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z17, Z4
-	VFNMADD231PS.BCST 12(R9), Z19, Z4
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VMOVDQU32         256(R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     (BX), Z21, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     (R8), Z21, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     (R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     4(BX), Z22, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     4(R8), Z22, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z20
+	VMOVDQU32         320(R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     8(BX), Z21, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     8(R8), Z21, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     8(R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     12(BX), Z22, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     12(R8), Z22, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z20
+	VMOVDQU32         384(R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     16(BX), Z21, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     16(R8), Z21, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     20(BX), Z22, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     20(R8), Z22, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z20
+	VMOVDQU32         448(R12), Z21
+	VPSRLW            $0x04, Z21, Z22
+	VPANDD            Z0, Z21, Z21
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     24(BX), Z21, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z16
+	VPDPBUSD.BCST     24(R8), Z21, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z19
+	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z20
+	VPDPBUSD.BCST     28(BX), Z22, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     28(R8), Z22, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z19
+	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z20
+	VPMOVZXBD         16(AX)(R13*2), Z22
+	VPANDD            Z4, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z1, Z21, Z21
+	VPSRLD            $0x06, Z22, Z22
+	VPMOVZXBD         128(AX)(R13*1), Z23
+	VPSRLD            $0x02, Z23, Z23
+	VPTERNLOGD        $0xf8, Z3, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z2, Z22, Z22
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z17, Z5
-	VFNMADD231PS.BCST 16(R9), Z19, Z5
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z21, Z5
+	VFNMADD231PS.BCST (R9), Z22, Z5
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z17, Z6
-	VFNMADD231PS.BCST 20(R9), Z19, Z6
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z21, Z6
+	VFNMADD231PS.BCST 4(R9), Z22, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       24(R10), Z15, Z15
-	VFMADD231PS       Z15, Z17, Z7
-	VFNMADD231PS.BCST 24(R9), Z19, Z7
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z21, Z7
+	VFNMADD231PS.BCST 8(R9), Z22, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       28(R10), Z16, Z16
-	VFMADD231PS       Z16, Z17, Z8
-	VFNMADD231PS.BCST 28(R9), Z19, Z8
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z21, Z8
+	VFNMADD231PS.BCST 12(R9), Z22, Z8
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z21, Z9
+	VFNMADD231PS.BCST 16(R9), Z22, Z9
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z21, Z10
+	VFNMADD231PS.BCST 20(R9), Z22, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z21, Z11
+	VFNMADD231PS.BCST 24(R9), Z22, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       28(R10), Z20, Z20
+	VFMADD231PS       Z20, Z21, Z12
+	VFNMADD231PS.BCST 28(R9), Z22, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -21855,18 +21819,6 @@ vnniQ4K_8x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_8x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z5, Z5
 	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
@@ -21878,17 +21830,21 @@ vnniQ4K_8x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z8, Z8
 	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
 	JMP               vnniQ4K_8x16_stored
 
 vnniQ4K_8x16_store:
-	VMOVUPS Z1, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
@@ -21896,6 +21852,14 @@ vnniQ4K_8x16_store:
 	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
 
 vnniQ4K_8x16_stored:
 	ADDQ $0x40, DX
@@ -21914,28 +21878,34 @@ TEXT ·vnniQ4K_9x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_9x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	LEAQ   (R8)(SI*4), R9
-	MOVQ   aux+40(FP), R10
-	MOVQ   xs+56(FP), R11
-	MOVQ   ng+16(FP), R12
-	SHRQ   $0x03, R12
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	LEAQ         (R8)(SI*4), R9
+	MOVQ         aux+40(FP), R10
+	MOVQ         xs+56(FP), R11
+	MOVQ         ng+16(FP), R12
+	SHRQ         $0x03, R12
+	MOVL         $0x3c3c3c3c, R13
+	VPBROADCASTD R13, Z3
+	MOVL         $0x3f3f3f3f, R13
+	VPBROADCASTD R13, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
 
 vnniQ4K_9x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_9x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
@@ -21943,153 +21913,149 @@ vnniQ4K_9x16_pair:
 	PREFETCHT0        2112(R13)
 	PREFETCHT0        2176(R13)
 	PREFETCHT0        2240(R13)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
-	VMOVDQU32         (R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     (BX), Z19, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     (R8), Z19, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     (R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     (R9), Z19, Z18
-	VPDPBUSD.BCST     4(BX), Z20, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     4(R8), Z20, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     4(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     4(R9), Z20, Z18
-	VMOVDQU32         64(R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     8(BX), Z19, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     8(R8), Z19, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     8(R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     8(R9), Z19, Z18
-	VPDPBUSD.BCST     12(BX), Z20, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     12(R8), Z20, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     12(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     12(R9), Z20, Z18
-	VMOVDQU32         128(R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     16(BX), Z19, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     16(R8), Z19, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     16(R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     16(R9), Z19, Z18
-	VPDPBUSD.BCST     20(BX), Z20, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     20(R8), Z20, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     20(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     20(R9), Z20, Z18
-	VMOVDQU32         192(R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     24(BX), Z19, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     24(R8), Z19, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     24(R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     24(R9), Z19, Z18
-	VPDPBUSD.BCST     28(BX), Z20, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     28(R8), Z20, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     28(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     28(R9), Z20, Z18
-	VPMOVZXBD         (AX)(R14*2), Z20
-	VPSLLD            $0x1a, Z20, Z19
-	VPSRLD            $0x1a, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         192(AX), Z21
-	VMULPS            Z21, Z19, Z19
-	VPSRLD            $0x06, Z20, Z20
-	VPMOVZXBD         128(AX)(R14*1), Z21
-	VPSLLD            $0x1c, Z21, Z21
-	VPSRLD            $0x1a, Z21, Z21
-	VPORD             Z21, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         224(AX), Z21
-	VMULPS            Z21, Z20, Z21
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R11), Z10, Z10
-	VFMADD231PS       Z10, Z19, Z1
-	VFNMADD231PS.BCST (R10), Z21, Z1
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R11), Z11, Z11
-	VFMADD231PS       Z11, Z19, Z2
-	VFNMADD231PS.BCST 4(R10), Z21, Z2
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R11), Z12, Z12
-	VFMADD231PS       Z12, Z19, Z3
-	VFNMADD231PS.BCST 8(R10), Z21, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R11), Z13, Z13
-	VFMADD231PS       Z13, Z19, Z4
-	VFNMADD231PS.BCST 12(R10), Z21, Z4
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VMOVDQU32         (R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     (BX), Z23, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     (R8), Z23, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     (R9), Z23, Z22
+	VPDPBUSD.BCST     4(BX), Z24, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     4(R8), Z24, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     4(R9), Z24, Z22
+	VMOVDQU32         64(R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     8(BX), Z23, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     8(R8), Z23, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     8(R9), Z23, Z22
+	VPDPBUSD.BCST     12(BX), Z24, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     12(R8), Z24, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     12(R9), Z24, Z22
+	VMOVDQU32         128(R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     16(BX), Z23, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     16(R8), Z23, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     16(R9), Z23, Z22
+	VPDPBUSD.BCST     20(BX), Z24, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     20(R8), Z24, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     20(R9), Z24, Z22
+	VMOVDQU32         192(R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     24(BX), Z23, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     24(R8), Z23, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     24(R9), Z23, Z22
+	VPDPBUSD.BCST     28(BX), Z24, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     28(R8), Z24, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     28(R9), Z24, Z22
+	VPMOVZXBD         (AX)(R14*2), Z24
+	VPANDD            Z4, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z1, Z23, Z23
+	VPSRLD            $0x06, Z24, Z24
+	VPMOVZXBD         128(AX)(R14*1), Z25
+	VPSLLD            $0x02, Z25, Z25
+	VPTERNLOGD        $0xf8, Z3, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R11), Z14, Z14
-	VFMADD231PS       Z14, Z19, Z5
-	VFNMADD231PS.BCST 16(R10), Z21, Z5
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z23, Z5
+	VFNMADD231PS.BCST (R10), Z24, Z5
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R11), Z15, Z15
-	VFMADD231PS       Z15, Z19, Z6
-	VFNMADD231PS.BCST 20(R10), Z21, Z6
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z23, Z6
+	VFNMADD231PS.BCST 4(R10), Z24, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R11), Z16, Z16
-	VFMADD231PS       Z16, Z19, Z7
-	VFNMADD231PS.BCST 24(R10), Z21, Z7
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z23, Z7
+	VFNMADD231PS.BCST 8(R10), Z24, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       28(R11), Z17, Z17
-	VFMADD231PS       Z17, Z19, Z8
-	VFNMADD231PS.BCST 28(R10), Z21, Z8
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z23, Z8
+	VFNMADD231PS.BCST 12(R10), Z24, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       32(R11), Z18, Z18
-	VFMADD231PS       Z18, Z19, Z9
-	VFNMADD231PS.BCST 32(R10), Z21, Z9
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z23, Z9
+	VFNMADD231PS.BCST 16(R10), Z24, Z9
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z23, Z10
+	VFNMADD231PS.BCST 20(R10), Z24, Z10
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z23, Z11
+	VFNMADD231PS.BCST 24(R10), Z24, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z23, Z12
+	VFNMADD231PS.BCST 28(R10), Z24, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z23, Z13
+	VFNMADD231PS.BCST 32(R10), Z24, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -22099,153 +22065,149 @@ vnniQ4K_9x16_pair:
 	PREFETCHT0        2368(R13)
 	PREFETCHT0        2432(R13)
 	PREFETCHT0        2496(R13)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
-	VMOVDQU32         256(R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     (BX), Z19, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     (R8), Z19, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     (R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     (R9), Z19, Z18
-	VPDPBUSD.BCST     4(BX), Z20, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     4(R8), Z20, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     4(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     4(R9), Z20, Z18
-	VMOVDQU32         320(R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     8(BX), Z19, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     8(R8), Z19, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     8(R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     8(R9), Z19, Z18
-	VPDPBUSD.BCST     12(BX), Z20, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     12(R8), Z20, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     12(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     12(R9), Z20, Z18
-	VMOVDQU32         384(R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     16(BX), Z19, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     16(R8), Z19, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     16(R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     16(R9), Z19, Z18
-	VPDPBUSD.BCST     20(BX), Z20, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     20(R8), Z20, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     20(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     20(R9), Z20, Z18
-	VMOVDQU32         448(R13), Z19
-	VPSRLW            $0x04, Z19, Z20
-	VPANDD            Z0, Z19, Z19
-	VPANDD            Z0, Z20, Z20
-	VPDPBUSD.BCST     24(BX), Z19, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z13
-	VPDPBUSD.BCST     24(R8), Z19, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z16
-	VPDPBUSD.BCST     24(R8)(DI*1), Z19, Z17
-	VPDPBUSD.BCST     24(R9), Z19, Z18
-	VPDPBUSD.BCST     28(BX), Z20, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     28(R8), Z20, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     28(R8)(DI*1), Z20, Z17
-	VPDPBUSD.BCST     28(R9), Z20, Z18
-	VPMOVZXBD         16(AX)(R14*2), Z20
-	VPSLLD            $0x1a, Z20, Z19
-	VPSRLD            $0x1a, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         192(AX), Z21
-	VMULPS            Z21, Z19, Z19
-	VPSRLD            $0x06, Z20, Z20
-	VPMOVZXBD         128(AX)(R14*1), Z21
-	VPSRLD            $0x04, Z21, Z21
-	VPSLLD            $0x02, Z21, Z21
-	VPORD             Z21, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         224(AX), Z21
-	VMULPS            Z21, Z20, Z21
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R11), Z10, Z10
-	VFMADD231PS       Z10, Z19, Z1
-	VFNMADD231PS.BCST (R10), Z21, Z1
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R11), Z11, Z11
-	VFMADD231PS       Z11, Z19, Z2
-	VFNMADD231PS.BCST 4(R10), Z21, Z2
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R11), Z12, Z12
-	VFMADD231PS       Z12, Z19, Z3
-	VFNMADD231PS.BCST 8(R10), Z21, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R11), Z13, Z13
-	VFMADD231PS       Z13, Z19, Z4
-	VFNMADD231PS.BCST 12(R10), Z21, Z4
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VMOVDQU32         256(R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     (BX), Z23, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     (R8), Z23, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     (R9), Z23, Z22
+	VPDPBUSD.BCST     4(BX), Z24, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     4(R8), Z24, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     4(R9), Z24, Z22
+	VMOVDQU32         320(R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     8(BX), Z23, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     8(R8), Z23, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     8(R9), Z23, Z22
+	VPDPBUSD.BCST     12(BX), Z24, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     12(R8), Z24, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     12(R9), Z24, Z22
+	VMOVDQU32         384(R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     16(BX), Z23, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     16(R8), Z23, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     16(R9), Z23, Z22
+	VPDPBUSD.BCST     20(BX), Z24, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     20(R8), Z24, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     20(R9), Z24, Z22
+	VMOVDQU32         448(R13), Z23
+	VPSRLW            $0x04, Z23, Z24
+	VPANDD            Z0, Z23, Z23
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     24(BX), Z23, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z17
+	VPDPBUSD.BCST     24(R8), Z23, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z21
+	VPDPBUSD.BCST     24(R9), Z23, Z22
+	VPDPBUSD.BCST     28(BX), Z24, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     28(R8), Z24, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     28(R9), Z24, Z22
+	VPMOVZXBD         16(AX)(R14*2), Z24
+	VPANDD            Z4, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z1, Z23, Z23
+	VPSRLD            $0x06, Z24, Z24
+	VPMOVZXBD         128(AX)(R14*1), Z25
+	VPSRLD            $0x02, Z25, Z25
+	VPTERNLOGD        $0xf8, Z3, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R11), Z14, Z14
-	VFMADD231PS       Z14, Z19, Z5
-	VFNMADD231PS.BCST 16(R10), Z21, Z5
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z23, Z5
+	VFNMADD231PS.BCST (R10), Z24, Z5
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R11), Z15, Z15
-	VFMADD231PS       Z15, Z19, Z6
-	VFNMADD231PS.BCST 20(R10), Z21, Z6
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z23, Z6
+	VFNMADD231PS.BCST 4(R10), Z24, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R11), Z16, Z16
-	VFMADD231PS       Z16, Z19, Z7
-	VFNMADD231PS.BCST 24(R10), Z21, Z7
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z23, Z7
+	VFNMADD231PS.BCST 8(R10), Z24, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       28(R11), Z17, Z17
-	VFMADD231PS       Z17, Z19, Z8
-	VFNMADD231PS.BCST 28(R10), Z21, Z8
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z23, Z8
+	VFNMADD231PS.BCST 12(R10), Z24, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       32(R11), Z18, Z18
-	VFMADD231PS       Z18, Z19, Z9
-	VFNMADD231PS.BCST 32(R10), Z21, Z9
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z23, Z9
+	VFNMADD231PS.BCST 16(R10), Z24, Z9
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z23, Z10
+	VFNMADD231PS.BCST 20(R10), Z24, Z10
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z23, Z11
+	VFNMADD231PS.BCST 24(R10), Z24, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z23, Z12
+	VFNMADD231PS.BCST 28(R10), Z24, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z23, Z13
+	VFNMADD231PS.BCST 32(R10), Z24, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -22264,18 +22226,6 @@ vnniQ4K_9x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_9x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z5, Z5
 	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
@@ -22290,17 +22240,21 @@ vnniQ4K_9x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z9, Z9
 	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
 	JMP               vnniQ4K_9x16_stored
 
 vnniQ4K_9x16_store:
-	VMOVUPS Z1, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
@@ -22310,6 +22264,14 @@ vnniQ4K_9x16_store:
 	VMOVUPS Z8, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
 
 vnniQ4K_9x16_stored:
 	ADDQ $0x40, DX
@@ -22328,29 +22290,35 @@ TEXT ·vnniQ4K_10x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z0
 
 vnniQ4K_10x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	LEAQ   (R8)(SI*4), R9
-	MOVQ   aux+40(FP), R10
-	MOVQ   xs+56(FP), R11
-	MOVQ   ng+16(FP), R12
-	SHRQ   $0x03, R12
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	LEAQ         (R8)(SI*4), R9
+	MOVQ         aux+40(FP), R10
+	MOVQ         xs+56(FP), R11
+	MOVQ         ng+16(FP), R12
+	SHRQ         $0x03, R12
+	MOVL         $0x3c3c3c3c, R13
+	VPBROADCASTD R13, Z3
+	MOVL         $0x3f3f3f3f, R13
+	VPBROADCASTD R13, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
 
 vnniQ4K_10x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_10x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
@@ -22358,166 +22326,162 @@ vnniQ4K_10x16_pair:
 	PREFETCHT0        2112(R13)
 	PREFETCHT0        2176(R13)
 	PREFETCHT0        2240(R13)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
-	VMOVDQU32         (R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     (BX), Z21, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     (R8), Z21, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     (R9), Z21, Z19
-	VPDPBUSD.BCST     (R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     4(BX), Z22, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     4(R8), Z22, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     4(R9), Z22, Z19
-	VPDPBUSD.BCST     4(R9)(SI*1), Z22, Z20
-	VMOVDQU32         64(R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     8(BX), Z21, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     8(R8), Z21, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     8(R9), Z21, Z19
-	VPDPBUSD.BCST     8(R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     12(BX), Z22, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     12(R8), Z22, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     12(R9), Z22, Z19
-	VPDPBUSD.BCST     12(R9)(SI*1), Z22, Z20
-	VMOVDQU32         128(R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     16(BX), Z21, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     16(R8), Z21, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     16(R9), Z21, Z19
-	VPDPBUSD.BCST     16(R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     20(BX), Z22, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     20(R8), Z22, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     20(R9), Z22, Z19
-	VPDPBUSD.BCST     20(R9)(SI*1), Z22, Z20
-	VMOVDQU32         192(R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     24(BX), Z21, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     24(R8), Z21, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     24(R9), Z21, Z19
-	VPDPBUSD.BCST     24(R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     28(BX), Z22, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     28(R8), Z22, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     28(R9), Z22, Z19
-	VPDPBUSD.BCST     28(R9)(SI*1), Z22, Z20
-	VPMOVZXBD         (AX)(R14*2), Z22
-	VPSLLD            $0x1a, Z22, Z21
-	VPSRLD            $0x1a, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         192(AX), Z23
-	VMULPS            Z23, Z21, Z21
-	VPSRLD            $0x06, Z22, Z22
-	VPMOVZXBD         128(AX)(R14*1), Z23
-	VPSLLD            $0x1c, Z23, Z23
-	VPSRLD            $0x1a, Z23, Z23
-	VPORD             Z23, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         224(AX), Z23
-	VMULPS            Z23, Z22, Z23
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R11), Z11, Z11
-	VFMADD231PS       Z11, Z21, Z1
-	VFNMADD231PS.BCST (R10), Z23, Z1
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R11), Z12, Z12
-	VFMADD231PS       Z12, Z21, Z2
-	VFNMADD231PS.BCST 4(R10), Z23, Z2
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R11), Z13, Z13
-	VFMADD231PS       Z13, Z21, Z3
-	VFNMADD231PS.BCST 8(R10), Z23, Z3
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R11), Z14, Z14
-	VFMADD231PS       Z14, Z21, Z4
-	VFNMADD231PS.BCST 12(R10), Z23, Z4
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VPXORD            Z24, Z24, Z24
+	VMOVDQU32         (R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     (BX), Z25, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     (R8), Z25, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     (R9), Z25, Z23
+	VPDPBUSD.BCST     (R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     4(BX), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     4(R8), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     4(R9), Z26, Z23
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z24
+	VMOVDQU32         64(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     8(BX), Z25, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     8(R8), Z25, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     8(R9), Z25, Z23
+	VPDPBUSD.BCST     8(R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     12(BX), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     12(R8), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     12(R9), Z26, Z23
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z24
+	VMOVDQU32         128(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     16(BX), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     16(R8), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     16(R9), Z25, Z23
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     20(BX), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     20(R8), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     20(R9), Z26, Z23
+	VPDPBUSD.BCST     20(R9)(SI*1), Z26, Z24
+	VMOVDQU32         192(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     24(BX), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     24(R8), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     24(R9), Z25, Z23
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z26, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     28(R8), Z26, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     28(R9), Z26, Z23
+	VPDPBUSD.BCST     28(R9)(SI*1), Z26, Z24
+	VPMOVZXBD         (AX)(R14*2), Z26
+	VPANDD            Z4, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z1, Z25, Z25
+	VPSRLD            $0x06, Z26, Z26
+	VPMOVZXBD         128(AX)(R14*1), Z27
+	VPSLLD            $0x02, Z27, Z27
+	VPTERNLOGD        $0xf8, Z3, Z27, Z26
+	VCVTDQ2PS         Z26, Z26
+	VMULPS            Z2, Z26, Z26
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R11), Z15, Z15
-	VFMADD231PS       Z15, Z21, Z5
-	VFNMADD231PS.BCST 16(R10), Z23, Z5
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z25, Z5
+	VFNMADD231PS.BCST (R10), Z26, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R11), Z16, Z16
-	VFMADD231PS       Z16, Z21, Z6
-	VFNMADD231PS.BCST 20(R10), Z23, Z6
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z25, Z6
+	VFNMADD231PS.BCST 4(R10), Z26, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R11), Z17, Z17
-	VFMADD231PS       Z17, Z21, Z7
-	VFNMADD231PS.BCST 24(R10), Z23, Z7
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z25, Z7
+	VFNMADD231PS.BCST 8(R10), Z26, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R11), Z18, Z18
-	VFMADD231PS       Z18, Z21, Z8
-	VFNMADD231PS.BCST 28(R10), Z23, Z8
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z25, Z8
+	VFNMADD231PS.BCST 12(R10), Z26, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       32(R11), Z19, Z19
-	VFMADD231PS       Z19, Z21, Z9
-	VFNMADD231PS.BCST 32(R10), Z23, Z9
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z25, Z9
+	VFNMADD231PS.BCST 16(R10), Z26, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       36(R11), Z20, Z20
-	VFMADD231PS       Z20, Z21, Z10
-	VFNMADD231PS.BCST 36(R10), Z23, Z10
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z25, Z10
+	VFNMADD231PS.BCST 20(R10), Z26, Z10
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z25, Z11
+	VFNMADD231PS.BCST 24(R10), Z26, Z11
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z25, Z12
+	VFNMADD231PS.BCST 28(R10), Z26, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z25, Z13
+	VFNMADD231PS.BCST 32(R10), Z26, Z13
+	VCVTDQ2PS         Z24, Z24
+	VMULPS.BCST       36(R11), Z24, Z24
+	VFMADD231PS       Z24, Z25, Z14
+	VFNMADD231PS.BCST 36(R10), Z26, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -22527,166 +22491,162 @@ vnniQ4K_10x16_pair:
 	PREFETCHT0        2368(R13)
 	PREFETCHT0        2432(R13)
 	PREFETCHT0        2496(R13)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
-	VMOVDQU32         256(R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     (BX), Z21, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     (R8), Z21, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     (R9), Z21, Z19
-	VPDPBUSD.BCST     (R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     4(BX), Z22, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     4(R8), Z22, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     4(R9), Z22, Z19
-	VPDPBUSD.BCST     4(R9)(SI*1), Z22, Z20
-	VMOVDQU32         320(R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     8(BX), Z21, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     8(R8), Z21, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     8(R9), Z21, Z19
-	VPDPBUSD.BCST     8(R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     12(BX), Z22, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     12(R8), Z22, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     12(R9), Z22, Z19
-	VPDPBUSD.BCST     12(R9)(SI*1), Z22, Z20
-	VMOVDQU32         384(R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     16(BX), Z21, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     16(R8), Z21, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     16(R9), Z21, Z19
-	VPDPBUSD.BCST     16(R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     20(BX), Z22, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     20(R8), Z22, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     20(R9), Z22, Z19
-	VPDPBUSD.BCST     20(R9)(SI*1), Z22, Z20
-	VMOVDQU32         448(R13), Z21
-	VPSRLW            $0x04, Z21, Z22
-	VPANDD            Z0, Z21, Z21
-	VPANDD            Z0, Z22, Z22
-	VPDPBUSD.BCST     24(BX), Z21, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z14
-	VPDPBUSD.BCST     24(R8), Z21, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z18
-	VPDPBUSD.BCST     24(R9), Z21, Z19
-	VPDPBUSD.BCST     24(R9)(SI*1), Z21, Z20
-	VPDPBUSD.BCST     28(BX), Z22, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     28(R8), Z22, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     28(R9), Z22, Z19
-	VPDPBUSD.BCST     28(R9)(SI*1), Z22, Z20
-	VPMOVZXBD         16(AX)(R14*2), Z22
-	VPSLLD            $0x1a, Z22, Z21
-	VPSRLD            $0x1a, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         192(AX), Z23
-	VMULPS            Z23, Z21, Z21
-	VPSRLD            $0x06, Z22, Z22
-	VPMOVZXBD         128(AX)(R14*1), Z23
-	VPSRLD            $0x04, Z23, Z23
-	VPSLLD            $0x02, Z23, Z23
-	VPORD             Z23, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         224(AX), Z23
-	VMULPS            Z23, Z22, Z23
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R11), Z11, Z11
-	VFMADD231PS       Z11, Z21, Z1
-	VFNMADD231PS.BCST (R10), Z23, Z1
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R11), Z12, Z12
-	VFMADD231PS       Z12, Z21, Z2
-	VFNMADD231PS.BCST 4(R10), Z23, Z2
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R11), Z13, Z13
-	VFMADD231PS       Z13, Z21, Z3
-	VFNMADD231PS.BCST 8(R10), Z23, Z3
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R11), Z14, Z14
-	VFMADD231PS       Z14, Z21, Z4
-	VFNMADD231PS.BCST 12(R10), Z23, Z4
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VPXORD            Z24, Z24, Z24
+	VMOVDQU32         256(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     (BX), Z25, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     (R8), Z25, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     (R9), Z25, Z23
+	VPDPBUSD.BCST     (R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     4(BX), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     4(R8), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     4(R9), Z26, Z23
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z24
+	VMOVDQU32         320(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     8(BX), Z25, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     8(R8), Z25, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     8(R9), Z25, Z23
+	VPDPBUSD.BCST     8(R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     12(BX), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     12(R8), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     12(R9), Z26, Z23
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z24
+	VMOVDQU32         384(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     16(BX), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     16(R8), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     16(R9), Z25, Z23
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     20(BX), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     20(R8), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     20(R9), Z26, Z23
+	VPDPBUSD.BCST     20(R9)(SI*1), Z26, Z24
+	VMOVDQU32         448(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     24(BX), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     24(R8), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     24(R9), Z25, Z23
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z26, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     28(R8), Z26, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     28(R9), Z26, Z23
+	VPDPBUSD.BCST     28(R9)(SI*1), Z26, Z24
+	VPMOVZXBD         16(AX)(R14*2), Z26
+	VPANDD            Z4, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z1, Z25, Z25
+	VPSRLD            $0x06, Z26, Z26
+	VPMOVZXBD         128(AX)(R14*1), Z27
+	VPSRLD            $0x02, Z27, Z27
+	VPTERNLOGD        $0xf8, Z3, Z27, Z26
+	VCVTDQ2PS         Z26, Z26
+	VMULPS            Z2, Z26, Z26
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R11), Z15, Z15
-	VFMADD231PS       Z15, Z21, Z5
-	VFNMADD231PS.BCST 16(R10), Z23, Z5
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z25, Z5
+	VFNMADD231PS.BCST (R10), Z26, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R11), Z16, Z16
-	VFMADD231PS       Z16, Z21, Z6
-	VFNMADD231PS.BCST 20(R10), Z23, Z6
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z25, Z6
+	VFNMADD231PS.BCST 4(R10), Z26, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R11), Z17, Z17
-	VFMADD231PS       Z17, Z21, Z7
-	VFNMADD231PS.BCST 24(R10), Z23, Z7
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z25, Z7
+	VFNMADD231PS.BCST 8(R10), Z26, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R11), Z18, Z18
-	VFMADD231PS       Z18, Z21, Z8
-	VFNMADD231PS.BCST 28(R10), Z23, Z8
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z25, Z8
+	VFNMADD231PS.BCST 12(R10), Z26, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       32(R11), Z19, Z19
-	VFMADD231PS       Z19, Z21, Z9
-	VFNMADD231PS.BCST 32(R10), Z23, Z9
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z25, Z9
+	VFNMADD231PS.BCST 16(R10), Z26, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       36(R11), Z20, Z20
-	VFMADD231PS       Z20, Z21, Z10
-	VFNMADD231PS.BCST 36(R10), Z23, Z10
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z25, Z10
+	VFNMADD231PS.BCST 20(R10), Z26, Z10
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z25, Z11
+	VFNMADD231PS.BCST 24(R10), Z26, Z11
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z25, Z12
+	VFNMADD231PS.BCST 28(R10), Z26, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z25, Z13
+	VFNMADD231PS.BCST 32(R10), Z26, Z13
+	VCVTDQ2PS         Z24, Z24
+	VMULPS.BCST       36(R11), Z24, Z24
+	VFMADD231PS       Z24, Z25, Z14
+	VFNMADD231PS.BCST 36(R10), Z26, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -22705,18 +22665,6 @@ vnniQ4K_10x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_10x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z5, Z5
 	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
@@ -22734,17 +22682,21 @@ vnniQ4K_10x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z10, Z10
 	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z14, Z14
+	VMOVUPS           Z14, (SI)
 	JMP               vnniQ4K_10x16_stored
 
 vnniQ4K_10x16_store:
-	VMOVUPS Z1, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
@@ -22756,6 +22708,14 @@ vnniQ4K_10x16_store:
 	VMOVUPS Z9, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z14, (SI)
 
 vnniQ4K_10x16_stored:
 	ADDQ $0x40, DX
@@ -22783,8 +22743,6 @@ vnniQ4K_11x16_panel:
 	MOVQ   xs+56(FP), R11
 	MOVQ   ng+16(FP), R12
 	SHRQ   $0x03, R12
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
@@ -22794,10 +22752,14 @@ vnniQ4K_11x16_panel:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
 
 vnniQ4K_11x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z1
+	VCVTPH2PS 224(AX), Z2
 
 vnniQ4K_11x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
@@ -22805,8 +22767,6 @@ vnniQ4K_11x16_pair:
 	PREFETCHT0        2112(R13)
 	PREFETCHT0        2176(R13)
 	PREFETCHT0        2240(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
@@ -22816,168 +22776,168 @@ vnniQ4K_11x16_pair:
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
 	VPXORD            Z22, Z22, Z22
-	VMOVDQU32         (R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     (BX), Z23, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     (R8), Z23, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     (R9), Z23, Z20
-	VPDPBUSD.BCST     (R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     (R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     4(BX), Z24, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     4(R8), Z24, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     4(R9), Z24, Z20
-	VPDPBUSD.BCST     4(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     4(R9)(SI*2), Z24, Z22
-	VMOVDQU32         64(R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     8(BX), Z23, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     8(R8), Z23, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     8(R9), Z23, Z20
-	VPDPBUSD.BCST     8(R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     8(R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     12(BX), Z24, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     12(R8), Z24, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     12(R9), Z24, Z20
-	VPDPBUSD.BCST     12(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     12(R9)(SI*2), Z24, Z22
-	VMOVDQU32         128(R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     16(BX), Z23, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     16(R8), Z23, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     16(R9), Z23, Z20
-	VPDPBUSD.BCST     16(R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     16(R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     20(BX), Z24, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     20(R8), Z24, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     20(R9), Z24, Z20
-	VPDPBUSD.BCST     20(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     20(R9)(SI*2), Z24, Z22
-	VMOVDQU32         192(R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     24(BX), Z23, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     24(R8), Z23, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     24(R9), Z23, Z20
-	VPDPBUSD.BCST     24(R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     24(R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     28(BX), Z24, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     28(R8), Z24, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     28(R9), Z24, Z20
-	VPDPBUSD.BCST     28(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     28(R9)(SI*2), Z24, Z22
-	VPMOVZXBD         (AX)(R14*2), Z24
-	VPSLLD            $0x1a, Z24, Z23
-	VPSRLD            $0x1a, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         192(AX), Z25
-	VMULPS            Z25, Z23, Z23
-	VPSRLD            $0x06, Z24, Z24
-	VPMOVZXBD         128(AX)(R14*1), Z25
-	VPSLLD            $0x1c, Z25, Z25
+	VPXORD            Z23, Z23, Z23
+	VPXORD            Z24, Z24, Z24
+	VMOVDQU32         (R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     (BX), Z25, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     (R8), Z25, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     (R9), Z25, Z22
+	VPDPBUSD.BCST     (R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     (R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     4(BX), Z26, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     4(R8), Z26, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     4(R9), Z26, Z22
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     4(R9)(SI*2), Z26, Z24
+	VMOVDQU32         64(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     8(BX), Z25, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     8(R8), Z25, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     8(R9), Z25, Z22
+	VPDPBUSD.BCST     8(R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     8(R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     12(BX), Z26, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     12(R8), Z26, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     12(R9), Z26, Z22
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     12(R9)(SI*2), Z26, Z24
+	VMOVDQU32         128(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     16(BX), Z25, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     16(R8), Z25, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     16(R9), Z25, Z22
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     16(R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     20(BX), Z26, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     20(R8), Z26, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     20(R9), Z26, Z22
+	VPDPBUSD.BCST     20(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     20(R9)(SI*2), Z26, Z24
+	VMOVDQU32         192(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     24(BX), Z25, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     24(R8), Z25, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     24(R9), Z25, Z22
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     24(R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z26, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     28(R8), Z26, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     28(R9), Z26, Z22
+	VPDPBUSD.BCST     28(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     28(R9)(SI*2), Z26, Z24
+	VPMOVZXBD         (AX)(R14*2), Z26
+	VPSLLD            $0x1a, Z26, Z25
 	VPSRLD            $0x1a, Z25, Z25
-	VPORD             Z25, Z24, Z24
-	VCVTDQ2PS         Z24, Z24
-	VCVTPH2PS         224(AX), Z25
-	VMULPS            Z25, Z24, Z25
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z23, Z1
-	VFNMADD231PS.BCST (R10), Z25, Z1
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z23, Z2
-	VFNMADD231PS.BCST 4(R10), Z25, Z2
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z1, Z25, Z25
+	VPSRLD            $0x06, Z26, Z26
+	VPMOVZXBD         128(AX)(R14*1), Z27
+	VPSLLD            $0x1c, Z27, Z27
+	VPSRLD            $0x1a, Z27, Z27
+	VPORD             Z27, Z26, Z26
+	VCVTDQ2PS         Z26, Z26
+	VMULPS            Z2, Z26, Z26
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z23, Z3
-	VFNMADD231PS.BCST 8(R10), Z25, Z3
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z25, Z3
+	VFNMADD231PS.BCST (R10), Z26, Z3
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z23, Z4
-	VFNMADD231PS.BCST 12(R10), Z25, Z4
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z25, Z4
+	VFNMADD231PS.BCST 4(R10), Z26, Z4
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z23, Z5
-	VFNMADD231PS.BCST 16(R10), Z25, Z5
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z25, Z5
+	VFNMADD231PS.BCST 8(R10), Z26, Z5
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z23, Z6
-	VFNMADD231PS.BCST 20(R10), Z25, Z6
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z25, Z6
+	VFNMADD231PS.BCST 12(R10), Z26, Z6
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z23, Z7
-	VFNMADD231PS.BCST 24(R10), Z25, Z7
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z25, Z7
+	VFNMADD231PS.BCST 16(R10), Z26, Z7
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z23, Z8
-	VFNMADD231PS.BCST 28(R10), Z25, Z8
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z25, Z8
+	VFNMADD231PS.BCST 20(R10), Z26, Z8
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z23, Z9
-	VFNMADD231PS.BCST 32(R10), Z25, Z9
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z25, Z9
+	VFNMADD231PS.BCST 24(R10), Z26, Z9
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       36(R11), Z21, Z21
-	VFMADD231PS       Z21, Z23, Z10
-	VFNMADD231PS.BCST 36(R10), Z25, Z10
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z25, Z10
+	VFNMADD231PS.BCST 28(R10), Z26, Z10
 	VCVTDQ2PS         Z22, Z22
-	VMULPS.BCST       40(R11), Z22, Z22
-	VFMADD231PS       Z22, Z23, Z11
-	VFNMADD231PS.BCST 40(R10), Z25, Z11
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z25, Z11
+	VFNMADD231PS.BCST 32(R10), Z26, Z11
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       36(R11), Z23, Z23
+	VFMADD231PS       Z23, Z25, Z12
+	VFNMADD231PS.BCST 36(R10), Z26, Z12
+	VCVTDQ2PS         Z24, Z24
+	VMULPS.BCST       40(R11), Z24, Z24
+	VFMADD231PS       Z24, Z25, Z13
+	VFNMADD231PS.BCST 40(R10), Z26, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -22987,8 +22947,6 @@ vnniQ4K_11x16_pair:
 	PREFETCHT0        2368(R13)
 	PREFETCHT0        2432(R13)
 	PREFETCHT0        2496(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
@@ -22998,168 +22956,168 @@ vnniQ4K_11x16_pair:
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
 	VPXORD            Z22, Z22, Z22
-	VMOVDQU32         256(R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     (BX), Z23, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     (R8), Z23, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     (R9), Z23, Z20
-	VPDPBUSD.BCST     (R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     (R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     4(BX), Z24, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     4(R8), Z24, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     4(R9), Z24, Z20
-	VPDPBUSD.BCST     4(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     4(R9)(SI*2), Z24, Z22
-	VMOVDQU32         320(R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     8(BX), Z23, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     8(R8), Z23, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     8(R9), Z23, Z20
-	VPDPBUSD.BCST     8(R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     8(R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     12(BX), Z24, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     12(R8), Z24, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     12(R9), Z24, Z20
-	VPDPBUSD.BCST     12(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     12(R9)(SI*2), Z24, Z22
-	VMOVDQU32         384(R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     16(BX), Z23, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     16(R8), Z23, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     16(R9), Z23, Z20
-	VPDPBUSD.BCST     16(R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     16(R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     20(BX), Z24, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     20(R8), Z24, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     20(R9), Z24, Z20
-	VPDPBUSD.BCST     20(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     20(R9)(SI*2), Z24, Z22
-	VMOVDQU32         448(R13), Z23
-	VPSRLW            $0x04, Z23, Z24
-	VPANDD            Z0, Z23, Z23
-	VPANDD            Z0, Z24, Z24
-	VPDPBUSD.BCST     24(BX), Z23, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z15
-	VPDPBUSD.BCST     24(R8), Z23, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z19
-	VPDPBUSD.BCST     24(R9), Z23, Z20
-	VPDPBUSD.BCST     24(R9)(SI*1), Z23, Z21
-	VPDPBUSD.BCST     24(R9)(SI*2), Z23, Z22
-	VPDPBUSD.BCST     28(BX), Z24, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     28(R8), Z24, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     28(R9), Z24, Z20
-	VPDPBUSD.BCST     28(R9)(SI*1), Z24, Z21
-	VPDPBUSD.BCST     28(R9)(SI*2), Z24, Z22
-	VPMOVZXBD         16(AX)(R14*2), Z24
-	VPSLLD            $0x1a, Z24, Z23
-	VPSRLD            $0x1a, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         192(AX), Z25
-	VMULPS            Z25, Z23, Z23
-	VPSRLD            $0x06, Z24, Z24
-	VPMOVZXBD         128(AX)(R14*1), Z25
-	VPSRLD            $0x04, Z25, Z25
-	VPSLLD            $0x02, Z25, Z25
-	VPORD             Z25, Z24, Z24
-	VCVTDQ2PS         Z24, Z24
-	VCVTPH2PS         224(AX), Z25
-	VMULPS            Z25, Z24, Z25
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z23, Z1
-	VFNMADD231PS.BCST (R10), Z25, Z1
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z23, Z2
-	VFNMADD231PS.BCST 4(R10), Z25, Z2
+	VPXORD            Z23, Z23, Z23
+	VPXORD            Z24, Z24, Z24
+	VMOVDQU32         256(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     (BX), Z25, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     (R8), Z25, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     (R9), Z25, Z22
+	VPDPBUSD.BCST     (R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     (R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     4(BX), Z26, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     4(R8), Z26, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     4(R9), Z26, Z22
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     4(R9)(SI*2), Z26, Z24
+	VMOVDQU32         320(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     8(BX), Z25, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     8(R8), Z25, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     8(R9), Z25, Z22
+	VPDPBUSD.BCST     8(R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     8(R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     12(BX), Z26, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     12(R8), Z26, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     12(R9), Z26, Z22
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     12(R9)(SI*2), Z26, Z24
+	VMOVDQU32         384(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     16(BX), Z25, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     16(R8), Z25, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     16(R9), Z25, Z22
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     16(R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     20(BX), Z26, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     20(R8), Z26, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     20(R9), Z26, Z22
+	VPDPBUSD.BCST     20(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     20(R9)(SI*2), Z26, Z24
+	VMOVDQU32         448(R13), Z25
+	VPSRLW            $0x04, Z25, Z26
+	VPANDD            Z0, Z25, Z25
+	VPANDD            Z0, Z26, Z26
+	VPDPBUSD.BCST     24(BX), Z25, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z17
+	VPDPBUSD.BCST     24(R8), Z25, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z21
+	VPDPBUSD.BCST     24(R9), Z25, Z22
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z23
+	VPDPBUSD.BCST     24(R9)(SI*2), Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z26, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     28(R8), Z26, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     28(R9), Z26, Z22
+	VPDPBUSD.BCST     28(R9)(SI*1), Z26, Z23
+	VPDPBUSD.BCST     28(R9)(SI*2), Z26, Z24
+	VPMOVZXBD         16(AX)(R14*2), Z26
+	VPSLLD            $0x1a, Z26, Z25
+	VPSRLD            $0x1a, Z25, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z1, Z25, Z25
+	VPSRLD            $0x06, Z26, Z26
+	VPMOVZXBD         128(AX)(R14*1), Z27
+	VPSRLD            $0x04, Z27, Z27
+	VPSLLD            $0x02, Z27, Z27
+	VPORD             Z27, Z26, Z26
+	VCVTDQ2PS         Z26, Z26
+	VMULPS            Z2, Z26, Z26
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z23, Z3
-	VFNMADD231PS.BCST 8(R10), Z25, Z3
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z25, Z3
+	VFNMADD231PS.BCST (R10), Z26, Z3
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z23, Z4
-	VFNMADD231PS.BCST 12(R10), Z25, Z4
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z25, Z4
+	VFNMADD231PS.BCST 4(R10), Z26, Z4
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z23, Z5
-	VFNMADD231PS.BCST 16(R10), Z25, Z5
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z25, Z5
+	VFNMADD231PS.BCST 8(R10), Z26, Z5
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z23, Z6
-	VFNMADD231PS.BCST 20(R10), Z25, Z6
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z25, Z6
+	VFNMADD231PS.BCST 12(R10), Z26, Z6
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z23, Z7
-	VFNMADD231PS.BCST 24(R10), Z25, Z7
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z25, Z7
+	VFNMADD231PS.BCST 16(R10), Z26, Z7
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z23, Z8
-	VFNMADD231PS.BCST 28(R10), Z25, Z8
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z25, Z8
+	VFNMADD231PS.BCST 20(R10), Z26, Z8
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z23, Z9
-	VFNMADD231PS.BCST 32(R10), Z25, Z9
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z25, Z9
+	VFNMADD231PS.BCST 24(R10), Z26, Z9
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       36(R11), Z21, Z21
-	VFMADD231PS       Z21, Z23, Z10
-	VFNMADD231PS.BCST 36(R10), Z25, Z10
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z25, Z10
+	VFNMADD231PS.BCST 28(R10), Z26, Z10
 	VCVTDQ2PS         Z22, Z22
-	VMULPS.BCST       40(R11), Z22, Z22
-	VFMADD231PS       Z22, Z23, Z11
-	VFNMADD231PS.BCST 40(R10), Z25, Z11
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z25, Z11
+	VFNMADD231PS.BCST 32(R10), Z26, Z11
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       36(R11), Z23, Z23
+	VFMADD231PS       Z23, Z25, Z12
+	VFNMADD231PS.BCST 36(R10), Z26, Z12
+	VCVTDQ2PS         Z24, Z24
+	VMULPS.BCST       40(R11), Z24, Z24
+	VFMADD231PS       Z24, Z25, Z13
+	VFNMADD231PS.BCST 40(R10), Z26, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -23178,12 +23136,6 @@ vnniQ4K_11x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ4K_11x16_store
-	VADDPS            (SI), Z1, Z1
-	VMOVUPS           Z1, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z3, Z3
 	VMOVUPS           Z3, (SI)
 	ADDQ              BX, SI
@@ -23210,13 +23162,15 @@ vnniQ4K_11x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z11, Z11
 	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
 	JMP               vnniQ4K_11x16_stored
 
 vnniQ4K_11x16_store:
-	VMOVUPS Z1, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z3, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z4, (SI)
@@ -23234,6 +23188,10 @@ vnniQ4K_11x16_store:
 	VMOVUPS Z10, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
 
 vnniQ4K_11x16_stored:
 	ADDQ $0x40, DX
@@ -23764,16 +23722,22 @@ TEXT ·vnniQ5K_1x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_1x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   aux+40(FP), SI
-	MOVQ   xs+56(FP), DI
-	MOVQ   ng+16(FP), R8
-	SHRQ   $0x03, R8
-	VPXORD Z2, Z2, Z2
+	MOVQ         xq+24(FP), BX
+	MOVQ         aux+40(FP), SI
+	MOVQ         xs+56(FP), DI
+	MOVQ         ng+16(FP), R8
+	SHRQ         $0x03, R8
+	MOVL         $0x3c3c3c3c, R9
+	VPBROADCASTD R9, Z4
+	MOVL         $0x3f3f3f3f, R9
+	VPBROADCASTD R9, Z5
+	VPXORD       Z6, Z6, Z6
 
 vnniQ5K_1x16_group:
-	LEAQ 256(AX), R9
-	XORL R10, R10
+	LEAQ      256(AX), R9
+	XORL      R10, R10
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_1x16_pair:
 	PREFETCHT0        2048(AX)(R10*4)
@@ -23782,65 +23746,61 @@ vnniQ5K_1x16_pair:
 	PREFETCHT0        2176(R9)
 	PREFETCHT0        2240(R9)
 	PREFETCHT0        2304(R9)
-	VPXORD            Z3, Z3, Z3
-	VMOVDQU32         256(R9), Z4
-	VMOVDQU32         (R9), Z5
-	VPSLLW            $0x04, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     (BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSLLW            $0x03, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     4(BX), Z6, Z3
-	VMOVDQU32         64(R9), Z5
-	VPSLLW            $0x02, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     8(BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSLLW            $0x01, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     12(BX), Z6, Z3
-	VMOVDQU32         128(R9), Z5
-	VPANDD            Z1, Z4, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     16(BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSRLW            $0x01, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     20(BX), Z6, Z3
-	VMOVDQU32         192(R9), Z5
-	VPSRLW            $0x02, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     24(BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSRLW            $0x03, Z4, Z4
-	VPANDD            Z1, Z4, Z4
-	VPTERNLOGD        $0xf8, Z0, Z5, Z4
-	VPDPBUSD.BCST     28(BX), Z4, Z3
-	VPMOVZXBD         (AX)(R10*2), Z5
-	VPSLLD            $0x1a, Z5, Z4
-	VPSRLD            $0x1a, Z4, Z4
-	VCVTDQ2PS         Z4, Z4
-	VCVTPH2PS         192(AX), Z6
-	VMULPS            Z6, Z4, Z4
-	VPSRLD            $0x06, Z5, Z5
-	VPMOVZXBD         128(AX)(R10*1), Z6
-	VPSLLD            $0x1c, Z6, Z6
-	VPSRLD            $0x1a, Z6, Z6
-	VPORD             Z6, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         224(AX), Z6
-	VMULPS            Z6, Z5, Z6
-	VCVTDQ2PS         Z3, Z3
-	VMULPS.BCST       (DI), Z3, Z3
-	VFMADD231PS       Z3, Z4, Z2
-	VFNMADD231PS.BCST (SI), Z6, Z2
+	VPXORD            Z7, Z7, Z7
+	VMOVDQU32         256(R9), Z8
+	VMOVDQU32         (R9), Z9
+	VPSLLW            $0x04, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     (BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSLLW            $0x03, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     4(BX), Z10, Z7
+	VMOVDQU32         64(R9), Z9
+	VPSLLW            $0x02, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     8(BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSLLW            $0x01, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     12(BX), Z10, Z7
+	VMOVDQU32         128(R9), Z9
+	VPANDD            Z1, Z8, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     16(BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSRLW            $0x01, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     20(BX), Z10, Z7
+	VMOVDQU32         192(R9), Z9
+	VPSRLW            $0x02, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     24(BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSRLW            $0x03, Z8, Z8
+	VPANDD            Z1, Z8, Z8
+	VPTERNLOGD        $0xf8, Z0, Z9, Z8
+	VPDPBUSD.BCST     28(BX), Z8, Z7
+	VPMOVZXBD         (AX)(R10*2), Z9
+	VPANDD            Z5, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z2, Z8, Z8
+	VPSRLD            $0x06, Z9, Z9
+	VPMOVZXBD         128(AX)(R10*1), Z10
+	VPSLLD            $0x02, Z10, Z10
+	VPTERNLOGD        $0xf8, Z4, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z3, Z9, Z9
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (DI), Z7, Z7
+	VFMADD231PS       Z7, Z8, Z6
+	VFNMADD231PS.BCST (SI), Z9, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
@@ -23849,65 +23809,61 @@ vnniQ5K_1x16_pair:
 	PREFETCHT0        2496(R9)
 	PREFETCHT0        2560(R9)
 	PREFETCHT0        2624(R9)
-	VPXORD            Z3, Z3, Z3
-	VMOVDQU32         576(R9), Z4
-	VMOVDQU32         320(R9), Z5
-	VPSLLW            $0x04, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     (BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSLLW            $0x03, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     4(BX), Z6, Z3
-	VMOVDQU32         384(R9), Z5
-	VPSLLW            $0x02, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     8(BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSLLW            $0x01, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     12(BX), Z6, Z3
-	VMOVDQU32         448(R9), Z5
-	VPANDD            Z1, Z4, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     16(BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSRLW            $0x01, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     20(BX), Z6, Z3
-	VMOVDQU32         512(R9), Z5
-	VPSRLW            $0x02, Z4, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z5, Z6
-	VPDPBUSD.BCST     24(BX), Z6, Z3
-	VPSRLW            $0x04, Z5, Z5
-	VPSRLW            $0x03, Z4, Z4
-	VPANDD            Z1, Z4, Z4
-	VPTERNLOGD        $0xf8, Z0, Z5, Z4
-	VPDPBUSD.BCST     28(BX), Z4, Z3
-	VPMOVZXBD         16(AX)(R10*2), Z5
-	VPSLLD            $0x1a, Z5, Z4
-	VPSRLD            $0x1a, Z4, Z4
-	VCVTDQ2PS         Z4, Z4
-	VCVTPH2PS         192(AX), Z6
-	VMULPS            Z6, Z4, Z4
-	VPSRLD            $0x06, Z5, Z5
-	VPMOVZXBD         128(AX)(R10*1), Z6
-	VPSRLD            $0x04, Z6, Z6
-	VPSLLD            $0x02, Z6, Z6
-	VPORD             Z6, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         224(AX), Z6
-	VMULPS            Z6, Z5, Z6
-	VCVTDQ2PS         Z3, Z3
-	VMULPS.BCST       (DI), Z3, Z3
-	VFMADD231PS       Z3, Z4, Z2
-	VFNMADD231PS.BCST (SI), Z6, Z2
+	VPXORD            Z7, Z7, Z7
+	VMOVDQU32         576(R9), Z8
+	VMOVDQU32         320(R9), Z9
+	VPSLLW            $0x04, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     (BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSLLW            $0x03, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     4(BX), Z10, Z7
+	VMOVDQU32         384(R9), Z9
+	VPSLLW            $0x02, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     8(BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSLLW            $0x01, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     12(BX), Z10, Z7
+	VMOVDQU32         448(R9), Z9
+	VPANDD            Z1, Z8, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     16(BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSRLW            $0x01, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     20(BX), Z10, Z7
+	VMOVDQU32         512(R9), Z9
+	VPSRLW            $0x02, Z8, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z9, Z10
+	VPDPBUSD.BCST     24(BX), Z10, Z7
+	VPSRLW            $0x04, Z9, Z9
+	VPSRLW            $0x03, Z8, Z8
+	VPANDD            Z1, Z8, Z8
+	VPTERNLOGD        $0xf8, Z0, Z9, Z8
+	VPDPBUSD.BCST     28(BX), Z8, Z7
+	VPMOVZXBD         16(AX)(R10*2), Z9
+	VPANDD            Z5, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z2, Z8, Z8
+	VPSRLD            $0x06, Z9, Z9
+	VPMOVZXBD         128(AX)(R10*1), Z10
+	VPSRLD            $0x02, Z10, Z10
+	VPTERNLOGD        $0xf8, Z4, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z3, Z9, Z9
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (DI), Z7, Z7
+	VFMADD231PS       Z7, Z8, Z6
+	VFNMADD231PS.BCST (SI), Z9, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
@@ -23924,12 +23880,12 @@ vnniQ5K_1x16_pair:
 	MOVB              acc+80(FP), SI
 	TESTB             SI, SI
 	JZ                vnniQ5K_1x16_store
-	VADDPS            (BX), Z2, Z2
-	VMOVUPS           Z2, (BX)
+	VADDPS            (BX), Z6, Z6
+	VMOVUPS           Z6, (BX)
 	JMP               vnniQ5K_1x16_stored
 
 vnniQ5K_1x16_store:
-	VMOVUPS Z2, (BX)
+	VMOVUPS Z6, (BX)
 
 vnniQ5K_1x16_stored:
 	ADDQ $0x40, DX
@@ -23950,18 +23906,24 @@ TEXT ·vnniQ5K_2x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_2x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x3f3f3f3f, R10
+	VPBROADCASTD R10, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 
 vnniQ5K_2x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_2x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
@@ -23970,78 +23932,74 @@ vnniQ5K_2x16_pair:
 	PREFETCHT0        2176(R10)
 	PREFETCHT0        2240(R10)
 	PREFETCHT0        2304(R10)
-	VPXORD            Z4, Z4, Z4
-	VPXORD            Z5, Z5, Z5
-	VMOVDQU32         256(R10), Z6
-	VMOVDQU32         (R10), Z7
-	VPSLLW            $0x04, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     (BX), Z8, Z4
-	VPDPBUSD.BCST     (BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSLLW            $0x03, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     4(BX), Z8, Z4
-	VPDPBUSD.BCST     4(BX)(SI*1), Z8, Z5
-	VMOVDQU32         64(R10), Z7
-	VPSLLW            $0x02, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     8(BX), Z8, Z4
-	VPDPBUSD.BCST     8(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSLLW            $0x01, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     12(BX), Z8, Z4
-	VPDPBUSD.BCST     12(BX)(SI*1), Z8, Z5
-	VMOVDQU32         128(R10), Z7
-	VPANDD            Z1, Z6, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     16(BX), Z8, Z4
-	VPDPBUSD.BCST     16(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSRLW            $0x01, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     20(BX), Z8, Z4
-	VPDPBUSD.BCST     20(BX)(SI*1), Z8, Z5
-	VMOVDQU32         192(R10), Z7
-	VPSRLW            $0x02, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     24(BX), Z8, Z4
-	VPDPBUSD.BCST     24(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSRLW            $0x03, Z6, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z7, Z6
-	VPDPBUSD.BCST     28(BX), Z6, Z4
-	VPDPBUSD.BCST     28(BX)(SI*1), Z6, Z5
-	VPMOVZXBD         (AX)(R11*2), Z7
-	VPSLLD            $0x1a, Z7, Z6
-	VPSRLD            $0x1a, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         192(AX), Z8
-	VMULPS            Z8, Z6, Z6
-	VPSRLD            $0x06, Z7, Z7
-	VPMOVZXBD         128(AX)(R11*1), Z8
-	VPSLLD            $0x1c, Z8, Z8
-	VPSRLD            $0x1a, Z8, Z8
-	VPORD             Z8, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         224(AX), Z8
-	VMULPS            Z8, Z7, Z8
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (R8), Z4, Z4
-	VFMADD231PS       Z4, Z6, Z2
-	VFNMADD231PS.BCST (DI), Z8, Z2
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       4(R8), Z5, Z5
-	VFMADD231PS       Z5, Z6, Z3
-	VFNMADD231PS.BCST 4(DI), Z8, Z3
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VMOVDQU32         256(R10), Z10
+	VMOVDQU32         (R10), Z11
+	VPSLLW            $0x04, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     (BX), Z12, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSLLW            $0x03, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     4(BX), Z12, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z9
+	VMOVDQU32         64(R10), Z11
+	VPSLLW            $0x02, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     8(BX), Z12, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSLLW            $0x01, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z9
+	VMOVDQU32         128(R10), Z11
+	VPANDD            Z1, Z10, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     16(BX), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSRLW            $0x01, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     20(BX), Z12, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z9
+	VMOVDQU32         192(R10), Z11
+	VPSRLW            $0x02, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     24(BX), Z12, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSRLW            $0x03, Z10, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z11, Z10
+	VPDPBUSD.BCST     28(BX), Z10, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z9
+	VPMOVZXBD         (AX)(R11*2), Z11
+	VPANDD            Z5, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z2, Z10, Z10
+	VPSRLD            $0x06, Z11, Z11
+	VPMOVZXBD         128(AX)(R11*1), Z12
+	VPSLLD            $0x02, Z12, Z12
+	VPTERNLOGD        $0xf8, Z4, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z3, Z11, Z11
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z10, Z6
+	VFNMADD231PS.BCST (DI), Z11, Z6
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z10, Z7
+	VFNMADD231PS.BCST 4(DI), Z11, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -24050,78 +24008,74 @@ vnniQ5K_2x16_pair:
 	PREFETCHT0        2496(R10)
 	PREFETCHT0        2560(R10)
 	PREFETCHT0        2624(R10)
-	VPXORD            Z4, Z4, Z4
-	VPXORD            Z5, Z5, Z5
-	VMOVDQU32         576(R10), Z6
-	VMOVDQU32         320(R10), Z7
-	VPSLLW            $0x04, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     (BX), Z8, Z4
-	VPDPBUSD.BCST     (BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSLLW            $0x03, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     4(BX), Z8, Z4
-	VPDPBUSD.BCST     4(BX)(SI*1), Z8, Z5
-	VMOVDQU32         384(R10), Z7
-	VPSLLW            $0x02, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     8(BX), Z8, Z4
-	VPDPBUSD.BCST     8(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSLLW            $0x01, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     12(BX), Z8, Z4
-	VPDPBUSD.BCST     12(BX)(SI*1), Z8, Z5
-	VMOVDQU32         448(R10), Z7
-	VPANDD            Z1, Z6, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     16(BX), Z8, Z4
-	VPDPBUSD.BCST     16(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSRLW            $0x01, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     20(BX), Z8, Z4
-	VPDPBUSD.BCST     20(BX)(SI*1), Z8, Z5
-	VMOVDQU32         512(R10), Z7
-	VPSRLW            $0x02, Z6, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z7, Z8
-	VPDPBUSD.BCST     24(BX), Z8, Z4
-	VPDPBUSD.BCST     24(BX)(SI*1), Z8, Z5
-	VPSRLW            $0x04, Z7, Z7
-	VPSRLW            $0x03, Z6, Z6
-	VPANDD            Z1, Z6, Z6
-	VPTERNLOGD        $0xf8, Z0, Z7, Z6
-	VPDPBUSD.BCST     28(BX), Z6, Z4
-	VPDPBUSD.BCST     28(BX)(SI*1), Z6, Z5
-	VPMOVZXBD         16(AX)(R11*2), Z7
-	VPSLLD            $0x1a, Z7, Z6
-	VPSRLD            $0x1a, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         192(AX), Z8
-	VMULPS            Z8, Z6, Z6
-	VPSRLD            $0x06, Z7, Z7
-	VPMOVZXBD         128(AX)(R11*1), Z8
-	VPSRLD            $0x04, Z8, Z8
-	VPSLLD            $0x02, Z8, Z8
-	VPORD             Z8, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         224(AX), Z8
-	VMULPS            Z8, Z7, Z8
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (R8), Z4, Z4
-	VFMADD231PS       Z4, Z6, Z2
-	VFNMADD231PS.BCST (DI), Z8, Z2
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       4(R8), Z5, Z5
-	VFMADD231PS       Z5, Z6, Z3
-	VFNMADD231PS.BCST 4(DI), Z8, Z3
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VMOVDQU32         576(R10), Z10
+	VMOVDQU32         320(R10), Z11
+	VPSLLW            $0x04, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     (BX), Z12, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSLLW            $0x03, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     4(BX), Z12, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z9
+	VMOVDQU32         384(R10), Z11
+	VPSLLW            $0x02, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     8(BX), Z12, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSLLW            $0x01, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z9
+	VMOVDQU32         448(R10), Z11
+	VPANDD            Z1, Z10, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     16(BX), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSRLW            $0x01, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     20(BX), Z12, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z9
+	VMOVDQU32         512(R10), Z11
+	VPSRLW            $0x02, Z10, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z11, Z12
+	VPDPBUSD.BCST     24(BX), Z12, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z12, Z9
+	VPSRLW            $0x04, Z11, Z11
+	VPSRLW            $0x03, Z10, Z10
+	VPANDD            Z1, Z10, Z10
+	VPTERNLOGD        $0xf8, Z0, Z11, Z10
+	VPDPBUSD.BCST     28(BX), Z10, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z9
+	VPMOVZXBD         16(AX)(R11*2), Z11
+	VPANDD            Z5, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z2, Z10, Z10
+	VPSRLD            $0x06, Z11, Z11
+	VPMOVZXBD         128(AX)(R11*1), Z12
+	VPSRLD            $0x02, Z12, Z12
+	VPTERNLOGD        $0xf8, Z4, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z3, Z11, Z11
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z10, Z6
+	VFNMADD231PS.BCST (DI), Z11, Z6
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z10, Z7
+	VFNMADD231PS.BCST 4(DI), Z11, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -24138,17 +24092,17 @@ vnniQ5K_2x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_2x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	JMP               vnniQ5K_2x16_stored
 
 vnniQ5K_2x16_store:
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 
 vnniQ5K_2x16_stored:
 	ADDQ $0x40, DX
@@ -24169,19 +24123,25 @@ TEXT ·vnniQ5K_3x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_3x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x3f3f3f3f, R10
+	VPBROADCASTD R10, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
 
 vnniQ5K_3x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_3x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
@@ -24190,91 +24150,87 @@ vnniQ5K_3x16_pair:
 	PREFETCHT0        2176(R10)
 	PREFETCHT0        2240(R10)
 	PREFETCHT0        2304(R10)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VMOVDQU32         256(R10), Z8
-	VMOVDQU32         (R10), Z9
-	VPSLLW            $0x04, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     (BX), Z10, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     (BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSLLW            $0x03, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     4(BX), Z10, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     4(BX)(SI*2), Z10, Z7
-	VMOVDQU32         64(R10), Z9
-	VPSLLW            $0x02, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     8(BX), Z10, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     8(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSLLW            $0x01, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     12(BX), Z10, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     12(BX)(SI*2), Z10, Z7
-	VMOVDQU32         128(R10), Z9
-	VPANDD            Z1, Z8, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     16(BX), Z10, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     16(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSRLW            $0x01, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     20(BX), Z10, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     20(BX)(SI*2), Z10, Z7
-	VMOVDQU32         192(R10), Z9
-	VPSRLW            $0x02, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     24(BX), Z10, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     24(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSRLW            $0x03, Z8, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z9, Z8
-	VPDPBUSD.BCST     28(BX), Z8, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z8, Z6
-	VPDPBUSD.BCST     28(BX)(SI*2), Z8, Z7
-	VPMOVZXBD         (AX)(R11*2), Z9
-	VPSLLD            $0x1a, Z9, Z8
-	VPSRLD            $0x1a, Z8, Z8
-	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         192(AX), Z10
-	VMULPS            Z10, Z8, Z8
-	VPSRLD            $0x06, Z9, Z9
-	VPMOVZXBD         128(AX)(R11*1), Z10
-	VPSLLD            $0x1c, Z10, Z10
-	VPSRLD            $0x1a, Z10, Z10
-	VPORD             Z10, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VMOVDQU32         256(R10), Z12
+	VMOVDQU32         (R10), Z13
+	VPSLLW            $0x04, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     (BX), Z14, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSLLW            $0x03, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     4(BX), Z14, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z11
+	VMOVDQU32         64(R10), Z13
+	VPSLLW            $0x02, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     8(BX), Z14, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSLLW            $0x01, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     12(BX), Z14, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z11
+	VMOVDQU32         128(R10), Z13
+	VPANDD            Z1, Z12, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     16(BX), Z14, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSRLW            $0x01, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     20(BX), Z14, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z11
+	VMOVDQU32         192(R10), Z13
+	VPSRLW            $0x02, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     24(BX), Z14, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSRLW            $0x03, Z12, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z13, Z12
+	VPDPBUSD.BCST     28(BX), Z12, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z11
+	VPMOVZXBD         (AX)(R11*2), Z13
+	VPANDD            Z5, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z2, Z12, Z12
+	VPSRLD            $0x06, Z13, Z13
+	VPMOVZXBD         128(AX)(R11*1), Z14
+	VPSLLD            $0x02, Z14, Z14
+	VPTERNLOGD        $0xf8, Z4, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z3, Z13, Z13
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         224(AX), Z10
-	VMULPS            Z10, Z9, Z10
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R8), Z5, Z5
-	VFMADD231PS       Z5, Z8, Z2
-	VFNMADD231PS.BCST (DI), Z10, Z2
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R8), Z6, Z6
-	VFMADD231PS       Z6, Z8, Z3
-	VFNMADD231PS.BCST 4(DI), Z10, Z3
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       8(R8), Z7, Z7
-	VFMADD231PS       Z7, Z8, Z4
-	VFNMADD231PS.BCST 8(DI), Z10, Z4
+	VMULPS.BCST       (R8), Z9, Z9
+	VFMADD231PS       Z9, Z12, Z6
+	VFNMADD231PS.BCST (DI), Z13, Z6
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       4(R8), Z10, Z10
+	VFMADD231PS       Z10, Z12, Z7
+	VFNMADD231PS.BCST 4(DI), Z13, Z7
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R8), Z11, Z11
+	VFMADD231PS       Z11, Z12, Z8
+	VFNMADD231PS.BCST 8(DI), Z13, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -24283,91 +24239,87 @@ vnniQ5K_3x16_pair:
 	PREFETCHT0        2496(R10)
 	PREFETCHT0        2560(R10)
 	PREFETCHT0        2624(R10)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VMOVDQU32         576(R10), Z8
-	VMOVDQU32         320(R10), Z9
-	VPSLLW            $0x04, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     (BX), Z10, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     (BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSLLW            $0x03, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     4(BX), Z10, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     4(BX)(SI*2), Z10, Z7
-	VMOVDQU32         384(R10), Z9
-	VPSLLW            $0x02, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     8(BX), Z10, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     8(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSLLW            $0x01, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     12(BX), Z10, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     12(BX)(SI*2), Z10, Z7
-	VMOVDQU32         448(R10), Z9
-	VPANDD            Z1, Z8, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     16(BX), Z10, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     16(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSRLW            $0x01, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     20(BX), Z10, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     20(BX)(SI*2), Z10, Z7
-	VMOVDQU32         512(R10), Z9
-	VPSRLW            $0x02, Z8, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z9, Z10
-	VPDPBUSD.BCST     24(BX), Z10, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z10, Z6
-	VPDPBUSD.BCST     24(BX)(SI*2), Z10, Z7
-	VPSRLW            $0x04, Z9, Z9
-	VPSRLW            $0x03, Z8, Z8
-	VPANDD            Z1, Z8, Z8
-	VPTERNLOGD        $0xf8, Z0, Z9, Z8
-	VPDPBUSD.BCST     28(BX), Z8, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z8, Z6
-	VPDPBUSD.BCST     28(BX)(SI*2), Z8, Z7
-	VPMOVZXBD         16(AX)(R11*2), Z9
-	VPSLLD            $0x1a, Z9, Z8
-	VPSRLD            $0x1a, Z8, Z8
-	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         192(AX), Z10
-	VMULPS            Z10, Z8, Z8
-	VPSRLD            $0x06, Z9, Z9
-	VPMOVZXBD         128(AX)(R11*1), Z10
-	VPSRLD            $0x04, Z10, Z10
-	VPSLLD            $0x02, Z10, Z10
-	VPORD             Z10, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VMOVDQU32         576(R10), Z12
+	VMOVDQU32         320(R10), Z13
+	VPSLLW            $0x04, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     (BX), Z14, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSLLW            $0x03, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     4(BX), Z14, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z11
+	VMOVDQU32         384(R10), Z13
+	VPSLLW            $0x02, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     8(BX), Z14, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSLLW            $0x01, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     12(BX), Z14, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z11
+	VMOVDQU32         448(R10), Z13
+	VPANDD            Z1, Z12, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     16(BX), Z14, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSRLW            $0x01, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     20(BX), Z14, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z11
+	VMOVDQU32         512(R10), Z13
+	VPSRLW            $0x02, Z12, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z13, Z14
+	VPDPBUSD.BCST     24(BX), Z14, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z14, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z14, Z11
+	VPSRLW            $0x04, Z13, Z13
+	VPSRLW            $0x03, Z12, Z12
+	VPANDD            Z1, Z12, Z12
+	VPTERNLOGD        $0xf8, Z0, Z13, Z12
+	VPDPBUSD.BCST     28(BX), Z12, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z11
+	VPMOVZXBD         16(AX)(R11*2), Z13
+	VPANDD            Z5, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z2, Z12, Z12
+	VPSRLD            $0x06, Z13, Z13
+	VPMOVZXBD         128(AX)(R11*1), Z14
+	VPSRLD            $0x02, Z14, Z14
+	VPTERNLOGD        $0xf8, Z4, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z3, Z13, Z13
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         224(AX), Z10
-	VMULPS            Z10, Z9, Z10
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R8), Z5, Z5
-	VFMADD231PS       Z5, Z8, Z2
-	VFNMADD231PS.BCST (DI), Z10, Z2
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R8), Z6, Z6
-	VFMADD231PS       Z6, Z8, Z3
-	VFNMADD231PS.BCST 4(DI), Z10, Z3
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       8(R8), Z7, Z7
-	VFMADD231PS       Z7, Z8, Z4
-	VFNMADD231PS.BCST 8(DI), Z10, Z4
+	VMULPS.BCST       (R8), Z9, Z9
+	VFMADD231PS       Z9, Z12, Z6
+	VFNMADD231PS.BCST (DI), Z13, Z6
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       4(R8), Z10, Z10
+	VFMADD231PS       Z10, Z12, Z7
+	VFNMADD231PS.BCST 4(DI), Z13, Z7
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R8), Z11, Z11
+	VFMADD231PS       Z11, Z12, Z8
+	VFNMADD231PS.BCST 8(DI), Z13, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -24384,22 +24336,22 @@ vnniQ5K_3x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_3x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
 	JMP               vnniQ5K_3x16_stored
 
 vnniQ5K_3x16_store:
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
+	VMOVUPS Z8, (SI)
 
 vnniQ5K_3x16_stored:
 	ADDQ $0x40, DX
@@ -24420,21 +24372,27 @@ TEXT ·vnniQ5K_4x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_4x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	MOVQ   aux+40(FP), R8
-	MOVQ   xs+56(FP), R9
-	MOVQ   ng+16(FP), R10
-	SHRQ   $0x03, R10
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	MOVQ         aux+40(FP), R8
+	MOVQ         xs+56(FP), R9
+	MOVQ         ng+16(FP), R10
+	SHRQ         $0x03, R10
+	MOVL         $0x3c3c3c3c, R11
+	VPBROADCASTD R11, Z4
+	MOVL         $0x3f3f3f3f, R11
+	VPBROADCASTD R11, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
 
 vnniQ5K_4x16_group:
-	LEAQ 256(AX), R11
-	XORL R12, R12
+	LEAQ      256(AX), R11
+	XORL      R12, R12
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_4x16_pair:
 	PREFETCHT0        2048(AX)(R12*4)
@@ -24443,104 +24401,100 @@ vnniQ5K_4x16_pair:
 	PREFETCHT0        2176(R11)
 	PREFETCHT0        2240(R11)
 	PREFETCHT0        2304(R11)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VMOVDQU32         256(R11), Z10
-	VMOVDQU32         (R11), Z11
-	VPSLLW            $0x04, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     (BX), Z12, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     (BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSLLW            $0x03, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     4(BX), Z12, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     4(BX)(DI*1), Z12, Z9
-	VMOVDQU32         64(R11), Z11
-	VPSLLW            $0x02, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     8(BX), Z12, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     8(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSLLW            $0x01, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     12(BX), Z12, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     12(BX)(DI*1), Z12, Z9
-	VMOVDQU32         128(R11), Z11
-	VPANDD            Z1, Z10, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     16(BX), Z12, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     16(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSRLW            $0x01, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     20(BX), Z12, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     20(BX)(DI*1), Z12, Z9
-	VMOVDQU32         192(R11), Z11
-	VPSRLW            $0x02, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     24(BX), Z12, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     24(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSRLW            $0x03, Z10, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z11, Z10
-	VPDPBUSD.BCST     28(BX), Z10, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z10, Z8
-	VPDPBUSD.BCST     28(BX)(DI*1), Z10, Z9
-	VPMOVZXBD         (AX)(R12*2), Z11
-	VPSLLD            $0x1a, Z11, Z10
-	VPSRLD            $0x1a, Z10, Z10
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VMOVDQU32         256(R11), Z14
+	VMOVDQU32         (R11), Z15
+	VPSLLW            $0x04, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     (BX), Z16, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSLLW            $0x03, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     4(BX), Z16, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z13
+	VMOVDQU32         64(R11), Z15
+	VPSLLW            $0x02, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     8(BX), Z16, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSLLW            $0x01, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     12(BX), Z16, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z13
+	VMOVDQU32         128(R11), Z15
+	VPANDD            Z1, Z14, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     16(BX), Z16, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSRLW            $0x01, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     20(BX), Z16, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z13
+	VMOVDQU32         192(R11), Z15
+	VPSRLW            $0x02, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     24(BX), Z16, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSRLW            $0x03, Z14, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z15, Z14
+	VPDPBUSD.BCST     28(BX), Z14, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z13
+	VPMOVZXBD         (AX)(R12*2), Z15
+	VPANDD            Z5, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z2, Z14, Z14
+	VPSRLD            $0x06, Z15, Z15
+	VPMOVZXBD         128(AX)(R12*1), Z16
+	VPSLLD            $0x02, Z16, Z16
+	VPTERNLOGD        $0xf8, Z4, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z3, Z15, Z15
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         192(AX), Z12
-	VMULPS            Z12, Z10, Z10
-	VPSRLD            $0x06, Z11, Z11
-	VPMOVZXBD         128(AX)(R12*1), Z12
-	VPSLLD            $0x1c, Z12, Z12
-	VPSRLD            $0x1a, Z12, Z12
-	VPORD             Z12, Z11, Z11
+	VMULPS.BCST       (R9), Z10, Z10
+	VFMADD231PS       Z10, Z14, Z6
+	VFNMADD231PS.BCST (R8), Z15, Z6
 	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         224(AX), Z12
-	VMULPS            Z12, Z11, Z12
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R9), Z6, Z6
-	VFMADD231PS       Z6, Z10, Z2
-	VFNMADD231PS.BCST (R8), Z12, Z2
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R9), Z7, Z7
-	VFMADD231PS       Z7, Z10, Z3
-	VFNMADD231PS.BCST 4(R8), Z12, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R9), Z8, Z8
-	VFMADD231PS       Z8, Z10, Z4
-	VFNMADD231PS.BCST 8(R8), Z12, Z4
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       12(R9), Z9, Z9
-	VFMADD231PS       Z9, Z10, Z5
-	VFNMADD231PS.BCST 12(R8), Z12, Z5
+	VMULPS.BCST       4(R9), Z11, Z11
+	VFMADD231PS       Z11, Z14, Z7
+	VFNMADD231PS.BCST 4(R8), Z15, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R9), Z12, Z12
+	VFMADD231PS       Z12, Z14, Z8
+	VFNMADD231PS.BCST 8(R8), Z15, Z8
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R9), Z13, Z13
+	VFMADD231PS       Z13, Z14, Z9
+	VFNMADD231PS.BCST 12(R8), Z15, Z9
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
@@ -24549,104 +24503,100 @@ vnniQ5K_4x16_pair:
 	PREFETCHT0        2496(R11)
 	PREFETCHT0        2560(R11)
 	PREFETCHT0        2624(R11)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VMOVDQU32         576(R11), Z10
-	VMOVDQU32         320(R11), Z11
-	VPSLLW            $0x04, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     (BX), Z12, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     (BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSLLW            $0x03, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     4(BX), Z12, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     4(BX)(DI*1), Z12, Z9
-	VMOVDQU32         384(R11), Z11
-	VPSLLW            $0x02, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     8(BX), Z12, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     8(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSLLW            $0x01, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     12(BX), Z12, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     12(BX)(DI*1), Z12, Z9
-	VMOVDQU32         448(R11), Z11
-	VPANDD            Z1, Z10, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     16(BX), Z12, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     16(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSRLW            $0x01, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     20(BX), Z12, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     20(BX)(DI*1), Z12, Z9
-	VMOVDQU32         512(R11), Z11
-	VPSRLW            $0x02, Z10, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z11, Z12
-	VPDPBUSD.BCST     24(BX), Z12, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z12, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z12, Z8
-	VPDPBUSD.BCST     24(BX)(DI*1), Z12, Z9
-	VPSRLW            $0x04, Z11, Z11
-	VPSRLW            $0x03, Z10, Z10
-	VPANDD            Z1, Z10, Z10
-	VPTERNLOGD        $0xf8, Z0, Z11, Z10
-	VPDPBUSD.BCST     28(BX), Z10, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z10, Z8
-	VPDPBUSD.BCST     28(BX)(DI*1), Z10, Z9
-	VPMOVZXBD         16(AX)(R12*2), Z11
-	VPSLLD            $0x1a, Z11, Z10
-	VPSRLD            $0x1a, Z10, Z10
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VMOVDQU32         576(R11), Z14
+	VMOVDQU32         320(R11), Z15
+	VPSLLW            $0x04, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     (BX), Z16, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSLLW            $0x03, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     4(BX), Z16, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z13
+	VMOVDQU32         384(R11), Z15
+	VPSLLW            $0x02, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     8(BX), Z16, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSLLW            $0x01, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     12(BX), Z16, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z13
+	VMOVDQU32         448(R11), Z15
+	VPANDD            Z1, Z14, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     16(BX), Z16, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSRLW            $0x01, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     20(BX), Z16, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z13
+	VMOVDQU32         512(R11), Z15
+	VPSRLW            $0x02, Z14, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z15, Z16
+	VPDPBUSD.BCST     24(BX), Z16, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z16, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z16, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z16, Z13
+	VPSRLW            $0x04, Z15, Z15
+	VPSRLW            $0x03, Z14, Z14
+	VPANDD            Z1, Z14, Z14
+	VPTERNLOGD        $0xf8, Z0, Z15, Z14
+	VPDPBUSD.BCST     28(BX), Z14, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z13
+	VPMOVZXBD         16(AX)(R12*2), Z15
+	VPANDD            Z5, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z2, Z14, Z14
+	VPSRLD            $0x06, Z15, Z15
+	VPMOVZXBD         128(AX)(R12*1), Z16
+	VPSRLD            $0x02, Z16, Z16
+	VPTERNLOGD        $0xf8, Z4, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z3, Z15, Z15
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         192(AX), Z12
-	VMULPS            Z12, Z10, Z10
-	VPSRLD            $0x06, Z11, Z11
-	VPMOVZXBD         128(AX)(R12*1), Z12
-	VPSRLD            $0x04, Z12, Z12
-	VPSLLD            $0x02, Z12, Z12
-	VPORD             Z12, Z11, Z11
+	VMULPS.BCST       (R9), Z10, Z10
+	VFMADD231PS       Z10, Z14, Z6
+	VFNMADD231PS.BCST (R8), Z15, Z6
 	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         224(AX), Z12
-	VMULPS            Z12, Z11, Z12
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R9), Z6, Z6
-	VFMADD231PS       Z6, Z10, Z2
-	VFNMADD231PS.BCST (R8), Z12, Z2
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R9), Z7, Z7
-	VFMADD231PS       Z7, Z10, Z3
-	VFNMADD231PS.BCST 4(R8), Z12, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R9), Z8, Z8
-	VFMADD231PS       Z8, Z10, Z4
-	VFNMADD231PS.BCST 8(R8), Z12, Z4
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       12(R9), Z9, Z9
-	VFMADD231PS       Z9, Z10, Z5
-	VFNMADD231PS.BCST 12(R8), Z12, Z5
+	VMULPS.BCST       4(R9), Z11, Z11
+	VFMADD231PS       Z11, Z14, Z7
+	VFNMADD231PS.BCST 4(R8), Z15, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R9), Z12, Z12
+	VFMADD231PS       Z12, Z14, Z8
+	VFNMADD231PS.BCST 8(R8), Z15, Z8
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R9), Z13, Z13
+	VFMADD231PS       Z13, Z14, Z9
+	VFNMADD231PS.BCST 12(R8), Z15, Z9
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
@@ -24663,27 +24613,27 @@ vnniQ5K_4x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_4x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
 	JMP               vnniQ5K_4x16_stored
 
 vnniQ5K_4x16_store:
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
+	VMOVUPS Z8, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
+	VMOVUPS Z9, (SI)
 
 vnniQ5K_4x16_stored:
 	ADDQ $0x40, DX
@@ -24704,23 +24654,29 @@ TEXT ·vnniQ5K_5x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_5x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 
 vnniQ5K_5x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_5x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -24729,117 +24685,113 @@ vnniQ5K_5x16_pair:
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
-	VMOVDQU32         256(R12), Z12
-	VMOVDQU32         (R12), Z13
-	VPSLLW            $0x04, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     (BX), Z14, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     (R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSLLW            $0x03, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     4(BX), Z14, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     4(R8), Z14, Z11
-	VMOVDQU32         64(R12), Z13
-	VPSLLW            $0x02, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     8(BX), Z14, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     8(R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSLLW            $0x01, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     12(BX), Z14, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     12(R8), Z14, Z11
-	VMOVDQU32         128(R12), Z13
-	VPANDD            Z1, Z12, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     16(BX), Z14, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     16(R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSRLW            $0x01, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     20(BX), Z14, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     20(R8), Z14, Z11
-	VMOVDQU32         192(R12), Z13
-	VPSRLW            $0x02, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     24(BX), Z14, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     24(R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSRLW            $0x03, Z12, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z13, Z12
-	VPDPBUSD.BCST     28(BX), Z12, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z12, Z10
-	VPDPBUSD.BCST     28(R8), Z12, Z11
-	VPMOVZXBD         (AX)(R13*2), Z13
-	VPSLLD            $0x1a, Z13, Z12
-	VPSRLD            $0x1a, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         192(AX), Z14
-	VMULPS            Z14, Z12, Z12
-	VPSRLD            $0x06, Z13, Z13
-	VPMOVZXBD         128(AX)(R13*1), Z14
-	VPSLLD            $0x1c, Z14, Z14
-	VPSRLD            $0x1a, Z14, Z14
-	VPORD             Z14, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         224(AX), Z14
-	VMULPS            Z14, Z13, Z14
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R10), Z7, Z7
-	VFMADD231PS       Z7, Z12, Z2
-	VFNMADD231PS.BCST (R9), Z14, Z2
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R10), Z8, Z8
-	VFMADD231PS       Z8, Z12, Z3
-	VFNMADD231PS.BCST 4(R9), Z14, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R10), Z9, Z9
-	VFMADD231PS       Z9, Z12, Z4
-	VFNMADD231PS.BCST 8(R9), Z14, Z4
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R10), Z10, Z10
-	VFMADD231PS       Z10, Z12, Z5
-	VFNMADD231PS.BCST 12(R9), Z14, Z5
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VMOVDQU32         256(R12), Z16
+	VMOVDQU32         (R12), Z17
+	VPSLLW            $0x04, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     (BX), Z18, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     (R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSLLW            $0x03, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     4(BX), Z18, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     4(R8), Z18, Z15
+	VMOVDQU32         64(R12), Z17
+	VPSLLW            $0x02, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     8(BX), Z18, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     8(R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSLLW            $0x01, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     12(BX), Z18, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     12(R8), Z18, Z15
+	VMOVDQU32         128(R12), Z17
+	VPANDD            Z1, Z16, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     16(BX), Z18, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     16(R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSRLW            $0x01, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     20(BX), Z18, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     20(R8), Z18, Z15
+	VMOVDQU32         192(R12), Z17
+	VPSRLW            $0x02, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     24(BX), Z18, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     24(R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSRLW            $0x03, Z16, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z17, Z16
+	VPDPBUSD.BCST     28(BX), Z16, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     28(R8), Z16, Z15
+	VPMOVZXBD         (AX)(R13*2), Z17
+	VPANDD            Z5, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z2, Z16, Z16
+	VPSRLD            $0x06, Z17, Z17
+	VPMOVZXBD         128(AX)(R13*1), Z18
+	VPSLLD            $0x02, Z18, Z18
+	VPTERNLOGD        $0xf8, Z4, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z3, Z17, Z17
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       16(R10), Z11, Z11
-	VFMADD231PS       Z11, Z12, Z6
-	VFNMADD231PS.BCST 16(R9), Z14, Z6
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z16, Z6
+	VFNMADD231PS.BCST (R9), Z17, Z6
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z16, Z7
+	VFNMADD231PS.BCST 4(R9), Z17, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z16, Z8
+	VFNMADD231PS.BCST 8(R9), Z17, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z16, Z9
+	VFNMADD231PS.BCST 12(R9), Z17, Z9
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z16, Z10
+	VFNMADD231PS.BCST 16(R9), Z17, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -24849,117 +24801,113 @@ vnniQ5K_5x16_pair:
 	PREFETCHT0        2496(R12)
 	PREFETCHT0        2560(R12)
 	PREFETCHT0        2624(R12)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
-	VMOVDQU32         576(R12), Z12
-	VMOVDQU32         320(R12), Z13
-	VPSLLW            $0x04, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     (BX), Z14, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     (R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSLLW            $0x03, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     4(BX), Z14, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     4(R8), Z14, Z11
-	VMOVDQU32         384(R12), Z13
-	VPSLLW            $0x02, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     8(BX), Z14, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     8(R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSLLW            $0x01, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     12(BX), Z14, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     12(R8), Z14, Z11
-	VMOVDQU32         448(R12), Z13
-	VPANDD            Z1, Z12, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     16(BX), Z14, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     16(R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSRLW            $0x01, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     20(BX), Z14, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     20(R8), Z14, Z11
-	VMOVDQU32         512(R12), Z13
-	VPSRLW            $0x02, Z12, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z13, Z14
-	VPDPBUSD.BCST     24(BX), Z14, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z14, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z14, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z14, Z10
-	VPDPBUSD.BCST     24(R8), Z14, Z11
-	VPSRLW            $0x04, Z13, Z13
-	VPSRLW            $0x03, Z12, Z12
-	VPANDD            Z1, Z12, Z12
-	VPTERNLOGD        $0xf8, Z0, Z13, Z12
-	VPDPBUSD.BCST     28(BX), Z12, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z12, Z10
-	VPDPBUSD.BCST     28(R8), Z12, Z11
-	VPMOVZXBD         16(AX)(R13*2), Z13
-	VPSLLD            $0x1a, Z13, Z12
-	VPSRLD            $0x1a, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         192(AX), Z14
-	VMULPS            Z14, Z12, Z12
-	VPSRLD            $0x06, Z13, Z13
-	VPMOVZXBD         128(AX)(R13*1), Z14
-	VPSRLD            $0x04, Z14, Z14
-	VPSLLD            $0x02, Z14, Z14
-	VPORD             Z14, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         224(AX), Z14
-	VMULPS            Z14, Z13, Z14
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R10), Z7, Z7
-	VFMADD231PS       Z7, Z12, Z2
-	VFNMADD231PS.BCST (R9), Z14, Z2
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R10), Z8, Z8
-	VFMADD231PS       Z8, Z12, Z3
-	VFNMADD231PS.BCST 4(R9), Z14, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R10), Z9, Z9
-	VFMADD231PS       Z9, Z12, Z4
-	VFNMADD231PS.BCST 8(R9), Z14, Z4
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R10), Z10, Z10
-	VFMADD231PS       Z10, Z12, Z5
-	VFNMADD231PS.BCST 12(R9), Z14, Z5
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VMOVDQU32         576(R12), Z16
+	VMOVDQU32         320(R12), Z17
+	VPSLLW            $0x04, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     (BX), Z18, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     (R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSLLW            $0x03, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     4(BX), Z18, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     4(R8), Z18, Z15
+	VMOVDQU32         384(R12), Z17
+	VPSLLW            $0x02, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     8(BX), Z18, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     8(R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSLLW            $0x01, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     12(BX), Z18, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     12(R8), Z18, Z15
+	VMOVDQU32         448(R12), Z17
+	VPANDD            Z1, Z16, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     16(BX), Z18, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     16(R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSRLW            $0x01, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     20(BX), Z18, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     20(R8), Z18, Z15
+	VMOVDQU32         512(R12), Z17
+	VPSRLW            $0x02, Z16, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z17, Z18
+	VPDPBUSD.BCST     24(BX), Z18, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z18, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z18, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z18, Z14
+	VPDPBUSD.BCST     24(R8), Z18, Z15
+	VPSRLW            $0x04, Z17, Z17
+	VPSRLW            $0x03, Z16, Z16
+	VPANDD            Z1, Z16, Z16
+	VPTERNLOGD        $0xf8, Z0, Z17, Z16
+	VPDPBUSD.BCST     28(BX), Z16, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     28(R8), Z16, Z15
+	VPMOVZXBD         16(AX)(R13*2), Z17
+	VPANDD            Z5, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z2, Z16, Z16
+	VPSRLD            $0x06, Z17, Z17
+	VPMOVZXBD         128(AX)(R13*1), Z18
+	VPSRLD            $0x02, Z18, Z18
+	VPTERNLOGD        $0xf8, Z4, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z3, Z17, Z17
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       16(R10), Z11, Z11
-	VFMADD231PS       Z11, Z12, Z6
-	VFNMADD231PS.BCST 16(R9), Z14, Z6
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z16, Z6
+	VFNMADD231PS.BCST (R9), Z17, Z6
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z16, Z7
+	VFNMADD231PS.BCST 4(R9), Z17, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z16, Z8
+	VFNMADD231PS.BCST 8(R9), Z17, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z16, Z9
+	VFNMADD231PS.BCST 12(R9), Z17, Z9
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z16, Z10
+	VFNMADD231PS.BCST 16(R9), Z17, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -24977,32 +24925,32 @@ vnniQ5K_5x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_5x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
 	JMP               vnniQ5K_5x16_stored
 
 vnniQ5K_5x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
 
 vnniQ5K_5x16_stored:
 	ADDQ $0x40, DX
@@ -25023,24 +24971,30 @@ TEXT ·vnniQ5K_6x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_6x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 
 vnniQ5K_6x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_6x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -25049,130 +25003,126 @@ vnniQ5K_6x16_pair:
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
-	VMOVDQU32         256(R12), Z14
-	VMOVDQU32         (R12), Z15
-	VPSLLW            $0x04, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     (BX), Z16, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     (R8), Z16, Z12
-	VPDPBUSD.BCST     (R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSLLW            $0x03, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     4(BX), Z16, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     4(R8), Z16, Z12
-	VPDPBUSD.BCST     4(R8)(SI*1), Z16, Z13
-	VMOVDQU32         64(R12), Z15
-	VPSLLW            $0x02, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     8(BX), Z16, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     8(R8), Z16, Z12
-	VPDPBUSD.BCST     8(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSLLW            $0x01, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     12(BX), Z16, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     12(R8), Z16, Z12
-	VPDPBUSD.BCST     12(R8)(SI*1), Z16, Z13
-	VMOVDQU32         128(R12), Z15
-	VPANDD            Z1, Z14, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     16(BX), Z16, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     16(R8), Z16, Z12
-	VPDPBUSD.BCST     16(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSRLW            $0x01, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     20(BX), Z16, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     20(R8), Z16, Z12
-	VPDPBUSD.BCST     20(R8)(SI*1), Z16, Z13
-	VMOVDQU32         192(R12), Z15
-	VPSRLW            $0x02, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     24(BX), Z16, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     24(R8), Z16, Z12
-	VPDPBUSD.BCST     24(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSRLW            $0x03, Z14, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z15, Z14
-	VPDPBUSD.BCST     28(BX), Z14, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z11
-	VPDPBUSD.BCST     28(R8), Z14, Z12
-	VPDPBUSD.BCST     28(R8)(SI*1), Z14, Z13
-	VPMOVZXBD         (AX)(R13*2), Z15
-	VPSLLD            $0x1a, Z15, Z14
-	VPSRLD            $0x1a, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         192(AX), Z16
-	VMULPS            Z16, Z14, Z14
-	VPSRLD            $0x06, Z15, Z15
-	VPMOVZXBD         128(AX)(R13*1), Z16
-	VPSLLD            $0x1c, Z16, Z16
-	VPSRLD            $0x1a, Z16, Z16
-	VPORD             Z16, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         224(AX), Z16
-	VMULPS            Z16, Z15, Z16
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z14, Z2
-	VFNMADD231PS.BCST (R9), Z16, Z2
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z14, Z3
-	VFNMADD231PS.BCST 4(R9), Z16, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z14, Z4
-	VFNMADD231PS.BCST 8(R9), Z16, Z4
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z14, Z5
-	VFNMADD231PS.BCST 12(R9), Z16, Z5
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VMOVDQU32         256(R12), Z18
+	VMOVDQU32         (R12), Z19
+	VPSLLW            $0x04, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     (BX), Z20, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     (R8), Z20, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSLLW            $0x03, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     4(BX), Z20, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     4(R8), Z20, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z17
+	VMOVDQU32         64(R12), Z19
+	VPSLLW            $0x02, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     8(BX), Z20, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     8(R8), Z20, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSLLW            $0x01, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     12(BX), Z20, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     12(R8), Z20, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z17
+	VMOVDQU32         128(R12), Z19
+	VPANDD            Z1, Z18, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     16(BX), Z20, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     16(R8), Z20, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSRLW            $0x01, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     20(BX), Z20, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     20(R8), Z20, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z17
+	VMOVDQU32         192(R12), Z19
+	VPSRLW            $0x02, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     24(BX), Z20, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     24(R8), Z20, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSRLW            $0x03, Z18, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z19, Z18
+	VPDPBUSD.BCST     28(BX), Z18, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     28(R8), Z18, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z17
+	VPMOVZXBD         (AX)(R13*2), Z19
+	VPANDD            Z5, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z2, Z18, Z18
+	VPSRLD            $0x06, Z19, Z19
+	VPMOVZXBD         128(AX)(R13*1), Z20
+	VPSLLD            $0x02, Z20, Z20
+	VPTERNLOGD        $0xf8, Z4, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z3, Z19, Z19
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z14, Z6
-	VFNMADD231PS.BCST 16(R9), Z16, Z6
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z18, Z6
+	VFNMADD231PS.BCST (R9), Z19, Z6
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       20(R10), Z13, Z13
-	VFMADD231PS       Z13, Z14, Z7
-	VFNMADD231PS.BCST 20(R9), Z16, Z7
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z18, Z7
+	VFNMADD231PS.BCST 4(R9), Z19, Z7
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z18, Z8
+	VFNMADD231PS.BCST 8(R9), Z19, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z18, Z9
+	VFNMADD231PS.BCST 12(R9), Z19, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z18, Z10
+	VFNMADD231PS.BCST 16(R9), Z19, Z10
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z18, Z11
+	VFNMADD231PS.BCST 20(R9), Z19, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -25182,130 +25132,126 @@ vnniQ5K_6x16_pair:
 	PREFETCHT0        2496(R12)
 	PREFETCHT0        2560(R12)
 	PREFETCHT0        2624(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
-	VMOVDQU32         576(R12), Z14
-	VMOVDQU32         320(R12), Z15
-	VPSLLW            $0x04, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     (BX), Z16, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     (R8), Z16, Z12
-	VPDPBUSD.BCST     (R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSLLW            $0x03, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     4(BX), Z16, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     4(R8), Z16, Z12
-	VPDPBUSD.BCST     4(R8)(SI*1), Z16, Z13
-	VMOVDQU32         384(R12), Z15
-	VPSLLW            $0x02, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     8(BX), Z16, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     8(R8), Z16, Z12
-	VPDPBUSD.BCST     8(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSLLW            $0x01, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     12(BX), Z16, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     12(R8), Z16, Z12
-	VPDPBUSD.BCST     12(R8)(SI*1), Z16, Z13
-	VMOVDQU32         448(R12), Z15
-	VPANDD            Z1, Z14, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     16(BX), Z16, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     16(R8), Z16, Z12
-	VPDPBUSD.BCST     16(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSRLW            $0x01, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     20(BX), Z16, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     20(R8), Z16, Z12
-	VPDPBUSD.BCST     20(R8)(SI*1), Z16, Z13
-	VMOVDQU32         512(R12), Z15
-	VPSRLW            $0x02, Z14, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z15, Z16
-	VPDPBUSD.BCST     24(BX), Z16, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z16, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z16, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z16, Z11
-	VPDPBUSD.BCST     24(R8), Z16, Z12
-	VPDPBUSD.BCST     24(R8)(SI*1), Z16, Z13
-	VPSRLW            $0x04, Z15, Z15
-	VPSRLW            $0x03, Z14, Z14
-	VPANDD            Z1, Z14, Z14
-	VPTERNLOGD        $0xf8, Z0, Z15, Z14
-	VPDPBUSD.BCST     28(BX), Z14, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z11
-	VPDPBUSD.BCST     28(R8), Z14, Z12
-	VPDPBUSD.BCST     28(R8)(SI*1), Z14, Z13
-	VPMOVZXBD         16(AX)(R13*2), Z15
-	VPSLLD            $0x1a, Z15, Z14
-	VPSRLD            $0x1a, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         192(AX), Z16
-	VMULPS            Z16, Z14, Z14
-	VPSRLD            $0x06, Z15, Z15
-	VPMOVZXBD         128(AX)(R13*1), Z16
-	VPSRLD            $0x04, Z16, Z16
-	VPSLLD            $0x02, Z16, Z16
-	VPORD             Z16, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         224(AX), Z16
-	VMULPS            Z16, Z15, Z16
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z14, Z2
-	VFNMADD231PS.BCST (R9), Z16, Z2
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z14, Z3
-	VFNMADD231PS.BCST 4(R9), Z16, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z14, Z4
-	VFNMADD231PS.BCST 8(R9), Z16, Z4
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z14, Z5
-	VFNMADD231PS.BCST 12(R9), Z16, Z5
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VMOVDQU32         576(R12), Z18
+	VMOVDQU32         320(R12), Z19
+	VPSLLW            $0x04, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     (BX), Z20, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     (R8), Z20, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSLLW            $0x03, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     4(BX), Z20, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     4(R8), Z20, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z17
+	VMOVDQU32         384(R12), Z19
+	VPSLLW            $0x02, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     8(BX), Z20, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     8(R8), Z20, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSLLW            $0x01, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     12(BX), Z20, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     12(R8), Z20, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z17
+	VMOVDQU32         448(R12), Z19
+	VPANDD            Z1, Z18, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     16(BX), Z20, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     16(R8), Z20, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSRLW            $0x01, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     20(BX), Z20, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     20(R8), Z20, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z17
+	VMOVDQU32         512(R12), Z19
+	VPSRLW            $0x02, Z18, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z19, Z20
+	VPDPBUSD.BCST     24(BX), Z20, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z20, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z20, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z20, Z15
+	VPDPBUSD.BCST     24(R8), Z20, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z20, Z17
+	VPSRLW            $0x04, Z19, Z19
+	VPSRLW            $0x03, Z18, Z18
+	VPANDD            Z1, Z18, Z18
+	VPTERNLOGD        $0xf8, Z0, Z19, Z18
+	VPDPBUSD.BCST     28(BX), Z18, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     28(R8), Z18, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z17
+	VPMOVZXBD         16(AX)(R13*2), Z19
+	VPANDD            Z5, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z2, Z18, Z18
+	VPSRLD            $0x06, Z19, Z19
+	VPMOVZXBD         128(AX)(R13*1), Z20
+	VPSRLD            $0x02, Z20, Z20
+	VPTERNLOGD        $0xf8, Z4, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z3, Z19, Z19
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z14, Z6
-	VFNMADD231PS.BCST 16(R9), Z16, Z6
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z18, Z6
+	VFNMADD231PS.BCST (R9), Z19, Z6
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       20(R10), Z13, Z13
-	VFMADD231PS       Z13, Z14, Z7
-	VFNMADD231PS.BCST 20(R9), Z16, Z7
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z18, Z7
+	VFNMADD231PS.BCST 4(R9), Z19, Z7
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z18, Z8
+	VFNMADD231PS.BCST 8(R9), Z19, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z18, Z9
+	VFNMADD231PS.BCST 12(R9), Z19, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z18, Z10
+	VFNMADD231PS.BCST 16(R9), Z19, Z10
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z18, Z11
+	VFNMADD231PS.BCST 20(R9), Z19, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -25323,37 +25269,37 @@ vnniQ5K_6x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_6x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
 	VADDPS            (SI), Z7, Z7
 	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
 	JMP               vnniQ5K_6x16_stored
 
 vnniQ5K_6x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
 
 vnniQ5K_6x16_stored:
 	ADDQ $0x40, DX
@@ -25374,25 +25320,31 @@ TEXT ·vnniQ5K_7x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_7x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
 
 vnniQ5K_7x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_7x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -25401,143 +25353,139 @@ vnniQ5K_7x16_pair:
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
-	VMOVDQU32         256(R12), Z16
-	VMOVDQU32         (R12), Z17
-	VPSLLW            $0x04, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     (BX), Z18, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     (R8), Z18, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     (R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSLLW            $0x03, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     4(BX), Z18, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     4(R8), Z18, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     4(R8)(SI*2), Z18, Z15
-	VMOVDQU32         64(R12), Z17
-	VPSLLW            $0x02, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     8(BX), Z18, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     8(R8), Z18, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     8(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSLLW            $0x01, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     12(BX), Z18, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     12(R8), Z18, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     12(R8)(SI*2), Z18, Z15
-	VMOVDQU32         128(R12), Z17
-	VPANDD            Z1, Z16, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     16(BX), Z18, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     16(R8), Z18, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     16(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSRLW            $0x01, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     20(BX), Z18, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     20(R8), Z18, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     20(R8)(SI*2), Z18, Z15
-	VMOVDQU32         192(R12), Z17
-	VPSRLW            $0x02, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     24(BX), Z18, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     24(R8), Z18, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     24(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSRLW            $0x03, Z16, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z17, Z16
-	VPDPBUSD.BCST     28(BX), Z16, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z12
-	VPDPBUSD.BCST     28(R8), Z16, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z16, Z14
-	VPDPBUSD.BCST     28(R8)(SI*2), Z16, Z15
-	VPMOVZXBD         (AX)(R13*2), Z17
-	VPSLLD            $0x1a, Z17, Z16
-	VPSRLD            $0x1a, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         192(AX), Z18
-	VMULPS            Z18, Z16, Z16
-	VPSRLD            $0x06, Z17, Z17
-	VPMOVZXBD         128(AX)(R13*1), Z18
-	VPSLLD            $0x1c, Z18, Z18
-	VPSRLD            $0x1a, Z18, Z18
-	VPORD             Z18, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         224(AX), Z18
-	VMULPS            Z18, Z17, Z18
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z16, Z2
-	VFNMADD231PS.BCST (R9), Z18, Z2
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z16, Z3
-	VFNMADD231PS.BCST 4(R9), Z18, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z16, Z4
-	VFNMADD231PS.BCST 8(R9), Z18, Z4
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z16, Z5
-	VFNMADD231PS.BCST 12(R9), Z18, Z5
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VMOVDQU32         256(R12), Z20
+	VMOVDQU32         (R12), Z21
+	VPSLLW            $0x04, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     (BX), Z22, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     (R8), Z22, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSLLW            $0x03, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     4(BX), Z22, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     4(R8), Z22, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z19
+	VMOVDQU32         64(R12), Z21
+	VPSLLW            $0x02, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     8(BX), Z22, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     8(R8), Z22, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSLLW            $0x01, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     12(BX), Z22, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     12(R8), Z22, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z19
+	VMOVDQU32         128(R12), Z21
+	VPANDD            Z1, Z20, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     16(BX), Z22, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     16(R8), Z22, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSRLW            $0x01, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     20(BX), Z22, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     20(R8), Z22, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z19
+	VMOVDQU32         192(R12), Z21
+	VPSRLW            $0x02, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     24(BX), Z22, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     24(R8), Z22, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSRLW            $0x03, Z20, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z21, Z20
+	VPDPBUSD.BCST     28(BX), Z20, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     28(R8), Z20, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z19
+	VPMOVZXBD         (AX)(R13*2), Z21
+	VPANDD            Z5, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z2, Z20, Z20
+	VPSRLD            $0x06, Z21, Z21
+	VPMOVZXBD         128(AX)(R13*1), Z22
+	VPSLLD            $0x02, Z22, Z22
+	VPTERNLOGD        $0xf8, Z4, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z3, Z21, Z21
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z16, Z6
-	VFNMADD231PS.BCST 16(R9), Z18, Z6
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z20, Z6
+	VFNMADD231PS.BCST (R9), Z21, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z16, Z7
-	VFNMADD231PS.BCST 20(R9), Z18, Z7
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z20, Z7
+	VFNMADD231PS.BCST 4(R9), Z21, Z7
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       24(R10), Z15, Z15
-	VFMADD231PS       Z15, Z16, Z8
-	VFNMADD231PS.BCST 24(R9), Z18, Z8
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z20, Z8
+	VFNMADD231PS.BCST 8(R9), Z21, Z8
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z20, Z9
+	VFNMADD231PS.BCST 12(R9), Z21, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z20, Z10
+	VFNMADD231PS.BCST 16(R9), Z21, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z20, Z11
+	VFNMADD231PS.BCST 20(R9), Z21, Z11
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z20, Z12
+	VFNMADD231PS.BCST 24(R9), Z21, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -25547,143 +25495,139 @@ vnniQ5K_7x16_pair:
 	PREFETCHT0        2496(R12)
 	PREFETCHT0        2560(R12)
 	PREFETCHT0        2624(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
-	VMOVDQU32         576(R12), Z16
-	VMOVDQU32         320(R12), Z17
-	VPSLLW            $0x04, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     (BX), Z18, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     (R8), Z18, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     (R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSLLW            $0x03, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     4(BX), Z18, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     4(R8), Z18, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     4(R8)(SI*2), Z18, Z15
-	VMOVDQU32         384(R12), Z17
-	VPSLLW            $0x02, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     8(BX), Z18, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     8(R8), Z18, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     8(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSLLW            $0x01, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     12(BX), Z18, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     12(R8), Z18, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     12(R8)(SI*2), Z18, Z15
-	VMOVDQU32         448(R12), Z17
-	VPANDD            Z1, Z16, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     16(BX), Z18, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     16(R8), Z18, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     16(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSRLW            $0x01, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     20(BX), Z18, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     20(R8), Z18, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     20(R8)(SI*2), Z18, Z15
-	VMOVDQU32         512(R12), Z17
-	VPSRLW            $0x02, Z16, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z17, Z18
-	VPDPBUSD.BCST     24(BX), Z18, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z18, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z18, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z18, Z12
-	VPDPBUSD.BCST     24(R8), Z18, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z18, Z14
-	VPDPBUSD.BCST     24(R8)(SI*2), Z18, Z15
-	VPSRLW            $0x04, Z17, Z17
-	VPSRLW            $0x03, Z16, Z16
-	VPANDD            Z1, Z16, Z16
-	VPTERNLOGD        $0xf8, Z0, Z17, Z16
-	VPDPBUSD.BCST     28(BX), Z16, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z12
-	VPDPBUSD.BCST     28(R8), Z16, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z16, Z14
-	VPDPBUSD.BCST     28(R8)(SI*2), Z16, Z15
-	VPMOVZXBD         16(AX)(R13*2), Z17
-	VPSLLD            $0x1a, Z17, Z16
-	VPSRLD            $0x1a, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         192(AX), Z18
-	VMULPS            Z18, Z16, Z16
-	VPSRLD            $0x06, Z17, Z17
-	VPMOVZXBD         128(AX)(R13*1), Z18
-	VPSRLD            $0x04, Z18, Z18
-	VPSLLD            $0x02, Z18, Z18
-	VPORD             Z18, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         224(AX), Z18
-	VMULPS            Z18, Z17, Z18
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z16, Z2
-	VFNMADD231PS.BCST (R9), Z18, Z2
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z16, Z3
-	VFNMADD231PS.BCST 4(R9), Z18, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z16, Z4
-	VFNMADD231PS.BCST 8(R9), Z18, Z4
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z16, Z5
-	VFNMADD231PS.BCST 12(R9), Z18, Z5
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VMOVDQU32         576(R12), Z20
+	VMOVDQU32         320(R12), Z21
+	VPSLLW            $0x04, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     (BX), Z22, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     (R8), Z22, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSLLW            $0x03, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     4(BX), Z22, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     4(R8), Z22, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z19
+	VMOVDQU32         384(R12), Z21
+	VPSLLW            $0x02, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     8(BX), Z22, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     8(R8), Z22, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSLLW            $0x01, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     12(BX), Z22, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     12(R8), Z22, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z19
+	VMOVDQU32         448(R12), Z21
+	VPANDD            Z1, Z20, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     16(BX), Z22, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     16(R8), Z22, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSRLW            $0x01, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     20(BX), Z22, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     20(R8), Z22, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z19
+	VMOVDQU32         512(R12), Z21
+	VPSRLW            $0x02, Z20, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z21, Z22
+	VPDPBUSD.BCST     24(BX), Z22, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z22, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z22, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z22, Z16
+	VPDPBUSD.BCST     24(R8), Z22, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z22, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z22, Z19
+	VPSRLW            $0x04, Z21, Z21
+	VPSRLW            $0x03, Z20, Z20
+	VPANDD            Z1, Z20, Z20
+	VPTERNLOGD        $0xf8, Z0, Z21, Z20
+	VPDPBUSD.BCST     28(BX), Z20, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     28(R8), Z20, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z19
+	VPMOVZXBD         16(AX)(R13*2), Z21
+	VPANDD            Z5, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z2, Z20, Z20
+	VPSRLD            $0x06, Z21, Z21
+	VPMOVZXBD         128(AX)(R13*1), Z22
+	VPSRLD            $0x02, Z22, Z22
+	VPTERNLOGD        $0xf8, Z4, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z3, Z21, Z21
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z16, Z6
-	VFNMADD231PS.BCST 16(R9), Z18, Z6
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z20, Z6
+	VFNMADD231PS.BCST (R9), Z21, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z16, Z7
-	VFNMADD231PS.BCST 20(R9), Z18, Z7
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z20, Z7
+	VFNMADD231PS.BCST 4(R9), Z21, Z7
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       24(R10), Z15, Z15
-	VFMADD231PS       Z15, Z16, Z8
-	VFNMADD231PS.BCST 24(R9), Z18, Z8
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z20, Z8
+	VFNMADD231PS.BCST 8(R9), Z21, Z8
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z20, Z9
+	VFNMADD231PS.BCST 12(R9), Z21, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z20, Z10
+	VFNMADD231PS.BCST 16(R9), Z21, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z20, Z11
+	VFNMADD231PS.BCST 20(R9), Z21, Z11
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z20, Z12
+	VFNMADD231PS.BCST 24(R9), Z21, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -25701,18 +25645,6 @@ vnniQ5K_7x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_7x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -25721,22 +25653,34 @@ vnniQ5K_7x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z8, Z8
 	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
 	JMP               vnniQ5K_7x16_stored
 
 vnniQ5K_7x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
 
 vnniQ5K_7x16_stored:
 	ADDQ $0x40, DX
@@ -25757,26 +25701,32 @@ TEXT ·vnniQ5K_8x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_8x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z4
+	MOVL         $0x3f3f3f3f, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
 
 vnniQ5K_8x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_8x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -25785,156 +25735,152 @@ vnniQ5K_8x16_pair:
 	PREFETCHT0        2176(R12)
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
-	VMOVDQU32         256(R12), Z18
-	VMOVDQU32         (R12), Z19
-	VPSLLW            $0x04, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     (BX), Z20, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     (R8), Z20, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     (R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSLLW            $0x03, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     4(BX), Z20, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     4(R8), Z20, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     4(R8)(DI*1), Z20, Z17
-	VMOVDQU32         64(R12), Z19
-	VPSLLW            $0x02, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     8(BX), Z20, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     8(R8), Z20, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     8(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSLLW            $0x01, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     12(BX), Z20, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     12(R8), Z20, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     12(R8)(DI*1), Z20, Z17
-	VMOVDQU32         128(R12), Z19
-	VPANDD            Z1, Z18, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     16(BX), Z20, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     16(R8), Z20, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     16(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSRLW            $0x01, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     20(BX), Z20, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     20(R8), Z20, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     20(R8)(DI*1), Z20, Z17
-	VMOVDQU32         192(R12), Z19
-	VPSRLW            $0x02, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     24(BX), Z20, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     24(R8), Z20, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     24(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSRLW            $0x03, Z18, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z19, Z18
-	VPDPBUSD.BCST     28(BX), Z18, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z13
-	VPDPBUSD.BCST     28(R8), Z18, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z18, Z16
-	VPDPBUSD.BCST     28(R8)(DI*1), Z18, Z17
-	VPMOVZXBD         (AX)(R13*2), Z19
-	VPSLLD            $0x1a, Z19, Z18
-	VPSRLD            $0x1a, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         192(AX), Z20
-	VMULPS            Z20, Z18, Z18
-	VPSRLD            $0x06, Z19, Z19
-	VPMOVZXBD         128(AX)(R13*1), Z20
-	VPSLLD            $0x1c, Z20, Z20
-	VPSRLD            $0x1a, Z20, Z20
-	VPORD             Z20, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         224(AX), Z20
-	VMULPS            Z20, Z19, Z20
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R10), Z10, Z10
-	VFMADD231PS       Z10, Z18, Z2
-	VFNMADD231PS.BCST (R9), Z20, Z2
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R10), Z11, Z11
-	VFMADD231PS       Z11, Z18, Z3
-	VFNMADD231PS.BCST 4(R9), Z20, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R10), Z12, Z12
-	VFMADD231PS       Z12, Z18, Z4
-	VFNMADD231PS.BCST 8(R9), Z20, Z4
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R10), Z13, Z13
-	VFMADD231PS       Z13, Z18, Z5
-	VFNMADD231PS.BCST 12(R9), Z20, Z5
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VMOVDQU32         256(R12), Z22
+	VMOVDQU32         (R12), Z23
+	VPSLLW            $0x04, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     (BX), Z24, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     (R8), Z24, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSLLW            $0x03, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     4(BX), Z24, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     4(R8), Z24, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z21
+	VMOVDQU32         64(R12), Z23
+	VPSLLW            $0x02, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     8(BX), Z24, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     8(R8), Z24, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSLLW            $0x01, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     12(BX), Z24, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     12(R8), Z24, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z21
+	VMOVDQU32         128(R12), Z23
+	VPANDD            Z1, Z22, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     16(BX), Z24, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     16(R8), Z24, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSRLW            $0x01, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     20(BX), Z24, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     20(R8), Z24, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z21
+	VMOVDQU32         192(R12), Z23
+	VPSRLW            $0x02, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     24(BX), Z24, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     24(R8), Z24, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSRLW            $0x03, Z22, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z23, Z22
+	VPDPBUSD.BCST     28(BX), Z22, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     28(R8), Z22, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z21
+	VPMOVZXBD         (AX)(R13*2), Z23
+	VPANDD            Z5, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z2, Z22, Z22
+	VPSRLD            $0x06, Z23, Z23
+	VPMOVZXBD         128(AX)(R13*1), Z24
+	VPSLLD            $0x02, Z24, Z24
+	VPTERNLOGD        $0xf8, Z4, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z3, Z23, Z23
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R10), Z14, Z14
-	VFMADD231PS       Z14, Z18, Z6
-	VFNMADD231PS.BCST 16(R9), Z20, Z6
+	VMULPS.BCST       (R10), Z14, Z14
+	VFMADD231PS       Z14, Z22, Z6
+	VFNMADD231PS.BCST (R9), Z23, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R10), Z15, Z15
-	VFMADD231PS       Z15, Z18, Z7
-	VFNMADD231PS.BCST 20(R9), Z20, Z7
+	VMULPS.BCST       4(R10), Z15, Z15
+	VFMADD231PS       Z15, Z22, Z7
+	VFNMADD231PS.BCST 4(R9), Z23, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R10), Z16, Z16
-	VFMADD231PS       Z16, Z18, Z8
-	VFNMADD231PS.BCST 24(R9), Z20, Z8
+	VMULPS.BCST       8(R10), Z16, Z16
+	VFMADD231PS       Z16, Z22, Z8
+	VFNMADD231PS.BCST 8(R9), Z23, Z8
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       28(R10), Z17, Z17
-	VFMADD231PS       Z17, Z18, Z9
-	VFNMADD231PS.BCST 28(R9), Z20, Z9
+	VMULPS.BCST       12(R10), Z17, Z17
+	VFMADD231PS       Z17, Z22, Z9
+	VFNMADD231PS.BCST 12(R9), Z23, Z9
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       16(R10), Z18, Z18
+	VFMADD231PS       Z18, Z22, Z10
+	VFNMADD231PS.BCST 16(R9), Z23, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R10), Z19, Z19
+	VFMADD231PS       Z19, Z22, Z11
+	VFNMADD231PS.BCST 20(R9), Z23, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R10), Z20, Z20
+	VFMADD231PS       Z20, Z22, Z12
+	VFNMADD231PS.BCST 24(R9), Z23, Z12
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R10), Z21, Z21
+	VFMADD231PS       Z21, Z22, Z13
+	VFNMADD231PS.BCST 28(R9), Z23, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -25944,156 +25890,152 @@ vnniQ5K_8x16_pair:
 	PREFETCHT0        2496(R12)
 	PREFETCHT0        2560(R12)
 	PREFETCHT0        2624(R12)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
-	VMOVDQU32         576(R12), Z18
-	VMOVDQU32         320(R12), Z19
-	VPSLLW            $0x04, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     (BX), Z20, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     (R8), Z20, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     (R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSLLW            $0x03, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     4(BX), Z20, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     4(R8), Z20, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     4(R8)(DI*1), Z20, Z17
-	VMOVDQU32         384(R12), Z19
-	VPSLLW            $0x02, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     8(BX), Z20, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     8(R8), Z20, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     8(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSLLW            $0x01, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     12(BX), Z20, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     12(R8), Z20, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     12(R8)(DI*1), Z20, Z17
-	VMOVDQU32         448(R12), Z19
-	VPANDD            Z1, Z18, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     16(BX), Z20, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     16(R8), Z20, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     16(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSRLW            $0x01, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     20(BX), Z20, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     20(R8), Z20, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     20(R8)(DI*1), Z20, Z17
-	VMOVDQU32         512(R12), Z19
-	VPSRLW            $0x02, Z18, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z19, Z20
-	VPDPBUSD.BCST     24(BX), Z20, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z20, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z20, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z20, Z13
-	VPDPBUSD.BCST     24(R8), Z20, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z20, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z20, Z16
-	VPDPBUSD.BCST     24(R8)(DI*1), Z20, Z17
-	VPSRLW            $0x04, Z19, Z19
-	VPSRLW            $0x03, Z18, Z18
-	VPANDD            Z1, Z18, Z18
-	VPTERNLOGD        $0xf8, Z0, Z19, Z18
-	VPDPBUSD.BCST     28(BX), Z18, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z13
-	VPDPBUSD.BCST     28(R8), Z18, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z18, Z16
-	VPDPBUSD.BCST     28(R8)(DI*1), Z18, Z17
-	VPMOVZXBD         16(AX)(R13*2), Z19
-	VPSLLD            $0x1a, Z19, Z18
-	VPSRLD            $0x1a, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         192(AX), Z20
-	VMULPS            Z20, Z18, Z18
-	VPSRLD            $0x06, Z19, Z19
-	VPMOVZXBD         128(AX)(R13*1), Z20
-	VPSRLD            $0x04, Z20, Z20
-	VPSLLD            $0x02, Z20, Z20
-	VPORD             Z20, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         224(AX), Z20
-	VMULPS            Z20, Z19, Z20
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R10), Z10, Z10
-	VFMADD231PS       Z10, Z18, Z2
-	VFNMADD231PS.BCST (R9), Z20, Z2
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R10), Z11, Z11
-	VFMADD231PS       Z11, Z18, Z3
-	VFNMADD231PS.BCST 4(R9), Z20, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R10), Z12, Z12
-	VFMADD231PS       Z12, Z18, Z4
-	VFNMADD231PS.BCST 8(R9), Z20, Z4
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R10), Z13, Z13
-	VFMADD231PS       Z13, Z18, Z5
-	VFNMADD231PS.BCST 12(R9), Z20, Z5
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VMOVDQU32         576(R12), Z22
+	VMOVDQU32         320(R12), Z23
+	VPSLLW            $0x04, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     (BX), Z24, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     (R8), Z24, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSLLW            $0x03, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     4(BX), Z24, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     4(R8), Z24, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z21
+	VMOVDQU32         384(R12), Z23
+	VPSLLW            $0x02, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     8(BX), Z24, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     8(R8), Z24, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSLLW            $0x01, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     12(BX), Z24, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     12(R8), Z24, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z21
+	VMOVDQU32         448(R12), Z23
+	VPANDD            Z1, Z22, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     16(BX), Z24, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     16(R8), Z24, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSRLW            $0x01, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     20(BX), Z24, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     20(R8), Z24, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z21
+	VMOVDQU32         512(R12), Z23
+	VPSRLW            $0x02, Z22, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z23, Z24
+	VPDPBUSD.BCST     24(BX), Z24, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     24(R8), Z24, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z24, Z21
+	VPSRLW            $0x04, Z23, Z23
+	VPSRLW            $0x03, Z22, Z22
+	VPANDD            Z1, Z22, Z22
+	VPTERNLOGD        $0xf8, Z0, Z23, Z22
+	VPDPBUSD.BCST     28(BX), Z22, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     28(R8), Z22, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z21
+	VPMOVZXBD         16(AX)(R13*2), Z23
+	VPANDD            Z5, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z2, Z22, Z22
+	VPSRLD            $0x06, Z23, Z23
+	VPMOVZXBD         128(AX)(R13*1), Z24
+	VPSRLD            $0x02, Z24, Z24
+	VPTERNLOGD        $0xf8, Z4, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z3, Z23, Z23
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R10), Z14, Z14
-	VFMADD231PS       Z14, Z18, Z6
-	VFNMADD231PS.BCST 16(R9), Z20, Z6
+	VMULPS.BCST       (R10), Z14, Z14
+	VFMADD231PS       Z14, Z22, Z6
+	VFNMADD231PS.BCST (R9), Z23, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R10), Z15, Z15
-	VFMADD231PS       Z15, Z18, Z7
-	VFNMADD231PS.BCST 20(R9), Z20, Z7
+	VMULPS.BCST       4(R10), Z15, Z15
+	VFMADD231PS       Z15, Z22, Z7
+	VFNMADD231PS.BCST 4(R9), Z23, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R10), Z16, Z16
-	VFMADD231PS       Z16, Z18, Z8
-	VFNMADD231PS.BCST 24(R9), Z20, Z8
+	VMULPS.BCST       8(R10), Z16, Z16
+	VFMADD231PS       Z16, Z22, Z8
+	VFNMADD231PS.BCST 8(R9), Z23, Z8
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       28(R10), Z17, Z17
-	VFMADD231PS       Z17, Z18, Z9
-	VFNMADD231PS.BCST 28(R9), Z20, Z9
+	VMULPS.BCST       12(R10), Z17, Z17
+	VFMADD231PS       Z17, Z22, Z9
+	VFNMADD231PS.BCST 12(R9), Z23, Z9
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       16(R10), Z18, Z18
+	VFMADD231PS       Z18, Z22, Z10
+	VFNMADD231PS.BCST 16(R9), Z23, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R10), Z19, Z19
+	VFMADD231PS       Z19, Z22, Z11
+	VFNMADD231PS.BCST 20(R9), Z23, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R10), Z20, Z20
+	VFMADD231PS       Z20, Z22, Z12
+	VFNMADD231PS.BCST 24(R9), Z23, Z12
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R10), Z21, Z21
+	VFMADD231PS       Z21, Z22, Z13
+	VFNMADD231PS.BCST 28(R9), Z23, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -26111,18 +26053,6 @@ vnniQ5K_8x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_8x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -26134,17 +26064,21 @@ vnniQ5K_8x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z9, Z9
 	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
 	JMP               vnniQ5K_8x16_stored
 
 vnniQ5K_8x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
@@ -26152,6 +26086,14 @@ vnniQ5K_8x16_store:
 	VMOVUPS Z8, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
 
 vnniQ5K_8x16_stored:
 	ADDQ $0x40, DX
@@ -26172,28 +26114,34 @@ TEXT ·vnniQ5K_9x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z1
 
 vnniQ5K_9x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	LEAQ   (R8)(SI*4), R9
-	MOVQ   aux+40(FP), R10
-	MOVQ   xs+56(FP), R11
-	MOVQ   ng+16(FP), R12
-	SHRQ   $0x03, R12
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	LEAQ         (R8)(SI*4), R9
+	MOVQ         aux+40(FP), R10
+	MOVQ         xs+56(FP), R11
+	MOVQ         ng+16(FP), R12
+	SHRQ         $0x03, R12
+	MOVL         $0x3c3c3c3c, R13
+	VPBROADCASTD R13, Z4
+	MOVL         $0x3f3f3f3f, R13
+	VPBROADCASTD R13, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
 
 vnniQ5K_9x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_9x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
@@ -26202,169 +26150,165 @@ vnniQ5K_9x16_pair:
 	PREFETCHT0        2176(R13)
 	PREFETCHT0        2240(R13)
 	PREFETCHT0        2304(R13)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
-	VMOVDQU32         256(R13), Z20
-	VMOVDQU32         (R13), Z21
-	VPSLLW            $0x04, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     (BX), Z22, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     (R8), Z22, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     (R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSLLW            $0x03, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     4(BX), Z22, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     4(R8), Z22, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     4(R9), Z22, Z19
-	VMOVDQU32         64(R13), Z21
-	VPSLLW            $0x02, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     8(BX), Z22, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     8(R8), Z22, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     8(R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSLLW            $0x01, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     12(BX), Z22, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     12(R8), Z22, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     12(R9), Z22, Z19
-	VMOVDQU32         128(R13), Z21
-	VPANDD            Z1, Z20, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     16(BX), Z22, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     16(R8), Z22, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     16(R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSRLW            $0x01, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     20(BX), Z22, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     20(R8), Z22, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     20(R9), Z22, Z19
-	VMOVDQU32         192(R13), Z21
-	VPSRLW            $0x02, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     24(BX), Z22, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     24(R8), Z22, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     24(R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSRLW            $0x03, Z20, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z21, Z20
-	VPDPBUSD.BCST     28(BX), Z20, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z14
-	VPDPBUSD.BCST     28(R8), Z20, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z20, Z18
-	VPDPBUSD.BCST     28(R9), Z20, Z19
-	VPMOVZXBD         (AX)(R14*2), Z21
-	VPSLLD            $0x1a, Z21, Z20
-	VPSRLD            $0x1a, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         192(AX), Z22
-	VMULPS            Z22, Z20, Z20
-	VPSRLD            $0x06, Z21, Z21
-	VPMOVZXBD         128(AX)(R14*1), Z22
-	VPSLLD            $0x1c, Z22, Z22
-	VPSRLD            $0x1a, Z22, Z22
-	VPORD             Z22, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         224(AX), Z22
-	VMULPS            Z22, Z21, Z22
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R11), Z11, Z11
-	VFMADD231PS       Z11, Z20, Z2
-	VFNMADD231PS.BCST (R10), Z22, Z2
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R11), Z12, Z12
-	VFMADD231PS       Z12, Z20, Z3
-	VFNMADD231PS.BCST 4(R10), Z22, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R11), Z13, Z13
-	VFMADD231PS       Z13, Z20, Z4
-	VFNMADD231PS.BCST 8(R10), Z22, Z4
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R11), Z14, Z14
-	VFMADD231PS       Z14, Z20, Z5
-	VFNMADD231PS.BCST 12(R10), Z22, Z5
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         256(R13), Z24
+	VMOVDQU32         (R13), Z25
+	VPSLLW            $0x04, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     (R8), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     (R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x03, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     4(R8), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     4(R9), Z26, Z23
+	VMOVDQU32         64(R13), Z25
+	VPSLLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     8(R8), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     8(R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     12(R8), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     12(R9), Z26, Z23
+	VMOVDQU32         128(R13), Z25
+	VPANDD            Z1, Z24, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     16(BX), Z26, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     16(R8), Z26, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     16(R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     20(BX), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     20(R8), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     20(R9), Z26, Z23
+	VMOVDQU32         192(R13), Z25
+	VPSRLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     24(BX), Z26, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     24(R8), Z26, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     24(R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x03, Z24, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     28(R8), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     28(R9), Z24, Z23
+	VPMOVZXBD         (AX)(R14*2), Z25
+	VPANDD            Z5, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSLLD            $0x02, Z26, Z26
+	VPTERNLOGD        $0xf8, Z4, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R11), Z15, Z15
-	VFMADD231PS       Z15, Z20, Z6
-	VFNMADD231PS.BCST 16(R10), Z22, Z6
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z6
+	VFNMADD231PS.BCST (R10), Z25, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R11), Z16, Z16
-	VFMADD231PS       Z16, Z20, Z7
-	VFNMADD231PS.BCST 20(R10), Z22, Z7
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z7
+	VFNMADD231PS.BCST 4(R10), Z25, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R11), Z17, Z17
-	VFMADD231PS       Z17, Z20, Z8
-	VFNMADD231PS.BCST 24(R10), Z22, Z8
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z8
+	VFNMADD231PS.BCST 8(R10), Z25, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R11), Z18, Z18
-	VFMADD231PS       Z18, Z20, Z9
-	VFNMADD231PS.BCST 28(R10), Z22, Z9
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z9
+	VFNMADD231PS.BCST 12(R10), Z25, Z9
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       32(R11), Z19, Z19
-	VFMADD231PS       Z19, Z20, Z10
-	VFNMADD231PS.BCST 32(R10), Z22, Z10
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z10
+	VFNMADD231PS.BCST 16(R10), Z25, Z10
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z11
+	VFNMADD231PS.BCST 20(R10), Z25, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z12
+	VFNMADD231PS.BCST 24(R10), Z25, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z13
+	VFNMADD231PS.BCST 28(R10), Z25, Z13
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z14
+	VFNMADD231PS.BCST 32(R10), Z25, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -26375,169 +26319,165 @@ vnniQ5K_9x16_pair:
 	PREFETCHT0        2496(R13)
 	PREFETCHT0        2560(R13)
 	PREFETCHT0        2624(R13)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
-	VMOVDQU32         576(R13), Z20
-	VMOVDQU32         320(R13), Z21
-	VPSLLW            $0x04, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     (BX), Z22, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     (R8), Z22, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     (R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSLLW            $0x03, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     4(BX), Z22, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     4(R8), Z22, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     4(R9), Z22, Z19
-	VMOVDQU32         384(R13), Z21
-	VPSLLW            $0x02, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     8(BX), Z22, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     8(R8), Z22, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     8(R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSLLW            $0x01, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     12(BX), Z22, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     12(R8), Z22, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     12(R9), Z22, Z19
-	VMOVDQU32         448(R13), Z21
-	VPANDD            Z1, Z20, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     16(BX), Z22, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     16(R8), Z22, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     16(R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSRLW            $0x01, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     20(BX), Z22, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     20(R8), Z22, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     20(R9), Z22, Z19
-	VMOVDQU32         512(R13), Z21
-	VPSRLW            $0x02, Z20, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z21, Z22
-	VPDPBUSD.BCST     24(BX), Z22, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z22, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z22, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z22, Z14
-	VPDPBUSD.BCST     24(R8), Z22, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z22, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z22, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z22, Z18
-	VPDPBUSD.BCST     24(R9), Z22, Z19
-	VPSRLW            $0x04, Z21, Z21
-	VPSRLW            $0x03, Z20, Z20
-	VPANDD            Z1, Z20, Z20
-	VPTERNLOGD        $0xf8, Z0, Z21, Z20
-	VPDPBUSD.BCST     28(BX), Z20, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z14
-	VPDPBUSD.BCST     28(R8), Z20, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z20, Z18
-	VPDPBUSD.BCST     28(R9), Z20, Z19
-	VPMOVZXBD         16(AX)(R14*2), Z21
-	VPSLLD            $0x1a, Z21, Z20
-	VPSRLD            $0x1a, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         192(AX), Z22
-	VMULPS            Z22, Z20, Z20
-	VPSRLD            $0x06, Z21, Z21
-	VPMOVZXBD         128(AX)(R14*1), Z22
-	VPSRLD            $0x04, Z22, Z22
-	VPSLLD            $0x02, Z22, Z22
-	VPORD             Z22, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         224(AX), Z22
-	VMULPS            Z22, Z21, Z22
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R11), Z11, Z11
-	VFMADD231PS       Z11, Z20, Z2
-	VFNMADD231PS.BCST (R10), Z22, Z2
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R11), Z12, Z12
-	VFMADD231PS       Z12, Z20, Z3
-	VFNMADD231PS.BCST 4(R10), Z22, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R11), Z13, Z13
-	VFMADD231PS       Z13, Z20, Z4
-	VFNMADD231PS.BCST 8(R10), Z22, Z4
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R11), Z14, Z14
-	VFMADD231PS       Z14, Z20, Z5
-	VFNMADD231PS.BCST 12(R10), Z22, Z5
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         576(R13), Z24
+	VMOVDQU32         320(R13), Z25
+	VPSLLW            $0x04, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     (R8), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     (R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x03, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     4(R8), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     4(R9), Z26, Z23
+	VMOVDQU32         384(R13), Z25
+	VPSLLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     8(R8), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     8(R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     12(R8), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     12(R9), Z26, Z23
+	VMOVDQU32         448(R13), Z25
+	VPANDD            Z1, Z24, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     16(BX), Z26, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     16(R8), Z26, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     16(R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     20(BX), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     20(R8), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     20(R9), Z26, Z23
+	VMOVDQU32         512(R13), Z25
+	VPSRLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     24(BX), Z26, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z26, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z26, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z26, Z18
+	VPDPBUSD.BCST     24(R8), Z26, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z26, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z26, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z26, Z22
+	VPDPBUSD.BCST     24(R9), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x03, Z24, Z24
+	VPANDD            Z1, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     28(R8), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     28(R9), Z24, Z23
+	VPMOVZXBD         16(AX)(R14*2), Z25
+	VPANDD            Z5, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSRLD            $0x02, Z26, Z26
+	VPTERNLOGD        $0xf8, Z4, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R11), Z15, Z15
-	VFMADD231PS       Z15, Z20, Z6
-	VFNMADD231PS.BCST 16(R10), Z22, Z6
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z6
+	VFNMADD231PS.BCST (R10), Z25, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R11), Z16, Z16
-	VFMADD231PS       Z16, Z20, Z7
-	VFNMADD231PS.BCST 20(R10), Z22, Z7
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z7
+	VFNMADD231PS.BCST 4(R10), Z25, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R11), Z17, Z17
-	VFMADD231PS       Z17, Z20, Z8
-	VFNMADD231PS.BCST 24(R10), Z22, Z8
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z8
+	VFNMADD231PS.BCST 8(R10), Z25, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R11), Z18, Z18
-	VFMADD231PS       Z18, Z20, Z9
-	VFNMADD231PS.BCST 28(R10), Z22, Z9
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z9
+	VFNMADD231PS.BCST 12(R10), Z25, Z9
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       32(R11), Z19, Z19
-	VFMADD231PS       Z19, Z20, Z10
-	VFNMADD231PS.BCST 32(R10), Z22, Z10
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z10
+	VFNMADD231PS.BCST 16(R10), Z25, Z10
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z11
+	VFNMADD231PS.BCST 20(R10), Z25, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z12
+	VFNMADD231PS.BCST 24(R10), Z25, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z13
+	VFNMADD231PS.BCST 28(R10), Z25, Z13
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z14
+	VFNMADD231PS.BCST 32(R10), Z25, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -26556,18 +26496,6 @@ vnniQ5K_9x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_9x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -26582,17 +26510,21 @@ vnniQ5K_9x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z10, Z10
 	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z14, Z14
+	VMOVUPS           Z14, (SI)
 	JMP               vnniQ5K_9x16_stored
 
 vnniQ5K_9x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
@@ -26602,6 +26534,14 @@ vnniQ5K_9x16_store:
 	VMOVUPS Z9, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z14, (SI)
 
 vnniQ5K_9x16_stored:
 	ADDQ $0x40, DX
@@ -26631,8 +26571,6 @@ vnniQ5K_10x16_panel:
 	MOVQ   xs+56(FP), R11
 	MOVQ   ng+16(FP), R12
 	SHRQ   $0x03, R12
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
@@ -26641,10 +26579,14 @@ vnniQ5K_10x16_panel:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
 
 vnniQ5K_10x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
 
 vnniQ5K_10x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
@@ -26653,8 +26595,6 @@ vnniQ5K_10x16_pair:
 	PREFETCHT0        2176(R13)
 	PREFETCHT0        2240(R13)
 	PREFETCHT0        2304(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
@@ -26663,172 +26603,172 @@ vnniQ5K_10x16_pair:
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
-	VMOVDQU32         256(R13), Z22
-	VMOVDQU32         (R13), Z23
-	VPSLLW            $0x04, Z22, Z24
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         256(R13), Z24
+	VMOVDQU32         (R13), Z25
+	VPSLLW            $0x04, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     (R8), Z26, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     (R9), Z26, Z22
+	VPDPBUSD.BCST     (R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x03, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     4(R8), Z26, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     4(R9), Z26, Z22
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z23
+	VMOVDQU32         64(R13), Z25
+	VPSLLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     8(R8), Z26, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     8(R9), Z26, Z22
+	VPDPBUSD.BCST     8(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     12(R8), Z26, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     12(R9), Z26, Z22
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z23
+	VMOVDQU32         128(R13), Z25
+	VPANDD            Z1, Z24, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     16(BX), Z26, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     16(R8), Z26, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     16(R9), Z26, Z22
+	VPDPBUSD.BCST     16(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     20(BX), Z26, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     20(R8), Z26, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     20(R9), Z26, Z22
+	VPDPBUSD.BCST     20(R9)(SI*1), Z26, Z23
+	VMOVDQU32         192(R13), Z25
+	VPSRLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     24(BX), Z26, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     24(R8), Z26, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     24(R9), Z26, Z22
+	VPDPBUSD.BCST     24(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x03, Z24, Z24
 	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     (BX), Z24, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     (R8), Z24, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     (R9), Z24, Z20
-	VPDPBUSD.BCST     (R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSLLW            $0x03, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     4(BX), Z24, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     4(R8), Z24, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     4(R9), Z24, Z20
-	VPDPBUSD.BCST     4(R9)(SI*1), Z24, Z21
-	VMOVDQU32         64(R13), Z23
-	VPSLLW            $0x02, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     8(BX), Z24, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     8(R8), Z24, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     8(R9), Z24, Z20
-	VPDPBUSD.BCST     8(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSLLW            $0x01, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     12(BX), Z24, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     12(R8), Z24, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     12(R9), Z24, Z20
-	VPDPBUSD.BCST     12(R9)(SI*1), Z24, Z21
-	VMOVDQU32         128(R13), Z23
-	VPANDD            Z1, Z22, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     16(BX), Z24, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     16(R8), Z24, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     16(R9), Z24, Z20
-	VPDPBUSD.BCST     16(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSRLW            $0x01, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     20(BX), Z24, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     20(R8), Z24, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     20(R9), Z24, Z20
-	VPDPBUSD.BCST     20(R9)(SI*1), Z24, Z21
-	VMOVDQU32         192(R13), Z23
-	VPSRLW            $0x02, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     24(BX), Z24, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     24(R8), Z24, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     24(R9), Z24, Z20
-	VPDPBUSD.BCST     24(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSRLW            $0x03, Z22, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z23, Z22
-	VPDPBUSD.BCST     28(BX), Z22, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z15
-	VPDPBUSD.BCST     28(R8), Z22, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z19
-	VPDPBUSD.BCST     28(R9), Z22, Z20
-	VPDPBUSD.BCST     28(R9)(SI*1), Z22, Z21
-	VPMOVZXBD         (AX)(R14*2), Z23
-	VPSLLD            $0x1a, Z23, Z22
-	VPSRLD            $0x1a, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         192(AX), Z24
-	VMULPS            Z24, Z22, Z22
-	VPSRLD            $0x06, Z23, Z23
-	VPMOVZXBD         128(AX)(R14*1), Z24
-	VPSLLD            $0x1c, Z24, Z24
+	VPTERNLOGD        $0xf8, Z0, Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z24, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     28(R8), Z24, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     28(R9), Z24, Z22
+	VPDPBUSD.BCST     28(R9)(SI*1), Z24, Z23
+	VPMOVZXBD         (AX)(R14*2), Z25
+	VPSLLD            $0x1a, Z25, Z24
 	VPSRLD            $0x1a, Z24, Z24
-	VPORD             Z24, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         224(AX), Z24
-	VMULPS            Z24, Z23, Z24
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z22, Z2
-	VFNMADD231PS.BCST (R10), Z24, Z2
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z22, Z3
-	VFNMADD231PS.BCST 4(R10), Z24, Z3
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSLLD            $0x1c, Z26, Z26
+	VPSRLD            $0x1a, Z26, Z26
+	VPORD             Z26, Z25, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z22, Z4
-	VFNMADD231PS.BCST 8(R10), Z24, Z4
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z24, Z4
+	VFNMADD231PS.BCST (R10), Z25, Z4
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z22, Z5
-	VFNMADD231PS.BCST 12(R10), Z24, Z5
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z5
+	VFNMADD231PS.BCST 4(R10), Z25, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z22, Z6
-	VFNMADD231PS.BCST 16(R10), Z24, Z6
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z6
+	VFNMADD231PS.BCST 8(R10), Z25, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z22, Z7
-	VFNMADD231PS.BCST 20(R10), Z24, Z7
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z7
+	VFNMADD231PS.BCST 12(R10), Z25, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z22, Z8
-	VFNMADD231PS.BCST 24(R10), Z24, Z8
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z8
+	VFNMADD231PS.BCST 16(R10), Z25, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z22, Z9
-	VFNMADD231PS.BCST 28(R10), Z24, Z9
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z9
+	VFNMADD231PS.BCST 20(R10), Z25, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z22, Z10
-	VFNMADD231PS.BCST 32(R10), Z24, Z10
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z10
+	VFNMADD231PS.BCST 24(R10), Z25, Z10
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       36(R11), Z21, Z21
-	VFMADD231PS       Z21, Z22, Z11
-	VFNMADD231PS.BCST 36(R10), Z24, Z11
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z11
+	VFNMADD231PS.BCST 28(R10), Z25, Z11
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z12
+	VFNMADD231PS.BCST 32(R10), Z25, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       36(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z13
+	VFNMADD231PS.BCST 36(R10), Z25, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -26839,8 +26779,6 @@ vnniQ5K_10x16_pair:
 	PREFETCHT0        2496(R13)
 	PREFETCHT0        2560(R13)
 	PREFETCHT0        2624(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
@@ -26849,172 +26787,172 @@ vnniQ5K_10x16_pair:
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
-	VMOVDQU32         576(R13), Z22
-	VMOVDQU32         320(R13), Z23
-	VPSLLW            $0x04, Z22, Z24
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VMOVDQU32         576(R13), Z24
+	VMOVDQU32         320(R13), Z25
+	VPSLLW            $0x04, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     (BX), Z26, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     (R8), Z26, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     (R9), Z26, Z22
+	VPDPBUSD.BCST     (R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x03, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     4(BX), Z26, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     4(R8), Z26, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     4(R9), Z26, Z22
+	VPDPBUSD.BCST     4(R9)(SI*1), Z26, Z23
+	VMOVDQU32         384(R13), Z25
+	VPSLLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     8(BX), Z26, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     8(R8), Z26, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     8(R9), Z26, Z22
+	VPDPBUSD.BCST     8(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSLLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     12(BX), Z26, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     12(R8), Z26, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     12(R9), Z26, Z22
+	VPDPBUSD.BCST     12(R9)(SI*1), Z26, Z23
+	VMOVDQU32         448(R13), Z25
+	VPANDD            Z1, Z24, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     16(BX), Z26, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     16(R8), Z26, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     16(R9), Z26, Z22
+	VPDPBUSD.BCST     16(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x01, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     20(BX), Z26, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     20(R8), Z26, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     20(R9), Z26, Z22
+	VPDPBUSD.BCST     20(R9)(SI*1), Z26, Z23
+	VMOVDQU32         512(R13), Z25
+	VPSRLW            $0x02, Z24, Z26
+	VPANDD            Z1, Z26, Z26
+	VPTERNLOGD        $0xf8, Z0, Z25, Z26
+	VPDPBUSD.BCST     24(BX), Z26, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z26, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z26, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z26, Z17
+	VPDPBUSD.BCST     24(R8), Z26, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z26, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z26, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z26, Z21
+	VPDPBUSD.BCST     24(R9), Z26, Z22
+	VPDPBUSD.BCST     24(R9)(SI*1), Z26, Z23
+	VPSRLW            $0x04, Z25, Z25
+	VPSRLW            $0x03, Z24, Z24
 	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     (BX), Z24, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     (R8), Z24, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     (R9), Z24, Z20
-	VPDPBUSD.BCST     (R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSLLW            $0x03, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     4(BX), Z24, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     4(R8), Z24, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     4(R9), Z24, Z20
-	VPDPBUSD.BCST     4(R9)(SI*1), Z24, Z21
-	VMOVDQU32         384(R13), Z23
-	VPSLLW            $0x02, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     8(BX), Z24, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     8(R8), Z24, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     8(R9), Z24, Z20
-	VPDPBUSD.BCST     8(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSLLW            $0x01, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     12(BX), Z24, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     12(R8), Z24, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     12(R9), Z24, Z20
-	VPDPBUSD.BCST     12(R9)(SI*1), Z24, Z21
-	VMOVDQU32         448(R13), Z23
-	VPANDD            Z1, Z22, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     16(BX), Z24, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     16(R8), Z24, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     16(R9), Z24, Z20
-	VPDPBUSD.BCST     16(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSRLW            $0x01, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     20(BX), Z24, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     20(R8), Z24, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     20(R9), Z24, Z20
-	VPDPBUSD.BCST     20(R9)(SI*1), Z24, Z21
-	VMOVDQU32         512(R13), Z23
-	VPSRLW            $0x02, Z22, Z24
-	VPANDD            Z1, Z24, Z24
-	VPTERNLOGD        $0xf8, Z0, Z23, Z24
-	VPDPBUSD.BCST     24(BX), Z24, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z24, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z24, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z24, Z15
-	VPDPBUSD.BCST     24(R8), Z24, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z24, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z24, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z24, Z19
-	VPDPBUSD.BCST     24(R9), Z24, Z20
-	VPDPBUSD.BCST     24(R9)(SI*1), Z24, Z21
-	VPSRLW            $0x04, Z23, Z23
-	VPSRLW            $0x03, Z22, Z22
-	VPANDD            Z1, Z22, Z22
-	VPTERNLOGD        $0xf8, Z0, Z23, Z22
-	VPDPBUSD.BCST     28(BX), Z22, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z15
-	VPDPBUSD.BCST     28(R8), Z22, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z19
-	VPDPBUSD.BCST     28(R9), Z22, Z20
-	VPDPBUSD.BCST     28(R9)(SI*1), Z22, Z21
-	VPMOVZXBD         16(AX)(R14*2), Z23
-	VPSLLD            $0x1a, Z23, Z22
-	VPSRLD            $0x1a, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         192(AX), Z24
-	VMULPS            Z24, Z22, Z22
-	VPSRLD            $0x06, Z23, Z23
-	VPMOVZXBD         128(AX)(R14*1), Z24
-	VPSRLD            $0x04, Z24, Z24
-	VPSLLD            $0x02, Z24, Z24
-	VPORD             Z24, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         224(AX), Z24
-	VMULPS            Z24, Z23, Z24
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z22, Z2
-	VFNMADD231PS.BCST (R10), Z24, Z2
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z22, Z3
-	VFNMADD231PS.BCST 4(R10), Z24, Z3
+	VPTERNLOGD        $0xf8, Z0, Z25, Z24
+	VPDPBUSD.BCST     28(BX), Z24, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z17
+	VPDPBUSD.BCST     28(R8), Z24, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z21
+	VPDPBUSD.BCST     28(R9), Z24, Z22
+	VPDPBUSD.BCST     28(R9)(SI*1), Z24, Z23
+	VPMOVZXBD         16(AX)(R14*2), Z25
+	VPSLLD            $0x1a, Z25, Z24
+	VPSRLD            $0x1a, Z24, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z2, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSRLD            $0x04, Z26, Z26
+	VPSLLD            $0x02, Z26, Z26
+	VPORD             Z26, Z25, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z22, Z4
-	VFNMADD231PS.BCST 8(R10), Z24, Z4
+	VMULPS.BCST       (R11), Z14, Z14
+	VFMADD231PS       Z14, Z24, Z4
+	VFNMADD231PS.BCST (R10), Z25, Z4
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z22, Z5
-	VFNMADD231PS.BCST 12(R10), Z24, Z5
+	VMULPS.BCST       4(R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z5
+	VFNMADD231PS.BCST 4(R10), Z25, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z22, Z6
-	VFNMADD231PS.BCST 16(R10), Z24, Z6
+	VMULPS.BCST       8(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z6
+	VFNMADD231PS.BCST 8(R10), Z25, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z22, Z7
-	VFNMADD231PS.BCST 20(R10), Z24, Z7
+	VMULPS.BCST       12(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z7
+	VFNMADD231PS.BCST 12(R10), Z25, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z22, Z8
-	VFNMADD231PS.BCST 24(R10), Z24, Z8
+	VMULPS.BCST       16(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z8
+	VFNMADD231PS.BCST 16(R10), Z25, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z22, Z9
-	VFNMADD231PS.BCST 28(R10), Z24, Z9
+	VMULPS.BCST       20(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z9
+	VFNMADD231PS.BCST 20(R10), Z25, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z22, Z10
-	VFNMADD231PS.BCST 32(R10), Z24, Z10
+	VMULPS.BCST       24(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z10
+	VFNMADD231PS.BCST 24(R10), Z25, Z10
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       36(R11), Z21, Z21
-	VFMADD231PS       Z21, Z22, Z11
-	VFNMADD231PS.BCST 36(R10), Z24, Z11
+	VMULPS.BCST       28(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z11
+	VFNMADD231PS.BCST 28(R10), Z25, Z11
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       32(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z12
+	VFNMADD231PS.BCST 32(R10), Z25, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       36(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z13
+	VFNMADD231PS.BCST 36(R10), Z25, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -27033,12 +26971,6 @@ vnniQ5K_10x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ5K_10x16_store
-	VADDPS            (SI), Z2, Z2
-	VMOVUPS           Z2, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z4, Z4
 	VMOVUPS           Z4, (SI)
 	ADDQ              BX, SI
@@ -27062,13 +26994,15 @@ vnniQ5K_10x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z11, Z11
 	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
 	JMP               vnniQ5K_10x16_stored
 
 vnniQ5K_10x16_store:
-	VMOVUPS Z2, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z4, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
@@ -27084,6 +27018,10 @@ vnniQ5K_10x16_store:
 	VMOVUPS Z10, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
 
 vnniQ5K_10x16_stored:
 	ADDQ $0x40, DX
@@ -28166,16 +28104,20 @@ TEXT ·vnniQ6K_1x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_1x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   aux+40(FP), SI
-	MOVQ   xs+56(FP), DI
-	MOVQ   ng+16(FP), R8
-	SHRQ   $0x03, R8
-	VPXORD Z3, Z3, Z3
+	MOVQ         xq+24(FP), BX
+	MOVQ         aux+40(FP), SI
+	MOVQ         xs+56(FP), DI
+	MOVQ         ng+16(FP), R8
+	SHRQ         $0x03, R8
+	MOVL         $0x3c3c3c3c, R9
+	VPBROADCASTD R9, Z5
+	VPXORD       Z6, Z6, Z6
 
 vnniQ6K_1x16_group:
-	LEAQ 256(AX), R9
-	XORL R10, R10
+	LEAQ      256(AX), R9
+	XORL      R10, R10
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_1x16_pair:
 	PREFETCHT0        2048(AX)(R10*4)
@@ -28185,51 +28127,47 @@ vnniQ6K_1x16_pair:
 	PREFETCHT0        2240(R9)
 	PREFETCHT0        2304(R9)
 	PREFETCHT0        2368(R9)
-	VPXORD            Z4, Z4, Z4
-	VPANDD            (R9), Z0, Z5
-	VPDPBUSD.BCST     (BX), Z5, Z4
-	VPANDD            64(R9), Z0, Z5
-	VPDPBUSD.BCST     4(BX), Z5, Z4
-	VPANDD            128(R9), Z0, Z5
-	VPDPBUSD.BCST     8(BX), Z5, Z4
-	VPANDD            192(R9), Z0, Z5
-	VPDPBUSD.BCST     12(BX), Z5, Z4
-	VPANDD            256(R9), Z0, Z5
-	VPDPBUSD.BCST     16(BX), Z5, Z4
-	VPANDD            320(R9), Z0, Z5
-	VPDPBUSD.BCST     20(BX), Z5, Z4
-	VPSRLW            $0x06, (R9), Z5
-	VPSRLW            $0x04, 64(R9), Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPSRLW            $0x02, 128(R9), Z6
-	VPTERNLOGD        $0xe4, Z2, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     24(BX), Z5, Z4
-	VPSRLW            $0x06, 192(R9), Z5
-	VPSRLW            $0x04, 256(R9), Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPSRLW            $0x02, 320(R9), Z6
-	VPTERNLOGD        $0xe4, Z2, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     28(BX), Z5, Z4
-	VPMOVZXBD         (AX)(R10*2), Z6
-	VPSLLD            $0x1a, Z6, Z5
-	VPSRLD            $0x1a, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         192(AX), Z7
-	VMULPS            Z7, Z5, Z5
-	VPSRLD            $0x06, Z6, Z6
-	VPMOVZXBD         128(AX)(R10*1), Z7
-	VPSLLD            $0x1c, Z7, Z7
-	VPSRLD            $0x1a, Z7, Z7
-	VPORD             Z7, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         224(AX), Z7
-	VMULPS            Z7, Z6, Z7
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (DI), Z4, Z4
-	VFMADD231PS       Z4, Z5, Z3
-	VFNMADD231PS.BCST (SI), Z7, Z3
+	VPXORD            Z7, Z7, Z7
+	VPANDD            (R9), Z0, Z8
+	VPDPBUSD.BCST     (BX), Z8, Z7
+	VPANDD            64(R9), Z0, Z8
+	VPDPBUSD.BCST     4(BX), Z8, Z7
+	VPANDD            128(R9), Z0, Z8
+	VPDPBUSD.BCST     8(BX), Z8, Z7
+	VPANDD            192(R9), Z0, Z8
+	VPDPBUSD.BCST     12(BX), Z8, Z7
+	VPANDD            256(R9), Z0, Z8
+	VPDPBUSD.BCST     16(BX), Z8, Z7
+	VPANDD            320(R9), Z0, Z8
+	VPDPBUSD.BCST     20(BX), Z8, Z7
+	VPSRLW            $0x06, (R9), Z8
+	VPSRLW            $0x04, 64(R9), Z9
+	VPTERNLOGD        $0xe4, Z1, Z9, Z8
+	VPSRLW            $0x02, 128(R9), Z9
+	VPTERNLOGD        $0xe4, Z2, Z9, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     24(BX), Z8, Z7
+	VPSRLW            $0x06, 192(R9), Z8
+	VPSRLW            $0x04, 256(R9), Z9
+	VPTERNLOGD        $0xe4, Z1, Z9, Z8
+	VPSRLW            $0x02, 320(R9), Z9
+	VPTERNLOGD        $0xe4, Z2, Z9, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     28(BX), Z8, Z7
+	VPMOVZXBD         (AX)(R10*2), Z9
+	VPANDD            Z0, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z3, Z8, Z8
+	VPSRLD            $0x06, Z9, Z9
+	VPMOVZXBD         128(AX)(R10*1), Z10
+	VPSLLD            $0x02, Z10, Z10
+	VPTERNLOGD        $0xf8, Z5, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z4, Z9, Z9
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (DI), Z7, Z7
+	VFMADD231PS       Z7, Z8, Z6
+	VFNMADD231PS.BCST (SI), Z9, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
@@ -28239,51 +28177,47 @@ vnniQ6K_1x16_pair:
 	PREFETCHT0        2624(R9)
 	PREFETCHT0        2688(R9)
 	PREFETCHT0        2752(R9)
-	VPXORD            Z4, Z4, Z4
-	VPANDD            384(R9), Z0, Z5
-	VPDPBUSD.BCST     (BX), Z5, Z4
-	VPANDD            448(R9), Z0, Z5
-	VPDPBUSD.BCST     4(BX), Z5, Z4
-	VPANDD            512(R9), Z0, Z5
-	VPDPBUSD.BCST     8(BX), Z5, Z4
-	VPANDD            576(R9), Z0, Z5
-	VPDPBUSD.BCST     12(BX), Z5, Z4
-	VPANDD            640(R9), Z0, Z5
-	VPDPBUSD.BCST     16(BX), Z5, Z4
-	VPANDD            704(R9), Z0, Z5
-	VPDPBUSD.BCST     20(BX), Z5, Z4
-	VPSRLW            $0x06, 384(R9), Z5
-	VPSRLW            $0x04, 448(R9), Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPSRLW            $0x02, 512(R9), Z6
-	VPTERNLOGD        $0xe4, Z2, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     24(BX), Z5, Z4
-	VPSRLW            $0x06, 576(R9), Z5
-	VPSRLW            $0x04, 640(R9), Z6
-	VPTERNLOGD        $0xe4, Z1, Z6, Z5
-	VPSRLW            $0x02, 704(R9), Z6
-	VPTERNLOGD        $0xe4, Z2, Z6, Z5
-	VPANDD            Z0, Z5, Z5
-	VPDPBUSD.BCST     28(BX), Z5, Z4
-	VPMOVZXBD         16(AX)(R10*2), Z6
-	VPSLLD            $0x1a, Z6, Z5
-	VPSRLD            $0x1a, Z5, Z5
-	VCVTDQ2PS         Z5, Z5
-	VCVTPH2PS         192(AX), Z7
-	VMULPS            Z7, Z5, Z5
-	VPSRLD            $0x06, Z6, Z6
-	VPMOVZXBD         128(AX)(R10*1), Z7
-	VPSRLD            $0x04, Z7, Z7
-	VPSLLD            $0x02, Z7, Z7
-	VPORD             Z7, Z6, Z6
-	VCVTDQ2PS         Z6, Z6
-	VCVTPH2PS         224(AX), Z7
-	VMULPS            Z7, Z6, Z7
-	VCVTDQ2PS         Z4, Z4
-	VMULPS.BCST       (DI), Z4, Z4
-	VFMADD231PS       Z4, Z5, Z3
-	VFNMADD231PS.BCST (SI), Z7, Z3
+	VPXORD            Z7, Z7, Z7
+	VPANDD            384(R9), Z0, Z8
+	VPDPBUSD.BCST     (BX), Z8, Z7
+	VPANDD            448(R9), Z0, Z8
+	VPDPBUSD.BCST     4(BX), Z8, Z7
+	VPANDD            512(R9), Z0, Z8
+	VPDPBUSD.BCST     8(BX), Z8, Z7
+	VPANDD            576(R9), Z0, Z8
+	VPDPBUSD.BCST     12(BX), Z8, Z7
+	VPANDD            640(R9), Z0, Z8
+	VPDPBUSD.BCST     16(BX), Z8, Z7
+	VPANDD            704(R9), Z0, Z8
+	VPDPBUSD.BCST     20(BX), Z8, Z7
+	VPSRLW            $0x06, 384(R9), Z8
+	VPSRLW            $0x04, 448(R9), Z9
+	VPTERNLOGD        $0xe4, Z1, Z9, Z8
+	VPSRLW            $0x02, 512(R9), Z9
+	VPTERNLOGD        $0xe4, Z2, Z9, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     24(BX), Z8, Z7
+	VPSRLW            $0x06, 576(R9), Z8
+	VPSRLW            $0x04, 640(R9), Z9
+	VPTERNLOGD        $0xe4, Z1, Z9, Z8
+	VPSRLW            $0x02, 704(R9), Z9
+	VPTERNLOGD        $0xe4, Z2, Z9, Z8
+	VPANDD            Z0, Z8, Z8
+	VPDPBUSD.BCST     28(BX), Z8, Z7
+	VPMOVZXBD         16(AX)(R10*2), Z9
+	VPANDD            Z0, Z9, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS            Z3, Z8, Z8
+	VPSRLD            $0x06, Z9, Z9
+	VPMOVZXBD         128(AX)(R10*1), Z10
+	VPSRLD            $0x02, Z10, Z10
+	VPTERNLOGD        $0xf8, Z5, Z10, Z9
+	VCVTDQ2PS         Z9, Z9
+	VMULPS            Z4, Z9, Z9
+	VCVTDQ2PS         Z7, Z7
+	VMULPS.BCST       (DI), Z7, Z7
+	VFMADD231PS       Z7, Z8, Z6
+	VFNMADD231PS.BCST (SI), Z9, Z6
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), SI
 	ADDQ              ldaux+48(FP), DI
@@ -28300,12 +28234,12 @@ vnniQ6K_1x16_pair:
 	MOVB              acc+80(FP), SI
 	TESTB             SI, SI
 	JZ                vnniQ6K_1x16_store
-	VADDPS            (BX), Z3, Z3
-	VMOVUPS           Z3, (BX)
+	VADDPS            (BX), Z6, Z6
+	VMOVUPS           Z6, (BX)
 	JMP               vnniQ6K_1x16_stored
 
 vnniQ6K_1x16_store:
-	VMOVUPS Z3, (BX)
+	VMOVUPS Z6, (BX)
 
 vnniQ6K_1x16_stored:
 	ADDQ $0x40, DX
@@ -28328,18 +28262,22 @@ TEXT ·vnniQ6K_2x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_2x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 
 vnniQ6K_2x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_2x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
@@ -28349,64 +28287,60 @@ vnniQ6K_2x16_pair:
 	PREFETCHT0        2240(R10)
 	PREFETCHT0        2304(R10)
 	PREFETCHT0        2368(R10)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPANDD            (R10), Z0, Z7
-	VPDPBUSD.BCST     (BX), Z7, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z7, Z6
-	VPANDD            64(R10), Z0, Z7
-	VPDPBUSD.BCST     4(BX), Z7, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z7, Z6
-	VPANDD            128(R10), Z0, Z7
-	VPDPBUSD.BCST     8(BX), Z7, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z7, Z6
-	VPANDD            192(R10), Z0, Z7
-	VPDPBUSD.BCST     12(BX), Z7, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z7, Z6
-	VPANDD            256(R10), Z0, Z7
-	VPDPBUSD.BCST     16(BX), Z7, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z7, Z6
-	VPANDD            320(R10), Z0, Z7
-	VPDPBUSD.BCST     20(BX), Z7, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z7, Z6
-	VPSRLW            $0x06, (R10), Z7
-	VPSRLW            $0x04, 64(R10), Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPSRLW            $0x02, 128(R10), Z8
-	VPTERNLOGD        $0xe4, Z2, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     24(BX), Z7, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z7, Z6
-	VPSRLW            $0x06, 192(R10), Z7
-	VPSRLW            $0x04, 256(R10), Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPSRLW            $0x02, 320(R10), Z8
-	VPTERNLOGD        $0xe4, Z2, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     28(BX), Z7, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z7, Z6
-	VPMOVZXBD         (AX)(R11*2), Z8
-	VPSLLD            $0x1a, Z8, Z7
-	VPSRLD            $0x1a, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         192(AX), Z9
-	VMULPS            Z9, Z7, Z7
-	VPSRLD            $0x06, Z8, Z8
-	VPMOVZXBD         128(AX)(R11*1), Z9
-	VPSLLD            $0x1c, Z9, Z9
-	VPSRLD            $0x1a, Z9, Z9
-	VPORD             Z9, Z8, Z8
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VPANDD            (R10), Z0, Z10
+	VPDPBUSD.BCST     (BX), Z10, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z10, Z9
+	VPANDD            64(R10), Z0, Z10
+	VPDPBUSD.BCST     4(BX), Z10, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z9
+	VPANDD            128(R10), Z0, Z10
+	VPDPBUSD.BCST     8(BX), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z10, Z9
+	VPANDD            192(R10), Z0, Z10
+	VPDPBUSD.BCST     12(BX), Z10, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z9
+	VPANDD            256(R10), Z0, Z10
+	VPDPBUSD.BCST     16(BX), Z10, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z10, Z9
+	VPANDD            320(R10), Z0, Z10
+	VPDPBUSD.BCST     20(BX), Z10, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z9
+	VPSRLW            $0x06, (R10), Z10
+	VPSRLW            $0x04, 64(R10), Z11
+	VPTERNLOGD        $0xe4, Z1, Z11, Z10
+	VPSRLW            $0x02, 128(R10), Z11
+	VPTERNLOGD        $0xe4, Z2, Z11, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     24(BX), Z10, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z10, Z9
+	VPSRLW            $0x06, 192(R10), Z10
+	VPSRLW            $0x04, 256(R10), Z11
+	VPTERNLOGD        $0xe4, Z1, Z11, Z10
+	VPSRLW            $0x02, 320(R10), Z11
+	VPTERNLOGD        $0xe4, Z2, Z11, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     28(BX), Z10, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z9
+	VPMOVZXBD         (AX)(R11*2), Z11
+	VPANDD            Z0, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z3, Z10, Z10
+	VPSRLD            $0x06, Z11, Z11
+	VPMOVZXBD         128(AX)(R11*1), Z12
+	VPSLLD            $0x02, Z12, Z12
+	VPTERNLOGD        $0xf8, Z5, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z4, Z11, Z11
 	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         224(AX), Z9
-	VMULPS            Z9, Z8, Z9
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R8), Z5, Z5
-	VFMADD231PS       Z5, Z7, Z3
-	VFNMADD231PS.BCST (DI), Z9, Z3
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R8), Z6, Z6
-	VFMADD231PS       Z6, Z7, Z4
-	VFNMADD231PS.BCST 4(DI), Z9, Z4
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z10, Z6
+	VFNMADD231PS.BCST (DI), Z11, Z6
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z10, Z7
+	VFNMADD231PS.BCST 4(DI), Z11, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -28416,64 +28350,60 @@ vnniQ6K_2x16_pair:
 	PREFETCHT0        2624(R10)
 	PREFETCHT0        2688(R10)
 	PREFETCHT0        2752(R10)
-	VPXORD            Z5, Z5, Z5
-	VPXORD            Z6, Z6, Z6
-	VPANDD            384(R10), Z0, Z7
-	VPDPBUSD.BCST     (BX), Z7, Z5
-	VPDPBUSD.BCST     (BX)(SI*1), Z7, Z6
-	VPANDD            448(R10), Z0, Z7
-	VPDPBUSD.BCST     4(BX), Z7, Z5
-	VPDPBUSD.BCST     4(BX)(SI*1), Z7, Z6
-	VPANDD            512(R10), Z0, Z7
-	VPDPBUSD.BCST     8(BX), Z7, Z5
-	VPDPBUSD.BCST     8(BX)(SI*1), Z7, Z6
-	VPANDD            576(R10), Z0, Z7
-	VPDPBUSD.BCST     12(BX), Z7, Z5
-	VPDPBUSD.BCST     12(BX)(SI*1), Z7, Z6
-	VPANDD            640(R10), Z0, Z7
-	VPDPBUSD.BCST     16(BX), Z7, Z5
-	VPDPBUSD.BCST     16(BX)(SI*1), Z7, Z6
-	VPANDD            704(R10), Z0, Z7
-	VPDPBUSD.BCST     20(BX), Z7, Z5
-	VPDPBUSD.BCST     20(BX)(SI*1), Z7, Z6
-	VPSRLW            $0x06, 384(R10), Z7
-	VPSRLW            $0x04, 448(R10), Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPSRLW            $0x02, 512(R10), Z8
-	VPTERNLOGD        $0xe4, Z2, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     24(BX), Z7, Z5
-	VPDPBUSD.BCST     24(BX)(SI*1), Z7, Z6
-	VPSRLW            $0x06, 576(R10), Z7
-	VPSRLW            $0x04, 640(R10), Z8
-	VPTERNLOGD        $0xe4, Z1, Z8, Z7
-	VPSRLW            $0x02, 704(R10), Z8
-	VPTERNLOGD        $0xe4, Z2, Z8, Z7
-	VPANDD            Z0, Z7, Z7
-	VPDPBUSD.BCST     28(BX), Z7, Z5
-	VPDPBUSD.BCST     28(BX)(SI*1), Z7, Z6
-	VPMOVZXBD         16(AX)(R11*2), Z8
-	VPSLLD            $0x1a, Z8, Z7
-	VPSRLD            $0x1a, Z7, Z7
-	VCVTDQ2PS         Z7, Z7
-	VCVTPH2PS         192(AX), Z9
-	VMULPS            Z9, Z7, Z7
-	VPSRLD            $0x06, Z8, Z8
-	VPMOVZXBD         128(AX)(R11*1), Z9
-	VPSRLD            $0x04, Z9, Z9
-	VPSLLD            $0x02, Z9, Z9
-	VPORD             Z9, Z8, Z8
+	VPXORD            Z8, Z8, Z8
+	VPXORD            Z9, Z9, Z9
+	VPANDD            384(R10), Z0, Z10
+	VPDPBUSD.BCST     (BX), Z10, Z8
+	VPDPBUSD.BCST     (BX)(SI*1), Z10, Z9
+	VPANDD            448(R10), Z0, Z10
+	VPDPBUSD.BCST     4(BX), Z10, Z8
+	VPDPBUSD.BCST     4(BX)(SI*1), Z10, Z9
+	VPANDD            512(R10), Z0, Z10
+	VPDPBUSD.BCST     8(BX), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(SI*1), Z10, Z9
+	VPANDD            576(R10), Z0, Z10
+	VPDPBUSD.BCST     12(BX), Z10, Z8
+	VPDPBUSD.BCST     12(BX)(SI*1), Z10, Z9
+	VPANDD            640(R10), Z0, Z10
+	VPDPBUSD.BCST     16(BX), Z10, Z8
+	VPDPBUSD.BCST     16(BX)(SI*1), Z10, Z9
+	VPANDD            704(R10), Z0, Z10
+	VPDPBUSD.BCST     20(BX), Z10, Z8
+	VPDPBUSD.BCST     20(BX)(SI*1), Z10, Z9
+	VPSRLW            $0x06, 384(R10), Z10
+	VPSRLW            $0x04, 448(R10), Z11
+	VPTERNLOGD        $0xe4, Z1, Z11, Z10
+	VPSRLW            $0x02, 512(R10), Z11
+	VPTERNLOGD        $0xe4, Z2, Z11, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     24(BX), Z10, Z8
+	VPDPBUSD.BCST     24(BX)(SI*1), Z10, Z9
+	VPSRLW            $0x06, 576(R10), Z10
+	VPSRLW            $0x04, 640(R10), Z11
+	VPTERNLOGD        $0xe4, Z1, Z11, Z10
+	VPSRLW            $0x02, 704(R10), Z11
+	VPTERNLOGD        $0xe4, Z2, Z11, Z10
+	VPANDD            Z0, Z10, Z10
+	VPDPBUSD.BCST     28(BX), Z10, Z8
+	VPDPBUSD.BCST     28(BX)(SI*1), Z10, Z9
+	VPMOVZXBD         16(AX)(R11*2), Z11
+	VPANDD            Z0, Z11, Z10
+	VCVTDQ2PS         Z10, Z10
+	VMULPS            Z3, Z10, Z10
+	VPSRLD            $0x06, Z11, Z11
+	VPMOVZXBD         128(AX)(R11*1), Z12
+	VPSRLD            $0x02, Z12, Z12
+	VPTERNLOGD        $0xf8, Z5, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z4, Z11, Z11
 	VCVTDQ2PS         Z8, Z8
-	VCVTPH2PS         224(AX), Z9
-	VMULPS            Z9, Z8, Z9
-	VCVTDQ2PS         Z5, Z5
-	VMULPS.BCST       (R8), Z5, Z5
-	VFMADD231PS       Z5, Z7, Z3
-	VFNMADD231PS.BCST (DI), Z9, Z3
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       4(R8), Z6, Z6
-	VFMADD231PS       Z6, Z7, Z4
-	VFNMADD231PS.BCST 4(DI), Z9, Z4
+	VMULPS.BCST       (R8), Z8, Z8
+	VFMADD231PS       Z8, Z10, Z6
+	VFNMADD231PS.BCST (DI), Z11, Z6
+	VCVTDQ2PS         Z9, Z9
+	VMULPS.BCST       4(R8), Z9, Z9
+	VFMADD231PS       Z9, Z10, Z7
+	VFNMADD231PS.BCST 4(DI), Z11, Z7
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -28490,17 +28420,17 @@ vnniQ6K_2x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_2x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	JMP               vnniQ6K_2x16_stored
 
 vnniQ6K_2x16_store:
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
+	VMOVUPS Z7, (SI)
 
 vnniQ6K_2x16_stored:
 	ADDQ $0x40, DX
@@ -28523,19 +28453,23 @@ TEXT ·vnniQ6K_3x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_3x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	MOVQ   aux+40(FP), DI
-	MOVQ   xs+56(FP), R8
-	MOVQ   ng+16(FP), R9
-	SHRQ   $0x03, R9
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
 
 vnniQ6K_3x16_group:
-	LEAQ 256(AX), R10
-	XORL R11, R11
+	LEAQ      256(AX), R10
+	XORL      R11, R11
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_3x16_pair:
 	PREFETCHT0        2048(AX)(R11*4)
@@ -28545,77 +28479,73 @@ vnniQ6K_3x16_pair:
 	PREFETCHT0        2240(R10)
 	PREFETCHT0        2304(R10)
 	PREFETCHT0        2368(R10)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPANDD            (R10), Z0, Z9
-	VPDPBUSD.BCST     (BX), Z9, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z9, Z8
-	VPANDD            64(R10), Z0, Z9
-	VPDPBUSD.BCST     4(BX), Z9, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z9, Z8
-	VPANDD            128(R10), Z0, Z9
-	VPDPBUSD.BCST     8(BX), Z9, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z9, Z8
-	VPANDD            192(R10), Z0, Z9
-	VPDPBUSD.BCST     12(BX), Z9, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z9, Z8
-	VPANDD            256(R10), Z0, Z9
-	VPDPBUSD.BCST     16(BX), Z9, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z9, Z8
-	VPANDD            320(R10), Z0, Z9
-	VPDPBUSD.BCST     20(BX), Z9, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z9, Z8
-	VPSRLW            $0x06, (R10), Z9
-	VPSRLW            $0x04, 64(R10), Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPSRLW            $0x02, 128(R10), Z10
-	VPTERNLOGD        $0xe4, Z2, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     24(BX), Z9, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z9, Z8
-	VPSRLW            $0x06, 192(R10), Z9
-	VPSRLW            $0x04, 256(R10), Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPSRLW            $0x02, 320(R10), Z10
-	VPTERNLOGD        $0xe4, Z2, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     28(BX), Z9, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z9, Z8
-	VPMOVZXBD         (AX)(R11*2), Z10
-	VPSLLD            $0x1a, Z10, Z9
-	VPSRLD            $0x1a, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPANDD            (R10), Z0, Z12
+	VPDPBUSD.BCST     (BX), Z12, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z12, Z11
+	VPANDD            64(R10), Z0, Z12
+	VPDPBUSD.BCST     4(BX), Z12, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z11
+	VPANDD            128(R10), Z0, Z12
+	VPDPBUSD.BCST     8(BX), Z12, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z12, Z11
+	VPANDD            192(R10), Z0, Z12
+	VPDPBUSD.BCST     12(BX), Z12, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z11
+	VPANDD            256(R10), Z0, Z12
+	VPDPBUSD.BCST     16(BX), Z12, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z12, Z11
+	VPANDD            320(R10), Z0, Z12
+	VPDPBUSD.BCST     20(BX), Z12, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z11
+	VPSRLW            $0x06, (R10), Z12
+	VPSRLW            $0x04, 64(R10), Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPSRLW            $0x02, 128(R10), Z13
+	VPTERNLOGD        $0xe4, Z2, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(BX), Z12, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z12, Z11
+	VPSRLW            $0x06, 192(R10), Z12
+	VPSRLW            $0x04, 256(R10), Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPSRLW            $0x02, 320(R10), Z13
+	VPTERNLOGD        $0xe4, Z2, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     28(BX), Z12, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z11
+	VPMOVZXBD         (AX)(R11*2), Z13
+	VPANDD            Z0, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z3, Z12, Z12
+	VPSRLD            $0x06, Z13, Z13
+	VPMOVZXBD         128(AX)(R11*1), Z14
+	VPSLLD            $0x02, Z14, Z14
+	VPTERNLOGD        $0xf8, Z5, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z4, Z13, Z13
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         192(AX), Z11
-	VMULPS            Z11, Z9, Z9
-	VPSRLD            $0x06, Z10, Z10
-	VPMOVZXBD         128(AX)(R11*1), Z11
-	VPSLLD            $0x1c, Z11, Z11
-	VPSRLD            $0x1a, Z11, Z11
-	VPORD             Z11, Z10, Z10
+	VMULPS.BCST       (R8), Z9, Z9
+	VFMADD231PS       Z9, Z12, Z6
+	VFNMADD231PS.BCST (DI), Z13, Z6
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         224(AX), Z11
-	VMULPS            Z11, Z10, Z11
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R8), Z6, Z6
-	VFMADD231PS       Z6, Z9, Z3
-	VFNMADD231PS.BCST (DI), Z11, Z3
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R8), Z7, Z7
-	VFMADD231PS       Z7, Z9, Z4
-	VFNMADD231PS.BCST 4(DI), Z11, Z4
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R8), Z8, Z8
-	VFMADD231PS       Z8, Z9, Z5
-	VFNMADD231PS.BCST 8(DI), Z11, Z5
+	VMULPS.BCST       4(R8), Z10, Z10
+	VFMADD231PS       Z10, Z12, Z7
+	VFNMADD231PS.BCST 4(DI), Z13, Z7
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R8), Z11, Z11
+	VFMADD231PS       Z11, Z12, Z8
+	VFNMADD231PS.BCST 8(DI), Z13, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -28625,77 +28555,73 @@ vnniQ6K_3x16_pair:
 	PREFETCHT0        2624(R10)
 	PREFETCHT0        2688(R10)
 	PREFETCHT0        2752(R10)
-	VPXORD            Z6, Z6, Z6
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPANDD            384(R10), Z0, Z9
-	VPDPBUSD.BCST     (BX), Z9, Z6
-	VPDPBUSD.BCST     (BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     (BX)(SI*2), Z9, Z8
-	VPANDD            448(R10), Z0, Z9
-	VPDPBUSD.BCST     4(BX), Z9, Z6
-	VPDPBUSD.BCST     4(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     4(BX)(SI*2), Z9, Z8
-	VPANDD            512(R10), Z0, Z9
-	VPDPBUSD.BCST     8(BX), Z9, Z6
-	VPDPBUSD.BCST     8(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     8(BX)(SI*2), Z9, Z8
-	VPANDD            576(R10), Z0, Z9
-	VPDPBUSD.BCST     12(BX), Z9, Z6
-	VPDPBUSD.BCST     12(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     12(BX)(SI*2), Z9, Z8
-	VPANDD            640(R10), Z0, Z9
-	VPDPBUSD.BCST     16(BX), Z9, Z6
-	VPDPBUSD.BCST     16(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     16(BX)(SI*2), Z9, Z8
-	VPANDD            704(R10), Z0, Z9
-	VPDPBUSD.BCST     20(BX), Z9, Z6
-	VPDPBUSD.BCST     20(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     20(BX)(SI*2), Z9, Z8
-	VPSRLW            $0x06, 384(R10), Z9
-	VPSRLW            $0x04, 448(R10), Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPSRLW            $0x02, 512(R10), Z10
-	VPTERNLOGD        $0xe4, Z2, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     24(BX), Z9, Z6
-	VPDPBUSD.BCST     24(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     24(BX)(SI*2), Z9, Z8
-	VPSRLW            $0x06, 576(R10), Z9
-	VPSRLW            $0x04, 640(R10), Z10
-	VPTERNLOGD        $0xe4, Z1, Z10, Z9
-	VPSRLW            $0x02, 704(R10), Z10
-	VPTERNLOGD        $0xe4, Z2, Z10, Z9
-	VPANDD            Z0, Z9, Z9
-	VPDPBUSD.BCST     28(BX), Z9, Z6
-	VPDPBUSD.BCST     28(BX)(SI*1), Z9, Z7
-	VPDPBUSD.BCST     28(BX)(SI*2), Z9, Z8
-	VPMOVZXBD         16(AX)(R11*2), Z10
-	VPSLLD            $0x1a, Z10, Z9
-	VPSRLD            $0x1a, Z9, Z9
+	VPXORD            Z9, Z9, Z9
+	VPXORD            Z10, Z10, Z10
+	VPXORD            Z11, Z11, Z11
+	VPANDD            384(R10), Z0, Z12
+	VPDPBUSD.BCST     (BX), Z12, Z9
+	VPDPBUSD.BCST     (BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     (BX)(SI*2), Z12, Z11
+	VPANDD            448(R10), Z0, Z12
+	VPDPBUSD.BCST     4(BX), Z12, Z9
+	VPDPBUSD.BCST     4(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     4(BX)(SI*2), Z12, Z11
+	VPANDD            512(R10), Z0, Z12
+	VPDPBUSD.BCST     8(BX), Z12, Z9
+	VPDPBUSD.BCST     8(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     8(BX)(SI*2), Z12, Z11
+	VPANDD            576(R10), Z0, Z12
+	VPDPBUSD.BCST     12(BX), Z12, Z9
+	VPDPBUSD.BCST     12(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     12(BX)(SI*2), Z12, Z11
+	VPANDD            640(R10), Z0, Z12
+	VPDPBUSD.BCST     16(BX), Z12, Z9
+	VPDPBUSD.BCST     16(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     16(BX)(SI*2), Z12, Z11
+	VPANDD            704(R10), Z0, Z12
+	VPDPBUSD.BCST     20(BX), Z12, Z9
+	VPDPBUSD.BCST     20(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     20(BX)(SI*2), Z12, Z11
+	VPSRLW            $0x06, 384(R10), Z12
+	VPSRLW            $0x04, 448(R10), Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPSRLW            $0x02, 512(R10), Z13
+	VPTERNLOGD        $0xe4, Z2, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(BX), Z12, Z9
+	VPDPBUSD.BCST     24(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     24(BX)(SI*2), Z12, Z11
+	VPSRLW            $0x06, 576(R10), Z12
+	VPSRLW            $0x04, 640(R10), Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPSRLW            $0x02, 704(R10), Z13
+	VPTERNLOGD        $0xe4, Z2, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     28(BX), Z12, Z9
+	VPDPBUSD.BCST     28(BX)(SI*1), Z12, Z10
+	VPDPBUSD.BCST     28(BX)(SI*2), Z12, Z11
+	VPMOVZXBD         16(AX)(R11*2), Z13
+	VPANDD            Z0, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z3, Z12, Z12
+	VPSRLD            $0x06, Z13, Z13
+	VPMOVZXBD         128(AX)(R11*1), Z14
+	VPSRLD            $0x02, Z14, Z14
+	VPTERNLOGD        $0xf8, Z5, Z14, Z13
+	VCVTDQ2PS         Z13, Z13
+	VMULPS            Z4, Z13, Z13
 	VCVTDQ2PS         Z9, Z9
-	VCVTPH2PS         192(AX), Z11
-	VMULPS            Z11, Z9, Z9
-	VPSRLD            $0x06, Z10, Z10
-	VPMOVZXBD         128(AX)(R11*1), Z11
-	VPSRLD            $0x04, Z11, Z11
-	VPSLLD            $0x02, Z11, Z11
-	VPORD             Z11, Z10, Z10
+	VMULPS.BCST       (R8), Z9, Z9
+	VFMADD231PS       Z9, Z12, Z6
+	VFNMADD231PS.BCST (DI), Z13, Z6
 	VCVTDQ2PS         Z10, Z10
-	VCVTPH2PS         224(AX), Z11
-	VMULPS            Z11, Z10, Z11
-	VCVTDQ2PS         Z6, Z6
-	VMULPS.BCST       (R8), Z6, Z6
-	VFMADD231PS       Z6, Z9, Z3
-	VFNMADD231PS.BCST (DI), Z11, Z3
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       4(R8), Z7, Z7
-	VFMADD231PS       Z7, Z9, Z4
-	VFNMADD231PS.BCST 4(DI), Z11, Z4
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       8(R8), Z8, Z8
-	VFMADD231PS       Z8, Z9, Z5
-	VFNMADD231PS.BCST 8(DI), Z11, Z5
+	VMULPS.BCST       4(R8), Z10, Z10
+	VFMADD231PS       Z10, Z12, Z7
+	VFNMADD231PS.BCST 4(DI), Z13, Z7
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       8(R8), Z11, Z11
+	VFMADD231PS       Z11, Z12, Z8
+	VFNMADD231PS.BCST 8(DI), Z13, Z8
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), DI
 	ADDQ              ldaux+48(FP), R8
@@ -28712,22 +28638,22 @@ vnniQ6K_3x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_3x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
+	VADDPS            (SI), Z6, Z6
+	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
 	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
 	JMP               vnniQ6K_3x16_stored
 
 vnniQ6K_3x16_store:
-	VMOVUPS Z3, (SI)
+	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
+	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
+	VMOVUPS Z8, (SI)
 
 vnniQ6K_3x16_stored:
 	ADDQ $0x40, DX
@@ -28750,21 +28676,25 @@ TEXT ·vnniQ6K_4x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_4x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	MOVQ   aux+40(FP), R8
-	MOVQ   xs+56(FP), R9
-	MOVQ   ng+16(FP), R10
-	SHRQ   $0x03, R10
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	MOVQ         aux+40(FP), R8
+	MOVQ         xs+56(FP), R9
+	MOVQ         ng+16(FP), R10
+	SHRQ         $0x03, R10
+	MOVL         $0x3c3c3c3c, R11
+	VPBROADCASTD R11, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
 
 vnniQ6K_4x16_group:
-	LEAQ 256(AX), R11
-	XORL R12, R12
+	LEAQ      256(AX), R11
+	XORL      R12, R12
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_4x16_pair:
 	PREFETCHT0        2048(AX)(R12*4)
@@ -28774,90 +28704,86 @@ vnniQ6K_4x16_pair:
 	PREFETCHT0        2240(R11)
 	PREFETCHT0        2304(R11)
 	PREFETCHT0        2368(R11)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
 	VPXORD            Z10, Z10, Z10
-	VPANDD            (R11), Z0, Z11
-	VPDPBUSD.BCST     (BX), Z11, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z11, Z10
-	VPANDD            64(R11), Z0, Z11
-	VPDPBUSD.BCST     4(BX), Z11, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z11, Z10
-	VPANDD            128(R11), Z0, Z11
-	VPDPBUSD.BCST     8(BX), Z11, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z11, Z10
-	VPANDD            192(R11), Z0, Z11
-	VPDPBUSD.BCST     12(BX), Z11, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z11, Z10
-	VPANDD            256(R11), Z0, Z11
-	VPDPBUSD.BCST     16(BX), Z11, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z11, Z10
-	VPANDD            320(R11), Z0, Z11
-	VPDPBUSD.BCST     20(BX), Z11, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z11, Z10
-	VPSRLW            $0x06, (R11), Z11
-	VPSRLW            $0x04, 64(R11), Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPSRLW            $0x02, 128(R11), Z12
-	VPTERNLOGD        $0xe4, Z2, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     24(BX), Z11, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z11, Z10
-	VPSRLW            $0x06, 192(R11), Z11
-	VPSRLW            $0x04, 256(R11), Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPSRLW            $0x02, 320(R11), Z12
-	VPTERNLOGD        $0xe4, Z2, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     28(BX), Z11, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z11, Z10
-	VPMOVZXBD         (AX)(R12*2), Z12
-	VPSLLD            $0x1a, Z12, Z11
-	VPSRLD            $0x1a, Z11, Z11
-	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         192(AX), Z13
-	VMULPS            Z13, Z11, Z11
-	VPSRLD            $0x06, Z12, Z12
-	VPMOVZXBD         128(AX)(R12*1), Z13
-	VPSLLD            $0x1c, Z13, Z13
-	VPSRLD            $0x1a, Z13, Z13
-	VPORD             Z13, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         224(AX), Z13
-	VMULPS            Z13, Z12, Z13
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R9), Z7, Z7
-	VFMADD231PS       Z7, Z11, Z3
-	VFNMADD231PS.BCST (R8), Z13, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R9), Z8, Z8
-	VFMADD231PS       Z8, Z11, Z4
-	VFNMADD231PS.BCST 4(R8), Z13, Z4
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R9), Z9, Z9
-	VFMADD231PS       Z9, Z11, Z5
-	VFNMADD231PS.BCST 8(R8), Z13, Z5
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPANDD            (R11), Z0, Z14
+	VPDPBUSD.BCST     (BX), Z14, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z14, Z13
+	VPANDD            64(R11), Z0, Z14
+	VPDPBUSD.BCST     4(BX), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z13
+	VPANDD            128(R11), Z0, Z14
+	VPDPBUSD.BCST     8(BX), Z14, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z14, Z13
+	VPANDD            192(R11), Z0, Z14
+	VPDPBUSD.BCST     12(BX), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z13
+	VPANDD            256(R11), Z0, Z14
+	VPDPBUSD.BCST     16(BX), Z14, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z14, Z13
+	VPANDD            320(R11), Z0, Z14
+	VPDPBUSD.BCST     20(BX), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z13
+	VPSRLW            $0x06, (R11), Z14
+	VPSRLW            $0x04, 64(R11), Z15
+	VPTERNLOGD        $0xe4, Z1, Z15, Z14
+	VPSRLW            $0x02, 128(R11), Z15
+	VPTERNLOGD        $0xe4, Z2, Z15, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     24(BX), Z14, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z14, Z13
+	VPSRLW            $0x06, 192(R11), Z14
+	VPSRLW            $0x04, 256(R11), Z15
+	VPTERNLOGD        $0xe4, Z1, Z15, Z14
+	VPSRLW            $0x02, 320(R11), Z15
+	VPTERNLOGD        $0xe4, Z2, Z15, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     28(BX), Z14, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z13
+	VPMOVZXBD         (AX)(R12*2), Z15
+	VPANDD            Z0, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z3, Z14, Z14
+	VPSRLD            $0x06, Z15, Z15
+	VPMOVZXBD         128(AX)(R12*1), Z16
+	VPSLLD            $0x02, Z16, Z16
+	VPTERNLOGD        $0xf8, Z5, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z4, Z15, Z15
 	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R9), Z10, Z10
-	VFMADD231PS       Z10, Z11, Z6
-	VFNMADD231PS.BCST 12(R8), Z13, Z6
+	VMULPS.BCST       (R9), Z10, Z10
+	VFMADD231PS       Z10, Z14, Z6
+	VFNMADD231PS.BCST (R8), Z15, Z6
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       4(R9), Z11, Z11
+	VFMADD231PS       Z11, Z14, Z7
+	VFNMADD231PS.BCST 4(R8), Z15, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R9), Z12, Z12
+	VFMADD231PS       Z12, Z14, Z8
+	VFNMADD231PS.BCST 8(R8), Z15, Z8
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R9), Z13, Z13
+	VFMADD231PS       Z13, Z14, Z9
+	VFNMADD231PS.BCST 12(R8), Z15, Z9
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
@@ -28867,90 +28793,86 @@ vnniQ6K_4x16_pair:
 	PREFETCHT0        2624(R11)
 	PREFETCHT0        2688(R11)
 	PREFETCHT0        2752(R11)
-	VPXORD            Z7, Z7, Z7
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
 	VPXORD            Z10, Z10, Z10
-	VPANDD            384(R11), Z0, Z11
-	VPDPBUSD.BCST     (BX), Z11, Z7
-	VPDPBUSD.BCST     (BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     (BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     (BX)(DI*1), Z11, Z10
-	VPANDD            448(R11), Z0, Z11
-	VPDPBUSD.BCST     4(BX), Z11, Z7
-	VPDPBUSD.BCST     4(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     4(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     4(BX)(DI*1), Z11, Z10
-	VPANDD            512(R11), Z0, Z11
-	VPDPBUSD.BCST     8(BX), Z11, Z7
-	VPDPBUSD.BCST     8(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     8(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     8(BX)(DI*1), Z11, Z10
-	VPANDD            576(R11), Z0, Z11
-	VPDPBUSD.BCST     12(BX), Z11, Z7
-	VPDPBUSD.BCST     12(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     12(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     12(BX)(DI*1), Z11, Z10
-	VPANDD            640(R11), Z0, Z11
-	VPDPBUSD.BCST     16(BX), Z11, Z7
-	VPDPBUSD.BCST     16(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     16(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     16(BX)(DI*1), Z11, Z10
-	VPANDD            704(R11), Z0, Z11
-	VPDPBUSD.BCST     20(BX), Z11, Z7
-	VPDPBUSD.BCST     20(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     20(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     20(BX)(DI*1), Z11, Z10
-	VPSRLW            $0x06, 384(R11), Z11
-	VPSRLW            $0x04, 448(R11), Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPSRLW            $0x02, 512(R11), Z12
-	VPTERNLOGD        $0xe4, Z2, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     24(BX), Z11, Z7
-	VPDPBUSD.BCST     24(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     24(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     24(BX)(DI*1), Z11, Z10
-	VPSRLW            $0x06, 576(R11), Z11
-	VPSRLW            $0x04, 640(R11), Z12
-	VPTERNLOGD        $0xe4, Z1, Z12, Z11
-	VPSRLW            $0x02, 704(R11), Z12
-	VPTERNLOGD        $0xe4, Z2, Z12, Z11
-	VPANDD            Z0, Z11, Z11
-	VPDPBUSD.BCST     28(BX), Z11, Z7
-	VPDPBUSD.BCST     28(BX)(SI*1), Z11, Z8
-	VPDPBUSD.BCST     28(BX)(SI*2), Z11, Z9
-	VPDPBUSD.BCST     28(BX)(DI*1), Z11, Z10
-	VPMOVZXBD         16(AX)(R12*2), Z12
-	VPSLLD            $0x1a, Z12, Z11
-	VPSRLD            $0x1a, Z11, Z11
-	VCVTDQ2PS         Z11, Z11
-	VCVTPH2PS         192(AX), Z13
-	VMULPS            Z13, Z11, Z11
-	VPSRLD            $0x06, Z12, Z12
-	VPMOVZXBD         128(AX)(R12*1), Z13
-	VPSRLD            $0x04, Z13, Z13
-	VPSLLD            $0x02, Z13, Z13
-	VPORD             Z13, Z12, Z12
-	VCVTDQ2PS         Z12, Z12
-	VCVTPH2PS         224(AX), Z13
-	VMULPS            Z13, Z12, Z13
-	VCVTDQ2PS         Z7, Z7
-	VMULPS.BCST       (R9), Z7, Z7
-	VFMADD231PS       Z7, Z11, Z3
-	VFNMADD231PS.BCST (R8), Z13, Z3
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       4(R9), Z8, Z8
-	VFMADD231PS       Z8, Z11, Z4
-	VFNMADD231PS.BCST 4(R8), Z13, Z4
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       8(R9), Z9, Z9
-	VFMADD231PS       Z9, Z11, Z5
-	VFNMADD231PS.BCST 8(R8), Z13, Z5
+	VPXORD            Z11, Z11, Z11
+	VPXORD            Z12, Z12, Z12
+	VPXORD            Z13, Z13, Z13
+	VPANDD            384(R11), Z0, Z14
+	VPDPBUSD.BCST     (BX), Z14, Z10
+	VPDPBUSD.BCST     (BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     (BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     (BX)(DI*1), Z14, Z13
+	VPANDD            448(R11), Z0, Z14
+	VPDPBUSD.BCST     4(BX), Z14, Z10
+	VPDPBUSD.BCST     4(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     4(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     4(BX)(DI*1), Z14, Z13
+	VPANDD            512(R11), Z0, Z14
+	VPDPBUSD.BCST     8(BX), Z14, Z10
+	VPDPBUSD.BCST     8(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     8(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     8(BX)(DI*1), Z14, Z13
+	VPANDD            576(R11), Z0, Z14
+	VPDPBUSD.BCST     12(BX), Z14, Z10
+	VPDPBUSD.BCST     12(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     12(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     12(BX)(DI*1), Z14, Z13
+	VPANDD            640(R11), Z0, Z14
+	VPDPBUSD.BCST     16(BX), Z14, Z10
+	VPDPBUSD.BCST     16(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     16(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     16(BX)(DI*1), Z14, Z13
+	VPANDD            704(R11), Z0, Z14
+	VPDPBUSD.BCST     20(BX), Z14, Z10
+	VPDPBUSD.BCST     20(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     20(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     20(BX)(DI*1), Z14, Z13
+	VPSRLW            $0x06, 384(R11), Z14
+	VPSRLW            $0x04, 448(R11), Z15
+	VPTERNLOGD        $0xe4, Z1, Z15, Z14
+	VPSRLW            $0x02, 512(R11), Z15
+	VPTERNLOGD        $0xe4, Z2, Z15, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     24(BX), Z14, Z10
+	VPDPBUSD.BCST     24(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     24(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     24(BX)(DI*1), Z14, Z13
+	VPSRLW            $0x06, 576(R11), Z14
+	VPSRLW            $0x04, 640(R11), Z15
+	VPTERNLOGD        $0xe4, Z1, Z15, Z14
+	VPSRLW            $0x02, 704(R11), Z15
+	VPTERNLOGD        $0xe4, Z2, Z15, Z14
+	VPANDD            Z0, Z14, Z14
+	VPDPBUSD.BCST     28(BX), Z14, Z10
+	VPDPBUSD.BCST     28(BX)(SI*1), Z14, Z11
+	VPDPBUSD.BCST     28(BX)(SI*2), Z14, Z12
+	VPDPBUSD.BCST     28(BX)(DI*1), Z14, Z13
+	VPMOVZXBD         16(AX)(R12*2), Z15
+	VPANDD            Z0, Z15, Z14
+	VCVTDQ2PS         Z14, Z14
+	VMULPS            Z3, Z14, Z14
+	VPSRLD            $0x06, Z15, Z15
+	VPMOVZXBD         128(AX)(R12*1), Z16
+	VPSRLD            $0x02, Z16, Z16
+	VPTERNLOGD        $0xf8, Z5, Z16, Z15
+	VCVTDQ2PS         Z15, Z15
+	VMULPS            Z4, Z15, Z15
 	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       12(R9), Z10, Z10
-	VFMADD231PS       Z10, Z11, Z6
-	VFNMADD231PS.BCST 12(R8), Z13, Z6
+	VMULPS.BCST       (R9), Z10, Z10
+	VFMADD231PS       Z10, Z14, Z6
+	VFNMADD231PS.BCST (R8), Z15, Z6
+	VCVTDQ2PS         Z11, Z11
+	VMULPS.BCST       4(R9), Z11, Z11
+	VFMADD231PS       Z11, Z14, Z7
+	VFNMADD231PS.BCST 4(R8), Z15, Z7
+	VCVTDQ2PS         Z12, Z12
+	VMULPS.BCST       8(R9), Z12, Z12
+	VFMADD231PS       Z12, Z14, Z8
+	VFNMADD231PS.BCST 8(R8), Z15, Z8
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       12(R9), Z13, Z13
+	VFMADD231PS       Z13, Z14, Z9
+	VFNMADD231PS.BCST 12(R8), Z15, Z9
 	ADDQ              $0x20, BX
 	ADDQ              ldaux+48(FP), R8
 	ADDQ              ldaux+48(FP), R9
@@ -28967,27 +28889,27 @@ vnniQ6K_4x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_4x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z7, Z7
+	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
 	JMP               vnniQ6K_4x16_stored
 
 vnniQ6K_4x16_store:
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
 
 vnniQ6K_4x16_stored:
 	ADDQ $0x40, DX
@@ -29010,23 +28932,27 @@ TEXT ·vnniQ6K_5x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_5x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
 
 vnniQ6K_5x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_5x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -29036,103 +28962,99 @@ vnniQ6K_5x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
-	VPANDD            (R12), Z0, Z13
-	VPDPBUSD.BCST     (BX), Z13, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     (R8), Z13, Z12
-	VPANDD            64(R12), Z0, Z13
-	VPDPBUSD.BCST     4(BX), Z13, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     4(R8), Z13, Z12
-	VPANDD            128(R12), Z0, Z13
-	VPDPBUSD.BCST     8(BX), Z13, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     8(R8), Z13, Z12
-	VPANDD            192(R12), Z0, Z13
-	VPDPBUSD.BCST     12(BX), Z13, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     12(R8), Z13, Z12
-	VPANDD            256(R12), Z0, Z13
-	VPDPBUSD.BCST     16(BX), Z13, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     16(R8), Z13, Z12
-	VPANDD            320(R12), Z0, Z13
-	VPDPBUSD.BCST     20(BX), Z13, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     20(R8), Z13, Z12
-	VPSRLW            $0x06, (R12), Z13
-	VPSRLW            $0x04, 64(R12), Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPSRLW            $0x02, 128(R12), Z14
-	VPTERNLOGD        $0xe4, Z2, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     24(BX), Z13, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     24(R8), Z13, Z12
-	VPSRLW            $0x06, 192(R12), Z13
-	VPSRLW            $0x04, 256(R12), Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPSRLW            $0x02, 320(R12), Z14
-	VPTERNLOGD        $0xe4, Z2, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     28(BX), Z13, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     28(R8), Z13, Z12
-	VPMOVZXBD         (AX)(R13*2), Z14
-	VPSLLD            $0x1a, Z14, Z13
-	VPSRLD            $0x1a, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         192(AX), Z15
-	VMULPS            Z15, Z13, Z13
-	VPSRLD            $0x06, Z14, Z14
-	VPMOVZXBD         128(AX)(R13*1), Z15
-	VPSLLD            $0x1c, Z15, Z15
-	VPSRLD            $0x1a, Z15, Z15
-	VPORD             Z15, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         224(AX), Z15
-	VMULPS            Z15, Z14, Z15
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z13, Z3
-	VFNMADD231PS.BCST (R9), Z15, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z13, Z4
-	VFNMADD231PS.BCST 4(R9), Z15, Z4
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z13, Z5
-	VFNMADD231PS.BCST 8(R9), Z15, Z5
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPANDD            (R12), Z0, Z16
+	VPDPBUSD.BCST     (BX), Z16, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     (R8), Z16, Z15
+	VPANDD            64(R12), Z0, Z16
+	VPDPBUSD.BCST     4(BX), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     4(R8), Z16, Z15
+	VPANDD            128(R12), Z0, Z16
+	VPDPBUSD.BCST     8(BX), Z16, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     8(R8), Z16, Z15
+	VPANDD            192(R12), Z0, Z16
+	VPDPBUSD.BCST     12(BX), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     12(R8), Z16, Z15
+	VPANDD            256(R12), Z0, Z16
+	VPDPBUSD.BCST     16(BX), Z16, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     16(R8), Z16, Z15
+	VPANDD            320(R12), Z0, Z16
+	VPDPBUSD.BCST     20(BX), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     20(R8), Z16, Z15
+	VPSRLW            $0x06, (R12), Z16
+	VPSRLW            $0x04, 64(R12), Z17
+	VPTERNLOGD        $0xe4, Z1, Z17, Z16
+	VPSRLW            $0x02, 128(R12), Z17
+	VPTERNLOGD        $0xe4, Z2, Z17, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     24(BX), Z16, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     24(R8), Z16, Z15
+	VPSRLW            $0x06, 192(R12), Z16
+	VPSRLW            $0x04, 256(R12), Z17
+	VPTERNLOGD        $0xe4, Z1, Z17, Z16
+	VPSRLW            $0x02, 320(R12), Z17
+	VPTERNLOGD        $0xe4, Z2, Z17, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     28(BX), Z16, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     28(R8), Z16, Z15
+	VPMOVZXBD         (AX)(R13*2), Z17
+	VPANDD            Z0, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z3, Z16, Z16
+	VPSRLD            $0x06, Z17, Z17
+	VPMOVZXBD         128(AX)(R13*1), Z18
+	VPSLLD            $0x02, Z18, Z18
+	VPTERNLOGD        $0xf8, Z5, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z4, Z17, Z17
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z13, Z6
-	VFNMADD231PS.BCST 12(R9), Z15, Z6
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z16, Z6
+	VFNMADD231PS.BCST (R9), Z17, Z6
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z13, Z7
-	VFNMADD231PS.BCST 16(R9), Z15, Z7
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z16, Z7
+	VFNMADD231PS.BCST 4(R9), Z17, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z16, Z8
+	VFNMADD231PS.BCST 8(R9), Z17, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z16, Z9
+	VFNMADD231PS.BCST 12(R9), Z17, Z9
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z16, Z10
+	VFNMADD231PS.BCST 16(R9), Z17, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -29143,103 +29065,99 @@ vnniQ6K_5x16_pair:
 	PREFETCHT0        2624(R12)
 	PREFETCHT0        2688(R12)
 	PREFETCHT0        2752(R12)
-	VPXORD            Z8, Z8, Z8
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
 	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
-	VPANDD            384(R12), Z0, Z13
-	VPDPBUSD.BCST     (BX), Z13, Z8
-	VPDPBUSD.BCST     (BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     (BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     (BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     (R8), Z13, Z12
-	VPANDD            448(R12), Z0, Z13
-	VPDPBUSD.BCST     4(BX), Z13, Z8
-	VPDPBUSD.BCST     4(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     4(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     4(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     4(R8), Z13, Z12
-	VPANDD            512(R12), Z0, Z13
-	VPDPBUSD.BCST     8(BX), Z13, Z8
-	VPDPBUSD.BCST     8(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     8(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     8(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     8(R8), Z13, Z12
-	VPANDD            576(R12), Z0, Z13
-	VPDPBUSD.BCST     12(BX), Z13, Z8
-	VPDPBUSD.BCST     12(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     12(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     12(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     12(R8), Z13, Z12
-	VPANDD            640(R12), Z0, Z13
-	VPDPBUSD.BCST     16(BX), Z13, Z8
-	VPDPBUSD.BCST     16(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     16(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     16(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     16(R8), Z13, Z12
-	VPANDD            704(R12), Z0, Z13
-	VPDPBUSD.BCST     20(BX), Z13, Z8
-	VPDPBUSD.BCST     20(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     20(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     20(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     20(R8), Z13, Z12
-	VPSRLW            $0x06, 384(R12), Z13
-	VPSRLW            $0x04, 448(R12), Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPSRLW            $0x02, 512(R12), Z14
-	VPTERNLOGD        $0xe4, Z2, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     24(BX), Z13, Z8
-	VPDPBUSD.BCST     24(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     24(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     24(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     24(R8), Z13, Z12
-	VPSRLW            $0x06, 576(R12), Z13
-	VPSRLW            $0x04, 640(R12), Z14
-	VPTERNLOGD        $0xe4, Z1, Z14, Z13
-	VPSRLW            $0x02, 704(R12), Z14
-	VPTERNLOGD        $0xe4, Z2, Z14, Z13
-	VPANDD            Z0, Z13, Z13
-	VPDPBUSD.BCST     28(BX), Z13, Z8
-	VPDPBUSD.BCST     28(BX)(SI*1), Z13, Z9
-	VPDPBUSD.BCST     28(BX)(SI*2), Z13, Z10
-	VPDPBUSD.BCST     28(BX)(DI*1), Z13, Z11
-	VPDPBUSD.BCST     28(R8), Z13, Z12
-	VPMOVZXBD         16(AX)(R13*2), Z14
-	VPSLLD            $0x1a, Z14, Z13
-	VPSRLD            $0x1a, Z13, Z13
-	VCVTDQ2PS         Z13, Z13
-	VCVTPH2PS         192(AX), Z15
-	VMULPS            Z15, Z13, Z13
-	VPSRLD            $0x06, Z14, Z14
-	VPMOVZXBD         128(AX)(R13*1), Z15
-	VPSRLD            $0x04, Z15, Z15
-	VPSLLD            $0x02, Z15, Z15
-	VPORD             Z15, Z14, Z14
-	VCVTDQ2PS         Z14, Z14
-	VCVTPH2PS         224(AX), Z15
-	VMULPS            Z15, Z14, Z15
-	VCVTDQ2PS         Z8, Z8
-	VMULPS.BCST       (R10), Z8, Z8
-	VFMADD231PS       Z8, Z13, Z3
-	VFNMADD231PS.BCST (R9), Z15, Z3
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       4(R10), Z9, Z9
-	VFMADD231PS       Z9, Z13, Z4
-	VFNMADD231PS.BCST 4(R9), Z15, Z4
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       8(R10), Z10, Z10
-	VFMADD231PS       Z10, Z13, Z5
-	VFNMADD231PS.BCST 8(R9), Z15, Z5
+	VPXORD            Z13, Z13, Z13
+	VPXORD            Z14, Z14, Z14
+	VPXORD            Z15, Z15, Z15
+	VPANDD            384(R12), Z0, Z16
+	VPDPBUSD.BCST     (BX), Z16, Z11
+	VPDPBUSD.BCST     (BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     (BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     (BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     (R8), Z16, Z15
+	VPANDD            448(R12), Z0, Z16
+	VPDPBUSD.BCST     4(BX), Z16, Z11
+	VPDPBUSD.BCST     4(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     4(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     4(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     4(R8), Z16, Z15
+	VPANDD            512(R12), Z0, Z16
+	VPDPBUSD.BCST     8(BX), Z16, Z11
+	VPDPBUSD.BCST     8(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     8(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     8(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     8(R8), Z16, Z15
+	VPANDD            576(R12), Z0, Z16
+	VPDPBUSD.BCST     12(BX), Z16, Z11
+	VPDPBUSD.BCST     12(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     12(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     12(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     12(R8), Z16, Z15
+	VPANDD            640(R12), Z0, Z16
+	VPDPBUSD.BCST     16(BX), Z16, Z11
+	VPDPBUSD.BCST     16(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     16(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     16(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     16(R8), Z16, Z15
+	VPANDD            704(R12), Z0, Z16
+	VPDPBUSD.BCST     20(BX), Z16, Z11
+	VPDPBUSD.BCST     20(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     20(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     20(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     20(R8), Z16, Z15
+	VPSRLW            $0x06, 384(R12), Z16
+	VPSRLW            $0x04, 448(R12), Z17
+	VPTERNLOGD        $0xe4, Z1, Z17, Z16
+	VPSRLW            $0x02, 512(R12), Z17
+	VPTERNLOGD        $0xe4, Z2, Z17, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     24(BX), Z16, Z11
+	VPDPBUSD.BCST     24(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     24(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     24(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     24(R8), Z16, Z15
+	VPSRLW            $0x06, 576(R12), Z16
+	VPSRLW            $0x04, 640(R12), Z17
+	VPTERNLOGD        $0xe4, Z1, Z17, Z16
+	VPSRLW            $0x02, 704(R12), Z17
+	VPTERNLOGD        $0xe4, Z2, Z17, Z16
+	VPANDD            Z0, Z16, Z16
+	VPDPBUSD.BCST     28(BX), Z16, Z11
+	VPDPBUSD.BCST     28(BX)(SI*1), Z16, Z12
+	VPDPBUSD.BCST     28(BX)(SI*2), Z16, Z13
+	VPDPBUSD.BCST     28(BX)(DI*1), Z16, Z14
+	VPDPBUSD.BCST     28(R8), Z16, Z15
+	VPMOVZXBD         16(AX)(R13*2), Z17
+	VPANDD            Z0, Z17, Z16
+	VCVTDQ2PS         Z16, Z16
+	VMULPS            Z3, Z16, Z16
+	VPSRLD            $0x06, Z17, Z17
+	VPMOVZXBD         128(AX)(R13*1), Z18
+	VPSRLD            $0x02, Z18, Z18
+	VPTERNLOGD        $0xf8, Z5, Z18, Z17
+	VCVTDQ2PS         Z17, Z17
+	VMULPS            Z4, Z17, Z17
 	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       12(R10), Z11, Z11
-	VFMADD231PS       Z11, Z13, Z6
-	VFNMADD231PS.BCST 12(R9), Z15, Z6
+	VMULPS.BCST       (R10), Z11, Z11
+	VFMADD231PS       Z11, Z16, Z6
+	VFNMADD231PS.BCST (R9), Z17, Z6
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       16(R10), Z12, Z12
-	VFMADD231PS       Z12, Z13, Z7
-	VFNMADD231PS.BCST 16(R9), Z15, Z7
+	VMULPS.BCST       4(R10), Z12, Z12
+	VFMADD231PS       Z12, Z16, Z7
+	VFNMADD231PS.BCST 4(R9), Z17, Z7
+	VCVTDQ2PS         Z13, Z13
+	VMULPS.BCST       8(R10), Z13, Z13
+	VFMADD231PS       Z13, Z16, Z8
+	VFNMADD231PS.BCST 8(R9), Z17, Z8
+	VCVTDQ2PS         Z14, Z14
+	VMULPS.BCST       12(R10), Z14, Z14
+	VFMADD231PS       Z14, Z16, Z9
+	VFNMADD231PS.BCST 12(R9), Z17, Z9
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       16(R10), Z15, Z15
+	VFMADD231PS       Z15, Z16, Z10
+	VFNMADD231PS.BCST 16(R9), Z17, Z10
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -29257,32 +29175,32 @@ vnniQ6K_5x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_5x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
 	VADDPS            (SI), Z7, Z7
 	VMOVUPS           Z7, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z8, Z8
+	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
 	JMP               vnniQ6K_5x16_stored
 
 vnniQ6K_5x16_store:
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
 
 vnniQ6K_5x16_stored:
 	ADDQ $0x40, DX
@@ -29305,24 +29223,28 @@ TEXT ·vnniQ6K_6x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_6x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 
 vnniQ6K_6x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_6x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -29332,116 +29254,112 @@ vnniQ6K_6x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
-	VPANDD            (R12), Z0, Z15
-	VPDPBUSD.BCST     (BX), Z15, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     (R8), Z15, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z15, Z14
-	VPANDD            64(R12), Z0, Z15
-	VPDPBUSD.BCST     4(BX), Z15, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     4(R8), Z15, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z15, Z14
-	VPANDD            128(R12), Z0, Z15
-	VPDPBUSD.BCST     8(BX), Z15, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     8(R8), Z15, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z15, Z14
-	VPANDD            192(R12), Z0, Z15
-	VPDPBUSD.BCST     12(BX), Z15, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     12(R8), Z15, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z15, Z14
-	VPANDD            256(R12), Z0, Z15
-	VPDPBUSD.BCST     16(BX), Z15, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     16(R8), Z15, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z15, Z14
-	VPANDD            320(R12), Z0, Z15
-	VPDPBUSD.BCST     20(BX), Z15, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     20(R8), Z15, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z15, Z14
-	VPSRLW            $0x06, (R12), Z15
-	VPSRLW            $0x04, 64(R12), Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPSRLW            $0x02, 128(R12), Z16
-	VPTERNLOGD        $0xe4, Z2, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     24(BX), Z15, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     24(R8), Z15, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z15, Z14
-	VPSRLW            $0x06, 192(R12), Z15
-	VPSRLW            $0x04, 256(R12), Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPSRLW            $0x02, 320(R12), Z16
-	VPTERNLOGD        $0xe4, Z2, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     28(BX), Z15, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     28(R8), Z15, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z15, Z14
-	VPMOVZXBD         (AX)(R13*2), Z16
-	VPSLLD            $0x1a, Z16, Z15
-	VPSRLD            $0x1a, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         192(AX), Z17
-	VMULPS            Z17, Z15, Z15
-	VPSRLD            $0x06, Z16, Z16
-	VPMOVZXBD         128(AX)(R13*1), Z17
-	VPSLLD            $0x1c, Z17, Z17
-	VPSRLD            $0x1a, Z17, Z17
-	VPORD             Z17, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         224(AX), Z17
-	VMULPS            Z17, Z16, Z17
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z15, Z3
-	VFNMADD231PS.BCST (R9), Z17, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z15, Z4
-	VFNMADD231PS.BCST 4(R9), Z17, Z4
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z15, Z5
-	VFNMADD231PS.BCST 8(R9), Z17, Z5
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPANDD            (R12), Z0, Z18
+	VPDPBUSD.BCST     (BX), Z18, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     (R8), Z18, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z18, Z17
+	VPANDD            64(R12), Z0, Z18
+	VPDPBUSD.BCST     4(BX), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     4(R8), Z18, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z17
+	VPANDD            128(R12), Z0, Z18
+	VPDPBUSD.BCST     8(BX), Z18, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     8(R8), Z18, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z18, Z17
+	VPANDD            192(R12), Z0, Z18
+	VPDPBUSD.BCST     12(BX), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     12(R8), Z18, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z17
+	VPANDD            256(R12), Z0, Z18
+	VPDPBUSD.BCST     16(BX), Z18, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     16(R8), Z18, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z18, Z17
+	VPANDD            320(R12), Z0, Z18
+	VPDPBUSD.BCST     20(BX), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     20(R8), Z18, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z17
+	VPSRLW            $0x06, (R12), Z18
+	VPSRLW            $0x04, 64(R12), Z19
+	VPTERNLOGD        $0xe4, Z1, Z19, Z18
+	VPSRLW            $0x02, 128(R12), Z19
+	VPTERNLOGD        $0xe4, Z2, Z19, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     24(BX), Z18, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     24(R8), Z18, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z18, Z17
+	VPSRLW            $0x06, 192(R12), Z18
+	VPSRLW            $0x04, 256(R12), Z19
+	VPTERNLOGD        $0xe4, Z1, Z19, Z18
+	VPSRLW            $0x02, 320(R12), Z19
+	VPTERNLOGD        $0xe4, Z2, Z19, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     28(BX), Z18, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     28(R8), Z18, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z17
+	VPMOVZXBD         (AX)(R13*2), Z19
+	VPANDD            Z0, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z3, Z18, Z18
+	VPSRLD            $0x06, Z19, Z19
+	VPMOVZXBD         128(AX)(R13*1), Z20
+	VPSLLD            $0x02, Z20, Z20
+	VPTERNLOGD        $0xf8, Z5, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z4, Z19, Z19
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z15, Z6
-	VFNMADD231PS.BCST 12(R9), Z17, Z6
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z18, Z6
+	VFNMADD231PS.BCST (R9), Z19, Z6
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z15, Z7
-	VFNMADD231PS.BCST 16(R9), Z17, Z7
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z18, Z7
+	VFNMADD231PS.BCST 4(R9), Z19, Z7
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z15, Z8
-	VFNMADD231PS.BCST 20(R9), Z17, Z8
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z18, Z8
+	VFNMADD231PS.BCST 8(R9), Z19, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z18, Z9
+	VFNMADD231PS.BCST 12(R9), Z19, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z18, Z10
+	VFNMADD231PS.BCST 16(R9), Z19, Z10
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z18, Z11
+	VFNMADD231PS.BCST 20(R9), Z19, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -29452,116 +29370,112 @@ vnniQ6K_6x16_pair:
 	PREFETCHT0        2624(R12)
 	PREFETCHT0        2688(R12)
 	PREFETCHT0        2752(R12)
-	VPXORD            Z9, Z9, Z9
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
 	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
-	VPANDD            384(R12), Z0, Z15
-	VPDPBUSD.BCST     (BX), Z15, Z9
-	VPDPBUSD.BCST     (BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     (BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     (BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     (R8), Z15, Z13
-	VPDPBUSD.BCST     (R8)(SI*1), Z15, Z14
-	VPANDD            448(R12), Z0, Z15
-	VPDPBUSD.BCST     4(BX), Z15, Z9
-	VPDPBUSD.BCST     4(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     4(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     4(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     4(R8), Z15, Z13
-	VPDPBUSD.BCST     4(R8)(SI*1), Z15, Z14
-	VPANDD            512(R12), Z0, Z15
-	VPDPBUSD.BCST     8(BX), Z15, Z9
-	VPDPBUSD.BCST     8(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     8(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     8(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     8(R8), Z15, Z13
-	VPDPBUSD.BCST     8(R8)(SI*1), Z15, Z14
-	VPANDD            576(R12), Z0, Z15
-	VPDPBUSD.BCST     12(BX), Z15, Z9
-	VPDPBUSD.BCST     12(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     12(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     12(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     12(R8), Z15, Z13
-	VPDPBUSD.BCST     12(R8)(SI*1), Z15, Z14
-	VPANDD            640(R12), Z0, Z15
-	VPDPBUSD.BCST     16(BX), Z15, Z9
-	VPDPBUSD.BCST     16(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     16(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     16(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     16(R8), Z15, Z13
-	VPDPBUSD.BCST     16(R8)(SI*1), Z15, Z14
-	VPANDD            704(R12), Z0, Z15
-	VPDPBUSD.BCST     20(BX), Z15, Z9
-	VPDPBUSD.BCST     20(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     20(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     20(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     20(R8), Z15, Z13
-	VPDPBUSD.BCST     20(R8)(SI*1), Z15, Z14
-	VPSRLW            $0x06, 384(R12), Z15
-	VPSRLW            $0x04, 448(R12), Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPSRLW            $0x02, 512(R12), Z16
-	VPTERNLOGD        $0xe4, Z2, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     24(BX), Z15, Z9
-	VPDPBUSD.BCST     24(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     24(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     24(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     24(R8), Z15, Z13
-	VPDPBUSD.BCST     24(R8)(SI*1), Z15, Z14
-	VPSRLW            $0x06, 576(R12), Z15
-	VPSRLW            $0x04, 640(R12), Z16
-	VPTERNLOGD        $0xe4, Z1, Z16, Z15
-	VPSRLW            $0x02, 704(R12), Z16
-	VPTERNLOGD        $0xe4, Z2, Z16, Z15
-	VPANDD            Z0, Z15, Z15
-	VPDPBUSD.BCST     28(BX), Z15, Z9
-	VPDPBUSD.BCST     28(BX)(SI*1), Z15, Z10
-	VPDPBUSD.BCST     28(BX)(SI*2), Z15, Z11
-	VPDPBUSD.BCST     28(BX)(DI*1), Z15, Z12
-	VPDPBUSD.BCST     28(R8), Z15, Z13
-	VPDPBUSD.BCST     28(R8)(SI*1), Z15, Z14
-	VPMOVZXBD         16(AX)(R13*2), Z16
-	VPSLLD            $0x1a, Z16, Z15
-	VPSRLD            $0x1a, Z15, Z15
-	VCVTDQ2PS         Z15, Z15
-	VCVTPH2PS         192(AX), Z17
-	VMULPS            Z17, Z15, Z15
-	VPSRLD            $0x06, Z16, Z16
-	VPMOVZXBD         128(AX)(R13*1), Z17
-	VPSRLD            $0x04, Z17, Z17
-	VPSLLD            $0x02, Z17, Z17
-	VPORD             Z17, Z16, Z16
-	VCVTDQ2PS         Z16, Z16
-	VCVTPH2PS         224(AX), Z17
-	VMULPS            Z17, Z16, Z17
-	VCVTDQ2PS         Z9, Z9
-	VMULPS.BCST       (R10), Z9, Z9
-	VFMADD231PS       Z9, Z15, Z3
-	VFNMADD231PS.BCST (R9), Z17, Z3
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       4(R10), Z10, Z10
-	VFMADD231PS       Z10, Z15, Z4
-	VFNMADD231PS.BCST 4(R9), Z17, Z4
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       8(R10), Z11, Z11
-	VFMADD231PS       Z11, Z15, Z5
-	VFNMADD231PS.BCST 8(R9), Z17, Z5
+	VPXORD            Z15, Z15, Z15
+	VPXORD            Z16, Z16, Z16
+	VPXORD            Z17, Z17, Z17
+	VPANDD            384(R12), Z0, Z18
+	VPDPBUSD.BCST     (BX), Z18, Z12
+	VPDPBUSD.BCST     (BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     (BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     (BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     (R8), Z18, Z16
+	VPDPBUSD.BCST     (R8)(SI*1), Z18, Z17
+	VPANDD            448(R12), Z0, Z18
+	VPDPBUSD.BCST     4(BX), Z18, Z12
+	VPDPBUSD.BCST     4(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     4(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     4(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     4(R8), Z18, Z16
+	VPDPBUSD.BCST     4(R8)(SI*1), Z18, Z17
+	VPANDD            512(R12), Z0, Z18
+	VPDPBUSD.BCST     8(BX), Z18, Z12
+	VPDPBUSD.BCST     8(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     8(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     8(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     8(R8), Z18, Z16
+	VPDPBUSD.BCST     8(R8)(SI*1), Z18, Z17
+	VPANDD            576(R12), Z0, Z18
+	VPDPBUSD.BCST     12(BX), Z18, Z12
+	VPDPBUSD.BCST     12(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     12(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     12(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     12(R8), Z18, Z16
+	VPDPBUSD.BCST     12(R8)(SI*1), Z18, Z17
+	VPANDD            640(R12), Z0, Z18
+	VPDPBUSD.BCST     16(BX), Z18, Z12
+	VPDPBUSD.BCST     16(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     16(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     16(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     16(R8), Z18, Z16
+	VPDPBUSD.BCST     16(R8)(SI*1), Z18, Z17
+	VPANDD            704(R12), Z0, Z18
+	VPDPBUSD.BCST     20(BX), Z18, Z12
+	VPDPBUSD.BCST     20(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     20(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     20(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     20(R8), Z18, Z16
+	VPDPBUSD.BCST     20(R8)(SI*1), Z18, Z17
+	VPSRLW            $0x06, 384(R12), Z18
+	VPSRLW            $0x04, 448(R12), Z19
+	VPTERNLOGD        $0xe4, Z1, Z19, Z18
+	VPSRLW            $0x02, 512(R12), Z19
+	VPTERNLOGD        $0xe4, Z2, Z19, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     24(BX), Z18, Z12
+	VPDPBUSD.BCST     24(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     24(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     24(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     24(R8), Z18, Z16
+	VPDPBUSD.BCST     24(R8)(SI*1), Z18, Z17
+	VPSRLW            $0x06, 576(R12), Z18
+	VPSRLW            $0x04, 640(R12), Z19
+	VPTERNLOGD        $0xe4, Z1, Z19, Z18
+	VPSRLW            $0x02, 704(R12), Z19
+	VPTERNLOGD        $0xe4, Z2, Z19, Z18
+	VPANDD            Z0, Z18, Z18
+	VPDPBUSD.BCST     28(BX), Z18, Z12
+	VPDPBUSD.BCST     28(BX)(SI*1), Z18, Z13
+	VPDPBUSD.BCST     28(BX)(SI*2), Z18, Z14
+	VPDPBUSD.BCST     28(BX)(DI*1), Z18, Z15
+	VPDPBUSD.BCST     28(R8), Z18, Z16
+	VPDPBUSD.BCST     28(R8)(SI*1), Z18, Z17
+	VPMOVZXBD         16(AX)(R13*2), Z19
+	VPANDD            Z0, Z19, Z18
+	VCVTDQ2PS         Z18, Z18
+	VMULPS            Z3, Z18, Z18
+	VPSRLD            $0x06, Z19, Z19
+	VPMOVZXBD         128(AX)(R13*1), Z20
+	VPSRLD            $0x02, Z20, Z20
+	VPTERNLOGD        $0xf8, Z5, Z20, Z19
+	VCVTDQ2PS         Z19, Z19
+	VMULPS            Z4, Z19, Z19
 	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       12(R10), Z12, Z12
-	VFMADD231PS       Z12, Z15, Z6
-	VFNMADD231PS.BCST 12(R9), Z17, Z6
+	VMULPS.BCST       (R10), Z12, Z12
+	VFMADD231PS       Z12, Z18, Z6
+	VFNMADD231PS.BCST (R9), Z19, Z6
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       16(R10), Z13, Z13
-	VFMADD231PS       Z13, Z15, Z7
-	VFNMADD231PS.BCST 16(R9), Z17, Z7
+	VMULPS.BCST       4(R10), Z13, Z13
+	VFMADD231PS       Z13, Z18, Z7
+	VFNMADD231PS.BCST 4(R9), Z19, Z7
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       20(R10), Z14, Z14
-	VFMADD231PS       Z14, Z15, Z8
-	VFNMADD231PS.BCST 20(R9), Z17, Z8
+	VMULPS.BCST       8(R10), Z14, Z14
+	VFMADD231PS       Z14, Z18, Z8
+	VFNMADD231PS.BCST 8(R9), Z19, Z8
+	VCVTDQ2PS         Z15, Z15
+	VMULPS.BCST       12(R10), Z15, Z15
+	VFMADD231PS       Z15, Z18, Z9
+	VFNMADD231PS.BCST 12(R9), Z19, Z9
+	VCVTDQ2PS         Z16, Z16
+	VMULPS.BCST       16(R10), Z16, Z16
+	VFMADD231PS       Z16, Z18, Z10
+	VFNMADD231PS.BCST 16(R9), Z19, Z10
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       20(R10), Z17, Z17
+	VFMADD231PS       Z17, Z18, Z11
+	VFNMADD231PS.BCST 20(R9), Z19, Z11
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -29579,15 +29493,6 @@ vnniQ6K_6x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_6x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -29596,20 +29501,29 @@ vnniQ6K_6x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z8, Z8
 	VMOVUPS           Z8, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z9, Z9
+	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
 	JMP               vnniQ6K_6x16_stored
 
 vnniQ6K_6x16_store:
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z8, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
 
 vnniQ6K_6x16_stored:
 	ADDQ $0x40, DX
@@ -29632,25 +29546,29 @@ TEXT ·vnniQ6K_7x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_7x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
 
 vnniQ6K_7x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_7x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -29660,129 +29578,125 @@ vnniQ6K_7x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
-	VPANDD            (R12), Z0, Z17
-	VPDPBUSD.BCST     (BX), Z17, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     (R8), Z17, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z17, Z16
-	VPANDD            64(R12), Z0, Z17
-	VPDPBUSD.BCST     4(BX), Z17, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     4(R8), Z17, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z17, Z16
-	VPANDD            128(R12), Z0, Z17
-	VPDPBUSD.BCST     8(BX), Z17, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     8(R8), Z17, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z17, Z16
-	VPANDD            192(R12), Z0, Z17
-	VPDPBUSD.BCST     12(BX), Z17, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     12(R8), Z17, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z17, Z16
-	VPANDD            256(R12), Z0, Z17
-	VPDPBUSD.BCST     16(BX), Z17, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     16(R8), Z17, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z17, Z16
-	VPANDD            320(R12), Z0, Z17
-	VPDPBUSD.BCST     20(BX), Z17, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     20(R8), Z17, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z17, Z16
-	VPSRLW            $0x06, (R12), Z17
-	VPSRLW            $0x04, 64(R12), Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPSRLW            $0x02, 128(R12), Z18
-	VPTERNLOGD        $0xe4, Z2, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     24(BX), Z17, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     24(R8), Z17, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z17, Z16
-	VPSRLW            $0x06, 192(R12), Z17
-	VPSRLW            $0x04, 256(R12), Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPSRLW            $0x02, 320(R12), Z18
-	VPTERNLOGD        $0xe4, Z2, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     28(BX), Z17, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     28(R8), Z17, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z17, Z16
-	VPMOVZXBD         (AX)(R13*2), Z18
-	VPSLLD            $0x1a, Z18, Z17
-	VPSRLD            $0x1a, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         192(AX), Z19
-	VMULPS            Z19, Z17, Z17
-	VPSRLD            $0x06, Z18, Z18
-	VPMOVZXBD         128(AX)(R13*1), Z19
-	VPSLLD            $0x1c, Z19, Z19
-	VPSRLD            $0x1a, Z19, Z19
-	VPORD             Z19, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         224(AX), Z19
-	VMULPS            Z19, Z18, Z19
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R10), Z10, Z10
-	VFMADD231PS       Z10, Z17, Z3
-	VFNMADD231PS.BCST (R9), Z19, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R10), Z11, Z11
-	VFMADD231PS       Z11, Z17, Z4
-	VFNMADD231PS.BCST 4(R9), Z19, Z4
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R10), Z12, Z12
-	VFMADD231PS       Z12, Z17, Z5
-	VFNMADD231PS.BCST 8(R9), Z19, Z5
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPANDD            (R12), Z0, Z20
+	VPDPBUSD.BCST     (BX), Z20, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     (R8), Z20, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z20, Z19
+	VPANDD            64(R12), Z0, Z20
+	VPDPBUSD.BCST     4(BX), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     4(R8), Z20, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z19
+	VPANDD            128(R12), Z0, Z20
+	VPDPBUSD.BCST     8(BX), Z20, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     8(R8), Z20, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z20, Z19
+	VPANDD            192(R12), Z0, Z20
+	VPDPBUSD.BCST     12(BX), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     12(R8), Z20, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z19
+	VPANDD            256(R12), Z0, Z20
+	VPDPBUSD.BCST     16(BX), Z20, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     16(R8), Z20, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z20, Z19
+	VPANDD            320(R12), Z0, Z20
+	VPDPBUSD.BCST     20(BX), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     20(R8), Z20, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z19
+	VPSRLW            $0x06, (R12), Z20
+	VPSRLW            $0x04, 64(R12), Z21
+	VPTERNLOGD        $0xe4, Z1, Z21, Z20
+	VPSRLW            $0x02, 128(R12), Z21
+	VPTERNLOGD        $0xe4, Z2, Z21, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     24(BX), Z20, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     24(R8), Z20, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z20, Z19
+	VPSRLW            $0x06, 192(R12), Z20
+	VPSRLW            $0x04, 256(R12), Z21
+	VPTERNLOGD        $0xe4, Z1, Z21, Z20
+	VPSRLW            $0x02, 320(R12), Z21
+	VPTERNLOGD        $0xe4, Z2, Z21, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     28(BX), Z20, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     28(R8), Z20, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z19
+	VPMOVZXBD         (AX)(R13*2), Z21
+	VPANDD            Z0, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z3, Z20, Z20
+	VPSRLD            $0x06, Z21, Z21
+	VPMOVZXBD         128(AX)(R13*1), Z22
+	VPSLLD            $0x02, Z22, Z22
+	VPTERNLOGD        $0xf8, Z5, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z4, Z21, Z21
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R10), Z13, Z13
-	VFMADD231PS       Z13, Z17, Z6
-	VFNMADD231PS.BCST 12(R9), Z19, Z6
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z20, Z6
+	VFNMADD231PS.BCST (R9), Z21, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R10), Z14, Z14
-	VFMADD231PS       Z14, Z17, Z7
-	VFNMADD231PS.BCST 16(R9), Z19, Z7
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z20, Z7
+	VFNMADD231PS.BCST 4(R9), Z21, Z7
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R10), Z15, Z15
-	VFMADD231PS       Z15, Z17, Z8
-	VFNMADD231PS.BCST 20(R9), Z19, Z8
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z20, Z8
+	VFNMADD231PS.BCST 8(R9), Z21, Z8
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R10), Z16, Z16
-	VFMADD231PS       Z16, Z17, Z9
-	VFNMADD231PS.BCST 24(R9), Z19, Z9
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z20, Z9
+	VFNMADD231PS.BCST 12(R9), Z21, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z20, Z10
+	VFNMADD231PS.BCST 16(R9), Z21, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z20, Z11
+	VFNMADD231PS.BCST 20(R9), Z21, Z11
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z20, Z12
+	VFNMADD231PS.BCST 24(R9), Z21, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -29793,129 +29707,125 @@ vnniQ6K_7x16_pair:
 	PREFETCHT0        2624(R12)
 	PREFETCHT0        2688(R12)
 	PREFETCHT0        2752(R12)
-	VPXORD            Z10, Z10, Z10
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
 	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
-	VPANDD            384(R12), Z0, Z17
-	VPDPBUSD.BCST     (BX), Z17, Z10
-	VPDPBUSD.BCST     (BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     (BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     (BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     (R8), Z17, Z14
-	VPDPBUSD.BCST     (R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     (R8)(SI*2), Z17, Z16
-	VPANDD            448(R12), Z0, Z17
-	VPDPBUSD.BCST     4(BX), Z17, Z10
-	VPDPBUSD.BCST     4(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     4(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     4(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     4(R8), Z17, Z14
-	VPDPBUSD.BCST     4(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     4(R8)(SI*2), Z17, Z16
-	VPANDD            512(R12), Z0, Z17
-	VPDPBUSD.BCST     8(BX), Z17, Z10
-	VPDPBUSD.BCST     8(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     8(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     8(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     8(R8), Z17, Z14
-	VPDPBUSD.BCST     8(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     8(R8)(SI*2), Z17, Z16
-	VPANDD            576(R12), Z0, Z17
-	VPDPBUSD.BCST     12(BX), Z17, Z10
-	VPDPBUSD.BCST     12(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     12(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     12(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     12(R8), Z17, Z14
-	VPDPBUSD.BCST     12(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     12(R8)(SI*2), Z17, Z16
-	VPANDD            640(R12), Z0, Z17
-	VPDPBUSD.BCST     16(BX), Z17, Z10
-	VPDPBUSD.BCST     16(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     16(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     16(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     16(R8), Z17, Z14
-	VPDPBUSD.BCST     16(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     16(R8)(SI*2), Z17, Z16
-	VPANDD            704(R12), Z0, Z17
-	VPDPBUSD.BCST     20(BX), Z17, Z10
-	VPDPBUSD.BCST     20(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     20(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     20(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     20(R8), Z17, Z14
-	VPDPBUSD.BCST     20(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     20(R8)(SI*2), Z17, Z16
-	VPSRLW            $0x06, 384(R12), Z17
-	VPSRLW            $0x04, 448(R12), Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPSRLW            $0x02, 512(R12), Z18
-	VPTERNLOGD        $0xe4, Z2, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     24(BX), Z17, Z10
-	VPDPBUSD.BCST     24(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     24(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     24(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     24(R8), Z17, Z14
-	VPDPBUSD.BCST     24(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     24(R8)(SI*2), Z17, Z16
-	VPSRLW            $0x06, 576(R12), Z17
-	VPSRLW            $0x04, 640(R12), Z18
-	VPTERNLOGD        $0xe4, Z1, Z18, Z17
-	VPSRLW            $0x02, 704(R12), Z18
-	VPTERNLOGD        $0xe4, Z2, Z18, Z17
-	VPANDD            Z0, Z17, Z17
-	VPDPBUSD.BCST     28(BX), Z17, Z10
-	VPDPBUSD.BCST     28(BX)(SI*1), Z17, Z11
-	VPDPBUSD.BCST     28(BX)(SI*2), Z17, Z12
-	VPDPBUSD.BCST     28(BX)(DI*1), Z17, Z13
-	VPDPBUSD.BCST     28(R8), Z17, Z14
-	VPDPBUSD.BCST     28(R8)(SI*1), Z17, Z15
-	VPDPBUSD.BCST     28(R8)(SI*2), Z17, Z16
-	VPMOVZXBD         16(AX)(R13*2), Z18
-	VPSLLD            $0x1a, Z18, Z17
-	VPSRLD            $0x1a, Z17, Z17
-	VCVTDQ2PS         Z17, Z17
-	VCVTPH2PS         192(AX), Z19
-	VMULPS            Z19, Z17, Z17
-	VPSRLD            $0x06, Z18, Z18
-	VPMOVZXBD         128(AX)(R13*1), Z19
-	VPSRLD            $0x04, Z19, Z19
-	VPSLLD            $0x02, Z19, Z19
-	VPORD             Z19, Z18, Z18
-	VCVTDQ2PS         Z18, Z18
-	VCVTPH2PS         224(AX), Z19
-	VMULPS            Z19, Z18, Z19
-	VCVTDQ2PS         Z10, Z10
-	VMULPS.BCST       (R10), Z10, Z10
-	VFMADD231PS       Z10, Z17, Z3
-	VFNMADD231PS.BCST (R9), Z19, Z3
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       4(R10), Z11, Z11
-	VFMADD231PS       Z11, Z17, Z4
-	VFNMADD231PS.BCST 4(R9), Z19, Z4
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       8(R10), Z12, Z12
-	VFMADD231PS       Z12, Z17, Z5
-	VFNMADD231PS.BCST 8(R9), Z19, Z5
+	VPXORD            Z17, Z17, Z17
+	VPXORD            Z18, Z18, Z18
+	VPXORD            Z19, Z19, Z19
+	VPANDD            384(R12), Z0, Z20
+	VPDPBUSD.BCST     (BX), Z20, Z13
+	VPDPBUSD.BCST     (BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     (BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     (BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     (R8), Z20, Z17
+	VPDPBUSD.BCST     (R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     (R8)(SI*2), Z20, Z19
+	VPANDD            448(R12), Z0, Z20
+	VPDPBUSD.BCST     4(BX), Z20, Z13
+	VPDPBUSD.BCST     4(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     4(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     4(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     4(R8), Z20, Z17
+	VPDPBUSD.BCST     4(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     4(R8)(SI*2), Z20, Z19
+	VPANDD            512(R12), Z0, Z20
+	VPDPBUSD.BCST     8(BX), Z20, Z13
+	VPDPBUSD.BCST     8(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     8(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     8(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     8(R8), Z20, Z17
+	VPDPBUSD.BCST     8(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     8(R8)(SI*2), Z20, Z19
+	VPANDD            576(R12), Z0, Z20
+	VPDPBUSD.BCST     12(BX), Z20, Z13
+	VPDPBUSD.BCST     12(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     12(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     12(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     12(R8), Z20, Z17
+	VPDPBUSD.BCST     12(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     12(R8)(SI*2), Z20, Z19
+	VPANDD            640(R12), Z0, Z20
+	VPDPBUSD.BCST     16(BX), Z20, Z13
+	VPDPBUSD.BCST     16(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     16(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     16(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     16(R8), Z20, Z17
+	VPDPBUSD.BCST     16(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     16(R8)(SI*2), Z20, Z19
+	VPANDD            704(R12), Z0, Z20
+	VPDPBUSD.BCST     20(BX), Z20, Z13
+	VPDPBUSD.BCST     20(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     20(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     20(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     20(R8), Z20, Z17
+	VPDPBUSD.BCST     20(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     20(R8)(SI*2), Z20, Z19
+	VPSRLW            $0x06, 384(R12), Z20
+	VPSRLW            $0x04, 448(R12), Z21
+	VPTERNLOGD        $0xe4, Z1, Z21, Z20
+	VPSRLW            $0x02, 512(R12), Z21
+	VPTERNLOGD        $0xe4, Z2, Z21, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     24(BX), Z20, Z13
+	VPDPBUSD.BCST     24(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     24(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     24(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     24(R8), Z20, Z17
+	VPDPBUSD.BCST     24(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     24(R8)(SI*2), Z20, Z19
+	VPSRLW            $0x06, 576(R12), Z20
+	VPSRLW            $0x04, 640(R12), Z21
+	VPTERNLOGD        $0xe4, Z1, Z21, Z20
+	VPSRLW            $0x02, 704(R12), Z21
+	VPTERNLOGD        $0xe4, Z2, Z21, Z20
+	VPANDD            Z0, Z20, Z20
+	VPDPBUSD.BCST     28(BX), Z20, Z13
+	VPDPBUSD.BCST     28(BX)(SI*1), Z20, Z14
+	VPDPBUSD.BCST     28(BX)(SI*2), Z20, Z15
+	VPDPBUSD.BCST     28(BX)(DI*1), Z20, Z16
+	VPDPBUSD.BCST     28(R8), Z20, Z17
+	VPDPBUSD.BCST     28(R8)(SI*1), Z20, Z18
+	VPDPBUSD.BCST     28(R8)(SI*2), Z20, Z19
+	VPMOVZXBD         16(AX)(R13*2), Z21
+	VPANDD            Z0, Z21, Z20
+	VCVTDQ2PS         Z20, Z20
+	VMULPS            Z3, Z20, Z20
+	VPSRLD            $0x06, Z21, Z21
+	VPMOVZXBD         128(AX)(R13*1), Z22
+	VPSRLD            $0x02, Z22, Z22
+	VPTERNLOGD        $0xf8, Z5, Z22, Z21
+	VCVTDQ2PS         Z21, Z21
+	VMULPS            Z4, Z21, Z21
 	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       12(R10), Z13, Z13
-	VFMADD231PS       Z13, Z17, Z6
-	VFNMADD231PS.BCST 12(R9), Z19, Z6
+	VMULPS.BCST       (R10), Z13, Z13
+	VFMADD231PS       Z13, Z20, Z6
+	VFNMADD231PS.BCST (R9), Z21, Z6
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       16(R10), Z14, Z14
-	VFMADD231PS       Z14, Z17, Z7
-	VFNMADD231PS.BCST 16(R9), Z19, Z7
+	VMULPS.BCST       4(R10), Z14, Z14
+	VFMADD231PS       Z14, Z20, Z7
+	VFNMADD231PS.BCST 4(R9), Z21, Z7
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       20(R10), Z15, Z15
-	VFMADD231PS       Z15, Z17, Z8
-	VFNMADD231PS.BCST 20(R9), Z19, Z8
+	VMULPS.BCST       8(R10), Z15, Z15
+	VFMADD231PS       Z15, Z20, Z8
+	VFNMADD231PS.BCST 8(R9), Z21, Z8
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       24(R10), Z16, Z16
-	VFMADD231PS       Z16, Z17, Z9
-	VFNMADD231PS.BCST 24(R9), Z19, Z9
+	VMULPS.BCST       12(R10), Z16, Z16
+	VFMADD231PS       Z16, Z20, Z9
+	VFNMADD231PS.BCST 12(R9), Z21, Z9
+	VCVTDQ2PS         Z17, Z17
+	VMULPS.BCST       16(R10), Z17, Z17
+	VFMADD231PS       Z17, Z20, Z10
+	VFNMADD231PS.BCST 16(R9), Z21, Z10
+	VCVTDQ2PS         Z18, Z18
+	VMULPS.BCST       20(R10), Z18, Z18
+	VFMADD231PS       Z18, Z20, Z11
+	VFNMADD231PS.BCST 20(R9), Z21, Z11
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       24(R10), Z19, Z19
+	VFMADD231PS       Z19, Z20, Z12
+	VFNMADD231PS.BCST 24(R9), Z21, Z12
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -29933,15 +29843,6 @@ vnniQ6K_7x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_7x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -29953,15 +29854,18 @@ vnniQ6K_7x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z9, Z9
 	VMOVUPS           Z9, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z10, Z10
+	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
 	JMP               vnniQ6K_7x16_stored
 
 vnniQ6K_7x16_store:
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
@@ -29969,6 +29873,12 @@ vnniQ6K_7x16_store:
 	VMOVUPS Z8, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z9, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
 
 vnniQ6K_7x16_stored:
 	ADDQ $0x40, DX
@@ -29991,26 +29901,30 @@ TEXT ·vnniQ6K_8x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_8x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	MOVQ   aux+40(FP), R9
-	MOVQ   xs+56(FP), R10
-	MOVQ   ng+16(FP), R11
-	SHRQ   $0x03, R11
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	MOVQ         aux+40(FP), R9
+	MOVQ         xs+56(FP), R10
+	MOVQ         ng+16(FP), R11
+	SHRQ         $0x03, R11
+	MOVL         $0x3c3c3c3c, R12
+	VPBROADCASTD R12, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
 
 vnniQ6K_8x16_group:
-	LEAQ 256(AX), R12
-	XORL R13, R13
+	LEAQ      256(AX), R12
+	XORL      R13, R13
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_8x16_pair:
 	PREFETCHT0        2048(AX)(R13*4)
@@ -30020,142 +29934,138 @@ vnniQ6K_8x16_pair:
 	PREFETCHT0        2240(R12)
 	PREFETCHT0        2304(R12)
 	PREFETCHT0        2368(R12)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
-	VPANDD            (R12), Z0, Z19
-	VPDPBUSD.BCST     (BX), Z19, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     (R8), Z19, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z19, Z18
-	VPANDD            64(R12), Z0, Z19
-	VPDPBUSD.BCST     4(BX), Z19, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     4(R8), Z19, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z19, Z18
-	VPANDD            128(R12), Z0, Z19
-	VPDPBUSD.BCST     8(BX), Z19, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     8(R8), Z19, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z19, Z18
-	VPANDD            192(R12), Z0, Z19
-	VPDPBUSD.BCST     12(BX), Z19, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     12(R8), Z19, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z19, Z18
-	VPANDD            256(R12), Z0, Z19
-	VPDPBUSD.BCST     16(BX), Z19, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     16(R8), Z19, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z19, Z18
-	VPANDD            320(R12), Z0, Z19
-	VPDPBUSD.BCST     20(BX), Z19, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     20(R8), Z19, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z19, Z18
-	VPSRLW            $0x06, (R12), Z19
-	VPSRLW            $0x04, 64(R12), Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPSRLW            $0x02, 128(R12), Z20
-	VPTERNLOGD        $0xe4, Z2, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     24(BX), Z19, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     24(R8), Z19, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z19, Z18
-	VPSRLW            $0x06, 192(R12), Z19
-	VPSRLW            $0x04, 256(R12), Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPSRLW            $0x02, 320(R12), Z20
-	VPTERNLOGD        $0xe4, Z2, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     28(BX), Z19, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     28(R8), Z19, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z19, Z18
-	VPMOVZXBD         (AX)(R13*2), Z20
-	VPSLLD            $0x1a, Z20, Z19
-	VPSRLD            $0x1a, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         192(AX), Z21
-	VMULPS            Z21, Z19, Z19
-	VPSRLD            $0x06, Z20, Z20
-	VPMOVZXBD         128(AX)(R13*1), Z21
-	VPSLLD            $0x1c, Z21, Z21
-	VPSRLD            $0x1a, Z21, Z21
-	VPORD             Z21, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         224(AX), Z21
-	VMULPS            Z21, Z20, Z21
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R10), Z11, Z11
-	VFMADD231PS       Z11, Z19, Z3
-	VFNMADD231PS.BCST (R9), Z21, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R10), Z12, Z12
-	VFMADD231PS       Z12, Z19, Z4
-	VFNMADD231PS.BCST 4(R9), Z21, Z4
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R10), Z13, Z13
-	VFMADD231PS       Z13, Z19, Z5
-	VFNMADD231PS.BCST 8(R9), Z21, Z5
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPANDD            (R12), Z0, Z22
+	VPDPBUSD.BCST     (BX), Z22, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     (R8), Z22, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z22, Z21
+	VPANDD            64(R12), Z0, Z22
+	VPDPBUSD.BCST     4(BX), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     4(R8), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z21
+	VPANDD            128(R12), Z0, Z22
+	VPDPBUSD.BCST     8(BX), Z22, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     8(R8), Z22, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z22, Z21
+	VPANDD            192(R12), Z0, Z22
+	VPDPBUSD.BCST     12(BX), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     12(R8), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z21
+	VPANDD            256(R12), Z0, Z22
+	VPDPBUSD.BCST     16(BX), Z22, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     16(R8), Z22, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z22, Z21
+	VPANDD            320(R12), Z0, Z22
+	VPDPBUSD.BCST     20(BX), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     20(R8), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z21
+	VPSRLW            $0x06, (R12), Z22
+	VPSRLW            $0x04, 64(R12), Z23
+	VPTERNLOGD        $0xe4, Z1, Z23, Z22
+	VPSRLW            $0x02, 128(R12), Z23
+	VPTERNLOGD        $0xe4, Z2, Z23, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     24(BX), Z22, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     24(R8), Z22, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z22, Z21
+	VPSRLW            $0x06, 192(R12), Z22
+	VPSRLW            $0x04, 256(R12), Z23
+	VPTERNLOGD        $0xe4, Z1, Z23, Z22
+	VPSRLW            $0x02, 320(R12), Z23
+	VPTERNLOGD        $0xe4, Z2, Z23, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     28(BX), Z22, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     28(R8), Z22, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z21
+	VPMOVZXBD         (AX)(R13*2), Z23
+	VPANDD            Z0, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z3, Z22, Z22
+	VPSRLD            $0x06, Z23, Z23
+	VPMOVZXBD         128(AX)(R13*1), Z24
+	VPSLLD            $0x02, Z24, Z24
+	VPTERNLOGD        $0xf8, Z5, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z4, Z23, Z23
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R10), Z14, Z14
-	VFMADD231PS       Z14, Z19, Z6
-	VFNMADD231PS.BCST 12(R9), Z21, Z6
+	VMULPS.BCST       (R10), Z14, Z14
+	VFMADD231PS       Z14, Z22, Z6
+	VFNMADD231PS.BCST (R9), Z23, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R10), Z15, Z15
-	VFMADD231PS       Z15, Z19, Z7
-	VFNMADD231PS.BCST 16(R9), Z21, Z7
+	VMULPS.BCST       4(R10), Z15, Z15
+	VFMADD231PS       Z15, Z22, Z7
+	VFNMADD231PS.BCST 4(R9), Z23, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R10), Z16, Z16
-	VFMADD231PS       Z16, Z19, Z8
-	VFNMADD231PS.BCST 20(R9), Z21, Z8
+	VMULPS.BCST       8(R10), Z16, Z16
+	VFMADD231PS       Z16, Z22, Z8
+	VFNMADD231PS.BCST 8(R9), Z23, Z8
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R10), Z17, Z17
-	VFMADD231PS       Z17, Z19, Z9
-	VFNMADD231PS.BCST 24(R9), Z21, Z9
+	VMULPS.BCST       12(R10), Z17, Z17
+	VFMADD231PS       Z17, Z22, Z9
+	VFNMADD231PS.BCST 12(R9), Z23, Z9
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R10), Z18, Z18
-	VFMADD231PS       Z18, Z19, Z10
-	VFNMADD231PS.BCST 28(R9), Z21, Z10
+	VMULPS.BCST       16(R10), Z18, Z18
+	VFMADD231PS       Z18, Z22, Z10
+	VFNMADD231PS.BCST 16(R9), Z23, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R10), Z19, Z19
+	VFMADD231PS       Z19, Z22, Z11
+	VFNMADD231PS.BCST 20(R9), Z23, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R10), Z20, Z20
+	VFMADD231PS       Z20, Z22, Z12
+	VFNMADD231PS.BCST 24(R9), Z23, Z12
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R10), Z21, Z21
+	VFMADD231PS       Z21, Z22, Z13
+	VFNMADD231PS.BCST 28(R9), Z23, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -30166,142 +30076,138 @@ vnniQ6K_8x16_pair:
 	PREFETCHT0        2624(R12)
 	PREFETCHT0        2688(R12)
 	PREFETCHT0        2752(R12)
-	VPXORD            Z11, Z11, Z11
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
 	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
-	VPANDD            384(R12), Z0, Z19
-	VPDPBUSD.BCST     (BX), Z19, Z11
-	VPDPBUSD.BCST     (BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     (BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     (BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     (R8), Z19, Z15
-	VPDPBUSD.BCST     (R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     (R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     (R8)(DI*1), Z19, Z18
-	VPANDD            448(R12), Z0, Z19
-	VPDPBUSD.BCST     4(BX), Z19, Z11
-	VPDPBUSD.BCST     4(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     4(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     4(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     4(R8), Z19, Z15
-	VPDPBUSD.BCST     4(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     4(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     4(R8)(DI*1), Z19, Z18
-	VPANDD            512(R12), Z0, Z19
-	VPDPBUSD.BCST     8(BX), Z19, Z11
-	VPDPBUSD.BCST     8(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     8(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     8(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     8(R8), Z19, Z15
-	VPDPBUSD.BCST     8(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     8(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     8(R8)(DI*1), Z19, Z18
-	VPANDD            576(R12), Z0, Z19
-	VPDPBUSD.BCST     12(BX), Z19, Z11
-	VPDPBUSD.BCST     12(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     12(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     12(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     12(R8), Z19, Z15
-	VPDPBUSD.BCST     12(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     12(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     12(R8)(DI*1), Z19, Z18
-	VPANDD            640(R12), Z0, Z19
-	VPDPBUSD.BCST     16(BX), Z19, Z11
-	VPDPBUSD.BCST     16(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     16(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     16(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     16(R8), Z19, Z15
-	VPDPBUSD.BCST     16(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     16(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     16(R8)(DI*1), Z19, Z18
-	VPANDD            704(R12), Z0, Z19
-	VPDPBUSD.BCST     20(BX), Z19, Z11
-	VPDPBUSD.BCST     20(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     20(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     20(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     20(R8), Z19, Z15
-	VPDPBUSD.BCST     20(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     20(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     20(R8)(DI*1), Z19, Z18
-	VPSRLW            $0x06, 384(R12), Z19
-	VPSRLW            $0x04, 448(R12), Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPSRLW            $0x02, 512(R12), Z20
-	VPTERNLOGD        $0xe4, Z2, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     24(BX), Z19, Z11
-	VPDPBUSD.BCST     24(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     24(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     24(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     24(R8), Z19, Z15
-	VPDPBUSD.BCST     24(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     24(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     24(R8)(DI*1), Z19, Z18
-	VPSRLW            $0x06, 576(R12), Z19
-	VPSRLW            $0x04, 640(R12), Z20
-	VPTERNLOGD        $0xe4, Z1, Z20, Z19
-	VPSRLW            $0x02, 704(R12), Z20
-	VPTERNLOGD        $0xe4, Z2, Z20, Z19
-	VPANDD            Z0, Z19, Z19
-	VPDPBUSD.BCST     28(BX), Z19, Z11
-	VPDPBUSD.BCST     28(BX)(SI*1), Z19, Z12
-	VPDPBUSD.BCST     28(BX)(SI*2), Z19, Z13
-	VPDPBUSD.BCST     28(BX)(DI*1), Z19, Z14
-	VPDPBUSD.BCST     28(R8), Z19, Z15
-	VPDPBUSD.BCST     28(R8)(SI*1), Z19, Z16
-	VPDPBUSD.BCST     28(R8)(SI*2), Z19, Z17
-	VPDPBUSD.BCST     28(R8)(DI*1), Z19, Z18
-	VPMOVZXBD         16(AX)(R13*2), Z20
-	VPSLLD            $0x1a, Z20, Z19
-	VPSRLD            $0x1a, Z19, Z19
-	VCVTDQ2PS         Z19, Z19
-	VCVTPH2PS         192(AX), Z21
-	VMULPS            Z21, Z19, Z19
-	VPSRLD            $0x06, Z20, Z20
-	VPMOVZXBD         128(AX)(R13*1), Z21
-	VPSRLD            $0x04, Z21, Z21
-	VPSLLD            $0x02, Z21, Z21
-	VPORD             Z21, Z20, Z20
-	VCVTDQ2PS         Z20, Z20
-	VCVTPH2PS         224(AX), Z21
-	VMULPS            Z21, Z20, Z21
-	VCVTDQ2PS         Z11, Z11
-	VMULPS.BCST       (R10), Z11, Z11
-	VFMADD231PS       Z11, Z19, Z3
-	VFNMADD231PS.BCST (R9), Z21, Z3
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       4(R10), Z12, Z12
-	VFMADD231PS       Z12, Z19, Z4
-	VFNMADD231PS.BCST 4(R9), Z21, Z4
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       8(R10), Z13, Z13
-	VFMADD231PS       Z13, Z19, Z5
-	VFNMADD231PS.BCST 8(R9), Z21, Z5
+	VPXORD            Z19, Z19, Z19
+	VPXORD            Z20, Z20, Z20
+	VPXORD            Z21, Z21, Z21
+	VPANDD            384(R12), Z0, Z22
+	VPDPBUSD.BCST     (BX), Z22, Z14
+	VPDPBUSD.BCST     (BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     (BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     (BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     (R8), Z22, Z18
+	VPDPBUSD.BCST     (R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     (R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     (R8)(DI*1), Z22, Z21
+	VPANDD            448(R12), Z0, Z22
+	VPDPBUSD.BCST     4(BX), Z22, Z14
+	VPDPBUSD.BCST     4(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     4(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     4(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     4(R8), Z22, Z18
+	VPDPBUSD.BCST     4(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     4(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     4(R8)(DI*1), Z22, Z21
+	VPANDD            512(R12), Z0, Z22
+	VPDPBUSD.BCST     8(BX), Z22, Z14
+	VPDPBUSD.BCST     8(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     8(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     8(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     8(R8), Z22, Z18
+	VPDPBUSD.BCST     8(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     8(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     8(R8)(DI*1), Z22, Z21
+	VPANDD            576(R12), Z0, Z22
+	VPDPBUSD.BCST     12(BX), Z22, Z14
+	VPDPBUSD.BCST     12(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     12(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     12(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     12(R8), Z22, Z18
+	VPDPBUSD.BCST     12(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     12(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     12(R8)(DI*1), Z22, Z21
+	VPANDD            640(R12), Z0, Z22
+	VPDPBUSD.BCST     16(BX), Z22, Z14
+	VPDPBUSD.BCST     16(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     16(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     16(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     16(R8), Z22, Z18
+	VPDPBUSD.BCST     16(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     16(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     16(R8)(DI*1), Z22, Z21
+	VPANDD            704(R12), Z0, Z22
+	VPDPBUSD.BCST     20(BX), Z22, Z14
+	VPDPBUSD.BCST     20(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     20(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     20(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     20(R8), Z22, Z18
+	VPDPBUSD.BCST     20(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     20(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     20(R8)(DI*1), Z22, Z21
+	VPSRLW            $0x06, 384(R12), Z22
+	VPSRLW            $0x04, 448(R12), Z23
+	VPTERNLOGD        $0xe4, Z1, Z23, Z22
+	VPSRLW            $0x02, 512(R12), Z23
+	VPTERNLOGD        $0xe4, Z2, Z23, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     24(BX), Z22, Z14
+	VPDPBUSD.BCST     24(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     24(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     24(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     24(R8), Z22, Z18
+	VPDPBUSD.BCST     24(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     24(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     24(R8)(DI*1), Z22, Z21
+	VPSRLW            $0x06, 576(R12), Z22
+	VPSRLW            $0x04, 640(R12), Z23
+	VPTERNLOGD        $0xe4, Z1, Z23, Z22
+	VPSRLW            $0x02, 704(R12), Z23
+	VPTERNLOGD        $0xe4, Z2, Z23, Z22
+	VPANDD            Z0, Z22, Z22
+	VPDPBUSD.BCST     28(BX), Z22, Z14
+	VPDPBUSD.BCST     28(BX)(SI*1), Z22, Z15
+	VPDPBUSD.BCST     28(BX)(SI*2), Z22, Z16
+	VPDPBUSD.BCST     28(BX)(DI*1), Z22, Z17
+	VPDPBUSD.BCST     28(R8), Z22, Z18
+	VPDPBUSD.BCST     28(R8)(SI*1), Z22, Z19
+	VPDPBUSD.BCST     28(R8)(SI*2), Z22, Z20
+	VPDPBUSD.BCST     28(R8)(DI*1), Z22, Z21
+	VPMOVZXBD         16(AX)(R13*2), Z23
+	VPANDD            Z0, Z23, Z22
+	VCVTDQ2PS         Z22, Z22
+	VMULPS            Z3, Z22, Z22
+	VPSRLD            $0x06, Z23, Z23
+	VPMOVZXBD         128(AX)(R13*1), Z24
+	VPSRLD            $0x02, Z24, Z24
+	VPTERNLOGD        $0xf8, Z5, Z24, Z23
+	VCVTDQ2PS         Z23, Z23
+	VMULPS            Z4, Z23, Z23
 	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       12(R10), Z14, Z14
-	VFMADD231PS       Z14, Z19, Z6
-	VFNMADD231PS.BCST 12(R9), Z21, Z6
+	VMULPS.BCST       (R10), Z14, Z14
+	VFMADD231PS       Z14, Z22, Z6
+	VFNMADD231PS.BCST (R9), Z23, Z6
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       16(R10), Z15, Z15
-	VFMADD231PS       Z15, Z19, Z7
-	VFNMADD231PS.BCST 16(R9), Z21, Z7
+	VMULPS.BCST       4(R10), Z15, Z15
+	VFMADD231PS       Z15, Z22, Z7
+	VFNMADD231PS.BCST 4(R9), Z23, Z7
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       20(R10), Z16, Z16
-	VFMADD231PS       Z16, Z19, Z8
-	VFNMADD231PS.BCST 20(R9), Z21, Z8
+	VMULPS.BCST       8(R10), Z16, Z16
+	VFMADD231PS       Z16, Z22, Z8
+	VFNMADD231PS.BCST 8(R9), Z23, Z8
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       24(R10), Z17, Z17
-	VFMADD231PS       Z17, Z19, Z9
-	VFNMADD231PS.BCST 24(R9), Z21, Z9
+	VMULPS.BCST       12(R10), Z17, Z17
+	VFMADD231PS       Z17, Z22, Z9
+	VFNMADD231PS.BCST 12(R9), Z23, Z9
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       28(R10), Z18, Z18
-	VFMADD231PS       Z18, Z19, Z10
-	VFNMADD231PS.BCST 28(R9), Z21, Z10
+	VMULPS.BCST       16(R10), Z18, Z18
+	VFMADD231PS       Z18, Z22, Z10
+	VFNMADD231PS.BCST 16(R9), Z23, Z10
+	VCVTDQ2PS         Z19, Z19
+	VMULPS.BCST       20(R10), Z19, Z19
+	VFMADD231PS       Z19, Z22, Z11
+	VFNMADD231PS.BCST 20(R9), Z23, Z11
+	VCVTDQ2PS         Z20, Z20
+	VMULPS.BCST       24(R10), Z20, Z20
+	VFMADD231PS       Z20, Z22, Z12
+	VFNMADD231PS.BCST 24(R9), Z23, Z12
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       28(R10), Z21, Z21
+	VFMADD231PS       Z21, Z22, Z13
+	VFNMADD231PS.BCST 28(R9), Z23, Z13
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              ldaux+48(FP), R9
@@ -30319,15 +30225,6 @@ vnniQ6K_8x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_8x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -30342,15 +30239,18 @@ vnniQ6K_8x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z10, Z10
 	VMOVUPS           Z10, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z11, Z11
+	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
 	JMP               vnniQ6K_8x16_stored
 
 vnniQ6K_8x16_store:
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
@@ -30360,6 +30260,12 @@ vnniQ6K_8x16_store:
 	VMOVUPS Z9, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z10, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
 
 vnniQ6K_8x16_stored:
 	ADDQ $0x40, DX
@@ -30382,28 +30288,32 @@ TEXT ·vnniQ6K_9x16(SB), NOSPLIT, $0-81
 	VPBROADCASTD BX, Z2
 
 vnniQ6K_9x16_panel:
-	MOVQ   xq+24(FP), BX
-	MOVQ   ldx+32(FP), SI
-	LEAQ   (SI)(SI*2), DI
-	LEAQ   (BX)(SI*4), R8
-	LEAQ   (R8)(SI*4), R9
-	MOVQ   aux+40(FP), R10
-	MOVQ   xs+56(FP), R11
-	MOVQ   ng+16(FP), R12
-	SHRQ   $0x03, R12
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	MOVQ         xq+24(FP), BX
+	MOVQ         ldx+32(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	LEAQ         (BX)(SI*4), R8
+	LEAQ         (R8)(SI*4), R9
+	MOVQ         aux+40(FP), R10
+	MOVQ         xs+56(FP), R11
+	MOVQ         ng+16(FP), R12
+	SHRQ         $0x03, R12
+	MOVL         $0x3c3c3c3c, R13
+	VPBROADCASTD R13, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
 
 vnniQ6K_9x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_9x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
@@ -30413,155 +30323,151 @@ vnniQ6K_9x16_pair:
 	PREFETCHT0        2240(R13)
 	PREFETCHT0        2304(R13)
 	PREFETCHT0        2368(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
-	VPANDD            (R13), Z0, Z21
-	VPDPBUSD.BCST     (BX), Z21, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     (R8), Z21, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     (R9), Z21, Z20
-	VPANDD            64(R13), Z0, Z21
-	VPDPBUSD.BCST     4(BX), Z21, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     4(R8), Z21, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     4(R9), Z21, Z20
-	VPANDD            128(R13), Z0, Z21
-	VPDPBUSD.BCST     8(BX), Z21, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     8(R8), Z21, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     8(R9), Z21, Z20
-	VPANDD            192(R13), Z0, Z21
-	VPDPBUSD.BCST     12(BX), Z21, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     12(R8), Z21, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     12(R9), Z21, Z20
-	VPANDD            256(R13), Z0, Z21
-	VPDPBUSD.BCST     16(BX), Z21, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     16(R8), Z21, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     16(R9), Z21, Z20
-	VPANDD            320(R13), Z0, Z21
-	VPDPBUSD.BCST     20(BX), Z21, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     20(R8), Z21, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     20(R9), Z21, Z20
-	VPSRLW            $0x06, (R13), Z21
-	VPSRLW            $0x04, 64(R13), Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPSRLW            $0x02, 128(R13), Z22
-	VPTERNLOGD        $0xe4, Z2, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     24(BX), Z21, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     24(R8), Z21, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     24(R9), Z21, Z20
-	VPSRLW            $0x06, 192(R13), Z21
-	VPSRLW            $0x04, 256(R13), Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPSRLW            $0x02, 320(R13), Z22
-	VPTERNLOGD        $0xe4, Z2, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     28(BX), Z21, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     28(R8), Z21, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     28(R9), Z21, Z20
-	VPMOVZXBD         (AX)(R14*2), Z22
-	VPSLLD            $0x1a, Z22, Z21
-	VPSRLD            $0x1a, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         192(AX), Z23
-	VMULPS            Z23, Z21, Z21
-	VPSRLD            $0x06, Z22, Z22
-	VPMOVZXBD         128(AX)(R14*1), Z23
-	VPSLLD            $0x1c, Z23, Z23
-	VPSRLD            $0x1a, Z23, Z23
-	VPORD             Z23, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         224(AX), Z23
-	VMULPS            Z23, Z22, Z23
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z21, Z3
-	VFNMADD231PS.BCST (R10), Z23, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z21, Z4
-	VFNMADD231PS.BCST 4(R10), Z23, Z4
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z21, Z5
-	VFNMADD231PS.BCST 8(R10), Z23, Z5
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VPANDD            (R13), Z0, Z24
+	VPDPBUSD.BCST     (BX), Z24, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     (R8), Z24, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     (R9), Z24, Z23
+	VPANDD            64(R13), Z0, Z24
+	VPDPBUSD.BCST     4(BX), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     4(R8), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     4(R9), Z24, Z23
+	VPANDD            128(R13), Z0, Z24
+	VPDPBUSD.BCST     8(BX), Z24, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     8(R8), Z24, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     8(R9), Z24, Z23
+	VPANDD            192(R13), Z0, Z24
+	VPDPBUSD.BCST     12(BX), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     12(R8), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     12(R9), Z24, Z23
+	VPANDD            256(R13), Z0, Z24
+	VPDPBUSD.BCST     16(BX), Z24, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     16(R8), Z24, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     16(R9), Z24, Z23
+	VPANDD            320(R13), Z0, Z24
+	VPDPBUSD.BCST     20(BX), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     20(R8), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     20(R9), Z24, Z23
+	VPSRLW            $0x06, (R13), Z24
+	VPSRLW            $0x04, 64(R13), Z25
+	VPTERNLOGD        $0xe4, Z1, Z25, Z24
+	VPSRLW            $0x02, 128(R13), Z25
+	VPTERNLOGD        $0xe4, Z2, Z25, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     24(BX), Z24, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     24(R8), Z24, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     24(R9), Z24, Z23
+	VPSRLW            $0x06, 192(R13), Z24
+	VPSRLW            $0x04, 256(R13), Z25
+	VPTERNLOGD        $0xe4, Z1, Z25, Z24
+	VPSRLW            $0x02, 320(R13), Z25
+	VPTERNLOGD        $0xe4, Z2, Z25, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     28(BX), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     28(R8), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     28(R9), Z24, Z23
+	VPMOVZXBD         (AX)(R14*2), Z25
+	VPANDD            Z0, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z3, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSLLD            $0x02, Z26, Z26
+	VPTERNLOGD        $0xf8, Z5, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z4, Z25, Z25
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z21, Z6
-	VFNMADD231PS.BCST 12(R10), Z23, Z6
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z6
+	VFNMADD231PS.BCST (R10), Z25, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z21, Z7
-	VFNMADD231PS.BCST 16(R10), Z23, Z7
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z7
+	VFNMADD231PS.BCST 4(R10), Z25, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z21, Z8
-	VFNMADD231PS.BCST 20(R10), Z23, Z8
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z8
+	VFNMADD231PS.BCST 8(R10), Z25, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z21, Z9
-	VFNMADD231PS.BCST 24(R10), Z23, Z9
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z9
+	VFNMADD231PS.BCST 12(R10), Z25, Z9
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z21, Z10
-	VFNMADD231PS.BCST 28(R10), Z23, Z10
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z10
+	VFNMADD231PS.BCST 16(R10), Z25, Z10
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z21, Z11
-	VFNMADD231PS.BCST 32(R10), Z23, Z11
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z11
+	VFNMADD231PS.BCST 20(R10), Z25, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z12
+	VFNMADD231PS.BCST 24(R10), Z25, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z13
+	VFNMADD231PS.BCST 28(R10), Z25, Z13
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z14
+	VFNMADD231PS.BCST 32(R10), Z25, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -30573,155 +30479,151 @@ vnniQ6K_9x16_pair:
 	PREFETCHT0        2624(R13)
 	PREFETCHT0        2688(R13)
 	PREFETCHT0        2752(R13)
-	VPXORD            Z12, Z12, Z12
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
 	VPXORD            Z18, Z18, Z18
 	VPXORD            Z19, Z19, Z19
 	VPXORD            Z20, Z20, Z20
-	VPANDD            384(R13), Z0, Z21
-	VPDPBUSD.BCST     (BX), Z21, Z12
-	VPDPBUSD.BCST     (BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     (BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     (BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     (R8), Z21, Z16
-	VPDPBUSD.BCST     (R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     (R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     (R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     (R9), Z21, Z20
-	VPANDD            448(R13), Z0, Z21
-	VPDPBUSD.BCST     4(BX), Z21, Z12
-	VPDPBUSD.BCST     4(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     4(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     4(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     4(R8), Z21, Z16
-	VPDPBUSD.BCST     4(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     4(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     4(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     4(R9), Z21, Z20
-	VPANDD            512(R13), Z0, Z21
-	VPDPBUSD.BCST     8(BX), Z21, Z12
-	VPDPBUSD.BCST     8(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     8(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     8(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     8(R8), Z21, Z16
-	VPDPBUSD.BCST     8(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     8(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     8(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     8(R9), Z21, Z20
-	VPANDD            576(R13), Z0, Z21
-	VPDPBUSD.BCST     12(BX), Z21, Z12
-	VPDPBUSD.BCST     12(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     12(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     12(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     12(R8), Z21, Z16
-	VPDPBUSD.BCST     12(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     12(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     12(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     12(R9), Z21, Z20
-	VPANDD            640(R13), Z0, Z21
-	VPDPBUSD.BCST     16(BX), Z21, Z12
-	VPDPBUSD.BCST     16(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     16(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     16(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     16(R8), Z21, Z16
-	VPDPBUSD.BCST     16(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     16(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     16(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     16(R9), Z21, Z20
-	VPANDD            704(R13), Z0, Z21
-	VPDPBUSD.BCST     20(BX), Z21, Z12
-	VPDPBUSD.BCST     20(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     20(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     20(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     20(R8), Z21, Z16
-	VPDPBUSD.BCST     20(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     20(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     20(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     20(R9), Z21, Z20
-	VPSRLW            $0x06, 384(R13), Z21
-	VPSRLW            $0x04, 448(R13), Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPSRLW            $0x02, 512(R13), Z22
-	VPTERNLOGD        $0xe4, Z2, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     24(BX), Z21, Z12
-	VPDPBUSD.BCST     24(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     24(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     24(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     24(R8), Z21, Z16
-	VPDPBUSD.BCST     24(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     24(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     24(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     24(R9), Z21, Z20
-	VPSRLW            $0x06, 576(R13), Z21
-	VPSRLW            $0x04, 640(R13), Z22
-	VPTERNLOGD        $0xe4, Z1, Z22, Z21
-	VPSRLW            $0x02, 704(R13), Z22
-	VPTERNLOGD        $0xe4, Z2, Z22, Z21
-	VPANDD            Z0, Z21, Z21
-	VPDPBUSD.BCST     28(BX), Z21, Z12
-	VPDPBUSD.BCST     28(BX)(SI*1), Z21, Z13
-	VPDPBUSD.BCST     28(BX)(SI*2), Z21, Z14
-	VPDPBUSD.BCST     28(BX)(DI*1), Z21, Z15
-	VPDPBUSD.BCST     28(R8), Z21, Z16
-	VPDPBUSD.BCST     28(R8)(SI*1), Z21, Z17
-	VPDPBUSD.BCST     28(R8)(SI*2), Z21, Z18
-	VPDPBUSD.BCST     28(R8)(DI*1), Z21, Z19
-	VPDPBUSD.BCST     28(R9), Z21, Z20
-	VPMOVZXBD         16(AX)(R14*2), Z22
-	VPSLLD            $0x1a, Z22, Z21
-	VPSRLD            $0x1a, Z21, Z21
-	VCVTDQ2PS         Z21, Z21
-	VCVTPH2PS         192(AX), Z23
-	VMULPS            Z23, Z21, Z21
-	VPSRLD            $0x06, Z22, Z22
-	VPMOVZXBD         128(AX)(R14*1), Z23
-	VPSRLD            $0x04, Z23, Z23
-	VPSLLD            $0x02, Z23, Z23
-	VPORD             Z23, Z22, Z22
-	VCVTDQ2PS         Z22, Z22
-	VCVTPH2PS         224(AX), Z23
-	VMULPS            Z23, Z22, Z23
-	VCVTDQ2PS         Z12, Z12
-	VMULPS.BCST       (R11), Z12, Z12
-	VFMADD231PS       Z12, Z21, Z3
-	VFNMADD231PS.BCST (R10), Z23, Z3
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       4(R11), Z13, Z13
-	VFMADD231PS       Z13, Z21, Z4
-	VFNMADD231PS.BCST 4(R10), Z23, Z4
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       8(R11), Z14, Z14
-	VFMADD231PS       Z14, Z21, Z5
-	VFNMADD231PS.BCST 8(R10), Z23, Z5
+	VPXORD            Z21, Z21, Z21
+	VPXORD            Z22, Z22, Z22
+	VPXORD            Z23, Z23, Z23
+	VPANDD            384(R13), Z0, Z24
+	VPDPBUSD.BCST     (BX), Z24, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     (R8), Z24, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     (R9), Z24, Z23
+	VPANDD            448(R13), Z0, Z24
+	VPDPBUSD.BCST     4(BX), Z24, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     4(R8), Z24, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     4(R9), Z24, Z23
+	VPANDD            512(R13), Z0, Z24
+	VPDPBUSD.BCST     8(BX), Z24, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     8(R8), Z24, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     8(R9), Z24, Z23
+	VPANDD            576(R13), Z0, Z24
+	VPDPBUSD.BCST     12(BX), Z24, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     12(R8), Z24, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     12(R9), Z24, Z23
+	VPANDD            640(R13), Z0, Z24
+	VPDPBUSD.BCST     16(BX), Z24, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     16(R8), Z24, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     16(R9), Z24, Z23
+	VPANDD            704(R13), Z0, Z24
+	VPDPBUSD.BCST     20(BX), Z24, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     20(R8), Z24, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     20(R9), Z24, Z23
+	VPSRLW            $0x06, 384(R13), Z24
+	VPSRLW            $0x04, 448(R13), Z25
+	VPTERNLOGD        $0xe4, Z1, Z25, Z24
+	VPSRLW            $0x02, 512(R13), Z25
+	VPTERNLOGD        $0xe4, Z2, Z25, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     24(BX), Z24, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     24(R8), Z24, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     24(R9), Z24, Z23
+	VPSRLW            $0x06, 576(R13), Z24
+	VPSRLW            $0x04, 640(R13), Z25
+	VPTERNLOGD        $0xe4, Z1, Z25, Z24
+	VPSRLW            $0x02, 704(R13), Z25
+	VPTERNLOGD        $0xe4, Z2, Z25, Z24
+	VPANDD            Z0, Z24, Z24
+	VPDPBUSD.BCST     28(BX), Z24, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z24, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z24, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z24, Z18
+	VPDPBUSD.BCST     28(R8), Z24, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z24, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z24, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z24, Z22
+	VPDPBUSD.BCST     28(R9), Z24, Z23
+	VPMOVZXBD         16(AX)(R14*2), Z25
+	VPANDD            Z0, Z25, Z24
+	VCVTDQ2PS         Z24, Z24
+	VMULPS            Z3, Z24, Z24
+	VPSRLD            $0x06, Z25, Z25
+	VPMOVZXBD         128(AX)(R14*1), Z26
+	VPSRLD            $0x02, Z26, Z26
+	VPTERNLOGD        $0xf8, Z5, Z26, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z4, Z25, Z25
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       12(R11), Z15, Z15
-	VFMADD231PS       Z15, Z21, Z6
-	VFNMADD231PS.BCST 12(R10), Z23, Z6
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z24, Z6
+	VFNMADD231PS.BCST (R10), Z25, Z6
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       16(R11), Z16, Z16
-	VFMADD231PS       Z16, Z21, Z7
-	VFNMADD231PS.BCST 16(R10), Z23, Z7
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z24, Z7
+	VFNMADD231PS.BCST 4(R10), Z25, Z7
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       20(R11), Z17, Z17
-	VFMADD231PS       Z17, Z21, Z8
-	VFNMADD231PS.BCST 20(R10), Z23, Z8
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z24, Z8
+	VFNMADD231PS.BCST 8(R10), Z25, Z8
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       24(R11), Z18, Z18
-	VFMADD231PS       Z18, Z21, Z9
-	VFNMADD231PS.BCST 24(R10), Z23, Z9
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z24, Z9
+	VFNMADD231PS.BCST 12(R10), Z25, Z9
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       28(R11), Z19, Z19
-	VFMADD231PS       Z19, Z21, Z10
-	VFNMADD231PS.BCST 28(R10), Z23, Z10
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z24, Z10
+	VFNMADD231PS.BCST 16(R10), Z25, Z10
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       32(R11), Z20, Z20
-	VFMADD231PS       Z20, Z21, Z11
-	VFNMADD231PS.BCST 32(R10), Z23, Z11
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z24, Z11
+	VFNMADD231PS.BCST 20(R10), Z25, Z11
+	VCVTDQ2PS         Z21, Z21
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z24, Z12
+	VFNMADD231PS.BCST 24(R10), Z25, Z12
+	VCVTDQ2PS         Z22, Z22
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z24, Z13
+	VFNMADD231PS.BCST 28(R10), Z25, Z13
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z24, Z14
+	VFNMADD231PS.BCST 32(R10), Z25, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -30740,15 +30642,6 @@ vnniQ6K_9x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_9x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z5, Z5
-	VMOVUPS           Z5, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z6, Z6
 	VMOVUPS           Z6, (SI)
 	ADDQ              BX, SI
@@ -30766,15 +30659,18 @@ vnniQ6K_9x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z11, Z11
 	VMOVUPS           Z11, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z12, Z12
+	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z14, Z14
+	VMOVUPS           Z14, (SI)
 	JMP               vnniQ6K_9x16_stored
 
 vnniQ6K_9x16_store:
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z5, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z7, (SI)
@@ -30786,6 +30682,12 @@ vnniQ6K_9x16_store:
 	VMOVUPS Z10, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z11, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z14, (SI)
 
 vnniQ6K_9x16_stored:
 	ADDQ $0x40, DX
@@ -30817,8 +30719,6 @@ vnniQ6K_10x16_panel:
 	MOVQ   xs+56(FP), R11
 	MOVQ   ng+16(FP), R12
 	SHRQ   $0x03, R12
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
@@ -30827,10 +30727,14 @@ vnniQ6K_10x16_panel:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
 
 vnniQ6K_10x16_group:
-	LEAQ 256(AX), R13
-	XORL R14, R14
+	LEAQ      256(AX), R13
+	XORL      R14, R14
+	VCVTPH2PS 192(AX), Z3
+	VCVTPH2PS 224(AX), Z4
 
 vnniQ6K_10x16_pair:
 	PREFETCHT0        2048(AX)(R14*4)
@@ -30840,8 +30744,6 @@ vnniQ6K_10x16_pair:
 	PREFETCHT0        2240(R13)
 	PREFETCHT0        2304(R13)
 	PREFETCHT0        2368(R13)
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
@@ -30850,158 +30752,158 @@ vnniQ6K_10x16_pair:
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
 	VPXORD            Z22, Z22, Z22
-	VPANDD            (R13), Z0, Z23
-	VPDPBUSD.BCST     (BX), Z23, Z13
-	VPDPBUSD.BCST     (BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     (BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     (BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     (R8), Z23, Z17
-	VPDPBUSD.BCST     (R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     (R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     (R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     (R9), Z23, Z21
-	VPDPBUSD.BCST     (R9)(SI*1), Z23, Z22
-	VPANDD            64(R13), Z0, Z23
-	VPDPBUSD.BCST     4(BX), Z23, Z13
-	VPDPBUSD.BCST     4(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     4(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     4(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     4(R8), Z23, Z17
-	VPDPBUSD.BCST     4(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     4(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     4(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     4(R9), Z23, Z21
-	VPDPBUSD.BCST     4(R9)(SI*1), Z23, Z22
-	VPANDD            128(R13), Z0, Z23
-	VPDPBUSD.BCST     8(BX), Z23, Z13
-	VPDPBUSD.BCST     8(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     8(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     8(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     8(R8), Z23, Z17
-	VPDPBUSD.BCST     8(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     8(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     8(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     8(R9), Z23, Z21
-	VPDPBUSD.BCST     8(R9)(SI*1), Z23, Z22
-	VPANDD            192(R13), Z0, Z23
-	VPDPBUSD.BCST     12(BX), Z23, Z13
-	VPDPBUSD.BCST     12(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     12(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     12(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     12(R8), Z23, Z17
-	VPDPBUSD.BCST     12(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     12(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     12(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     12(R9), Z23, Z21
-	VPDPBUSD.BCST     12(R9)(SI*1), Z23, Z22
-	VPANDD            256(R13), Z0, Z23
-	VPDPBUSD.BCST     16(BX), Z23, Z13
-	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     16(R8), Z23, Z17
-	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     16(R9), Z23, Z21
-	VPDPBUSD.BCST     16(R9)(SI*1), Z23, Z22
-	VPANDD            320(R13), Z0, Z23
-	VPDPBUSD.BCST     20(BX), Z23, Z13
-	VPDPBUSD.BCST     20(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     20(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     20(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     20(R8), Z23, Z17
-	VPDPBUSD.BCST     20(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     20(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     20(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     20(R9), Z23, Z21
-	VPDPBUSD.BCST     20(R9)(SI*1), Z23, Z22
-	VPSRLW            $0x06, (R13), Z23
-	VPSRLW            $0x04, 64(R13), Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPSRLW            $0x02, 128(R13), Z24
-	VPTERNLOGD        $0xe4, Z2, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     24(BX), Z23, Z13
-	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     24(R8), Z23, Z17
-	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     24(R9), Z23, Z21
-	VPDPBUSD.BCST     24(R9)(SI*1), Z23, Z22
-	VPSRLW            $0x06, 192(R13), Z23
-	VPSRLW            $0x04, 256(R13), Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPSRLW            $0x02, 320(R13), Z24
-	VPTERNLOGD        $0xe4, Z2, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     28(BX), Z23, Z13
-	VPDPBUSD.BCST     28(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     28(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     28(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     28(R8), Z23, Z17
-	VPDPBUSD.BCST     28(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     28(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     28(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     28(R9), Z23, Z21
-	VPDPBUSD.BCST     28(R9)(SI*1), Z23, Z22
-	VPMOVZXBD         (AX)(R14*2), Z24
-	VPSLLD            $0x1a, Z24, Z23
-	VPSRLD            $0x1a, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         192(AX), Z25
-	VMULPS            Z25, Z23, Z23
-	VPSRLD            $0x06, Z24, Z24
-	VPMOVZXBD         128(AX)(R14*1), Z25
-	VPSLLD            $0x1c, Z25, Z25
+	VPXORD            Z23, Z23, Z23
+	VPXORD            Z24, Z24, Z24
+	VPANDD            (R13), Z0, Z25
+	VPDPBUSD.BCST     (BX), Z25, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     (R8), Z25, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     (R9), Z25, Z23
+	VPDPBUSD.BCST     (R9)(SI*1), Z25, Z24
+	VPANDD            64(R13), Z0, Z25
+	VPDPBUSD.BCST     4(BX), Z25, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     4(R8), Z25, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     4(R9), Z25, Z23
+	VPDPBUSD.BCST     4(R9)(SI*1), Z25, Z24
+	VPANDD            128(R13), Z0, Z25
+	VPDPBUSD.BCST     8(BX), Z25, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     8(R8), Z25, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     8(R9), Z25, Z23
+	VPDPBUSD.BCST     8(R9)(SI*1), Z25, Z24
+	VPANDD            192(R13), Z0, Z25
+	VPDPBUSD.BCST     12(BX), Z25, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     12(R8), Z25, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     12(R9), Z25, Z23
+	VPDPBUSD.BCST     12(R9)(SI*1), Z25, Z24
+	VPANDD            256(R13), Z0, Z25
+	VPDPBUSD.BCST     16(BX), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     16(R8), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     16(R9), Z25, Z23
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z24
+	VPANDD            320(R13), Z0, Z25
+	VPDPBUSD.BCST     20(BX), Z25, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     20(R8), Z25, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     20(R9), Z25, Z23
+	VPDPBUSD.BCST     20(R9)(SI*1), Z25, Z24
+	VPSRLW            $0x06, (R13), Z25
+	VPSRLW            $0x04, 64(R13), Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPSRLW            $0x02, 128(R13), Z26
+	VPTERNLOGD        $0xe4, Z2, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     24(BX), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     24(R8), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     24(R9), Z25, Z23
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z24
+	VPSRLW            $0x06, 192(R13), Z25
+	VPSRLW            $0x04, 256(R13), Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPSRLW            $0x02, 320(R13), Z26
+	VPTERNLOGD        $0xe4, Z2, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     28(BX), Z25, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     28(R8), Z25, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     28(R9), Z25, Z23
+	VPDPBUSD.BCST     28(R9)(SI*1), Z25, Z24
+	VPMOVZXBD         (AX)(R14*2), Z26
+	VPSLLD            $0x1a, Z26, Z25
 	VPSRLD            $0x1a, Z25, Z25
-	VPORD             Z25, Z24, Z24
-	VCVTDQ2PS         Z24, Z24
-	VCVTPH2PS         224(AX), Z25
-	VMULPS            Z25, Z24, Z25
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       (R11), Z13, Z13
-	VFMADD231PS       Z13, Z23, Z3
-	VFNMADD231PS.BCST (R10), Z25, Z3
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       4(R11), Z14, Z14
-	VFMADD231PS       Z14, Z23, Z4
-	VFNMADD231PS.BCST 4(R10), Z25, Z4
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
+	VPSRLD            $0x06, Z26, Z26
+	VPMOVZXBD         128(AX)(R14*1), Z27
+	VPSLLD            $0x1c, Z27, Z27
+	VPSRLD            $0x1a, Z27, Z27
+	VPORD             Z27, Z26, Z26
+	VCVTDQ2PS         Z26, Z26
+	VMULPS            Z4, Z26, Z26
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       8(R11), Z15, Z15
-	VFMADD231PS       Z15, Z23, Z5
-	VFNMADD231PS.BCST 8(R10), Z25, Z5
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z25, Z5
+	VFNMADD231PS.BCST (R10), Z26, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       12(R11), Z16, Z16
-	VFMADD231PS       Z16, Z23, Z6
-	VFNMADD231PS.BCST 12(R10), Z25, Z6
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z25, Z6
+	VFNMADD231PS.BCST 4(R10), Z26, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       16(R11), Z17, Z17
-	VFMADD231PS       Z17, Z23, Z7
-	VFNMADD231PS.BCST 16(R10), Z25, Z7
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z25, Z7
+	VFNMADD231PS.BCST 8(R10), Z26, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       20(R11), Z18, Z18
-	VFMADD231PS       Z18, Z23, Z8
-	VFNMADD231PS.BCST 20(R10), Z25, Z8
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z25, Z8
+	VFNMADD231PS.BCST 12(R10), Z26, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       24(R11), Z19, Z19
-	VFMADD231PS       Z19, Z23, Z9
-	VFNMADD231PS.BCST 24(R10), Z25, Z9
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z25, Z9
+	VFNMADD231PS.BCST 16(R10), Z26, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       28(R11), Z20, Z20
-	VFMADD231PS       Z20, Z23, Z10
-	VFNMADD231PS.BCST 28(R10), Z25, Z10
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z25, Z10
+	VFNMADD231PS.BCST 20(R10), Z26, Z10
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       32(R11), Z21, Z21
-	VFMADD231PS       Z21, Z23, Z11
-	VFNMADD231PS.BCST 32(R10), Z25, Z11
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z25, Z11
+	VFNMADD231PS.BCST 24(R10), Z26, Z11
 	VCVTDQ2PS         Z22, Z22
-	VMULPS.BCST       36(R11), Z22, Z22
-	VFMADD231PS       Z22, Z23, Z12
-	VFNMADD231PS.BCST 36(R10), Z25, Z12
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z25, Z12
+	VFNMADD231PS.BCST 28(R10), Z26, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z25, Z13
+	VFNMADD231PS.BCST 32(R10), Z26, Z13
+	VCVTDQ2PS         Z24, Z24
+	VMULPS.BCST       36(R11), Z24, Z24
+	VFMADD231PS       Z24, Z25, Z14
+	VFNMADD231PS.BCST 36(R10), Z26, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -31013,8 +30915,6 @@ vnniQ6K_10x16_pair:
 	PREFETCHT0        2624(R13)
 	PREFETCHT0        2688(R13)
 	PREFETCHT0        2752(R13)
-	VPXORD            Z13, Z13, Z13
-	VPXORD            Z14, Z14, Z14
 	VPXORD            Z15, Z15, Z15
 	VPXORD            Z16, Z16, Z16
 	VPXORD            Z17, Z17, Z17
@@ -31023,158 +30923,158 @@ vnniQ6K_10x16_pair:
 	VPXORD            Z20, Z20, Z20
 	VPXORD            Z21, Z21, Z21
 	VPXORD            Z22, Z22, Z22
-	VPANDD            384(R13), Z0, Z23
-	VPDPBUSD.BCST     (BX), Z23, Z13
-	VPDPBUSD.BCST     (BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     (BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     (BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     (R8), Z23, Z17
-	VPDPBUSD.BCST     (R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     (R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     (R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     (R9), Z23, Z21
-	VPDPBUSD.BCST     (R9)(SI*1), Z23, Z22
-	VPANDD            448(R13), Z0, Z23
-	VPDPBUSD.BCST     4(BX), Z23, Z13
-	VPDPBUSD.BCST     4(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     4(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     4(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     4(R8), Z23, Z17
-	VPDPBUSD.BCST     4(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     4(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     4(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     4(R9), Z23, Z21
-	VPDPBUSD.BCST     4(R9)(SI*1), Z23, Z22
-	VPANDD            512(R13), Z0, Z23
-	VPDPBUSD.BCST     8(BX), Z23, Z13
-	VPDPBUSD.BCST     8(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     8(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     8(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     8(R8), Z23, Z17
-	VPDPBUSD.BCST     8(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     8(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     8(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     8(R9), Z23, Z21
-	VPDPBUSD.BCST     8(R9)(SI*1), Z23, Z22
-	VPANDD            576(R13), Z0, Z23
-	VPDPBUSD.BCST     12(BX), Z23, Z13
-	VPDPBUSD.BCST     12(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     12(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     12(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     12(R8), Z23, Z17
-	VPDPBUSD.BCST     12(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     12(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     12(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     12(R9), Z23, Z21
-	VPDPBUSD.BCST     12(R9)(SI*1), Z23, Z22
-	VPANDD            640(R13), Z0, Z23
-	VPDPBUSD.BCST     16(BX), Z23, Z13
-	VPDPBUSD.BCST     16(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     16(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     16(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     16(R8), Z23, Z17
-	VPDPBUSD.BCST     16(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     16(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     16(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     16(R9), Z23, Z21
-	VPDPBUSD.BCST     16(R9)(SI*1), Z23, Z22
-	VPANDD            704(R13), Z0, Z23
-	VPDPBUSD.BCST     20(BX), Z23, Z13
-	VPDPBUSD.BCST     20(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     20(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     20(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     20(R8), Z23, Z17
-	VPDPBUSD.BCST     20(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     20(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     20(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     20(R9), Z23, Z21
-	VPDPBUSD.BCST     20(R9)(SI*1), Z23, Z22
-	VPSRLW            $0x06, 384(R13), Z23
-	VPSRLW            $0x04, 448(R13), Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPSRLW            $0x02, 512(R13), Z24
-	VPTERNLOGD        $0xe4, Z2, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     24(BX), Z23, Z13
-	VPDPBUSD.BCST     24(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     24(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     24(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     24(R8), Z23, Z17
-	VPDPBUSD.BCST     24(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     24(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     24(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     24(R9), Z23, Z21
-	VPDPBUSD.BCST     24(R9)(SI*1), Z23, Z22
-	VPSRLW            $0x06, 576(R13), Z23
-	VPSRLW            $0x04, 640(R13), Z24
-	VPTERNLOGD        $0xe4, Z1, Z24, Z23
-	VPSRLW            $0x02, 704(R13), Z24
-	VPTERNLOGD        $0xe4, Z2, Z24, Z23
-	VPANDD            Z0, Z23, Z23
-	VPDPBUSD.BCST     28(BX), Z23, Z13
-	VPDPBUSD.BCST     28(BX)(SI*1), Z23, Z14
-	VPDPBUSD.BCST     28(BX)(SI*2), Z23, Z15
-	VPDPBUSD.BCST     28(BX)(DI*1), Z23, Z16
-	VPDPBUSD.BCST     28(R8), Z23, Z17
-	VPDPBUSD.BCST     28(R8)(SI*1), Z23, Z18
-	VPDPBUSD.BCST     28(R8)(SI*2), Z23, Z19
-	VPDPBUSD.BCST     28(R8)(DI*1), Z23, Z20
-	VPDPBUSD.BCST     28(R9), Z23, Z21
-	VPDPBUSD.BCST     28(R9)(SI*1), Z23, Z22
-	VPMOVZXBD         16(AX)(R14*2), Z24
-	VPSLLD            $0x1a, Z24, Z23
-	VPSRLD            $0x1a, Z23, Z23
-	VCVTDQ2PS         Z23, Z23
-	VCVTPH2PS         192(AX), Z25
-	VMULPS            Z25, Z23, Z23
-	VPSRLD            $0x06, Z24, Z24
-	VPMOVZXBD         128(AX)(R14*1), Z25
-	VPSRLD            $0x04, Z25, Z25
-	VPSLLD            $0x02, Z25, Z25
-	VPORD             Z25, Z24, Z24
-	VCVTDQ2PS         Z24, Z24
-	VCVTPH2PS         224(AX), Z25
-	VMULPS            Z25, Z24, Z25
-	VCVTDQ2PS         Z13, Z13
-	VMULPS.BCST       (R11), Z13, Z13
-	VFMADD231PS       Z13, Z23, Z3
-	VFNMADD231PS.BCST (R10), Z25, Z3
-	VCVTDQ2PS         Z14, Z14
-	VMULPS.BCST       4(R11), Z14, Z14
-	VFMADD231PS       Z14, Z23, Z4
-	VFNMADD231PS.BCST 4(R10), Z25, Z4
+	VPXORD            Z23, Z23, Z23
+	VPXORD            Z24, Z24, Z24
+	VPANDD            384(R13), Z0, Z25
+	VPDPBUSD.BCST     (BX), Z25, Z15
+	VPDPBUSD.BCST     (BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     (BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     (BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     (R8), Z25, Z19
+	VPDPBUSD.BCST     (R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     (R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     (R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     (R9), Z25, Z23
+	VPDPBUSD.BCST     (R9)(SI*1), Z25, Z24
+	VPANDD            448(R13), Z0, Z25
+	VPDPBUSD.BCST     4(BX), Z25, Z15
+	VPDPBUSD.BCST     4(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     4(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     4(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     4(R8), Z25, Z19
+	VPDPBUSD.BCST     4(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     4(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     4(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     4(R9), Z25, Z23
+	VPDPBUSD.BCST     4(R9)(SI*1), Z25, Z24
+	VPANDD            512(R13), Z0, Z25
+	VPDPBUSD.BCST     8(BX), Z25, Z15
+	VPDPBUSD.BCST     8(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     8(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     8(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     8(R8), Z25, Z19
+	VPDPBUSD.BCST     8(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     8(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     8(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     8(R9), Z25, Z23
+	VPDPBUSD.BCST     8(R9)(SI*1), Z25, Z24
+	VPANDD            576(R13), Z0, Z25
+	VPDPBUSD.BCST     12(BX), Z25, Z15
+	VPDPBUSD.BCST     12(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     12(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     12(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     12(R8), Z25, Z19
+	VPDPBUSD.BCST     12(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     12(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     12(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     12(R9), Z25, Z23
+	VPDPBUSD.BCST     12(R9)(SI*1), Z25, Z24
+	VPANDD            640(R13), Z0, Z25
+	VPDPBUSD.BCST     16(BX), Z25, Z15
+	VPDPBUSD.BCST     16(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     16(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     16(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     16(R8), Z25, Z19
+	VPDPBUSD.BCST     16(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     16(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     16(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     16(R9), Z25, Z23
+	VPDPBUSD.BCST     16(R9)(SI*1), Z25, Z24
+	VPANDD            704(R13), Z0, Z25
+	VPDPBUSD.BCST     20(BX), Z25, Z15
+	VPDPBUSD.BCST     20(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     20(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     20(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     20(R8), Z25, Z19
+	VPDPBUSD.BCST     20(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     20(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     20(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     20(R9), Z25, Z23
+	VPDPBUSD.BCST     20(R9)(SI*1), Z25, Z24
+	VPSRLW            $0x06, 384(R13), Z25
+	VPSRLW            $0x04, 448(R13), Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPSRLW            $0x02, 512(R13), Z26
+	VPTERNLOGD        $0xe4, Z2, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     24(BX), Z25, Z15
+	VPDPBUSD.BCST     24(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     24(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     24(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     24(R8), Z25, Z19
+	VPDPBUSD.BCST     24(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     24(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     24(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     24(R9), Z25, Z23
+	VPDPBUSD.BCST     24(R9)(SI*1), Z25, Z24
+	VPSRLW            $0x06, 576(R13), Z25
+	VPSRLW            $0x04, 640(R13), Z26
+	VPTERNLOGD        $0xe4, Z1, Z26, Z25
+	VPSRLW            $0x02, 704(R13), Z26
+	VPTERNLOGD        $0xe4, Z2, Z26, Z25
+	VPANDD            Z0, Z25, Z25
+	VPDPBUSD.BCST     28(BX), Z25, Z15
+	VPDPBUSD.BCST     28(BX)(SI*1), Z25, Z16
+	VPDPBUSD.BCST     28(BX)(SI*2), Z25, Z17
+	VPDPBUSD.BCST     28(BX)(DI*1), Z25, Z18
+	VPDPBUSD.BCST     28(R8), Z25, Z19
+	VPDPBUSD.BCST     28(R8)(SI*1), Z25, Z20
+	VPDPBUSD.BCST     28(R8)(SI*2), Z25, Z21
+	VPDPBUSD.BCST     28(R8)(DI*1), Z25, Z22
+	VPDPBUSD.BCST     28(R9), Z25, Z23
+	VPDPBUSD.BCST     28(R9)(SI*1), Z25, Z24
+	VPMOVZXBD         16(AX)(R14*2), Z26
+	VPSLLD            $0x1a, Z26, Z25
+	VPSRLD            $0x1a, Z25, Z25
+	VCVTDQ2PS         Z25, Z25
+	VMULPS            Z3, Z25, Z25
+	VPSRLD            $0x06, Z26, Z26
+	VPMOVZXBD         128(AX)(R14*1), Z27
+	VPSRLD            $0x04, Z27, Z27
+	VPSLLD            $0x02, Z27, Z27
+	VPORD             Z27, Z26, Z26
+	VCVTDQ2PS         Z26, Z26
+	VMULPS            Z4, Z26, Z26
 	VCVTDQ2PS         Z15, Z15
-	VMULPS.BCST       8(R11), Z15, Z15
-	VFMADD231PS       Z15, Z23, Z5
-	VFNMADD231PS.BCST 8(R10), Z25, Z5
+	VMULPS.BCST       (R11), Z15, Z15
+	VFMADD231PS       Z15, Z25, Z5
+	VFNMADD231PS.BCST (R10), Z26, Z5
 	VCVTDQ2PS         Z16, Z16
-	VMULPS.BCST       12(R11), Z16, Z16
-	VFMADD231PS       Z16, Z23, Z6
-	VFNMADD231PS.BCST 12(R10), Z25, Z6
+	VMULPS.BCST       4(R11), Z16, Z16
+	VFMADD231PS       Z16, Z25, Z6
+	VFNMADD231PS.BCST 4(R10), Z26, Z6
 	VCVTDQ2PS         Z17, Z17
-	VMULPS.BCST       16(R11), Z17, Z17
-	VFMADD231PS       Z17, Z23, Z7
-	VFNMADD231PS.BCST 16(R10), Z25, Z7
+	VMULPS.BCST       8(R11), Z17, Z17
+	VFMADD231PS       Z17, Z25, Z7
+	VFNMADD231PS.BCST 8(R10), Z26, Z7
 	VCVTDQ2PS         Z18, Z18
-	VMULPS.BCST       20(R11), Z18, Z18
-	VFMADD231PS       Z18, Z23, Z8
-	VFNMADD231PS.BCST 20(R10), Z25, Z8
+	VMULPS.BCST       12(R11), Z18, Z18
+	VFMADD231PS       Z18, Z25, Z8
+	VFNMADD231PS.BCST 12(R10), Z26, Z8
 	VCVTDQ2PS         Z19, Z19
-	VMULPS.BCST       24(R11), Z19, Z19
-	VFMADD231PS       Z19, Z23, Z9
-	VFNMADD231PS.BCST 24(R10), Z25, Z9
+	VMULPS.BCST       16(R11), Z19, Z19
+	VFMADD231PS       Z19, Z25, Z9
+	VFNMADD231PS.BCST 16(R10), Z26, Z9
 	VCVTDQ2PS         Z20, Z20
-	VMULPS.BCST       28(R11), Z20, Z20
-	VFMADD231PS       Z20, Z23, Z10
-	VFNMADD231PS.BCST 28(R10), Z25, Z10
+	VMULPS.BCST       20(R11), Z20, Z20
+	VFMADD231PS       Z20, Z25, Z10
+	VFNMADD231PS.BCST 20(R10), Z26, Z10
 	VCVTDQ2PS         Z21, Z21
-	VMULPS.BCST       32(R11), Z21, Z21
-	VFMADD231PS       Z21, Z23, Z11
-	VFNMADD231PS.BCST 32(R10), Z25, Z11
+	VMULPS.BCST       24(R11), Z21, Z21
+	VFMADD231PS       Z21, Z25, Z11
+	VFNMADD231PS.BCST 24(R10), Z26, Z11
 	VCVTDQ2PS         Z22, Z22
-	VMULPS.BCST       36(R11), Z22, Z22
-	VFMADD231PS       Z22, Z23, Z12
-	VFNMADD231PS.BCST 36(R10), Z25, Z12
+	VMULPS.BCST       28(R11), Z22, Z22
+	VFMADD231PS       Z22, Z25, Z12
+	VFNMADD231PS.BCST 28(R10), Z26, Z12
+	VCVTDQ2PS         Z23, Z23
+	VMULPS.BCST       32(R11), Z23, Z23
+	VFMADD231PS       Z23, Z25, Z13
+	VFNMADD231PS.BCST 32(R10), Z26, Z13
+	VCVTDQ2PS         Z24, Z24
+	VMULPS.BCST       36(R11), Z24, Z24
+	VFMADD231PS       Z24, Z25, Z14
+	VFNMADD231PS.BCST 36(R10), Z26, Z14
 	ADDQ              $0x20, BX
 	ADDQ              $0x20, R8
 	ADDQ              $0x20, R9
@@ -31193,12 +31093,6 @@ vnniQ6K_10x16_pair:
 	MOVB              acc+80(FP), DI
 	TESTB             DI, DI
 	JZ                vnniQ6K_10x16_store
-	VADDPS            (SI), Z3, Z3
-	VMOVUPS           Z3, (SI)
-	ADDQ              BX, SI
-	VADDPS            (SI), Z4, Z4
-	VMOVUPS           Z4, (SI)
-	ADDQ              BX, SI
 	VADDPS            (SI), Z5, Z5
 	VMOVUPS           Z5, (SI)
 	ADDQ              BX, SI
@@ -31222,13 +31116,15 @@ vnniQ6K_10x16_pair:
 	ADDQ              BX, SI
 	VADDPS            (SI), Z12, Z12
 	VMOVUPS           Z12, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z13, Z13
+	VMOVUPS           Z13, (SI)
+	ADDQ              BX, SI
+	VADDPS            (SI), Z14, Z14
+	VMOVUPS           Z14, (SI)
 	JMP               vnniQ6K_10x16_stored
 
 vnniQ6K_10x16_store:
-	VMOVUPS Z3, (SI)
-	ADDQ    BX, SI
-	VMOVUPS Z4, (SI)
-	ADDQ    BX, SI
 	VMOVUPS Z5, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z6, (SI)
@@ -31244,6 +31140,10 @@ vnniQ6K_10x16_store:
 	VMOVUPS Z11, (SI)
 	ADDQ    BX, SI
 	VMOVUPS Z12, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z13, (SI)
+	ADDQ    BX, SI
+	VMOVUPS Z14, (SI)
 
 vnniQ6K_10x16_stored:
 	ADDQ $0x40, DX

@@ -279,6 +279,26 @@ func kernelZ(k kind, m int) {
 		vp, q = GP64(), GP64()
 		nsub = 2
 	}
+	// Where registers allow (the decode's M rows, the first 9 or so),
+	// a K kernel keeps the super-block's widened d and dm (dK, dmK) and
+	// the code masks 0x3f (m63) and 0x3c (m3c) in registers; otherwise it
+	// widens d and dm per group and masks by shifts.
+	var dK, dmK, m63, m3c VecVirtual
+	if k.kq {
+		nmask := map[int]int{3: 2, 4: 1, 5: 2, 6: 3}[k.lines]
+		extra := 32 - 2*m - nmask - 7
+		if extra >= 2 {
+			dK, dmK = ZMM(), ZMM()
+		}
+		if extra >= 4 {
+			m3c = bcastZ(0x3c3c3c3c)
+			if k.lines == 6 {
+				m63 = mask // 0x3f per byte
+			} else {
+				m63 = bcastZ(0x3f3f3f3f)
+			}
+		}
+	}
 	f := make([]VecVirtual, m)
 	for r := range f {
 		f[r] = ZMM()
@@ -295,6 +315,10 @@ func kernelZ(k kind, m int) {
 	if k.kq {
 		LEAQ(Mem{Base: wp, Disp: kHeader}, vp)
 		XORL(q.As32(), q.As32())
+		if dK != nil {
+			VCVTPH2PS(Mem{Base: wp, Disp: kDOff}, dK)
+			VCVTPH2PS(Mem{Base: wp, Disp: kDMOff}, dmK)
+		}
 		Label(name + "_pair")
 	}
 	for e := 0; e < nsub; e++ {
@@ -464,28 +488,49 @@ func kernelZ(k kind, m int) {
 			// s = d·sc, mn = dm·mc for this group's 16 rows: sc is bits 0–5
 			// of its scale bytes, mc their bits 6–7 below the min nibble
 			// (the low one for even groups), moved to bits 2–5 by shifts.
+			even := e == 0 // the min nibble: low (even group) or high
 			raw := ZMM()
 			VPMOVZXBD(Mem{Base: wp, Index: q, Scale: 2, Disp: 16 * e}, raw)
-			VPSLLD(U8(26), raw, d)
-			VPSRLD(U8(26), d, d)
+			if m63 != nil {
+				VPANDD(m63, raw, d)
+			} else {
+				VPSLLD(U8(26), raw, d)
+				VPSRLD(U8(26), d, d)
+			}
 			VCVTDQ2PS(d, d)
 			t := ZMM()
-			VCVTPH2PS(Mem{Base: wp, Disp: kDOff}, t)
-			VMULPS(t, d, d)
+			if dK != nil {
+				VMULPS(dK, d, d)
+			} else {
+				VCVTPH2PS(Mem{Base: wp, Disp: kDOff}, t)
+				VMULPS(t, d, d)
+			}
 			VPSRLD(U8(6), raw, raw)
 			VPMOVZXBD(Mem{Base: wp, Index: q, Scale: 1, Disp: kMinOff}, t)
-			if e == 0 {
+			switch {
+			case m3c != nil && even:
+				VPSLLD(U8(2), t, t)
+				VPTERNLOGD(U8(0xf8), m3c, t, raw) // raw = raw | t&m3c
+			case m3c != nil:
+				VPSRLD(U8(2), t, t)
+				VPTERNLOGD(U8(0xf8), m3c, t, raw)
+			case even:
 				VPSLLD(U8(28), t, t)
 				VPSRLD(U8(26), t, t)
-			} else {
+				VPORD(t, raw, raw)
+			default:
 				VPSRLD(U8(4), t, t)
 				VPSLLD(U8(2), t, t)
+				VPORD(t, raw, raw)
 			}
-			VPORD(t, raw, raw)
 			VCVTDQ2PS(raw, raw)
 			mn = ZMM()
-			VCVTPH2PS(Mem{Base: wp, Disp: kDMOff}, mn)
-			VMULPS(mn, raw, mn)
+			if dmK != nil {
+				VMULPS(dmK, raw, mn)
+			} else {
+				VCVTPH2PS(Mem{Base: wp, Disp: kDMOff}, mn)
+				VMULPS(mn, raw, mn)
+			}
 		} else if k.q2 {
 			// d = f16(h &^ 15); mn = d·(c − 1) with c = h & 15 (the kernel
 			// subtracts mn·aux, aux = xs·Σxq/4)
