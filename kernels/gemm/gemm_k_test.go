@@ -1,10 +1,12 @@
 package gemm
 
 import (
+	"math/rand/v2"
 	"os"
 	"testing"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
 )
 
 var kDTypes = []kernel.DType{kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}
@@ -41,6 +43,53 @@ func TestKShapes(t *testing.T) {
 					}
 				}
 				seed++
+			}
+		}
+	}
+}
+
+// BenchmarkKDecode compares decode GEMV (m = 1) of a 32768×2304 matrix
+// streamed from DRAM in each K format and its base format (q3k, q3, q4k,
+// q4, q5k, q5, q6k, q6), at 1 and 2 threads, beside the read ceiling
+// (op=read, same run). GB/s counts the packed weights; KTUNE_BENCH_VARIANTS
+// picks the variants.
+//
+//	KTUNE_BENCH_VARIANTS=avx512_vnni go test ./kernels/gemm -run '^$' -bench KDecode -count 3
+func BenchmarkKDecode(b *testing.B) {
+	benchDecodeShapes(b, [][2]int{{32768, 2304}},
+		kernel.Q3K, kernel.Q3, kernel.Q4K, kernel.Q4, kernel.Q5K, kernel.Q5, kernel.Q6K, kernel.Q6)
+}
+
+// BenchmarkKPrefill times prefill GEMM (m = 512, n = 4096, k = 2304:
+// KDA's projections, weights warm in cache as BenchmarkGEMM's prefill
+// cases) in each K format and its base format, at 1 and 2 threads.
+//
+//	KTUNE_BENCH_VARIANTS=avx512_vnni,avx2_int8 go test ./kernels/gemm -run '^$' -bench KPrefill -count 3
+func BenchmarkKPrefill(b *testing.B) {
+	const m, n, k = 512, 4096, 2304
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, m*k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	y := make([]float32, m*n)
+	s := kernel.MakeShape(shapeKeys, m, n, k)
+	for _, dt := range []kernel.DType{kernel.Q3K, kernel.Q3, kernel.Q4K, kernel.Q4, kernel.Q5K, kernel.Q5, kernel.Q6K, kernel.Q6} {
+		w, err := quant.Random(r, dt, n, k, false, 0.02)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range benchVariants(OpGEMM, dt) {
+			for threads := 1; threads <= 2; threads++ {
+				b.Run(kernel.BenchName(v, dt, s, threads, "mem=cache"), func(b *testing.B) {
+					plan := kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
+					for b.Loop() {
+						Run(plan, y, x, w, m, false)
+					}
+					sec := b.Elapsed().Seconds() / float64(b.N)
+					b.ReportMetric(2*m*n*k/sec/1e9, "GFLOP/s")
+					b.ReportMetric(sec*1e3, "ms/op")
+				})
 			}
 		}
 	}

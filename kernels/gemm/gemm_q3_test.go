@@ -51,6 +51,11 @@ func BenchmarkQ3Decode(b *testing.B) { benchDecode(b, kernel.Q3, kernel.Q4) }
 
 // benchDecode is BenchmarkQ3Decode's body over the dtypes dts.
 func benchDecode(b *testing.B, dts ...kernel.DType) {
+	benchDecodeShapes(b, [][2]int{{1024, 2304}, {2304, 1024}, {32768, 2304}}, dts...)
+}
+
+// benchDecodeShapes is benchDecode at the shapes nks (n, k).
+func benchDecodeShapes(b *testing.B, nks [][2]int, dts ...kernel.DType) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for threads := 1; threads <= 2; threads++ {
 		b.Run(fmt.Sprintf("op=read/streams=4/mem=dram/threads=%d", threads), func(b *testing.B) {
@@ -65,7 +70,7 @@ func benchDecode(b *testing.B, dts ...kernel.DType) {
 			b.ReportMetric(dramBytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
 	}
-	for _, nk := range [][2]int{{1024, 2304}, {2304, 1024}, {32768, 2304}} {
+	for _, nk := range nks {
 		n, k := nk[0], nk[1]
 		x := make([]float32, k)
 		for i := range x {
