@@ -329,13 +329,20 @@ func kernelZ(k kind, m int) {
 		wl := func(disp int) Mem { return Mem{Base: vb, Disp: vd + disp} }
 		// software prefetch of the record prefetchDist bytes ahead: one stream
 		// per thread does not keep enough lines in flight for DRAM otherwise.
-		// A K super-block's stream: its header a line per pair, the groups'
-		// lines with them.
-		if k.kq && e == 0 {
-			PREFETCHT0(Mem{Base: wp, Index: q, Scale: 4, Disp: prefetchDist})
-		}
-		for off := 0; off < k.gb; off += 64 {
-			PREFETCHT0(wl(prefetchDist + off))
+		// A K super-block is prefetched as a stream of 8 records of
+		// stride() = 32 + gb bytes each (the header's share with the
+		// group's lines), group j's at wp + j·stride() = vp + 4q − 256 +
+		// e·stride(): each line about prefetchDist ahead of its use. (A
+		// header line per pair beside each group's own lines left the
+		// last group's lines only 448 bytes ahead: decode ran ~10% slower.)
+		if k.kq {
+			for off := 0; off < k.stride(); off += 64 {
+				PREFETCHT0(Mem{Base: vp, Index: q, Scale: 4, Disp: prefetchDist - kHeader + e*k.stride() + off})
+			}
+		} else {
+			for off := 0; off < k.gb; off += 64 {
+				PREFETCHT0(wl(prefetchDist + off))
+			}
 		}
 		for r := range acc {
 			if k.hasMin || k.kq {
