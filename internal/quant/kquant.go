@@ -401,9 +401,11 @@ func kRefine(x, wt []float32, L int, dh, mh uint16, sc, mc *[KGroups]int) (uint1
 }
 
 // fillRandomK is Random and FillRandom for the K formats: random value
-// bits, and per row and super-block d = std/σᵤ/48 (σᵤ the sd of a uniform
-// u ∈ [0, L]), dm = d·L/2 and, per group, sc = mc ∈ [36, 60]: each group's
-// weights d·sc·(u − L/2) are symmetric about zero with sd std·sc/48.
+// bits, and per row and super-block d = std/σᵤ/48·U(0.75, 1.25) (σᵤ the sd
+// of a uniform u ∈ [0, L]; every row its own, so a kernel that reads
+// another row's d is seen), dm = d·L/2 and, per group, sc = mc ∈ [36, 60]:
+// each group's weights d·sc·(u − L/2) are symmetric about zero with sd
+// about std·sc/48.
 // Padded rows are zero (d = dm = 0); padded columns hold random values
 // (the activations there are zero and dequantization stops at K).
 func fillRandomK(r interface {
@@ -421,7 +423,7 @@ func fillRandomK(r interface {
 				binary.LittleEndian.PutUint64(sb[KHeaderBytes+i:], r.Uint64())
 			}
 			for pr := 0; pr < PanelRows; pr++ {
-				d := std / ustd / 48
+				d := std / ustd / 48 * (0.75 + 0.5*float64(r.IntN(1024))/1024)
 				if p*PanelRows+pr >= m.N {
 					d = 0
 				}
