@@ -6,13 +6,13 @@ import (
 )
 
 // The family's tuning workloads: the model's matmuls at the shape classes,
-// weights as deployed (Q8, Q4, Q3, Q6, Q5 and Q2; --quick Q4 only). Decode is streamed
+// weights as deployed (Q8, Q4, Q3, Q6, Q5, Q2 and the K formats; --quick Q4 only). Decode is streamed
 // cold; prefill runs warm. Checked at the timed shapes (the reference is
 // threaded).
 func init() { kernel.RegisterWorkloads("gemm", workloads) }
 
 func workloads(s arch.Shapes, sc kernel.ShapeClasses, quick bool) []kernel.Workload {
-	dts := []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2}
+	dts := []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q4K, kernel.Q3K, kernel.Q5K, kernel.Q6K}
 	if quick {
 		dts = []kernel.DType{kernel.Q4}
 	}

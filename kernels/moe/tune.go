@@ -7,7 +7,7 @@ import (
 
 // The family's tuning workloads: the whole block (router, top-k experts,
 // shared expert) at Kimi's expert count, per decode step and prefill pass,
-// Q8, Q4, Q3, Q6, Q5 and Q2 (--quick: Q4, the first decode class). Not cycled through
+// Q8, Q4, Q3, Q6, Q5, Q2 and the K formats (--quick: Q4, the first decode class). Not cycled through
 // copies: one block of all the experts is already ≥ 1 GiB at Kimi's shape.
 // Checked at verifyShape.
 func init() { kernel.RegisterWorkloads("moe", workloads) }
@@ -16,7 +16,7 @@ func workloads(s arch.Shapes, sc kernel.ShapeClasses, quick bool) []kernel.Workl
 	if s.Experts == 0 {
 		return nil
 	}
-	dts := []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2}
+	dts := []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q4K, kernel.Q3K, kernel.Q5K, kernel.Q6K}
 	if quick {
 		dts = []kernel.DType{kernel.Q4}
 	}
