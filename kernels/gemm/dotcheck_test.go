@@ -105,16 +105,9 @@ func roundedActs(p *problem, cls kernel.Class) []float64 {
 // dotRef is the float64 Y = X·Wᵀ over acts [m, k] and p's dequantized
 // weights, rounded to f32.
 func dotRef(p *problem, acts []float64) []float32 {
-	w := p.w.Dequantize()
 	y := make([]float32, p.m*p.n)
-	for r := 0; r < p.m; r++ {
-		for c := 0; c < p.n; c++ {
-			var t float64
-			for j, wv := range w[c*p.k : (c+1)*p.k] {
-				t += acts[r*p.k+j] * float64(wv)
-			}
-			y[r*p.n+c] = float32(t)
-		}
+	for i, v := range dotProducts(p, acts, p.w.Dequantize()) {
+		y[i] = float32(v)
 	}
 	return y
 }
