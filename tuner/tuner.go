@@ -176,8 +176,18 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 
 	var units []unit
 	for _, w := range ws {
+		simd := false // a class of w has a candidate other than the pure-Go ones
 		for _, c := range opt.Classes {
-			if len(kernel.Candidates(w.Op, w.DType, []kernel.Class{c})) == 0 {
+			simd = simd || !pureGoOnly(kernel.Candidates(w.Op, w.DType, []kernel.Class{c}))
+		}
+		for _, c := range opt.Classes {
+			cands := kernel.Candidates(w.Op, w.DType, []kernel.Class{c})
+			if len(cands) == 0 || simd && pureGoOnly(cands) {
+				// nothing to tune, or only the pure-Go variants where
+				// another allowed class has SIMD ones: they never win
+				// (e.g. the f32 class of q5 and the K formats, whose SIMD
+				// kernels are int8act), and the engine's default choice
+				// serves them if that class is the only one allowed
 				continue
 			}
 			for _, t := range opt.Threads {
@@ -378,4 +388,15 @@ func numaNote(nodes []cpu.Node) string {
 		return fmt.Sprintf("%d nodes: memory policy (local, interleave, bind) tuned per multi-threaded entry", n)
 	}
 	return "one node: memory policy not tuned (nothing to choose)"
+}
+
+// pureGoOnly reports whether every candidate is a pure-Go variant
+// (generic, generic_int8, generic_chunk …).
+func pureGoOnly(cands []*kernel.Variant) bool {
+	for _, v := range cands {
+		if !strings.HasPrefix(v.Name, "generic") {
+			return false
+		}
+	}
+	return true
 }
