@@ -213,8 +213,8 @@ func kGroupError(x, wt []float32, s, m float32, L int) float32 {
 	return e
 }
 
-// kFit is a group's float scale and min (w ≈ s·u − m, m ≥ 0 unless the
-// group is all positive... m is clamped to ≥ 0, as ggml's K rules do): the
+// kFit is a group's float scale and min (w ≈ s·u − m with m ≥ 0: a group
+// whose values are all positive gets m = 0, as ggml's K rules do): the
 // min-max rule s = (max − min)/L, m = −min (min clamped to ≤ 0), or with
 // search a least-squares refit over 41 trial ranges (max − min)/(L + δ),
 // δ = −1…1, keeping the best by weighted error.

@@ -299,7 +299,8 @@ func (m *Matrix) Dequantize() []float32 {
 }
 
 // Scale returns the f16 scale of (row, group) for Q8/Q4/Q3/Q6/Q5/Q2, widened
-// (Q2: without its offset code).
+// (Q2: without its offset code). Not for the K formats, whose group scale is
+// d·sc of their super-block (KScaleMin).
 func (m *Matrix) Scale(r, g int) float32 {
 	rec := m.Panel(r / PanelRows)[g*m.GroupBytes():]
 	if m.DType == kernel.Q2 {
