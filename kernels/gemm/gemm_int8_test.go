@@ -247,6 +247,22 @@ func sampled(i int) bool {
 	return !(raceOn && testing.Short()) || i%3 == 0
 }
 
+// shapeThreads is the thread counts the shape sweeps (TestKShapes,
+// TestQ5Shapes, TestQ2Shapes) run their case number seed at: 1, 2, 3 and
+// 7; in short mode under emulation one of them, cycled by seed, and under
+// the race detector one of 2, 3 and 7 (a split the detector can see), the
+// test stage running them all.
+func shapeThreads(seed uint64) []int {
+	all := []int{1, 2, 3, 7}
+	switch {
+	case testing.Short() && raceOn:
+		return all[1+seed%3 : 2+seed%3]
+	case testing.Short() && os.Getenv("KTUNE_TEST_EXEC") != "":
+		return all[seed%4 : seed%4+1]
+	}
+	return all
+}
+
 // TestInt8PanelsExact drives each int8act variant's panel kernel with
 // hand-made int8 activations over the whole s8 range (−128 included, which
 // quantizeRow never produces), group scales xs of 1 or 2 and unit weight

@@ -34,10 +34,7 @@ func TestQ2Shapes(t *testing.T) {
 				seed++
 				continue
 			}
-			threadCounts := []int{1, 2, 3, 7}
-			if emulated {
-				threadCounts = threadCounts[seed%4 : seed%4+1]
-			}
+			threadCounts := shapeThreads(seed)
 			for _, op := range []string{OpGEMV, OpGEMM} {
 				o := kernel.LookupOp(op)
 				want, err := kernel.ReferenceOutput(o, s, kernel.Q2, seed)

@@ -39,10 +39,7 @@ func TestQ5Shapes(t *testing.T) {
 				seed++
 				continue
 			}
-			threadCounts := []int{1, 2, 3, 7}
-			if emulated {
-				threadCounts = threadCounts[seed%4 : seed%4+1]
-			}
+			threadCounts := shapeThreads(seed)
 			for _, op := range allOps {
 				for _, v := range kernel.Candidates(op, kernel.Q5, []kernel.Class{kernel.ClassF32, kernel.ClassInt8Act, kernel.ClassBF16Act}) {
 					if emulatedPortable(v) {
