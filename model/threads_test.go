@@ -22,6 +22,7 @@ import (
 // threadFormats are the weight formats the thread-count identity is
 // checked on: f32 (whose greedy ids are the golden ones, as
 // TestTinyModelF32 asserts), BF16, and TestQuantized's Q8 and Q4, all with
+// the K formats' q4k, all with
 // the default accuracy classes (int8 activations where a variant has
 // them).
 var threadFormats = []struct {
@@ -33,6 +34,7 @@ var threadFormats = []struct {
 	{"bf16", LoadOptions{DType: kernel.BF16}, false},
 	{"q8", LoadOptions{DType: kernel.Q8}, false},
 	{"q4", LoadOptions{DType: kernel.Q4}, false},
+	{"q4k", LoadOptions{DType: kernel.Q4K}, false},
 }
 
 // modelThreadCounts are 1 … 2× the pool size (at least 4, so that counts
@@ -287,7 +289,7 @@ func TestThreadCountLargePool(t *testing.T) {
 // steps between the matmuls (embedding, norms, residual adds) split over
 // several workers, the MoE block's adaptive crossover matters and a second
 // pass runs over a cached prefix (MLA's absorbed form), gives bit-identical
-// logits at 1, 2, 3 and 7 threads (unclamped), in Q8 and Q4 with the
+// logits at 1, 2, 3 and 7 threads (unclamped), in Q8, Q4, q4k and q6k with the
 // default accuracy classes.
 func TestLongPromptThreadIdentity(t *testing.T) {
 	cfg, err := arch.Load(tinyDir(t))
@@ -298,7 +300,7 @@ func TestLongPromptThreadIdentity(t *testing.T) {
 	for i := range ids {
 		ids[i] = int32((i*37 + 11) % cfg.VocabSize)
 	}
-	for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4} {
+	for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q4K, kernel.Q6K} {
 		m, err := Random(cfg, LoadOptions{DType: dt}, 3)
 		if err != nil {
 			t.Fatal(err)
