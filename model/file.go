@@ -263,10 +263,12 @@ func asDeclared(q *quant.Matrix, dt string, hasMin bool) (*quant.Matrix, error) 
 }
 
 // LoadFile maps a model file written by ConvertFile and builds the model
-// on views of the mapping: no weight is converted or copied (MLA's
-// kv_b_proj alone is split into two small f32 copies), and untouched
-// tensors — cold experts — stay on disk until a token routes to them (and
-// are prefetched when one does: SetPrefetch). The file's weight formats
+// on views of the mapping: no weight is converted (MLA's kv_b_proj alone
+// is split into two small f32 copies). Then, as opt.Weights says, the
+// packed matrices are copied into memory (huge pages) where they fit
+// (WeightsMode), or stay views of the mapping: untouched tensors — cold
+// experts — then stay on disk until a token routes to them (and are
+// prefetched when one does: SetPrefetch). The file's weight formats
 // apply; an opt dtype that disagrees with them is an error (convert again
 // to change them). The header is always checked, the
 // tensors' checksums unless opt.NoVerify. Errors name the file and the
@@ -286,6 +288,10 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.closer = f
+	if err := m.placeWeights(f, opt); err != nil { // weights.go
+		m.Close()
+		return nil, err
+	}
 	m.SetPrefetch(PrefetchDefault()) // expert prefetch (prefetch.go)
 	return m, nil
 }

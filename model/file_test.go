@@ -31,7 +31,8 @@ func convertTiny(t *testing.T, dir string, opt LoadOptions) string {
 
 // TestFileRoundTrip: a converted model gives the HF-loaded model's logits
 // bit for bit (prefill, all positions, and decode), for f32 and q8 and a
-// mix, and reads its weights in place.
+// mix, with its weights read in place (WeightsMap) or copied into memory
+// (WeightsCopy).
 func TestFileRoundTrip(t *testing.T) {
 	for _, c := range loadTiny(t) {
 		for _, opt := range []LoadOptions{{}, {DType: kernel.Q8}, {DType: kernel.Q8, ExpertDType: kernel.Q4, GateDType: kernel.BF16}, {DType: kernel.Q8, ExpertDType: kernel.Q2}, {DType: kernel.Q8, ExpertDType: kernel.Q5}, {DType: kernel.Q6K, ExpertDType: kernel.Q3K, HeadDType: kernel.Q4K}} {
@@ -39,29 +40,39 @@ func TestFileRoundTrip(t *testing.T) {
 			t.Run(c.f.Name()+"/"+name, func(t *testing.T) {
 				path := convertTiny(t, c.f.Dir(), opt)
 				want := mustLoad(t, c.f.Dir(), opt)
-				got, err := LoadFile(path, LoadOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer got.Close()
-				if g, w := got.Options().ExpertDType, want.Options().ExpertDType; g != w {
-					t.Errorf("file's expert dtype %s, want %s", g, w)
-				}
-				a, b := runGolden(t, want, c, 0), runGolden(t, got, c, 0)
-				same := func(label string, x, y []float32) {
-					for i := range x {
-						if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
-							t.Fatalf("%s[%d]: file %v, checkpoint %v (want bit-identical)", label, i, y[i], x[i])
+				a := runGolden(t, want, c, 0)
+				for _, mode := range []WeightsMode{WeightsMap, WeightsCopy} {
+					got, err := LoadFile(path, LoadOptions{Weights: mode})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer got.Close()
+					if g, w := got.Options().ExpertDType, want.Options().ExpertDType; g != w {
+						t.Errorf("file's expert dtype %s, want %s", g, w)
+					}
+					b := runGolden(t, got, c, 0)
+					same := func(label string, x, y []float32) {
+						for i := range x {
+							if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+								t.Fatalf("--load %s: %s[%d]: file %v, checkpoint %v (want bit-identical)", mode, label, i, y[i], x[i])
+							}
 						}
 					}
+					same("logits", a.logits, b.logits)
+					same("decode", a.decode, b.decode)
+					mem := got.Memory()
+					switch mode {
+					case WeightsMap:
+						if mem.WeightsMapped == 0 || mem.WeightsHeap >= want.Memory().WeightsHeap || got.WeightsCopied() != 0 {
+							t.Errorf("file model: %v; checkpoint model: %v (want the weights mapped)", mem, want.Memory())
+						}
+					case WeightsCopy:
+						if got.WeightsCopied() == 0 || mem.WeightsHeap < got.WeightsCopied() {
+							t.Errorf("--load copy: %v, %d bytes copied (want the packed matrices copied)", mem, got.WeightsCopied())
+						}
+					}
+					t.Log(mode, mem)
 				}
-				same("logits", a.logits, b.logits)
-				same("decode", a.decode, b.decode)
-				mem := got.Memory()
-				if mem.WeightsMapped == 0 || mem.WeightsHeap >= want.Memory().WeightsHeap {
-					t.Errorf("file model: %v; checkpoint model: %v (want the weights mapped)", mem, want.Memory())
-				}
-				t.Log(mem)
 			})
 		}
 	}

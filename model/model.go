@@ -22,6 +22,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,14 +48,18 @@ type Model struct {
 	Norm   []float32     // model.norm.weight [C]
 	LMHead *quant.Matrix // lm_head.weight [V, C]
 
-	opt     LoadOptions
-	mem     MemoryReport
-	closer  io.Closer // the checkpoint or model file, kept open while weights point into it
-	restore func()    // undoes kernel.SetChooser
-	kdaTmp  map[int][]*kda.LayerCache
-	free    stateList // states given back by State.Free
-	prof    timer     // LoadOptions.Profiler
-	hits    [][]int64 // [layer][expert] tokens routed to each expert (nil for dense layers)
+	opt    LoadOptions
+	mem    MemoryReport
+	closer io.Closer // the checkpoint or model file, kept open while weights point into it
+	// copied holds the packed matrices placeWeights copied out of the
+	// model file's mapping (nil: none), freed by releaseCopied at Close
+	copied        []byte
+	releaseCopied func([]byte) error
+	restore       func() // undoes kernel.SetChooser
+	kdaTmp        map[int][]*kda.LayerCache
+	free          stateList // states given back by State.Free
+	prof          timer     // LoadOptions.Profiler
+	hits          [][]int64 // [layer][expert] tokens routed to each expert (nil for dense layers)
 	// observe, if set, sees the input x [rows, w.K] of every weight matrix
 	// w the forward pass multiplies (Calibrate); nil costs nothing.
 	observe func(w *quant.Matrix, x []float32, rows int)
@@ -178,6 +183,11 @@ type LoadOptions struct {
 	// Profiler, if set, receives the time of every op of the forward pass
 	// (see Ops); nil costs nothing.
 	Profiler Profiler
+	// Weights is where LoadFile keeps a model file's packed matrices:
+	// copied into memory (huge pages where the OS has them) when they fit
+	// (WeightsAuto, the default), always (WeightsCopy) or read in place
+	// from the file's mapping (WeightsMap). See WeightsMode.
+	Weights WeightsMode
 	// NoVerify makes LoadFile skip the per-tensor checksums, which read
 	// the whole file (and so pull every cold expert into the page cache);
 	// the header is always checked.
@@ -342,13 +352,19 @@ func (m *Model) Close() error {
 		m.restore()
 		m.restore = nil
 	}
+	var err error
 	if m.closer != nil {
-		err := m.closer.Close()
+		err = m.closer.Close()
 		m.closer = nil
 		m.Embed.Data = nil
-		return err
 	}
-	return nil
+	if m.copied != nil {
+		if m.releaseCopied != nil {
+			err = errors.Join(err, m.releaseCopied(m.copied))
+		}
+		m.copied, m.releaseCopied = nil, nil
+	}
+	return err
 }
 
 // matrices returns a pointer to every packed matrix of the model, in model

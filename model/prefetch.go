@@ -43,11 +43,12 @@ func PrefetchDefault() bool { return os.Getenv(PrefetchEnv) != "0" }
 
 // SetPrefetch turns expert prefetch on or off and returns whether it is
 // on: it can be only for a model whose weights are mapped from a model
-// file (LoadFile, which turns it on unless KTUNE_PREFETCH=0), on Linux
+// file (LoadFile, which turns it on unless KTUNE_PREFETCH=0), not copied
+// out of it (LoadOptions.Weights), on Linux
 // and macOS; for other models it removes any hook and returns false.
 func (m *Model) SetPrefetch(on bool) bool {
 	_, mapped := m.closer.(*kfile.File)
-	on = on && mapped && prefetchSupported
+	on = on && mapped && m.copied == nil && prefetchSupported
 	for l := range m.Layers {
 		if b := m.Layers[l].MoE; b != nil {
 			b.Prefetch = nil

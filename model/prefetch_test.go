@@ -13,7 +13,8 @@ import (
 	"github.com/ktune/ktune/internal/mapfile"
 )
 
-// TestPrefetch: a model file's MoE blocks prefetch (where the OS can),
+// TestPrefetch: a mapped model file's MoE blocks prefetch (where the OS
+// can; a copied one's never),
 // each call naming exactly the experts the tokens routed to in that
 // layer; the logits are bit-identical with prefetch on and off; heap
 // models (a checkpoint folder, Random) never get a hook.
@@ -21,7 +22,15 @@ func TestPrefetch(t *testing.T) {
 	for _, c := range loadTiny(t) {
 		t.Run(c.f.Name(), func(t *testing.T) {
 			path := convertTiny(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
-			m, err := LoadFile(path, LoadOptions{})
+			mc, err := LoadFile(path, LoadOptions{Weights: WeightsCopy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mc.Prefetching() || mc.SetPrefetch(true) {
+				t.Error("weights copied into memory: prefetch on")
+			}
+			mc.Close()
+			m, err := LoadFile(path, LoadOptions{Weights: WeightsMap})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,3 +24,12 @@ func Map(f *os.File, size int64) (data []byte, release func([]byte) error, err e
 	}
 	return data, nil, nil
 }
+
+// Anon returns size bytes of zeroed memory (the Go heap here); release is
+// nil.
+func Anon(size int) (data []byte, release func([]byte) error, err error) {
+	if size == 0 {
+		return nil, nil, nil
+	}
+	return make([]byte, size), nil, nil
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"unsafe"
 
 	"github.com/ktune/ktune/internal/mapfile"
 	"github.com/ktune/ktune/internal/pool"
@@ -71,6 +72,19 @@ func (f *File) Size() int64 { return f.Header.FileSize }
 
 // Bytes returns a tensor's bytes (a view of the mapping).
 func (f *File) Bytes(t *Tensor) []byte { return f.data[t.Offset : t.Offset+t.Size : t.Offset+t.Size] }
+
+// Offset reports whether b is a view of the mapping (as Bytes gives),
+// and if so the file offset it starts at.
+func (f *File) Offset(b []byte) (int64, bool) {
+	if len(b) == 0 || len(f.data) == 0 {
+		return 0, false
+	}
+	base, p := uintptr(unsafe.Pointer(unsafe.SliceData(f.data))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < base || p-base+uintptr(len(b)) > uintptr(len(f.data)) {
+		return 0, false
+	}
+	return int64(p - base), true
+}
 
 // VerifyTensor checks one tensor's checksum, then that its values (or a
 // quantized matrix's scales) are finite (CheckFinite).

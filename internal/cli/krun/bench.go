@@ -47,6 +47,7 @@ type BenchOptions struct {
 	Format    string
 	Ops       bool
 	NoVerify  bool
+	Load      string
 	// NoWarmup skips the untimed run before each test (llama-bench's
 	// --no-warmup).
 	NoWarmup bool
@@ -161,6 +162,9 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			if _, err := cacheDType(opts.CacheDType); err != nil {
 				return err
 			}
+			if _, err := loadMode(opts.Load); err != nil {
+				return err
+			}
 			if opts.LockHot < 0 {
 				return cli.Usagef("bench: --lock-hot %d; want 0 or more", opts.LockHot)
 			}
@@ -186,6 +190,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
 	fl.BoolVar(&opts.Ops, "ops", false, "add a per-op breakdown of a decode token against each op's roof")
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums and scale checks: a corrupt file then fails later, or gives NaN logits")
+	fl.StringVar(&opts.Load, "load", "auto", loadUsage)
 	fl.BoolVar(&opts.NoWarmup, "no-warmup", false, "skip the untimed run before each test (as llama-bench's --no-warmup)")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to `FILE` (samples outside them are labelled krun=setup)")
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped) instead of the heap")
@@ -399,7 +404,11 @@ func runBench(o *BenchOptions) error {
 		prefetch := m.Prefetching()
 		if !o.Synthetic {
 			state := map[bool]string{false: "off", true: "on"}[prefetch]
-			fmt.Fprintf(o.Err, "krun: %s: expert prefetch %s\n", name, state)
+			where := "mapped"
+			if n := m.WeightsCopied(); n > 0 {
+				where = "copied into memory (" + cli.HumanBytes(n) + ")"
+			}
+			fmt.Fprintf(o.Err, "krun: %s: weights %s, expert prefetch %s\n", name, where, state)
 		}
 		if err := o.lockHot(m); err != nil {
 			m.Close()
@@ -753,7 +762,8 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	opt := model.LoadOptions{NoVerify: o.NoVerify || o.verified, CacheSpillDir: o.CacheSpill, CacheDType: cdt,
+	load, _ := loadMode(o.Load)
+	opt := model.LoadOptions{NoVerify: o.NoVerify || o.verified, Weights: load, CacheSpillDir: o.CacheSpill, CacheDType: cdt,
 		AvailableMemory: availableMemory(), GGUFRepack: repack}
 	if o.Synthetic {
 		cfg, err := o.synthConfig(o.Layers)

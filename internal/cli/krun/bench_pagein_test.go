@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestBenchPageIns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, off := range []bool{false, true} {
-		args := []string{out, "-p", "4", "-n", "2", "-t", "1", "-r", "1"}
+		args := []string{out, "--load", "map", "-p", "4", "-n", "2", "-t", "1", "-r", "1"}
 		if off {
 			args = append(args, "--no-prefetch")
 		}
@@ -87,6 +88,14 @@ func TestBenchPageIns(t *testing.T) {
 				t.Errorf("%s: page-in fields missing: %+v", r.Test, r)
 			}
 		}
+	}
+
+	// copied into memory: no prefetch, said so; a bad --load is a usage error
+	if _, stderr := benchJSON(t, nil, out, "--load", "copy", "-p", "4", "-n", "0", "-t", "1", "-r", "1"); !strings.Contains(stderr, "weights copied into memory") || !strings.Contains(stderr, "expert prefetch off") {
+		t.Errorf("--load copy: stderr says %q", stderr)
+	}
+	if _, _, err := run(t, "bench", out, "--load", "heap", "-p", "4", "-n", "0"); cli.ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--load") {
+		t.Errorf("--load heap: %v (exit %d), want a usage error naming --load", err, cli.ExitCode(err))
 	}
 
 	// csv: the old columns, then the new ones

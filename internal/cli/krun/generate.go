@@ -41,6 +41,7 @@ type GenerateOptions struct {
 	IgnoreEOS bool
 	Lock      int
 	NoVerify  bool
+	Load      string
 	// CacheSpill is a folder for the MLA cache's file-backed pages ("": heap).
 	CacheSpill string
 	// CacheDType is --cache-dtype.
@@ -95,6 +96,9 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Model = args[0]
 			if _, err := cacheDType(opts.CacheDType); err != nil {
+				return err
+			}
+			if _, err := loadMode(opts.Load); err != nil {
 				return err
 			}
 			opts.set = map[string]bool{}
@@ -154,6 +158,7 @@ func NewCmdGenerate(f *cli.Factory, runF func(*GenerateOptions) error) *cobra.Co
 	fl.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "do not stop at end-of-sequence tokens")
 	fl.IntVar(&opts.Lock, "lock-hot", 0, "mlock each MoE layer's N most-routed experts after the prompt")
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums and scale checks (they read the whole file): a corrupt file then fails later, or gives NaN logits")
+	fl.StringVar(&opts.Load, "load", "auto", loadUsage)
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA cache in a file in `DIR` (mapped; for very long contexts)")
 	fl.StringVar(&opts.CacheDType, "cache-dtype", "bf16", cacheDTypeUsage)
 	return cmd
@@ -394,7 +399,8 @@ func runGenerate(o *GenerateOptions) error {
 	if gguf && !o.set["dtype"] {
 		preset = "" // the file's own types
 	}
-	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill, CacheDType: cdt, GGUFRepack: repack})
+	load, _ := loadMode(o.Load)
+	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, Weights: load, CacheSpillDir: o.CacheSpill, CacheDType: cdt, GGUFRepack: repack})
 	if err != nil {
 		return err
 	}

@@ -239,5 +239,17 @@ func cacheDType(s string) (kernel.DType, error) {
 	return "", cli.Usagef("--cache-dtype %q: want f32, bf16 or q8", s)
 }
 
+// loadMode parses --load.
+func loadMode(s string) (model.WeightsMode, error) {
+	w, err := model.ParseWeightsMode(s)
+	if err != nil {
+		return "", cli.Usagef("--load %q: want auto, map or copy", s)
+	}
+	return w, nil
+}
+
+// loadUsage is --load's help.
+const loadUsage = "where a .kt file's weights live: copy (into memory, on huge pages where Linux has them: faster to stream), map (read in place from the page cache: nothing copied, larger-than-RAM models run) or auto (copy when they fit in the available memory beside the caches, else map)"
+
 // cacheDTypeUsage is --cache-dtype's help.
 const cacheDTypeUsage = "MLA latent cache format: f32, bf16 (half the bytes per cached token, as llama.cpp's f16 cache) or q8"

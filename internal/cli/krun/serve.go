@@ -40,6 +40,7 @@ type ServeOptions struct {
 	Tokenizer    string
 	GGUFRepack   string
 	NoVerify     bool
+	Load         string
 
 	set   map[string]bool  // flags given on the command line
 	ctx   context.Context  // tests: ends the server (default: SIGINT or SIGTERM)
@@ -120,6 +121,7 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "tokenizer folder (default a GGUF file's own, or MODEL's folder)")
 	fl.StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage)
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums and scale checks (they read the whole file): a corrupt file then fails later, or gives NaN logits")
+	fl.StringVar(&opts.Load, "load", "auto", loadUsage)
 	return cmd
 }
 
@@ -148,6 +150,9 @@ func (o *ServeOptions) check() error {
 	}
 	o.mem = mem
 	if _, err := cacheDType(o.CacheDType); err != nil {
+		return err
+	}
+	if _, err := loadMode(o.Load); err != nil {
 		return err
 	}
 	if _, err := presetOptions(o.DType); err != nil {
@@ -273,7 +278,8 @@ func runServe(o *ServeOptions) error {
 		case <-loaded:
 		}
 	}()
-	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, CacheSpillDir: o.CacheSpill,
+	load, _ := loadMode(o.Load)
+	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, Weights: load, CacheSpillDir: o.CacheSpill,
 		CacheDType: cdt, GGUFRepack: repack, MaxSeqs: o.Parallel, MaxTokens: ctxLen})
 	close(loaded)
 	if err != nil {
