@@ -459,6 +459,63 @@ func cgroupQuota(src *Source) (float64, string, error) {
 	return best, from, nil
 }
 
+// cgroupMemAvailable is the memory this process's cgroups let it still
+// allocate: at its cgroup and every ancestor that limits memory (v2
+// memory.max; v1 memory.limit_in_bytes below 2⁶⁰), the limit less the
+// usage (memory.current; memory.usage_in_bytes) plus the usage's
+// reclaimable page cache (inactive_file in memory.stat; v1
+// total_inactive_file), at least 0; the least of them. false where no
+// cgroup limits memory: MemAvailable, which a container reads from the
+// host, does not see a container's limit.
+func cgroupMemAvailable(src *Source) (int64, bool) {
+	text, ok := src.readFile("/proc/self/cgroup")
+	if !ok {
+		return 0, false
+	}
+	best, found := int64(0), false
+	consider := func(limit, usage int64, stat, key string) {
+		free := limit - usage
+		if st, ok := src.readFile(stat); ok {
+			for _, line := range strings.Split(st, "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == key {
+					if v, err := strconv.ParseInt(f[1], 10, 64); err == nil && v > 0 {
+						free += min(v, usage)
+					}
+				}
+			}
+		}
+		free = max(free, 0)
+		if !found || free < best {
+			best, found = free, true
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) != 3 || !strings.HasPrefix(parts[2], "/") {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "": // v2
+			for _, d := range ancestors("/sys/fs/cgroup", parts[2]) {
+				limit, ok1 := src.readInt(d + "/memory.max") // "max": no limit, not an int
+				usage, ok2 := src.readInt(d + "/memory.current")
+				if ok1 && ok2 && limit > 0 {
+					consider(limit, usage, d+"/memory.stat", "inactive_file")
+				}
+			}
+		case slices.Contains(strings.Split(parts[1], ","), "memory"): // v1
+			for _, d := range ancestors("/sys/fs/cgroup/memory", parts[2]) {
+				limit, ok1 := src.readInt(d + "/memory.limit_in_bytes")
+				usage, ok2 := src.readInt(d + "/memory.usage_in_bytes")
+				if ok1 && ok2 && limit > 0 && limit < 1<<60 {
+					consider(limit, usage, d+"/memory.stat", "total_inactive_file")
+				}
+			}
+		}
+	}
+	return best, found
+}
+
 // ancestors lists mnt+cg, then each parent folder up to mnt itself (none
 // for a path longer than PATH_MAX or deeper than 64 levels: no real cgroup
 // is, and a corrupt one must not cost a file read per level).

@@ -19,7 +19,8 @@ func osProbe(src *Source) {
 }
 
 // AvailableMemory returns the memory the OS says can be allocated without
-// swapping (MemAvailable), or 0 when unknown.
+// swapping (MemAvailable), or less where this process's cgroups limit
+// memory (cgroupMemAvailable: a container's limit), or 0 when unknown.
 func AvailableMemory() int64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
@@ -28,6 +29,9 @@ func AvailableMemory() int64 {
 	_, avail, err := parseMeminfo(string(b))
 	if err != nil {
 		return 0
+	}
+	if cg, ok := cgroupMemAvailable(&Source{FS: os.DirFS("/")}); ok && cg < avail {
+		return cg
 	}
 	return avail
 }
