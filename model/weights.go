@@ -29,8 +29,9 @@ type WeightsMode string
 const (
 	// WeightsAuto copies when the copy fits in the available memory beside
 	// the budget the memory check makes (caches included), with a tenth
-	// to spare, and maps otherwise (and where the available memory is
-	// unknown).
+	// to spare, and maps otherwise, and where the available memory is
+	// unknown (macOS). Where files are not mapped (mapfile.Supported
+	// false: Windows) the weights are in memory already, as read.
 	WeightsAuto WeightsMode = ""
 	// WeightsMap reads the matrices in place from the file's mapping.
 	WeightsMap WeightsMode = "map"
@@ -63,8 +64,8 @@ func (m *Model) WeightsCopied() int64 { return int64(len(m.copied)) }
 // placeWeights copies m's packed matrices out of f's mapping as
 // opt.Weights says (after loadFile: every check made, m.mem budgeted).
 func (m *Model) placeWeights(f *kfile.File, opt LoadOptions) error {
-	if opt.Weights == WeightsMap {
-		return nil
+	if opt.Weights == WeightsMap || !mapfile.Supported {
+		return nil // mapped as asked, or read into memory already (mapfile.Map)
 	}
 	type view struct {
 		off int64
