@@ -22,8 +22,9 @@ import (
 // miss walks two page tables. Copied into anonymous memory advised for
 // transparent huge pages (Linux), the same matrices stream with one TLB
 // entry per 2 MiB: measured on a 2-vCPU KVM guest (2-layer checkpoint,
-// q4-all, 4 alternating runs), pp64 +20–25% at 1 thread and +35–40% at 2,
-// tg16 +15–20%, and far less spread between runs.
+// q4-all, `krun bench -p 64 -n 16 -t 1,2 -r 4`, --load map and auto
+// alternating, 2 rounds), pp64 at 1 thread 340–394 → 570–700 tokens/s and
+// tg16 41–42 → 60–69, with far less spread between samples.
 type WeightsMode string
 
 const (
