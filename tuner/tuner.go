@@ -174,27 +174,7 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 	}
 	defer j.Close()
 
-	var units []unit
-	for _, w := range ws {
-		simd := false // a class of w has a candidate other than the pure-Go ones
-		for _, c := range opt.Classes {
-			simd = simd || !pureGoOnly(kernel.Candidates(w.Op, w.DType, []kernel.Class{c}))
-		}
-		for _, c := range opt.Classes {
-			cands := kernel.Candidates(w.Op, w.DType, []kernel.Class{c})
-			if len(cands) == 0 || simd && pureGoOnly(cands) {
-				// nothing to tune, or only the pure-Go variants where
-				// another allowed class has SIMD ones: they never win
-				// (e.g. the f32 class of q5 and the K formats, whose SIMD
-				// kernels are int8act), and the engine's default choice
-				// serves them if that class is the only one allowed
-				continue
-			}
-			for _, t := range opt.Threads {
-				units = append(units, unit{w, c, t})
-			}
-		}
-	}
+	units := planUnits(ws, opt.Classes, opt.Threads)
 	if opt.Only != "" {
 		for _, u := range units { // the re-tuned ops start afresh
 			if _, ok := done[u.key()]; !ok {
@@ -388,6 +368,33 @@ func numaNote(nodes []cpu.Node) string {
 		return fmt.Sprintf("%d nodes: memory policy (local, interleave, bind) tuned per multi-threaded entry", n)
 	}
 	return "one node: memory policy not tuned (nothing to choose)"
+}
+
+// planUnits lists what a run measures: each workload in each allowed
+// accuracy class that has candidates, at each thread count. A class whose
+// only candidates are the pure-Go variants is left out when another allowed
+// class of the workload has SIMD ones: they never win (e.g. the f32 class
+// of q5 and the K formats, whose SIMD kernels are int8act), and the
+// engine's default choice serves them if that class is the only one
+// allowed.
+func planUnits(ws []Workload, classes []kernel.Class, threads []int) []unit {
+	var units []unit
+	for _, w := range ws {
+		simd := false // a class of w has a candidate other than the pure-Go ones
+		for _, c := range classes {
+			simd = simd || !pureGoOnly(kernel.Candidates(w.Op, w.DType, []kernel.Class{c}))
+		}
+		for _, c := range classes {
+			cands := kernel.Candidates(w.Op, w.DType, []kernel.Class{c})
+			if len(cands) == 0 || simd && pureGoOnly(cands) {
+				continue
+			}
+			for _, t := range threads {
+				units = append(units, unit{w, c, t})
+			}
+		}
+	}
+	return units
 }
 
 // pureGoOnly reports whether every candidate is a pure-Go variant
