@@ -110,7 +110,9 @@ func BenchmarkMoE(b *testing.B) {
 // BenchmarkMoEMatmulID is the grouped matmul alone, shaped like ggml's
 // MUL_MAT_ID perf case (test-backend-ops): 256 experts of [m×k], top-8, n
 // tokens with fixed random ids, so the same experts are touched every run
-// (the "in cache" regime of the peer's figures):
+// (the "in cache" regime of the peer's figures; at q8 one token's 8
+// experts are 20 MB, and from 8 tokens up the experts touched outgrow the
+// caches, as the peer's do):
 // op=matmul_id/dtype=<dt>/n=<n>/e=256/k=8/m=<m>/c=<k>/threads=<t>.
 func BenchmarkMoEMatmulID(b *testing.B) {
 	const E, K = 256, 8
@@ -118,7 +120,7 @@ func BenchmarkMoEMatmulID(b *testing.B) {
 		for _, mk := range [][2]int{{1024, 2304}, {2304, 1024}} {
 			NO, C := mk[0], mk[1]
 			var ws []*quant.Matrix
-			for _, n := range []int{1, 8, 512} {
+			for _, n := range []int{1, 8, 64, 512} {
 				for threads := 1; threads <= 2; threads++ {
 					b.Run(fmt.Sprintf("op=matmul_id/dtype=%s/n=%d/e=%d/k=%d/m=%d/c=%d/threads=%d", dt, n, E, K, NO, C, threads), func(b *testing.B) {
 						r := rand.New(rand.NewPCG(7, 8))
