@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,5 +79,45 @@ func TestCheckFinite(t *testing.T) {
 	var in *InputError
 	if !errors.As(inputErr(errors.New("x")), &in) || inputErr(nil) != nil {
 		t.Error("inputErr")
+	}
+}
+
+// TestKOverflowHint: the range a K format's overflow error says fits is
+// what packs (the limit lies within 5% of it): weights spanning 0.9 of it
+// pack, 1.1 of it are refused with the same hint. A hint off by the 63 of
+// the 6-bit codes, the format's levels or a factor of 2 fails one side.
+func TestKOverflowHint(t *testing.T) {
+	const n, k = 16, 256
+	re := regexp.MustCompile(`a range of about ([0-9.e+]+) fits`)
+	for _, dt := range []kernel.DType{kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K} {
+		pack := func(v float32) error {
+			_, err := packRows(dt, n, k, 1, false, func(dst []float32, r0, r1 int) error {
+				for i := range dst {
+					dst[i] = float32(i%7) - 3
+				}
+				dst[5*k+100] = v
+				return nil
+			})
+			return err
+		}
+		err := pack(3e9)
+		if err == nil {
+			t.Fatalf("%s: weights of 3e9 packed", dt)
+		}
+		m := re.FindStringSubmatch(err.Error())
+		if m == nil || !strings.Contains(err.Error(), "row 5") {
+			t.Fatalf("%s: %v, want row 5 and the range that fits", dt, err)
+		}
+		hint, perr := strconv.ParseFloat(m[1], 64)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		if err := pack(float32(0.9 * hint)); err != nil {
+			t.Errorf("%s: a range of 0.9 × the hint %g is refused: %v", dt, hint, err)
+		}
+		err = pack(float32(1.1 * hint))
+		if err == nil || !strings.Contains(err.Error(), m[0]) {
+			t.Errorf("%s: a range of 1.1 × the hint %g: %v, want refused with the same hint", dt, hint, err)
+		}
 	}
 }
