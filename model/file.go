@@ -310,6 +310,19 @@ func VerifyFile(f *kfile.File, threads int) error {
 	return err
 }
 
+// CheckTable makes VerifyFile's checks but for the packed weights' (no
+// checksums, no scale checks; LoadFile's with LoadOptions.NoVerify): the
+// stored config, the meta's weight formats, the tensor table against the
+// config, and the small raw tensors' values, which it reads. Its errors are
+// LoadFile's, as InputErrors.
+func CheckTable(f *kfile.File) error {
+	m, err := checkFile(f, &LoadOptions{Threads: 1, NoVerify: true})
+	if m != nil {
+		m.Close()
+	}
+	return err
+}
+
 func loadFile(f *kfile.File, opt LoadOptions) (*Model, error) {
 	m, err := checkFile(f, &opt)
 	if err != nil {

@@ -35,12 +35,14 @@ func NewCmdInfo(f *cli.Factory, runF func(*InfoOptions) error) *cobra.Command {
 			Print a model file's header (format version, config, weight formats)
 			and, per tensor group, its bytes and how many of them are resident in
 			RAM now (mincore) versus only on disk: the file is mmap'd, so experts
-			no token has routed to stay on disk until touched. --verify makes
-			every check generate's loading makes (this reads, and so pages in,
-			the whole file): every tensor's CRC32C and finite values, the
-			stored config, and the tensor table against it (every tensor
-			present, of the config's shape, in the formats the header names,
-			none extra).
+			no token has routed to stay on disk until touched. It refuses a file
+			whose stored config or tensor table contradicts itself (a tensor
+			missing, extra, of the wrong shape, or in a format other than the
+			header names) or whose small unpacked tensors (norms, biases) are not
+			finite, as loading would, without reading the packed weights.
+			--verify makes every check generate's loading makes (this reads,
+			and so pages in, the whole file): every tensor's CRC32C and finite
+			values too.
 		`) + exitCodes,
 		Example: "  krun info kimi-q4.kt\n  krun info kimi-q4.kt --verify -o md",
 		Args:    cobra.ExactArgs(1),
@@ -107,29 +109,7 @@ func runInfo(o *InfoOptions) error {
 	if err != nil {
 		return &cli.UsageError{Err: err}
 	}
-	if o.Verify { // before any output: a refused file prints one error line
-		if err := model.VerifyFile(f, o.Threads); err != nil {
-			return &cli.UsageError{Err: err}
-		}
-	}
-	fmt.Fprintf(o.Out, "%s: ktune model file v%d, %s, %d tensors, data from byte %d, alignment %d\n",
-		o.Model, h.Version, cli.HumanBytes(h.FileSize), len(h.Table.Tensors), h.DataStart, h.Table.Alignment)
-	fmt.Fprintf(o.Out, "config: %d layers (%d KDA, %d MLA), hidden %d, %d experts (top %d), vocab %d; %s parameters\n",
-		cfg.NumHiddenLayers, cfg.NumKDALayers(), cfg.NumMLALayers(), cfg.HiddenSize, cfg.NumExperts, cfg.NumExpertsPerToken,
-		cfg.VocabSize, paramsLabel(cfg.ParamCount().Total))
-	keys := make([]string, 0, len(h.Table.Meta))
-	for k := range h.Table.Meta {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var meta []string
-	for _, k := range keys {
-		meta = append(meta, k+"="+h.Table.Meta[k])
-	}
-	fmt.Fprintf(o.Out, "meta: %s\n", strings.Join(meta, " "))
-	if o.Verify {
-		fmt.Fprintln(o.Out, "verified: every tensor's checksum and values, and the tensor table against the config")
-	}
+	// residency first: the checks below read the small raw tensors
 	type agg struct {
 		n, bytes, res int64
 		dtypes        []string
@@ -157,6 +137,32 @@ func runInfo(o *InfoOptions) error {
 		if !slices.Contains(a.dtypes, t.DType) {
 			a.dtypes = append(a.dtypes, t.DType)
 		}
+	}
+	// before any output: a refused file prints one error line
+	check := model.CheckTable // the header, the table, the small raw tensors
+	if o.Verify {
+		check = func(f *kfile.File) error { return model.VerifyFile(f, o.Threads) }
+	}
+	if err := check(f); err != nil {
+		return &cli.UsageError{Err: err}
+	}
+	fmt.Fprintf(o.Out, "%s: ktune model file v%d, %s, %d tensors, data from byte %d, alignment %d\n",
+		o.Model, h.Version, cli.HumanBytes(h.FileSize), len(h.Table.Tensors), h.DataStart, h.Table.Alignment)
+	fmt.Fprintf(o.Out, "config: %d layers (%d KDA, %d MLA), hidden %d, %d experts (top %d), vocab %d; %s parameters\n",
+		cfg.NumHiddenLayers, cfg.NumKDALayers(), cfg.NumMLALayers(), cfg.HiddenSize, cfg.NumExperts, cfg.NumExpertsPerToken,
+		cfg.VocabSize, paramsLabel(cfg.ParamCount().Total))
+	keys := make([]string, 0, len(h.Table.Meta))
+	for k := range h.Table.Meta {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var meta []string
+	for _, k := range keys {
+		meta = append(meta, k+"="+h.Table.Meta[k])
+	}
+	fmt.Fprintf(o.Out, "meta: %s\n", strings.Join(meta, " "))
+	if o.Verify {
+		fmt.Fprintln(o.Out, "verified: every tensor's checksum and values, and the tensor table against the config")
 	}
 	var rows [][]string
 	pct := func(r, b int64) string {

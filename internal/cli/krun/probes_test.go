@@ -420,6 +420,16 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "info/verify-meta-dtype", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
 			return replaceInHeader(t, `"dtype.experts":"q8"`, `"dtype.experts":"q4"`)
 		}), Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 2, Err: "stored as q8, but the header's formats say q4"},
+		// ---- info without --verify: the header, the tensor table and the small raw tensors
+		{Name: "info/missing-tensor", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"model.norm.weight"`, `"model.norm.weighx"`)
+		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `tensor "model.norm.weight": missing from the file`},
+		{Name: "info/meta-dtype", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"dtype.experts":"q8"`, `"dtype.experts":"q4"`)
+		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: "stored as q8, but the header's formats say q4"},
+		{Name: "info/nan-raw", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte {
+			return setKTValue("model.layers.3.self_attn.kv_a_layernorm.weight", 0, inf)
+		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `kv_a_layernorm.weight": value +Inf at index 0`},
 		{Name: "info/verify-nan", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte {
 			return setKTValue("model.layers.3.self_attn.kv_a_layernorm.weight", 0, inf)
 		}), Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 2, Err: `kv_a_layernorm.weight": value +Inf at index 0`},
