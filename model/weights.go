@@ -127,6 +127,9 @@ func (m *Model) placeWeights(f *kfile.File, opt LoadOptions) error {
 		}
 	})
 	for i, v := range views {
+		// the file's pages of the copy leave the resident set (they stay
+		// in the page cache): RSS counted both before
+		mapfile.Drop(*v.q)
 		*v.q = dst[i]
 	}
 	m.copied, m.releaseCopied = mem, release
