@@ -190,6 +190,11 @@ func FromBytes(path string, data []byte) (*File, error) {
 
 // openPart maps (or reads) and parses one file.
 func openPart(path string) (*part, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, ioError(path, "cannot open file", err)
+	} else if k := mapfile.NotRegular(st.Mode()); k != "" && !st.IsDir() {
+		return nil, errorf(path, "", "", "is %s, not a GGUF file", k) // (a pipe's open would wait)
+	}
 	osf, err := os.Open(path)
 	if err != nil {
 		return nil, ioError(path, "cannot open file", err)

@@ -21,6 +21,11 @@ type File struct {
 // Open maps path read-only and parses its header. The mapping stays until
 // Close; tensors' bytes are views of it, paged in from disk when touched.
 func Open(path string) (*File, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("kfile: %w", err)
+	} else if k := mapfile.NotRegular(st.Mode()); k != "" && !st.IsDir() {
+		return nil, errorf(path, "is %s, not a model file", k) // (a pipe's open would wait)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("kfile: %w", err)

@@ -197,6 +197,9 @@ func withPreset(opt model.LoadOptions, name string) (model.LoadOptions, error) {
 // a model file's (so that an empty or foreign .gguf file gets the GGUF
 // reader's message); else it is read as a .kt model file.
 func isGGUF(path string) bool {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return false // (a named pipe's open would wait for a writer)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
