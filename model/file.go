@@ -361,10 +361,13 @@ func checkFileErr(f *kfile.File, optp *LoadOptions) (*Model, error) {
 	}
 	meta := f.Header.Table.Meta
 	for _, fd := range dtypeFields(&opt) {
-		stored := kernel.DType(meta[fd.key])
+		v, ok := meta[fd.key]
+		stored := kernel.DType(v)
 		switch {
-		case stored == "":
+		case !ok:
 			return nil, fmt.Errorf("model: %s: the header has no %q entry in its meta; not written by krun convert?", f.Path, fd.key)
+		case stored != AsStored && !weightDType(stored):
+			return nil, fmt.Errorf("model: %s: the header's meta entry %q is %q, not a weight format (%s)", f.Path, fd.key, v, weightDTypes)
 		case *fd.p != "" && *fd.p != stored:
 			return nil, fmt.Errorf("model: %s stores %s as %s, but %s was asked for; convert the checkpoint again to change formats", f.Path, fd.key, stored, *fd.p)
 		}

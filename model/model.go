@@ -242,6 +242,18 @@ func (o *LoadOptions) expertDType(l int) kernel.DType {
 	return o.ExpertDType
 }
 
+// weightDTypes lists the weight formats a model's matrices may have.
+const weightDTypes = "f32, bf16, q8, q6k, q6, q5k, q5, q4k, q4, q3k, q3, q2"
+
+// weightDType reports whether dt is one of weightDTypes.
+func weightDType(dt kernel.DType) bool {
+	switch dt {
+	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
+		return true
+	}
+	return false
+}
+
 // expertsMixed reports whether ExpertDTypeByLayer gives some MoE layer of
 // cfg a format other than ExpertDType.
 func (o *LoadOptions) expertsMixed(cfg *arch.Config) bool {
@@ -275,10 +287,8 @@ func (o *LoadOptions) defaults(cfg *arch.Config) error {
 		o.QuantSearch = true
 	}
 	for _, dt := range []kernel.DType{o.DType, o.GateDType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType} {
-		switch dt {
-		case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, AsStored, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
-		default:
-			return fmt.Errorf("model: weight dtype %q not supported (f32, bf16, q8, q6k, q6, q5k, q5, q4k, q4, q3k, q3, q2)", dt)
+		if !weightDType(dt) && dt != AsStored {
+			return fmt.Errorf("model: weight dtype %q not supported (%s)", dt, weightDTypes)
 		}
 	}
 	if err := o.checkGroupDTypes(cfg); err != nil {

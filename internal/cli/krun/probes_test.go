@@ -427,6 +427,12 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "info/meta-dtype", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
 			return replaceInHeader(t, `"dtype.experts":"q8"`, `"dtype.experts":"q4"`)
 		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: "stored as q8, but the header's formats say q4"},
+		{Name: "info/meta-dtype-unknown", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"dtype.experts":"q8"`, `"dtype.experts":"zz"`)
+		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `m.kt: the header's meta entry "dtype.experts" is "zz", not a weight format (f32, bf16,`},
+		{Name: "info/meta-dtype-empty", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"dtype.experts":"q8"`, `"dtype.experts":""  `)
+		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `the header's meta entry "dtype.experts" is "", not a weight format`},
 		{Name: "info/nan-raw", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte {
 			return setKTValue("model.layers.3.self_attn.kv_a_layernorm.weight", 0, inf)
 		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `kv_a_layernorm.weight": value +Inf at index 0`},
