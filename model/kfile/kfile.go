@@ -18,7 +18,8 @@
 // ParseHeader checks everything it can without reading tensor data: the
 // magic, version, lengths, header checksum, and every table entry (known
 // layout and dtype, size matching its shape, aligned, inside the file, no
-// overlaps). Verify checks the tensors' checksums.
+// overlaps, nothing after the last tensor). Verify checks the tensors'
+// checksums.
 package kfile
 
 import (
@@ -280,6 +281,11 @@ func (h *Header) checkTable() error {
 		if p.Offset+p.Size > q.Offset {
 			return fmt.Errorf("tensor table: %q [%d, %d) overlaps %q at %d", p.Name, p.Offset, p.Offset+p.Size, q.Name, q.Offset)
 		}
+	}
+	// the file ends with the last tensor (Write pads only before a tensor)
+	last := &ts[order[len(order)-1]]
+	if end := last.Offset + last.Size; end < h.FileSize {
+		return fmt.Errorf("%d extra bytes after the last tensor (%q ends at %d; the file has %d bytes): a model file ends with its last tensor", h.FileSize-end, last.Name, end, h.FileSize)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package kfile
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,25 @@ func TestWriteOpen(t *testing.T) {
 	}
 }
 
+// TestTrailingBytes: bytes after the last tensor are refused, naming the
+// file and how many; the file Write leaves ends with its last tensor.
+func TestTrailingBytes(t *testing.T) {
+	path, b := smallFile(t)
+	for _, n := range []int{1, 7, Alignment} {
+		if err := os.WriteFile(path, append(bytes.Clone(b), make([]byte, n)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := Open(path)
+		if err == nil {
+			f.Close()
+			t.Fatalf("%d trailing bytes accepted", n)
+		}
+		if want := fmt.Sprintf("kfile: %s: %d extra bytes after the last tensor", path, n); !strings.Contains(err.Error(), want) {
+			t.Errorf("%d trailing bytes: %v, want %q", n, err, want)
+		}
+	}
+}
+
 // FuzzParseHeader: no input makes the parser panic, and whatever it
 // accepts is consistent (every tensor inside the file, aligned, of the
 // size its shape implies).
@@ -99,15 +119,22 @@ func FuzzParseHeader(f *testing.F) {
 			}
 			return
 		}
+		ends := false
 		for i := range h.Table.Tensors {
 			x := &h.Table.Tensors[i]
 			want, err := ExpectedSize(x)
 			if err != nil || want != x.Size || x.Offset < h.DataStart || x.Offset+x.Size > int64(len(data)) || x.Offset%h.Table.Alignment != 0 {
 				t.Fatalf("accepted a bad entry %+v (%v)", x, err)
 			}
+			if x.Offset+x.Size == int64(len(data)) {
+				ends = true
+			}
 			if y, ok := h.Lookup(x.Name, x.Layout); !ok || y != x {
 				t.Fatalf("lookup of %q", x.Name)
 			}
+		}
+		if !ends {
+			t.Fatalf("accepted bytes after the last tensor")
 		}
 	})
 }

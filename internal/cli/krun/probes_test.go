@@ -445,6 +445,10 @@ func TestKrunProbes(t *testing.T) {
 					t.Errorf("no verification line: %s", stdout)
 				}
 			}},
+		{Name: "info/verify-trailing-bytes", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "m.kt", string(ktBytes)+"xxxxxxx") },
+			Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 2, Err: "m.kt: 7 extra bytes after the last tensor"},
+		{Name: "generate/kt-trailing-bytes", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "m.kt", string(ktBytes)+"\x00") },
+			Args: gen("--ids", "1"), Code: 2, Err: "m.kt: 1 extra bytes after the last tensor"},
 		{Name: "info/folder", Setup: ckpt, Args: []string{"info", "{dir}/m"}, Code: 2, Err: "is a folder"},
 		{Name: "info/bad-format", Setup: kt, Args: []string{"info", "{dir}/m.kt", "-o", "xml"}, Code: 2, Err: `-o "xml"`},
 		{Name: "info/threads-0", Setup: kt, Args: []string{"info", "{dir}/m.kt", "--verify", "--threads", "0"}, Code: 2, Err: "--threads 0"},
