@@ -1,7 +1,6 @@
 package kfile
 
 import (
-	"fmt"
 	"os"
 	"sync"
 	"unsafe"
@@ -22,18 +21,18 @@ type File struct {
 // Close; tensors' bytes are views of it, paged in from disk when touched.
 func Open(path string) (*File, error) {
 	if st, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("kfile: %w", err)
+		return nil, IOError(path, err)
 	} else if k := mapfile.NotRegular(st.Mode()); k != "" && !st.IsDir() {
 		return nil, errorf(path, "is %s, not a model file", k) // (a pipe's open would wait)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("kfile: %w", err)
+		return nil, IOError(path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("kfile: %w", err)
+		return nil, IOError(path, err)
 	}
 	if st.IsDir() {
 		return nil, errorf(path, "is a folder, not a model file")

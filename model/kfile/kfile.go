@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"math"
 	"math/bits"
 	"slices"
@@ -119,9 +120,25 @@ func formatCRC(c uint32) string { return fmt.Sprintf("%08x", c) }
 type Error struct {
 	Path string
 	Msg  string
+	Err  error // the cause of an I/O error (IOError), else nil
 }
 
 func (e *Error) Error() string { return "kfile: " + e.Path + ": " + e.Msg }
+
+// Unwrap returns the cause, so that errors.Is(err, fs.ErrNotExist) works
+// on Open's errors.
+func (e *Error) Unwrap() error { return e.Err }
+
+// IOError is err, from stating or opening path, as an Error that names the
+// file once: "kfile: x.kt: no such file or directory" (an *fs.PathError's
+// operation and path dropped).
+func IOError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &Error{Path: path, Msg: err.Error(), Err: err}
+}
 
 func errorf(path, format string, args ...any) error {
 	return &Error{Path: path, Msg: fmt.Sprintf(format, args...)}

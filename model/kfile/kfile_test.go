@@ -3,7 +3,9 @@ package kfile
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +97,16 @@ func TestTrailingBytes(t *testing.T) {
 		if want := fmt.Sprintf("kfile: %s: %d extra bytes after the last tensor", path, n); !strings.Contains(err.Error(), want) {
 			t.Errorf("%d trailing bytes: %v, want %q", n, err, want)
 		}
+	}
+}
+
+// TestOpenMissing: a missing file's error names it once, without the
+// syscall, and is still fs.ErrNotExist.
+func TestOpenMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "none.kt")
+	_, err := Open(path)
+	if want := "kfile: " + path + ": no such file or directory"; err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open: %v, want %q (fs.ErrNotExist)", err, want)
 	}
 }
 

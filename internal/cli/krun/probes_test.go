@@ -164,6 +164,17 @@ func replaceInHeader(t testing.TB, old, new string) func(h *kfile.Header, b []by
 	}
 }
 
+// missingModel checks that stderr is the one error for a model path name
+// (in the probe's folder) that does not exist, the same from every
+// command: "kfile: PATH: no such file or directory".
+func missingModel(name string) func(t testing.TB, dir, stdout, stderr string) {
+	return func(t testing.TB, dir, stdout, stderr string) {
+		if want := "Error: kfile: " + filepath.Join(dir, name) + ": no such file or directory\n"; stderr != want {
+			t.Errorf("stderr %q, want %q", stderr, want)
+		}
+	}
+}
+
 // TestKrunProbes runs krun against bad inputs: each must fail at once with
 // its exit code and one clear line, change no input and leave no file.
 func TestKrunProbes(t *testing.T) {
@@ -388,7 +399,7 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "generate/bad-cache-dtype", Setup: kt, Args: gen("--ids", "1", "--cache-dtype", "f16"), Code: 2, Err: "--cache-dtype"},
 		{Name: "generate/bad-dtype", Setup: ckpt, Args: []string{"generate", "{dir}/m", "--ids", "1", "--dtype", "q7"}, Code: 2, Err: "unknown preset"},
 		{Name: "generate/no-tokenizer", Setup: kt, Args: gen("--prompt", "hello"), Code: 2, Err: "--tokenizer"},
-		{Name: "generate/missing-model", Args: gen("--ids", "1"), Code: 2, Err: "no such file"},
+		{Name: "generate/missing-model", Args: gen("--ids", "1"), Code: 2, Check: missingModel("m.kt")},
 		{Name: "generate/unknown-flag", Setup: kt, Args: gen("--ids", "1", "--bogus"), Code: 2, Err: "unknown flag: --bogus"},
 		{Name: "generate/nan-norm-in-kt", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte { return setKTValue("model.norm.weight", 2, nan) }),
 			Args: gen("--ids", "1"), Code: 2, Err: `m.kt: tensor "model.norm.weight": value NaN at index 2`},
@@ -449,6 +460,7 @@ func TestKrunProbes(t *testing.T) {
 			Args: []string{"info", "{dir}/m.kt", "--verify"}, Code: 2, Err: "m.kt: 7 extra bytes after the last tensor"},
 		{Name: "generate/kt-trailing-bytes", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "m.kt", string(ktBytes)+"\x00") },
 			Args: gen("--ids", "1"), Code: 2, Err: "m.kt: 1 extra bytes after the last tensor"},
+		{Name: "info/missing-model", Args: []string{"info", "{dir}/none.kt"}, Code: 2, Check: missingModel("none.kt")},
 		{Name: "info/folder", Setup: ckpt, Args: []string{"info", "{dir}/m"}, Code: 2, Err: "is a folder"},
 		{Name: "info/bad-format", Setup: kt, Args: []string{"info", "{dir}/m.kt", "-o", "xml"}, Code: 2, Err: `-o "xml"`},
 		{Name: "info/threads-0", Setup: kt, Args: []string{"info", "{dir}/m.kt", "--verify", "--threads", "0"}, Code: 2, Err: "--threads 0"},
@@ -496,7 +508,7 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "bench/bad-prompt-list", Args: []string{"bench", "--synthetic", "-p", "64,x"}, Code: 2, Err: `"x" is not a count`, Timeout: fast},
 		{Name: "bench/bad-threads", Args: []string{"bench", "--synthetic", "-t", "0"}, Code: 2, Err: "bad thread count", Timeout: fast},
 		{Name: "bench/bad-dtype", Args: []string{"bench", "--synthetic", "--dtype", "q4,q9"}, Code: 2, Err: "unknown preset", Timeout: fast},
-		{Name: "bench/missing-model", Args: []string{"bench", "{dir}/none.kt"}, Code: 2, Err: "no such file", Timeout: fast},
+		{Name: "bench/missing-model", Args: []string{"bench", "{dir}/none.kt"}, Code: 2, Timeout: fast, Check: missingModel("none.kt")},
 		{Name: "bench/cpuprofile-unwritable", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "f", "x") },
 			Args: []string{"bench", "--synthetic", "--cpuprofile", "{dir}/f/p.pprof"}, Code: 2, Err: "not writable", Timeout: fast},
 		// ---- calibrate: flags, the prompts file, the output, before loading
@@ -517,7 +529,7 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "calibrate/out-is-prompts", Setup: ids("1,2"), Args: []string{"calibrate", "{dir}/m", "--prompts", "{dir}/p", "--ids", "-o", "{dir}/p"}, Code: 2, Err: "is the input"},
 		{Name: "calibrate/out-folder-missing", Setup: ids("1,2"), Args: []string{"calibrate", "{dir}/m", "--prompts", "{dir}/p", "--ids", "-o", "{dir}/none/o.imatrix"}, Code: 2, Err: "does not exist"},
 		{Name: "calibrate/missing-model", Setup: func(t testing.TB, dir string) { clitest.WriteFile(t, dir, "p", "1,2") },
-			Args: calib(), Code: 2, Err: "no such file"},
+			Args: calib(), Code: 2, Check: missingModel("m")},
 		{Name: "calibrate/ok", Setup: ids("1,2,3,4,5,6\n\n7,8,9\n"), Args: calib("--ctx", "4", "-t", "1"), Code: 0, Creates: []string{"o.imatrix"},
 			Check: func(t testing.TB, dir, stdout, stderr string) {
 				for _, w := range []string{"on 2 prompts, 7 tokens (1 cut to --ctx 4)", "covered ", "experts never routed", "wrote "} {

@@ -141,11 +141,13 @@ func parseDType(flag, s string) (kernel.DType, error) {
 	return "", fmt.Errorf("--%s %q: want f32, bf16, q8, q6k, q6, q5k, q5, q4k, q4, q3k, q3 or q2", flag, s)
 }
 
-// isModelFile reports whether path is a model file (else a checkpoint folder).
+// isModelFile reports whether path is a model file (else a checkpoint
+// folder). A missing path's error is info's: "kfile: x.kt: no such file or
+// directory".
 func isModelFile(path string) (bool, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return false, err
+		return false, kfile.IOError(path, err)
 	}
 	return !st.IsDir(), nil
 }
