@@ -31,8 +31,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"math"
 	"math/bits"
+	"reflect"
 	"slices"
 
 	"github.com/ktune/ktune/internal/kernel"
@@ -240,12 +242,50 @@ func ParseHeader(path string, data []byte, fileSize int64) (*Header, error) {
 	dec := json.NewDecoder(bytes.NewReader(data[PrefixLen+c : end]))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h.Table); err != nil {
-		return nil, errorf(path, "corrupt tensor table: %v", err)
+		return nil, errorf(path, "corrupt tensor table: %v", tableError(data[PrefixLen+c:end], err))
 	}
 	if err := h.checkTable(); err != nil {
 		return nil, errorf(path, "%v", err)
 	}
 	return h, nil
+}
+
+// tableError words the table decoder's type error in the format's terms:
+// a meta entry by its key, a field by its JSON name and the JSON it needs
+// (not Go's field and type names).
+func tableError(table []byte, err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	if te.Field == "meta" {
+		var m struct {
+			Meta map[string]json.RawMessage `json:"meta"`
+		}
+		if json.Unmarshal(table, &m) != nil {
+			return fmt.Errorf("meta is a JSON %s; want an object of strings", te.Value)
+		}
+		for _, k := range slices.Sorted(maps.Keys(m.Meta)) {
+			var s string
+			if json.Unmarshal(m.Meta[k], &s) != nil {
+				return fmt.Errorf("meta entry %q is %.40s; every meta value must be a JSON string", k, m.Meta[k])
+			}
+		}
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int64:
+		want = "an integer"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Slice:
+		want = "an array"
+	case reflect.Map, reflect.Struct:
+		want = "an object"
+	}
+	return fmt.Errorf("field %q is a JSON %s; want %s", te.Field, te.Value, want)
 }
 
 // checkTable checks every entry against the layout rules and the file's

@@ -110,6 +110,55 @@ func TestOpenMissing(t *testing.T) {
 	}
 }
 
+// withTable rebuilds a file's header around a new tensor table (its
+// checksum recomputed), keeping the tensors where they are.
+func withTable(t *testing.T, b []byte, table string) []byte {
+	t.Helper()
+	h, err := ParseHeader("m.kt", b, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := h.Table.Tensors[0].Offset
+	out := make([]byte, PrefixLen, first)
+	copy(out, b[:PrefixLen])
+	binary.LittleEndian.PutUint64(out[24:], uint64(len(table)))
+	out = append(append(out, h.Config...), table...)
+	binary.LittleEndian.PutUint32(out[12:], Checksum(out[16:]))
+	if int64(len(out)) > first {
+		t.Fatalf("table too long")
+	}
+	return append(append(out, make([]byte, first-int64(len(out)))...), b[first:]...)
+}
+
+// TestTableTypeErrors: a value of the wrong JSON type in the tensor table
+// is named by its key (a meta entry by name) and the JSON it needs, in the
+// format's words, not Go's.
+func TestTableTypeErrors(t *testing.T) {
+	_, b := smallFile(t)
+	h, err := ParseHeader("m.kt", b, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := string(b[PrefixLen+len(h.Config) : h.DataStart])
+	for _, c := range []struct{ old, new, want string }{
+		{`"k":"v"`, `"k":5`, `kfile: m.kt: corrupt tensor table: meta entry "k" is 5; every meta value must be a JSON string`},
+		{`"k":"v"`, `"k":{"a":[1]}`, `meta entry "k" is {"a":[1]}; every meta value must be a JSON string`},
+		{`"k":"v"`, `"j":"x","k":true`, `meta entry "k" is true;`},
+		{`"meta":{"k":"v"}`, `"meta":[1]`, `meta is a JSON array; want an object of strings`},
+		{`"alignment":4096`, `"alignment":"4096"`, `field "alignment" is a JSON string; want an integer`},
+		{`"shape":[20,40]`, `"shape":{}`, `field "tensors.shape" is a JSON object; want an array`},
+	} {
+		if !strings.Contains(table, c.old) {
+			t.Fatalf("%s not in %s", c.old, table)
+		}
+		bad := withTable(t, b, strings.Replace(table, c.old, c.new, 1))
+		_, err := ParseHeader("m.kt", bad, int64(len(bad)))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "Go ") {
+			t.Errorf("%s: %v, want %q", c.new, err, c.want)
+		}
+	}
+}
+
 // FuzzParseHeader: no input makes the parser panic, and whatever it
 // accepts is consistent (every tensor inside the file, aligned, of the
 // size its shape implies).

@@ -444,6 +444,9 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "info/meta-dtype-empty", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
 			return replaceInHeader(t, `"dtype.experts":"q8"`, `"dtype.experts":""  `)
 		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `the header's meta entry "dtype.experts" is "", not a weight format`},
+		{Name: "info/meta-not-a-string", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, `"dtype":"q8"`, `"dtype":5   `)
+		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `m.kt: corrupt tensor table: meta entry "dtype" is 5; every meta value must be a JSON string`},
 		{Name: "info/nan-raw", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte {
 			return setKTValue("model.layers.3.self_attn.kv_a_layernorm.weight", 0, inf)
 		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `kv_a_layernorm.weight": value +Inf at index 0`},
