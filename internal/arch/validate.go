@@ -17,9 +17,9 @@ const (
 	maxTensors = 1 << 24 // checkpoint tensors implied by the config
 )
 
-// FieldError is one problem with one config key. Validate joins them (with
-// errors.Join), so errors.As on its result finds the first; the message of the
-// joined error has one line per problem.
+// FieldError is one problem with one config key. Validate returns them all
+// as one error (errors.As on it finds the first) whose message has one line
+// per problem and names the source once, on the first.
 type FieldError struct {
 	Source string // the config's Source, e.g. the path of config.json
 	Key    string // config.json key, nested keys joined with '.'
@@ -57,7 +57,8 @@ func (v *validator) size(key string, val, limit int) bool {
 
 // Validate checks that c describes a Kimi Linear model this package (and the
 // engine) supports. It reports every problem it finds, one per line, each
-// naming c.Source and the config key; it returns nil when there is none.
+// naming the config key, the first also c.Source; it returns nil when there
+// is none.
 //
 // Unsupported variants are rejected with a message saying so: query LoRA
 // (q_lora_rank set), RoPE in MLA (mla_use_nope false), softmax routing,
@@ -162,8 +163,35 @@ func (c *Config) Validate() error {
 			v.add("num_experts", "the sizes imply more than %d checkpoint tensors", maxTensors)
 		}
 	}
-	return errors.Join(v.errs...)
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return problems(v.errs)
 }
+
+// problems is Validate's error: every FieldError of one config, one line
+// each, the source named on the first line only ("SOURCE: key: msg", then
+// "key: msg"), so that the lines joined into one do not repeat it.
+type problems []error
+
+func (p problems) Error() string {
+	var b strings.Builder
+	for i, err := range p {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		first, ok0 := p[0].(*FieldError)
+		if fe, ok := err.(*FieldError); ok && ok0 && i > 0 && fe.Source == first.Source {
+			b.WriteString(fe.Key + ": " + fe.Msg)
+		} else {
+			b.WriteString(err.Error())
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems, for errors.As and errors.Is.
+func (p problems) Unwrap() []error { return p }
 
 // validateMoE checks the mixture-of-experts keys of a config with experts.
 func (v *validator) validateMoE(c *Config) {

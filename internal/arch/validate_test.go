@@ -149,8 +149,8 @@ func TestValidateErrors(t *testing.T) {
 				t.Error("Parse returned a config with an error")
 			}
 			msg := err.Error()
-			if want := badSource + ": " + tc.key + ": "; !strings.Contains(msg, want) {
-				t.Errorf("error does not name source and key (%q):\n%s", want, msg)
+			if !namesKey(msg, tc.key) {
+				t.Errorf("error does not name source and key (%q, %q):\n%s", badSource, tc.key, msg)
 			}
 			for _, s := range tc.substr {
 				if !strings.Contains(msg, s) {
@@ -216,10 +216,26 @@ func TestValidateReportsAll(t *testing.T) {
 		t.Errorf("got %d lines, want %d:\n%s", len(lines), len(keys), err)
 	}
 	for _, k := range keys {
-		if !strings.Contains(err.Error(), badSource+": "+k+": ") {
+		if !namesKey(err.Error(), k) {
 			t.Errorf("missing %s:\n%s", k, err)
 		}
 	}
+	// the source is named once, on the first line, so that the lines
+	// joined into one (cli.OneLine) do not repeat it
+	if n := strings.Count(err.Error(), badSource); n != 1 || !strings.HasPrefix(lines[0], badSource+": ") {
+		t.Errorf("the source is named %d times, want once, first:\n%s", n, err)
+	}
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Source != badSource || fe.Key == "" {
+		t.Errorf("errors.As(*FieldError) = %+v", fe)
+	}
+}
+
+// namesKey reports whether msg, Validate's or Parse's error for badSource,
+// starts with the source and has a line for key.
+func namesKey(msg, key string) bool {
+	return strings.HasPrefix(msg, badSource+": ") &&
+		(strings.HasPrefix(msg, badSource+": "+key+": ") || strings.Contains(msg, "\n"+key+": "))
 }
 
 func TestValidateAccepts(t *testing.T) {

@@ -293,6 +293,13 @@ func TestKrunProbes(t *testing.T) {
 		}, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "hidden_size: missing, null or 0; must be a positive integer; "},
 		{Name: "convert/config-wrong-vocab", Setup: cfgWith(func(m map[string]any) { m["vocab_size"] = 1000 }),
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "does not match"},
+		{Name: "convert/config-kda-layers", Setup: cfgWith(func(m map[string]any) { m["linear_attn_config"].(map[string]any)["kda_layers"] = []int{9, 2, 3} }),
+			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2,
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if n := strings.Count(stderr, "config.json"); n != 1 || !strings.Contains(stderr, "config.json: linear_attn_config.kda_layers: [9] out of range 1..4; linear_attn_config: layers [1]") {
+					t.Errorf("want config.json named once, then both problems: %s", stderr)
+				}
+			}},
 		{Name: "convert/config-string-layers", Setup: cfgWith(func(m map[string]any) { m["num_hidden_layers"] = "four" }),
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt"}, Code: 2, Err: "num_hidden_layers"},
 		{Name: "convert/truncated-safetensors", Setup: func(t testing.TB, dir string) {
@@ -447,6 +454,15 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "info/meta-not-a-string", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
 			return replaceInHeader(t, `"dtype":"q8"`, `"dtype":5   `)
 		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `m.kt: corrupt tensor table: meta entry "dtype" is 5; every meta value must be a JSON string`},
+		{Name: "info/config-kda-layers", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
+			return replaceInHeader(t, "\"kda_layers\": [\n      1,", "\"kda_layers\": [\n      9,")
+		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2,
+			Err: "m.kt (stored config.json): linear_attn_config.kda_layers: [9] out of range 1..4; linear_attn_config: layers [1] (1-based) are in neither",
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if n := strings.Count(stderr, "(stored config.json)"); n != 1 {
+					t.Errorf("the stored config named %d times: %s", n, stderr)
+				}
+			}},
 		{Name: "info/nan-raw", Setup: ktWith(func(testing.TB) func(*kfile.Header, []byte) []byte {
 			return setKTValue("model.layers.3.self_attn.kv_a_layernorm.weight", 0, inf)
 		}), Args: []string{"info", "{dir}/m.kt"}, Code: 2, Err: `kv_a_layernorm.weight": value +Inf at index 0`},
