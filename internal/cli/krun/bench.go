@@ -159,6 +159,11 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			if opts.Synthetic && (opts.Layers < 1 || opts.Layers > 27) {
 				return cli.Usagef("bench: --layers %d; a synthetic model has 1 to 27 layers", opts.Layers)
 			}
+			for _, f := range []string{"load", "no-verify", "gguf-repack"} {
+				if opts.Synthetic && cmd.Flags().Changed(f) {
+					return cli.Usagef("bench: --%s is for a model file; --synthetic builds random weights in memory and loads no file", f)
+				}
+			}
 			if _, err := cacheDType(opts.CacheDType); err != nil {
 				return err
 			}

@@ -522,6 +522,11 @@ func TestKrunProbes(t *testing.T) {
 			t.Cleanup(func() { availableMemory = old })
 		}, Args: []string{"bench", "--synthetic", "--layers", "20", "--dtype", "q8"}, Code: 2, Timeout: fast, Err: "presets that fit: q4 ("},
 		{Name: "bench/model-and-synthetic", Setup: kt, Args: []string{"bench", "{dir}/m.kt", "--synthetic"}, Code: 2, Err: "not both"},
+		{Name: "bench/synthetic-load", Args: []string{"bench", "--synthetic", "--load", "copy"}, Code: 2, Timeout: fast,
+			Err: "bench: --load is for a model file; --synthetic builds random weights in memory and loads no file"},
+		{Name: "bench/synthetic-load-auto", Args: []string{"bench", "--synthetic", "--load=auto"}, Code: 2, Err: "--load is for a model file", Timeout: fast},
+		{Name: "bench/synthetic-no-verify", Args: []string{"bench", "--synthetic", "--no-verify"}, Code: 2, Err: "--no-verify is for a model file", Timeout: fast},
+		{Name: "bench/synthetic-gguf-repack", Args: []string{"bench", "--synthetic", "--gguf-repack", "exact"}, Code: 2, Err: "--gguf-repack is for a model file", Timeout: fast},
 		{Name: "bench/bad-format", Args: []string{"bench", "--synthetic", "-o", "xml"}, Code: 2, Err: `-o "xml"`},
 		{Name: "bench/reps-0", Args: []string{"bench", "--synthetic", "-r", "0"}, Code: 2, Err: "-r 0"},
 		{Name: "bench/bad-prompt-list", Args: []string{"bench", "--synthetic", "-p", "64,x"}, Code: 2, Err: `"x" is not a count`, Timeout: fast},
