@@ -104,6 +104,19 @@ var vnniZ = [numKinds][]vnniKernel{
 		vnniQ6K_7x16, vnniQ6K_8x16, vnniQ6K_9x16, vnniQ6K_10x16, vnniQ6K_11x16, vnniQ6K_12x16},
 }
 
+// vnniZd[kind] is the AVX-512 two-stream kernel for one row (see
+// vnniPanelsDual), for the formats it speeds up. A 32768×2304 GEMV from
+// DRAM (BenchmarkKDecode and the like; Zen 5 VM, 3 alternating rounds,
+// median GB/s at 1 / 2 threads, one stream → two): q2 22 → 27 / 40 → 48,
+// q3 24 → 28 / 43 → 52, q4 26 → 27 / 45 → 51, q4 with a min 24 → 27 /
+// 42 → 48, q5 23 → 26 / 43 → 47, q6 25 → 25 / 41 → 46, q3k 24 → 29 / 48
+// → 55. The others stay on one stream: q8 25 → 24 / 51 → 45, q4k 30 →
+// 29 / 57 → 56, q5k 31 → 28 / 58 → 50, q6k 33 → 30 / 56 → 57 (those K
+// formats' one stream already reads near the one-stream ceiling, 34–36
+// GB/s at 1 thread).
+var vnniZd = [numKinds]vnniKernel{kindQ4: vnniQ4_1x16d, kindQ4Min: vnniQ4M_1x16d, kindQ3: vnniQ3_1x16d,
+	kindQ6: vnniQ6_1x16d, kindQ2: vnniQ2_1x16d, kindQ5: vnniQ5_1x16d, kindQ3K: vnniQ3K_1x16d}
+
 // nbParam: panels per block in the GEMM regime (weights reused from L2 by
 // every row tile).
 var nbParam = kernel.Param{Name: "nb", Doc: "panels per L2 block when M exceeds one row tile", Values: []int{1, 2, 4, 8, 16, 32}, Default: 8}
@@ -116,7 +129,7 @@ func init() {
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{4, 6, 8, 10, 12}, Default: 12},
 			nbParam}},
-		&impl{act: actInt8, panels: vnniPanels(&vnniZ), grain: 4, prep: vnniPrep})
+		&impl{act: actInt8, panels: vnniPanelsDual(&vnniZ, &vnniZd), grain: 4, prep: vnniPrep})
 }
 
 // vnniScratch is a worker's aux and xs (group-major) for one call.
@@ -181,7 +194,18 @@ func vnniPrep(a *args) {
 const vnniRowBytes = 256 << 10
 
 // vnniPanels is the panelFn over a kernel table (index: kind, then rows).
-func vnniPanels(tab *[numKinds][]vnniKernel) panelFn {
+func vnniPanels(tab *[numKinds][]vnniKernel) panelFn { return vnniPanelsDual(tab, nil) }
+
+// dualMinPanels is the fewest panels a two-stream call takes (a chosen
+// bound, not a measured one: shorter ranges stay on one stream).
+const dualMinPanels = 8
+
+// vnniPanelsDual is vnniPanels with, for one activation row, the
+// two-stream kernels dual (nil, or a nil entry: none): a worker's panels
+// (at least dualMinPanels) run as two halves side by side, and an odd
+// panel alone. (One stream reads ~13% below the read ceiling: 34–36
+// against 38–41 GB/s on one core of the Zen 5 VM.)
+func vnniPanelsDual(tab *[numKinds][]vnniKernel, dual *[numKinds]vnniKernel) panelFn {
 	return func(a *args, p0, p1, worker int, prm kernel.Values) {
 		kind := weightKind(a.w)
 		ks := tab[kind]
@@ -210,6 +234,13 @@ func vnniPanels(tab *[numKinds][]vnniKernel) panelFn {
 			nb = p1 - p0
 		}
 		pb := a.w.PanelBytes()
+		if h := (p1 - p0) / 2; a.m == 1 && dual != nil && dual[kind] != nil && 2*h >= dualMinPanels {
+			dual[kind](&a.w.Data[p0*pb], h, ng, &a.xq[0], a.kp, &aux[0], 4, &xs[0], &a.y[p0*pr-a.ycol], a.ldy, a.acc)
+			p0 += 2 * h
+			if p0 == p1 {
+				return
+			}
+		}
 		for g0 := 0; g0 < a.m; g0 += group {
 			gm := min(group, a.m-g0)
 			tiles := (gm + mr - 1) / mr

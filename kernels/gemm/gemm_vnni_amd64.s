@@ -4268,6 +4268,141 @@ vnniQ4_12x16_stored:
 	VZEROUPPER
 	RET
 
+// func vnniQ4_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
+TEXT ·vnniQ4_1x16d(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VPBROADCASTD BX, Z0
+
+vnniQ4_1x16d_panel:
+	MOVQ   np+8(FP), BX
+	MOVQ   ng+16(FP), SI
+	IMUL3Q $0x00000120, SI, SI
+	IMULQ  SI, BX
+	ADDQ   AX, BX
+	MOVQ   xq+24(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+vnniQ4_1x16d_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	VPBROADCASTD  (DI), Z3
+	VMOVDQU32     (AX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST (SI), Z4, Z3
+	VPDPBUSD.BCST 4(SI), Z5, Z3
+	VMOVDQU32     64(AX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 8(SI), Z4, Z3
+	VPDPBUSD.BCST 12(SI), Z5, Z3
+	VMOVDQU32     128(AX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 16(SI), Z4, Z3
+	VPDPBUSD.BCST 20(SI), Z5, Z3
+	VMOVDQU32     192(AX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 24(SI), Z4, Z3
+	VPDPBUSD.BCST 28(SI), Z5, Z3
+	VCVTPH2PS     256(AX), Z4
+	VCVTDQ2PS     Z3, Z3
+	VMULPS.BCST   (R8), Z3, Z3
+	VFMADD231PS   Z3, Z4, Z1
+	ADDQ          $0x00000120, AX
+	PREFETCHT0    2048(BX)
+	PREFETCHT0    2112(BX)
+	PREFETCHT0    2176(BX)
+	PREFETCHT0    2240(BX)
+	PREFETCHT0    2304(BX)
+	VPBROADCASTD  (DI), Z3
+	VMOVDQU32     (BX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST (SI), Z4, Z3
+	VPDPBUSD.BCST 4(SI), Z5, Z3
+	VMOVDQU32     64(BX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 8(SI), Z4, Z3
+	VPDPBUSD.BCST 12(SI), Z5, Z3
+	VMOVDQU32     128(BX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 16(SI), Z4, Z3
+	VPDPBUSD.BCST 20(SI), Z5, Z3
+	VMOVDQU32     192(BX), Z4
+	VPSRLW        $0x04, Z4, Z5
+	VPANDD        Z0, Z4, Z4
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 24(SI), Z4, Z3
+	VPDPBUSD.BCST 28(SI), Z5, Z3
+	VCVTPH2PS     256(BX), Z4
+	VCVTDQ2PS     Z3, Z3
+	VMULPS.BCST   (R8), Z3, Z3
+	VFMADD231PS   Z3, Z4, Z2
+	ADDQ          $0x00000120, BX
+	ADDQ          $0x20, SI
+	ADDQ          R9, DI
+	ADDQ          R9, R8
+	DECQ          R10
+	JNZ           vnniQ4_1x16d_group
+	MOVQ          ldy+72(FP), BX
+	SHLQ          $0x02, BX
+	MOVQ          DX, BX
+	MOVB          acc+80(FP), SI
+	TESTB         SI, SI
+	JZ            vnniQ4_1x16d_store
+	VADDPS        (BX), Z1, Z1
+	VMOVUPS       Z1, (BX)
+	JMP           vnniQ4_1x16d_stored
+
+vnniQ4_1x16d_store:
+	VMOVUPS Z1, (BX)
+
+vnniQ4_1x16d_stored:
+	MOVQ    np+8(FP), BX
+	SHLQ    $0x06, BX
+	ADDQ    DX, BX
+	MOVQ    ldy+72(FP), SI
+	SHLQ    $0x02, SI
+	MOVB    acc+80(FP), SI
+	TESTB   SI, SI
+	JZ      vnniQ4_1x16d_storeB
+	VADDPS  (BX), Z2, Z2
+	VMOVUPS Z2, (BX)
+	JMP     vnniQ4_1x16d_storedB
+
+vnniQ4_1x16d_storeB:
+	VMOVUPS Z2, (BX)
+
+vnniQ4_1x16d_storedB:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ4_1x16d_panel
+	VZEROUPPER
+	RET
+
 // func vnniQ4M_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4M_1x16(SB), NOSPLIT, $0-81
@@ -6526,6 +6661,145 @@ vnniQ4M_12x16_stored:
 	VZEROUPPER
 	RET
 
+// func vnniQ4M_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
+TEXT ·vnniQ4M_1x16d(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VPBROADCASTD BX, Z0
+
+vnniQ4M_1x16d_panel:
+	MOVQ   np+8(FP), BX
+	MOVQ   ng+16(FP), SI
+	IMUL3Q $0x00000140, SI, SI
+	IMULQ  SI, BX
+	ADDQ   AX, BX
+	MOVQ   xq+24(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+
+vnniQ4M_1x16d_group:
+	PREFETCHT0       2048(AX)
+	PREFETCHT0       2112(AX)
+	PREFETCHT0       2176(AX)
+	PREFETCHT0       2240(AX)
+	PREFETCHT0       2304(AX)
+	VPXORD           Z3, Z3, Z3
+	VMOVDQU32        (AX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    (SI), Z4, Z3
+	VPDPBUSD.BCST    4(SI), Z5, Z3
+	VMOVDQU32        64(AX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    8(SI), Z4, Z3
+	VPDPBUSD.BCST    12(SI), Z5, Z3
+	VMOVDQU32        128(AX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    16(SI), Z4, Z3
+	VPDPBUSD.BCST    20(SI), Z5, Z3
+	VMOVDQU32        192(AX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    24(SI), Z4, Z3
+	VPDPBUSD.BCST    28(SI), Z5, Z3
+	VCVTPH2PS        256(AX), Z4
+	VCVTPH2PS        288(AX), Z5
+	VCVTDQ2PS        Z3, Z3
+	VMULPS.BCST      (R8), Z3, Z3
+	VFMADD231PS      Z3, Z4, Z1
+	VFMADD231PS.BCST (DI), Z5, Z1
+	ADDQ             $0x00000140, AX
+	PREFETCHT0       2048(BX)
+	PREFETCHT0       2112(BX)
+	PREFETCHT0       2176(BX)
+	PREFETCHT0       2240(BX)
+	PREFETCHT0       2304(BX)
+	VPXORD           Z3, Z3, Z3
+	VMOVDQU32        (BX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    (SI), Z4, Z3
+	VPDPBUSD.BCST    4(SI), Z5, Z3
+	VMOVDQU32        64(BX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    8(SI), Z4, Z3
+	VPDPBUSD.BCST    12(SI), Z5, Z3
+	VMOVDQU32        128(BX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    16(SI), Z4, Z3
+	VPDPBUSD.BCST    20(SI), Z5, Z3
+	VMOVDQU32        192(BX), Z4
+	VPSRLW           $0x04, Z4, Z5
+	VPANDD           Z0, Z4, Z4
+	VPANDD           Z0, Z5, Z5
+	VPDPBUSD.BCST    24(SI), Z4, Z3
+	VPDPBUSD.BCST    28(SI), Z5, Z3
+	VCVTPH2PS        256(BX), Z4
+	VCVTPH2PS        288(BX), Z5
+	VCVTDQ2PS        Z3, Z3
+	VMULPS.BCST      (R8), Z3, Z3
+	VFMADD231PS      Z3, Z4, Z2
+	VFMADD231PS.BCST (DI), Z5, Z2
+	ADDQ             $0x00000140, BX
+	ADDQ             $0x20, SI
+	ADDQ             R9, DI
+	ADDQ             R9, R8
+	DECQ             R10
+	JNZ              vnniQ4M_1x16d_group
+	MOVQ             ldy+72(FP), BX
+	SHLQ             $0x02, BX
+	MOVQ             DX, BX
+	MOVB             acc+80(FP), SI
+	TESTB            SI, SI
+	JZ               vnniQ4M_1x16d_store
+	VADDPS           (BX), Z1, Z1
+	VMOVUPS          Z1, (BX)
+	JMP              vnniQ4M_1x16d_stored
+
+vnniQ4M_1x16d_store:
+	VMOVUPS Z1, (BX)
+
+vnniQ4M_1x16d_stored:
+	MOVQ    np+8(FP), BX
+	SHLQ    $0x06, BX
+	ADDQ    DX, BX
+	MOVQ    ldy+72(FP), SI
+	SHLQ    $0x02, SI
+	MOVB    acc+80(FP), SI
+	TESTB   SI, SI
+	JZ      vnniQ4M_1x16d_storeB
+	VADDPS  (BX), Z2, Z2
+	VMOVUPS Z2, (BX)
+	JMP     vnniQ4M_1x16d_storedB
+
+vnniQ4M_1x16d_storeB:
+	VMOVUPS Z2, (BX)
+
+vnniQ4M_1x16d_storedB:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ4M_1x16d_panel
+	VZEROUPPER
+	RET
+
 // func vnniQ3_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ3_1x16(SB), NOSPLIT, $0-81
@@ -8751,6 +9025,149 @@ vnniQ3_12x16_stored:
 	ADDQ $0x40, DX
 	DECQ CX
 	JNZ  vnniQ3_12x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ3_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
+TEXT ·vnniQ3_1x16d(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ3_1x16d_panel:
+	MOVQ   np+8(FP), BX
+	MOVQ   ng+16(FP), SI
+	IMUL3Q $0x000000e0, SI, SI
+	IMULQ  SI, BX
+	ADDQ   AX, BX
+	MOVQ   xq+24(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+vnniQ3_1x16d_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	VPBROADCASTD  (DI), Z4
+	VMOVDQU32     128(AX), Z5
+	VMOVDQU32     (AX), Z6
+	VPANDD        Z0, Z6, Z7
+	VPDPBUSD.BCST (SI), Z7, Z4
+	VPSRLW        $0x03, Z6, Z7
+	VPANDD        Z0, Z7, Z7
+	VPDPBUSD.BCST 4(SI), Z7, Z4
+	VPSRLW        $0x06, Z6, Z6
+	VPSRLW        $0x04, Z5, Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 24(SI), Z6, Z4
+	VMOVDQU32     64(AX), Z6
+	VPANDD        Z0, Z6, Z7
+	VPDPBUSD.BCST 8(SI), Z7, Z4
+	VPSRLW        $0x03, Z6, Z7
+	VPANDD        Z0, Z7, Z7
+	VPDPBUSD.BCST 12(SI), Z7, Z4
+	VPSRLW        $0x06, Z6, Z6
+	VPSRLW        $0x05, Z5, Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 28(SI), Z6, Z4
+	VPANDD        Z0, Z5, Z6
+	VPDPBUSD.BCST 16(SI), Z6, Z4
+	VPSRLW        $0x03, Z5, Z5
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 20(SI), Z5, Z4
+	VCVTPH2PS     192(AX), Z5
+	VCVTDQ2PS     Z4, Z4
+	VMULPS.BCST   (R8), Z4, Z4
+	VFMADD231PS   Z4, Z5, Z2
+	ADDQ          $0x000000e0, AX
+	PREFETCHT0    2048(BX)
+	PREFETCHT0    2112(BX)
+	PREFETCHT0    2176(BX)
+	PREFETCHT0    2240(BX)
+	VPBROADCASTD  (DI), Z4
+	VMOVDQU32     128(BX), Z5
+	VMOVDQU32     (BX), Z6
+	VPANDD        Z0, Z6, Z7
+	VPDPBUSD.BCST (SI), Z7, Z4
+	VPSRLW        $0x03, Z6, Z7
+	VPANDD        Z0, Z7, Z7
+	VPDPBUSD.BCST 4(SI), Z7, Z4
+	VPSRLW        $0x06, Z6, Z6
+	VPSRLW        $0x04, Z5, Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 24(SI), Z6, Z4
+	VMOVDQU32     64(BX), Z6
+	VPANDD        Z0, Z6, Z7
+	VPDPBUSD.BCST 8(SI), Z7, Z4
+	VPSRLW        $0x03, Z6, Z7
+	VPANDD        Z0, Z7, Z7
+	VPDPBUSD.BCST 12(SI), Z7, Z4
+	VPSRLW        $0x06, Z6, Z6
+	VPSRLW        $0x05, Z5, Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 28(SI), Z6, Z4
+	VPANDD        Z0, Z5, Z6
+	VPDPBUSD.BCST 16(SI), Z6, Z4
+	VPSRLW        $0x03, Z5, Z5
+	VPANDD        Z0, Z5, Z5
+	VPDPBUSD.BCST 20(SI), Z5, Z4
+	VCVTPH2PS     192(BX), Z5
+	VCVTDQ2PS     Z4, Z4
+	VMULPS.BCST   (R8), Z4, Z4
+	VFMADD231PS   Z4, Z5, Z3
+	ADDQ          $0x000000e0, BX
+	ADDQ          $0x20, SI
+	ADDQ          R9, DI
+	ADDQ          R9, R8
+	DECQ          R10
+	JNZ           vnniQ3_1x16d_group
+	MOVQ          ldy+72(FP), BX
+	SHLQ          $0x02, BX
+	MOVQ          DX, BX
+	MOVB          acc+80(FP), SI
+	TESTB         SI, SI
+	JZ            vnniQ3_1x16d_store
+	VADDPS        (BX), Z2, Z2
+	VMOVUPS       Z2, (BX)
+	JMP           vnniQ3_1x16d_stored
+
+vnniQ3_1x16d_store:
+	VMOVUPS Z2, (BX)
+
+vnniQ3_1x16d_stored:
+	MOVQ    np+8(FP), BX
+	SHLQ    $0x06, BX
+	ADDQ    DX, BX
+	MOVQ    ldy+72(FP), SI
+	SHLQ    $0x02, SI
+	MOVB    acc+80(FP), SI
+	TESTB   SI, SI
+	JZ      vnniQ3_1x16d_storeB
+	VADDPS  (BX), Z3, Z3
+	VMOVUPS Z3, (BX)
+	JMP     vnniQ3_1x16d_storedB
+
+vnniQ3_1x16d_storeB:
+	VMOVUPS Z3, (BX)
+
+vnniQ3_1x16d_storedB:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ3_1x16d_panel
 	VZEROUPPER
 	RET
 
@@ -11015,6 +11432,153 @@ vnniQ6_12x16_stored:
 	ADDQ $0x40, DX
 	DECQ CX
 	JNZ  vnniQ6_12x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ6_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
+TEXT ·vnniQ6_1x16d(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x3f3f3f3f, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z1
+	MOVL         $0x0f0f0f0f, BX
+	VPBROADCASTD BX, Z2
+
+vnniQ6_1x16d_panel:
+	MOVQ   np+8(FP), BX
+	MOVQ   ng+16(FP), SI
+	IMUL3Q $0x000001a0, SI, SI
+	IMULQ  SI, BX
+	ADDQ   AX, BX
+	MOVQ   xq+24(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+
+vnniQ6_1x16d_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	PREFETCHT0    2432(AX)
+	VPBROADCASTD  (DI), Z5
+	VPANDD        (AX), Z0, Z6
+	VPDPBUSD.BCST (SI), Z6, Z5
+	VPANDD        64(AX), Z0, Z6
+	VPDPBUSD.BCST 4(SI), Z6, Z5
+	VPANDD        128(AX), Z0, Z6
+	VPDPBUSD.BCST 8(SI), Z6, Z5
+	VPANDD        192(AX), Z0, Z6
+	VPDPBUSD.BCST 12(SI), Z6, Z5
+	VPANDD        256(AX), Z0, Z6
+	VPDPBUSD.BCST 16(SI), Z6, Z5
+	VPANDD        320(AX), Z0, Z6
+	VPDPBUSD.BCST 20(SI), Z6, Z5
+	VPSRLW        $0x06, (AX), Z6
+	VPSRLW        $0x04, 64(AX), Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPSRLW        $0x02, 128(AX), Z7
+	VPTERNLOGD    $0xe4, Z2, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 24(SI), Z6, Z5
+	VPSRLW        $0x06, 192(AX), Z6
+	VPSRLW        $0x04, 256(AX), Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPSRLW        $0x02, 320(AX), Z7
+	VPTERNLOGD    $0xe4, Z2, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 28(SI), Z6, Z5
+	VCVTPH2PS     384(AX), Z6
+	VCVTDQ2PS     Z5, Z5
+	VMULPS.BCST   (R8), Z5, Z5
+	VFMADD231PS   Z5, Z6, Z3
+	ADDQ          $0x000001a0, AX
+	PREFETCHT0    2048(BX)
+	PREFETCHT0    2112(BX)
+	PREFETCHT0    2176(BX)
+	PREFETCHT0    2240(BX)
+	PREFETCHT0    2304(BX)
+	PREFETCHT0    2368(BX)
+	PREFETCHT0    2432(BX)
+	VPBROADCASTD  (DI), Z5
+	VPANDD        (BX), Z0, Z6
+	VPDPBUSD.BCST (SI), Z6, Z5
+	VPANDD        64(BX), Z0, Z6
+	VPDPBUSD.BCST 4(SI), Z6, Z5
+	VPANDD        128(BX), Z0, Z6
+	VPDPBUSD.BCST 8(SI), Z6, Z5
+	VPANDD        192(BX), Z0, Z6
+	VPDPBUSD.BCST 12(SI), Z6, Z5
+	VPANDD        256(BX), Z0, Z6
+	VPDPBUSD.BCST 16(SI), Z6, Z5
+	VPANDD        320(BX), Z0, Z6
+	VPDPBUSD.BCST 20(SI), Z6, Z5
+	VPSRLW        $0x06, (BX), Z6
+	VPSRLW        $0x04, 64(BX), Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPSRLW        $0x02, 128(BX), Z7
+	VPTERNLOGD    $0xe4, Z2, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 24(SI), Z6, Z5
+	VPSRLW        $0x06, 192(BX), Z6
+	VPSRLW        $0x04, 256(BX), Z7
+	VPTERNLOGD    $0xe4, Z1, Z7, Z6
+	VPSRLW        $0x02, 320(BX), Z7
+	VPTERNLOGD    $0xe4, Z2, Z7, Z6
+	VPANDD        Z0, Z6, Z6
+	VPDPBUSD.BCST 28(SI), Z6, Z5
+	VCVTPH2PS     384(BX), Z6
+	VCVTDQ2PS     Z5, Z5
+	VMULPS.BCST   (R8), Z5, Z5
+	VFMADD231PS   Z5, Z6, Z4
+	ADDQ          $0x000001a0, BX
+	ADDQ          $0x20, SI
+	ADDQ          R9, DI
+	ADDQ          R9, R8
+	DECQ          R10
+	JNZ           vnniQ6_1x16d_group
+	MOVQ          ldy+72(FP), BX
+	SHLQ          $0x02, BX
+	MOVQ          DX, BX
+	MOVB          acc+80(FP), SI
+	TESTB         SI, SI
+	JZ            vnniQ6_1x16d_store
+	VADDPS        (BX), Z3, Z3
+	VMOVUPS       Z3, (BX)
+	JMP           vnniQ6_1x16d_stored
+
+vnniQ6_1x16d_store:
+	VMOVUPS Z3, (BX)
+
+vnniQ6_1x16d_stored:
+	MOVQ    np+8(FP), BX
+	SHLQ    $0x06, BX
+	ADDQ    DX, BX
+	MOVQ    ldy+72(FP), SI
+	SHLQ    $0x02, SI
+	MOVB    acc+80(FP), SI
+	TESTB   SI, SI
+	JZ      vnniQ6_1x16d_storeB
+	VADDPS  (BX), Z4, Z4
+	VMOVUPS Z4, (BX)
+	JMP     vnniQ6_1x16d_storedB
+
+vnniQ6_1x16d_storeB:
+	VMOVUPS Z4, (BX)
+
+vnniQ6_1x16d_storedB:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ6_1x16d_panel
 	VZEROUPPER
 	RET
 
@@ -13321,6 +13885,151 @@ vnniQ2_12x16_stored:
 	ADDQ $0x40, DX
 	DECQ CX
 	JNZ  vnniQ2_12x16_panel
+	VZEROUPPER
+	RET
+
+// func vnniQ2_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, MMX+
+TEXT ·vnniQ2_1x16d(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0xfff0fff0, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ2_1x16d_panel:
+	MOVQ   np+8(FP), BX
+	MOVQ   ng+16(FP), SI
+	IMUL3Q $0x000000a0, SI, SI
+	IMULQ  SI, BX
+	ADDQ   AX, BX
+	MOVQ   xq+24(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+vnniQ2_1x16d_group:
+	PREFETCHT0        2048(AX)
+	PREFETCHT0        2112(AX)
+	PREFETCHT0        2176(AX)
+	VPXORD            Z4, Z4, Z4
+	VMOVDQU32         (AX), Z5
+	VPANDD            Z0, Z5, Z6
+	VPDPBUSD.BCST     (SI), Z6, Z4
+	VPSRLW            $0x02, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     4(SI), Z6, Z4
+	VPSRLW            $0x04, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     8(SI), Z6, Z4
+	VPSRLW            $0x06, Z5, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     12(SI), Z5, Z4
+	VMOVDQU32         64(AX), Z5
+	VPANDD            Z0, Z5, Z6
+	VPDPBUSD.BCST     16(SI), Z6, Z4
+	VPSRLW            $0x02, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     20(SI), Z6, Z4
+	VPSRLW            $0x04, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     24(SI), Z6, Z4
+	VPSRLW            $0x06, Z5, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     28(SI), Z5, Z4
+	VPANDD            128(AX), Y1, Y5
+	VCVTPH2PS         Y5, Z5
+	VPMOVZXWD         128(AX), Z6
+	VPANDND           Z6, Z1, Z6
+	VCVTDQ2PS         Z6, Z6
+	VFMSUB213PS       Z5, Z5, Z6
+	VCVTDQ2PS         Z4, Z4
+	VMULPS.BCST       (R8), Z4, Z4
+	VFMADD231PS       Z4, Z5, Z2
+	VFNMADD231PS.BCST (DI), Z6, Z2
+	ADDQ              $0x000000a0, AX
+	PREFETCHT0        2048(BX)
+	PREFETCHT0        2112(BX)
+	PREFETCHT0        2176(BX)
+	VPXORD            Z4, Z4, Z4
+	VMOVDQU32         (BX), Z5
+	VPANDD            Z0, Z5, Z6
+	VPDPBUSD.BCST     (SI), Z6, Z4
+	VPSRLW            $0x02, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     4(SI), Z6, Z4
+	VPSRLW            $0x04, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     8(SI), Z6, Z4
+	VPSRLW            $0x06, Z5, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     12(SI), Z5, Z4
+	VMOVDQU32         64(BX), Z5
+	VPANDD            Z0, Z5, Z6
+	VPDPBUSD.BCST     16(SI), Z6, Z4
+	VPSRLW            $0x02, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     20(SI), Z6, Z4
+	VPSRLW            $0x04, Z5, Z6
+	VPANDD            Z0, Z6, Z6
+	VPDPBUSD.BCST     24(SI), Z6, Z4
+	VPSRLW            $0x06, Z5, Z5
+	VPANDD            Z0, Z5, Z5
+	VPDPBUSD.BCST     28(SI), Z5, Z4
+	VPANDD            128(BX), Y1, Y5
+	VCVTPH2PS         Y5, Z5
+	VPMOVZXWD         128(BX), Z6
+	VPANDND           Z6, Z1, Z6
+	VCVTDQ2PS         Z6, Z6
+	VFMSUB213PS       Z5, Z5, Z6
+	VCVTDQ2PS         Z4, Z4
+	VMULPS.BCST       (R8), Z4, Z4
+	VFMADD231PS       Z4, Z5, Z3
+	VFNMADD231PS.BCST (DI), Z6, Z3
+	ADDQ              $0x000000a0, BX
+	ADDQ              $0x20, SI
+	ADDQ              R9, DI
+	ADDQ              R9, R8
+	DECQ              R10
+	JNZ               vnniQ2_1x16d_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, BX
+	MOVB              acc+80(FP), SI
+	TESTB             SI, SI
+	JZ                vnniQ2_1x16d_store
+	VADDPS            (BX), Z2, Z2
+	VMOVUPS           Z2, (BX)
+	JMP               vnniQ2_1x16d_stored
+
+vnniQ2_1x16d_store:
+	VMOVUPS Z2, (BX)
+
+vnniQ2_1x16d_stored:
+	MOVQ    np+8(FP), BX
+	SHLQ    $0x06, BX
+	ADDQ    DX, BX
+	MOVQ    ldy+72(FP), SI
+	SHLQ    $0x02, SI
+	MOVB    acc+80(FP), SI
+	TESTB   SI, SI
+	JZ      vnniQ2_1x16d_storeB
+	VADDPS  (BX), Z3, Z3
+	VMOVUPS Z3, (BX)
+	JMP     vnniQ2_1x16d_storedB
+
+vnniQ2_1x16d_storeB:
+	VMOVUPS Z3, (BX)
+
+vnniQ2_1x16d_storedB:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ2_1x16d_panel
 	VZEROUPPER
 	RET
 
@@ -15720,6 +16429,177 @@ vnniQ5_12x16_stored:
 	VZEROUPPER
 	RET
 
+// func vnniQ5_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
+TEXT ·vnniQ5_1x16d(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x0f0f0f0f, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0x10101010, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ5_1x16d_panel:
+	MOVQ   np+8(FP), BX
+	MOVQ   ng+16(FP), SI
+	IMUL3Q $0x00000160, SI, SI
+	IMULQ  SI, BX
+	ADDQ   AX, BX
+	MOVQ   xq+24(FP), SI
+	MOVQ   aux+40(FP), DI
+	MOVQ   xs+56(FP), R8
+	MOVQ   ldaux+48(FP), R9
+	MOVQ   ng+16(FP), R10
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+vnniQ5_1x16d_group:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	PREFETCHT0    2176(AX)
+	PREFETCHT0    2240(AX)
+	PREFETCHT0    2304(AX)
+	PREFETCHT0    2368(AX)
+	VPBROADCASTD  (DI), Z4
+	VMOVDQU32     256(AX), Z5
+	VMOVDQU32     (AX), Z6
+	VPSLLW        $0x04, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST (SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSLLW        $0x03, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 4(SI), Z7, Z4
+	VMOVDQU32     64(AX), Z6
+	VPSLLW        $0x02, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 8(SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSLLW        $0x01, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 12(SI), Z7, Z4
+	VMOVDQU32     128(AX), Z6
+	VPANDD        Z1, Z5, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 16(SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSRLW        $0x01, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 20(SI), Z7, Z4
+	VMOVDQU32     192(AX), Z6
+	VPSRLW        $0x02, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 24(SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSRLW        $0x03, Z5, Z5
+	VPANDD        Z1, Z5, Z5
+	VPTERNLOGD    $0xf8, Z0, Z6, Z5
+	VPDPBUSD.BCST 28(SI), Z5, Z4
+	VCVTPH2PS     320(AX), Z5
+	VCVTDQ2PS     Z4, Z4
+	VMULPS.BCST   (R8), Z4, Z4
+	VFMADD231PS   Z4, Z5, Z2
+	ADDQ          $0x00000160, AX
+	PREFETCHT0    2048(BX)
+	PREFETCHT0    2112(BX)
+	PREFETCHT0    2176(BX)
+	PREFETCHT0    2240(BX)
+	PREFETCHT0    2304(BX)
+	PREFETCHT0    2368(BX)
+	VPBROADCASTD  (DI), Z4
+	VMOVDQU32     256(BX), Z5
+	VMOVDQU32     (BX), Z6
+	VPSLLW        $0x04, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST (SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSLLW        $0x03, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 4(SI), Z7, Z4
+	VMOVDQU32     64(BX), Z6
+	VPSLLW        $0x02, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 8(SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSLLW        $0x01, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 12(SI), Z7, Z4
+	VMOVDQU32     128(BX), Z6
+	VPANDD        Z1, Z5, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 16(SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSRLW        $0x01, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 20(SI), Z7, Z4
+	VMOVDQU32     192(BX), Z6
+	VPSRLW        $0x02, Z5, Z7
+	VPANDD        Z1, Z7, Z7
+	VPTERNLOGD    $0xf8, Z0, Z6, Z7
+	VPDPBUSD.BCST 24(SI), Z7, Z4
+	VPSRLW        $0x04, Z6, Z6
+	VPSRLW        $0x03, Z5, Z5
+	VPANDD        Z1, Z5, Z5
+	VPTERNLOGD    $0xf8, Z0, Z6, Z5
+	VPDPBUSD.BCST 28(SI), Z5, Z4
+	VCVTPH2PS     320(BX), Z5
+	VCVTDQ2PS     Z4, Z4
+	VMULPS.BCST   (R8), Z4, Z4
+	VFMADD231PS   Z4, Z5, Z3
+	ADDQ          $0x00000160, BX
+	ADDQ          $0x20, SI
+	ADDQ          R9, DI
+	ADDQ          R9, R8
+	DECQ          R10
+	JNZ           vnniQ5_1x16d_group
+	MOVQ          ldy+72(FP), BX
+	SHLQ          $0x02, BX
+	MOVQ          DX, BX
+	MOVB          acc+80(FP), SI
+	TESTB         SI, SI
+	JZ            vnniQ5_1x16d_store
+	VADDPS        (BX), Z2, Z2
+	VMOVUPS       Z2, (BX)
+	JMP           vnniQ5_1x16d_stored
+
+vnniQ5_1x16d_store:
+	VMOVUPS Z2, (BX)
+
+vnniQ5_1x16d_stored:
+	MOVQ    np+8(FP), BX
+	SHLQ    $0x06, BX
+	ADDQ    DX, BX
+	MOVQ    ldy+72(FP), SI
+	SHLQ    $0x02, SI
+	MOVB    acc+80(FP), SI
+	TESTB   SI, SI
+	JZ      vnniQ5_1x16d_storeB
+	VADDPS  (BX), Z3, Z3
+	VMOVUPS Z3, (BX)
+	JMP     vnniQ5_1x16d_storedB
+
+vnniQ5_1x16d_storeB:
+	VMOVUPS Z3, (BX)
+
+vnniQ5_1x16d_storedB:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ5_1x16d_panel
+	VZEROUPPER
+	RET
+
 // func vnniQ3K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ3K_1x16(SB), NOSPLIT, $0-81
@@ -15744,8 +16624,8 @@ vnniQ3K_1x16_panel:
 	VPXORD       Z6, Z6, Z6
 
 vnniQ3K_1x16_group:
-	LEAQ      256(AX), R9
 	XORL      R10, R10
+	LEAQ      256(AX), R9
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -15903,8 +16783,8 @@ vnniQ3K_2x16_panel:
 	VPXORD       Z7, Z7, Z7
 
 vnniQ3K_2x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -16094,8 +16974,8 @@ vnniQ3K_3x16_panel:
 	VPXORD       Z8, Z8, Z8
 
 vnniQ3K_3x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -16318,8 +17198,8 @@ vnniQ3K_4x16_panel:
 	VPXORD       Z9, Z9, Z9
 
 vnniQ3K_4x16_group:
-	LEAQ      256(AX), R11
 	XORL      R12, R12
+	LEAQ      256(AX), R11
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -16575,8 +17455,8 @@ vnniQ3K_5x16_panel:
 	VPXORD       Z10, Z10, Z10
 
 vnniQ3K_5x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -16866,8 +17746,8 @@ vnniQ3K_6x16_panel:
 	VPXORD       Z11, Z11, Z11
 
 vnniQ3K_6x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -17189,8 +18069,8 @@ vnniQ3K_7x16_panel:
 	VPXORD       Z12, Z12, Z12
 
 vnniQ3K_7x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -17544,8 +18424,8 @@ vnniQ3K_8x16_panel:
 	VPXORD       Z13, Z13, Z13
 
 vnniQ3K_8x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -17932,8 +18812,8 @@ vnniQ3K_9x16_panel:
 	VPXORD       Z14, Z14, Z14
 
 vnniQ3K_9x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -18350,8 +19230,8 @@ vnniQ3K_10x16_panel:
 	VPXORD Z13, Z13, Z13
 
 vnniQ3K_10x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -18804,8 +19684,8 @@ vnniQ3K_11x16_panel:
 	VPXORD Z12, Z12, Z12
 
 vnniQ3K_11x16_group:
-	LEAQ 256(AX), R13
 	XORL R14, R14
+	LEAQ 256(AX), R13
 
 vnniQ3K_11x16_pair:
 	PREFETCHT0        1792(R13)(R14*4)
@@ -19292,8 +20172,8 @@ vnniQ3K_12x16_panel:
 	VPXORD Z13, Z13, Z13
 
 vnniQ3K_12x16_group:
-	LEAQ 256(AX), R13
 	XORL R14, R14
+	LEAQ 256(AX), R13
 
 vnniQ3K_12x16_pair:
 	PREFETCHT0        1792(R13)(R14*4)
@@ -19776,6 +20656,284 @@ vnniQ3K_12x16_stored:
 	VZEROUPPER
 	RET
 
+// func vnniQ3K_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
+TEXT ·vnniQ3K_1x16d(SB), NOSPLIT, $0-81
+	MOVQ         w+0(FP), AX
+	MOVQ         np+8(FP), CX
+	MOVQ         y+64(FP), DX
+	MOVL         $0x07070707, BX
+	VPBROADCASTD BX, Z0
+	MOVL         $0x03030303, BX
+	VPBROADCASTD BX, Z1
+
+vnniQ3K_1x16d_panel:
+	MOVQ         np+8(FP), BX
+	MOVQ         ng+16(FP), SI
+	IMUL3Q       $0x000000e0, SI, SI
+	IMULQ        SI, BX
+	ADDQ         AX, BX
+	MOVQ         xq+24(FP), SI
+	MOVQ         aux+40(FP), DI
+	MOVQ         xs+56(FP), R8
+	MOVQ         ng+16(FP), R9
+	SHRQ         $0x03, R9
+	MOVL         $0x3c3c3c3c, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x3f3f3f3f, R10
+	VPBROADCASTD R10, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+
+vnniQ3K_1x16d_group:
+	XORL      R11, R11
+	LEAQ      256(AX), R10
+	VCVTPH2PS 192(AX), Z2
+	VCVTPH2PS 224(AX), Z3
+	LEAQ      256(BX), R12
+	VCVTPH2PS 192(BX), Z8
+	VCVTPH2PS 224(BX), Z9
+
+vnniQ3K_1x16d_pair:
+	PREFETCHT0        1792(R10)(R11*4)
+	PREFETCHT0        1856(R10)(R11*4)
+	PREFETCHT0        1920(R10)(R11*4)
+	PREFETCHT0        1984(R10)(R11*4)
+	VPXORD            Z10, Z10, Z10
+	VMOVDQU32         128(R10), Z11
+	VMOVDQU32         (R10), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     (SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     4(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x04, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(SI), Z12, Z10
+	VMOVDQU32         64(R10), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     8(SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     12(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x05, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     28(SI), Z12, Z10
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     16(SI), Z12, Z10
+	VPSRLW            $0x03, Z11, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     20(SI), Z11, Z10
+	VPMOVZXBD         (AX)(R11*2), Z12
+	VPANDD            Z5, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z2, Z11, Z11
+	VPSRLD            $0x06, Z12, Z12
+	VPMOVZXBD         128(AX)(R11*1), Z13
+	VPSLLD            $0x02, Z13, Z13
+	VPTERNLOGD        $0xf8, Z4, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z3, Z12, Z12
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       (R8), Z10, Z10
+	VFMADD231PS       Z10, Z11, Z6
+	VFNMADD231PS.BCST (DI), Z12, Z6
+	PREFETCHT0        1792(R12)(R11*4)
+	PREFETCHT0        1856(R12)(R11*4)
+	PREFETCHT0        1920(R12)(R11*4)
+	PREFETCHT0        1984(R12)(R11*4)
+	VPXORD            Z10, Z10, Z10
+	VMOVDQU32         128(R12), Z11
+	VMOVDQU32         (R12), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     (SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     4(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x04, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(SI), Z12, Z10
+	VMOVDQU32         64(R12), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     8(SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     12(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x05, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     28(SI), Z12, Z10
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     16(SI), Z12, Z10
+	VPSRLW            $0x03, Z11, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     20(SI), Z11, Z10
+	VPMOVZXBD         (BX)(R11*2), Z12
+	VPANDD            Z5, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z8, Z11, Z11
+	VPSRLD            $0x06, Z12, Z12
+	VPMOVZXBD         128(BX)(R11*1), Z13
+	VPSLLD            $0x02, Z13, Z13
+	VPTERNLOGD        $0xf8, Z4, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z9, Z12, Z12
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       (R8), Z10, Z10
+	VFMADD231PS       Z10, Z11, Z7
+	VFNMADD231PS.BCST (DI), Z12, Z7
+	ADDQ              $0x20, SI
+	ADDQ              ldaux+48(FP), DI
+	ADDQ              ldaux+48(FP), R8
+	PREFETCHT0        2016(R10)(R11*4)
+	PREFETCHT0        2080(R10)(R11*4)
+	PREFETCHT0        2144(R10)(R11*4)
+	PREFETCHT0        2208(R10)(R11*4)
+	VPXORD            Z10, Z10, Z10
+	VMOVDQU32         320(R10), Z11
+	VMOVDQU32         192(R10), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     (SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     4(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x04, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(SI), Z12, Z10
+	VMOVDQU32         256(R10), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     8(SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     12(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x05, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     28(SI), Z12, Z10
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     16(SI), Z12, Z10
+	VPSRLW            $0x03, Z11, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     20(SI), Z11, Z10
+	VPMOVZXBD         16(AX)(R11*2), Z12
+	VPANDD            Z5, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z2, Z11, Z11
+	VPSRLD            $0x06, Z12, Z12
+	VPMOVZXBD         128(AX)(R11*1), Z13
+	VPSRLD            $0x02, Z13, Z13
+	VPTERNLOGD        $0xf8, Z4, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z3, Z12, Z12
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       (R8), Z10, Z10
+	VFMADD231PS       Z10, Z11, Z6
+	VFNMADD231PS.BCST (DI), Z12, Z6
+	PREFETCHT0        2016(R12)(R11*4)
+	PREFETCHT0        2080(R12)(R11*4)
+	PREFETCHT0        2144(R12)(R11*4)
+	PREFETCHT0        2208(R12)(R11*4)
+	VPXORD            Z10, Z10, Z10
+	VMOVDQU32         320(R12), Z11
+	VMOVDQU32         192(R12), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     (SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     4(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x04, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     24(SI), Z12, Z10
+	VMOVDQU32         256(R12), Z12
+	VPANDD            Z0, Z12, Z13
+	VPDPBUSD.BCST     8(SI), Z13, Z10
+	VPSRLW            $0x03, Z12, Z13
+	VPANDD            Z0, Z13, Z13
+	VPDPBUSD.BCST     12(SI), Z13, Z10
+	VPSRLW            $0x06, Z12, Z12
+	VPSRLW            $0x05, Z11, Z13
+	VPTERNLOGD        $0xe4, Z1, Z13, Z12
+	VPANDD            Z0, Z12, Z12
+	VPDPBUSD.BCST     28(SI), Z12, Z10
+	VPANDD            Z0, Z11, Z12
+	VPDPBUSD.BCST     16(SI), Z12, Z10
+	VPSRLW            $0x03, Z11, Z11
+	VPANDD            Z0, Z11, Z11
+	VPDPBUSD.BCST     20(SI), Z11, Z10
+	VPMOVZXBD         16(BX)(R11*2), Z12
+	VPANDD            Z5, Z12, Z11
+	VCVTDQ2PS         Z11, Z11
+	VMULPS            Z8, Z11, Z11
+	VPSRLD            $0x06, Z12, Z12
+	VPMOVZXBD         128(BX)(R11*1), Z13
+	VPSRLD            $0x02, Z13, Z13
+	VPTERNLOGD        $0xf8, Z4, Z13, Z12
+	VCVTDQ2PS         Z12, Z12
+	VMULPS            Z9, Z12, Z12
+	VCVTDQ2PS         Z10, Z10
+	VMULPS.BCST       (R8), Z10, Z10
+	VFMADD231PS       Z10, Z11, Z7
+	VFNMADD231PS.BCST (DI), Z12, Z7
+	ADDQ              $0x20, SI
+	ADDQ              ldaux+48(FP), DI
+	ADDQ              ldaux+48(FP), R8
+	ADDQ              $0x00000180, R10
+	ADDQ              $0x00000180, R12
+	ADDQ              $0x10, R11
+	CMPQ              R11, $0x40
+	JNE               vnniQ3K_1x16d_pair
+	ADDQ              $0x00000700, AX
+	ADDQ              $0x00000700, BX
+	DECQ              R9
+	JNZ               vnniQ3K_1x16d_group
+	MOVQ              ldy+72(FP), BX
+	SHLQ              $0x02, BX
+	MOVQ              DX, BX
+	MOVB              acc+80(FP), SI
+	TESTB             SI, SI
+	JZ                vnniQ3K_1x16d_store
+	VADDPS            (BX), Z6, Z6
+	VMOVUPS           Z6, (BX)
+	JMP               vnniQ3K_1x16d_stored
+
+vnniQ3K_1x16d_store:
+	VMOVUPS Z6, (BX)
+
+vnniQ3K_1x16d_stored:
+	MOVQ    np+8(FP), BX
+	SHLQ    $0x06, BX
+	ADDQ    DX, BX
+	MOVQ    ldy+72(FP), SI
+	SHLQ    $0x02, SI
+	MOVB    acc+80(FP), SI
+	TESTB   SI, SI
+	JZ      vnniQ3K_1x16d_storeB
+	VADDPS  (BX), Z7, Z7
+	VMOVUPS Z7, (BX)
+	JMP     vnniQ3K_1x16d_storedB
+
+vnniQ3K_1x16d_storeB:
+	VMOVUPS Z7, (BX)
+
+vnniQ3K_1x16d_storedB:
+	ADDQ $0x40, DX
+	DECQ CX
+	JNZ  vnniQ3K_1x16d_panel
+	VZEROUPPER
+	RET
+
 // func vnniQ4K_1x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VNNI, MMX+
 TEXT ·vnniQ4K_1x16(SB), NOSPLIT, $0-81
@@ -19798,8 +20956,8 @@ vnniQ4K_1x16_panel:
 	VPXORD       Z5, Z5, Z5
 
 vnniQ4K_1x16_group:
-	LEAQ      256(AX), R9
 	XORL      R10, R10
+	LEAQ      256(AX), R9
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -19949,8 +21107,8 @@ vnniQ4K_2x16_panel:
 	VPXORD       Z6, Z6, Z6
 
 vnniQ4K_2x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -20132,8 +21290,8 @@ vnniQ4K_3x16_panel:
 	VPXORD       Z7, Z7, Z7
 
 vnniQ4K_3x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -20348,8 +21506,8 @@ vnniQ4K_4x16_panel:
 	VPXORD       Z8, Z8, Z8
 
 vnniQ4K_4x16_group:
-	LEAQ      256(AX), R11
 	XORL      R12, R12
+	LEAQ      256(AX), R11
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -20597,8 +21755,8 @@ vnniQ4K_5x16_panel:
 	VPXORD       Z9, Z9, Z9
 
 vnniQ4K_5x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -20880,8 +22038,8 @@ vnniQ4K_6x16_panel:
 	VPXORD       Z10, Z10, Z10
 
 vnniQ4K_6x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -21195,8 +22353,8 @@ vnniQ4K_7x16_panel:
 	VPXORD       Z11, Z11, Z11
 
 vnniQ4K_7x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -21542,8 +22700,8 @@ vnniQ4K_8x16_panel:
 	VPXORD       Z12, Z12, Z12
 
 vnniQ4K_8x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -21922,8 +23080,8 @@ vnniQ4K_9x16_panel:
 	VPXORD       Z13, Z13, Z13
 
 vnniQ4K_9x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -22336,8 +23494,8 @@ vnniQ4K_10x16_panel:
 	VPXORD       Z14, Z14, Z14
 
 vnniQ4K_10x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -22778,8 +23936,8 @@ vnniQ4K_11x16_panel:
 	VPXORD Z13, Z13, Z13
 
 vnniQ4K_11x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z1
 	VCVTPH2PS 224(AX), Z2
 
@@ -23256,8 +24414,8 @@ vnniQ4K_12x16_panel:
 	VPXORD Z12, Z12, Z12
 
 vnniQ4K_12x16_group:
-	LEAQ 256(AX), R13
 	XORL R14, R14
+	LEAQ 256(AX), R13
 
 vnniQ4K_12x16_pair:
 	PREFETCHT0        1792(R13)(R14*4)
@@ -23758,8 +24916,8 @@ vnniQ5K_1x16_panel:
 	VPXORD       Z6, Z6, Z6
 
 vnniQ5K_1x16_group:
-	LEAQ      256(AX), R9
 	XORL      R10, R10
+	LEAQ      256(AX), R9
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -23945,8 +25103,8 @@ vnniQ5K_2x16_panel:
 	VPXORD       Z7, Z7, Z7
 
 vnniQ5K_2x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -24164,8 +25322,8 @@ vnniQ5K_3x16_panel:
 	VPXORD       Z8, Z8, Z8
 
 vnniQ5K_3x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -24416,8 +25574,8 @@ vnniQ5K_4x16_panel:
 	VPXORD       Z9, Z9, Z9
 
 vnniQ5K_4x16_group:
-	LEAQ      256(AX), R11
 	XORL      R12, R12
+	LEAQ      256(AX), R11
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -24701,8 +25859,8 @@ vnniQ5K_5x16_panel:
 	VPXORD       Z10, Z10, Z10
 
 vnniQ5K_5x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -25020,8 +26178,8 @@ vnniQ5K_6x16_panel:
 	VPXORD       Z11, Z11, Z11
 
 vnniQ5K_6x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -25371,8 +26529,8 @@ vnniQ5K_7x16_panel:
 	VPXORD       Z12, Z12, Z12
 
 vnniQ5K_7x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -25754,8 +26912,8 @@ vnniQ5K_8x16_panel:
 	VPXORD       Z13, Z13, Z13
 
 vnniQ5K_8x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -26170,8 +27328,8 @@ vnniQ5K_9x16_panel:
 	VPXORD       Z14, Z14, Z14
 
 vnniQ5K_9x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -26616,8 +27774,8 @@ vnniQ5K_10x16_panel:
 	VPXORD Z13, Z13, Z13
 
 vnniQ5K_10x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z2
 	VCVTPH2PS 224(AX), Z3
 
@@ -27098,8 +28256,8 @@ vnniQ5K_11x16_panel:
 	VPXORD Z12, Z12, Z12
 
 vnniQ5K_11x16_group:
-	LEAQ 256(AX), R13
 	XORL R14, R14
+	LEAQ 256(AX), R13
 
 vnniQ5K_11x16_pair:
 	PREFETCHT0        1792(R13)(R14*4)
@@ -27614,8 +28772,8 @@ vnniQ5K_12x16_panel:
 	VPXORD Z13, Z13, Z13
 
 vnniQ5K_12x16_group:
-	LEAQ 256(AX), R13
 	XORL R14, R14
+	LEAQ 256(AX), R13
 
 vnniQ5K_12x16_pair:
 	PREFETCHT0        1792(R13)(R14*4)
@@ -28150,8 +29308,8 @@ vnniQ6K_1x16_panel:
 	VPXORD       Z6, Z6, Z6
 
 vnniQ6K_1x16_group:
-	LEAQ      256(AX), R9
 	XORL      R10, R10
+	LEAQ      256(AX), R9
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -28311,8 +29469,8 @@ vnniQ6K_2x16_panel:
 	VPXORD       Z7, Z7, Z7
 
 vnniQ6K_2x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -28504,8 +29662,8 @@ vnniQ6K_3x16_panel:
 	VPXORD       Z8, Z8, Z8
 
 vnniQ6K_3x16_group:
-	LEAQ      256(AX), R10
 	XORL      R11, R11
+	LEAQ      256(AX), R10
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -28730,8 +29888,8 @@ vnniQ6K_4x16_panel:
 	VPXORD       Z9, Z9, Z9
 
 vnniQ6K_4x16_group:
-	LEAQ      256(AX), R11
 	XORL      R12, R12
+	LEAQ      256(AX), R11
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -28989,8 +30147,8 @@ vnniQ6K_5x16_panel:
 	VPXORD       Z10, Z10, Z10
 
 vnniQ6K_5x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -29282,8 +30440,8 @@ vnniQ6K_6x16_panel:
 	VPXORD       Z11, Z11, Z11
 
 vnniQ6K_6x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -29607,8 +30765,8 @@ vnniQ6K_7x16_panel:
 	VPXORD       Z12, Z12, Z12
 
 vnniQ6K_7x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -29964,8 +31122,8 @@ vnniQ6K_8x16_panel:
 	VPXORD       Z13, Z13, Z13
 
 vnniQ6K_8x16_group:
-	LEAQ      256(AX), R12
 	XORL      R13, R13
+	LEAQ      256(AX), R12
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -30354,8 +31512,8 @@ vnniQ6K_9x16_panel:
 	VPXORD       Z14, Z14, Z14
 
 vnniQ6K_9x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -30776,8 +31934,8 @@ vnniQ6K_10x16_panel:
 	VPXORD Z14, Z14, Z14
 
 vnniQ6K_10x16_group:
-	LEAQ      256(AX), R13
 	XORL      R14, R14
+	LEAQ      256(AX), R13
 	VCVTPH2PS 192(AX), Z3
 	VCVTPH2PS 224(AX), Z4
 
@@ -31234,8 +32392,8 @@ vnniQ6K_11x16_panel:
 	VPXORD Z13, Z13, Z13
 
 vnniQ6K_11x16_group:
-	LEAQ 256(AX), R13
 	XORL R14, R14
+	LEAQ 256(AX), R13
 
 vnniQ6K_11x16_pair:
 	PREFETCHT0        1792(R13)(R14*4)
@@ -31726,8 +32884,8 @@ vnniQ6K_12x16_panel:
 	VPXORD Z14, Z14, Z14
 
 vnniQ6K_12x16_group:
-	LEAQ 256(AX), R13
 	XORL R14, R14
+	LEAQ 256(AX), R13
 
 vnniQ6K_12x16_pair:
 	PREFETCHT0        1792(R13)(R14*4)

@@ -268,6 +268,19 @@ func vnniQ4_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
+// vnniQ4_1x16d computes 1 activation row against np consecutive Q4 panels
+// (ng groups of 288 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −8·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+//
+// Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnniQ4_1x16 on 2np panels).
+func vnniQ4_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
 // vnniQ4M_1x16 computes 1 activation row against np consecutive Q4M panels
 // (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
@@ -399,6 +412,19 @@ func vnniQ4M_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ4M_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ4M_1x16d computes 1 activation row against np consecutive Q4M panels
+// (ng groups of 320 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (a nibble))·int32(xq[r·ldx+32g+j])))
+//			+ mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+//
+// Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnniQ4M_1x16 on 2np panels).
+func vnniQ4M_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // vnniQ3_1x16 computes 1 activation row against np consecutive Q3 panels
 // (ng groups of 224 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
@@ -532,6 +558,19 @@ func vnniQ3_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ3_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
+// vnniQ3_1x16d computes 1 activation row against np consecutive Q3 panels
+// (ng groups of 224 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −4·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+//
+// Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnniQ3_1x16 on 2np panels).
+func vnniQ3_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
 // vnniQ6_1x16 computes 1 activation row against np consecutive Q6 panels
 // (ng groups of 416 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
@@ -663,6 +702,19 @@ func vnniQ6_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ6_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ6_1x16d computes 1 activation row against np consecutive Q6 panels
+// (ng groups of 416 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (6 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −32·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+//
+// Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnniQ6_1x16 on 2np panels).
+func vnniQ6_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // vnniQ2_1x16 computes 1 activation row against np consecutive Q2 panels
 // (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
@@ -808,6 +860,20 @@ func vnniQ2_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ2_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
+// vnniQ2_1x16d computes 1 activation row against np consecutive Q2 panels
+// (ng groups of 160 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (2 bits))·int32(xq[r·ldx+32g+j])))
+//			− d[p,g,i]·float32(c[p,g,i]−1)·math.Float32frombits(uint32(aux[g·ldaux/4+r])))
+//			// aux: float32(xs·Σxq)/4 bits; d = f16(h &^ 15), c = h & 15 of the scale word h
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+//
+// Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnniQ2_1x16 on 2np panels).
+func vnniQ2_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
 // vnniQ5_1x16 computes 1 activation row against np consecutive Q5 panels
 // (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
 //
@@ -939,6 +1005,19 @@ func vnniQ5_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux 
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ5_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ5_1x16d computes 1 activation row against np consecutive Q5 panels
+// (ng groups of 352 bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} d[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (5 bits))·int32(xq[r·ldx+32g+j]) + aux[g·ldaux/4+r]))
+//			// aux = −16·Σxq: the weights' zero point; xs: the activations' group scales
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+//
+// Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnniQ5_1x16 on 2np panels).
+func vnniQ5_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // vnniQ3K_1x16 computes 1 activation row against np consecutive Q3K panels
 // (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
@@ -1095,6 +1174,21 @@ func vnniQ3K_11x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux
 //
 // with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
 func vnniQ3K_12x16(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
+
+// vnniQ3K_1x16d computes 1 activation row against np consecutive Q3K panels
+// (ng/8 super-blocks of 1792 bytes each: a 256-byte header, then 8 groups of 192 bytes)
+// at w; xq rows are ldx bytes apart, y rows ldy floats (ng a multiple of 8):
+//
+//	for p < np, r < 1, i < 16:
+//		t := Σ_{g<ng} (s[p,g,i]·(xs[g·ldaux/4+r]·float32(Σ_{j<32} int32(u[p,g,i,j] (3 bits))·int32(xq[r·ldx+32g+j])))
+//			− mn[p,g,i]·math.Float32frombits(uint32(aux[g·ldaux/4+r])))  // aux: float32(xs·Σxq) bits
+//			// s = d·sc, mn = dm·mc: the group's 6-bit codes, the super-block's f16 d, dm
+//		y[r·ldy+16p+i] = t  // or += when acc
+//
+// with u the stored weights of panel p, d its f16 scales (and mn its mins): see package quant.
+//
+// Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnniQ3K_1x16 on 2np panels).
+func vnniQ3K_1x16d(w *byte, np int, ng int, xq *int8, ldx int, aux *int32, ldaux int, xs *float32, y *float32, ldy int, acc bool)
 
 // vnniQ4K_1x16 computes 1 activation row against np consecutive Q4K panels
 // (ng/8 super-blocks of 2304 bytes each: a 256-byte header, then 8 groups of 256 bytes)

@@ -81,6 +81,14 @@ func checkShapeCycled(t *testing.T, op, name string, dt kernel.DType, s kernel.S
 			cfg.Params[prm.Name] = prm.Values[turn%len(prm.Values)]
 		}
 	}
+	checkShapeConfig(t, v, o, dt, s, seed, cfg, want, p)
+}
+
+// checkShapeConfig runs variant v of op o at cfg on the problem p (made
+// with seed) and checks it against the reference output want.
+func checkShapeConfig(t *testing.T, v *kernel.Variant, o *kernel.Op, dt kernel.DType, s kernel.Shape, seed uint64, cfg kernel.Config, want []float32, p kernel.Problem) {
+	t.Helper()
+	op, threads := o.Name, cfg.Threads
 	got, err := kernel.RunOutput(v, p, cfg)
 	if err != nil {
 		t.Fatal(err)

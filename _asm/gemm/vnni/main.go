@@ -9,7 +9,8 @@
 //
 //	-isa avx512   vnni{Q8,Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16, M = 1…12: EVEX VPDPBUSD zmm with the
 //	              activation dword broadcast from memory; one 64-byte line is
-//	              the u8 operand for 16 rows × 4 k.
+//	              the u8 operand for 16 rows × 4 k; and vnni{Q4,Q4M,Q3,Q6,Q2,Q5,Q3K}_1x16d, one
+//	              row on two weight streams (two halves of the panels) at once.
 //	-isa avxvnni  avxvnni{Q8,Q4,Q4M,Q3,Q6,Q2,Q5}_{M}x16, M = 1…4: {vex} vpdpbusd ymm
 //	              (BYTE-encoded through internal/x86); a line is two ymm of
 //	              8 rows, done as two passes over the panel (the second from cache).
@@ -226,10 +227,34 @@ func (ra rowAddr) advance(n int) {
 // weight stream.
 var prefetchDist = 2048
 
-func kernelZ(k kind, m int) {
+// stream is one weight stream of a zmm kernel: its record pointer wp (a K
+// format's pair pointer vp), its per-row f32 accumulators f and, where
+// registers allow, its super-block's widened d and dm.
+type stream struct {
+	wp, vp  Register
+	f       []VecVirtual
+	dK, dmK VecVirtual
+}
+
+// kernelZ generates vnni{k}_{m}x16, or with dual (m = 1) its two-stream
+// twin vnni{k}_1x16d: the same computation on the np panels at w and, side
+// by side group by group, on the np panels that follow them (panels
+// np…2np−1 of the call, written to y + 16·np), so that one thread keeps
+// two sequential streams in flight (one stream reads ~13% below the
+// 4-stream read ceiling on the Zen 5 VM: 34–36 against 38–41 GB/s on one
+// core; kernels/gemm's vnniZd lists the formats this speeds up).
+func kernelZ(k kind, m int, dual bool) {
 	name := fmt.Sprintf("vnni%s_%dx16", k.name, m)
+	if dual {
+		name += "d"
+	}
 	TEXT(name, NOSPLIT, signature)
-	doc(name, k, m, 16)
+	if dual {
+		doc(name, k, m, 16, "",
+			fmt.Sprintf("Two streams: the same on the np panels after them (panels np…2np−1, output at y + 16·np), group by group beside the first (vnni%s_1x16 on 2np panels).", k.name))
+	} else {
+		doc(name, k, m, 16)
+	}
 	wp := Load(Param("w"), GP64())
 	np := Load(Param("np"), GP64())
 	yp := Load(Param("y"), GP64())
@@ -250,6 +275,16 @@ func kernelZ(k kind, m int) {
 	}
 
 	Label(name + "_panel")
+	// the second stream's record: wpB = wp + np·(panel bytes), panel
+	// bytes = ng·stride() (np, ng: the arguments, not the counters)
+	var wpB, vpB Register
+	if dual {
+		wpB = Load(Param("np"), GP64())
+		pb := Load(Param("ng"), GP64())
+		IMUL3Q(U32(k.stride()), pb, pb)
+		IMULQ(pb, wpB)
+		ADDQ(wp, wpB)
+	}
 	x := loadRows(m)
 	ap := Load(Param("aux"), GP64())
 	xsp := Load(Param("xs"), GP64())
@@ -278,6 +313,9 @@ func kernelZ(k kind, m int) {
 		SHRQ(U8(3), g)
 		vp, q = GP64(), GP64()
 		nsub = 2
+		if dual {
+			vpB = GP64()
+		}
 	}
 	// Where registers allow (the decode's M rows, the first 9 or so),
 	// a K kernel keeps the super-block's widened d and dm (dK, dmK) and
@@ -299,10 +337,21 @@ func kernelZ(k kind, m int) {
 			}
 		}
 	}
-	f := make([]VecVirtual, m)
-	for r := range f {
-		f[r] = ZMM()
-		VPXORD(f[r], f[r], f[r])
+	newF := func() []VecVirtual {
+		f := make([]VecVirtual, m)
+		for r := range f {
+			f[r] = ZMM()
+			VPXORD(f[r], f[r], f[r])
+		}
+		return f
+	}
+	streams := []stream{{wp: wp, vp: vp, f: newF(), dK: dK, dmK: dmK}}
+	if dual {
+		b := stream{wp: wpB, vp: vpB, f: newF()}
+		if dK != nil {
+			b.dK, b.dmK = ZMM(), ZMM()
+		}
+		streams = append(streams, b)
 	}
 
 	// one set of accumulators for both groups of a K pair (their zeroing
@@ -313,18 +362,22 @@ func kernelZ(k kind, m int) {
 	}
 	Label(name + "_group")
 	if k.kq {
-		LEAQ(Mem{Base: wp, Disp: kHeader}, vp)
 		XORL(q.As32(), q.As32())
-		if dK != nil {
-			VCVTPH2PS(Mem{Base: wp, Disp: kDOff}, dK)
-			VCVTPH2PS(Mem{Base: wp, Disp: kDMOff}, dmK)
+		for _, s := range streams {
+			LEAQ(Mem{Base: s.wp, Disp: kHeader}, s.vp)
+			if s.dK != nil {
+				VCVTPH2PS(Mem{Base: s.wp, Disp: kDOff}, s.dK)
+				VCVTPH2PS(Mem{Base: s.wp, Disp: kDMOff}, s.dmK)
+			}
 		}
 		Label(name + "_pair")
 	}
-	for e := 0; e < nsub; e++ {
-		vb, vd := wp, 0 // the group's value lines: vb + vd
+	// body emits one group (e: which of a K pair) of one stream into its
+	// accumulators s.f; the group's activations are shared by the streams.
+	body := func(s stream, e int) {
+		vb, vd := s.wp, 0 // the group's value lines: vb + vd
 		if k.kq {
-			vb, vd = vp, e*k.gb
+			vb, vd = s.vp, e*k.gb
 		}
 		wl := func(disp int) Mem { return Mem{Base: vb, Disp: vd + disp} }
 		// software prefetch of the record prefetchDist bytes ahead: one stream
@@ -337,7 +390,7 @@ func kernelZ(k kind, m int) {
 		// last group's lines only 448 bytes ahead: decode ran ~10% slower.)
 		if k.kq {
 			for off := 0; off < k.stride(); off += 64 {
-				PREFETCHT0(Mem{Base: vp, Index: q, Scale: 4, Disp: prefetchDist - kHeader + e*k.stride() + off})
+				PREFETCHT0(Mem{Base: s.vp, Index: q, Scale: 4, Disp: prefetchDist - kHeader + e*k.stride() + off})
 			}
 		} else {
 			for off := 0; off < k.gb; off += 64 {
@@ -497,7 +550,7 @@ func kernelZ(k kind, m int) {
 			// (the low one for even groups), moved to bits 2–5 by shifts.
 			even := e == 0 // the min nibble: low (even group) or high
 			raw := ZMM()
-			VPMOVZXBD(Mem{Base: wp, Index: q, Scale: 2, Disp: 16 * e}, raw)
+			VPMOVZXBD(Mem{Base: s.wp, Index: q, Scale: 2, Disp: 16 * e}, raw)
 			if m63 != nil {
 				VPANDD(m63, raw, d)
 			} else {
@@ -506,14 +559,14 @@ func kernelZ(k kind, m int) {
 			}
 			VCVTDQ2PS(d, d)
 			t := ZMM()
-			if dK != nil {
-				VMULPS(dK, d, d)
+			if s.dK != nil {
+				VMULPS(s.dK, d, d)
 			} else {
-				VCVTPH2PS(Mem{Base: wp, Disp: kDOff}, t)
+				VCVTPH2PS(Mem{Base: s.wp, Disp: kDOff}, t)
 				VMULPS(t, d, d)
 			}
 			VPSRLD(U8(6), raw, raw)
-			VPMOVZXBD(Mem{Base: wp, Index: q, Scale: 1, Disp: kMinOff}, t)
+			VPMOVZXBD(Mem{Base: s.wp, Index: q, Scale: 1, Disp: kMinOff}, t)
 			switch {
 			case m3c != nil && even:
 				VPSLLD(U8(2), t, t)
@@ -532,60 +585,75 @@ func kernelZ(k kind, m int) {
 			}
 			VCVTDQ2PS(raw, raw)
 			mn = ZMM()
-			if dmK != nil {
-				VMULPS(dmK, raw, mn)
+			if s.dmK != nil {
+				VMULPS(s.dmK, raw, mn)
 			} else {
-				VCVTPH2PS(Mem{Base: wp, Disp: kDMOff}, mn)
+				VCVTPH2PS(Mem{Base: s.wp, Disp: kDMOff}, mn)
 				VMULPS(mn, raw, mn)
 			}
 		} else if k.q2 {
 			// d = f16(h &^ 15); mn = d·(c − 1) with c = h & 15 (the kernel
 			// subtracts mn·aux, aux = xs·Σxq/4)
 			dy := YMM()
-			VPANDD(Mem{Base: wp, Disp: k.scaleOff}, mask3.AsY(), dy)
+			VPANDD(Mem{Base: s.wp, Disp: k.scaleOff}, mask3.AsY(), dy)
 			VCVTPH2PS(dy, d)
 			mn = ZMM()
-			VPMOVZXWD(Mem{Base: wp, Disp: k.scaleOff}, mn)
+			VPMOVZXWD(Mem{Base: s.wp, Disp: k.scaleOff}, mn)
 			VPANDND(mn, mask3, mn) // mn = ^mask3 & h: the code c
 			VCVTDQ2PS(mn, mn)
 			VFMSUB213PS(d, d, mn) // mn = c·d − d
 		} else {
-			VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff}, d)
+			VCVTPH2PS(Mem{Base: s.wp, Disp: k.scaleOff}, d)
 		}
 		if k.hasMin && !k.q2 {
 			mn = ZMM()
-			VCVTPH2PS(Mem{Base: wp, Disp: k.scaleOff + 32}, mn)
+			VCVTPH2PS(Mem{Base: s.wp, Disp: k.scaleOff + 32}, mn)
 		}
 		for r := 0; r < m; r++ {
 			VCVTDQ2PS(acc[r], acc[r])
 			VMULPS_BCST(Mem{Base: xsp, Disp: 4 * r}, acc[r], acc[r])
-			VFMADD231PS(acc[r], d, f[r])
+			VFMADD231PS(acc[r], d, s.f[r])
 			if k.kq {
-				VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
+				VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, s.f[r])
 			} else if k.q2 {
-				VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
+				VFNMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, s.f[r])
 			} else if k.hasMin {
-				VFMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, f[r])
+				VFMADD231PS_BCST(Mem{Base: ap, Disp: 4 * r}, mn, s.f[r])
 			}
 		}
 		if !k.kq {
-			ADDQ(U32(k.gb), wp)
+			ADDQ(U32(k.gb), s.wp)
+		}
+	}
+	for e := 0; e < nsub; e++ {
+		for _, s := range streams {
+			body(s, e)
 		}
 		x.advance(32)
 		ADDQ(las, ap)
 		ADDQ(las, xsp)
 	}
 	if k.kq {
-		ADDQ(U32(2*k.gb), vp)
+		for _, s := range streams {
+			ADDQ(U32(2*k.gb), s.vp)
+		}
 		ADDQ(U8(kPairStep), q)
 		CMPQ(q, U8(4*kPairStep))
 		JNE(LabelRef(name + "_pair"))
-		ADDQ(U32(k.sbBytes()), wp)
+		for _, s := range streams {
+			ADDQ(U32(k.sbBytes()), s.wp)
+		}
 	}
 	DECQ(g)
 	JNZ(LabelRef(name + "_group"))
 
-	storeRows(name, "", yp, ops(f), addPS, storePS)
+	storeRows(name, "", yp, ops(streams[0].f), addPS, storePS)
+	if dual {
+		yb := Load(Param("np"), GP64())
+		SHLQ(U8(6), yb)
+		ADDQ(yp, yb)
+		storeRows(name, "B", yb, ops(streams[1].f), addPS, storePS)
+	}
 	ADDQ(U8(64), yp)
 	DECQ(np)
 	JNZ(LabelRef(name + "_panel"))
@@ -1174,7 +1242,10 @@ func main() {
 	case "avx512":
 		for _, k := range kinds {
 			for m := 1; m <= 12; m++ {
-				kernelZ(k, m)
+				kernelZ(k, m, false)
+			}
+			if !k.kq && k.name != "Q8" || k.name == "Q3K" {
+				kernelZ(k, 1, true) // the formats it speeds up (kernels/gemm: vnniZd)
 			}
 		}
 	case "avxvnni":

@@ -1,0 +1,56 @@
+package gemm
+
+import (
+	"testing"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// TestDualStreams checks every int8-activation variant for one activation
+// row against the reference at panel counts around dualMinPanels (7: one
+// stream; 8; an odd 17 with the last panel partial; 40 and 41), K crossing
+// groups and super-blocks, on 1, 2, 3 and 7 threads (shapeThreads), gemv and gateup, each
+// format the variant serves: where a two-stream kernel exists
+// (vnniPanelsDual) a worker's panels run as two halves side by side.
+func TestDualStreams(t *testing.T) {
+	seed := uint64(500)
+	ran := 0
+	for _, op := range []string{OpGEMV, OpGateUp} {
+		o := kernel.LookupOp(op)
+		for _, dt := range o.DTypes {
+			for _, v := range kernel.Candidates(op, dt, []kernel.Class{kernel.ClassInt8Act}) {
+				if v.Class != kernel.ClassInt8Act || emulatedPortable(v) {
+					continue
+				}
+				ks := []int{31, 300}
+				if quant.IsK(dt) {
+					ks = []int{300, 513}
+				}
+				for _, n := range []int{7 * 16, 8 * 16, 16*16 + 5, 40 * 16, 41*16 - 3} {
+					for _, k := range ks {
+						s := kernel.MakeShape(shapeKeys, 1, n, k)
+						want, err := kernel.ReferenceOutput(o, s, dt, seed)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !sampled(int(seed)) {
+							seed++
+							continue
+						}
+						for _, threads := range shapeThreads(seed) {
+							p, err := o.NewProblem(s, dt, seed)
+							if err != nil {
+								t.Fatal(err)
+							}
+							checkShapeConfig(t, v, o, dt, s, seed, v.DefaultConfig(s, threads), want, p)
+							ran++
+						}
+						seed++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", ran)
+}
