@@ -1,6 +1,8 @@
 package gemm
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/ktune/ktune/internal/kernel"
@@ -10,9 +12,10 @@ import (
 // TestDualStreams checks every int8-activation variant for one activation
 // row against the reference at panel counts around dualMinPanels (7: one
 // stream; 8; an odd 17 with the last panel partial; 41), K crossing
-// groups and super-blocks (odd and even group counts), on 1, 2, 3 and 7 threads (shapeThreads), gemv and gateup, each
-// format the variant serves: where a two-stream kernel exists
-// (vnniPanelsDual) a worker's panels run as two halves side by side.
+// groups and super-blocks (odd and even group counts), on 1, 2, 3 and 7
+// threads (shapeThreads; the outputs bit for bit the same at each), gemv
+// and gateup, each format the variant serves: where a two-stream kernel
+// exists (vnniPanelsDual) a worker's panels run as two halves side by side.
 func TestDualStreams(t *testing.T) {
 	seed := uint64(500)
 	ran := 0
@@ -20,7 +23,7 @@ func TestDualStreams(t *testing.T) {
 		o := kernel.LookupOp(op)
 		for _, dt := range o.DTypes {
 			for _, v := range kernel.Candidates(op, dt, []kernel.Class{kernel.ClassInt8Act}) {
-				if v.Class != kernel.ClassInt8Act || emulatedPortable(v) {
+				if emulatedPortable(v) {
 					continue
 				}
 				// odd and even group counts, each with and without a Q4
@@ -31,21 +34,32 @@ func TestDualStreams(t *testing.T) {
 				}
 				for _, n := range []int{7 * 16, 8 * 16, 16*16 + 5, 41*16 - 3} {
 					for _, k := range ks {
+						if !sampled(int(seed)) {
+							seed++
+							continue
+						}
 						s := kernel.MakeShape(shapeKeys, 1, n, k)
 						want, err := kernel.ReferenceOutput(o, s, dt, seed)
 						if err != nil {
 							t.Fatal(err)
 						}
-						if !sampled(int(seed)) {
-							seed++
-							continue
-						}
+						var first []float32 // the first thread count's output: every other must equal it bit for bit
 						for _, threads := range shapeThreads(seed) {
 							p, err := o.NewProblem(s, dt, seed)
 							if err != nil {
 								t.Fatal(err)
 							}
-							checkShapeConfig(t, v, o, dt, s, seed, v.DefaultConfig(s, threads), want, p)
+							cfg := v.DefaultConfig(s, threads)
+							checkShapeConfig(t, v, o, dt, s, seed, cfg, want, p)
+							got, err := kernel.RunOutput(v, p, cfg)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if first == nil {
+								first = slices.Clone(got)
+							} else if !slices.Equal(math32bits(got), math32bits(first)) {
+								t.Errorf("%s at %s dtype=%s threads=%d: output differs from the first thread count's", v.ID(), s, dt, threads)
+							}
 							ran++
 						}
 						seed++
@@ -55,4 +69,13 @@ func TestDualStreams(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases", ran)
+}
+
+// math32bits is v's bit patterns (a NaN equals itself only bit for bit).
+func math32bits(v []float32) []uint32 {
+	out := make([]uint32, len(v))
+	for i, x := range v {
+		out[i] = math.Float32bits(x)
+	}
+	return out
 }
