@@ -24,7 +24,8 @@ package gemm
 import (
 	"fmt"
 	"slices"
-	"sync"
+
+	"github.com/ktune/ktune/internal/scratch"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
@@ -178,7 +179,9 @@ type workspace struct {
 	tmp  [][]float32 // per worker scratch (gateup, packing)
 }
 
-var wsPool = sync.Pool{New: func() any { return &workspace{} }}
+// wsPool keeps the workspaces warm across calls and garbage collections
+// (package scratch).
+var wsPool scratch.Keep[*workspace]
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
@@ -195,7 +198,7 @@ func newArgs(im *impl, y, x []float32, w *quant.Matrix, m int, acc bool) *args {
 	if m < 1 || len(x) < m*k || len(y) < m*n {
 		panic(fmt.Sprintf("gemm: M=%d, len(x)=%d (want %d), len(y)=%d (want %d)", m, len(x), m*k, len(y), m*n))
 	}
-	ws := wsPool.Get().(*workspace)
+	ws := wsPool.GetOr(func() *workspace { return &workspace{} })
 	a := &args{m: m, n: n, k: k, kp: kp, w: w, y: y[:m*n], ldy: n, acc: acc, ws: ws}
 	switch im.act {
 	case actF32:

@@ -26,8 +26,9 @@
 package gemm
 
 import (
-	"sync"
 	"unsafe"
+
+	"github.com/ktune/ktune/internal/scratch"
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
@@ -59,7 +60,7 @@ func (s *amxScratch) tmp() *int32 {
 	return &s.buf[off]
 }
 
-var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
+var amxPool scratch.Keep[*amxScratch]
 
 // vnniZPanels handles what AMX does not: M < 16 rows, Q4 with mins.
 var vnniZPanels = vnniPanels(&vnniZ)
@@ -103,7 +104,7 @@ func amxPanels(a *args, p0, p1, worker int, prm kernel.Values) {
 	}
 	kind := weightKind(a.w)
 	ng := a.kp / quant.GroupK
-	sc := amxPool.Get().(*amxScratch)
+	sc := amxPool.GetOr(func() *amxScratch { return new(amxScratch) })
 	aux, xs, xp := a.pre.aux, a.pre.xs, a.pre.xp
 	// the M mod 16 remaining rows: balanced VNNI tiles of ≤ 12 rows
 	rest := a.m - tiles*amxRows

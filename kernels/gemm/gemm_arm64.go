@@ -55,8 +55,9 @@
 package gemm
 
 import (
-	"sync"
 	"unsafe"
+
+	"github.com/ktune/ktune/internal/scratch"
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
@@ -223,14 +224,14 @@ func neonTile(m, k int, a *float32, lda int, b *byte, c *float32, ldc int, acc i
 // group and of the BF16 pair): 256 k × 16 rows = 16 KiB, kept in L1.
 const armKB = 256
 
-var armTilePool = sync.Pool{New: func() any { return new([armKB * pr]float32) }}
+var armTilePool scratch.Keep[*[armKB * pr]float32]
 
 // tilePanels is the panelFn of an f32-class arm64 variant: for each panel
 // and K block, the weights as an f32 [kb][16] block (F32 in place, the
 // other formats widened), then the register tile over row tiles of mr.
 func tilePanels(tile tileFn, mr int) panelFn {
 	return func(a *args, p0, p1, worker int, _ kernel.Values) {
-		buf := armTilePool.Get().(*[armKB * pr]float32)
+		buf := armTilePool.GetOr(func() *[armKB * pr]float32 { return new([armKB * pr]float32) })
 		defer armTilePool.Put(buf)
 		for p := p0; p < p1; p++ {
 			panel := a.w.Panel(p)

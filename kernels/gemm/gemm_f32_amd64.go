@@ -21,6 +21,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/ktune/ktune/internal/scratch"
+
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
@@ -82,7 +84,7 @@ var q36Scale = func() (s [2][quant.GroupK]float32) {
 // widened B block, pre-scaled Q3/Q6 activations).
 type f32Scratch struct{ xs, a, b, xe []float32 }
 
-var f32ScratchPool = sync.Pool{New: func() any { return new(f32Scratch) }}
+var f32ScratchPool scratch.Keep[*f32Scratch]
 
 func b2i(b bool) int {
 	if b {
@@ -146,7 +148,7 @@ func (kt *f32Kernels) gemv(a *args, p0, p1 int) {
 			fns, scOff = kt.quant[4], quant.Q6Lines*quant.LineBytes
 		}
 		groups := a.kp / quant.GroupK
-		sc := f32ScratchPool.Get().(*f32Scratch)
+		sc := f32ScratchPool.GetOr(func() *f32Scratch { return new(f32Scratch) })
 		defer f32ScratchPool.Put(sc)
 		sc.xs = grow(sc.xs, groups*a.m)
 		groupSums(sc.xs, a.x, a.m, a.kp)
@@ -221,7 +223,7 @@ func (kt *f32Kernels) gemm(a *args, p0, p1, mr, kc int) {
 	m, kp := a.m, a.kp
 	ncp := max(np, gemmBBlockBytes()/(4*pr*kc)/np*np) // panels per B block
 	lda := kc + 16                                    // padded: rows in different cache sets
-	sc := f32ScratchPool.Get().(*f32Scratch)
+	sc := f32ScratchPool.GetOr(func() *f32Scratch { return new(f32Scratch) })
 	defer f32ScratchPool.Put(sc)
 	sc.a = grow(sc.a, mr*lda)
 	sc.b = grow(sc.b, min(ncp, p1-p0)*kc*pr)

@@ -26,7 +26,8 @@ package gemm
 
 import (
 	"math"
-	"sync"
+
+	"github.com/ktune/ktune/internal/scratch"
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
@@ -138,7 +139,7 @@ type vnniScratch struct {
 	xs  []float32
 }
 
-var auxPool = sync.Pool{New: func() any { return new(vnniScratch) }}
+var auxPool scratch.Keep[*vnniScratch]
 
 // vnniAux fills aux[g·M + r] and xs[g·M + r] (group-major, so a row tile
 // is a pointer and a group a stride) with the kernels' per-(row, group)
@@ -215,7 +216,7 @@ func vnniPanelsDual(tab *[numKinds][]vnniKernel, dual *[numKinds]vnniKernel) pan
 		if a.pre != nil && len(a.pre.aux) == a.m*ng {
 			aux, xs = a.pre.aux, a.pre.xs // vnniPrep's (or amxPrep's, same layout)
 		} else {
-			sc := auxPool.Get().(*vnniScratch)
+			sc := auxPool.GetOr(func() *vnniScratch { return new(vnniScratch) })
 			defer auxPool.Put(sc)
 			sc.aux, sc.xs = grow(sc.aux, a.m*ng), grow(sc.xs, a.m*ng)
 			aux, xs = sc.aux, sc.xs

@@ -20,7 +20,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
+
+	"github.com/ktune/ktune/internal/scratch"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
@@ -90,7 +91,7 @@ func run(t *Tensors, fn headFn, threads int, prm kernel.Values) {
 		// comes back warm from earlier calls: fresh pages per call cost
 		// more than the chunk kernel itself on a VM, and two threads
 		// faulting at once were slower than one
-		sp := scratchPool.Get().(*[]float32)
+		sp := scratchPool.GetOr(func() *[]float32 { return new([]float32) })
 		defer scratchPool.Put(sp)
 		var tmp []float32
 		for i := lo; i < hi; i++ {
@@ -114,8 +115,9 @@ func run(t *Tensors, fn headFn, threads int, prm kernel.Values) {
 	})
 }
 
-// scratchPool holds the workers' kernel scratch between calls.
-var scratchPool = sync.Pool{New: func() any { return new([]float32) }}
+// scratchPool holds the workers' kernel scratch between calls (kept
+// across garbage collections: see package scratch).
+var scratchPool scratch.Keep[*[]float32]
 
 // transpose writes src [rows][cols] into dst [cols][rows].
 func transpose(dst, src []float32, rows, cols int) {
