@@ -77,6 +77,7 @@ type seq struct {
 	smp     *sample.Sampler
 	counts  map[int32]int // generated ids (frequency/presence penalties)
 	buf     []float32     // penalised logits
+	dec     []float32     // the sequence's decode logits, reused every step
 	text    *textStream
 	first   time.Time // first token sampled
 }
@@ -278,8 +279,15 @@ func (e *engine) step() {
 		for i, s := range batch {
 			sts[i], ids[i] = s.st, s.pending
 		}
+		out := make([][]float32, len(batch))
+		for i, s := range batch {
+			if s.dec == nil {
+				s.dec = make([]float32, e.m.Shapes.Vocab)
+			}
+			out[i] = s.dec
+		}
 		t0 := time.Now()
-		out, err := e.m.Decode(sts, ids)
+		err := e.m.DecodeTo(out, sts, ids)
 		e.met.decoded(len(batch), time.Since(t0))
 		for i, s := range batch {
 			s.hasPend = false

@@ -316,6 +316,17 @@ func meanSD(v []float64) (mean, sd float64) {
 	return mean, sd
 }
 
+// warmLogits is a logits buffer of V floats with its pages already
+// touched, so that no timed step pays their first-touch faults (as a
+// decode loop reusing its buffer does not: model.DecodeTo).
+func warmLogits(V int) []float32 {
+	b := make([]float32, V)
+	for i := range b {
+		b[i] = 1 // written, not just cleared: a fresh zeroed allocation is not touched
+	}
+	return b
+}
+
 // benchIDs are deterministic token ids spread over the vocabulary.
 func benchIDs(n, vocab, salt int) []int32 {
 	ids := make([]int32, n)
@@ -429,6 +440,7 @@ func runBench(o *BenchOptions) error {
 			profile.UsePlacement(th)
 			for _, d := range depths {
 				V := m.Shapes.Vocab
+				lg := model.PrefillOptions{Logits: warmLogits(V)}
 				base := BenchRow{Model: name, DType: dt, Params: params, Threads: th, Depth: d, Prefetch: prefetch}
 				at := ""
 				if d > 0 {
@@ -444,7 +456,7 @@ func runBench(o *BenchOptions) error {
 					var pg ioDelta      // page-ins of the timed passes
 					if !o.NoWarmup {    // one untimed pass, as llama-bench: weights paged in, pools and buffers warm
 						st := m.NewState(0)
-						_, err := m.Prefill(st, benchIDs(p, V, 0))
+						_, err := m.PrefillWith(st, benchIDs(p, V, 0), lg)
 						st.Free()
 						if err != nil {
 							return err
@@ -453,13 +465,13 @@ func runBench(o *BenchOptions) error {
 					for rep := range o.Reps {
 						st := m.NewState(0)
 						if d > 0 {
-							if _, err := m.Prefill(st, benchIDs(d, V, rep)); err != nil {
+							if _, err := m.PrefillWith(st, benchIDs(d, V, rep), lg); err != nil {
 								return err
 							}
 						}
 						before := m.ExpertCounts()
 						io0, t0 := sampleIO(), time.Now()
-						_, err := m.Prefill(st, benchIDs(p, V, rep+1))
+						_, err := m.PrefillWith(st, benchIDs(p, V, rep+1), lg)
 						secs := time.Since(t0).Seconds()
 						pg.add(io0, sampleIO(), secs, p)
 						st.Free()
@@ -792,15 +804,17 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler, pg *ioDelta) (float64, error) {
 	st := m.NewState(0)
 	defer st.Free()
-	if _, err := m.Prefill(st, benchIDs(max(d, 1), V, salt)); err != nil {
+	lg := warmLogits(V) // the logits of the context and of every step
+	if _, err := m.PrefillWith(st, benchIDs(max(d, 1), V, salt), model.PrefillOptions{Logits: lg}); err != nil {
 		return 0, err
 	}
 	ids := benchIDs(n, V, salt+7)
+	out, sts := [][]float32{lg}, []*model.State{st}
 	m.SetProfiler(prof)
 	defer m.SetProfiler(nil)
 	io0, t0 := sampleIO(), time.Now()
 	for i := range n {
-		if _, err := m.Decode([]*model.State{st}, ids[i:i+1]); err != nil {
+		if err := m.DecodeTo(out, sts, ids[i:i+1]); err != nil {
 			return 0, err
 		}
 	}
@@ -896,14 +910,15 @@ func opsBreakdown(m *model.Model, name, dt string, th, d, n int, ceiling float64
 func prefillBreakdown(m *model.Model, name, dt string, th, d, p int) ([]OpRow, error) {
 	st := m.NewState(0)
 	defer st.Free()
+	lg := model.PrefillOptions{Logits: warmLogits(m.Shapes.Vocab)}
 	if d > 0 {
-		if _, err := m.Prefill(st, benchIDs(d, m.Shapes.Vocab, 98)); err != nil {
+		if _, err := m.PrefillWith(st, benchIDs(d, m.Shapes.Vocab, 98), lg); err != nil {
 			return nil, err
 		}
 	}
 	times := newOpTimes()
 	m.SetProfiler(times)
-	_, err := m.Prefill(st, benchIDs(p, m.Shapes.Vocab, 99))
+	_, err := m.PrefillWith(st, benchIDs(p, m.Shapes.Vocab, 99), lg)
 	m.SetProfiler(nil)
 	if err != nil {
 		return nil, err

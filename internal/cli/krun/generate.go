@@ -420,7 +420,8 @@ func runGenerate(o *GenerateOptions) error {
 	st := m.NewState(0)
 	defer st.Close()
 	t0 := time.Now()
-	logits, err := m.Prefill(st, ids)
+	// one logits buffer for the prefill and every decode step
+	logits, err := m.PrefillWith(st, ids, model.PrefillOptions{Logits: make([]float32, m.Shapes.Vocab)})
 	if err != nil {
 		return err
 	}
@@ -463,13 +464,11 @@ func runGenerate(o *GenerateOptions) error {
 			break
 		}
 		t1 := time.Now()
-		out, err := m.Decode([]*model.State{st}, []int32{next})
-		if err != nil {
+		if err := m.DecodeTo([][]float32{logits}, []*model.State{st}, []int32{next}); err != nil {
 			return err
 		}
 		tDecode += time.Since(t1)
 		steps++
-		logits = out[0]
 	}
 	if dec != nil {
 		fmt.Fprint(o.Out, dec.Flush())
