@@ -31,7 +31,8 @@
 #   -P PAIRS    comma-separated krun presets to pair: q8,q4-all,q4-mix,q4,q4k-m [the first four]
 #   -c          convert only (no benchmarks)   -b        benchmarks only (models must exist)
 # Environment:
-#   LLAMA_CPP (required), KRUN (krun binary), PYTHON [/usr/bin/python3: needs numpy + torch],
+#   LLAMA_CPP (required), LLAMA_BUILD [build] (its build folder: build-noamx for a build
+#   without AMX, see README), KRUN (krun binary), PYTHON [/usr/bin/python3: needs numpy + torch],
 #   QUANT_THREADS [2] (llama-quantize and krun convert threads),
 #   KRUN_ARGS / LLAMA_ARGS: extra flags for krun bench / llama-bench (e.g. LLAMA_ARGS="-fa 1"),
 #   TABLE_PYTHON [python3]: any Python 3 (the table needs the standard library only).
@@ -58,8 +59,8 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 QUANT_THREADS=${QUANT_THREADS:-2}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-LBENCH=$LLAMA_CPP/build/bin/llama-bench
-LQUANT=$LLAMA_CPP/build/bin/llama-quantize
+LBENCH=$LLAMA_CPP/${LLAMA_BUILD:-build}/bin/llama-bench
+LQUANT=$LLAMA_CPP/${LLAMA_BUILD:-build}/bin/llama-quantize
 for b in "$LBENCH" "$LQUANT"; do [ -x "$b" ] || { echo "missing $b (build llama.cpp first)" >&2; exit 1; }; done
 
 llama_type() {  # krun preset -> llama.cpp quant type of its pair
@@ -122,14 +123,22 @@ run_krun() {  # round preset
   log "round $1: krun bench $2"
   # shellcheck disable=SC2086
   "$KRUN" bench "$WORK/model-$2.kt" -p "$P" -n "$N" -t "$T" -d "$D" -r "$REPS" -o json ${KRUN_ARGS:-} \
-    >"$RES/r$1_$2~$(llama_type "$2")_krun.json" 2>>"$RES/krun.stderr"
+    >"$RES/r$1_$2~$(llama_type "$2")_krun.json" 2>>"$RES/krun.stderr" \
+    || fail "krun bench" "$2" "$RES/krun.stderr"
 }
 run_llama() {
   local ty; ty=$(llama_type "$2")
   log "round $1: llama-bench $ty"
   # shellcheck disable=SC2086
   "$LBENCH" -m "$WORK/model-$ty.gguf" -p "$P" -n "$N" -t "$T" -d "$D" -r "$REPS" -o json ${LLAMA_ARGS:-} \
-    >"$RES/r$1_$2~${ty}_llama.json" 2>>"$RES/llama.stderr"
+    >"$RES/r$1_$2~${ty}_llama.json" 2>>"$RES/llama.stderr" \
+    || fail llama-bench "$ty" "$RES/llama.stderr"
+}
+fail() {  # tool model stderr-file: one line naming the run, its last error lines, exit 1
+  local rc=$?
+  echo "sidebyside.sh: $1 on model-$2 failed (exit $rc); the last lines of $3:" >&2
+  tail -5 "$3" >&2
+  exit 1
 }
 for ((round = 1; round <= ROUNDS; round++)); do
   for pr in "${PRESETS[@]}"; do
