@@ -61,7 +61,10 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 LBENCH=$LLAMA_CPP/${LLAMA_BUILD:-build}/bin/llama-bench
 LQUANT=$LLAMA_CPP/${LLAMA_BUILD:-build}/bin/llama-quantize
-for b in "$LBENCH" "$LQUANT"; do [ -x "$b" ] || { echo "missing $b (build llama.cpp first)" >&2; exit 1; }; done
+need=()
+[ "$DO_BENCH" = 1 ] && need+=("$LBENCH")
+[ "$DO_CONVERT" = 1 ] && need+=("$LQUANT")
+for b in "${need[@]}"; do [ -x "$b" ] || { echo "missing $b (build llama.cpp first)" >&2; exit 1; }; done
 
 llama_type() {  # krun preset -> llama.cpp quant type of its pair
   case $1 in q8) echo Q8_0 ;; q4-all) echo Q4_0 ;; q4-mix | q4 | q4k-m) echo Q4_K_M ;;
