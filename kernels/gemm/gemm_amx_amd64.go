@@ -62,8 +62,12 @@ func (s *amxScratch) tmp() *int32 {
 
 var amxPool scratch.Keep[*amxScratch]
 
-// vnniZPanels handles what AMX does not: M < 16 rows, Q4 with mins.
-var vnniZPanels = vnniPanels(&vnniZ)
+// vnniZPanels handles what AMX does not: M < 16 rows (one row on
+// avx512_vnni's two streams where its format has them), Q4 with mins.
+// (Without the two streams a q4 GEMV of one row from DRAM read 12 GB/s
+// against avx512_vnni's 15–16 on a Xeon KVM guest, and amx_int8 is the
+// q4 default wherever AMX runs.)
+var vnniZPanels = vnniPanelsDual(&vnniZ, &vnniZd)
 
 // amxKinds are the weight kinds the AMX kernels take.
 func amxKind(w *quant.Matrix) bool { k := weightKind(w); return k == kindQ8 || k == kindQ4 }
@@ -74,14 +78,13 @@ func amxKind(w *quant.Matrix) bool { k := weightKind(w); return k == kindQ8 || k
 // bytes) is 512 contiguous bytes: one sequential stream for the tile loads
 // instead of 16 rows Kp bytes apart.
 func amxPrep(a *args) {
+	vnniPrep(a) // aux and xs: the VNNI kernels' layout, shared by the AMX flush
 	tiles := a.m / amxRows
 	if tiles == 0 || !amxKind(a.w) {
 		return
 	}
 	ng := a.kp / quant.GroupK
-	p := &a.ws.pre
-	p.aux, p.xs = grow(p.aux, a.m*ng), grow(p.xs, a.m*ng)
-	vnniAux(a, weightKind(a.w), p.aux, p.xs)
+	p := a.pre
 	p.xp = grow(p.xp, tiles*amxRows*a.kp)
 	for t := 0; t < tiles; t++ {
 		for r := 0; r < amxRows; r++ {
@@ -92,7 +95,6 @@ func amxPrep(a *args) {
 			}
 		}
 	}
-	a.pre = p
 }
 
 // amxPanels is the amx_int8 panelFn.
