@@ -18,7 +18,9 @@
 #  4. R rounds; in each, for every pair, `krun bench` and `llama-bench` one after the other
 #     (order swapped on even rounds), same -p/-n/-t/-d/-r, JSON output -> WORK_DIR/results/.
 #  5. sidebyside_table.py: markdown table (medians and ranges over all samples of all rounds,
-#     ratio krun/llama.cpp) -> stdout and WORK_DIR/table.md.
+#     ratio krun/llama.cpp) -> stdout and WORK_DIR/table.md. A run writes WORK_DIR/results.new
+#     and replaces results/ and table.md only when every run and the table succeeded.
+# Flags, paths and LLAMA_CPP are checked before anything is made: a bad one is one line, exit 2.
 #
 # Pairs:  q8 ~ Q8_0,  q4-all ~ Q4_0,  q4-mix ~ Q4_K_M (comparable bytes per token),
 #         q4 ~ Q4_K_M (q4 keeps attention and lm_head q8: more bytes, less error),
@@ -39,7 +41,8 @@
 # Run on a quiet machine; both tools pin nothing themselves.
 set -euo pipefail
 
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-2}"; }
+die() { echo "sidebyside.sh: $*" >&2; exit 2; }  # a bad flag or argument: one line, exit 2
 
 P=64 N=16 T=1,2 D=0 REPS=3 ROUNDS=3 PAIRS=q8,q4-all,q4-mix,q4 DO_CONVERT=1 DO_BENCH=1
 while getopts "p:n:t:d:r:R:P:cbh" opt; do
@@ -51,9 +54,17 @@ while getopts "p:n:t:d:r:R:P:cbh" opt; do
 done
 shift $((OPTIND - 1))
 [ $# -eq 2 ] || usage
+# every flag and path checked before anything is made or deleted
+count() { [[ $2 =~ ^[1-9][0-9]{0,5}$ ]] || die "$1 '$2': want a whole number ≥ 1"; }
+list() { [[ $2 =~ ^[0-9]{1,6}(,[0-9]{1,6})*$ ]] || die "$1 '$2': want a comma-separated list of whole numbers"; }
+list -p "$P"; list -n "$N"; list -t "$T"; list -d "$D"; count -r "$REPS"; count -R "$ROUNDS"
+[[ ,$T, != *,0,* ]] || die "-t '$T': a thread count of 0"
+[ -n "$PAIRS" ] || die "-P '': name at least one preset"
+[ -d "$1" ] || die "HF_DIR $1: not a directory"
+[ -n "${LLAMA_CPP:-}" ] || die "set LLAMA_CPP to a built llama.cpp directory"
+[ -d "$LLAMA_CPP" ] || die "LLAMA_CPP=$LLAMA_CPP: not a directory"
+[ ! -e "$2" ] || [ -d "$2" ] || die "WORK_DIR $2: exists and is not a directory"
 HF=$(cd "$1" && pwd)
-mkdir -p "$2"; WORK=$(cd "$2" && pwd)
-: "${LLAMA_CPP:?set LLAMA_CPP to a built llama.cpp directory}"
 LLAMA_CPP=$(cd "$LLAMA_CPP" && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
 QUANT_THREADS=${QUANT_THREADS:-2}
@@ -61,19 +72,26 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 LBENCH=$LLAMA_CPP/${LLAMA_BUILD:-build}/bin/llama-bench
 LQUANT=$LLAMA_CPP/${LLAMA_BUILD:-build}/bin/llama-quantize
-need=()
-[ "$DO_BENCH" = 1 ] && need+=("$LBENCH")
-[ "$DO_CONVERT" = 1 ] && need+=("$LQUANT")
-for b in "${need[@]}"; do [ -x "$b" ] || { echo "missing $b (build llama.cpp first)" >&2; exit 1; }; done
-
 llama_type() {  # krun preset -> llama.cpp quant type of its pair
   case $1 in q8) echo Q8_0 ;; q4-all) echo Q4_0 ;; q4-mix | q4 | q4k-m) echo Q4_K_M ;;
-    *) echo "unknown preset $1 (want q8, q4-all, q4-mix, q4, q4k-m)" >&2; exit 2 ;; esac
+    *) die "-P: unknown preset '$1' (want q8, q4-all, q4-mix, q4, q4k-m)" ;; esac
 }
 IFS=, read -r -a PRESETS <<<"$PAIRS"
 for pr in "${PRESETS[@]}"; do llama_type "$pr" >/dev/null; done
+needbin() { [ -x "$1" ] || die "missing $1 (build llama.cpp first; LLAMA_BUILD names its build folder)"; }
+[ "$DO_BENCH" = 1 ] && needbin "$LBENCH"
+if [ "$DO_CONVERT" = 1 ]; then  # llama-quantize only where a GGUF is still to be made
+  for pr in "${PRESETS[@]}"; do [ -s "$2/model-$(llama_type "$pr").gguf" ] || needbin "$LQUANT"; done
+fi
+mkdir -p "$2"; WORK=$(cd "$2" && pwd)
 
 log() { printf '[sidebyside %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+stepfail() {  # what log: one line naming the step and its exit status, then the log's tail; exit 1
+  local rc=$?
+  echo "sidebyside.sh: $1 failed (exit $rc); the last lines of $2:" >&2
+  tail -20 "$2" >&2
+  exit 1
+}
 
 # 1. krun
 if [ -z "${KRUN:-}" ]; then
@@ -90,7 +108,7 @@ if [ "$DO_CONVERT" = 1 ]; then
   if [ "$need_f16" = 1 ] && [ ! -s "$F16" ]; then
     log "convert_hf_to_gguf (f16) -> $F16"
     "$PYTHON" "$HERE/convert_kimi_gguf.py" "$LLAMA_CPP" "$HF" --outtype f16 --outfile "$F16.tmp" \
-      >"$WORK/convert-gguf.log" 2>&1 || { tail -20 "$WORK/convert-gguf.log" >&2; exit 1; }
+      >"$WORK/convert-gguf.log" 2>&1 || stepfail "convert_kimi_gguf.py" "$WORK/convert-gguf.log"
     mv "$F16.tmp" "$F16"
   fi
   for pr in "${PRESETS[@]}"; do
@@ -98,21 +116,21 @@ if [ "$DO_CONVERT" = 1 ]; then
     if [ ! -s "$g" ]; then
       log "llama-quantize $ty -> $g"
       "$LQUANT" "$F16" "$g.tmp" "$ty" "$QUANT_THREADS" >"$WORK/quantize-$ty.log" 2>&1 \
-        || { tail -20 "$WORK/quantize-$ty.log" >&2; exit 1; }
+        || stepfail "llama-quantize $ty" "$WORK/quantize-$ty.log"
       mv "$g.tmp" "$g"
     fi
     k=$WORK/model-$pr.kt
     if [ ! -s "$k" ]; then
       log "krun convert --preset $pr -> $k"
       "$KRUN" convert "$HF" -o "$k" --preset "$pr" --threads "$QUANT_THREADS" >"$WORK/convert-kt-$pr.log" 2>&1 \
-        || { tail -20 "$WORK/convert-kt-$pr.log" >&2; exit 1; }
+        || stepfail "krun convert --preset $pr" "$WORK/convert-kt-$pr.log"
     fi
   done
 fi
 [ "$DO_BENCH" = 1 ] || exit 0
 
-# 4. alternating rounds
-RES=$WORK/results
+# 4. alternating rounds, into results.new: the last complete results stay until this run succeeds
+RES=$WORK/results.new
 rm -rf "$RES"; mkdir -p "$RES"
 {
   echo "date: $(date -Is)"; echo "host: $(uname -a)"
@@ -150,5 +168,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
-# 5. table
-"${TABLE_PYTHON:-python3}" "$HERE/sidebyside_table.py" "$RES" | tee "$WORK/table.md"
+# 5. table; then the new results replace the old
+"${TABLE_PYTHON:-python3}" "$HERE/sidebyside_table.py" "$RES" >"$WORK/table.md.tmp" \
+  || { echo "sidebyside.sh: sidebyside_table.py failed on $RES" >&2; exit 1; }
+rm -rf "$WORK/results"; mv "$RES" "$WORK/results"; mv "$WORK/table.md.tmp" "$WORK/table.md"
+cat "$WORK/table.md"
