@@ -65,12 +65,14 @@ func (s *Server) handleCompletion(chat bool) http.HandlerFunc {
 			fail(aerr)
 			return
 		}
-		a := &answer{s: s, w: w, rc: rc, j: j, eng: eng, chat: chat, id: newID("cmpl-"), created: time.Now().Unix()}
+		a := &answer{s: s, w: w, rc: rc, j: j, eng: eng, chat: chat, ep: ep, id: newID("cmpl-"), created: time.Now().Unix()}
 		if chat {
 			a.id = newID("chatcmpl-")
 		}
 		status := a.run(r, sq)
-		s.met.count(ep, status)
+		if !a.counted {
+			s.met.count(ep, status)
+		}
 		if a.usage != nil {
 			s.logf("%s %s %d: %d prompt tokens (%d cached), %d generated, %s, %.2fs", r.Method, r.URL.Path, status,
 				a.usage.PromptTokens, a.usage.PromptTokensDetails.CachedTokens, a.usage.CompletionTokens, a.finish, time.Since(t0).Seconds())
@@ -86,8 +88,10 @@ type answer struct {
 	j       *job
 	eng     *engine
 	chat    bool
+	ep      string // the endpoint, for the request counter
 	id      string
 	created int64
+	counted bool // the request counter has this answer
 
 	text   []byte
 	ids    []int32
@@ -110,6 +114,7 @@ func (a *answer) run(r *http.Request, sq *seq) int {
 		}
 		for _, ev := range sq.out.take() {
 			if ev.err != nil {
+				a.count(ev.err.Status)
 				writeError(a.w, ev.err)
 				return ev.err.Status
 			}
@@ -119,6 +124,7 @@ func (a *answer) run(r *http.Request, sq *seq) int {
 			if ev.finish != "" {
 				a.finish, a.usage = ev.finish, ev.usage
 				a.rc.SetWriteDeadline(time.Now().Add(a.s.opt.WriteTimeout))
+				a.count(http.StatusOK)
 				writeJSON(a.w, http.StatusOK, a.whole())
 				return http.StatusOK
 			}
@@ -149,6 +155,7 @@ func (a *answer) stream(r *http.Request, sq *seq) int {
 		}
 		for _, ev := range sq.out.take() {
 			if ev.err != nil {
+				a.count(http.StatusOK)
 				a.send(errorBody(ev.err))
 				return http.StatusOK
 			}
@@ -168,12 +175,20 @@ func (a *answer) stream(r *http.Request, sq *seq) int {
 					}
 				}
 				a.rc.SetWriteDeadline(time.Now().Add(a.s.opt.WriteTimeout))
+				a.count(http.StatusOK)
 				a.w.Write([]byte("data: [DONE]\n\n"))
 				a.rc.Flush()
 				return http.StatusOK
 			}
 		}
 	}
+}
+
+// count adds the answer to the request counter before its last bytes go
+// out: a client that reads /metrics after its response sees it there.
+func (a *answer) count(status int) {
+	a.s.met.count(a.ep, status)
+	a.counted = true
 }
 
 // send writes one event, within WriteTimeout.

@@ -427,10 +427,12 @@ func (e *engine) advance(s *seq) {
 // or with err, or silently (a client that left: err nil, reason ""). The
 // state goes to the prefix cache when it is whole, else is freed.
 func (e *engine) finish(s *seq, reason string, err *apiError, evs ...event) {
+	// counted before the last event goes out: a client that reads
+	// /metrics after its response sees its request there
 	switch {
 	case err != nil:
-		s.out.put(event{err: err})
 		e.met.failed.Add(1)
+		s.out.put(event{err: err})
 	case reason != "":
 		last := event{finish: reason, usage: &usage{PromptTokens: len(s.j.prompt), CompletionTokens: s.gen,
 			TotalTokens: len(s.j.prompt) + s.gen, PromptTokensDetails: &promptDetails{CachedTokens: s.cached}}}
@@ -438,8 +440,8 @@ func (e *engine) finish(s *seq, reason string, err *apiError, evs ...event) {
 			last.text, last.ids, last.lps = evs[0].text, evs[0].ids, evs[0].lps
 		}
 		last.text += s.text.flush()
-		s.out.put(last)
 		e.met.finished(reason, s.gen)
+		s.out.put(last)
 	}
 	if s.st != nil {
 		// the state holds prompt and generated tokens up to the one sampled
