@@ -117,6 +117,54 @@ func TestPrefillLogitsBuffer(t *testing.T) {
 	}
 }
 
+// TestPrefillNoLogits: a prompt fed in two pieces, the first with
+// NoLogits, returns nil for it and leaves the state the same two pieces
+// with logits leave (the second piece's logits and the next decode's
+// match bit for bit); NoLogits with AllLogits is refused.
+func TestPrefillNoLogits(t *testing.T) {
+	for _, c := range loadTiny(t) {
+		t.Run(c.f.Name(), func(t *testing.T) {
+			m := mustLoad(t, c.f.Dir(), LoadOptions{})
+			p := c.ids[0]
+			cut := len(p) / 2
+			whole := m.NewState(0)
+			if _, err := m.PrefillWith(whole, p[:cut], PrefillOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want, err := m.PrefillWith(whole, p[cut:], PrefillOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := m.NewState(0)
+			first, err := m.PrefillWith(st, p[:cut], PrefillOptions{NoLogits: true})
+			if err != nil || first != nil {
+				t.Fatalf("NoLogits prefill: %d logits, %v; want none", len(first), err)
+			}
+			got, err := m.PrefillWith(st, p[cut:], PrefillOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatal("logits after a NoLogits piece differ from those after a piece with logits")
+			}
+			a, err := m.Decode([]*State{whole}, []int32{p[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := m.Decode([]*State{st}, []int32{p[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a[0], b[0]) {
+				t.Fatal("a decode after a NoLogits piece differs")
+			}
+			if _, err := m.PrefillWith(m.NewState(0), p, PrefillOptions{NoLogits: true, AllLogits: true}); err == nil {
+				t.Error("NoLogits with AllLogits accepted")
+			}
+		})
+	}
+}
+
 // TestDecodeToAllocates: a DecodeTo step allocates far less than one
 // logits buffer, where a Decode step allocates at least one: the decode
 // loop's per-step garbage (fresh pages, each a fault on first touch) is

@@ -25,6 +25,11 @@ type PrefillOptions struct {
 	// slice: a caller that prefills again and again (a server, a
 	// benchmark) reuses warm memory instead of faulting in fresh pages.
 	Logits []float32
+	// NoLogits feeds the tokens without computing logits (PrefillWith
+	// returns nil): a caller that feeds a prompt in pieces skips the final
+	// norm and the LM head, a [vocabulary × hidden] matrix read whole, on
+	// all but the last piece. It excludes AllLogits.
+	NoLogits bool
 	// Hidden, if set, receives the residual stream of each pass: i = 0 the
 	// embeddings, i = l+1 the output of decoder layer l (before the final
 	// norm); h is [n, C] for the n tokens at positions pos.. (a prompt
@@ -43,6 +48,9 @@ func (m *Model) Prefill(st *State, ids []int32) ([]float32, error) {
 func (m *Model) PrefillWith(st *State, ids []int32, opt PrefillOptions) ([]float32, error) {
 	if len(ids) == 0 {
 		return nil, errors.New("model: prefill of no tokens")
+	}
+	if opt.NoLogits && opt.AllLogits {
+		return nil, errors.New("model: prefill with both AllLogits and NoLogits")
 	}
 	if err := m.checkStep([]*State{st}, ids, len(ids)); err != nil {
 		return nil, err
@@ -64,6 +72,7 @@ func (m *Model) PrefillWith(st *State, ids []int32, opt PrefillOptions) ([]float
 		}
 		h := m.forward([]*State{st}, ids[c0:c1], c1-c0, hook) // h [c1−c0, C]
 		switch {
+		case opt.NoLogits:
 		case opt.AllLogits:
 			m.logits(out[c0*V:c1*V], h, c1-c0)
 		case c1 == T:

@@ -113,7 +113,8 @@ func (c *prefixCache) find(ids []int32, h uint64) *cacheEntry {
 	return nil
 }
 
-// insertCopy caches a copy of st, the state after ids (logits may be nil).
+// insertCopy caches a copy of st, the state after ids, and of logits (nil:
+// none; the caller keeps and may overwrite its slice).
 func (c *prefixCache) insertCopy(ids []int32, st *model.State, logits []float32) {
 	if c.budget <= 0 {
 		return
@@ -122,7 +123,7 @@ func (c *prefixCache) insertCopy(ids []int32, st *model.State, logits []float32)
 	if e := c.find(ids, h); e != nil {
 		c.lru.MoveToFront(e.elem)
 		if e.logits == nil && logits != nil {
-			e.logits = logits
+			e.logits = slices.Clone(logits)
 			c.resize(e, e.size+4*int64(len(logits)))
 		}
 		return
@@ -134,7 +135,7 @@ func (c *prefixCache) insertCopy(ids []int32, st *model.State, logits []float32)
 	if err != nil {
 		return
 	}
-	c.add(ids, h, cp, logits)
+	c.add(ids, h, cp, slices.Clone(logits))
 }
 
 // insertOwned caches st itself (the cache takes it: it is closed if not

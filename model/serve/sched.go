@@ -348,15 +348,23 @@ func (e *engine) chunkLen(s *seq) int {
 // sequence failed (and was finished).
 func (e *engine) prefill(s *seq, n int) bool {
 	ids := s.j.prompt[s.fed : s.fed+n]
+	end := s.fed+n == len(s.j.prompt)
+	// logits only at the prompt's end, into the sequence's decode buffer
+	opt := model.PrefillOptions{NoLogits: !end}
+	if end {
+		if s.dec == nil {
+			s.dec = make([]float32, e.m.Shapes.Vocab)
+		}
+		opt.Logits = s.dec
+	}
 	t0 := time.Now()
-	logits, err := e.m.Prefill(s.st, ids)
+	logits, err := e.m.PrefillWith(s.st, ids, opt)
 	e.met.prefilled(n, time.Since(t0))
 	if err != nil {
 		e.finish(s, "", &apiError{http.StatusInternalServerError, "server_error", "prefill_failed", fmt.Sprintf("prefill: %v", err)})
 		return false
 	}
 	s.fed += n
-	end := s.fed == len(s.j.prompt)
 	if end {
 		s.logits = logits
 	}
