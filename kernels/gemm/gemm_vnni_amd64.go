@@ -114,7 +114,13 @@ var vnniZ = [numKinds][]vnniKernel{
 // → 55. The others stay on one stream: q8 25 → 24 / 51 → 45, q4k 30 →
 // 29 / 57 → 56, q5k 31 → 28 / 58 → 50, q6k 33 → 30 / 56 → 57 (those K
 // formats' one stream already reads near the one-stream ceiling, 34–36
-// GB/s at 1 thread).
+// GB/s at 1 thread). Two streams for 2–4 rows (Q4, the MoE experts' row
+// counts at a 64-token prefill) did not pay: krun bench pp64 on the
+// 2-layer q4-all file, 1 thread, 3 alternating rounds on the Zen 4 VM,
+// 485–538 tokens/s with one stream against 467–518 with two. (There a
+// q4 4096×2304 GEMV of 8 rows ran at 356 GFLOP/s from L3 and 322 from
+// DRAM, as m = 512 at 346: VPDPBUSD-bound, 64 of them per 288-byte group
+// of 16 outputs, so 2–8-row experts mix compute and reads on one core.)
 var vnniZd = [numKinds]vnniKernel{kindQ4: vnniQ4_1x16d, kindQ4Min: vnniQ4M_1x16d, kindQ3: vnniQ3_1x16d,
 	kindQ6: vnniQ6_1x16d, kindQ2: vnniQ2_1x16d, kindQ5: vnniQ5_1x16d, kindQ3K: vnniQ3K_1x16d}
 
