@@ -370,6 +370,30 @@ func checkLogits(g *tinyGolden, got, portable engineOut, calls *callCheck, b *ac
 	return f, fails
 }
 
+// coarseGridCheck is the int8act budget's wrong-but-fast candidate: the
+// activations on one scale per 256 values (ggml's Q8_K grid, which would
+// spare the Q4 kernels' per-group activation-scale multiply, ~9% of the
+// dense q4 GEMMs' time) instead of one per 32. The same-arithmetic call
+// check cannot see it (the pure-Go variant quantizes the same way), so the
+// budget must: the run must fail it. Asserted for q4 and q4k, the formats
+// whose kernels it would speed up (measured on the golden tiny model:
+// prompt 0.2305 → 0.2649 against a budget of 0.253 for q4, 0.1948 →
+// 0.2386 against 0.215 for q4k).
+func coarseGridCheck(t *testing.T, g *tinyGolden, row accRow, portable engineOut, b *accBudget) {
+	t.Helper()
+	opt := row.opt
+	opt.Chooser = classChooser{Pin: row.pin}
+	restore := gemm.SetActBlock(256)
+	coarse := runEngine(t, g, opt)
+	restore()
+	f, fails := checkLogits(g, coarse, portable, new(callCheck), b)
+	if !slices.ContainsFunc(fails, func(s string) bool { return strings.Contains(s, "exceeds the budget") }) {
+		t.Errorf("mutation: activations on one scale per 256 values pass the budget %+v (prompt %.4g, decode %.4g)", *b, f.Prompt, f.Decode)
+		return
+	}
+	t.Logf("mutation: activations on one scale per 256 values fail the budget: prompt %.4g, decode %.4g", f.Prompt, f.Decode)
+}
+
 // callCheck gathers the int8act same-arithmetic check over one run: every
 // gemm call of a variant that is not pure Go against the pure-Go variant of
 // its class on the same operands (gemm.SetShadow). It also damages each
@@ -541,6 +565,9 @@ func TestAccuracy(t *testing.T) {
 					}
 					lines = append(lines, accLine{row, f, b})
 					mutationCheck(t, g, got, portable, calls, b)
+					if b != nil && row.pin == kernel.ClassInt8Act && (row.Preset == "q4" || row.Preset == "q4k") {
+						coarseGridCheck(t, g, row, portable, b)
+					}
 				})
 			}
 			if measured || update {
