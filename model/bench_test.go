@@ -100,6 +100,7 @@ func benchModel(b *testing.B, name string, m *Model, threads int) {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
+		b.ReportAllocs() // a decode step's allocations (dispatch: none; kernel.ChooseDims)
 		i := int32(0)
 		for b.Loop() {
 			if st.Len() >= 512 {

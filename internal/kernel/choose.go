@@ -1,7 +1,10 @@
 package kernel
 
 import (
+	"sync"
 	"sync/atomic"
+
+	"github.com/ktune/ktune/internal/cpu"
 )
 
 // A Choice is a variant and its configuration for one call of an op.
@@ -75,4 +78,71 @@ func usable(ch Choice, dt DType, s Shape, classes []Class) bool {
 		return false
 	}
 	return v.Validate(s, ch.Config) == nil
+}
+
+// ChooseDims is Choose at MakeShape(keys, vals...) for the hot paths (a
+// decode step dispatches every matmul of every layer): each answer is kept
+// until the chooser, a forced variant, a registration or the effective CPU
+// features change, so a repeated call neither builds the shape nor asks
+// the chooser, and does not allocate. It assumes what the Chooser
+// interface implies: a chooser's answer depends on its arguments alone.
+// keys must be the same for every call of one op. The answers share their
+// Config.Params: callers must not modify them.
+func ChooseDims(op string, dt DType, keys []string, vals []int, threads int, classes ...Class) Choice {
+	if len(classes) == 0 {
+		classes = DefaultClasses
+	}
+	if threads < 1 {
+		threads = 1
+	}
+	if len(vals) > len(choiceKey{}.dims) || len(classes) > len(choiceKey{}.classes) {
+		return Choose(op, dt, MakeShape(keys, vals...), threads, classes...)
+	}
+	k := choiceKey{op: op, dt: dt, nd: len(vals), threads: threads, nc: len(classes)}
+	copy(k.dims[:], vals)
+	copy(k.classes[:], classes)
+	cg, rg := cpu.Generation(), regGen.Load()
+	choices.mu.RLock()
+	c, ok := choices.m[k]
+	fresh := choices.cpuGen == cg && choices.regGen == rg
+	choices.mu.RUnlock()
+	if ok && fresh {
+		return c
+	}
+	c = Choose(op, dt, MakeShape(keys, vals...), threads, classes...)
+	choices.mu.Lock()
+	if choices.m == nil || choices.cpuGen != cg || choices.regGen != rg {
+		// c was chosen at or after (cg, rg): kept under them, a later
+		// change of either makes it stale.
+		choices.m = map[choiceKey]Choice{}
+		choices.cpuGen, choices.regGen = cg, rg
+	}
+	if len(choices.m) < maxChoices {
+		choices.m[k] = c
+	}
+	choices.mu.Unlock()
+	return c
+}
+
+// choiceKey identifies one ChooseDims answer (dims and classes beyond nd
+// and nc are zero).
+type choiceKey struct {
+	op      string
+	dt      DType
+	dims    [6]int
+	nd      int
+	threads int
+	classes [4]Class
+	nc      int
+}
+
+// maxChoices bounds the cache (prefill chunks of every length at every
+// shape would otherwise grow it without end); beyond it answers are
+// computed each time.
+const maxChoices = 4096
+
+var choices struct {
+	mu             sync.RWMutex
+	cpuGen, regGen uint64
+	m              map[choiceKey]Choice
 }

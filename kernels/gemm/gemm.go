@@ -52,7 +52,7 @@ const Crossover = 8
 // (kernel.Choose) among the accuracy classes given (none:
 // kernel.DefaultClasses), else the default variant.
 func Choose(op string, dt kernel.DType, m, n, k int, threads int, classes ...kernel.Class) kernel.Choice {
-	return kernel.Choose(op, dt, kernel.MakeShape(shapeKeys, m, n, k), threads, classes...)
+	return kernel.ChooseDims(op, dt, shapeKeys, []int{m, n, k}, threads, classes...)
 }
 
 // Linear computes Y [M×N] = X [M×K]·Wᵀ (or Y += when acc) with the
@@ -177,6 +177,7 @@ type workspace struct {
 	xb   []uint16
 	pre  prepared
 	tmp  [][]float32 // per worker scratch (gateup, packing)
+	args args        // the call's arguments (newArgs): no allocation per call
 }
 
 // wsPool keeps the workspaces warm across calls and garbage collections
@@ -199,7 +200,8 @@ func newArgs(im *impl, y, x []float32, w *quant.Matrix, m int, acc bool) *args {
 		panic(fmt.Sprintf("gemm: M=%d, len(x)=%d (want %d), len(y)=%d (want %d)", m, len(x), m*k, len(y), m*n))
 	}
 	ws := wsPool.GetOr(func() *workspace { return &workspace{} })
-	a := &args{m: m, n: n, k: k, kp: kp, w: w, y: y[:m*n], ldy: n, acc: acc, ws: ws}
+	a := &ws.args
+	*a = args{m: m, n: n, k: k, kp: kp, w: w, y: y[:m*n], ldy: n, acc: acc, ws: ws}
 	switch im.act {
 	case actF32:
 		if kp == k {
@@ -229,9 +231,12 @@ func newArgs(im *impl, y, x []float32, w *quant.Matrix, m int, acc bool) *args {
 	return a
 }
 
+// release returns the workspace (which holds a) to the pool, a cleared so
+// that the pool keeps none of the caller's slices alive.
 func (a *args) release() {
-	wsPool.Put(a.ws)
-	a.ws = nil
+	ws := a.ws
+	*a = args{}
+	wsPool.Put(ws)
 }
 
 // scratch returns slot w's scratch of at least n floats. The slots exist

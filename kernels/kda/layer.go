@@ -170,11 +170,12 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		plan, op = opt.Recurrent, OpDecode
 	}
 	if plan == nil {
-		s := kernel.MakeShape(decodeKeys, B, H, D, D)
+		var c kernel.Choice
 		if op == OpPrefill {
-			s = kernel.MakeShape(prefillKeys, B, T, H, D, D)
+			c = kernel.ChooseDims(op, kernel.F32, prefillKeys, []int{B, T, H, D, D}, th)
+		} else {
+			c = kernel.ChooseDims(op, kernel.F32, decodeKeys, []int{B, H, D, D}, th)
 		}
-		c := kernel.Choose(op, kernel.F32, s, th)
 		plan = &c
 	}
 	run(t, plan.Variant.Impl.(headFn), plan.Config.Threads, plan.Config.Params)

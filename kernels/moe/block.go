@@ -125,8 +125,7 @@ func (b *BlockWeights) profileChoice(n, threads int, classes []kernel.Class) (ep
 		return ep, ""
 	}
 	dt := b.Experts[0].Gate.DType
-	s := kernel.MakeShape(blockKeys, n, b.Cfg.Experts, b.Cfg.TopK, b.Hidden, b.Experts[0].Gate.N)
-	c := kernel.Choose(OpBlock, dt, s, threads, classes...)
+	c := kernel.ChooseDims(OpBlock, dt, blockKeys, []int{n, b.Cfg.Experts, b.Cfg.TopK, b.Hidden, b.Experts[0].Gate.N}, threads, classes...)
 	if c.Variant == nil || c.Variant.Reference {
 		return ep, ""
 	}

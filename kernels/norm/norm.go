@@ -36,7 +36,7 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 
 // rmsChoose is the row kernel RMSNorm runs for m rows of width n.
 func rmsChoose(m, n int) (rowFn, *kernel.Variant) {
-	c := kernel.Choose(OpRMSNorm, kernel.F32, kernel.MakeShape(rmsKeys, m, n), 1)
+	c := kernel.ChooseDims(OpRMSNorm, kernel.F32, rmsKeys, []int{m, n}, 1)
 	return c.Variant.Impl.(rowFn), c.Variant
 }
 
