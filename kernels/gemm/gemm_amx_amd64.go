@@ -42,7 +42,7 @@ func init() {
 	register(allOps, kernel.Variant{Name: "amx_int8", Doc: "generated AMX: int8 activations, TDPBSUD tiles of 16 rows × 16 outputs × 32 k (BYTE-encoded), f32 flush per group; M mod 16 rows by avx512_vnni",
 		Priority: 45, DTypes: []kernel.DType{kernel.Q8, kernel.Q4}, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AMXTile, cpu.AMXInt8, cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512VNNI), Threaded: true,
-		Params: []kernel.Param{grainParam, nbParam}},
+		Params: []kernel.Param{grainParam, nbParam, streamsParam}},
 		&impl{act: actInt8, panels: amxPanels, prep: amxPrep, grain: 4})
 }
 
@@ -63,10 +63,11 @@ func (s *amxScratch) tmp() *int32 {
 var amxPool scratch.Keep[*amxScratch]
 
 // vnniZPanels handles what AMX does not: M < 16 rows (one row on
-// avx512_vnni's two streams where its format has them), Q4 with mins.
-// (Without the two streams a q4 GEMV of one row from DRAM read 12 GB/s
-// against avx512_vnni's 15–16 on a Xeon KVM guest, and amx_int8 is the
-// q4 default wherever AMX runs.)
+// avx512_vnni's two streams where its format has them and the
+// configuration's streams asks for them), Q4 with mins. (Without the two
+// streams a q4 GEMV of one row from DRAM read 12 GB/s against
+// avx512_vnni's 15–16 on a Xeon KVM guest, and amx_int8 is the q4
+// default wherever AMX runs.)
 var vnniZPanels = vnniPanelsDual(&vnniZ, &vnniZd)
 
 // amxKinds are the weight kinds the AMX kernels take.

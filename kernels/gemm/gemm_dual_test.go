@@ -15,7 +15,10 @@ import (
 // groups and super-blocks (odd and even group counts), on 1, 2, 3 and 7
 // threads (shapeThreads; the outputs bit for bit the same at each), gemv
 // and gateup, each format the variant serves: where a two-stream kernel
-// exists (vnniPanelsDual) a worker's panels run as two halves side by side.
+// exists (vnniPanelsDual) a worker's panels run as two halves side by
+// side at streams=2 and in order at streams=1: both run at the first
+// thread count whatever the machine's default (the others take the
+// default) and give the same bits.
 func TestDualStreams(t *testing.T) {
 	seed := uint64(500)
 	ran := 0
@@ -44,23 +47,32 @@ func TestDualStreams(t *testing.T) {
 							t.Fatal(err)
 						}
 						var first []float32 // the first thread count's output: every other must equal it bit for bit
-						for _, threads := range shapeThreads(seed) {
-							p, err := o.NewProblem(s, dt, seed)
-							if err != nil {
-								t.Fatal(err)
+						for ti, threads := range shapeThreads(seed) {
+							counts := []int{0} // the default configuration
+							if ti == 0 {
+								counts = streamCounts(v)
 							}
-							cfg := v.DefaultConfig(s, threads)
-							checkShapeConfig(t, v, o, dt, s, seed, cfg, want, p)
-							got, err := kernel.RunOutput(v, p, cfg)
-							if err != nil {
-								t.Fatal(err)
+							for _, streams := range counts {
+								p, err := o.NewProblem(s, dt, seed)
+								if err != nil {
+									t.Fatal(err)
+								}
+								cfg := v.DefaultConfig(s, threads)
+								if streams > 0 {
+									cfg.Params["streams"] = streams
+								}
+								checkShapeConfig(t, v, o, dt, s, seed, cfg, want, p)
+								got, err := kernel.RunOutput(v, p, cfg)
+								if err != nil {
+									t.Fatal(err)
+								}
+								if first == nil {
+									first = slices.Clone(got)
+								} else if !slices.Equal(math32bits(got), math32bits(first)) {
+									t.Errorf("%s at %s dtype=%s threads=%d streams=%d: output differs from the first configuration's", v.ID(), s, dt, threads, streams)
+								}
+								ran++
 							}
-							if first == nil {
-								first = slices.Clone(got)
-							} else if !slices.Equal(math32bits(got), math32bits(first)) {
-								t.Errorf("%s at %s dtype=%s threads=%d: output differs from the first thread count's", v.ID(), s, dt, threads)
-							}
-							ran++
 						}
 						seed++
 					}
@@ -69,6 +81,16 @@ func TestDualStreams(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases", ran)
+}
+
+// streamCounts is the streams values to run v at: each of its streams
+// parameter (one and two whatever this machine's default), or the
+// default configuration alone (0) for a variant without it.
+func streamCounts(v *kernel.Variant) []int {
+	if p := v.Param("streams"); p != nil {
+		return p.Values
+	}
+	return []int{0}
 }
 
 // math32bits is v's bit patterns (a NaN equals itself only bit for bit).

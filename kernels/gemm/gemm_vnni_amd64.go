@@ -26,6 +26,7 @@ package gemm
 
 import (
 	"math"
+	"sync"
 
 	"github.com/ktune/ktune/internal/scratch"
 
@@ -106,23 +107,53 @@ var vnniZ = [numKinds][]vnniKernel{
 }
 
 // vnniZd[kind] is the AVX-512 two-stream kernel for one row (see
-// vnniPanelsDual), for the formats it speeds up. A 32768×2304 GEMV from
-// DRAM (BenchmarkKDecode and the like; Zen 5 VM, 3 alternating rounds,
-// median GB/s at 1 / 2 threads, one stream → two): q2 22 → 27 / 40 → 48,
-// q3 24 → 28 / 43 → 52, q4 26 → 27 / 45 → 51, q4 with a min 24 → 27 /
-// 42 → 48, q5 23 → 26 / 43 → 47, q6 25 → 25 / 41 → 46, q3k 24 → 29 / 48
-// → 55. The others stay on one stream: q8 25 → 24 / 51 → 45, q4k 30 →
-// 29 / 57 → 56, q5k 31 → 28 / 58 → 50, q6k 33 → 30 / 56 → 57 (those K
-// formats' one stream already reads near the one-stream ceiling, 34–36
-// GB/s at 1 thread). Two streams for 2–4 rows (Q4, the MoE experts' row
-// counts at a 64-token prefill) did not pay: krun bench pp64 on the
-// 2-layer q4-all file, 1 thread, 3 alternating rounds on the Zen 4 VM,
-// 485–538 tokens/s with one stream against 467–518 with two. (There a
+// vnniPanelsDual and streamsParam), for the formats it speeds up. A
+// 32768×2304 GEMV from DRAM (BenchmarkKDecode and the like; Zen 5 VM, 3
+// alternating rounds, median GB/s at 1 / 2 threads, one stream → two): q2
+// 22 → 27 / 40 → 48, q3 24 → 28 / 43 → 52, q4 26 → 27 / 45 → 51, q4 with
+// a min 24 → 27 / 42 → 48, q5 23 → 26 / 43 → 47, q6 25 → 25 / 41 → 46,
+// q3k 24 → 29 / 48 → 55. The others stay on one stream: q8 25 → 24 / 51 →
+// 45, q4k 30 → 29 / 57 → 56, q5k 31 → 28 / 58 → 50, q6k 33 → 30 / 56 →
+// 57 (those K formats' one stream already reads near the one-stream
+// ceiling, 34–36 GB/s at 1 thread). Two streams for 2–4 rows (Q4, the MoE
+// experts' row counts at a 64-token prefill) did not pay: krun bench pp64
+// on the 2-layer q4-all file, 1 thread, 3 alternating rounds on the Zen 4
+// VM, 485–538 tokens/s with one stream against 467–518 with two. (There a
 // q4 4096×2304 GEMV of 8 rows ran at 356 GFLOP/s from L3 and 322 from
 // DRAM, as m = 512 at 346: VPDPBUSD-bound, 64 of them per 288-byte group
 // of 16 outputs, so 2–8-row experts mix compute and reads on one core.)
 var vnniZd = [numKinds]vnniKernel{kindQ4: vnniQ4_1x16d, kindQ4Min: vnniQ4M_1x16d, kindQ3: vnniQ3_1x16d,
 	kindQ6: vnniQ6_1x16d, kindQ2: vnniQ2_1x16d, kindQ5: vnniQ5_1x16d, kindQ3K: vnniQ3K_1x16d}
+
+// streamsParam is how many weight streams a one-row call runs (vnniZd):
+// 2, a worker's panels as two halves side by side; 1, in order. Calls of
+// more rows run one either way, and the outputs are the same bit for bit.
+// Which reads faster depends on the machine: a q4 GEMV of one row from
+// DRAM read 12 GB/s on one stream against 15–16 on two on a Xeon KVM guest
+// (amx_int8's vnniZPanels), 26 against 27 on a Zen 5 VM, but on the Zen 4
+// EPYC VM (2 vCPUs, AMD family 25) one stream was the faster, 1 thread,
+// medians of 6 alternating rounds, one stream against two: 1024×2304 21.3
+// against 16.5 GB/s, 2304×1024 21.0 / 19.5, 4096×2304 19.5 / 17.9,
+// 9216×2304 21.2 / 15.5, 32768×2304 20.9 / 17.7; and krun bench tg16 on
+// the 2-layer q4-all file ran 70.7 against 66.6 tokens/s at 1 thread
+// (66.6–72.1 / 55.1–69.4) and 87.2 against 83.2 at 2 (82.8–91.9 /
+// 71.6–88.5), one stream ahead in each of the 6 alternating rounds at
+// both counts. So the default (vnniStreams) is one stream on AMD family
+// 25 (Zen 4: Zen 3 has no AVX-512) and two elsewhere; the tuner measures
+// both.
+var streamsParam = kernel.Param{Name: "streams", Doc: "weight streams of a one-row call (2: a worker's panels as two halves side by side)",
+	Values: []int{1, 2}, DefaultFn: vnniStreams}
+
+func vnniStreams(info *cpu.Info, _ kernel.Shape) int {
+	if info.Vendor == "AuthenticAMD" && info.Family == 0x19 {
+		return 1
+	}
+	return 2
+}
+
+// defaultStreams is vnniStreams on this machine, for a configuration
+// without the parameter (a caller's own Values).
+var defaultStreams = sync.OnceValue(func() int { return vnniStreams(cpu.Get(), nil) })
 
 // nbParam: panels per block in the GEMM regime (weights reused from L2 by
 // every row tile).
@@ -135,7 +166,7 @@ func init() {
 		Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512VNNI), Threaded: true,
 		Params: []kernel.Param{grainParam,
 			{Name: "mr", Doc: "activation rows per register tile", Values: []int{4, 6, 8, 10, 12}, Default: 12},
-			nbParam}},
+			nbParam, streamsParam}},
 		&impl{act: actInt8, panels: vnniPanelsDual(&vnniZ, &vnniZd), grain: 4, prep: vnniPrep})
 }
 
@@ -208,7 +239,8 @@ func vnniPanels(tab *[numKinds][]vnniKernel) panelFn { return vnniPanelsDual(tab
 const dualMinPanels = 8
 
 // vnniPanelsDual is vnniPanels with, for one activation row, the
-// two-stream kernels dual (nil, or a nil entry: none): a worker's panels
+// two-stream kernels dual (nil, or a nil entry: none): where the
+// configuration asks for two streams (streamsParam), a worker's panels
 // (at least dualMinPanels) run as two halves side by side, and an odd
 // panel alone. (One stream reads ~13% below the read ceiling: 34–36
 // against 38–41 GB/s on one core of the Zen 5 VM.)
@@ -241,7 +273,11 @@ func vnniPanelsDual(tab *[numKinds][]vnniKernel, dual *[numKinds]vnniKernel) pan
 			nb = p1 - p0
 		}
 		pb := a.w.PanelBytes()
-		if h := (p1 - p0) / 2; a.m == 1 && dual != nil && dual[kind] != nil && 2*h >= dualMinPanels {
+		streams := prm["streams"]
+		if streams == 0 {
+			streams = defaultStreams()
+		}
+		if h := (p1 - p0) / 2; a.m == 1 && streams == 2 && dual != nil && dual[kind] != nil && 2*h >= dualMinPanels {
 			dual[kind](&a.w.Data[p0*pb], h, ng, &a.xq[0], a.kp, &aux[0], 4, &xs[0], &a.y[p0*pr-a.ycol], a.ldy, a.acc)
 			p0 += 2 * h
 			if p0 == p1 {
