@@ -128,14 +128,15 @@ const parkCheck = 5 * time.Millisecond
 // SpinTime is how long an idle worker spins before parking.
 var SpinTime = 200 * time.Microsecond
 
-type job struct {
-	fn  func(w int)
-	n   int // participants, caller included
-	seq uint64
-}
-
 type worker struct {
-	id       int
+	id int
+	// want is the sequence number of the job this worker takes part in,
+	// fn that job: Run writes fn, then want, then publishes the sequence;
+	// the worker reads want, then fn, only for a sequence it saw, and the
+	// next Run writes fn only after every participant has returned. No
+	// job object is allocated per call.
+	want     atomic.Uint64
+	fn       func(w int)
 	sleeping atomic.Int32 // 1 while parked (or about to park)
 	wake     chan struct{}
 	timer    *time.Timer
@@ -149,14 +150,20 @@ type Pool struct {
 	size    int
 	workers []*worker // workers[0] is unused (the caller)
 	seq     atomic.Uint64
-	cur     atomic.Pointer[job]
 	left    atomic.Int64
-	mu      sync.Mutex // serialises Run
-	closed  atomic.Bool
-	place   atomic.Int32
-	placeGn atomic.Uint64
-	orders  Orders
-	pinErr  atomic.Pointer[error]
+	mu      sync.Mutex // serialises Run and the loops' state below
+	// the state of the running For, ForDynamic or ForEach (under mu), and
+	// their bodies, method values made once in New: a loop allocates
+	// nothing of its own.
+	cur      loopState
+	forBody  func(w int)
+	dynBody  func(w int)
+	eachBody func(w int)
+	closed   atomic.Bool
+	place    atomic.Int32
+	placeGn  atomic.Uint64
+	orders   Orders
+	pinErr   atomic.Pointer[error]
 }
 
 // New starts a pool of size threads (the caller counts as one, so size−1
@@ -169,6 +176,7 @@ func New(size int) *Pool {
 		size = max(info.Usable, 1)
 	}
 	p := &Pool{size: size}
+	p.forBody, p.dynBody, p.eachBody = p.forRun, p.dynRun, p.eachRun
 	if canPin && !quotaBound(&info.Topology) {
 		p.orders = OrdersFor(&info.Topology)
 	}
@@ -272,20 +280,27 @@ func (p *Pool) Run(threads int, fn func(w int)) {
 		fn(0)
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.runLocked(threads, fn)
+}
+
+// runLocked is Run for threads ≥ 2, p.mu held.
+func (p *Pool) runLocked(threads int, fn func(w int)) {
 	if p.closed.Load() {
 		panic("pool: Run on a closed pool")
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	j := &job{fn: fn, n: threads}
 	p.left.Store(int64(threads - 1))
-	j.seq = p.seq.Load() + 1
-	p.cur.Store(j)
+	seq := p.seq.Load() + 1
+	for _, w := range p.workers[1:threads] {
+		w.fn = fn
+		w.want.Store(seq)
+	}
 	// Swap, not Store: a read-modify-write orders this store before the
 	// loads of the workers' sleeping flags below on every host (qemu user
 	// mode translates arm64 store-release/load-acquire without the x86
 	// store-load fence, which lost wake-ups under emulation).
-	p.seq.Swap(j.seq)
+	p.seq.Swap(seq)
 	for _, w := range p.workers[1:threads] {
 		if w.sleeping.Load() == 1 && w.sleeping.CompareAndSwap(1, 0) {
 			w.wake <- struct{}{}
@@ -296,6 +311,64 @@ func (p *Pool) Run(threads int, fn func(w int)) {
 		if spin > 1000 {
 			runtime.Gosched()
 		}
+	}
+	for _, w := range p.workers[1:threads] {
+		w.fn = nil // keep nothing of the caller's alive
+	}
+}
+
+// loopState is what For, ForDynamic and ForEach hand their workers.
+type loopState struct {
+	fn                func(w, lo, hi int)
+	each              func(w, i int)
+	n, grain, threads int
+	chunks            int64
+	next              atomic.Int64
+}
+
+// startLoop fills p.cur under p.mu (the caller unlocks after the run).
+func (p *Pool) startLoop(fn func(w, lo, hi int), each func(w, i int), n, grain, threads int, chunks int64) {
+	p.mu.Lock()
+	l := &p.cur
+	l.fn, l.each, l.n, l.grain, l.threads, l.chunks = fn, each, n, grain, threads, chunks
+	l.next.Store(0)
+}
+
+// endLoop clears p.cur (so that it keeps none of the caller's closures
+// alive) and unlocks.
+func (p *Pool) endLoop() {
+	p.cur.fn, p.cur.each = nil, nil
+	p.mu.Unlock()
+}
+
+func (p *Pool) forRun(w int) {
+	l := &p.cur
+	chunks, threads := int(l.chunks), l.threads
+	lo := chunks * w / threads * l.grain
+	hi := min(chunks*(w+1)/threads*l.grain, l.n)
+	if lo < hi {
+		l.fn(w, lo, hi)
+	}
+}
+
+func (p *Pool) dynRun(w int) {
+	l := &p.cur
+	for {
+		c := l.next.Load()
+		if c >= l.chunks {
+			return
+		}
+		per := max(1, (l.chunks-c)/int64(2*l.threads))
+		if l.next.CompareAndSwap(c, c+per) {
+			l.fn(w, int(c)*l.grain, min(int(c+per)*l.grain, l.n))
+		}
+	}
+}
+
+func (p *Pool) eachRun(w int) {
+	l := &p.cur
+	for i := int(l.next.Add(1)) - 1; i < l.n; i = int(l.next.Add(1)) - 1 {
+		l.each(w, i)
 	}
 }
 
@@ -316,13 +389,9 @@ func (p *Pool) For(threads, n, grain int, fn func(w, lo, hi int)) {
 		}
 		return
 	}
-	p.Run(threads, func(w int) {
-		lo := chunks * w / threads * grain
-		hi := min(chunks*(w+1)/threads*grain, n)
-		if lo < hi {
-			fn(w, lo, hi)
-		}
-	})
+	p.startLoop(fn, nil, n, grain, threads, int64(chunks))
+	defer p.endLoop()
+	p.runLocked(threads, p.forBody)
 }
 
 // ForDynamic is For with the range cut into pieces (multiples of grain)
@@ -343,19 +412,9 @@ func (p *Pool) ForDynamic(threads, n, grain int, fn func(w, lo, hi int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	p.Run(threads, func(w int) {
-		for {
-			c := next.Load()
-			if c >= chunks {
-				return
-			}
-			per := max(1, (chunks-c)/int64(2*threads))
-			if next.CompareAndSwap(c, c+per) {
-				fn(w, int(c)*grain, min(int(c+per)*grain, n))
-			}
-		}
-	})
+	p.startLoop(fn, nil, n, grain, threads, chunks)
+	defer p.endLoop()
+	p.runLocked(threads, p.dynBody)
 }
 
 // ForEach runs fn(w, i) for every i in [0, n), the workers taking one
@@ -369,12 +428,9 @@ func (p *Pool) ForEach(threads, n int, fn func(w, i int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	p.Run(threads, func(w int) {
-		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-			fn(w, i)
-		}
-	})
+	p.startLoop(nil, fn, n, 1, threads, int64(n))
+	defer p.endLoop()
+	p.runLocked(threads, p.eachBody)
 }
 
 // Close stops the workers. The default pool is never closed.
@@ -384,7 +440,6 @@ func (p *Pool) Close() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cur.Store(nil)
 	p.seq.Add(1)
 	for _, w := range p.workers[1:] {
 		if w.sleeping.CompareAndSwap(1, 0) {
@@ -402,16 +457,15 @@ func (p *Pool) loop(w *worker, ready chan struct{}) {
 	for {
 		s := p.waitSeq(w, last)
 		last = s
-		j := p.cur.Load()
-		if j == nil || p.closed.Load() {
+		if p.closed.Load() {
 			return
 		}
 		if g := p.placeGn.Load(); g != w.pinGen {
 			w.pinGen = g
 			p.pin(w)
 		}
-		if w.id < j.n && j.seq == s {
-			j.fn(w.id)
+		if w.want.Load() == s {
+			w.fn(w.id)
 			p.left.Add(-1)
 		}
 	}

@@ -241,3 +241,40 @@ func TestForEach(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopsAllocateNothing: Run, For, ForDynamic and ForEach allocate
+// nothing of their own (no job object, no wrapping closure, no counter on
+// the heap) at any thread count, so that a caller passing a function made
+// once runs its loops allocation-free. A closure made per call is counted:
+// the check sees an allocation where there is one.
+func TestLoopsAllocateNothing(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector allocates on its own")
+	}
+	p := New(4)
+	defer p.Close()
+	var sink atomic.Int64
+	run := func(w int) { sink.Add(int64(w)) }
+	rng := func(w, lo, hi int) { sink.Add(int64(hi - lo)) }
+	each := func(w, i int) { sink.Add(int64(i)) }
+	for _, th := range []int{1, 2, 4, 9} {
+		loops := map[string]func(){
+			"Run":        func() { p.Run(th, run) },
+			"For":        func() { p.For(th, 100, 3, rng) },
+			"ForDynamic": func() { p.ForDynamic(th, 100, 3, rng) },
+			"ForEach":    func() { p.ForEach(th, 10, each) },
+		}
+		for name, f := range loops {
+			if n := testing.AllocsPerRun(200, f); n != 0 {
+				t.Errorf("%s at %d threads: %v allocations per call; want none", name, th, n)
+			}
+		}
+		fresh := func() {
+			x := int64(th)
+			p.For(th, 100, 3, func(w, lo, hi int) { sink.Add(x) }) // a closure per call
+		}
+		if n := testing.AllocsPerRun(200, fresh); n < 1 {
+			t.Errorf("a closure made per call at %d threads counted %v allocations; the check misses it", th, n)
+		}
+	}
+}
