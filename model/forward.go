@@ -192,11 +192,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 	// ---- embedding: h [M, C], row b·T+t = token t of sequence b
 	t0 := m.prof.start()    // op timing for LoadOptions.Profiler (no-op without one)
 	h := scratch.Get(M * C) // every row written below
-	m.rows(M, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			m.Embed.Row(h[i*C:(i+1)*C], int(ids[i]))
-		}
-	})
+	m.rows(M, rowTask{op: rowEmbed, dst: h, ids: ids, c: C})
 	t0 = m.prof.lap(t0, OpEmbed, -1, M)
 	hook(0, h)
 	xn := scratch.Get(M * C) // a sublayer's normalised input [M, C]
@@ -222,7 +218,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 		m.rmsNorm(xn, h, ly.PostNorm, eps, M) // xn [M, C]
 		t0 = m.prof.lap(t0, OpNorm, l, M)
 		if ly.MoE != nil {
-			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes, Observe: m.observe}) // y [M, C]
+			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes, Observe: m.observe, Routing: &m.routing}) // y [M, C]
 			m.countExperts(l, r)
 			t0 = m.prof.lap(t0, OpMoE, l, M)
 		} else {
@@ -244,29 +240,66 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 // decode step's few rows stay on the calling thread.
 const rowGrain = 16
 
-// rows runs fn over the M token rows [lo, hi) on the model's threads.
-// Every row is computed the same way whoever computes it.
-func (m *Model) rows(M int, fn func(lo, hi int)) {
-	pool.Default().For(m.opt.Threads, M, rowGrain, func(_, lo, hi int) { fn(lo, hi) })
+// rowOp is a row-wise step between the layers' matmuls.
+type rowOp int
+
+const (
+	rowEmbed rowOp = iota // dst row i = the embedding of ids[i]
+	rowNorm               // dst = RMSNorm(x)·w
+	rowAdd                // dst += x
+)
+
+// rowTask is one row-wise step: what rows hands the pool. The Model keeps
+// the running one (a Model runs one forward at a time) with its loop body
+// bound once, so that a step allocates nothing.
+type rowTask struct {
+	op        rowOp
+	dst, x, w []float32
+	ids       []int32
+	eps       float32
+	c         int
+}
+
+// rows runs t over the M token rows on the model's threads. Every row is
+// computed the same way whoever computes it.
+func (m *Model) rows(M int, t rowTask) {
+	if m.rowBody == nil {
+		m.rowBody = m.rowRange
+	}
+	m.row = t
+	pool.Default().For(m.opt.Threads, M, rowGrain, m.rowBody)
+	m.row = rowTask{}
+}
+
+// rowRange is rows' loop body: rows [lo, hi) of m.row.
+func (m *Model) rowRange(_, lo, hi int) {
+	t := &m.row
+	C := t.c
+	switch t.op {
+	case rowEmbed:
+		for i := lo; i < hi; i++ {
+			m.Embed.Row(t.dst[i*C:(i+1)*C], int(t.ids[i]))
+		}
+	case rowNorm:
+		norm.RMSNorm(t.dst[lo*C:hi*C], t.x[lo*C:hi*C], t.w, t.eps)
+	case rowAdd:
+		// row by row: vmath.Axpy rounds its last len mod 16 elements
+		// apart, so a split of the rows must not move them
+		for r := lo; r < hi; r++ {
+			vmath.Axpy(1, t.x[r*C:(r+1)*C], t.dst[r*C:(r+1)*C])
+		}
+	}
 }
 
 // rmsNorm is norm.RMSNorm over M rows of the hidden width, on the model's
 // threads.
 func (m *Model) rmsNorm(dst, x, w []float32, eps float32, M int) {
-	C := len(w)
-	m.rows(M, func(lo, hi int) { norm.RMSNorm(dst[lo*C:hi*C], x[lo*C:hi*C], w, eps) })
+	m.rows(M, rowTask{op: rowNorm, dst: dst, x: x, w: w, eps: eps, c: len(w)})
 }
 
-// addRows adds y to h, both [M, C], on the model's threads, row by row
-// (vmath.Axpy rounds its last len mod 16 elements apart, so a split of the
-// rows must not move them).
+// addRows adds y to h, both [M, C], on the model's threads.
 func (m *Model) addRows(h, y []float32, M int) {
-	C := m.Shapes.Hidden
-	m.rows(M, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			vmath.Axpy(1, y[r*C:(r+1)*C], h[r*C:(r+1)*C])
-		}
-	})
+	m.rows(M, rowTask{op: rowAdd, dst: h, x: y, c: m.Shapes.Hidden})
 }
 
 // logits computes dst [n, V] = RMSNorm_final(h [n, C])·lm_headᵀ.
@@ -353,9 +386,11 @@ func (m *Model) kdaScratch(l, B int) *kda.LayerCache {
 // mlaMixer runs MLA layer l on x [B·T, C] into y [B·T, C] over the
 // sequences' latent caches.
 func (m *Model) mlaMixer(l int, y, x []float32, sts []*State, T int) {
-	c := &mla.LayerCache{Seqs: make([]*mla.Cache, len(sts))}
-	for b, st := range sts {
-		c.Seqs[b] = st.mla[l]
+	c := &m.mlaTmp
+	c.Seqs = c.Seqs[:0]
+	for _, st := range sts {
+		c.Seqs = append(c.Seqs, st.mla[l])
 	}
+	defer clear(c.Seqs)
 	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe})
 }

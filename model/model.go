@@ -57,6 +57,10 @@ type Model struct {
 	releaseCopied func([]byte) error
 	restore       func() // undoes kernel.SetChooser
 	kdaTmp        map[int][]*kda.LayerCache
+	mlaTmp        mla.LayerCache // mlaMixer's batch of the sequences' caches
+	routing       moe.Routing    // the MoE blocks' routing, reused layer after layer
+	row           rowTask        // the running row-wise step (rows)
+	rowBody       func(w, lo, hi int)
 	free          stateList // states given back by State.Free
 	prof          timer     // LoadOptions.Profiler
 	hits          [][]int64 // [layer][expert] tokens routed to each expert (nil for dense layers)

@@ -178,7 +178,24 @@ type workspace struct {
 	pre  prepared
 	tmp  [][]float32 // per worker scratch (gateup, packing)
 	args args        // the call's arguments (newArgs): no allocation per call
+	// sub holds three argument copies per worker (the last panel's
+	// redirected output, gateup's gate and up halves): a kernel called
+	// through a function value gets a pointer to one of these, not to a
+	// copy that would escape to the heap on every call.
+	sub []args
+	// the running call's panel function, its panel count and parameters,
+	// and body, the pool's loop body bound to this workspace once (a
+	// closure made per call would be an allocation per call).
+	a      *args // the running call's arguments (usually &args)
+	fn     panelFn
+	inner  panelFn // gateup: the panel kernel gateUpPanel wraps
+	panels int
+	prm    kernel.Values
+	body   func(w, lo, hi int)
 }
+
+// newWorkspace is wsPool's constructor (run binds body on first use).
+func newWorkspace() *workspace { return &workspace{} }
 
 // wsPool keeps the workspaces warm across calls and garbage collections
 // (package scratch).
@@ -199,7 +216,7 @@ func newArgs(im *impl, y, x []float32, w *quant.Matrix, m int, acc bool) *args {
 	if m < 1 || len(x) < m*k || len(y) < m*n {
 		panic(fmt.Sprintf("gemm: M=%d, len(x)=%d (want %d), len(y)=%d (want %d)", m, len(x), m*k, len(y), m*n))
 	}
-	ws := wsPool.GetOr(func() *workspace { return &workspace{} })
+	ws := wsPool.GetOr(newWorkspace)
 	a := &ws.args
 	*a = args{m: m, n: n, k: k, kp: kp, w: w, y: y[:m*n], ldy: n, acc: acc, ws: ws}
 	switch im.act {
@@ -239,12 +256,21 @@ func (a *args) release() {
 	wsPool.Put(ws)
 }
 
-// scratch returns slot w's scratch of at least n floats. The slots exist
-// before the workers start (run sizes them), so workers only touch their
-// own slot.
-func (a *args) scratch(w, n int) []float32 {
-	a.ws.tmp[w] = grow(a.ws.tmp[w], n)
-	return a.ws.tmp[w]
+// Scratch slots: each worker has one of each kind.
+const (
+	tmpGateUp = iota // gateUpPanel's gate and up outputs
+	tmpLast          // lastPanel's redirected output
+	tmpKernel        // a panel kernel's own accumulators
+	tmpKinds
+)
+
+// scratch returns worker w's scratch of the kind, at least n floats. The
+// slots exist before the workers start (run sizes the table), so workers
+// only touch their own.
+func (a *args) scratch(w, kind, n int) []float32 {
+	i := w*tmpKinds + kind
+	a.ws.tmp[i] = grow(a.ws.tmp[i], n)
+	return a.ws.tmp[i]
 }
 
 // run splits the panels over the pool.
@@ -253,41 +279,57 @@ func (im *impl) run(a *args, cfg kernel.Config) {
 	if grain < 1 {
 		grain = max(im.grain, 1)
 	}
-	fn := im.panels
+	ws := a.ws
+	if ws.body == nil {
+		ws.body = ws.runRange
+	}
+	ws.a, ws.fn, ws.inner, ws.prm = a, im.panels, nil, cfg.Params
 	if a.wu != nil {
-		fn = gateUpPanels(im.panels)
+		ws.fn, ws.inner = gateUpPanel, im.panels
 	}
 	if im.prep != nil {
 		im.prep(a)
 	}
-	panels := a.w.Panels()
-	// two scratch slots per worker (gateup, last panel), allocated here,
-	// before the workers run, so that they never grow the slot table.
-	for len(a.ws.tmp) < 2*max(cfg.Threads, 1) {
-		a.ws.tmp = append(a.ws.tmp, nil)
+	ws.panels = a.w.Panels()
+	// the scratch slots and three argument copies per worker (gateup,
+	// last panel), made here, before the workers run, so that they never
+	// grow the tables.
+	for len(ws.tmp) < tmpKinds*max(cfg.Threads, 1) {
+		ws.tmp = append(ws.tmp, nil)
 	}
-	pool.Default().ForDynamic(max(cfg.Threads, 1), panels, grain, func(w, lo, hi int) {
-		full := hi
-		if hi == panels && a.n%quant.PanelRows != 0 {
-			full = hi - 1
-		}
-		if lo < full {
-			fn(a, lo, full, w, cfg.Params)
-		}
-		if full < hi {
-			lastPanel(a, fn, full, w, cfg.Params)
-		}
-	})
+	if len(ws.sub) < 3*max(cfg.Threads, 1) {
+		ws.sub = make([]args, 3*max(cfg.Threads, 1))
+	}
+	pool.Default().ForDynamic(max(cfg.Threads, 1), ws.panels, grain, ws.body)
+	ws.a, ws.fn, ws.inner, ws.prm = nil, nil, nil, nil
+	clear(ws.sub)
+}
+
+// runRange is the pool's loop body for run: panels [lo, hi) of the call
+// in ws.a on worker w.
+func (ws *workspace) runRange(w, lo, hi int) {
+	a := ws.a
+	full := hi
+	if hi == ws.panels && a.n%quant.PanelRows != 0 {
+		full = hi - 1
+	}
+	if lo < full {
+		ws.fn(a, lo, full, w, ws.prm)
+	}
+	if full < hi {
+		lastPanel(a, ws.fn, full, w, ws.prm)
+	}
 }
 
 // lastPanel computes the partial last panel into scratch and copies the
 // N mod 16 real columns out.
 func lastPanel(a *args, fn panelFn, p, worker int, prm kernel.Values) {
 	const pr = quant.PanelRows
-	buf := a.scratch(2*worker+1, a.m*pr)
-	b := *a
+	buf := a.scratch(worker, tmpLast, a.m*pr)
+	b := &a.ws.sub[3*worker]
+	*b = *a
 	b.y, b.ldy, b.ycol, b.acc = buf, pr, p*pr, false
-	fn(&b, p, p+1, worker, prm)
+	fn(b, p, p+1, worker, prm)
 	cols := a.n - p*pr
 	for r := 0; r < a.m; r++ {
 		dst := a.y[r*a.ldy+p*pr-a.ycol:][:cols]
@@ -302,23 +344,25 @@ func lastPanel(a *args, fn panelFn, p, worker int, prm kernel.Values) {
 	}
 }
 
-// gateUpPanels wraps a panel kernel for gemm.gateup: each panel range is
-// computed for the gate and the up matrix into scratch, then combined as
-// silu(g)·u into the output.
-func gateUpPanels(fn panelFn) panelFn {
-	return func(a *args, p0, p1, worker int, prm kernel.Values) {
-		const pr = quant.PanelRows
-		cols := (p1 - p0) * pr
-		tmp := a.scratch(2*worker, 2*a.m*cols)
-		g, u := tmp[:a.m*cols], tmp[a.m*cols:]
-		ga, ua := *a, *a
-		ga.y, ga.ldy, ga.ycol, ga.acc = g, cols, p0*pr, false
-		ua.y, ua.ldy, ua.ycol, ua.acc, ua.w = u, cols, p0*pr, false, a.wu
-		fn(&ga, p0, p1, worker, prm)
-		fn(&ua, p0, p1, worker, prm)
-		for r := 0; r < a.m; r++ {
-			dst := a.y[r*a.ldy+p0*pr-a.ycol:][:cols]
-			vmath.SiLUMul(dst, g[r*cols:][:cols], u[r*cols:][:cols])
-		}
+// gateUpPanel is the panel function of gemm.gateup: each panel range is
+// computed with ws.inner for the gate and the up matrix into scratch, then
+// combined as silu(g)·u into the output. The gate and up calls take the
+// worker's second and third argument copies in the workspace (lastPanel,
+// which may call this, holds the first).
+func gateUpPanel(a *args, p0, p1, worker int, prm kernel.Values) {
+	const pr = quant.PanelRows
+	cols := (p1 - p0) * pr
+	tmp := a.scratch(worker, tmpGateUp, 2*a.m*cols)
+	g, u := tmp[:a.m*cols], tmp[a.m*cols:]
+	fn := a.ws.inner
+	ga, ua := &a.ws.sub[3*worker+1], &a.ws.sub[3*worker+2]
+	*ga, *ua = *a, *a
+	ga.y, ga.ldy, ga.ycol, ga.acc = g, cols, p0*pr, false
+	ua.y, ua.ldy, ua.ycol, ua.acc, ua.w = u, cols, p0*pr, false, a.wu
+	fn(ga, p0, p1, worker, prm)
+	fn(ua, p0, p1, worker, prm)
+	for r := 0; r < a.m; r++ {
+		dst := a.y[r*a.ldy+p0*pr-a.ycol:][:cols]
+		vmath.SiLUMul(dst, g[r*cols:][:cols], u[r*cols:][:cols])
 	}
 }

@@ -17,7 +17,7 @@ const pr = quant.PanelRows
 func panelsGeneric(a *args, p0, p1, worker int, _ kernel.Values) {
 	const kb = quant.GroupK
 	tile := make([]float32, kb*pr)
-	acc := make([]float32, a.m*pr)
+	acc := a.scratch(worker, tmpKernel, a.m*pr)
 	for p := p0; p < p1; p++ {
 		panel := a.w.Panel(p)
 		clear(acc)
@@ -236,12 +236,12 @@ func q6At(rec []byte, i, j int) int {
 // m = −dm_sb·mc from the group's codes, see panelsGenericInt8K).
 func panelsGenericInt8(a *args, p0, p1, worker int, v kernel.Values) {
 	if quant.IsK(a.w.DType) {
-		panelsGenericInt8K(a, p0, p1)
+		panelsGenericInt8K(a, p0, p1, worker)
 		return
 	}
 	g := a.kp / quant.GroupK
 	gb := a.w.GroupBytes()
-	acc := make([]float32, a.m*pr)
+	acc := a.scratch(worker, tmpKernel, a.m*pr)
 	var u [quant.GroupK * pr]int32
 	for p := p0; p < p1; p++ {
 		panel := a.w.Panel(p)
@@ -350,9 +350,9 @@ func panelsGenericInt8(a *args, p0, p1, worker int, v kernel.Values) {
 //
 // with s = d·sc and m = dm·mc (quant.KScaleMin), the arithmetic every K
 // kernel follows (the min term as Q4 with a min: aux = float32(xs·Σxq)).
-func panelsGenericInt8K(a *args, p0, p1 int) {
+func panelsGenericInt8K(a *args, p0, p1, worker int) {
 	g := a.kp / quant.GroupK
-	acc := make([]float32, a.m*pr)
+	acc := a.scratch(worker, tmpKernel, a.m*pr)
 	var u [quant.GroupK * pr]int32
 	for p := p0; p < p1; p++ {
 		panel := a.w.Panel(p)

@@ -84,36 +84,63 @@ var layoutParam = kernel.Param{Name: "layout", Doc: "state layout the kernel run
 // differs from the tensors' state layout sees each head's state transposed
 // (and transposed back) around its call.
 func run(t *Tensors, fn headFn, threads int, prm kernel.Values) {
-	n := t.B * t.H
-	convert := t.StateVK != (prm["layout"] == LayoutVK)
-	pool.Default().For(threads, n, 1, func(_, lo, hi int) {
-		// a worker's scratch (the chunked forms want hundreds of KiB)
-		// comes back warm from earlier calls: fresh pages per call cost
-		// more than the chunk kernel itself on a VM, and two threads
-		// faulting at once were slower than one
-		sp := scratchPool.GetOr(func() *[]float32 { return new([]float32) })
-		defer scratchPool.Put(sp)
-		var tmp []float32
-		for i := lo; i < hi; i++ {
-			o, s, q, k, v, g, beta := t.head(i/t.H, i%t.H)
-			if convert {
-				rows, cols := t.K, t.V // s is [rows][cols] as stored
-				if t.StateVK {
-					rows, cols = t.V, t.K
-				}
-				if cap(tmp) < len(s) {
-					tmp = make([]float32, len(s))
-				}
-				tmp = tmp[:len(s)]
-				transpose(tmp, s, rows, cols)
-				fn(o, tmp, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, sp)
-				transpose(s, tmp, cols, rows)
-				continue
-			}
-			fn(o, s, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, sp)
-		}
-	})
+	r := runTasks.GetOr(newRunTask)
+	r.t, r.fn, r.prm = t, fn, prm
+	r.convert = t.StateVK != (prm["layout"] == LayoutVK)
+	pool.Default().For(threads, t.B*t.H, 1, r.body)
+	*r = runTask{body: r.body}
+	runTasks.Put(r)
 }
+
+// runTask is run's call, pooled with its loop body bound once, so that a
+// call allocates nothing.
+type runTask struct {
+	t       *Tensors
+	fn      headFn
+	prm     kernel.Values
+	convert bool
+	body    func(w, lo, hi int)
+}
+
+var runTasks scratch.Keep[*runTask]
+
+func newRunTask() *runTask {
+	r := &runTask{}
+	r.body = r.heads
+	return r
+}
+
+// heads runs heads [lo, hi) of r.t.
+func (r *runTask) heads(_, lo, hi int) {
+	t, fn, prm := r.t, r.fn, r.prm
+	// a worker's scratch (the chunked forms want hundreds of KiB)
+	// comes back warm from earlier calls: fresh pages per call cost
+	// more than the chunk kernel itself on a VM, and two threads
+	// faulting at once were slower than one
+	sp := scratchPool.GetOr(newScratch)
+	defer scratchPool.Put(sp)
+	var tmp []float32
+	for i := lo; i < hi; i++ {
+		o, s, q, k, v, g, beta := t.head(i/t.H, i%t.H)
+		if r.convert {
+			rows, cols := t.K, t.V // s is [rows][cols] as stored
+			if t.StateVK {
+				rows, cols = t.V, t.K
+			}
+			if cap(tmp) < len(s) {
+				tmp = make([]float32, len(s))
+			}
+			tmp = tmp[:len(s)]
+			transpose(tmp, s, rows, cols)
+			fn(o, tmp, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, sp)
+			transpose(s, tmp, cols, rows)
+			continue
+		}
+		fn(o, s, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, sp)
+	}
+}
+
+func newScratch() *[]float32 { return new([]float32) }
 
 // scratchPool holds the workers' kernel scratch between calls (kept
 // across garbage collections: see package scratch).

@@ -135,21 +135,15 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	pl := pool.Default()
 	// the per-head L2 norm of q and k (ε inside the root) and the
 	// gates g = −exp(A_log[h])·softplus(f + dt_bias), β = σ(b), per token
-	negA := make([]float32, H)
+	lt := layerTasks.GetOr(newLayerTask)
+	defer lt.release()
+	lt.w, lt.qp, lt.kp, lt.f, lt.gate, lt.beta, lt.o = w, qp, kp, f, gate, beta, o
+	lt.l2 = opt.Debug == nil
+	negA := grow(&lt.negA, H)
 	for h := range negA {
 		negA[h] = -float32(math.Exp(float64(w.ALog[h])))
 	}
-	pl.For(th, M, 1, func(_, lo, hi int) {
-		for m := lo; m < hi; m++ {
-			q, k := qp[m*HD:(m+1)*HD], kp[m*HD:(m+1)*HD]
-			if opt.Debug == nil {
-				l2normRows(q, D, 1e-6)
-				l2normRows(k, D, 1e-6)
-			}
-			softplusGate(f[m*HD:(m+1)*HD], w.DtBias, negA, D)
-			vmath.Sigmoid(beta[m*H:(m+1)*H], beta[m*H:(m+1)*H])
-		}
-	})
+	pl.For(th, M, 1, lt.gatesBody)
 	dbg("dbg.q_conv", qp)
 	dbg("dbg.k_conv", kp)
 	dbg("dbg.v_conv", vp)
@@ -162,7 +156,8 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	dbg("dbg.g", f)
 	dbg("dbg.beta", beta)
 	// ---- the recurrence: o [B,T,H,D], the state carried in the cache
-	t := &Tensors{B: B, T: T, H: H, K: D, V: D, Q: qp, Kk: kp, G: f, Vv: vp, Beta: beta,
+	t := &lt.t
+	*t = Tensors{B: B, T: T, H: H, K: D, V: D, Q: qp, Kk: kp, G: f, Vv: vp, Beta: beta,
 		Scale: float32(1 / math.Sqrt(float64(D))), O: o, State: c.State}
 	plan := opt.Chunked
 	op := OpPrefill
@@ -170,34 +165,106 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		plan, op = opt.Recurrent, OpDecode
 	}
 	if plan == nil {
-		var c kernel.Choice
 		if op == OpPrefill {
-			c = kernel.ChooseDims(op, kernel.F32, prefillKeys, []int{B, T, H, D, D}, th)
+			lt.plan = kernel.ChooseDims(op, kernel.F32, prefillKeys, lt.dims(B, T, H, D, D), th)
 		} else {
-			c = kernel.ChooseDims(op, kernel.F32, decodeKeys, []int{B, H, D, D}, th)
+			lt.plan = kernel.ChooseDims(op, kernel.F32, decodeKeys, lt.dims(B, H, D, D), th)
 		}
-		plan = &c
+		plan = &lt.plan
 	}
 	run(t, plan.Variant.Impl.(headFn), plan.Config.Threads, plan.Config.Params)
 	dbg("dbg.o_core", o)
 	dbg("dbg.gate_out", gate)
 	// ---- gated RMSNorm per head: o·rsqrt(mean(o²)+ε)·w ⊙ σ(gate)
-	pl.For(th, M, 1, func(_, lo, hi int) {
-		for m := lo; m < hi; m++ {
-			gr := gate[m*HD : (m+1)*HD]
-			vmath.Sigmoid(gr, gr)
-			for h := 0; h < H; h++ {
-				i := m*H + h
-				row := o[i*D : (i+1)*D]
-				inv := float32(1 / math.Sqrt(float64(sumSquares(row))/float64(D)+float64(w.Eps)))
-				vmath.ScaleMul(row, inv, w.ONorm, gr[h*D:(h+1)*D]) // row·inv·o_norm·σ(gate)
-			}
-		}
-	})
+	pl.For(th, M, 1, lt.outBody)
 	dbg("dbg.o_normed", o)
 	// ---- output projection: y [B,T,C]
 	obs(w.O, o)
 	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
+}
+
+// layerTask is what Forward's row-wise loops read, pooled with their
+// bodies bound once, so that a call allocates nothing for them.
+type layerTask struct {
+	w                              *LayerWeights
+	qp, kp, f, gate, beta, o, negA []float32
+	l2                             bool // normalise q and k in gates (not when Debug wants them raw)
+	t                              Tensors
+	plan                           kernel.Choice
+	dimBuf                         [5]int
+	cv                             [3]struct{ u, cache, taps []float32 }
+	B, T, nb                       int
+	gatesBody, outBody, convBody   func(w, lo, hi int)
+}
+
+var layerTasks scratch.Keep[*layerTask]
+
+func newLayerTask() *layerTask {
+	lt := &layerTask{}
+	lt.gatesBody, lt.outBody, lt.convBody = lt.gates, lt.outNorm, lt.conv
+	return lt
+}
+
+// release clears lt's references to the caller's data and returns it to
+// the pool.
+func (lt *layerTask) release() {
+	*lt = layerTask{negA: lt.negA, gatesBody: lt.gatesBody, outBody: lt.outBody, convBody: lt.convBody}
+	layerTasks.Put(lt)
+}
+
+// dims returns its arguments in lt's buffer (kernel.ChooseDims's dims).
+func (lt *layerTask) dims(d ...int) []int { return lt.dimBuf[:copy(lt.dimBuf[:], d)] }
+
+// gates normalises q and k per head (when lt.l2) and forms the decay
+// gates and β of token rows [lo, hi).
+func (lt *layerTask) gates(_, lo, hi int) {
+	w := lt.w
+	H, D := w.Heads, w.HeadDim
+	HD := H * D
+	for m := lo; m < hi; m++ {
+		if lt.l2 {
+			l2normRows(lt.qp[m*HD:(m+1)*HD], D, 1e-6)
+			l2normRows(lt.kp[m*HD:(m+1)*HD], D, 1e-6)
+		}
+		softplusGate(lt.f[m*HD:(m+1)*HD], w.DtBias, lt.negA, D)
+		b := lt.beta[m*H : (m+1)*H]
+		vmath.Sigmoid(b, b)
+	}
+}
+
+// outNorm is the gated RMSNorm per head of token rows [lo, hi) of lt.o.
+func (lt *layerTask) outNorm(_, lo, hi int) {
+	w := lt.w
+	H, D := w.Heads, w.HeadDim
+	HD := H * D
+	for m := lo; m < hi; m++ {
+		gr := lt.gate[m*HD : (m+1)*HD]
+		vmath.Sigmoid(gr, gr)
+		for h := 0; h < H; h++ {
+			i := m*H + h
+			row := lt.o[i*D : (i+1)*D]
+			inv := float32(1 / math.Sqrt(float64(sumSquares(row))/float64(D)+float64(w.Eps)))
+			vmath.ScaleMul(row, inv, w.ONorm, gr[h*D:(h+1)*D]) // row·inv·o_norm·σ(gate)
+		}
+	}
+}
+
+// conv runs blocks [lo, hi) of convSiLU's call (lt.cv).
+func (lt *layerTask) conv(_, lo, hi int) {
+	w, nb := lt.w, lt.nb
+	HD := w.Heads * w.HeadDim
+	for i := range lt.cv {
+		a, b := max(lo, i*nb), min(hi, (i+1)*nb)
+		if a >= b {
+			continue
+		}
+		c0, c1 := (a-i*nb)*convBlock, min((b-i*nb)*convBlock, HD)
+		if lt.T < convDirectT && w.ConvWidth <= maxDirectWidth {
+			w.convDirect(lt.cv[i].u, lt.cv[i].cache, lt.cv[i].taps, lt.B, lt.T, c0, c1)
+		} else {
+			w.conv(lt.cv[i].u, lt.cv[i].cache, lt.cv[i].taps, lt.B, lt.T, c0, c1)
+		}
+	}
 }
 
 // convBlock is how many channels the conv's vector calls take at a time:
@@ -210,22 +277,14 @@ const convBlock = 512
 // threads split the blocks of the three tensors.
 func (w *LayerWeights) convSiLU(qp, kp, vp []float32, c *LayerCache, B, T, threads int) {
 	HD := w.Heads * w.HeadDim
-	nb := (HD + convBlock - 1) / convBlock // blocks per tensor
-	cv := [3]struct{ u, cache, taps []float32 }{{qp, c.ConvQ, w.ConvQ}, {kp, c.ConvK, w.ConvK}, {vp, c.ConvV, w.ConvV}}
-	pool.Default().For(threads, 3*nb, 1, func(_, lo, hi int) {
-		for i := range cv {
-			a, b := max(lo, i*nb), min(hi, (i+1)*nb)
-			if a >= b {
-				continue
-			}
-			c0, c1 := (a-i*nb)*convBlock, min((b-i*nb)*convBlock, HD)
-			if T < convDirectT && w.ConvWidth <= maxDirectWidth {
-				w.convDirect(cv[i].u, cv[i].cache, cv[i].taps, B, T, c0, c1)
-			} else {
-				w.conv(cv[i].u, cv[i].cache, cv[i].taps, B, T, c0, c1)
-			}
-		}
-	})
+	lt := layerTasks.GetOr(newLayerTask)
+	defer lt.release()
+	lt.w, lt.B, lt.T = w, B, T
+	lt.nb = (HD + convBlock - 1) / convBlock // blocks per tensor
+	lt.cv[0].u, lt.cv[0].cache, lt.cv[0].taps = qp, c.ConvQ, w.ConvQ
+	lt.cv[1].u, lt.cv[1].cache, lt.cv[1].taps = kp, c.ConvK, w.ConvK
+	lt.cv[2].u, lt.cv[2].cache, lt.cv[2].taps = vp, c.ConvV, w.ConvV
+	pool.Default().For(threads, 3*lt.nb, 1, lt.convBody)
 }
 
 // convDirectT is the prompt length from which convSiLU takes conv: below

@@ -3,6 +3,7 @@ package mla
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ktune/ktune/internal/kernel"
@@ -178,31 +179,23 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		// token, 2·NH·128·512 floats, as much as the cache at 4K context)
 		qa, z := scratch.Zeroed(B*NH*(R+DR)), scratch.Zeroed(B*NH*R)
 		defer scratch.Put(qa, z)
-		forRanges(th, B*NH, func(_, lo, hi int) {
-			for bh := lo; bh < hi; bh++ {
-				h := bh % NH
-				src := q[bh*QW : (bh+1)*QW]
-				dst := qa[bh*(R+DR) : (bh+1)*(R+DR)]
-				wuk := w.WUK[h*DN*R : (h+1)*DN*R]
-				for e := 0; e < DN; e++ {
-					vmath.Axpy(src[e], wuk[e*R:(e+1)*R], dst[:R])
-				}
-				copy(dst[R:], src[DN:])
-			}
-		})
-		d := &Decode{NH: NH, R: R, DR: DR, Scale: scale, Q: qa, Caches: c.Seqs, Z: z}
-		plan := pick(opt.Decode, OpDecode, kernel.MakeShape(decodeKeys, B, c.Seqs[0].Len(), NH, R, DR), th)
-		plan.Variant.Impl.(decodeFn)(d, plan.Config.Threads, plan.Config.Params)
-		forRanges(th, B*NH, func(_, lo, hi int) {
-			for bh := lo; bh < hi; bh++ {
-				h := bh % NH
-				z := d.Z[bh*R : (bh+1)*R]
-				oh := o[bh*DV : (bh+1)*DV]
-				for e := range oh {
-					oh[e] = vmath.Dot(w.WUV[(h*DV+e)*R:(h*DV+e+1)*R], z)
-				}
-			}
-		})
+		t := decodeTasks.GetOr(newDecodeTask)
+		defer t.release()
+		t.w, t.q, t.o = w, q, o
+		t.d = Decode{NH: NH, R: R, DR: DR, Scale: scale, Q: qa, Caches: c.Seqs, Z: z}
+		forRanges(th, B*NH, t.absorbBody)
+		plan := opt.Decode
+		if plan == nil {
+			// the choice at the context length rounded to a power of two
+			// (nearest in log2, as the profile's shape distance measures):
+			// cached per bucket (kernel.ChooseDims) instead of a fresh
+			// choice, and a cache entry, per token
+			t.dims = [5]int{B, ctxBucket(c.Seqs[0].Len()), NH, R, DR}
+			t.plan = kernel.ChooseDims(OpDecode, kernel.F32, decodeKeys, t.dims[:], th)
+			plan = &t.plan
+		}
+		plan.Variant.Impl.(decodeFn)(&t.d, plan.Config.Threads, plan.Config.Params)
+		forRanges(th, B*NH, t.expandBody)
 	} else {
 		for b := 0; b < B; b++ {
 			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
@@ -264,6 +257,76 @@ func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int, class
 		}
 	}
 	return c
+}
+
+// decodeTask is Forward's decode step, pooled with its loop bodies bound
+// once, so that a step allocates nothing.
+type decodeTask struct {
+	w                      *LayerWeights
+	q, o                   []float32
+	d                      Decode
+	plan                   kernel.Choice
+	dims                   [5]int
+	absorbBody, expandBody func(w, lo, hi int)
+}
+
+var decodeTasks scratch.Keep[*decodeTask]
+
+func newDecodeTask() *decodeTask {
+	t := &decodeTask{}
+	t.absorbBody, t.expandBody = t.absorb, t.expand
+	return t
+}
+
+func (t *decodeTask) release() {
+	*t = decodeTask{absorbBody: t.absorbBody, expandBody: t.expandBody}
+	decodeTasks.Put(t)
+}
+
+// absorb forms q̃_h = W_UKᵀ q_nope_h and copies q_pe for (sequence, head)
+// items [lo, hi).
+func (t *decodeTask) absorb(_, lo, hi int) {
+	w, q, qa := t.w, t.q, t.d.Q
+	NH, DN, DR, R := w.Heads, w.DN, w.DR, w.R
+	QW := DN + DR
+	for bh := lo; bh < hi; bh++ {
+		h := bh % NH
+		src := q[bh*QW : (bh+1)*QW]
+		dst := qa[bh*(R+DR) : (bh+1)*(R+DR)]
+		wuk := w.WUK[h*DN*R : (h+1)*DN*R]
+		for e := 0; e < DN; e++ {
+			vmath.Axpy(src[e], wuk[e*R:(e+1)*R], dst[:R])
+		}
+		copy(dst[R:], src[DN:])
+	}
+}
+
+// expand forms o_h = W_UV z_h for items [lo, hi).
+func (t *decodeTask) expand(_, lo, hi int) {
+	w := t.w
+	NH, DV, R := w.Heads, w.DV, w.R
+	for bh := lo; bh < hi; bh++ {
+		h := bh % NH
+		z := t.d.Z[bh*R : (bh+1)*R]
+		oh := t.o[bh*DV : (bh+1)*DV]
+		for e := range oh {
+			oh[e] = vmath.Dot(w.WUV[(h*DV+e)*R:(h*DV+e+1)*R], z)
+		}
+	}
+}
+
+// ctxBucket is the power of two nearest n in log2 (1 for n < 2): the
+// decode's choice looks at this instead of the exact context length.
+func ctxBucket(n int) int {
+	if n < 2 {
+		return 1
+	}
+	lo := 1 << (bits.Len(uint(n)) - 1) // lo ≤ n < 2·lo
+	// nearer lo than 2·lo in log2: n < lo·√2, i.e. n² < 2·lo²
+	if float64(n)*float64(n) < 2*float64(lo)*float64(lo) {
+		return lo
+	}
+	return 2 * lo
 }
 
 func pick(p *kernel.Choice, op string, s kernel.Shape, threads int, classes ...kernel.Class) *kernel.Choice {

@@ -35,10 +35,10 @@ type accumFn[T float32 | uint16] func(z *float32, pt *float32, v *T, corr *float
 // padded with zero rows to pad tokens: in place when it can, else in
 // tile (pad·asmW values; ftile, the same in f32, is scratch for
 // conversions).
-type rowsFn[T float32 | uint16] func(c *Cache, k0, cnt, pad int, tile []T, ftile []float32) []T
+type rowsFn[T float32 | uint16] func(c *Cache, k0, cnt, pad int, tile []T, ftile []float32, conv toBF16Fn) []T
 
 // f32Rows: an F32 cache in place, any other through Cache.Block.
-func f32Rows(c *Cache, k0, cnt, pad int, tile []float32, _ []float32) []float32 {
+func f32Rows(c *Cache, k0, cnt, pad int, tile []float32, _ []float32, _ toBF16Fn) []float32 {
 	if rows, ok := c.View(k0, pad); ok && pad == cnt {
 		return rows
 	}
@@ -56,24 +56,22 @@ type toBF16Fn func(dst *uint16, src *float32, n int)
 // (or copied, for a block that crosses a page or needs padding), an f32
 // cache rounded from its pages in place, a q8 cache dequantised into
 // ftile and rounded, all by conv.
-func bf16Rows(conv toBF16Fn) rowsFn[uint16] {
-	return func(c *Cache, k0, cnt, pad int, tile []uint16, ftile []float32) []uint16 {
-		if c.DType == kernel.BF16 {
-			if rows, ok := c.ViewBF16(k0, pad); ok && pad == cnt {
-				return rows
-			}
-			c.BlockBF16(k0, cnt, tile)
-		} else {
-			src, ok := c.View(k0, cnt)
-			if !ok {
-				c.Block(k0, cnt, ftile)
-				src = ftile
-			}
-			conv(&tile[0], &src[0], cnt*asmW) // asmW = 18·32
+func bf16Rows(c *Cache, k0, cnt, pad int, tile []uint16, ftile []float32, conv toBF16Fn) []uint16 {
+	if c.DType == kernel.BF16 {
+		if rows, ok := c.ViewBF16(k0, pad); ok && pad == cnt {
+			return rows
 		}
-		clear(tile[cnt*asmW : pad*asmW])
-		return tile
+		c.BlockBF16(k0, cnt, tile)
+	} else {
+		src, ok := c.View(k0, cnt)
+		if !ok {
+			c.Block(k0, cnt, ftile)
+			src = ftile
+		}
+		conv(&tile[0], &src[0], cnt*asmW) // asmW = 18·32
 	}
+	clear(tile[cnt*asmW : pad*asmW])
+	return tile
 }
 
 // decodeBF16 is decodeAsm for a bf16act variant: q̃ and q_pe rounded to
@@ -87,9 +85,11 @@ func decodeBF16(d *Decode, threads int, prm kernel.Values, conv toBF16Fn, scores
 		return
 	}
 	n := len(d.Caches) * d.NH * asmW // a multiple of 32
-	qb := make([]uint16, n)
+	qbuf := scratch.Get(n / 2)
+	defer scratch.Put(qbuf)
+	qb := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(qbuf))), n)
 	conv(&qb[0], &d.Q[0], n)
-	decodeTiles(d, qb, threads, prm, bf16Rows(conv), scores, accum)
+	decodeTiles(d, qb, threads, prm, bf16Rows, conv, scores, accum)
 }
 
 // decodeAsm is decodeGeneric with the two inner products in assembly
@@ -101,12 +101,12 @@ func decodeAsm(d *Decode, threads int, prm kernel.Values, scores scoresFn[float3
 		decodeGeneric(d, threads, prm)
 		return
 	}
-	decodeTiles(d, d.Q, threads, prm, f32Rows, scores, accum)
+	decodeTiles(d, d.Q, threads, prm, f32Rows, nil, scores, accum)
 }
 
 // decodeTiles runs the key-block loop of decodeAsm for queries q (d.Q in
 // the element type T) and rows from rows (R = 512, DR = 64, NH%4 == 0).
-func decodeTiles[T float32 | uint16](d *Decode, q []T, threads int, prm kernel.Values, rows rowsFn[T], scores scoresFn[T], accum accumFn[T]) {
+func decodeTiles[T float32 | uint16](d *Decode, q []T, threads int, prm kernel.Values, rows rowsFn[T], conv toBF16Fn, scores scoresFn[T], accum accumFn[T]) {
 	kb, split := max(prm["kb"], 4), max(prm["split"], 1)
 	kb = (kb + 3) &^ 3
 	NH, B := d.NH, len(d.Caches)
@@ -118,60 +118,107 @@ func decodeTiles[T float32 | uint16](d *Decode, q []T, threads int, prm kernel.V
 	for i := range ms {
 		ms[i] = float32(math.Inf(-1))
 	}
-	forRanges(threads, items, func(_, lo, hi int) {
-		tbuf := scratch.Get(kb * asmW) // T is at most 4 bytes
-		defer scratch.Put(tbuf)
-		tile := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(tbuf))), kb*asmW)
-		var ftile []float32
-		if _, bf := any(tile).([]uint16); bf {
-			ftile = scratch.Get(kb * asmW)
-			defer scratch.Put(ftile)
-		}
-		s, pt, corr := scratch.Get(NH*kb), scratch.Get(kb*NH), scratch.Get(NH)
-		defer scratch.Put(s, pt, corr)
-		for it := lo; it < hi; it++ {
-			b, sp := it/split, it%split
-			c := d.Caches[b]
-			n := c.Len()
-			j0, j1 := n*sp/split, n*(sp+1)/split
-			qb := q[b*NH*asmW:]
-			m, l, z := ms[it*NH:(it+1)*NH], ls[it*NH:(it+1)*NH], zs[it*NH*asmR:(it+1)*NH*asmR]
-			for k0 := j0; k0 < j1; k0 += kb {
-				cnt := min(kb, j1-k0)
-				pad := (cnt + 3) &^ 3
-				rows := rows(c, k0, cnt, pad, tile, ftile)
-				scores(&qb[0], &rows[0], &s[0], kb, NH, pad, d.Scale)
-				for h := 0; h < NH; h++ {
-					row := s[h*kb : h*kb+cnt]
-					mx := m[h]
-					for _, x := range row {
-						mx = max(mx, x)
-					}
-					for j := range row {
-						row[j] -= mx
-					}
-					vmath.Exp(row, row)
-					var sum float32
-					for j, p := range row {
-						sum += p
-						pt[j*NH+h] = p
-					}
-					cr := float32(math.Exp(float64(m[h] - mx)))
-					corr[h] = cr
-					l[h] = l[h]*cr + sum
-					m[h] = mx
-				}
-				accum(&z[0], &pt[0], &rows[0], &corr[0], NH, cnt, NH)
-			}
-		}
-	})
-	parts := make([]softmaxState, items*NH)
-	for i := range parts {
-		parts[i] = softmaxState{m: ms[i], l: ls[i], acc: zs[i*asmR : (i+1)*asmR]}
+	pl := tilesPool[T]()
+	t := pl.GetOr(newTilesTask[T])
+	t.d, t.q, t.kb, t.split, t.rows, t.conv, t.scores, t.accum = d, q, kb, split, rows, conv, scores, accum
+	t.ms, t.ls, t.zs = ms, ls, zs
+	forRanges(threads, items, t.body)
+	parts := t.parts[:0]
+	for i := 0; i < items*NH; i++ {
+		parts = append(parts, softmaxState{m: ms[i], l: ls[i], acc: zs[i*asmR : (i+1)*asmR]})
 	}
 	for b := 0; b < B; b++ {
 		for h := 0; h < NH; h++ {
 			mergeInto(d.Z[(b*NH+h)*asmR:(b*NH+h+1)*asmR], parts, b*split, split, NH, h)
+		}
+	}
+	clear(parts)
+	*t = tilesTask[T]{parts: parts[:0], body: t.body}
+	pl.Put(t)
+}
+
+// tilesTask is decodeTiles' call, pooled with its loop body bound once,
+// so that a call allocates nothing.
+type tilesTask[T float32 | uint16] struct {
+	d          *Decode
+	q          []T
+	kb, split  int
+	rows       rowsFn[T]
+	conv       toBF16Fn
+	scores     scoresFn[T]
+	accum      accumFn[T]
+	ms, ls, zs []float32
+	parts      []softmaxState
+	body       func(w, lo, hi int)
+}
+
+var (
+	tilesF32  scratch.Keep[*tilesTask[float32]]
+	tilesBF16 scratch.Keep[*tilesTask[uint16]]
+)
+
+// tilesPool is the pool of tilesTask[T].
+func tilesPool[T float32 | uint16]() *scratch.Keep[*tilesTask[T]] {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return any(&tilesF32).(*scratch.Keep[*tilesTask[T]])
+	}
+	return any(&tilesBF16).(*scratch.Keep[*tilesTask[T]])
+}
+
+func newTilesTask[T float32 | uint16]() *tilesTask[T] {
+	t := &tilesTask[T]{}
+	t.body = t.run
+	return t
+}
+
+// run walks work items [lo, hi) (sequence, context range).
+func (t *tilesTask[T]) run(_, lo, hi int) {
+	d, q, kb, split := t.d, t.q, t.kb, t.split
+	NH := d.NH
+	tbuf := scratch.Get(kb * asmW) // T is at most 4 bytes
+	defer scratch.Put(tbuf)
+	tile := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(tbuf))), kb*asmW)
+	var ftile []float32
+	if _, bf := any(tile).([]uint16); bf {
+		ftile = scratch.Get(kb * asmW)
+		defer scratch.Put(ftile)
+	}
+	s, pt, corr := scratch.Get(NH*kb), scratch.Get(kb*NH), scratch.Get(NH)
+	defer scratch.Put(s, pt, corr)
+	for it := lo; it < hi; it++ {
+		b, sp := it/split, it%split
+		c := d.Caches[b]
+		n := c.Len()
+		j0, j1 := n*sp/split, n*(sp+1)/split
+		qb := q[b*NH*asmW:]
+		m, l, z := t.ms[it*NH:(it+1)*NH], t.ls[it*NH:(it+1)*NH], t.zs[it*NH*asmR:(it+1)*NH*asmR]
+		for k0 := j0; k0 < j1; k0 += kb {
+			cnt := min(kb, j1-k0)
+			pad := (cnt + 3) &^ 3
+			rows := t.rows(c, k0, cnt, pad, tile, ftile, t.conv)
+			t.scores(&qb[0], &rows[0], &s[0], kb, NH, pad, d.Scale)
+			for h := 0; h < NH; h++ {
+				row := s[h*kb : h*kb+cnt]
+				mx := m[h]
+				for _, x := range row {
+					mx = max(mx, x)
+				}
+				for j := range row {
+					row[j] -= mx
+				}
+				vmath.Exp(row, row)
+				var sum float32
+				for j, p := range row {
+					sum += p
+					pt[j*NH+h] = p
+				}
+				cr := float32(math.Exp(float64(m[h] - mx)))
+				corr[h] = cr
+				l[h] = l[h]*cr + sum
+				m[h] = mx
+			}
+			t.accum(&z[0], &pt[0], &rows[0], &corr[0], NH, cnt, NH)
 		}
 	}
 }

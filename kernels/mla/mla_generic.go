@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/scratch"
 	"github.com/ktune/ktune/internal/vmath"
 )
 
@@ -44,39 +45,80 @@ func (st *softmaxState) update(s []float32, vals []float32, ldv int) {
 // the partial results are merged per head at the end.
 func decodeGeneric(d *Decode, threads int, prm kernel.Values) {
 	kb, split := max(prm["kb"], 1), max(prm["split"], 1)
-	W, B := d.R+d.DR, len(d.Caches)
+	B := len(d.Caches)
 	items := B * split
-	parts := make([]softmaxState, items*d.NH)
-	accs := make([]float32, items*d.NH*d.R)
-	for i := range parts {
-		parts[i] = softmaxState{m: float32(math.Inf(-1)), acc: accs[i*d.R : (i+1)*d.R]}
+	t := genericTasks.GetOr(newGenericTask)
+	defer t.release()
+	t.d, t.kb, t.split = d, kb, split
+	t.accs = growF32(t.accs, items*d.NH*d.R)
+	clear(t.accs)
+	t.parts = t.parts[:0]
+	for i := 0; i < items*d.NH; i++ {
+		t.parts = append(t.parts, softmaxState{m: float32(math.Inf(-1)), acc: t.accs[i*d.R : (i+1)*d.R]})
 	}
-	forRanges(threads, items, func(_, lo, hi int) {
-		tile := make([]float32, kb*W)
-		s := make([]float32, kb)
-		for it := lo; it < hi; it++ {
-			b, sp := it/split, it%split
-			c := d.Caches[b]
-			n := c.Len()
-			j0, j1 := n*sp/split, n*(sp+1)/split
-			for k0 := j0; k0 < j1; k0 += kb {
-				m := min(kb, j1-k0)
-				c.Block(k0, m, tile)
-				for h := 0; h < d.NH; h++ {
-					q := d.Q[(b*d.NH+h)*W : (b*d.NH+h+1)*W]
-					for j := 0; j < m; j++ {
-						s[j] = d.Scale * vmath.Dot(q, tile[j*W:(j+1)*W])
-					}
-					parts[it*d.NH+h].update(s[:m], tile, W)
-				}
-			}
-		}
-	})
+	forRanges(threads, items, t.body)
 	for b := 0; b < B; b++ {
 		for h := 0; h < d.NH; h++ {
-			mergeInto(d.Z[(b*d.NH+h)*d.R:(b*d.NH+h+1)*d.R], parts, b*split, split, d.NH, h)
+			mergeInto(d.Z[(b*d.NH+h)*d.R:(b*d.NH+h+1)*d.R], t.parts, b*split, split, d.NH, h)
 		}
 	}
+}
+
+// genericTask is decodeGeneric's call, pooled with its loop body bound
+// once, so that a call allocates nothing.
+type genericTask struct {
+	d         *Decode
+	kb, split int
+	parts     []softmaxState
+	accs      []float32
+	body      func(w, lo, hi int)
+}
+
+var genericTasks scratch.Keep[*genericTask]
+
+func newGenericTask() *genericTask {
+	t := &genericTask{}
+	t.body = t.run
+	return t
+}
+
+func (t *genericTask) release() {
+	clear(t.parts)
+	*t = genericTask{parts: t.parts[:0], accs: t.accs, body: t.body}
+	genericTasks.Put(t)
+}
+
+// run walks work items [lo, hi) (sequence, context range).
+func (t *genericTask) run(_, lo, hi int) {
+	d, kb, split := t.d, t.kb, t.split
+	W := d.R + d.DR
+	tile, s := scratch.Get(kb*W), scratch.Get(kb)
+	defer scratch.Put(tile, s)
+	for it := lo; it < hi; it++ {
+		b, sp := it/split, it%split
+		c := d.Caches[b]
+		n := c.Len()
+		j0, j1 := n*sp/split, n*(sp+1)/split
+		for k0 := j0; k0 < j1; k0 += kb {
+			m := min(kb, j1-k0)
+			c.Block(k0, m, tile)
+			for h := 0; h < d.NH; h++ {
+				q := d.Q[(b*d.NH+h)*W : (b*d.NH+h+1)*W]
+				for j := 0; j < m; j++ {
+					s[j] = d.Scale * vmath.Dot(q, tile[j*W:(j+1)*W])
+				}
+				t.parts[it*d.NH+h].update(s[:m], tile, W)
+			}
+		}
+	}
+}
+
+// growF32 returns s[:n], or a new slice when s holds fewer than n.
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
 }
 
 // mergeInto combines the split partial states of head h into z.

@@ -92,6 +92,10 @@ type BlockOptions struct {
 	// but never for one matrix twice at the same time; it must not modify
 	// x. The router is not observed. nil costs nothing.
 	Observe func(w *quant.Matrix, x []float32, rows int)
+	// Routing, if set, receives the routing (its slices reused when large
+	// enough) and is what Forward returns: a caller that keeps one across
+	// calls allocates nothing per call. nil: a new one.
+	Routing *Routing
 }
 
 // DefaultExpertParallel is the least regime crossover: up to 32 tokens,
@@ -158,23 +162,31 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	// ---- router: logits [N, E] in f32, top-k ids and weights [N, K]
 	logits := scratch.Get(n * E)
 	defer scratch.Put(logits)
-	gemm.LinearClasses([]kernel.Class{kernel.ClassF32}, logits, x, b.Router, n, false, th)
+	gemm.LinearClasses(f32Class, logits, x, b.Router, n, false, th)
 	dbg("router_logits", logits)
-	ids, w := make([]int32, n*K), make([]float32, n*K)
-	pool.Default().For(th, n, 64, func(_, lo, hi int) { // each token's routing is its own
-		Route(ids[lo*K:hi*K], w[lo*K:hi*K], nil, logits[lo*E:hi*E], b.Bias, hi-lo, &b.Cfg)
-	})
-	r := Permute(ids, w, n, K, E)
+	r := opt.Routing
+	if r == nil {
+		r = &Routing{}
+	}
+	ft := forwardTasks.GetOr(newForwardTask)
+	defer ft.release()
+	ft.b, ft.r, ft.logits, ft.x, ft.y, ft.out, ft.classes, ft.kern, ft.obs = b, r, logits, x, y, nil, opt.Classes, kern, opt.Observe
+	ids, w := growSlice(r.IDs, n*K), growSlice(r.W, n*K)
+	r.IDs, r.W, r.N, r.K = ids, w, n, K         // Route's output, read by the For below
+	pool.Default().For(th, n, 64, ft.routeBody) // each token's routing is its own
+	r.permute(ids, w, n, K, E)
 	// ---- experts: out [N·K, C] in expert-sorted order (row p: the
 	// expert r.IDs[r.Slot[p]] on token r.Token[p]), so that each expert
 	// writes its rows in place; pos [N·K] is the row of each slot
 	out := scratch.Get(n * K * C)
 	defer scratch.Put(out)
-	active := r.Active()
+	ft.out = out
+	r.active = r.appendActive(r.active[:0])
+	active := r.active
 	if b.Prefetch != nil {
 		b.Prefetch(active)
 	}
-	var small, large []int
+	small, large := ft.small[:0], ft.large[:0]
 	for _, e := range active {
 		if int(r.Count[e]) <= cross {
 			small = append(small, e)
@@ -182,29 +194,19 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 			large = append(large, e)
 		}
 	}
+	ft.small, ft.large = small, large
 	// decode regime: experts spread over threads, each on one thread
-	pool.Default().ForEach(th, len(small), func(_, i int) {
-		b.runExpert(out, x, r, small[i], 1, opt.Classes, kern, opt.Observe)
-	})
+	pool.Default().ForEach(th, len(small), ft.expertBody)
 	// prefill regime: one expert at a time on all threads
 	for _, e := range large {
 		b.runExpert(out, x, r, e, th, opt.Classes, kern, opt.Observe)
 	}
 	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[pos[n·K+k]], on all threads
-	pos := make([]int32, n*K)
+	ft.pos = growSlice(ft.pos, n*K)
 	for p, s := range r.Slot {
-		pos[s] = int32(p)
+		ft.pos[s] = int32(p)
 	}
-	pool.Default().For(th, n, 1, func(_, lo, hi int) {
-		for t := lo; t < hi; t++ {
-			dst := y[t*C : (t+1)*C]
-			clear(dst)
-			for k := 0; k < K; k++ {
-				p := int(pos[t*K+k])
-				vmath.Axpy(w[t*K+k], out[p*C:(p+1)*C], dst)
-			}
-		}
-	})
+	pool.Default().For(th, n, 1, ft.combineBody)
 	dbg("y_routed", y[:n*C])
 	// ---- shared expert on every token, added
 	if b.Shared != nil {
@@ -215,6 +217,77 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 		vmath.Axpy(1, ys, y[:n*C])
 	}
 	return r
+}
+
+// f32Class is the router's accuracy class list (a variable: a literal
+// passed on would be allocated per call).
+var f32Class = []kernel.Class{kernel.ClassF32}
+
+// forwardTask is what Forward's parallel loops read, pooled with their
+// bodies bound once, so that a call allocates nothing for them.
+type forwardTask struct {
+	b                      *BlockWeights
+	r                      *Routing
+	logits, x, y, out      []float32
+	classes                []kernel.Class
+	kern                   string
+	obs                    func(*quant.Matrix, []float32, int)
+	small, large           []int
+	pos                    []int32
+	route                  []routeScratch // per worker
+	routeBody, combineBody func(w, lo, hi int)
+	expertBody             func(w, i int)
+}
+
+var forwardTasks scratch.Keep[*forwardTask]
+
+func newForwardTask() *forwardTask {
+	ft := &forwardTask{}
+	ft.routeBody, ft.combineBody, ft.expertBody = ft.routeRange, ft.combine, ft.expert
+	ft.route = make([]routeScratch, pool.Default().Size())
+	return ft
+}
+
+// release clears ft's references to the caller's data and returns it to
+// the pool.
+func (ft *forwardTask) release() {
+	*ft = forwardTask{small: ft.small[:0], large: ft.large[:0], pos: ft.pos, route: ft.route,
+		routeBody: ft.routeBody, combineBody: ft.combineBody, expertBody: ft.expertBody}
+	forwardTasks.Put(ft)
+}
+
+// routeRange routes tokens [lo, hi) into ft.r.IDs and W.
+func (ft *forwardTask) routeRange(w, lo, hi int) {
+	b, r := ft.b, ft.r
+	E, K := b.Cfg.Experts, b.Cfg.TopK
+	route(r.IDs[lo*K:hi*K], r.W[lo*K:hi*K], nil, ft.logits[lo*E:hi*E], b.Bias, hi-lo, &b.Cfg, &ft.route[w])
+}
+
+// expert runs the i-th expert of the decode regime.
+func (ft *forwardTask) expert(_, i int) {
+	ft.b.runExpert(ft.out, ft.x, ft.r, ft.small[i], 1, ft.classes, ft.kern, ft.obs)
+}
+
+// combine sums token rows [lo, hi) of y from the experts' rows.
+func (ft *forwardTask) combine(_, lo, hi int) {
+	C, K := ft.b.Hidden, ft.r.K
+	y, out, pos, w := ft.y, ft.out, ft.pos, ft.r.W
+	for t := lo; t < hi; t++ {
+		dst := y[t*C : (t+1)*C]
+		clear(dst)
+		for k := 0; k < K; k++ {
+			p := int(pos[t*K+k])
+			vmath.Axpy(w[t*K+k], out[p*C:(p+1)*C], dst)
+		}
+	}
+}
+
+// growSlice returns s[:n], or a new slice when s holds fewer than n.
+func growSlice[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // runExpert computes expert e on its tokens (its gathered rows of x) into

@@ -7,7 +7,6 @@ package moe
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // RouterConfig holds the routing parameters of the config.
@@ -40,14 +39,24 @@ func (c *RouterConfig) Validate() error {
 //
 // ids and w are [N×TopK]; scores, if non-nil, receives s [N×E].
 func Route(ids []int32, w []float32, scores []float32, logits, bias []float32, n int, c *RouterConfig) {
+	route(ids, w, scores, logits, bias, n, c, &routeScratch{})
+}
+
+// routeScratch is Route's working memory, kept by a caller that routes
+// again (BlockWeights.Forward keeps one per worker).
+type routeScratch struct {
+	s, sel, gscore []float32
+	order, gorder  []int
+}
+
+// route is Route with its working memory in sc.
+func route(ids []int32, w []float32, scores []float32, logits, bias []float32, n int, c *RouterConfig, sc *routeScratch) {
 	E, K := c.Experts, c.TopK
 	G := max(c.Groups, 1)
 	per := E / G
-	s := make([]float32, E)
-	sel := make([]float32, E)
-	order := make([]int, K)
-	gscore := make([]float32, G)
-	gorder := make([]int, G)
+	sc.s, sc.sel, sc.order = growSlice(sc.s, E), growSlice(sc.sel, E), growSlice(sc.order, K)
+	sc.gscore, sc.gorder = growSlice(sc.gscore, G), growSlice(sc.gorder, G)
+	s, sel, order, gscore, gorder := sc.s, sc.sel, sc.order, sc.gscore, sc.gorder
 	for t := 0; t < n; t++ {
 		for e := 0; e < E; e++ {
 			s[e] = sigmoid(logits[t*E+e])
@@ -69,7 +78,13 @@ func Route(ids []int32, w []float32, scores []float32, logits, bias []float32, n
 				gscore[g] = a + b
 				gorder[g] = g
 			}
-			sort.SliceStable(gorder, func(i, j int) bool { return gscore[gorder[i]] > gscore[gorder[j]] })
+			// a stable insertion sort by decreasing score (a handful of
+			// groups; sort.SliceStable allocates per call)
+			for i := 1; i < G; i++ {
+				for j := i; j > 0 && gscore[gorder[j]] > gscore[gorder[j-1]]; j-- {
+					gorder[j], gorder[j-1] = gorder[j-1], gorder[j]
+				}
+			}
 			for _, g := range gorder[c.TopKGroup:] {
 				for e := g * per; e < (g+1)*per; e++ {
 					sel[e] = float32(math.Inf(-1))
@@ -140,31 +155,45 @@ type Routing struct {
 	Offset  []int32   // [E+1] start of each expert's rows in Token
 	Token   []int32   // [N·K] token of each expert-sorted row
 	Slot    []int32   // [N·K] the slot (n·K+k) of each expert-sorted row
+	next    []int32   // permute's working copy of Offset
+	active  []int     // Forward's list of the active experts
 }
 
 // Permute builds the expert-grouped order of ids ([N×K], values < E).
 func Permute(ids []int32, w []float32, n, k, e int) *Routing {
-	r := &Routing{N: n, K: k, E: e, IDs: ids, W: w, Count: make([]int32, e), Offset: make([]int32, e+1),
-		Token: make([]int32, n*k), Slot: make([]int32, n*k)}
+	r := &Routing{}
+	r.permute(ids, w, n, k, e)
+	return r
+}
+
+// permute is Permute into r, reusing its slices.
+func (r *Routing) permute(ids []int32, w []float32, n, k, e int) {
+	r.N, r.K, r.E, r.IDs, r.W = n, k, e, ids, w
+	r.Count, r.Offset = growSlice(r.Count, e), growSlice(r.Offset, e+1)
+	r.Token, r.Slot = growSlice(r.Token, n*k), growSlice(r.Slot, n*k)
+	clear(r.Count)
 	for _, id := range ids[:n*k] {
 		r.Count[id]++
 	}
+	r.Offset[0] = 0
 	for i := 0; i < e; i++ {
 		r.Offset[i+1] = r.Offset[i] + r.Count[i]
 	}
-	next := append([]int32(nil), r.Offset[:e]...)
+	r.next = append(r.next[:0], r.Offset[:e]...)
+	next := r.next
 	for slot, id := range ids[:n*k] {
 		p := next[id]
 		next[id]++
 		r.Token[p] = int32(slot / k)
 		r.Slot[p] = int32(slot)
 	}
-	return r
 }
 
 // Active lists the experts with at least one token, in id order.
-func (r *Routing) Active() []int {
-	var a []int
+func (r *Routing) Active() []int { return r.appendActive(nil) }
+
+// appendActive appends the active experts to a.
+func (r *Routing) appendActive(a []int) []int {
 	for e, c := range r.Count {
 		if c > 0 {
 			a = append(a, e)

@@ -422,6 +422,11 @@ func runGenerate(o *GenerateOptions) error {
 	t0 := time.Now()
 	// one logits buffer for the prefill and every decode step
 	logits, err := m.PrefillWith(st, ids, model.PrefillOptions{Logits: make([]float32, m.Shapes.Vocab)})
+	var step struct { // DecodeTo's arguments, reused step after step
+		out [1][]float32
+		sts [1]*model.State
+		ids [1]int32
+	}
 	if err != nil {
 		return err
 	}
@@ -464,7 +469,8 @@ func runGenerate(o *GenerateOptions) error {
 			break
 		}
 		t1 := time.Now()
-		if err := m.DecodeTo([][]float32{logits}, []*model.State{st}, []int32{next}); err != nil {
+		step.out[0], step.sts[0], step.ids[0] = logits, st, next
+		if err := m.DecodeTo(step.out[:], step.sts[:], step.ids[:]); err != nil {
 			return err
 		}
 		tDecode += time.Since(t1)
