@@ -120,6 +120,10 @@ func (r *runTask) heads(_, lo, hi int) {
 	sp := scratchPool.GetOr(newScratch)
 	defer scratchPool.Put(sp)
 	var tmp []float32
+	if r.convert {
+		tmp = scratch.Get(t.K * t.V)
+		defer scratch.Put(tmp)
+	}
 	for i := lo; i < hi; i++ {
 		o, s, q, k, v, g, beta := t.head(i/t.H, i%t.H)
 		if r.convert {
@@ -127,10 +131,6 @@ func (r *runTask) heads(_, lo, hi int) {
 			if t.StateVK {
 				rows, cols = t.V, t.K
 			}
-			if cap(tmp) < len(s) {
-				tmp = make([]float32, len(s))
-			}
-			tmp = tmp[:len(s)]
 			transpose(tmp, s, rows, cols)
 			fn(o, tmp, q, k, v, g, beta, t.T, t.K, t.V, t.H*t.K, t.H*t.V, t.H, t.Scale, prm, sp)
 			transpose(s, tmp, cols, rows)

@@ -186,10 +186,10 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		forRanges(th, B*NH, t.absorbBody)
 		plan := opt.Decode
 		if plan == nil {
-			// the choice at the context length rounded to a power of two
-			// (nearest in log2, as the profile's shape distance measures):
-			// cached per bucket (kernel.ChooseDims) instead of a fresh
-			// choice, and a cache entry, per token
+			// the choice at the middle of the context length's
+			// half-octave (ctxBucket), cached per bucket by
+			// kernel.ChooseDims instead of a fresh choice (and a profile
+			// cache entry) per token
 			t.dims = [5]int{B, ctxBucket(c.Seqs[0].Len()), NH, R, DR}
 			t.plan = kernel.ChooseDims(OpDecode, kernel.F32, decodeKeys, t.dims[:], th)
 			plan = &t.plan
@@ -315,18 +315,25 @@ func (t *decodeTask) expand(_, lo, hi int) {
 	}
 }
 
-// ctxBucket is the power of two nearest n in log2 (1 for n < 2): the
-// decode's choice looks at this instead of the exact context length.
+// ctxBucket stands for the context length n in the decode's kernel
+// choice: the middle (in log2) of n's half-octave [2^(j/2), 2^((j+1)/2)),
+// j = ⌊2·log2 n⌋, rounded to an integer. A tuning profile picks the entry
+// nearest in Σ|log2| over the shape, so its choice changes only at
+// midpoints between tuned contexts, which for contexts tuned at powers of
+// two (ktune's: 4096, 32768, 131072) fall on half-octave edges: every n in
+// a half-octave gets the choice its middle gets, the exact length's
+// (TestCtxBucket), except n exactly on such a midpoint, where the profile
+// breaks the tie by speed.
 func ctxBucket(n int) int {
 	if n < 2 {
 		return 1
 	}
-	lo := 1 << (bits.Len(uint(n)) - 1) // lo ≤ n < 2·lo
-	// nearer lo than 2·lo in log2: n < lo·√2, i.e. n² < 2·lo²
-	if float64(n)*float64(n) < 2*float64(lo)*float64(lo) {
-		return lo
+	k := bits.Len(uint(n)) - 1 // 2^k ≤ n < 2^(k+1)
+	j := 2 * k
+	if float64(n)*float64(n) >= 2*math.Ldexp(1, 2*k) { // n ≥ 2^(k+½)
+		j++
 	}
-	return 2 * lo
+	return int(math.Round(math.Exp2(float64(j)/2 + 0.25)))
 }
 
 func pick(p *kernel.Choice, op string, s kernel.Shape, threads int, classes ...kernel.Class) *kernel.Choice {
