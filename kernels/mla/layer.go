@@ -132,10 +132,27 @@ type LayerOptions struct {
 	// model.Calibrate), on the calling goroutine; it must not modify x.
 	// nil costs nothing.
 	Observe func(w *quant.Matrix, x []float32, rows int)
+	// Rows, for T > 1, limits the output to the rows a caller reads: every
+	// token's (RowsAll, the default), each sequence's last token's
+	// (RowsLast: y [B, C]) or none (RowsNone: y untouched). The caches take
+	// every token either way; the queries, the attention and the output
+	// projection run for the rows asked for alone, the last query with the
+	// prefill variant the whole prompt would have used.
+	Rows Rows
 }
 
-// Forward runs the layer on x [B,T,C] into y [B,T,C], appending the T
-// tokens to each sequence's cache. T = 1 uses the absorbed decode over
+// Rows says which rows of its output a caller of Forward reads.
+type Rows int
+
+const (
+	RowsAll  Rows = iota // every token's
+	RowsLast             // each sequence's last token's
+	RowsNone             // none: only the caches
+)
+
+// Forward runs the layer on x [B,T,C] into y [B,T,C] (y [B,C] with
+// opt.Rows = RowsLast; nothing with RowsNone), appending the T tokens to
+// each sequence's cache. T = 1 uses the absorbed decode over
 // the cache; T > 1 the causal prefill. With a fallible page allocator,
 // Reserve the T tokens first.
 func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt LayerOptions) {
@@ -147,15 +164,33 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 			opt.Debug(name, t)
 		}
 	}
-	// ---- projections: q [M, NH, DN+DR]; latent a [M, R+DR]
-	q, a := scratch.Get(M*NH*QW), scratch.Get(M*(R+DR))
-	kvc, kpe, o := scratch.Get(M*R), scratch.Get(M*DR), scratch.Zeroed(M*NH*DV)
+	rows := opt.Rows
+	if T == 1 {
+		rows = RowsAll // one token: its row is the last
+	}
+	// ---- projections: latent a [M, R+DR]; q [MQ, NH, DN+DR] for the MQ
+	// query rows asked for (xq: those rows of x)
+	MQ, xq := M, x
+	switch rows {
+	case RowsLast:
+		MQ, xq = B, scratch.Get(B*C)
+		defer scratch.Put(xq)
+		for b := 0; b < B; b++ {
+			copy(xq[b*C:(b+1)*C], x[(b*T+T-1)*C:(b*T+T)*C])
+		}
+	case RowsNone:
+		MQ = 0
+	}
+	q, a := scratch.Get(MQ*NH*QW), scratch.Get(M*(R+DR))
+	kvc, kpe, o := scratch.Get(M*R), scratch.Get(M*DR), scratch.Zeroed(MQ*NH*DV)
 	defer scratch.Put(q, a, kvc, kpe, o)
 	if opt.Observe != nil {
-		opt.Observe(w.Q, x[:M*C], M)
+		opt.Observe(w.Q, xq[:MQ*C], MQ)
 		opt.Observe(w.KVA, x[:M*C], M)
 	}
-	gemm.LinearClasses(opt.Classes, q, x, w.Q, M, false, th)
+	if MQ > 0 {
+		gemm.LinearClasses(opt.Classes, q, xq, w.Q, MQ, false, th)
+	}
 	gemm.LinearClasses(opt.Classes, a, x, w.KVA, M, false, th)
 	// ---- ĉ = RMSNorm(a[:R]), k_pe = a[R:], appended to the caches
 	for m := 0; m < M; m++ {
@@ -196,21 +231,28 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		}
 		plan.Variant.Impl.(decodeFn)(&t.d, plan.Config.Threads, plan.Config.Params)
 		forRanges(th, B*NH, t.expandBody)
-	} else {
+	} else if rows != RowsNone {
+		TQ := MQ / B // queries per sequence: T, or 1 (its last token)
 		for b := 0; b < B; b++ {
+			// the variant the whole prompt would run; with one query, the
+			// query at the last position (P = the cache's length − 1)
+			P := c.Seqs[b].Len() - T
+			plan := pickPrefill(opt.Prefill, kernel.MakeShape(prefillKeys, T, P, NH, DN, DR, DV, R), P, T, th, prefillClasses(opt.Classes, w.Q.DType))
 			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
-				Q: q[b*T*NH*QW : (b+1)*T*NH*QW], Cache: c.Seqs[b], P: c.Seqs[b].Len() - T,
-				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, WUKq: w.WUKq, WUVq: w.WUVq, O: o[b*T*NH*DV : (b+1)*T*NH*DV]}
-			plan := pickPrefill(opt.Prefill, kernel.MakeShape(prefillKeys, T, p.P, NH, DN, DR, DV, R), p.P, T, th, prefillClasses(opt.Classes, w.Q.DType))
+				Q: q[b*TQ*NH*QW : (b+1)*TQ*NH*QW], Cache: c.Seqs[b], P: c.Seqs[b].Len() - TQ,
+				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, WUKq: w.WUKq, WUVq: w.WUVq, O: o[b*TQ*NH*DV : (b+1)*TQ*NH*DV]}
 			plan.Variant.Impl.(prefillFn)(p, plan.Config.Threads, plan.Config.Params)
 		}
 	}
-	dbg("dbg.attn_out", o)
-	// ---- output projection: y [M, C]
-	if opt.Observe != nil {
-		opt.Observe(w.O, o[:M*w.O.K], M)
+	if MQ == 0 {
+		return
 	}
-	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
+	dbg("dbg.attn_out", o)
+	// ---- output projection: y [MQ, C]
+	if opt.Observe != nil {
+		opt.Observe(w.O, o[:MQ*w.O.K], MQ)
+	}
+	gemm.LinearClasses(opt.Classes, y[:MQ*C], o, w.O, MQ, false, th)
 }
 
 // prefillClasses are the accuracy classes the prefill may choose from:
