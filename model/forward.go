@@ -28,8 +28,16 @@ type PrefillOptions struct {
 	// NoLogits feeds the tokens without computing logits (PrefillWith
 	// returns nil): a caller that feeds a prompt in pieces skips the final
 	// norm and the LM head, a [vocabulary × hidden] matrix read whole, on
-	// all but the last piece. It excludes AllLogits.
+	// all but the last piece, and the last layer's feed-forward and MLA
+	// output, which no state reads. It excludes AllLogits.
 	NoLogits bool
+	// EveryRow runs every token through every layer although only the
+	// last position's logits are asked for (by default the last layer's
+	// feed-forward, and its MLA queries and output, run on the last token
+	// alone: nothing else reads them). The MoE layers' expert counts
+	// (ExpertCounts, LockHotExperts) then cover the whole prompt in the
+	// last layer too.
+	EveryRow bool
 	// Hidden, if set, receives the residual stream of each pass: i = 0 the
 	// embeddings, i = l+1 the output of decoder layer l (before the final
 	// norm); h is [n, C] for the n tokens at positions pos.. (a prompt
@@ -70,17 +78,27 @@ func (m *Model) PrefillWith(st *State, ids []int32, opt PrefillOptions) ([]float
 		if opt.Hidden != nil {
 			hook = func(i int, h []float32) { opt.Hidden(i, pos, h) }
 		}
-		h := m.forward([]*State{st}, ids[c0:c1], c1-c0, hook) // h [c1−c0, C]
+		keep := keepNone // a piece before the last, or no logits asked for
 		switch {
-		case opt.NoLogits:
+		case hook != nil || opt.AllLogits || opt.EveryRow || m.observe != nil:
+			keep = keepAll // (a Calibrate observer's statistics cover every token)
+		case c1 == T && !opt.NoLogits:
+			keep = keepLast
+		}
+		h := m.forward([]*State{st}, ids[c0:c1], c1-c0, keep, hook) // h [c1−c0, C], [1, C] or nil
+		switch {
 		case opt.AllLogits:
 			m.logits(out[c0*V:c1*V], h, c1-c0)
-		case c1 == T:
-			C := m.Shapes.Hidden
+		case keep == keepLast:
 			out = logitsBuf(opt.Logits, V) // logits [V]
-			m.logits(out, h[(c1-c0-1)*C:], 1)
+			m.logits(out, h, 1)
+		case keep == keepAll && c1 == T && !opt.NoLogits: // (Hidden, EveryRow, Calibrate)
+			out = logitsBuf(opt.Logits, V) // logits [V]
+			m.logits(out, h[(c1-c0-1)*m.Shapes.Hidden:], 1)
 		}
-		scratch.Put(h)
+		if h != nil {
+			scratch.Put(h)
+		}
 	}
 	return out, nil
 }
@@ -133,7 +151,7 @@ func (m *Model) DecodeTo(out [][]float32, sts []*State, ids []int32) error {
 			return fmt.Errorf("state %d: %w", b, err)
 		}
 	}
-	h := m.forward(sts, ids, 1, nil) // h [B, C]
+	h := m.forward(sts, ids, 1, keepAll, nil) // h [B, C]
 	defer scratch.Put(h)
 	if B == 1 {
 		m.logits(out[0][:V], h, 1)
@@ -176,12 +194,28 @@ func (m *Model) checkStep(sts []*State, ids []int32, T int) error {
 	return nil
 }
 
+// keepRows says which rows of the residual stream forward's caller reads
+// after the last layer.
+type keepRows int
+
+const (
+	keepAll  keepRows = iota // every token's (decode, every position's logits, Hidden)
+	keepLast                 // each sequence's last token's (a prompt's logits)
+	keepNone                 // none (a prompt piece fed without logits)
+)
+
 // forward runs B = len(sts) sequences of T new tokens each (ids [B·T],
 // sequence-major) through the decoder, extending the states, and returns
-// the residual stream after the last layer, h [B·T, C] (from package
-// scratch: the caller Puts it back). hook, if set, sees
-// h after the embedding (i = 0) and after each layer l (i = l+1).
-func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []float32)) []float32 {
+// the residual stream after the last layer (from package scratch: the
+// caller Puts it back): as keep says, every row, h [B·T, C]; each
+// sequence's last row, h [B, C]; or nil. The rows nobody reads skip the
+// last layer's feed-forward (the states take nothing from it): a prompt's
+// logits run the last layer's MoE block or MLP on its last token only, as
+// llama.cpp does, and where that layer is MLA (Kimi Linear's last layer is)
+// its queries, attention and output projection too (mla.RowsLast; its
+// cache takes every token). hook, if set, sees h after the embedding
+// (i = 0) and after each layer l (i = l+1); it needs keep = keepAll.
+func (m *Model) forward(sts []*State, ids []int32, T int, keep keepRows, hook func(i int, h []float32)) []float32 {
 	B, C := len(sts), m.Shapes.Hidden
 	M := B * T
 	eps := float32(m.Cfg.RMSNormEps)
@@ -204,13 +238,43 @@ func (m *Model) forward(sts []*State, ids []int32, T int, hook func(i int, h []f
 		t0 = m.prof.start()
 		m.rmsNorm(xn, h, ly.InNorm, eps, M) // xn [M, C]
 		t0 = m.prof.lap(t0, OpNorm, l, M)
+		// the last layer of a pass whose caller reads the last rows, or
+		// none: an MLA mixer runs its queries for those rows alone (the
+		// cache takes every token), and so does the feed-forward
+		lastRows := l == len(m.Layers)-1 && keep != keepAll && T > 1
+		mixRows := M // the rows the mixer writes into y
 		switch ly.Kind {
 		case arch.KDA:
 			m.kdaMixer(l, y, xn, sts, T) // y [M, C]
 			t0 = m.prof.lap(t0, OpKDA, l, M)
 		case arch.MLA:
-			m.mlaMixer(l, y, xn, sts, T) // y [M, C]
+			rows := mla.RowsAll
+			if lastRows {
+				rows, mixRows = mla.RowsLast, B
+				if keep == keepNone {
+					rows, mixRows = mla.RowsNone, 0
+				}
+			}
+			m.mlaMixer(l, y, xn, sts, T, rows) // y [mixRows, C]
 			t0 = m.prof.lap(t0, OpMLA, l, M)
+		}
+		if l == len(m.Layers)-1 && keep == keepNone {
+			scratch.Put(h)
+			h = nil
+			break
+		}
+		if lastRows {
+			// each sequence's last row, moved to the front: row b from
+			// row b·T+T−1 ≥ b, so no row is overwritten before it moves
+			for b := 0; b < B; b++ {
+				copy(h[b*C:(b+1)*C], h[(b*T+T-1)*C:(b*T+T)*C])
+			}
+			if mixRows == M { // (a KDA mixer's rows, likewise)
+				for b := 0; b < B; b++ {
+					copy(y[b*C:(b+1)*C], y[(b*T+T-1)*C:(b*T+T)*C])
+				}
+			}
+			M = B
 		}
 		m.addRows(h, y, M) // h [M, C]
 		t0 = m.prof.lap(t0, OpOther, l, M)
@@ -385,12 +449,12 @@ func (m *Model) kdaScratch(l, B int) *kda.LayerCache {
 
 // mlaMixer runs MLA layer l on x [B·T, C] into y [B·T, C] over the
 // sequences' latent caches.
-func (m *Model) mlaMixer(l int, y, x []float32, sts []*State, T int) {
+func (m *Model) mlaMixer(l int, y, x []float32, sts []*State, T int, rows mla.Rows) {
 	c := &m.mlaTmp
 	c.Seqs = c.Seqs[:0]
 	for _, st := range sts {
 		c.Seqs = append(c.Seqs, st.mla[l])
 	}
 	defer clear(c.Seqs)
-	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe})
+	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe, Rows: rows})
 }

@@ -849,7 +849,7 @@ func (o *BenchOptions) lockHot(m *model.Model) error {
 		return nil
 	}
 	st := m.NewState(0)
-	_, err := m.Prefill(st, benchIDs(64, m.Shapes.Vocab, 0))
+	_, err := m.PrefillWith(st, benchIDs(64, m.Shapes.Vocab, 0), model.PrefillOptions{EveryRow: true}) // every layer's heat
 	st.Free()
 	if err != nil {
 		return err

@@ -421,7 +421,8 @@ func runGenerate(o *GenerateOptions) error {
 	defer st.Close()
 	t0 := time.Now()
 	// one logits buffer for the prefill and every decode step
-	logits, err := m.PrefillWith(st, ids, model.PrefillOptions{Logits: make([]float32, m.Shapes.Vocab)})
+	// --lock: the last layer's experts are locked by the whole prompt's heat
+	logits, err := m.PrefillWith(st, ids, model.PrefillOptions{Logits: make([]float32, m.Shapes.Vocab), EveryRow: o.Lock > 0})
 	var step struct { // DecodeTo's arguments, reused step after step
 		out [1][]float32
 		sts [1]*model.State
