@@ -43,7 +43,33 @@ const (
 	Q4K DType = "q4k"
 	Q5K DType = "q5k"
 	Q6K DType = "q6k"
+
+	// The GGUF formats: ggml's block types as a GGUF file stores them,
+	// row-major (each row K/blocksize blocks, ggml-common.h's layouts),
+	// read in place from the file's mapping (package quant, gguf.go).
+	// The names are ggml's own behind a "gguf-" prefix, so that none is
+	// mistaken for a panel format above (gguf-q4_K is not q4k).
+	GGUFQ8_0   DType = "gguf-q8_0"
+	GGUFQ4_0   DType = "gguf-q4_0"
+	GGUFQ4_1   DType = "gguf-q4_1"
+	GGUFQ5_0   DType = "gguf-q5_0"
+	GGUFQ5_1   DType = "gguf-q5_1"
+	GGUFQ2_K   DType = "gguf-q2_K"
+	GGUFQ3_K   DType = "gguf-q3_K"
+	GGUFQ4_K   DType = "gguf-q4_K"
+	GGUFQ5_K   DType = "gguf-q5_K"
+	GGUFQ6_K   DType = "gguf-q6_K"
+	GGUFIQ4_NL DType = "gguf-iq4_nl"
+	GGUFIQ4_XS DType = "gguf-iq4_xs"
+	GGUFMXFP4  DType = "gguf-mxfp4"
+	GGUFF16    DType = "gguf-f16"
+	GGUFBF16   DType = "gguf-bf16"
+	GGUFF32    DType = "gguf-f32"
 )
+
+// GGUFDTypes lists the GGUF formats, the quantized ones first.
+var GGUFDTypes = []DType{GGUFQ8_0, GGUFQ4_0, GGUFQ4_1, GGUFQ5_0, GGUFQ5_1, GGUFQ2_K, GGUFQ3_K, GGUFQ4_K, GGUFQ5_K,
+	GGUFQ6_K, GGUFIQ4_NL, GGUFIQ4_XS, GGUFMXFP4, GGUFF16, GGUFBF16, GGUFF32}
 
 // Class is an accuracy class: the tuner compares only like with like, and
 // the user chooses which classes may run.

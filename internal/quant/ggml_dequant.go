@@ -40,6 +40,17 @@ import (
 //	q6_K 210 B: ql[128], qh[64], scales[16] int8, d; s = e/16, t = e%128/32:
 //	      q = (ql[64h+32(t&1)+l] nibble (high for t≥2) | (qh[32h+l]>>2t&3)<<4) − 32
 //	                                               w = (d·sc)·q
+//	iq4_nl 18 B: d, qs[16]        v = IQ4NLValues[q4_0's nibble]      w = d·v
+//	iq4_xs 136 B: d, scales_h u16, scales_l[4], qs[128]; s = e/32:
+//	      ls = scales_l[s/2] nibble (high for odd s) | (scales_h>>2s&3)<<4,
+//	      v = IQ4NLValues[qs[16s+l] nibble (high for l ≥ 16)], l = e%32
+//	                                               w = (d·(ls−32))·v
+//	mxfp4  17 B: e (E8M0), qs[16]  v = MXFP4Values[q4_0's nibble]     w = v·2^(e−128)
+//
+// The codebook types' products are exact as well: an iq4_xs group scale
+// d·(ls−32) has at most 17 significant bits and a codebook value 7; an
+// mxfp4 scale is a power of two (2^(e−128), ggml_e8m0_to_fp32_half: the
+// subnormals 2^−128 and 2^−127 for e = 0 and 1; never NaN).
 
 // ggmlBlockFunc dequantizes one block b into y (BlockSize values).
 type ggmlBlockFunc func(b []byte, y []float32)
@@ -68,6 +79,10 @@ var ggmlTypes = map[gguf.Type]ggmlTypeInfo{
 	gguf.TypeQ5_K: {block: dequantQ5_K, scales: []int{0, 2}},
 	gguf.TypeQ6_K: {block: dequantQ6_K, scales: []int{208}},
 
+	gguf.TypeIQ4_NL: {block: dequantIQ4_NL, scales: []int{0}},
+	gguf.TypeIQ4_XS: {block: dequantIQ4_XS, scales: []int{0}},
+	gguf.TypeMXFP4:  {block: dequantMXFP4}, // E8M0 scales: every byte is a finite power of two
+
 	gguf.TypeQ8_1: {refusal: "is an activation format (ggml's vec_dot_type for q4_1/q5_1) that model files do not hold"},
 	gguf.TypeQ8_K: {refusal: "is an activation format (ggml's vec_dot_type for the K-quants) that model files do not hold"},
 }
@@ -83,14 +98,15 @@ func ggmlType(t gguf.Type) (ggmlTypeInfo, error) {
 	case !t.Known():
 		return info, fmt.Errorf("quant: unknown ggml type %s", t)
 	}
-	return info, fmt.Errorf("quant: ggml type %s is not supported (supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K); requantize the model with one of them", t)
+	return info, fmt.Errorf("quant: ggml type %s is not supported (supported: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4); requantize the model with one of them", t)
 }
 
 // DequantizeGGML widens ggml type t (raw: whole blocks, row-major) into dst
 // (len = elements), computing each value as ggml's dequantize_row_* does in
 // float32 (the same operations in the same order), so the results are
 // bit-identical to ggml's CPU reference dequantization. It refuses the
-// types in ggmlTypes' refusals and the IQ, TQ and MXFP4 types, naming the
+// types in ggmlTypes' refusals, the IQ types but iq4_nl and iq4_xs, and the TQ
+// types, naming the
 // type, a size mismatch, and blocks whose f16 scales (or, for f32, f16 and
 // bf16, whose values) are infinite or NaN, naming the block and elements.
 func DequantizeGGML(t gguf.Type, raw []byte, dst []float32) error {
@@ -144,6 +160,12 @@ func ggmlNonFinite(t gguf.Type, info ggmlTypeInfo, raw []byte) (int, string) {
 		for i := 0; i+2 <= len(raw); i += 2 {
 			if h := binary.LittleEndian.Uint16(raw[i:]); h&0x7f80 == 0x7f80 {
 				return i / 2, fmt.Sprintf("non-finite value %v (bf16 0x%04x)", half.BF16ToF32(h), h)
+			}
+		}
+	case gguf.TypeMXFP4:
+		for i := 0; i+t.BlockBytes() <= len(raw); i += t.BlockBytes() {
+			if e := raw[i]; e > MXFP4MaxExp {
+				return i / t.BlockBytes(), fmt.Sprintf("scale exponent %d: its weights (up to 12·2^%d) overflow float32", e, int(e)-128)
 			}
 		}
 	default:
@@ -338,5 +360,66 @@ func dequantQ6_K(b []byte, y []float32) {
 				y[128*h+32*t+l] = float32(d*float32(sc)) * float32(q6KQuant(ql, qh, h, t, l))
 			}
 		}
+	}
+}
+
+// ---- the codebook types ----
+
+// IQ4NLValues is ggml's kvalues_iq4nl: the 16 values a 4-bit code of
+// iq4_nl and iq4_xs stands for, before the block scale.
+var IQ4NLValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// MXFP4Values is ggml's kvalues_mxfp4: twice the E2M1 value of each 4-bit
+// code (the scale is halved to match: MXFP4Scale).
+var MXFP4Values = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+
+// MXFP4MaxExp is the largest E8M0 exponent whose weights are finite
+// (12·2^(e−128) < 2^128); a larger one is refused as non-finite.
+const MXFP4MaxExp = 252
+
+// MXFP4Scale is ggml_e8m0_to_fp32_half: 2^(e−128) as the bits ggml builds.
+func MXFP4Scale(e byte) float32 {
+	if e < 2 {
+		return math.Float32frombits(0x00200000 << e)
+	}
+	return math.Float32frombits(uint32(e-1) << 23)
+}
+
+// IQ4XSScale is the 6-bit scale code ls of group s (0…7) of an iq4_xs
+// block b; the group's scale is d·(ls−32).
+func IQ4XSScale(b []byte, s int) int {
+	lo := int(b[4+s/2]>>(4*(s%2))) & 15
+	hi := int(binary.LittleEndian.Uint16(b[2:])>>(2*s)) & 3
+	return lo | hi<<4
+}
+
+// dequantIQ4_NL: w = d·v.
+func dequantIQ4_NL(b []byte, y []float32) {
+	d, qs := f16At(b, 0), b[2:18]
+	for j, q := range qs {
+		y[j] = d * float32(IQ4NLValues[q&15])
+		y[j+16] = d * float32(IQ4NLValues[q>>4])
+	}
+}
+
+// dequantIQ4_XS: 8 groups of 32; w = (d·(ls−32))·v.
+func dequantIQ4_XS(b []byte, y []float32) {
+	d := f16At(b, 0)
+	for s := 0; s < 8; s++ {
+		dl := d * float32(IQ4XSScale(b, s)-32)
+		qs := b[8+16*s : 8+16*(s+1)]
+		for j, q := range qs {
+			y[32*s+j] = dl * float32(IQ4NLValues[q&15])
+			y[32*s+j+16] = dl * float32(IQ4NLValues[q>>4])
+		}
+	}
+}
+
+// dequantMXFP4: w = v·2^(e−128).
+func dequantMXFP4(b []byte, y []float32) {
+	d, qs := MXFP4Scale(b[0]), b[1:17]
+	for j, q := range qs {
+		y[j] = float32(MXFP4Values[q&15]) * d
+		y[j+16] = float32(MXFP4Values[q>>4]) * d
 	}
 }

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +31,12 @@ var ggmlGoldenBounds = map[gguf.Type]struct{ quant, fast float64 }{
 	gguf.TypeQ4_K: {0.12, 0.001},
 	gguf.TypeQ3_K: {0.21, 0.085},
 	gguf.TypeQ2_K: {0.40, 0.095},
+	// the codebook types (gguf-community): iq4_nl 7.7%, iq4_xs 7.7%,
+	// mxfp4 11.5% against the F32 file; fast (Q8, scale rounded to f16)
+	// iq4_xs 0.021%, iq4_nl and mxfp4 exact
+	gguf.TypeIQ4_NL: {0.10, 0},
+	gguf.TypeIQ4_XS: {0.10, 0.0003},
+	gguf.TypeMXFP4:  {0.16, 0},
 }
 
 // TestGGMLGolden checks the bit layouts against llama.cpp's own quantizer:
@@ -119,6 +126,9 @@ func TestGGMLGolden(t *testing.T) {
 			}
 			if err := DequantizeGGML(rt.Type, rraw, want); err != nil {
 				t.Fatalf("%s: %s: %v", filepath.Base(ref.Path), ti.Name, err)
+			}
+			if os.Getenv("KTUNE_LOG_BOUNDS") != "" {
+				t.Logf("%s %s %s: quant %.4g", name, ti.Name, ti.Type, relRMS(got, want))
 			}
 			if e := relRMS(got, want); e > bound.quant {
 				t.Errorf("%s: %s (%s %v): relative RMS %.4g against %s > %.3g", name, ti.Name, ti.Type, ti.Dims, e, filepath.Base(ref.Path), bound.quant)

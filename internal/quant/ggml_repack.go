@@ -60,6 +60,12 @@ func (r GGMLRepack) String() string {
 //	q5_K   Q5K (same d, dmin, codes and q) where FastK(Q5K) says so,
 //	       else F32                Q5K where FastK(Q5K), else Q8
 //	                               requantized
+//	iq4_nl Q8  (same d, the codebook's int8 values)
+//	                               Q8
+//	iq4_xs Q8  (d·(ls−32) when an f16, else F32)
+//	                               Q8, d·(ls−32) rounded to f16
+//	mxfp4  Q8  (2^(e−128) when an f16, else F32)
+//	                               Q8, 2^(e−128) flushed to f16
 //	q6_K   F32                     Q6 requantized, each group's larger
 //	                               sub-block scale d·sc a candidate, where
 //	                               FastQ6 says so; else Q8 requantized
@@ -172,6 +178,8 @@ func ggmlPlanFor(t gguf.Type, raw []byte, mode GGMLRepack) ggmlPlan {
 		if mode == RepackFast && FastQ6 != nil && FastQ6() {
 			return ggmlPlan{kernel.Q6, false, rowQ6_K}
 		}
+	case gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeMXFP4:
+		return ggmlPlan{kernel.Q8, false, rowCodebookToQ8}
 	}
 	return requant(kernel.Q8, false) // q5_1, q5_K, q6_K without FastQ6
 }
@@ -442,6 +450,51 @@ func rowQ3_KToQ8(m *Matrix, r int, raw []byte, _ *ggmlScratch) (bool, bool) {
 		}
 	}
 	return true, false
+}
+
+// ---- the codebook types: int8 values under a group scale, so Q8 ----
+
+// rowCodebookToQ8 packs an iq4_nl, iq4_xs or mxfp4 row into Q8: each
+// group's 32 codebook values (int8) as they are, under the group's scale
+// rounded to f16 (iq4_nl: its f16 d itself; iq4_xs: d·(ls−32), 17
+// significant bits at most; mxfp4: 2^(e−128)). It reports whether every
+// scale was an f16 (then the values are DequantizeGGML's: each is the
+// same exact product), and an overflow where a scale exceeds the f16
+// range.
+func rowCodebookToQ8(m *Matrix, r int, raw []byte, s *ggmlScratch) (bool, bool) {
+	panel, pr := m.Panel(r/PanelRows), r%PanelRows
+	exact := true
+	var u [GroupK]byte
+	bb := s.t.BlockBytes()
+	for g := 0; g < m.K/32; g++ {
+		var d float32
+		var qs []byte
+		book := &IQ4NLValues
+		switch s.t {
+		case gguf.TypeIQ4_NL:
+			b := raw[g*bb:]
+			d, qs = f16At(b, 0), b[2:18]
+		case gguf.TypeIQ4_XS:
+			b := raw[g/8*bb:]
+			d, qs = f16At(b, 0)*float32(IQ4XSScale(b, g%8)-32), b[8+16*(g%8):][:16]
+		case gguf.TypeMXFP4:
+			b := raw[g*bb:]
+			d, qs, book = MXFP4Scale(b[0]), b[1:17], &MXFP4Values
+		}
+		h := half.F32ToF16(d)
+		if h&0x7c00 == 0x7c00 {
+			return false, true
+		}
+		exact = exact && half.F16ToF32(h) == d
+		rec := panel[g*Q8GroupBytes:]
+		binary.LittleEndian.PutUint16(q8Scale(rec, pr), h)
+		for j, q := range qs {
+			u[j] = byte(book[q&15]) ^ 0x80
+			u[j+16] = byte(book[q>>4]) ^ 0x80
+		}
+		putQ8(rec, pr, &u)
+	}
+	return exact, false
 }
 
 // q4KGroup returns the Q4-with-min scale and min of a q4_K sub-block,

@@ -145,6 +145,60 @@ var ggmlEncoders = map[gguf.Type]ggmlEnc{
 	},
 }
 
+// The codebooks, as ggml-common.h lists them (kvalues_iq4nl, and
+// kvalues_mxfp4: twice the E2M1 values), written out here rather than read
+// from the package so that a wrong table entry fails the known blocks.
+var (
+	testIQ4NL = [16]float64{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+	testMXFP4 = [16]float64{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+)
+
+func init() {
+	ggmlEncoders[gguf.TypeIQ4_NL] = func(d, _ float32, i int) ([]byte, []float64) {
+		b, w := make([]byte, 18), make([]float64, 32)
+		dd := f16Bytes(b, d)
+		for e := range 32 {
+			q := (e + i) % 16
+			b[2+e%16] |= byte(q) << (4 * (e / 16))
+			w[e] = dd * testIQ4NL[q]
+		}
+		return b, w
+	}
+	ggmlEncoders[gguf.TypeIQ4_XS] = func(d, _ float32, i int) ([]byte, []float64) {
+		b, w := make([]byte, 136), make([]float64, 256)
+		dd := f16Bytes(b, d)
+		var sh uint16
+		for s := range 8 {
+			ls := (8*i + 5*s) % 64 // blocks 0..7 cover 0..63
+			b[4+s/2] |= byte(ls&15) << (4 * (s % 2))
+			sh |= uint16(ls>>4) << (2 * s)
+			for l := range 32 {
+				q := (l + s + i) % 16
+				b[8+16*s+l%16] |= byte(q) << (4 * (l / 16))
+				w[32*s+l] = dd * float64(ls-32) * testIQ4NL[q]
+			}
+		}
+		binary.LittleEndian.PutUint16(b[2:], sh)
+		return b, w
+	}
+	// mxfp4 has no f16 scale: the exponent byte walks 0..255 over the
+	// blocks (d is ignored), covering ggml's subnormal cases e = 0, 1
+	ggmlEncoders[gguf.TypeMXFP4] = func(_, _ float32, i int) ([]byte, []float64) {
+		b, w := make([]byte, 17), make([]float64, 32)
+		e := (37*i + 1) % 256
+		if i < 2 {
+			e = i
+		}
+		b[0] = byte(e)
+		for l := range 32 {
+			q := (l + i) % 16
+			b[1+l%16] |= byte(q) << (4 * (l / 16))
+			w[l] = math.Ldexp(testMXFP4[q], e-128)
+		}
+		return b, w
+	}
+}
+
 // encQ45K builds a q4_K (q5: false) or q5_K block: 8 sub-blocks of 32
 // with 6-bit scales and mins; blocks 0..7 cover 0..63.
 func encQ45K(d, dmin float32, i int, q5 bool) ([]byte, []float64) {
@@ -180,7 +234,8 @@ func encQ45K(d, dmin float32, i int, q5 bool) ([]byte, []float64) {
 }
 
 // ggmlQuantTypes are the block types FromGGML and DequantizeGGML take.
-var ggmlQuantTypes = []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K}
+var ggmlQuantTypes = []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
+	gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeMXFP4}
 
 var ggmlAllTypes = append([]gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16}, ggmlQuantTypes...)
 
@@ -287,6 +342,9 @@ func randomGGML(r *rand.Rand, t gguf.Type, n, k int) []byte {
 			}
 			putF16(b[i+off:], v)
 		}
+		if t == gguf.TypeMXFP4 {
+			b[i] = byte(128 - 9 + r.IntN(4)) // 2^−9…2^−6
+		}
 	}
 	return b
 }
@@ -340,6 +398,11 @@ var ggmlPackings = map[gguf.Type]ggmlPacking{
 	gguf.TypeQ4_K: {format{kernel.F32, false}, format{kernel.Q4, true}, 0.00035},
 	gguf.TypeQ5_K: {format{kernel.F32, false}, format{kernel.Q8, false}, 0.006},
 	gguf.TypeQ6_K: {format{kernel.F32, false}, format{kernel.Q6, false}, 0.018},
+	// the group scales d·(ls−32) of random f16 d are seldom f16s: exact
+	// mode keeps F32, fast rounds them (≤ 2⁻¹¹ of each)
+	gguf.TypeIQ4_XS: {format{kernel.F32, false}, format{kernel.Q8, false}, 0.0003},
+	gguf.TypeIQ4_NL: {format{kernel.Q8, false}, format{kernel.Q8, false}, 0},
+	gguf.TypeMXFP4:  {format{kernel.Q8, false}, format{kernel.Q8, false}, 0},
 }
 
 func formatOf(m *Matrix) format { return format{m.DType, m.HasMin} }
@@ -533,7 +596,7 @@ func TestFromGGMLOverflow(t *testing.T) {
 // TestGGMLErrors: refused types name themselves; sizes must match; a
 // non-finite scale or value names its row (FromGGML) or block.
 func TestGGMLErrors(t *testing.T) {
-	for _, ty := range []gguf.Type{gguf.TypeIQ2_XXS, gguf.TypeIQ2_XS, gguf.TypeIQ3_XXS, gguf.TypeIQ1_S, gguf.TypeIQ4_NL, gguf.TypeIQ3_S, gguf.TypeIQ2_S, gguf.TypeIQ4_XS, gguf.TypeIQ1_M, gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeMXFP4, gguf.TypeQ8_1, gguf.TypeQ8_K, gguf.TypeI8, gguf.TypeF64, gguf.Type(4), gguf.Type(99)} {
+	for _, ty := range []gguf.Type{gguf.TypeIQ2_XXS, gguf.TypeIQ2_XS, gguf.TypeIQ3_XXS, gguf.TypeIQ1_S, gguf.TypeIQ3_S, gguf.TypeIQ2_S, gguf.TypeIQ1_M, gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ8_1, gguf.TypeQ8_K, gguf.TypeI8, gguf.TypeF64, gguf.Type(4), gguf.Type(99)} {
 		k := max(ty.BlockSize(), 1) * 2
 		raw := make([]byte, 3*k/max(ty.BlockSize(), 1)*ty.BlockBytes())
 		_, _, err := FromGGML(ty, raw, 3, k, RepackFast)

@@ -246,6 +246,10 @@ func nibble(rec []byte, pr, j int) int {
 // DequantizeRow writes row r's K values (the exact values the packed data
 // represents) into dst.
 func (m *Matrix) DequantizeRow(r int, dst []float32) {
+	if IsGGUF(m.DType) {
+		m.dequantizeGGUFRow(r, dst)
+		return
+	}
 	panel, pr := m.Panel(r/PanelRows), r%PanelRows
 	dst = dst[:m.K]
 	switch m.DType {

@@ -107,6 +107,9 @@ func groupBytes(dt kernel.DType, hasMin bool) int {
 func (m *Matrix) PanelBytes() int { return panelBytes(m.DType, m.Kp, m.HasMin) }
 
 func panelBytes(dt kernel.DType, kp int, hasMin bool) int {
+	if IsGGUF(dt) {
+		return PanelRows * ggufRowBytes(dt, kp) // 16 whole rows (the last panel may hold fewer)
+	}
 	switch dt {
 	case kernel.F32:
 		return 4 * PanelRows * kp
@@ -119,10 +122,11 @@ func panelBytes(dt kernel.DType, kp int, hasMin bool) int {
 	return kp / GroupK * groupBytes(dt, hasMin)
 }
 
-// Panel returns the bytes of panel p.
+// Panel returns the bytes of panel p (of a GGUF-format matrix: its rows,
+// fewer than 16 in a partial last panel).
 func (m *Matrix) Panel(p int) []byte {
 	b := m.PanelBytes()
-	return m.Data[p*b : (p+1)*b]
+	return m.Data[p*b : min((p+1)*b, len(m.Data))]
 }
 
 // PaddedK returns K rounded up as a format requires.
@@ -141,8 +145,12 @@ func PaddedK(dt kernel.DType, k int) int {
 // PaddedN returns N rounded up to whole panels.
 func PaddedN(n int) int { return (n + PanelRows - 1) / PanelRows * PanelRows }
 
-// Size is the packed size in bytes of an N×K matrix.
+// Size is the packed size in bytes of an N×K matrix (a GGUF format's: N
+// rows, unpadded).
 func Size(dt kernel.DType, n, k int, hasMin bool) int64 {
+	if IsGGUF(dt) {
+		return int64(n) * int64(ggufRowBytes(dt, k))
+	}
 	return int64(PaddedN(n)/PanelRows) * int64(panelBytes(dt, PaddedK(dt, k), hasMin))
 }
 
@@ -156,6 +164,9 @@ func BytesPerWeight(dt kernel.DType, hasMin bool) float64 {
 	}
 	if IsK(dt) {
 		return float64(KSuperBytes(dt)) / float64(PanelRows*SuperK)
+	}
+	if t, ok := GGUFType(dt); ok {
+		return float64(t.BlockBytes()) / float64(t.BlockSize())
 	}
 	return float64(groupBytes(dt, hasMin)) / float64(PanelRows*GroupK)
 }
@@ -187,10 +198,17 @@ func checkShape(dt kernel.DType, n, k int, hasMin bool) error {
 	case kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2,
 		kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K:
 	default:
-		return fmt.Errorf("quant: unsupported weight dtype %q", dt)
+		if !IsGGUF(dt) {
+			return fmt.Errorf("quant: unsupported weight dtype %q", dt)
+		}
 	}
 	if n < 1 || k < 1 {
 		return fmt.Errorf("quant: bad shape %d×%d", n, k)
+	}
+	if IsGGUF(dt) {
+		if err := checkGGUFShape(dt, k); err != nil {
+			return err
+		}
 	}
 	if hasMin && dt != kernel.Q4 {
 		return fmt.Errorf("quant: a min exists only for q4, not %s", dt)
