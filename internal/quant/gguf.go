@@ -5,6 +5,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/ktune/ktune/internal/gguf"
@@ -95,4 +96,119 @@ func checkGGUFShape(dt kernel.DType, k int) error {
 // (bit-identical to dequantize_row_* of ggml-quants.c).
 func (m *Matrix) dequantizeGGUFRow(r int, dst []float32) {
 	ggmlRow(ggufTypes[m.DType], m.Row(r), dst[:m.K])
+}
+
+// GGUFSub is the sub-block size of GGUFBlockInts' scales: 16 values.
+const GGUFSub = 16
+
+// GGUFBlockInts writes a quantized ggml block b of type t in the integer
+// form the int8-activation kernels compute with: for element e of the
+// block,
+//
+//	w[e] = s[e/16]·float32(v[e]) − mn[e/16]   (one product, one difference)
+//
+// with v a signed integer of at most 8 bits (the type's stored integer
+// less its zero point, or its codebook value), and per sub-block of 16
+// the f32 scale s and min mn (0 for the types without one). Each w is
+// DequantizeGGML's value bit for bit (the products are exact; see
+// ggml_dequant.go). t must be a quantized type GGUFDType runs; v and s,
+// mn hold BlockSize and BlockSize/16 entries.
+func GGUFBlockInts(t gguf.Type, b []byte, v []int8, s, mn []float32) {
+	subs := t.BlockSize() / GGUFSub
+	clear(mn[:subs])
+	set32 := func(g int, sc, m float32) { // the two sub-blocks of group g of 32
+		s[2*g], s[2*g+1], mn[2*g], mn[2*g+1] = sc, sc, m, m
+	}
+	switch t {
+	case gguf.TypeQ8_0:
+		set32(0, f16At(b, 0), 0)
+		for j, q := range b[2:34] {
+			v[j] = int8(q)
+		}
+	case gguf.TypeQ4_0, gguf.TypeIQ4_NL:
+		set32(0, f16At(b, 0), 0)
+		nibbles(b[2:18], v, t == gguf.TypeIQ4_NL, &IQ4NLValues, -8)
+	case gguf.TypeMXFP4:
+		set32(0, MXFP4Scale(b[0]), 0)
+		nibbles(b[1:17], v, true, &MXFP4Values, 0)
+	case gguf.TypeQ4_1:
+		set32(0, f16At(b, 0), -f16At(b, 2))
+		nibbles(b[4:20], v, false, nil, 0)
+	case gguf.TypeQ5_0, gguf.TypeQ5_1:
+		var q [32]int
+		off, z := 2, -16
+		if t == gguf.TypeQ5_1 {
+			set32(0, f16At(b, 0), -f16At(b, 2))
+			off, z = 4, 0
+		} else {
+			set32(0, f16At(b, 0), 0)
+		}
+		q5Quants(binary.LittleEndian.Uint32(b[off:]), b[off+4:off+20], &q)
+		for j, x := range q {
+			v[j] = int8(x + z)
+		}
+	case gguf.TypeQ2_K:
+		d, dmin := f16At(b, 80), f16At(b, 82)
+		for sb := 0; sb < 16; sb++ {
+			s[sb], mn[sb] = d*float32(b[sb]&15), dmin*float32(b[sb]>>4)
+		}
+		for e := 0; e < 256; e++ {
+			h, j, l := e/128, e%128/32, e%32
+			v[e] = int8(b[16+32*h+l] >> (2 * j) & 3)
+		}
+	case gguf.TypeQ3_K:
+		d := f16At(b, 108)
+		for sb := 0; sb < 16; sb++ {
+			s[sb] = d * float32(q3KScale(b[96:108], sb))
+		}
+		for e := 0; e < 256; e++ {
+			v[e] = int8(q3KQuant(b[0:32], b[32:96], e/128, e%128/32, e%32))
+		}
+	case gguf.TypeQ4_K, gguf.TypeQ5_K:
+		d, dmin := f16At(b, 0), f16At(b, 2)
+		qs, five := b[16:144], t == gguf.TypeQ5_K
+		if five {
+			qs = b[48:176]
+		}
+		for g := 0; g < 8; g++ {
+			sc, m := q4KScaleMin(b[4:16], g)
+			set32(g, d*float32(sc), dmin*float32(m))
+			for l := 0; l < 32; l++ {
+				q := qs[32*(g/2)+l] >> (4 * (g % 2)) & 15
+				if five {
+					q |= (b[16+l] >> g & 1) << 4
+				}
+				v[32*g+l] = int8(q)
+			}
+		}
+	case gguf.TypeQ6_K:
+		d := f16At(b, 208)
+		for sb := 0; sb < 16; sb++ {
+			s[sb] = d * float32(int8(b[192+sb]))
+		}
+		for e := 0; e < 256; e++ {
+			v[e] = int8(q6KQuant(b[0:128], b[128:192], e/128, e%128/32, e%32))
+		}
+	case gguf.TypeIQ4_XS:
+		d := f16At(b, 0)
+		for g := 0; g < 8; g++ {
+			set32(g, d*float32(IQ4XSScale(b, g)-32), 0)
+			nibbles(b[8+16*g:24+16*g], v[32*g:], true, &IQ4NLValues, 0)
+		}
+	default:
+		panic("quant: GGUFBlockInts: " + t.String() + " is not an integer block type")
+	}
+}
+
+// nibbles writes the 32 values of 16 bytes of nibbles in ggml's order
+// (byte j: element j low, j+16 high): the codebook's values, or the
+// nibble plus z.
+func nibbles(qs []byte, v []int8, book bool, values *[16]int8, z int) {
+	for j, q := range qs[:16] {
+		if book {
+			v[j], v[j+16] = values[q&15], values[q>>4]
+		} else {
+			v[j], v[j+16] = int8(int(q&15)+z), int8(int(q>>4)+z)
+		}
+	}
 }

@@ -120,3 +120,32 @@ func TestKScalePacking(t *testing.T) {
 		}
 	}
 }
+
+// TestGGUFBlockInts: the integer form s·v − mn gives DequantizeGGML's
+// values bit for bit, on random blocks and on the known blocks of every
+// integer and scale value.
+func TestGGUFBlockInts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, ty := range ggmlQuantTypes {
+		bs := ty.BlockSize()
+		raw := randomGGML(r, ty, 4, 2*bs)
+		for i := range 16 {
+			b, _ := ggmlEncoders[ty](0.01234, 0.00567, i)
+			raw = append(raw, b...)
+		}
+		want := make([]float32, len(raw)/ty.BlockBytes()*bs)
+		if err := DequantizeGGML(ty, raw, want); err != nil {
+			t.Fatal(err)
+		}
+		v, s, mn := make([]int8, bs), make([]float32, bs/GGUFSub), make([]float32, bs/GGUFSub)
+		for blk := 0; blk < len(want)/bs; blk++ {
+			GGUFBlockInts(ty, raw[blk*ty.BlockBytes():(blk+1)*ty.BlockBytes()], v, s, mn)
+			for e := range v {
+				got := s[e/GGUFSub]*float32(v[e]) - mn[e/GGUFSub]
+				if got != want[blk*bs+e] && !(got == 0 && want[blk*bs+e] == 0) {
+					t.Fatalf("%s block %d element %d: %v·%d − %v = %v, DequantizeGGML %v", ty, blk, e, s[e/GGUFSub], v[e], mn[e/GGUFSub], got, want[blk*bs+e])
+				}
+			}
+		}
+	}
+}

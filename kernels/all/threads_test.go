@@ -11,6 +11,7 @@ import (
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/kerneltest"
 	"github.com/ktune/ktune/internal/pool"
+	"github.com/ktune/ktune/internal/quant"
 	"github.com/ktune/ktune/internal/testexec"
 	_ "github.com/ktune/ktune/kernels/all"
 )
@@ -178,6 +179,7 @@ func TestThreadCountIdentity(t *testing.T) {
 						continue
 					}
 					for si, s := range shapes {
+						s = ggufShape(op, s, dt)
 						p, err := op.NewProblem(s, dt, uint64(si+1))
 						if err != nil {
 							t.Fatalf("%s dtype=%s: %v", s, dt, err)
@@ -287,4 +289,23 @@ func TestThreadCountIdentityLargePool(t *testing.T) {
 	if !strings.Contains(string(out), "PASS") || !strings.Contains(string(out), "pool size 7,") {
 		t.Fatalf("child did not pass with a pool of 7:\n%s", out)
 	}
+}
+
+// ggufRowKeys are the shape keys that are a weight row's length, per op
+// family (gemm's k; the MoE block's hidden c and expert width i).
+var ggufRowKeys = map[string][]string{"gemm": {"k"}, "moe": {"c", "i"}}
+
+// ggufShape rounds the row lengths up to whole ggml blocks for a GGUF
+// format (a row of one is whole blocks of 32 or 256 values); other shapes
+// stay.
+func ggufShape(op *kernel.Op, s kernel.Shape, dt kernel.DType) kernel.Shape {
+	t, ok := quant.GGUFType(dt)
+	if !ok {
+		return s
+	}
+	for _, k := range ggufRowKeys[op.Family()] {
+		bs := t.BlockSize()
+		s = s.With(k, (s.Get(k)+bs-1)/bs*bs)
+	}
+	return s
 }

@@ -100,7 +100,7 @@ func BenchmarkGEMM(b *testing.B) {
 	cases = append(cases, cse{OpGEMM, 1024, [2]int{1024, 1024}, "cache"})
 	for _, c := range cases {
 		n, k := c.nk[0], c.nk[1]
-		for _, dt := range opDTypes {
+		for _, dt := range panelFormats(opDTypes) {
 			if c.m == 1024 && dt != kernel.F32 {
 				continue
 			}

@@ -24,7 +24,7 @@ func TestDualStreams(t *testing.T) {
 	ran := 0
 	for _, op := range []string{OpGEMV, OpGateUp} {
 		o := kernel.LookupOp(op)
-		for _, dt := range o.DTypes {
+		for _, dt := range panelFormats(o.DTypes) {
 			for _, v := range kernel.Candidates(op, dt, []kernel.Class{kernel.ClassInt8Act}) {
 				if emulatedPortable(v) {
 					continue

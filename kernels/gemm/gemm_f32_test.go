@@ -40,7 +40,7 @@ func TestF32Edges(t *testing.T) {
 		nks = [][2]int{{17, 3}, {80, 97}, {40, 300}}
 	}
 	forEachF32Variant(t, OpGEMM, func(t *testing.T, v *kernel.Variant) {
-		for _, dt := range v.DTypes {
+		for _, dt := range panelFormats(v.DTypes) {
 			for _, seed := range []uint64{1, 2} {
 				t.Run(fmt.Sprintf("%s/seed=%d", dt, seed), func(t *testing.T) {
 					for _, m := range ms {
@@ -96,7 +96,7 @@ func paramSweep(v *kernel.Variant, m int) []kernel.Values {
 func TestF32Accumulate(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	forEachF32Variant(t, OpGEMM, func(t *testing.T, v *kernel.Variant) {
-		for _, dt := range v.DTypes {
+		for _, dt := range panelFormats(v.DTypes) {
 			for _, sh := range [][3]int{{1, 50, 300}, {8, 33, 64}, {20, 70, 300}, {37, 100, 130}} {
 				m, n, k := sh[0], sh[1], sh[2]
 				w := make([]float32, n*k)
@@ -139,7 +139,7 @@ func TestF32Accumulate(t *testing.T) {
 // TestF32GateUp runs gemm.gateup through both regimes.
 func TestF32GateUp(t *testing.T) {
 	forEachF32Variant(t, OpGateUp, func(t *testing.T, v *kernel.Variant) {
-		for _, dt := range v.DTypes {
+		for _, dt := range panelFormats(v.DTypes) {
 			shapes := []kernel.Shape{kernel.MakeShape(shapeKeys, 3, 40, 70), kernel.MakeShape(shapeKeys, 20, 40, 70)}
 			kerneltest.CheckVariant(t, v, dt, shapes, 0, 1)
 		}

@@ -552,7 +552,7 @@ func TestVariantsMasked(t *testing.T) {
 					if !v.Available() {
 						continue
 					}
-					for _, dt := range v.DTypes {
+					for _, dt := range panelFormats(v.DTypes) {
 						kerneltest.CheckVariant(t, v, dt, shapes, 1, 1)
 					}
 				}

@@ -14,11 +14,15 @@ var shapeKeys = []string{"m", "n", "k"}
 
 var weightDTypes = []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4}
 
-// opDTypes are the dtypes the ops serve: weightDTypes, Q3, Q6, Q5, Q2 and
-// the K formats,
+// opDTypes are the dtypes the ops serve: weightDTypes, Q3, Q6, Q5, Q2,
+// the K formats and the GGUF formats (gemm_gguf.go),
 // which only the reference, the generic variants and those that list them
 // serve.
-var opDTypes = append(weightDTypes[:len(weightDTypes):len(weightDTypes)], kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2,
+var opDTypes = append(panelDTypes[:len(panelDTypes):len(panelDTypes)], kernel.GGUFDTypes...)
+
+// panelDTypes are the panel formats of package quant: opDTypes without the
+// GGUF formats (the portable panel variants serve these).
+var panelDTypes = append(weightDTypes[:len(weightDTypes):len(weightDTypes)], kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2,
 	kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K)
 
 // problem is one Y = X·Wᵀ (or H = silu(X·Wgᵀ)⊙(X·Wuᵀ) for gateup) with
@@ -83,6 +87,9 @@ func fastGEMV(dt kernel.DType) bool {
 }
 
 func randomMatrix(r *rand.Rand, dt kernel.DType, n, k int, hasMin bool) (*quant.Matrix, error) {
+	if quant.IsGGUF(dt) {
+		return quant.RandomGGUF(r, dt, n, k, 1/math.Sqrt(float64(k)))
+	}
 	return quant.Random(r, dt, n, k, hasMin, 1/math.Sqrt(float64(k)))
 }
 
@@ -162,7 +169,7 @@ func init() {
 	register(allOps, kernel.Variant{Name: "reference", Doc: "float64 accumulation over the dequantized weights",
 		Reference: true, Threaded: true, DTypes: opDTypes}, &impl{act: actF32, panels: panelsRef})
 	register(allOps, kernel.Variant{Name: "generic", Doc: "pure Go, weights widened per group", Priority: 10,
-		DTypes: opDTypes, Threaded: true, Params: []kernel.Param{grainParam}}, &impl{act: actF32, panels: panelsGeneric, grain: 4})
+		DTypes: panelDTypes, Threaded: true, Params: []kernel.Param{grainParam}}, &impl{act: actF32, panels: panelsGeneric, grain: 4})
 	register(allOps, kernel.Variant{Name: "generic_int8", Doc: "pure Go integer dot products on int8 activations", Priority: 5,
 		DTypes: []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{grainParam}},
 		&impl{act: actInt8, panels: panelsGenericInt8, grain: 4})

@@ -165,6 +165,16 @@ func TestBlockVariants(t *testing.T) {
 	kerneltest.ForEachVariant(t, OpBlock, func(t *testing.T, v *kernel.Variant) {
 		for _, dt := range v.DTypes {
 			t.Run(string(dt), func(t *testing.T) {
+				if ty, ok := quant.GGUFType(dt); ok {
+					// rows of whole ggml blocks: c and i of one block
+					bs := max(ty.BlockSize(), 32)
+					var gs []kernel.Shape
+					for _, n := range ns[:2] {
+						gs = append(gs, kernel.MakeShape(blockKeys, n, 8, 2, bs, bs))
+					}
+					kerneltest.CheckVariant(t, v, dt, gs, 3, 1)
+					return
+				}
 				kerneltest.CheckVariant(t, v, dt, shapes, 3, 1)
 			})
 		}

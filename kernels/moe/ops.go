@@ -37,6 +37,9 @@ func (p *problem) Output() []float32   { return p.y }
 // dt (tests, tuning and benchmarks).
 func RandomBlock(r *rand.Rand, dt kernel.DType, e, k, c, i int) (*BlockWeights, error) {
 	mat := func(dt kernel.DType, n, kk int) (*quant.Matrix, error) {
+		if quant.IsGGUF(dt) {
+			return quant.RandomGGUF(r, dt, n, kk, 1/math.Sqrt(float64(kk)))
+		}
 		return quant.Random(r, dt, n, kk, false, 1/math.Sqrt(float64(kk)))
 	}
 	router, err := mat(kernel.F32, e, c)
@@ -262,7 +265,8 @@ func verifyShape(s kernel.Shape, _ kernel.DType) kernel.Shape {
 }
 
 func init() {
-	all := []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K}
+	all := append([]kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q4, kernel.Q3, kernel.Q6, kernel.Q5, kernel.Q2, kernel.Q3K, kernel.Q4K, kernel.Q5K, kernel.Q6K},
+		kernel.GGUFDTypes...)
 	kernel.RegisterOp(&kernel.Op{Name: OpBlock, Doc: "MoE block: router, top-k experts (SwiGLU), shared expert",
 		ShapeKeys: blockKeys, DTypes: all, NewProblem: newProblem, Cost: cost, Verify: verifyShape})
 	// one variant per gemm variant of the fused gate/up (the experts' gemm
