@@ -32,7 +32,8 @@
 //		b, err := f.TensorData(t.Name) // a view into the mapping
 //	}
 //
-// [Write] writes small files (tests, tools).
+// [Write] writes files: small ones from memory (tests, tools), large ones
+// streamed tensor by tensor (WriteTensor.Fill: krun synth).
 //
 // The package only reads and validates the container; it does not dequantize
 // nor know any model architecture.

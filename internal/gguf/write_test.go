@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -286,7 +287,7 @@ func goldenContents(t *testing.T, suffix string) (path string, kvs []KV, tensors
 		if err != nil {
 			t.Fatal(err)
 		}
-		tensors = append(tensors, WriteTensor{ti.Name, ti.Dims, ti.Type, b})
+		tensors = append(tensors, WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: b})
 	}
 	return path, kvs, tensors
 }
@@ -350,6 +351,63 @@ func TestSplitGolden(t *testing.T) {
 		b, err := f.TensorData(wt.Name)
 		if err != nil || ti.Name != wt.Name || !bytes.Equal(b, wt.Data) || ti.Part != sort.SearchInts(cuts[1:], i+1) {
 			t.Errorf("%s: part %d, err %v, data equal %v", wt.Name, ti.Part, err, bytes.Equal(b, wt.Data))
+		}
+	}
+}
+
+// TestWriteFill: tensors streamed through Fill give the bytes Data gives;
+// Size is the written length; a Fill that writes too few or too many
+// bytes, or fails, is an error naming the tensor.
+func TestWriteFill(t *testing.T) {
+	kvs := []KV{{"general.architecture", MustValue("x")}, {"general.alignment", MustValue(uint32(64))}}
+	var held, streamed []WriteTensor
+	for i, tp := range []Type{TypeF32, TypeQ4_K, TypeQ8_0, TypeF16} {
+		dims := []uint64{uint64(tp.BlockSize()) * 3, uint64(i + 1)}
+		size, _ := tp.ByteSize(dims)
+		data := make([]byte, size)
+		for j := range data {
+			data[j] = byte(i*31 + j)
+		}
+		name := fmt.Sprintf("t%d", i)
+		held = append(held, WriteTensor{Name: name, Dims: dims, Type: tp, Data: data})
+		streamed = append(streamed, WriteTensor{Name: name, Dims: dims, Type: tp, Fill: func(w io.Writer) error {
+			for k := 0; k < len(data); k += 7 { // in pieces
+				if _, err := w.Write(data[k:min(k+7, len(data))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	}
+	var a, b bytes.Buffer
+	if err := Write(&a, kvs, held); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&b, kvs, streamed); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("Fill wrote other bytes than Data")
+	}
+	size, err := Size(kvs, streamed)
+	if err != nil || size != uint64(b.Len()) {
+		t.Fatalf("Size = %d, %v; wrote %d", size, err, b.Len())
+	}
+	if _, err := FromBytes("fill.gguf", b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fill func(w io.Writer) error
+		want string
+	}{
+		{func(w io.Writer) error { _, err := w.Write(make([]byte, 5)); return err }, `tensor "t1": Fill wrote 5 bytes`},
+		{func(w io.Writer) error { _, err := w.Write(make([]byte, 1<<20)); return err }, `tensor "t1": Fill wrote 1048576 bytes`},
+		{func(w io.Writer) error { return errors.New("boom") }, `tensor "t1": boom`},
+	} {
+		bad := slices.Clone(streamed)
+		bad[1].Fill = c.fill
+		if err := Write(io.Discard, kvs, bad); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err %v, want %q", err, c.want)
 		}
 	}
 }
