@@ -333,24 +333,33 @@ func ggufInputs(path string) []string {
 // checkOutputOf is checkOutput for the input files inputs (and the
 // checkpoint folder dir, "" for a GGUF file).
 func checkOutputOf(inputs []string, dir, out string) error {
+	return checkOutputFor("convert", inputs, dir, out)
+}
+
+// checkOutputFor is checkOutputOf for command cmd (its messages' prefix).
+func checkOutputFor(cmd string, inputs []string, dir, out string) error {
 	st, err := os.Stat(out)
 	switch {
 	case err == nil && st.IsDir():
-		return cli.Usagef("convert: -o %s is a folder; give a file name (e.g. %s)", out, filepath.Join(out, "model.kt"))
+		example := "model.kt"
+		if cmd == "synth" {
+			example = "model.gguf"
+		}
+		return cli.Usagef(cmd+": -o %s is a folder; give a file name (e.g. %s)", out, filepath.Join(out, example))
 	case err == nil:
 		for _, in := range inputs {
 			if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
 				if dir == "" {
-					return cli.Usagef("convert: -o %s is the input file %s; it would destroy it (write elsewhere)", out, in)
+					return cli.Usagef(cmd+": -o %s is the input file %s; it would destroy it (write elsewhere)", out, in)
 				}
-				return cli.Usagef("convert: -o %s is the input file %s; it would destroy the checkpoint (write elsewhere)", out, in)
+				return cli.Usagef(cmd+": -o %s is the input file %s; it would destroy the checkpoint (write elsewhere)", out, in)
 			}
 		}
 		if dst, err := os.Stat(dir); dir != "" && err == nil && os.SameFile(st, dst) {
-			return cli.Usagef("convert: -o %s is the checkpoint folder", out)
+			return cli.Usagef(cmd+": -o %s is the checkpoint folder", out)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return cli.Usagef("convert: -o %s: %v", out, errors.Unwrap(err))
+		return cli.Usagef(cmd+": -o %s: %v", out, errors.Unwrap(err))
 	}
 	// the nearest existing folder must take a new file (the atomic write
 	// makes the missing ones)
@@ -359,18 +368,18 @@ func checkOutputOf(inputs []string, dir, out string) error {
 		st, err := os.Stat(d)
 		if err == nil {
 			if !st.IsDir() {
-				return cli.Usagef("convert: -o %s: %s is not a folder", out, d)
+				return cli.Usagef(cmd+": -o %s: %s is not a folder", out, d)
 			}
 			break
 		}
 		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
-			return cli.Usagef("convert: -o %s: %v", out, errors.Unwrap(err))
+			return cli.Usagef(cmd+": -o %s: %v", out, errors.Unwrap(err))
 		}
 		d = filepath.Dir(d)
 	}
 	f, err := os.CreateTemp(d, ".krun-write-check-")
 	if err != nil {
-		return cli.Usagef("convert: -o %s: folder %s not writable (%v)", out, d, errors.Unwrap(err))
+		return cli.Usagef(cmd+": -o %s: folder %s not writable (%v)", out, d, errors.Unwrap(err))
 	}
 	f.Close()
 	os.Remove(f.Name())

@@ -84,6 +84,7 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 	cmd.AddCommand(NewCmdServe(f, nil))
 	cmd.AddCommand(NewCmdPlan(f, nil))
 	cmd.AddCommand(NewCmdCalibrate(f, nil))
+	cmd.AddCommand(NewCmdSynth(f, nil))
 	return cmd
 }
 
