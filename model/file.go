@@ -287,8 +287,8 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 		f.Close()
 		return nil, err
 	}
-	m.closer = f
-	if err := m.placeWeights(f, opt); err != nil { // weights.go
+	m.closer, m.mapped = f, true
+	if err := m.placeWeights(f.Path, f.Offset, opt); err != nil { // weights.go
 		m.Close()
 		return nil, err
 	}

@@ -37,12 +37,16 @@ import (
 //     they are interleaved back into kv_b_proj [H·(dn+dv), r] (a file from
 //     an older converter with one attn_kv_b tensor is read as is).
 //
-// Matrices asked for AsStored are repacked from their ggml type into the
-// kernels' formats (quant.FromGGML): exactly where a format holds the
-// same values, otherwise as Repack says; asked for a dtype (a preset),
+// Matrices asked for AsStored are, with InPlace, views of the file's
+// blocks in their GGUF format (kernel.GGUFQ4_K, …: read where they lie,
+// at their own bits); without, repacked from their ggml type into the
+// kernels' panel formats (quant.FromGGML): exactly where a format holds
+// the same values, otherwise as Repack says. Asked for a dtype (a preset),
 // they are dequantized and packed into it.
 type GGUFSource struct {
 	File *gguf.File
+	// InPlace hands out AsStored matrices as views of the mapping.
+	InPlace bool
 	// Repack is how a ggml type without an exact repack is packed.
 	Repack quant.GGMLRepack
 	// Search requantizes with quant.QuantizeWeighted's scale search.
@@ -138,15 +142,13 @@ func NewGGUFSource(f *gguf.File, cfg *arch.Config, threads int) (*GGUFSource, er
 	return nil, fmt.Errorf("%s", b.String())
 }
 
-// ggmlReadable lists the ggml types krun reads (quant.FromGGML,
-// quant.DequantizeGGML); the IQ and ternary types are not among them.
+// ggmlReadable lists the ggml types krun reads: those it runs in place
+// (quant.GGUFDType; quant.FromGGML and quant.DequantizeGGML take them
+// too). The codebook types beyond iq4_nl and iq4_xs (iq1_*, iq2_*,
+// iq3_*) and the ternary tq1_0 and tq2_0 are not among them.
 func ggmlReadable(t gguf.Type) bool {
-	switch t {
-	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1,
-		gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
-		return true
-	}
-	return false
+	_, ok := quant.GGUFDType(t)
+	return ok
 }
 
 // trimOnes drops trailing 1s (ggml's converter and quantizer write
@@ -251,9 +253,14 @@ func ggufName(spec arch.TensorSpec, sh arch.Shapes) (ggufRef, []uint64) {
 // Close closes the file.
 func (s *GGUFSource) Close() error { return s.File.Close() }
 
-// Mapped is false: matrices are repacked into memory (the embedding table
-// alone is read in place).
-func (s *GGUFSource) Mapped() bool { return false }
+// Mapped reports whether AsStored matrices are views of the mapping
+// (InPlace); the small f32 tensors are copies either way (InMapping tells
+// which bytes are views).
+func (s *GGUFSource) Mapped() bool { return s.InPlace }
+
+// InMapping reports whether b lies in the file's mapping (a view, not
+// process memory).
+func (s *GGUFSource) InMapping(b []byte) bool { _, ok := s.File.Offset(b); return ok }
 
 // Where names the file (the part holding name, for a split file).
 func (s *GGUFSource) Where(name string) string {
@@ -320,6 +327,10 @@ func (s *GGUFSource) matrix(name string, dt kernel.DType) (*quant.Matrix, error)
 		return packRowsWeighted(dt, n, k, s.threads, s.Search, s.Imatrix.importance(name, dt), func(dst []float32, r0, r1 int) error {
 			return ggmlRows(t, raw[r0*rowBytes:r1*rowBytes], dst)
 		})
+	}
+	if s.InPlace {
+		// no check of the values: verifyGGUF's, once per file (gguf_verify.go)
+		return quant.GGUFView(t.Type, n, k, raw)
 	}
 	if err := checkFloatRows(t, raw, k); err != nil {
 		return nil, err
@@ -499,13 +510,19 @@ func (s *GGUFSource) EmbeddingGGML(name string) (gguf.Type, []byte, error) {
 
 // LoadGGUF opens a Kimi Linear GGUF file (or the first part of a split
 // one) and builds the model from it. A weight group whose dtype opt leaves
-// unset (or sets to AsStored) takes its matrices' ggml types (see
-// GGUFSource; opt.GGUFRepack for the types without an exact repack); a
-// group given a dtype (a preset) is requantized from the dequantized
-// weights. The
-// embedding table is read in place and dequantized row by row. Before
-// repacking, the model is refused if its weights and budgeted caches
-// exceed the available memory. Problems of the file are InputErrors naming
+// unset (or sets to AsStored) runs its matrices' ggml blocks in place, in
+// their GGUF formats, from the file's mapping (GGUFSource.InPlace):
+// nothing is converted, placed as opt.Weights says (weights.go: copied
+// into memory when they fit, else mapped, its experts prefetched when
+// routed to, so a file larger than RAM runs); with opt.Weights =
+// WeightsRepack they are repacked into the panel formats instead
+// (opt.GGUFRepack for the types without an exact repack). A group given a
+// dtype (a preset) is requantized from the dequantized weights. The
+// embedding table is read in place and dequantized row by row. In place,
+// every block's scales and every float are checked once per file
+// (VerifyGGUFOnce, remembered by the file's identity) unless opt.NoVerify.
+// The model is refused if the memory it must keep resident (the copies,
+// the budgeted caches) exceeds the available memory. Problems of the file are InputErrors naming
 // it: a file of another architecture, missing or contradictory metadata,
 // a missing, extra, mis-shaped or unreadable tensor, a value that is not
 // finite.
@@ -536,6 +553,12 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 		return nil, inputErr(err)
 	}
 	src.Repack, src.Search, src.Imatrix = opt.GGUFRepack, opt.QuantSearch, opt.Imatrix
+	src.InPlace = opt.Weights != WeightsRepack
+	if src.InPlace && !opt.NoVerify {
+		if err := VerifyGGUFOnce(f, opt.Threads); err != nil {
+			return nil, err
+		}
+	}
 	mem, err := src.estimate(cfg, opt)
 	if err != nil {
 		return nil, err
@@ -543,12 +566,25 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 	if err := checkFits(&mem, &opt, "GGUF file "+f.Path); err != nil {
 		return nil, err
 	}
-	return buildFrom(cfg, src, opt, mem)
+	m, err := buildFrom(cfg, src, opt, mem)
+	if err != nil || !src.InPlace {
+		return m, err
+	}
+	m.mem.WeightsMapped = mem.WeightsMapped
+	m.mapped = true
+	if err := m.placeWeights(f.Path, f.Offset, opt); err != nil { // weights.go
+		m.closer = nil // the caller closes f
+		m.Close()
+		return nil, err
+	}
+	m.SetPrefetch(PrefetchDefault()) // expert prefetch (prefetch.go)
+	return m, nil
 }
 
 // estimate is the memory report before loading: each tensor at the size
 // it will have (Plan's list, matrices in the format their ggml type
-// repacks into unless requantized).
+// repacks into unless requantized); with InPlace, the file's tensor data
+// mapped and only copies on the heap.
 func (s *GGUFSource) estimate(cfg *arch.Config, opt LoadOptions) (MemoryReport, error) {
 	r, err := EstimateMemory(cfg, opt, 0)
 	if err != nil {
@@ -564,20 +600,27 @@ func (s *GGUFSource) estimate(cfg *arch.Config, opt LoadOptions) (MemoryReport, 
 		case Float32:
 			r.WeightsHeap += 4 * p.Elements()
 		case EmbeddingTable:
-			if t, ok := s.File.Tensor(s.refs[p.Name].name); ok {
+			if t, ok := s.File.Tensor(s.refs[p.Name].name); ok && !s.InPlace {
 				r.WeightsMapped = int64(t.Size)
 			}
 		case Packed:
 			dt, hasMin, _ := s.StoredFormat(p.Name, p.DType)
+			if quant.IsGGUF(dt) {
+				continue // a view (InPlace)
+			}
 			r.WeightsHeap += quant.Size(dt, p.N(), p.K(), hasMin)
 		}
+	}
+	if s.InPlace {
+		r.WeightsMapped = s.File.DataSize()
 	}
 	r.budget()
 	return r, nil
 }
 
 // StoredFormat is the format Matrix(name, dt) packs into: dt, or for
-// AsStored the format of its ggml type (GGMLTarget).
+// AsStored the GGUF format of its ggml type (InPlace) or the panel format
+// it repacks into (GGMLTarget).
 func (s *GGUFSource) StoredFormat(name string, dt kernel.DType) (kernel.DType, bool, error) {
 	if dt != AsStored {
 		return dt, false, nil
@@ -585,6 +628,9 @@ func (s *GGUFSource) StoredFormat(name string, dt kernel.DType) (kernel.DType, b
 	t, ok := s.File.Tensor(s.refs[name].name)
 	if !ok {
 		return "", false, fmt.Errorf("not a tensor of the model")
+	}
+	if gdt, ok := quant.GGUFDType(t.Type); ok && s.InPlace {
+		return gdt, false, nil
 	}
 	f, hasMin := GGMLTarget(t.Type, s.Repack)
 	return f, hasMin, nil
@@ -598,7 +644,11 @@ func (s *GGUFSource) StoredFormat(name string, dt kernel.DType) (kernel.DType, b
 // that the golden files load as estimated.
 func GGMLTarget(t gguf.Type, mode quant.GGMLRepack) (kernel.DType, bool) {
 	bs := max(t.BlockSize(), 1)
-	m, _, err := quant.FromGGML(t, bytes.Repeat([]byte{0x3b}, t.BlockBytes()), 1, bs, mode)
+	probe := bytes.Repeat([]byte{0x3b}, t.BlockBytes())
+	if t == gguf.TypeMXFP4 {
+		probe[0] = 120 // an ordinary exponent: scale 2^−8 (0x3b is 2^−69, beyond f16)
+	}
+	m, _, err := quant.FromGGML(t, probe, 1, bs, mode)
 	if err != nil {
 		return kernel.F32, false
 	}

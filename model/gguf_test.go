@@ -20,7 +20,8 @@ import (
 )
 
 // ggufFiles finds the golden folder's GGUF copies of the tiny model
-// (gguf/*.gguf) and the golden case of the checkpoint they were made from.
+// (gguf/*.gguf and gguf-community/*.gguf) and the golden case of the
+// checkpoint they were made from.
 // The reference ("F32") file is the first whose tensors are all f32, f16
 // or bf16 (unquantized: the bf16 checkpoint's values exactly); the others
 // are the quantized ones.
@@ -34,6 +35,9 @@ func ggufFiles(t *testing.T) (c *tinyCase, f32 string, quantized []string) {
 	if len(paths) == 0 {
 		t.Skipf("no gguf/*.gguf in %s", dir)
 	}
+	// the community types (iq4_nl, iq4_xs, mxfp4, …), where the folder has them
+	community, _ := filepath.Glob(filepath.Join(dir, "gguf-community", "*.gguf"))
+	paths = append(paths, community...)
 	for _, tc := range loadTiny(t) {
 		if filepath.Base(tc.f.Dir()) == "tiny_model" {
 			c = tc
@@ -232,10 +236,10 @@ func ggufLogits(t *testing.T, m *Model, c *tinyCase) []float32 {
 	return append(r.logits, r.decode...)
 }
 
-// TestGGUFQuantized: each quantized file, repacked exactly, equals the
-// engine on its dequantized weights (every matrix dequantized to f32) to
-// tolQuantPipeline (f32 activations: int8 activations would add their own
-// rounding); the fast repack adds less error than the file's own
+// TestGGUFQuantized: each quantized file, run in place (its GGUF formats)
+// and repacked exactly, equals the engine on its dequantized weights
+// (every matrix dequantized to f32) to tolQuantPipeline (f32 activations:
+// int8 activations would add their own rounding); the fast repack adds less error than the file's own
 // quantization costs: its distance from the dequantized weights' logits is
 // at most fastShare of theirs from the golden logits. (The tiny random
 // model's routing flips on small changes, so one figure per file would
@@ -248,11 +252,15 @@ func TestGGUFQuantized(t *testing.T) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			cls := []kernel.Class{kernel.ClassF32}
 			ref := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{DType: kernel.F32, Classes: cls}), c)
-			exact := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Classes: cls}), c)
-			fast := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{GGUFRepack: quant.RepackFast, Classes: cls}), c)
+			inPlace := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Classes: cls}), c)
+			exact := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Weights: WeightsRepack, Classes: cls}), c)
+			fast := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Weights: WeightsRepack, GGUFRepack: quant.RepackFast, Classes: cls}), c)
 			want := append(slices.Clone(c.logits[:c.T*c.V]), c.decode[:c.nDecode*c.V]...)
-			e, f, g := relRMS(exact, ref), relRMS(fast, ref), relRMS(ref, want)
-			t.Logf("relative RMS of the logits: exact repack vs dequantized %.2g, fast repack %.2g; dequantized vs golden f32 %.2g", e, f, g)
+			ip, e, f, g := relRMS(inPlace, ref), relRMS(exact, ref), relRMS(fast, ref), relRMS(ref, want)
+			t.Logf("relative RMS of the logits: in place vs dequantized %.2g, exact repack %.2g, fast repack %.2g; dequantized vs golden f32 %.2g", ip, e, f, g)
+			if !(ip <= tolQuantPipeline) {
+				t.Errorf("the file's blocks in place differ from the dequantized weights' logits by %.3g relative RMS (> %g)", ip, tolQuantPipeline)
+			}
 			if !(e <= tolQuantPipeline) {
 				t.Errorf("exact repack differs from the dequantized weights' logits by %.3g relative RMS (> %g)", e, tolQuantPipeline)
 			}
@@ -380,18 +388,18 @@ func TestGGUFBadInput(t *testing.T) {
 			return true
 		}), []string{"mis-shaped", "blk.0.ssm_norm.weight is [32]"}},
 		{"unsupported type", tensor("blk.0.ffn_up.weight", func(w *gguf.WriteTensor) bool {
-			w.Type = gguf.TypeIQ4_NL // 18 bytes per 32
-			w.Data = make([]byte, int(w.Dims[0]*w.Dims[1])/32*18)
+			w.Type = gguf.TypeIQ2_XS // 74 bytes per 256
+			w.Data = make([]byte, int(w.Dims[0]*w.Dims[1])/256*74)
 			return true
-		}), []string{"cannot read", "blk.0.ffn_up.weight is iq4_nl"}},
+		}), []string{"cannot read", "blk.0.ffn_up.weight is iq2_xs"}},
 		{"NaN weight", tensor("blk.0.ffn_up.weight", func(w *gguf.WriteTensor) bool {
 			copy(w.Data[4*300:], []byte{0, 0, 0xc0, 0x7f})
 			return true
-		}), []string{"model.layers.0.mlp.up_proj.weight", "NaN", "non-finite"}},
+		}), []string{"blk.0.ffn_up.weight", "NaN", "non-finite", "element 300"}},
 		{"NaN norm", tensor("output_norm.weight", func(w *gguf.WriteTensor) bool {
 			copy(w.Data[8:], []byte{0, 0, 0x80, 0x7f})
 			return true
-		}), []string{"model.norm.weight", "+Inf", "non-finite"}},
+		}), []string{"output_norm.weight", "+Inf", "non-finite"}},
 		{"positive ssm_a", tensor("blk.1.ssm_a", func(w *gguf.WriteTensor) bool {
 			copy(w.Data[4:], []byte{0, 0, 0x80, 0x3f}) // 1.0
 			return true
@@ -445,7 +453,7 @@ func TestConvertGGUF(t *testing.T) {
 				}
 				defer fm.Close()
 				got := ggufLogits(t, fm, c)
-				want := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{GGUFRepack: mode, Classes: cls}), c)
+				want := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{GGUFRepack: mode, Weights: WeightsRepack, Classes: cls}), c)
 				if e := relRMS(got, want); !(e <= 1e-6) {
 					t.Errorf("the converted file's logits differ from the GGUF's by %.3g relative RMS", e)
 				}

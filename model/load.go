@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/gguf"
@@ -182,10 +183,19 @@ func (ld *loader) f32(name string) []float32 {
 		ld.fail(name, err)
 		return nil
 	}
-	if !ld.src.Mapped() {
+	if len(v) > 0 && !ld.view(unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))) {
 		ld.heap += 4 * int64(len(v))
 	}
 	return v
+}
+
+// view reports whether b is a view of the source's mapping rather than
+// process memory: InMapping where the source tells, else its Mapped.
+func (ld *loader) view(b []byte) bool {
+	if im, ok := ld.src.(interface{ InMapping([]byte) bool }); ok {
+		return im.InMapping(b)
+	}
+	return ld.src.Mapped()
 }
 
 // matrix returns a 2-D (or [N,1,...]) tensor packed in dt.
@@ -198,7 +208,7 @@ func (ld *loader) matrix(name string, dt kernel.DType) *quant.Matrix {
 		ld.fail(name, err)
 		return nil
 	}
-	if !ld.src.Mapped() {
+	if !ld.view(m.Data) {
 		ld.heap += int64(len(m.Data))
 	}
 	return m
@@ -255,8 +265,8 @@ func (ld *loader) build(m *Model) {
 				if err := w.SplitKVB(kvb); err != nil {
 					ld.fail(a+"kv_b_proj.weight", err)
 				}
-				if ld.src.Mapped() { // the split halves are copies
-					ld.heap += 4 * int64(len(kvb))
+				if ld.view(unsafe.Slice((*byte)(unsafe.Pointer(&kvb[0])), 4*len(kvb))) {
+					ld.heap += 4 * int64(len(kvb)) // the split halves are copies (a copy of kvb counted itself)
 				}
 			}
 			ly.MLA = w

@@ -51,6 +51,9 @@ type Model struct {
 	opt    LoadOptions
 	mem    MemoryReport
 	closer io.Closer // the checkpoint or model file, kept open while weights point into it
+	// mapped: the big matrices are views of a file's mapping (a model file,
+	// a GGUF file in place), not converted into memory
+	mapped bool
 	// copied holds the packed matrices placeWeights copied out of the
 	// model file's mapping (nil: none), freed by releaseCopied at Close
 	copied        []byte

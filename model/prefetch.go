@@ -4,7 +4,6 @@ import (
 	"os"
 
 	"github.com/ktune/ktune/kernels/moe"
-	"github.com/ktune/ktune/model/kfile"
 )
 
 // Expert prefetch. A model file's weights are views of its mapping
@@ -18,8 +17,10 @@ import (
 // requests instead of fault by fault. Where the OS says which pages are
 // resident (Linux: mincore, about 1 µs per MB of mapped pages), only the
 // missing runs are advised: the advice itself walks the page cache at
-// about 25 µs per MB, a quarter of a resident expert's compute. Heap models (Random, a checkpoint folder, a GGUF
-// file) have nothing to read and get no hook.
+// about 25 µs per MB, a quarter of a resident expert's compute. A GGUF
+// file run in place (LoadGGUF) is prefetched the same way. Heap models
+// (Random, a checkpoint folder, a repacked GGUF file) have nothing to read
+// and get no hook.
 
 // PrefetchEnv is the environment variable that sets the default of
 // expert prefetch for model files: "0" turns it off, anything else (or
@@ -43,12 +44,11 @@ func PrefetchDefault() bool { return os.Getenv(PrefetchEnv) != "0" }
 
 // SetPrefetch turns expert prefetch on or off and returns whether it is
 // on: it can be only for a model whose weights are mapped from a model
-// file (LoadFile, which turns it on unless KTUNE_PREFETCH=0), not copied
-// out of it (LoadOptions.Weights), on Linux
+// file or a GGUF file (LoadFile, LoadGGUF in place, which turn it on
+// unless KTUNE_PREFETCH=0), not copied out of it (LoadOptions.Weights), on Linux
 // and macOS; for other models it removes any hook and returns false.
 func (m *Model) SetPrefetch(on bool) bool {
-	_, mapped := m.closer.(*kfile.File)
-	on = on && mapped && m.copied == nil && prefetchSupported
+	on = on && m.mapped && m.copied == nil && prefetchSupported
 	for l := range m.Layers {
 		if b := m.Layers[l].MoE; b != nil {
 			b.Prefetch = nil

@@ -39,12 +39,18 @@ const (
 	// WeightsCopy copies them into memory, or refuses to load where the
 	// copy does not fit.
 	WeightsCopy WeightsMode = "copy"
+	// WeightsRepack converts a GGUF file's matrices into the panel formats
+	// in memory (quant.FromGGML) instead of running its blocks in place
+	// (LoadGGUF); for a model file, whose matrices are packed already, it
+	// is WeightsCopy.
+	WeightsRepack WeightsMode = "repack"
 )
 
 // WeightsModes are the names ParseWeightsMode takes.
-var WeightsModes = []string{"auto", "map", "copy"}
+var WeightsModes = []string{"auto", "map", "copy", "repack"}
 
-// ParseWeightsMode reads a --load value: auto, map or copy (any case).
+// ParseWeightsMode reads a --load value: auto, map, copy or repack (any
+// case).
 func ParseWeightsMode(s string) (WeightsMode, error) {
 	switch strings.ToLower(s) {
 	case "auto", "":
@@ -53,6 +59,8 @@ func ParseWeightsMode(s string) (WeightsMode, error) {
 		return WeightsMap, nil
 	case "copy":
 		return WeightsCopy, nil
+	case "repack":
+		return WeightsRepack, nil
 	}
 	return "", fmt.Errorf("unknown weights placement %q; want one of %s", s, strings.Join(WeightsModes, ", "))
 }
@@ -62,9 +70,10 @@ func ParseWeightsMode(s string) (WeightsMode, error) {
 // (LoadOptions.Weights); 0 for a mapped model.
 func (m *Model) WeightsCopied() int64 { return int64(len(m.copied)) }
 
-// placeWeights copies m's packed matrices out of f's mapping as
-// opt.Weights says (after loadFile: every check made, m.mem budgeted).
-func (m *Model) placeWeights(f *kfile.File, opt LoadOptions) error {
+// placeWeights copies m's matrices out of the mapping of the file at path
+// as opt.Weights says (after the load's checks, m.mem budgeted); offset
+// locates a matrix's bytes in that mapping (false: not in it).
+func (m *Model) placeWeights(path string, offset func([]byte) (int64, bool), opt LoadOptions) error {
 	if opt.Weights == WeightsMap || !mapfile.Supported {
 		return nil // mapped as asked, or read into memory already (mapfile.Map)
 	}
@@ -80,7 +89,7 @@ func (m *Model) placeWeights(f *kfile.File, opt LoadOptions) error {
 		if q == nil {
 			continue
 		}
-		off, ok := f.Offset(q.Data)
+		off, ok := offset(q.Data)
 		if !ok || seen[off] {
 			continue // on the heap (converted), or already counted (shared)
 		}
@@ -100,16 +109,16 @@ func (m *Model) placeWeights(f *kfile.File, opt LoadOptions) error {
 	switch {
 	case opt.Weights == WeightsAuto && (avail <= 0 || need > avail/10*9):
 		return nil
-	case opt.Weights == WeightsCopy && avail > 0 && need > avail:
+	case opt.Weights != WeightsAuto && avail > 0 && need > avail:
 		return fmt.Errorf("model: %s: copying the weights into memory needs %s (weights %s, and the budget's %s) but only %s is available; map them instead (--load map)",
-			f.Path, mib(need), mib(total), mib(m.mem.Budgeted), mib(avail))
+			path, mib(need), mib(total), mib(m.mem.Budgeted), mib(avail))
 	}
 	mem, release, err := mapfile.Anon(int(total))
 	if err != nil {
 		if opt.Weights == WeightsAuto {
 			return nil
 		}
-		return fmt.Errorf("model: %s: cannot allocate %s for the weights: %v; map them instead (--load map)", f.Path, mib(total), err)
+		return fmt.Errorf("model: %s: cannot allocate %s for the weights: %v; map them instead (--load map)", path, mib(total), err)
 	}
 	// file order, so the copy streams the mapping once; each matrix at a
 	// page boundary (mlock, mincore per expert as in the file)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"unsafe"
 
 	"github.com/ktune/ktune/internal/mapfile"
 )
@@ -278,4 +279,35 @@ func (f *File) Close() error {
 		}
 	}
 	return first
+}
+
+// Offset locates b in the files' mappings: its offset counted across the
+// parts as if they were one file (part i's offsets follow part i−1's
+// size), and whether b lies inside one part's mapping at all.
+func (f *File) Offset(b []byte) (int64, bool) {
+	if len(b) == 0 || f.closed {
+		return 0, false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	var before int64
+	for _, q := range f.parts {
+		if len(q.data) > 0 {
+			base := uintptr(unsafe.Pointer(unsafe.SliceData(q.data)))
+			if p >= base && p-base+uintptr(len(b)) <= uintptr(len(q.data)) {
+				return before + int64(p-base), true
+			}
+		}
+		before += int64(len(q.data))
+	}
+	return 0, false
+}
+
+// DataSize is the bytes of tensor data in all parts (what a model reads in
+// place from the mapping).
+func (f *File) DataSize() int64 {
+	var n int64
+	for _, t := range f.Tensors {
+		n += int64(t.Size)
+	}
+	return n
 }

@@ -212,3 +212,31 @@ func nibbles(qs []byte, v []int8, book bool, values *[16]int8, z int) {
 		}
 	}
 }
+
+// CheckGGML reports the first block of raw (whole blocks of ggml type t)
+// whose values are not all finite: a NaN or infinite f16 scale (or min),
+// an mxfp4 exponent above MXFP4MaxExp, or for f32, f16 and bf16 a NaN or
+// infinite value; the error names the block (element) and the cause.
+func CheckGGML(t gguf.Type, raw []byte) error {
+	info, err := ggmlType(t)
+	if err != nil {
+		return err
+	}
+	if blk, msg := ggmlNonFinite(t, info, raw); blk >= 0 {
+		if t.BlockSize() == 1 {
+			return fmt.Errorf("element %d: %s", blk, msg)
+		}
+		return fmt.Errorf("block %d (elements %d..%d): %s", blk, blk*t.BlockSize(), (blk+1)*t.BlockSize()-1, msg)
+	}
+	return nil
+}
+
+// IsFloat reports whether dt stores its weights as floats (F32, BF16 and
+// the GGUF f32, f16 and bf16 formats) rather than integers under scales.
+func IsFloat(dt kernel.DType) bool {
+	switch dt {
+	case kernel.F32, kernel.BF16, kernel.GGUFF32, kernel.GGUFF16, kernel.GGUFBF16:
+		return true
+	}
+	return false
+}

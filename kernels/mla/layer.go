@@ -273,8 +273,8 @@ func prefillClasses(classes []kernel.Class, dt kernel.DType) []kernel.Class {
 }
 
 // int8Projections reports whether projections in dt are int8-quantized
-// formats (Q8 … Q2: neither F32 nor BF16).
-func int8Projections(dt kernel.DType) bool { return dt != kernel.F32 && dt != kernel.BF16 }
+// formats (Q8 … Q2, the GGUF block types: no float format).
+func int8Projections(dt kernel.DType) bool { return !quant.IsFloat(dt) }
 
 // pickPrefill is pick for the prefill among classes, with the default
 // crossover between the forms: without a tuning profile's choice, a prefix

@@ -19,6 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Setenv("KTUNE_PROFILE", "off") // no machine profile in tests
+	if _, ok := os.LookupEnv(model.VerifyEnv); !ok {
+		os.Setenv(model.VerifyEnv, "off") // no records of verified GGUF files in the user's cache
+	}
 	os.Exit(m.Run())
 }
 

@@ -229,7 +229,7 @@ func ggufRepack(s string) (quant.GGMLRepack, error) {
 }
 
 // ggufRepackUsage is --gguf-repack's help.
-const ggufRepackUsage = "for a GGUF file, the ggml types no packed format holds exactly (K-quants, Q5_1): fast (the nearest format: q4 with a min, q8) or exact (f32: the file's values, 4 bytes per weight)"
+const ggufRepackUsage = "for a GGUF file repacked (--load repack, convert), the ggml types no packed format holds exactly (K-quants, Q5_1): fast (the nearest format: q4 with a min, q8) or exact (f32: the file's values, 4 bytes per weight)"
 
 // modelName is a short name for tables.
 func modelName(path string) string { return filepath.Base(filepath.Clean(path)) }
@@ -249,13 +249,13 @@ func cacheDType(s string) (kernel.DType, error) {
 func loadMode(s string) (model.WeightsMode, error) {
 	w, err := model.ParseWeightsMode(s)
 	if err != nil {
-		return "", cli.Usagef("--load %q: want auto, map or copy", s)
+		return "", cli.Usagef("--load %q: want auto, map, copy or repack", s)
 	}
 	return w, nil
 }
 
 // loadUsage is --load's help.
-const loadUsage = "where a .kt file's weights live: copy (into memory, on huge pages where Linux has them: faster to stream), map (read in place from the page cache: nothing copied, larger-than-RAM models run) or auto (copy when they fit in the available memory beside the caches, else map)"
+const loadUsage = "where a .kt or GGUF file's weights live: copy (into memory, on huge pages where Linux has them: faster to stream), map (read in place from the page cache: nothing copied, larger-than-RAM models run, experts prefetched when routed to), auto (copy when they fit in the available memory beside the caches, else map) or, for a GGUF file, repack (converted into krun's own panel formats in memory, as --gguf-repack says)"
 
 // cacheDTypeUsage is --cache-dtype's help.
 const cacheDTypeUsage = "MLA latent cache format: f32, bf16 (half the bytes per cached token, as llama.cpp's f16 cache) or q8"
