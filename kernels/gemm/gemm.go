@@ -167,6 +167,7 @@ type prepared struct {
 	xp  []int8
 	aux []int32
 	xs  []float32
+	gg  []byte // the GGUF kernels' activation units (ggufPrep)
 }
 
 type workspace struct {

@@ -1,0 +1,795 @@
+//go:generate go run . -out ../../../kernels/gemm/gemm_gguf_avx512_amd64.s -stubs ../../../kernels/gemm/gemm_gguf_avx512_stubs_amd64.go -pkg gemm
+
+// Command gguf generates the AVX-512 VNNI kernels of kernels/gemm for the
+// GGUF formats: a matrix's ggml blocks read where they lie, row after row,
+// against int8 activations prepared per call (kernels/gemm/gemm_gguf_amd64.go,
+// ggufPrep).
+//
+//	ggufZ{T}_{M}, M = 1…8, T = Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4NL MXFP4 Q2K Q3K Q4K Q5K Q6K IQ4XS
+//
+// One call computes, for nrows consecutive weight rows (rowBytes apart)
+// and M activation rows, the dot products along units of 256 values (8
+// blocks of 32, or one super-block of 256). A unit is 4 chunks of 64
+// values; a chunk's weights are unpacked into 64 unsigned bytes u (the
+// stored integer, or its codebook value plus 128) in the order of the
+// activations the prep wrote for the type (layout A: the values in order;
+// layout B, the types whose block stores a group's two halves as the low
+// and high nibbles of 16 bytes: [group 2c values 0–15, group 2c+1 values
+// 0–15, group 2c values 16–31, group 2c+1 values 16–31]). Per chunk and
+// activation row one VPDPBUSD gives 16 int32 lanes of 4 products each,
+// started at aux (−z·Σxq over each quad of 4 lanes: the zero point z of
+// u), converted to f32, multiplied by the lanes' activation scales xs and
+// added, times the lanes' weight scales, into the row's accumulator; a
+// type with a min subtracts (adds, for q4_1 and q5_1's m) its per-quad
+// mins times A = xs·Σxq once per unit. The scales come per unit: 8 (one
+// per group of 32) or 16 (q2_K, q3_K, q6_K: one per 16 values), widened
+// to f32 and spread over a chunk's lanes by VPERMPS.
+//
+// Per activation row and unit the prep writes 832 bytes: xq[256] (int8,
+// the layout's order), xs[64] (f32, one per lane), aux[64] (int32), A[16]
+// (f32, one per quad in the layout's order).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The prepared activations of one row and unit (kernels/gemm: ggufUnit*).
+const (
+	unitBytes = 832
+	offXS     = 256
+	offAux    = 512
+	offA      = 768
+	maxM      = 8
+)
+
+// prefetchDist is how far ahead (bytes) the kernels prefetch the weights.
+const prefetchDist = 2048
+
+const signature = "func(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)"
+
+// gtype is a ggml block type as the kernels see it.
+type gtype struct {
+	name    string
+	bs, bb  int  // block size (32 or 256) and bytes
+	layoutB bool // the activations in layout B (see the package doc)
+	subs16  bool // 16 scales per unit (one per 16 values), else 8
+	z       int  // the zero point of u (0: none)
+	min     int  // 0; −1: w = s·v − mn (K mins); +1: w = d·v + m (q4_1, q5_1)
+	book    *[16]int
+	qs      int // 32-block types: the offset of the nibbles (or q8_0's bytes)
+}
+
+var (
+	iq4nl = [16]int{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+	mxfp4 = [16]int{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+)
+
+var types = []gtype{
+	{name: "Q8_0", bs: 32, bb: 34, z: 128, qs: 2},
+	{name: "Q4_0", bs: 32, bb: 18, layoutB: true, z: 8, qs: 2},
+	{name: "Q4_1", bs: 32, bb: 20, layoutB: true, min: +1, qs: 4},
+	{name: "Q5_0", bs: 32, bb: 22, layoutB: true, z: 16, qs: 6},
+	{name: "Q5_1", bs: 32, bb: 24, layoutB: true, min: +1, qs: 8},
+	{name: "IQ4NL", bs: 32, bb: 18, layoutB: true, z: 128, book: &iq4nl, qs: 2},
+	{name: "MXFP4", bs: 32, bb: 17, layoutB: true, z: 128, book: &mxfp4, qs: 1},
+	{name: "Q2K", bs: 256, bb: 84, subs16: true, min: -1},
+	{name: "Q3K", bs: 256, bb: 110, subs16: true, z: 4},
+	{name: "Q4K", bs: 256, bb: 144, min: -1},
+	{name: "Q5K", bs: 256, bb: 176, min: -1},
+	{name: "Q6K", bs: 256, bb: 210, subs16: true, z: 32},
+	{name: "IQ4XS", bs: 256, bb: 136, layoutB: true, z: 128, book: &iq4nl},
+}
+
+// unitW is the bytes of weights per unit of 256 values.
+func (t gtype) unitW() int { return 256 / t.bs * t.bb }
+
+// ---- constants ---------------------------------------------------------
+
+// bytesConst is a 64-byte constant of repeating bytes b.
+func bytesConst(name string, b ...byte) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := 0; i < 64; i++ {
+		DATA(i, U8(b[i%len(b)]))
+	}
+	return m
+}
+
+// dwordsConst is a constant of 16 (or 8) dwords.
+func dwordsConst(name string, v []uint32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, x := range v {
+		DATA(4*i, U32(x))
+	}
+	return m
+}
+
+// wordsConst is a constant of 32 words.
+func wordsConst(name string, v []uint16) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, x := range v {
+		DATA(2*i, U16(x))
+	}
+	return m
+}
+
+var consts struct {
+	nib, c03, c04, c10, c80 Mem
+	books                   map[string]Mem
+	// spread[kind][c]: the VPERMPS index of chunk c's lanes into the
+	// unit's scales (kind: "A8", "B8", "16"); quads[kind]: the index of
+	// the 16 quads (layout order) into the unit's 8 group mins.
+	spread map[string][4]Mem
+	quads  map[string]Mem
+	gather map[int]Mem // block stride → the 8 block offsets
+	// two-bit shift counts (words) of chunk c: low half 2j0, high half 2j1
+	shift2    [4]Mem
+	shift6    [2]Mem // q6_K's high bits: par 0 → 0/2, par 1 → 4/6
+	hsel      [4]Mem // q3_K: the hmask bit of chunk c's two groups, per byte
+	q5sel     [4]Mem // q5_K: the qh bit of chunk c's two groups, per byte
+	one, one2 Mem    // dwords 1 and 2 (mxfp4's exponent), 32, 0x00200000
+	sub32     Mem
+	den       Mem
+}
+
+func makeConsts() {
+	c := &consts
+	c.nib = bytesConst("gguf_nib", 0x0f)
+	c.c03 = bytesConst("gguf_c03", 0x03)
+	c.c04 = bytesConst("gguf_c04", 0x04)
+	c.c10 = bytesConst("gguf_c10", 0x10)
+	c.c80 = bytesConst("gguf_c80", 0x80)
+	c.books = map[string]Mem{}
+	for name, b := range map[string]*[16]int{"iq4nl": &iq4nl, "mxfp4": &mxfp4} {
+		var bs []byte
+		for _, v := range b {
+			bs = append(bs, byte(v+128))
+		}
+		c.books[name] = bytesConst("gguf_book_"+name, bs...)
+	}
+	c.spread = map[string][4]Mem{}
+	for _, kind := range []string{"A8", "B8", "16"} {
+		var ms [4]Mem
+		for ch := 0; ch < 4; ch++ {
+			idx := make([]uint32, 16)
+			for l := range idx {
+				switch kind {
+				case "A8":
+					idx[l] = uint32(2*ch + l/8)
+				case "B8":
+					idx[l] = uint32(2*ch + (l/4)%2)
+				case "16":
+					idx[l] = uint32(4*ch + l/4)
+				}
+			}
+			ms[ch] = dwordsConst(fmt.Sprintf("gguf_spread%s_%d", kind, ch), idx)
+		}
+		c.spread[kind] = ms
+	}
+	c.quads = map[string]Mem{}
+	for _, kind := range []string{"A8", "B8"} {
+		idx := make([]uint32, 16)
+		for q := range idx {
+			ch, i := q/4, q%4
+			if kind == "A8" {
+				idx[q] = uint32(2*ch + i/2)
+			} else {
+				idx[q] = uint32(2*ch + i%2)
+			}
+		}
+		c.quads[kind] = dwordsConst("gguf_quads"+kind, idx)
+	}
+	c.gather = map[int]Mem{}
+	for _, t := range types {
+		if t.bs == 32 {
+			if _, ok := c.gather[t.bb]; !ok {
+				idx := make([]uint32, 8)
+				for i := range idx {
+					idx[i] = uint32(i * t.bb)
+				}
+				c.gather[t.bb] = dwordsConst(fmt.Sprintf("gguf_gather%d", t.bb), idx)
+			}
+		}
+	}
+	for ch := 0; ch < 4; ch++ {
+		w := make([]uint16, 32)
+		j0 := 2 * (ch % 2)
+		for i := range w {
+			w[i] = uint16(2 * (j0 + i/16))
+		}
+		c.shift2[ch] = wordsConst(fmt.Sprintf("gguf_shift2_%d", ch), w)
+		h := ch / 2
+		hs, q5 := make([]byte, 64), make([]byte, 64)
+		for i := range hs {
+			hs[i] = byte(1 << (4*h + j0 + i/32))
+			q5[i] = byte(1 << (2*ch + i/32))
+		}
+		c.hsel[ch] = bytesConst(fmt.Sprintf("gguf_hsel_%d", ch), hs...)
+		c.q5sel[ch] = bytesConst(fmt.Sprintf("gguf_q5sel_%d", ch), q5...)
+	}
+	for par := 0; par < 2; par++ {
+		w := make([]uint16, 32)
+		for i := range w {
+			w[i] = uint16(2 * (2*par + i/16))
+		}
+		c.shift6[par] = wordsConst(fmt.Sprintf("gguf_shift6_%d", par), w)
+	}
+	c.one = dwordsConst("gguf_one", rep(1))
+	c.one2 = dwordsConst("gguf_two", rep(2))
+	c.sub32 = dwordsConst("gguf_thirtytwo", rep(32))
+	c.den = dwordsConst("gguf_den", rep(0x00200000))
+}
+
+func rep(v uint32) []uint32 {
+	out := make([]uint32, 16)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// ---- activation rows -----------------------------------------------------
+
+// rowAddr addresses activation row r: rows 4q…4q+3 at base[q] + {0, s, 2s, 3s}.
+type rowAddr struct {
+	base  []Register
+	s, s3 Register
+}
+
+func loadRows(m int) rowAddr {
+	xp := Load(Param("xa"), GP64())
+	ra := rowAddr{base: []Register{xp}}
+	if m == 1 {
+		return ra
+	}
+	ra.s = Load(Param("ldx"), GP64())
+	if m > 3 {
+		ra.s3 = GP64()
+		LEAQ(Mem{Base: ra.s, Index: ra.s, Scale: 2}, ra.s3)
+	}
+	for q := 1; q*4 < m; q++ {
+		b := GP64()
+		LEAQ(Mem{Base: ra.base[q-1], Index: ra.s, Scale: 4}, b)
+		ra.base = append(ra.base, b)
+	}
+	return ra
+}
+
+func (ra rowAddr) at(r, disp int) Mem {
+	b := ra.base[r/4]
+	switch r % 4 {
+	case 1:
+		return Mem{Base: b, Index: ra.s, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: b, Index: ra.s, Scale: 2, Disp: disp}
+	case 3:
+		return Mem{Base: b, Index: ra.s3, Scale: 1, Disp: disp}
+	}
+	return Mem{Base: b, Disp: disp}
+}
+
+func (ra rowAddr) advance(n int) {
+	for _, b := range ra.base {
+		ADDQ(U32(n), b)
+	}
+}
+
+// ---- scales ----------------------------------------------------------------
+
+// f16Bcast widens the f16 at m and broadcasts it to a zmm.
+func f16Bcast(m Mem) VecVirtual {
+	g := GP32()
+	MOVWLZX(m, g)
+	x := XMM()
+	VMOVD(g, x)
+	VCVTPH2PS(x, x)
+	z := ZMM()
+	VBROADCASTSS(x, z)
+	return z
+}
+
+// bytesToF32 widens the 8 unsigned bytes of g (a GP64) to 8 f32 in a zmm's
+// low lanes (sub: minus 32 first).
+func bytesToF32(g Register, sub bool) VecVirtual {
+	x := XMM()
+	VMOVQ(g, x)
+	z := ZMM()
+	VPMOVZXBD(x, z.AsY())
+	if sub {
+		VPSUBD(consts.sub32, z, z)
+	}
+	VCVTDQ2PS(z, z)
+	return z
+}
+
+// gather8 loads the dword at byte off of each of the unit's 8 blocks.
+func gather8(t gtype, wp Register, off int) VecVirtual {
+	idx := YMM()
+	VMOVDQU64(consts.gather[t.bb], idx)
+	k := K()
+	KXNORW(k, k, k)
+	d := YMM()
+	VPXORD(d, d, d)
+	VPGATHERDD(Mem{Base: wp, Index: idx, Scale: 1, Disp: off}, k, d)
+	return d
+}
+
+// half8 widens the low (hi: high) f16 of each of 8 dwords to f32.
+func half8(d VecVirtual, hi bool) VecVirtual {
+	src := d
+	if hi {
+		src = YMM()
+		VPSRLD(U8(16), d, src)
+	}
+	w := XMM()
+	VPMOVDW(src, w)
+	z := ZMM()
+	VCVTPH2PS(w, z.AsY())
+	return z
+}
+
+// unitScales emits the unit's weight scales sc (f32: 8 or 16 lanes) and,
+// for a type with a min, its quad-ordered mins mn.
+func unitScales(t gtype, wp Register) (sc, mn VecVirtual) {
+	switch t.name {
+	case "Q8_0", "Q4_0", "Q5_0", "IQ4NL":
+		sc = half8(gather8(t, wp, 0), false)
+	case "Q4_1", "Q5_1":
+		d := gather8(t, wp, 0)
+		sc = half8(d, false)
+		mn = half8(d, true)
+	case "Q4K", "Q5K":
+		d, dm := f16Bcast(Mem{Base: wp}), f16Bcast(Mem{Base: wp, Disp: 2})
+		a, b, c := GP64(), GP64(), GP64()
+		MOVL(Mem{Base: wp, Disp: 4}, a.As32())
+		MOVL(Mem{Base: wp, Disp: 8}, b.As32())
+		MOVL(Mem{Base: wp, Disp: 12}, c.As32())
+		// sc = a & 0x3f3f3f3f | ((c & 0x0f0f0f0f) | (a>>6 & 0x03030303)<<4) << 32
+		s0, t0 := GP64(), GP64()
+		MOVL(a.As32(), s0.As32())
+		ANDL(U32(0x3f3f3f3f), s0.As32())
+		MOVL(a.As32(), t0.As32())
+		SHRL(U8(6), t0.As32())
+		ANDL(U32(0x03030303), t0.As32())
+		SHLL(U8(4), t0.As32())
+		s1 := GP64()
+		MOVL(c.As32(), s1.As32())
+		ANDL(U32(0x0f0f0f0f), s1.As32())
+		ORL(t0.As32(), s1.As32())
+		SHLQ(U8(32), s1)
+		ORQ(s1, s0)
+		// mn = b & 0x3f3f3f3f | ((c>>4 & 0x0f0f0f0f) | (b>>6 & 0x03030303)<<4) << 32
+		m0, t1 := GP64(), GP64()
+		MOVL(b.As32(), m0.As32())
+		ANDL(U32(0x3f3f3f3f), m0.As32())
+		MOVL(b.As32(), t1.As32())
+		SHRL(U8(6), t1.As32())
+		ANDL(U32(0x03030303), t1.As32())
+		SHLL(U8(4), t1.As32())
+		SHRL(U8(4), c.As32())
+		ANDL(U32(0x0f0f0f0f), c.As32())
+		ORL(t1.As32(), c.As32())
+		SHLQ(U8(32), c)
+		ORQ(c, m0)
+		sc = bytesToF32(s0, false)
+		VMULPS(d, sc, sc)
+		mn = bytesToF32(m0, false)
+		VMULPS(dm, mn, mn)
+	case "IQ4XS":
+		d := f16Bcast(Mem{Base: wp})
+		// ls_g = scales_l nibble g | (scales_h >> 2g & 3) << 4: the 8
+		// nibbles of scales_l (bytes 4–7) and the 8 two-bit fields of
+		// scales_h (bytes 2–3) spread one to a byte
+		lo, hi, t := GP64(), GP64(), GP64()
+		MOVL(Mem{Base: wp, Disp: 4}, lo.As32())
+		spreadBits(lo, t, 4)
+		MOVWLZX(Mem{Base: wp, Disp: 2}, hi.As32())
+		spreadBits(hi, t, 2)
+		SHLQ(U8(4), hi)
+		ORQ(hi, lo)
+		sc = bytesToF32(lo, true)
+		VMULPS(d, sc, sc)
+	case "Q2K":
+		d, dm := f16Bcast(Mem{Base: wp, Disp: 80}), f16Bcast(Mem{Base: wp, Disp: 82})
+		b := ZMM()
+		VPMOVZXBD(Mem{Base: wp}, b)
+		sc, mn = ZMM(), ZMM()
+		VPSRLD(U8(4), b, mn)
+		VPANDD(consts.nib, b, sc) // the low nibble of each dword's one byte
+		VCVTDQ2PS(sc, sc)
+		VMULPS(d, sc, sc)
+		VCVTDQ2PS(mn, mn)
+		VMULPS(dm, mn, mn)
+		return sc, mn // 16 sub-blocks: already in quad order
+	case "Q3K":
+		d := f16Bcast(Mem{Base: wp, Disp: 108})
+		q, h := GP64(), GP64()
+		MOVQ(Mem{Base: wp, Disp: 96}, q)
+		MOVL(Mem{Base: wp, Disp: 104}, h.As32())
+		m := GP64()
+		MOVQ(U64(0x0f0f0f0f0f0f0f0f), m)
+		lo0, lo1 := GP64(), GP64()
+		MOVQ(q, lo0)
+		ANDQ(m, lo0)
+		MOVQ(q, lo1)
+		SHRQ(U8(4), lo1)
+		ANDQ(m, lo1)
+		// the high two bits of code s are bits 2(s/4)… of byte 8 + s%4
+		hb := func(shift int) Register {
+			r := GP64()
+			MOVL(h.As32(), r.As32())
+			if shift > 0 {
+				SHRL(U8(shift), r.As32())
+			}
+			ANDL(U32(0x03030303), r.As32())
+			return r
+		}
+		h0, h1, h2, h3 := hb(0), hb(2), hb(4), hb(6)
+		SHLQ(U8(32), h1)
+		ORQ(h1, h0)
+		SHLQ(U8(4), h0)
+		ORQ(h0, lo0)
+		SHLQ(U8(32), h3)
+		ORQ(h3, h2)
+		SHLQ(U8(4), h2)
+		ORQ(h2, lo1)
+		x := XMM()
+		VMOVQ(lo0, x)
+		VPINSRQ(U8(1), lo1, x, x)
+		sc = ZMM()
+		VPMOVZXBD(x, sc)
+		VPSUBD(consts.sub32, sc, sc)
+		VCVTDQ2PS(sc, sc)
+		VMULPS(d, sc, sc)
+	case "Q6K":
+		d := f16Bcast(Mem{Base: wp, Disp: 208})
+		sc = ZMM()
+		VPMOVSXBD(Mem{Base: wp, Disp: 192}, sc)
+		VCVTDQ2PS(sc, sc)
+		VMULPS(d, sc, sc)
+	default:
+		panic(t.name)
+	}
+	if mn != nil && !t.subs16 {
+		idx := ZMM()
+		VMOVDQU32(consts.quads[layoutKind(t)], idx)
+		VPERMPS(mn, idx, mn)
+	}
+	return sc, mn
+}
+
+// spreadBits moves the fields of width w (4 or 2) of v's low 32 (w = 4) or
+// 16 (w = 2) bits to one byte each, in order (t: scratch).
+func spreadBits(v, t Register, w int) {
+	step := func(shift int, mask uint64) {
+		MOVQ(v, t)
+		SHLQ(U8(shift), t)
+		ORQ(t, v)
+		m := GP64()
+		MOVQ(U64(mask), m)
+		ANDQ(m, v)
+	}
+	if w == 4 { // 8 nibbles → 8 bytes
+		step(16, 0x0000ffff0000ffff)
+		step(8, 0x00ff00ff00ff00ff)
+		step(4, 0x0f0f0f0f0f0f0f0f)
+		return
+	}
+	// 8 two-bit fields → 8 bytes
+	step(24, 0x000000ff000000ff)
+	step(12, 0x000f000f000f000f)
+	step(6, 0x0303030303030303)
+}
+
+// layoutKind names the type's scale spread ("A8", "B8" or "16").
+func layoutKind(t gtype) string {
+	switch {
+	case t.subs16:
+		return "16"
+	case t.layoutB:
+		return "B8"
+	}
+	return "A8"
+}
+
+// ---- weights ---------------------------------------------------------------
+
+// unitState is what the chunks of one unit share.
+type unitState struct {
+	hq, z2, l6, qh6 VecVirtual // per-unit or per-half broadcasts
+}
+
+// chunk emits chunk c's 64 weights as unsigned bytes.
+func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
+	z := ZMM()
+	nibblePair := func(lo, hi Mem) { // layout B: [lo16, hi16] nibbles low, then high
+		y := YMM()
+		VMOVDQU64(lo, y.AsX())
+		VINSERTI32X4(U8(1), hi, y, y)
+		h := YMM()
+		VPSRLW(U8(4), y, h)
+		VINSERTI64X4(U8(1), h, y.AsZ(), z)
+		VPANDD(consts.nib, z, z)
+	}
+	switch t.name {
+	case "Q8_0":
+		y := YMM()
+		VMOVDQU64(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, y)
+		VINSERTI64X4(U8(1), Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs}, y.AsZ(), z)
+		VPXORD(consts.c80, z, z)
+	case "Q4_0", "Q4_1", "IQ4NL", "MXFP4":
+		nibblePair(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs})
+	case "Q5_0", "Q5_1":
+		nibblePair(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs})
+		// the fifth bits: qh bit e is value e; in layout B the mask is
+		// [A 0–15, B 0–15, A 16–31, B 16–31]
+		a, b, m, tt := GP64(), GP64(), GP64(), GP64()
+		MOVL(Mem{Base: wp, Disp: 2*c*t.bb + t.qs - 4}, a.As32())
+		MOVL(Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs - 4}, b.As32())
+		MOVWLZX(a.As16(), m.As32())
+		MOVWLZX(b.As16(), tt.As32())
+		SHLQ(U8(16), tt)
+		ORQ(tt, m)
+		SHRQ(U8(16), a)
+		SHLQ(U8(32), a)
+		ORQ(a, m)
+		SHRQ(U8(16), b)
+		SHLQ(U8(48), b)
+		ORQ(b, m)
+		k := K()
+		KMOVQ(m, k)
+		VPADDB(consts.c10, z, k, z)
+	case "IQ4XS":
+		y := YMM()
+		VMOVDQU64(Mem{Base: wp, Disp: 8 + 32*c}, y)
+		h := YMM()
+		VPSRLW(U8(4), y, h)
+		VINSERTI64X4(U8(1), h, y.AsZ(), z)
+		VPANDD(consts.nib, z, z)
+	case "Q4K", "Q5K":
+		off := 16
+		if t.name == "Q5K" {
+			off = 48
+		}
+		y := YMM()
+		VMOVDQU64(Mem{Base: wp, Disp: off + 32*c}, y)
+		h := YMM()
+		VPSRLW(U8(4), y, h)
+		VINSERTI64X4(U8(1), h, y.AsZ(), z)
+		VPANDD(consts.nib, z, z)
+		if t.name == "Q5K" {
+			if c == 0 {
+				st.hq = ZMM()
+				VBROADCASTI64X4(Mem{Base: wp, Disp: 16}, st.hq)
+			}
+			k := K()
+			VPTESTMB(consts.q5sel[c], st.hq, k)
+			VPADDB(consts.c10, z, k, z)
+		}
+	case "Q2K", "Q3K":
+		off := 16
+		if t.name == "Q3K" {
+			off = 32
+		}
+		if c%2 == 0 {
+			st.z2 = ZMM()
+			VBROADCASTI64X4(Mem{Base: wp, Disp: off + 32*(c/2)}, st.z2)
+		}
+		VPSRLVW(consts.shift2[c], st.z2, z)
+		VPANDD(consts.c03, z, z)
+		if t.name == "Q3K" {
+			if c == 0 {
+				st.hq = ZMM()
+				VBROADCASTI64X4(Mem{Base: wp}, st.hq)
+			}
+			k := K()
+			VPTESTMB(consts.hsel[c], st.hq, k)
+			VPADDB(consts.c04, z, k, z)
+		}
+	case "Q6K":
+		h, par := c/2, c%2
+		if par == 0 {
+			st.l6, st.qh6 = ZMM(), ZMM()
+			VMOVDQU64(Mem{Base: wp, Disp: 64 * h}, st.l6)
+			VBROADCASTI64X4(Mem{Base: wp, Disp: 128 + 32*h}, st.qh6)
+			VPANDD(consts.nib, st.l6, z)
+		} else {
+			VPSRLW(U8(4), st.l6, z)
+			VPANDD(consts.nib, z, z)
+		}
+		hi := ZMM()
+		VPSRLVW(consts.shift6[par], st.qh6, hi)
+		VPANDD(consts.c03, hi, hi)
+		VPSLLW(U8(4), hi, hi)
+		VPORD(hi, z, z)
+	default:
+		panic(t.name)
+	}
+	if t.book != nil {
+		VPSHUFB(z, bookOf(t), z)
+	}
+	return z
+}
+
+func bookOf(t gtype) VecVirtual {
+	b := ZMM()
+	if t.name == "MXFP4" {
+		VMOVDQU64(consts.books["mxfp4"], b)
+	} else {
+		VMOVDQU64(consts.books["iq4nl"], b)
+	}
+	return b
+}
+
+// ---- the kernel ------------------------------------------------------------
+
+func kernel(t gtype, m int) {
+	name := fmt.Sprintf("ggufZ%s_%d", t.name, m)
+	TEXT(name, NOSPLIT, signature)
+	rows := "rows"
+	if m == 1 {
+		rows = "row"
+	}
+	minLine := ""
+	switch t.min {
+	case -1:
+		minLine = " − mn[q]·A[r,q]"
+	case +1:
+		minLine = " + m[q]·A[r,q]"
+	}
+	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", name, m, rows, t.name),
+		"256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):",
+		"",
+		fmt.Sprintf("\tfor i < nrows, r < %d:", m),
+		"\t\ty[r·ldy+i] (+)= Σ_units Σ_lanes (aux[r,l] + Σ_{j<4} u[i,4l+j]·xq[r,4l+j])·xs[r,l]·s[i,l]"+minLine,
+		"",
+		"with u the weights as unsigned bytes in the activations' order and s their",
+		"scales spread over the lanes (see the generator, _asm/gemm/gguf).")
+	// w, y and nrows walk the rows in their argument slots (the unit loop
+	// needs the registers)
+	addr := func(p string) Mem {
+		b, err := Param(p).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		return b.Addr
+	}
+	Label(name + "_row")
+	wp := Load(Param("w"), GP64())
+	x := loadRows(m)
+	f := make([]VecVirtual, m)
+	for r := range f {
+		f[r] = ZMM()
+		VPXORD(f[r], f[r], f[r])
+	}
+	// one int32 accumulator per row, reused by every chunk: a zeroing
+	// VPXORD reads its register, so a fresh one per chunk would be live
+	// (to avo) from the function's entry
+	accs := make([]VecVirtual, m)
+	for r := range accs {
+		accs[r] = ZMM()
+	}
+	units := Load(Param("units"), GP64())
+	Label(name + "_unit")
+	for off := 0; off < t.unitW(); off += 64 {
+		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + off})
+	}
+	var sc, mn VecVirtual
+	if t.name == "MXFP4" {
+		sc = mxfp4UnitScales(t, wp)
+	} else {
+		sc, mn = unitScales(t, wp)
+	}
+	var st unitState
+	for c := 0; c < 4; c++ {
+		u := chunk(t, wp, c, &st)
+		idx := ZMM()
+		VMOVDQU32(consts.spread[layoutKind(t)][c], idx)
+		ws := ZMM()
+		VPERMPS(sc, idx, ws)
+		for r := 0; r < m; r++ {
+			acc := accs[r]
+			if t.z != 0 {
+				VMOVDQU32(x.at(r, offAux+64*c), acc)
+			} else {
+				VPXORD(acc, acc, acc)
+			}
+			VPDPBUSD(x.at(r, 64*c), u, acc)
+			VCVTDQ2PS(acc, acc)
+			VMULPS(x.at(r, offXS+64*c), acc, acc)
+			VFMADD231PS(ws, acc, f[r])
+		}
+	}
+	if mn != nil {
+		for r := 0; r < m; r++ {
+			if t.min < 0 {
+				VFNMADD231PS(x.at(r, offA), mn, f[r])
+			} else {
+				VFMADD231PS(x.at(r, offA), mn, f[r])
+			}
+		}
+	}
+	ADDQ(U32(t.unitW()), wp)
+	x.advance(unitBytes)
+	DECQ(units)
+	JNZ(LabelRef(name + "_unit"))
+
+	// the rows' sums into y (acc: added to it)
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(U8(2), ldy)
+	yr := Load(Param("y"), GP64())
+	accFlag := Load(Param("acc"), GP8())
+	for r := 0; r < m; r++ {
+		s := hsum(f[r])
+		TESTB(accFlag, accFlag)
+		JZ(LabelRef(fmt.Sprintf("%s_set%d", name, r)))
+		VADDSS(Mem{Base: yr}, s, s)
+		Label(fmt.Sprintf("%s_set%d", name, r))
+		VMOVSS(s, Mem{Base: yr})
+		if r+1 < m {
+			ADDQ(ldy, yr)
+		}
+	}
+	ADDQ(U8(4), addr("y"))
+	rb := Load(Param("rowBytes"), GP64())
+	ADDQ(rb, addr("w"))
+	DECQ(addr("nrows"))
+	JNZ(LabelRef(name + "_row"))
+	VZEROUPPER()
+	RET()
+}
+
+// mxfp4UnitScales: 2^(e−128) for the unit's 8 exponent bytes, bit for bit
+// ggml_e8m0_to_fp32_half: (e−1)<<23, or 0x00200000<<e for e < 2.
+func mxfp4UnitScales(t gtype, wp Register) VecVirtual {
+	g := gather8(t, wp, 0)
+	e := YMM()
+	VPSLLD(U8(24), g, e)
+	VPSRLD(U8(24), e, e)
+	a := ZMM()
+	VPSUBD(consts.one, e, a.AsY())
+	VPSLLD(U8(23), a.AsY(), a.AsY())
+	b := YMM()
+	VMOVDQU64(consts.den, b)
+	VPSLLVD(e, b, b)
+	k := K()
+	VPCMPUD(U8(1), consts.one2, e, k) // e < 2
+	VMOVDQA32(b, k, a.AsY())
+	return a
+}
+
+// hsum adds the 16 lanes of f into the low lane of an xmm.
+func hsum(f VecVirtual) VecVirtual {
+	h := YMM()
+	VEXTRACTF64X4(U8(1), f, h)
+	VADDPS(h, f.AsY(), h)
+	x := XMM()
+	VEXTRACTF32X4(U8(1), h, x)
+	VADDPS(h.AsX(), x, x)
+	y := XMM()
+	VMOVHLPS(x, x, y)
+	VADDPS(y, x, x)
+	VMOVSHDUP(x, y)
+	VADDSS(y, x, x)
+	return x
+}
+
+func main() {
+	ConstraintExpr("amd64,gc,!purego")
+	makeConsts()
+	only, onlyM := os.Getenv("GGUF_GEN_TYPE"), os.Getenv("GGUF_GEN_M")
+	for _, t := range types {
+		for m := 1; m <= maxM; m++ {
+			if only != "" && only != t.name || onlyM != "" && onlyM != fmt.Sprint(m) {
+				continue
+			}
+			kernel(t, m)
+		}
+	}
+	Generate()
+}

@@ -1,0 +1,71 @@
+//go:build amd64 && gc && !purego
+
+// amd64 registration and driver of the generated AVX-512 VNNI kernels of
+// the GGUF formats (gemm_gguf_avx512_amd64.s, _asm/gemm/gguf): a matrix's
+// ggml blocks read in place, row by row, against the activations ggufPrep
+// lays out per unit of 256 values.
+
+package gemm
+
+import (
+	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/gguf"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/quant"
+)
+
+// ggufKernel is the signature of every generated GGUF kernel.
+type ggufKernel func(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+
+// ggufMaxM is the most activation rows one kernel call computes.
+const ggufMaxM = 8
+
+// ggufZ[type][M] is the AVX-512 kernel for M activation rows.
+var ggufZ = map[gguf.Type][ggufMaxM + 1]ggufKernel{
+	gguf.TypeQ8_0:   {nil, ggufZQ8_0_1, ggufZQ8_0_2, ggufZQ8_0_3, ggufZQ8_0_4, ggufZQ8_0_5, ggufZQ8_0_6, ggufZQ8_0_7, ggufZQ8_0_8},
+	gguf.TypeQ4_0:   {nil, ggufZQ4_0_1, ggufZQ4_0_2, ggufZQ4_0_3, ggufZQ4_0_4, ggufZQ4_0_5, ggufZQ4_0_6, ggufZQ4_0_7, ggufZQ4_0_8},
+	gguf.TypeQ4_1:   {nil, ggufZQ4_1_1, ggufZQ4_1_2, ggufZQ4_1_3, ggufZQ4_1_4, ggufZQ4_1_5, ggufZQ4_1_6, ggufZQ4_1_7, ggufZQ4_1_8},
+	gguf.TypeQ5_0:   {nil, ggufZQ5_0_1, ggufZQ5_0_2, ggufZQ5_0_3, ggufZQ5_0_4, ggufZQ5_0_5, ggufZQ5_0_6, ggufZQ5_0_7, ggufZQ5_0_8},
+	gguf.TypeQ5_1:   {nil, ggufZQ5_1_1, ggufZQ5_1_2, ggufZQ5_1_3, ggufZQ5_1_4, ggufZQ5_1_5, ggufZQ5_1_6, ggufZQ5_1_7, ggufZQ5_1_8},
+	gguf.TypeIQ4_NL: {nil, ggufZIQ4NL_1, ggufZIQ4NL_2, ggufZIQ4NL_3, ggufZIQ4NL_4, ggufZIQ4NL_5, ggufZIQ4NL_6, ggufZIQ4NL_7, ggufZIQ4NL_8},
+	gguf.TypeMXFP4:  {nil, ggufZMXFP4_1, ggufZMXFP4_2, ggufZMXFP4_3, ggufZMXFP4_4, ggufZMXFP4_5, ggufZMXFP4_6, ggufZMXFP4_7, ggufZMXFP4_8},
+	gguf.TypeQ2_K:   {nil, ggufZQ2K_1, ggufZQ2K_2, ggufZQ2K_3, ggufZQ2K_4, ggufZQ2K_5, ggufZQ2K_6, ggufZQ2K_7, ggufZQ2K_8},
+	gguf.TypeQ3_K:   {nil, ggufZQ3K_1, ggufZQ3K_2, ggufZQ3K_3, ggufZQ3K_4, ggufZQ3K_5, ggufZQ3K_6, ggufZQ3K_7, ggufZQ3K_8},
+	gguf.TypeQ4_K:   {nil, ggufZQ4K_1, ggufZQ4K_2, ggufZQ4K_3, ggufZQ4K_4, ggufZQ4K_5, ggufZQ4K_6, ggufZQ4K_7, ggufZQ4K_8},
+	gguf.TypeQ5_K:   {nil, ggufZQ5K_1, ggufZQ5K_2, ggufZQ5K_3, ggufZQ5K_4, ggufZQ5K_5, ggufZQ5K_6, ggufZQ5K_7, ggufZQ5K_8},
+	gguf.TypeQ6_K:   {nil, ggufZQ6K_1, ggufZQ6K_2, ggufZQ6K_3, ggufZQ6K_4, ggufZQ6K_5, ggufZQ6K_6, ggufZQ6K_7, ggufZQ6K_8},
+	gguf.TypeIQ4_XS: {nil, ggufZIQ4XS_1, ggufZIQ4XS_2, ggufZIQ4XS_3, ggufZIQ4XS_4, ggufZIQ4XS_5, ggufZIQ4XS_6, ggufZIQ4XS_7, ggufZIQ4XS_8},
+}
+
+// ggufPanelsZ is the panelFn of gguf_avx512_vnni: the rows of panels
+// [p0, p1) in one call per tile of at most ggufMaxM activation rows (the
+// rows, a few tens of KiB, stay in L2 from one tile to the next). A row
+// length that is not whole units of 256 values runs the portable int8
+// variant (the tiny test models' 64-wide rows).
+func ggufPanelsZ(a *args, p0, p1, worker int, prm kernel.Values) {
+	if a.k%ggufUnitK != 0 || a.pre == nil {
+		panelsGGUFInt8(a, p0, p1, worker, prm)
+		return
+	}
+	t, _ := quant.GGUFType(a.w.DType)
+	ks := ggufZ[t]
+	r0, r1 := panelRows(a, p0, p1)
+	if r0 >= r1 {
+		return
+	}
+	rb := a.w.RowBytes()
+	units := a.k / ggufUnitK
+	ld := units * ggufUnitBytes
+	for t0 := 0; t0 < a.m; t0 += ggufMaxM {
+		mt := min(ggufMaxM, a.m-t0)
+		ks[mt](&a.w.Data[r0*rb], r1-r0, rb, units, &a.pre.gg[t0*ld], ld, &a.y[t0*a.ldy+r0-a.ycol], a.ldy, a.acc)
+	}
+}
+
+func init() {
+	register(allOps, kernel.Variant{Name: "gguf_avx512_vnni", Doc: "generated AVX-512 VNNI on the file's blocks: weights unpacked per 64 values, VPDPBUSD against int8 activations laid out per type",
+		Priority: 40, DTypes: ggufIntDTypes, Class: kernel.ClassInt8Act,
+		Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512VNNI), Threaded: true,
+		Params: []kernel.Param{grainParam}},
+		&impl{act: actInt8, panels: ggufPanelsZ, grain: 4, prep: ggufPrep})
+}
