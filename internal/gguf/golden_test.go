@@ -55,6 +55,9 @@ func readmeTypeCounts(t *testing.T, dir string) map[string]map[string]int {
 		counts := map[string]int{}
 		for _, item := range strings.Split(cells[2], ",") {
 			n, typ, ok := strings.Cut(strings.TrimSpace(item), " ")
+			// the type is the first word: a remark may follow it
+			// ("11 mxfp4 (the routed experts)")
+			typ, _, _ = strings.Cut(strings.TrimSpace(typ), " ")
 			c, err := strconv.Atoi(n)
 			if !ok || err != nil {
 				t.Logf("%s/README.md: cannot read %q; row not compared", dir, item)
