@@ -133,12 +133,13 @@ func (m *Model) placeWeights(path string, offset func([]byte) (int64, bool), opt
 	pool.Default().For(m.opt.Threads, len(views), 1, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			copy(dst[i], *views[i].q)
+			// the file's pages of the copy leave the resident set at once
+			// (they stay in the page cache): RSS would count them twice,
+			// and its peak would be the file's size more than the copy's
+			mapfile.Drop(*views[i].q)
 		}
 	})
 	for i, v := range views {
-		// the file's pages of the copy leave the resident set (they stay
-		// in the page cache): RSS counted both before
-		mapfile.Drop(*v.q)
 		*v.q = dst[i]
 	}
 	m.copied, m.releaseCopied = mem, release

@@ -15,7 +15,7 @@ import (
 )
 
 // ggufKernel is the signature of every generated GGUF kernel.
-type ggufKernel func(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+type ggufKernel func(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufMaxM is the most activation rows one kernel call computes.
 const ggufMaxM = 8
@@ -40,25 +40,28 @@ var ggufZ = map[gguf.Type][ggufMaxM + 1]ggufKernel{
 // ggufPanelsZ is the panelFn of gguf_avx512_vnni: the rows of panels
 // [p0, p1) in one call per tile of at most ggufMaxM activation rows (the
 // rows, a few tens of KiB, stay in L2 from one tile to the next). A row
-// length that is not whole units of 256 values runs the portable int8
-// variant (the tiny test models' 64-wide rows).
+// the kernels cannot take (ggufUnits: a length not a multiple of 64, the
+// tiny test models' 96) runs the portable int8 variant.
 func ggufPanelsZ(a *args, p0, p1, worker int, prm kernel.Values) {
-	if a.k%ggufUnitK != 0 || a.pre == nil {
+	t, _ := quant.GGUFType(a.w.DType)
+	units, tail, ok := ggufUnits(t, a.k)
+	if !ok || a.pre == nil {
 		panelsGGUFInt8(a, p0, p1, worker, prm)
 		return
 	}
-	t, _ := quant.GGUFType(a.w.DType)
 	ks := ggufZ[t]
 	r0, r1 := panelRows(a, p0, p1)
 	if r0 >= r1 {
 		return
 	}
 	rb := a.w.RowBytes()
-	units := a.k / ggufUnitK
 	ld := units * ggufUnitBytes
+	if tail > 0 {
+		ld += ggufUnitBytes
+	}
 	for t0 := 0; t0 < a.m; t0 += ggufMaxM {
 		mt := min(ggufMaxM, a.m-t0)
-		ks[mt](&a.w.Data[r0*rb], r1-r0, rb, units, &a.pre.gg[t0*ld], ld, &a.y[t0*a.ldy+r0-a.ycol], a.ldy, a.acc)
+		ks[mt](&a.w.Data[r0*rb], r1-r0, rb, units, tail, &a.pre.gg[t0*ld], ld, &a.y[t0*a.ldy+r0-a.ycol], a.ldy, a.acc)
 	}
 }
 

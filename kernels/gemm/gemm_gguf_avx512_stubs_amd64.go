@@ -12,7 +12,7 @@ package gemm
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ8_0_2 computes 2 activation rows against nrows Q8_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -22,7 +22,7 @@ func ggufZQ8_0_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ8_0_3 computes 3 activation rows against nrows Q8_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -32,7 +32,7 @@ func ggufZQ8_0_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ8_0_4 computes 4 activation rows against nrows Q8_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -42,7 +42,7 @@ func ggufZQ8_0_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ8_0_5 computes 5 activation rows against nrows Q8_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -52,7 +52,7 @@ func ggufZQ8_0_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ8_0_6 computes 6 activation rows against nrows Q8_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -62,7 +62,7 @@ func ggufZQ8_0_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ8_0_7 computes 7 activation rows against nrows Q8_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -72,7 +72,7 @@ func ggufZQ8_0_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ8_0_8 computes 8 activation rows against nrows Q8_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -82,7 +82,7 @@ func ggufZQ8_0_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ8_0_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ8_0_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_1 computes 1 activation row against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -92,7 +92,7 @@ func ggufZQ8_0_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_2 computes 2 activation rows against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -102,7 +102,7 @@ func ggufZQ4_0_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_3 computes 3 activation rows against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -112,7 +112,7 @@ func ggufZQ4_0_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_4 computes 4 activation rows against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -122,7 +122,7 @@ func ggufZQ4_0_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_5 computes 5 activation rows against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -132,7 +132,7 @@ func ggufZQ4_0_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_6 computes 6 activation rows against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -142,7 +142,7 @@ func ggufZQ4_0_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_7 computes 7 activation rows against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -152,7 +152,7 @@ func ggufZQ4_0_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_0_8 computes 8 activation rows against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -162,7 +162,7 @@ func ggufZQ4_0_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_0_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_0_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_1 computes 1 activation row against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -172,7 +172,7 @@ func ggufZQ4_0_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_2 computes 2 activation rows against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -182,7 +182,7 @@ func ggufZQ4_1_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_3 computes 3 activation rows against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -192,7 +192,7 @@ func ggufZQ4_1_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_4 computes 4 activation rows against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -202,7 +202,7 @@ func ggufZQ4_1_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_5 computes 5 activation rows against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -212,7 +212,7 @@ func ggufZQ4_1_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_6 computes 6 activation rows against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -222,7 +222,7 @@ func ggufZQ4_1_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_7 computes 7 activation rows against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -232,7 +232,7 @@ func ggufZQ4_1_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4_1_8 computes 8 activation rows against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -242,7 +242,7 @@ func ggufZQ4_1_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4_1_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4_1_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_1 computes 1 activation row against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -252,7 +252,7 @@ func ggufZQ4_1_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_2 computes 2 activation rows against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -262,7 +262,7 @@ func ggufZQ5_0_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_3 computes 3 activation rows against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -272,7 +272,7 @@ func ggufZQ5_0_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_4 computes 4 activation rows against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -282,7 +282,7 @@ func ggufZQ5_0_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_5 computes 5 activation rows against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -292,7 +292,7 @@ func ggufZQ5_0_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_6 computes 6 activation rows against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -302,7 +302,7 @@ func ggufZQ5_0_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_7 computes 7 activation rows against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -312,7 +312,7 @@ func ggufZQ5_0_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_0_8 computes 8 activation rows against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -322,7 +322,7 @@ func ggufZQ5_0_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_0_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_0_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_1 computes 1 activation row against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -332,7 +332,7 @@ func ggufZQ5_0_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_2 computes 2 activation rows against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -342,7 +342,7 @@ func ggufZQ5_1_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_3 computes 3 activation rows against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -352,7 +352,7 @@ func ggufZQ5_1_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_4 computes 4 activation rows against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -362,7 +362,7 @@ func ggufZQ5_1_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_5 computes 5 activation rows against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -372,7 +372,7 @@ func ggufZQ5_1_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_6 computes 6 activation rows against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -382,7 +382,7 @@ func ggufZQ5_1_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_7 computes 7 activation rows against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -392,7 +392,7 @@ func ggufZQ5_1_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5_1_8 computes 8 activation rows against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -402,7 +402,7 @@ func ggufZQ5_1_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5_1_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5_1_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_1 computes 1 activation row against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -412,7 +412,7 @@ func ggufZQ5_1_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int,
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_2 computes 2 activation rows against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -422,7 +422,7 @@ func ggufZIQ4NL_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_3 computes 3 activation rows against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -432,7 +432,7 @@ func ggufZIQ4NL_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_4 computes 4 activation rows against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -442,7 +442,7 @@ func ggufZIQ4NL_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_5 computes 5 activation rows against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -452,7 +452,7 @@ func ggufZIQ4NL_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_6 computes 6 activation rows against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -462,7 +462,7 @@ func ggufZIQ4NL_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_7 computes 7 activation rows against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -472,7 +472,7 @@ func ggufZIQ4NL_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4NL_8 computes 8 activation rows against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -482,7 +482,7 @@ func ggufZIQ4NL_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4NL_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4NL_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_1 computes 1 activation row against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -492,7 +492,7 @@ func ggufZIQ4NL_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_2 computes 2 activation rows against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -502,7 +502,7 @@ func ggufZMXFP4_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_3 computes 3 activation rows against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -512,7 +512,7 @@ func ggufZMXFP4_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_4 computes 4 activation rows against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -522,7 +522,7 @@ func ggufZMXFP4_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_5 computes 5 activation rows against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -532,7 +532,7 @@ func ggufZMXFP4_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_6 computes 6 activation rows against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -542,7 +542,7 @@ func ggufZMXFP4_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_7 computes 7 activation rows against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -552,7 +552,7 @@ func ggufZMXFP4_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZMXFP4_8 computes 8 activation rows against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -562,7 +562,7 @@ func ggufZMXFP4_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZMXFP4_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZMXFP4_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_1 computes 1 activation row against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -572,7 +572,7 @@ func ggufZMXFP4_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_2 computes 2 activation rows against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -582,7 +582,7 @@ func ggufZQ2K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_3 computes 3 activation rows against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -592,7 +592,7 @@ func ggufZQ2K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_4 computes 4 activation rows against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -602,7 +602,7 @@ func ggufZQ2K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_5 computes 5 activation rows against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -612,7 +612,7 @@ func ggufZQ2K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_6 computes 6 activation rows against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -622,7 +622,7 @@ func ggufZQ2K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_7 computes 7 activation rows against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -632,7 +632,7 @@ func ggufZQ2K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ2K_8 computes 8 activation rows against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -642,7 +642,7 @@ func ggufZQ2K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ2K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ2K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_1 computes 1 activation row against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -652,7 +652,7 @@ func ggufZQ2K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_2 computes 2 activation rows against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -662,7 +662,7 @@ func ggufZQ3K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_3 computes 3 activation rows against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -672,7 +672,7 @@ func ggufZQ3K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_4 computes 4 activation rows against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -682,7 +682,7 @@ func ggufZQ3K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_5 computes 5 activation rows against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -692,7 +692,7 @@ func ggufZQ3K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_6 computes 6 activation rows against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -702,7 +702,7 @@ func ggufZQ3K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_7 computes 7 activation rows against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -712,7 +712,7 @@ func ggufZQ3K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ3K_8 computes 8 activation rows against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -722,7 +722,7 @@ func ggufZQ3K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ3K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ3K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_1 computes 1 activation row against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -732,7 +732,7 @@ func ggufZQ3K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_2 computes 2 activation rows against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -742,7 +742,7 @@ func ggufZQ4K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_3 computes 3 activation rows against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -752,7 +752,7 @@ func ggufZQ4K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_4 computes 4 activation rows against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -762,7 +762,7 @@ func ggufZQ4K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_5 computes 5 activation rows against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -772,7 +772,7 @@ func ggufZQ4K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_6 computes 6 activation rows against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -782,7 +782,7 @@ func ggufZQ4K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_7 computes 7 activation rows against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -792,7 +792,7 @@ func ggufZQ4K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ4K_8 computes 8 activation rows against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -802,7 +802,7 @@ func ggufZQ4K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ4K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ4K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_1 computes 1 activation row against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -812,7 +812,7 @@ func ggufZQ4K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_2 computes 2 activation rows against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -822,7 +822,7 @@ func ggufZQ5K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_3 computes 3 activation rows against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -832,7 +832,7 @@ func ggufZQ5K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_4 computes 4 activation rows against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -842,7 +842,7 @@ func ggufZQ5K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_5 computes 5 activation rows against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -852,7 +852,7 @@ func ggufZQ5K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_6 computes 6 activation rows against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -862,7 +862,7 @@ func ggufZQ5K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_7 computes 7 activation rows against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -872,7 +872,7 @@ func ggufZQ5K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ5K_8 computes 8 activation rows against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -882,7 +882,7 @@ func ggufZQ5K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ5K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ5K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_1 computes 1 activation row against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -892,7 +892,7 @@ func ggufZQ5K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_2 computes 2 activation rows against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -902,7 +902,7 @@ func ggufZQ6K_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_3 computes 3 activation rows against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -912,7 +912,7 @@ func ggufZQ6K_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_4 computes 4 activation rows against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -922,7 +922,7 @@ func ggufZQ6K_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_5 computes 5 activation rows against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -932,7 +932,7 @@ func ggufZQ6K_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_6 computes 6 activation rows against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -942,7 +942,7 @@ func ggufZQ6K_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_7 computes 7 activation rows against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -952,7 +952,7 @@ func ggufZQ6K_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZQ6K_8 computes 8 activation rows against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -962,7 +962,7 @@ func ggufZQ6K_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZQ6K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZQ6K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_1 computes 1 activation row against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -972,7 +972,7 @@ func ggufZQ6K_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, 
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_2 computes 2 activation rows against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -982,7 +982,7 @@ func ggufZIQ4XS_1(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_3 computes 3 activation rows against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -992,7 +992,7 @@ func ggufZIQ4XS_2(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_4 computes 4 activation rows against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -1002,7 +1002,7 @@ func ggufZIQ4XS_3(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_5 computes 5 activation rows against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -1012,7 +1012,7 @@ func ggufZIQ4XS_4(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_6 computes 6 activation rows against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -1022,7 +1022,7 @@ func ggufZIQ4XS_5(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_7 computes 7 activation rows against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -1032,7 +1032,7 @@ func ggufZIQ4XS_6(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
 // ggufZIQ4XS_8 computes 8 activation rows against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -1042,4 +1042,4 @@ func ggufZIQ4XS_7(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int
 //
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
-func ggufZIQ4XS_8(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+func ggufZIQ4XS_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)

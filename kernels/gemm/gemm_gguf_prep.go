@@ -68,27 +68,57 @@ func ggufSubs16(t gguf.Type) bool {
 	return t == gguf.TypeQ2_K || t == gguf.TypeQ3_K || t == gguf.TypeQ6_K
 }
 
+// ggufUnits is how a row of k values splits for the kernels: whole units
+// of 256 and a tail of chunks of 64 (32-value block types only); ok is
+// false where the kernels cannot take the row (k not a multiple of 64, or
+// of 256 for the super-block types).
+func ggufUnits(t gguf.Type, k int) (units, tail int, ok bool) {
+	units, rest := k/ggufUnitK, k%ggufUnitK
+	if rest%64 != 0 || rest != 0 && t.BlockSize() != 32 {
+		return 0, 0, false
+	}
+	return units, rest / 64, true
+}
+
 // ggufPrep builds a.pre.gg from the int8 activations (a.xq, a.xs per
-// group of 32) for a GGUF matrix whose rows are whole units; rows are
-// units·ggufUnitBytes apart.
+// group of 32) for a GGUF matrix whose rows the kernels take (ggufUnits):
+// per row its units and, for a tail, one more unit whose chunks past the
+// tail are zero; rows are that many units·ggufUnitBytes apart.
 func ggufPrep(a *args) {
 	t, _ := quant.GGUFType(a.w.DType)
-	if a.k%ggufUnitK != 0 {
+	units, tail, ok := ggufUnits(t, a.k)
+	if !ok {
 		return
 	}
-	units := a.k / ggufUnitK
+	n := units
+	if tail > 0 {
+		n++
+	}
 	p := &a.ws.pre
-	p.gg = grow(p.gg, a.m*units*ggufUnitBytes)
+	p.gg = grow(p.gg, a.m*n*ggufUnitBytes)
 	layoutB, z, subs16 := ggufLayoutB(t), ggufZero(t), ggufSubs16(t)
 	g := a.kp / quant.GroupK
+	var pad [ggufUnitK]int8
+	var padS [8]float32
+	var padSum [8]int32
 	for r := 0; r < a.m; r++ {
 		xq := a.xq[r*a.kp : (r+1)*a.kp]
 		xs := a.xs[r*g : (r+1)*g]
 		xsum := a.xsum[r*g : (r+1)*g]
-		for u := 0; u < units; u++ {
-			dst := p.gg[(r*units+u)*ggufUnitBytes:][:ggufUnitBytes]
-			src := xq[u*ggufUnitK:][:ggufUnitK]
-			ggufUnit(dst, src, xs[u*8:u*8+8], xsum[u*8:u*8+8], layoutB, z, subs16)
+		for u := 0; u < n; u++ {
+			dst := p.gg[(r*n+u)*ggufUnitBytes:][:ggufUnitBytes]
+			if u < units {
+				ggufUnit(dst, xq[u*ggufUnitK:][:ggufUnitK], xs[u*8:u*8+8], xsum[u*8:u*8+8], layoutB, z, subs16)
+				continue
+			}
+			// the tail: its chunks, then zeros
+			clear(pad[:])
+			clear(padS[:])
+			clear(padSum[:])
+			copy(pad[:], xq[u*ggufUnitK:a.k])
+			copy(padS[:], xs[u*8:a.k/quant.GroupK])
+			copy(padSum[:], xsum[u*8:a.k/quant.GroupK])
+			ggufUnit(dst, pad[:], padS[:], padSum[:], layoutB, z, subs16)
 		}
 	}
 	a.pre = p

@@ -27,7 +27,9 @@ func ggufShapes(op string, dt kernel.DType) []kernel.Shape {
 	// zero by chance exceed.
 	nk := [][2]int{{40, 256}, {17, 512}, {16, 256}, {33, 768}}
 	if t.BlockSize() < 256 {
-		nk = append(nk, [2]int{17, 96})
+		// a part unit of 1, 2 and 3 chunks after whole units, or alone
+		// (Kimi's 128-wide rows), and a length the kernels cannot take
+		nk = append(nk, [2]int{17, 128}, [2]int{19, 320}, [2]int{18, 448}, [2]int{17, 96})
 	}
 	if testing.Short() {
 		ms, nk = ms[:3], nk[1:3]
@@ -69,10 +71,15 @@ func TestGGUFVariants(t *testing.T) {
 // (decode), 64 rows (a prefill's dense projections), from DRAM (copies of
 // the weights cycled, ≥ 1 GiB) and the read ceiling in the same run
 // (BenchmarkGEMM/op=read). KTUNE_BENCH_DTYPES=gguf-q4_K,… restricts the
-// formats; KTUNE_BENCH_VARIANTS the variants.
+// formats; KTUNE_BENCH_VARIANTS the variants; KTUNE_BENCH_MEM=cache times
+// one copy from cache instead.
 //
 //	BenchmarkGGUF/op=<op>/dtype=<dt>/variant=<v>/m=<m>/n=<n>/k=<k>/mem=dram/threads=<t>
 func BenchmarkGGUF(b *testing.B) {
+	benchMem := "dram"
+	if os.Getenv("KTUNE_BENCH_MEM") == "cache" {
+		benchMem = "cache" // one copy, reused: the kernels' compute rate
+	}
 	r := rand.New(rand.NewPCG(2, 2))
 	dts := kernel.GGUFDTypes
 	if s := os.Getenv("KTUNE_BENCH_DTYPES"); s != "" {
@@ -102,9 +109,9 @@ func BenchmarkGGUF(b *testing.B) {
 				s := kernel.MakeShape(shapeKeys, m, n, k)
 				for _, v := range benchVariants(op, dt) {
 					for threads := 1; threads <= 2; threads++ {
-						b.Run(kernel.BenchName(v, dt, s, threads, "mem=dram"), func(b *testing.B) {
+						b.Run(kernel.BenchName(v, dt, s, threads, "mem="+benchMem), func(b *testing.B) {
 							if ws == nil {
-								ws = weightCopies(w, "dram")
+								ws = weightCopies(w, benchMem)
 							}
 							plan := kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
 							cost := v.CostAt(s, dt, plan.Config)

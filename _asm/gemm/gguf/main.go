@@ -51,7 +51,7 @@ const (
 // prefetchDist is how far ahead (bytes) the kernels prefetch the weights.
 const prefetchDist = 2048
 
-const signature = "func(w *byte, nrows int, rowBytes int, units int, xa *byte, ldx int, y *float32, ldy int, acc bool)"
+const signature = "func(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)"
 
 // gtype is a ggml block type as the kernels see it.
 type gtype struct {
@@ -133,8 +133,12 @@ var consts struct {
 	hsel      [4]Mem // q3_K: the hmask bit of chunk c's two groups, per byte
 	q5sel     [4]Mem // q5_K: the qh bit of chunk c's two groups, per byte
 	one, one2 Mem    // dwords 1 and 2 (mxfp4's exponent), 32, 0x00200000
-	sub32     Mem
-	den       Mem
+	tailMask  Mem    // the blocks of a tail of 0…3 chunks: 0, 3, 15, 63
+	// q4_K/q5_K's scale decode (unitScales) and their mins' quad order
+	kPermP, kPermQ, kShift, kMaskLo, kMaskHi, kPermD, quadsK Mem
+	nibShift                                                 Mem // words: 0 in the low half, 4 in the high
+	sub32                                                    Mem
+	den                                                      Mem
 }
 
 func makeConsts() {
@@ -220,6 +224,26 @@ func makeConsts() {
 		c.shift6[par] = wordsConst(fmt.Sprintf("gguf_shift6_%d", par), w)
 	}
 	c.one = dwordsConst("gguf_one", rep(1))
+	c.kPermP = dwordsConst("gguf_kpermp", []uint32{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11})
+	c.kPermQ = dwordsConst("gguf_kpermq", []uint32{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7})
+	c.kShift = dwordsConst("gguf_kshift", []uint32{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4})
+	c.kMaskLo = dwordsConst("gguf_kmasklo", []uint32{63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15})
+	c.kMaskHi = dwordsConst("gguf_kmaskhi", []uint32{0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30, 0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30})
+	c.kPermD = dwordsConst("gguf_kpermd", []uint32{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1})
+	quadsK := make([]uint32, 16)
+	for q := range quadsK {
+		quadsK[q] = uint32(8 + 2*(q/4) + (q%4)/2)
+	}
+	c.quadsK = dwordsConst("gguf_quadsk", quadsK)
+	nibShift := make([]uint16, 32)
+	for i := 16; i < 32; i++ {
+		nibShift[i] = 4
+	}
+	c.nibShift = wordsConst("gguf_nibshift", nibShift)
+	c.tailMask = GLOBL("gguf_tailmask", RODATA|NOPTR)
+	for i, v := range []byte{0, 3, 15, 63} {
+		DATA(i, U8(v))
+	}
 	c.one2 = dwordsConst("gguf_two", rep(2))
 	c.sub32 = dwordsConst("gguf_thirtytwo", rep(32))
 	c.den = dwordsConst("gguf_den", rep(0x00200000))
@@ -307,12 +331,17 @@ func bytesToF32(g Register, sub bool) VecVirtual {
 	return z
 }
 
-// gather8 loads the dword at byte off of each of the unit's 8 blocks.
-func gather8(t gtype, wp Register, off int) VecVirtual {
+// gather8 loads the dword at byte off of each of the unit's 8 blocks (of
+// the blocks of mask's set bits, the others 0; nil: all 8).
+func gather8(t gtype, wp Register, off int, mask Register) VecVirtual {
 	idx := YMM()
 	VMOVDQU64(consts.gather[t.bb], idx)
 	k := K()
-	KXNORW(k, k, k)
+	if mask == nil {
+		KXNORW(k, k, k)
+	} else {
+		KMOVW(mask.(GPVirtual).As32(), k)
+	}
 	d := YMM()
 	VPXORD(d, d, d)
 	VPGATHERDD(Mem{Base: wp, Index: idx, Scale: 1, Disp: off}, k, d)
@@ -335,51 +364,43 @@ func half8(d VecVirtual, hi bool) VecVirtual {
 
 // unitScales emits the unit's weight scales sc (f32: 8 or 16 lanes) and,
 // for a type with a min, its quad-ordered mins mn.
-func unitScales(t gtype, wp Register) (sc, mn VecVirtual) {
+func unitScales(t gtype, wp, mask Register) (sc, mn VecVirtual) {
 	switch t.name {
 	case "Q8_0", "Q4_0", "Q5_0", "IQ4NL":
-		sc = half8(gather8(t, wp, 0), false)
+		sc = half8(gather8(t, wp, 0, mask), false)
 	case "Q4_1", "Q5_1":
-		d := gather8(t, wp, 0)
+		d := gather8(t, wp, 0, mask)
 		sc = half8(d, false)
 		mn = half8(d, true)
 	case "Q4K", "Q5K":
-		d, dm := f16Bcast(Mem{Base: wp}), f16Bcast(Mem{Base: wp, Disp: 2})
-		a, b, c := GP64(), GP64(), GP64()
-		MOVL(Mem{Base: wp, Disp: 4}, a.As32())
-		MOVL(Mem{Base: wp, Disp: 8}, b.As32())
-		MOVL(Mem{Base: wp, Disp: 12}, c.As32())
-		// sc = a & 0x3f3f3f3f | ((c & 0x0f0f0f0f) | (a>>6 & 0x03030303)<<4) << 32
-		s0, t0 := GP64(), GP64()
-		MOVL(a.As32(), s0.As32())
-		ANDL(U32(0x3f3f3f3f), s0.As32())
-		MOVL(a.As32(), t0.As32())
-		SHRL(U8(6), t0.As32())
-		ANDL(U32(0x03030303), t0.As32())
-		SHLL(U8(4), t0.As32())
-		s1 := GP64()
-		MOVL(c.As32(), s1.As32())
-		ANDL(U32(0x0f0f0f0f), s1.As32())
-		ORL(t0.As32(), s1.As32())
-		SHLQ(U8(32), s1)
-		ORQ(s1, s0)
-		// mn = b & 0x3f3f3f3f | ((c>>4 & 0x0f0f0f0f) | (b>>6 & 0x03030303)<<4) << 32
-		m0, t1 := GP64(), GP64()
-		MOVL(b.As32(), m0.As32())
-		ANDL(U32(0x3f3f3f3f), m0.As32())
-		MOVL(b.As32(), t1.As32())
-		SHRL(U8(6), t1.As32())
-		ANDL(U32(0x03030303), t1.As32())
-		SHLL(U8(4), t1.As32())
-		SHRL(U8(4), c.As32())
-		ANDL(U32(0x0f0f0f0f), c.As32())
-		ORL(t1.As32(), c.As32())
-		SHLQ(U8(32), c)
-		ORQ(c, m0)
-		sc = bytesToF32(s0, false)
-		VMULPS(d, sc, sc)
-		mn = bytesToF32(m0, false)
-		VMULPS(dm, mn, mn)
+		// the 12 scale bytes b widened to dwords; lanes 0–7 the scale
+		// codes, 8–15 the min codes (ggml's get_scale_min_k4):
+		//	sc[j] = b[j] & 63, m[j] = b[j+4] & 63                    (j < 4)
+		//	sc[j] = b[j+4] & 15 | b[j−4]>>6<<4, m[j] = b[j+4]>>4 | b[j]>>6<<4   (j ≥ 4)
+		b := ZMM()
+		VPMOVZXBD(Mem{Base: wp, Disp: 4}, b)
+		p, q, idx := ZMM(), ZMM(), ZMM()
+		VMOVDQU32(consts.kPermP, idx)
+		VPERMD(b, idx, p)
+		VMOVDQU32(consts.kPermQ, idx)
+		VPERMD(b, idx, q)
+		VPSRLVD(consts.kShift, p, p)
+		VPANDD(consts.kMaskLo, p, p)
+		VPSRLD(U8(2), q, q)
+		VPANDD(consts.kMaskHi, q, q)
+		VPORD(q, p, p)
+		VCVTDQ2PS(p, p)
+		// × [d ×8, dmin ×8]
+		dd := ZMM()
+		VCVTPH2PS(Mem{Base: wp}, dd.AsX())
+		VMOVDQU32(consts.kPermD, idx)
+		VPERMPS(dd, idx, dd)
+		VMULPS(dd, p, p)
+		sc = p
+		mn = ZMM()
+		VMOVDQU32(consts.quadsK, idx)
+		VPERMPS(p, idx, mn)
+		return sc, mn
 	case "IQ4XS":
 		d := f16Bcast(Mem{Base: wp})
 		// ls_g = scales_l nibble g | (scales_h >> 2g & 3) << 4: the 8
@@ -545,23 +566,13 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 		KMOVQ(m, k)
 		VPADDB(consts.c10, z, k, z)
 	case "IQ4XS":
-		y := YMM()
-		VMOVDQU64(Mem{Base: wp, Disp: 8 + 32*c}, y)
-		h := YMM()
-		VPSRLW(U8(4), y, h)
-		VINSERTI64X4(U8(1), h, y.AsZ(), z)
-		VPANDD(consts.nib, z, z)
+		nibbles32(Mem{Base: wp, Disp: 8 + 32*c}, z)
 	case "Q4K", "Q5K":
 		off := 16
 		if t.name == "Q5K" {
 			off = 48
 		}
-		y := YMM()
-		VMOVDQU64(Mem{Base: wp, Disp: off + 32*c}, y)
-		h := YMM()
-		VPSRLW(U8(4), y, h)
-		VINSERTI64X4(U8(1), h, y.AsZ(), z)
-		VPANDD(consts.nib, z, z)
+		nibbles32(Mem{Base: wp, Disp: off + 32*c}, z)
 		if t.name == "Q5K" {
 			if c == 0 {
 				st.hq = ZMM()
@@ -614,6 +625,14 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 		VPSHUFB(z, bookOf(t), z)
 	}
 	return z
+}
+
+// nibbles32 unpacks 32 bytes of nibbles at m into z: the low nibbles, then
+// the high ones (broadcast to both halves, the high half shifted by 4).
+func nibbles32(m Mem, z VecVirtual) {
+	VBROADCASTI64X4(m, z)
+	VPSRLVW(consts.nibShift, z, z)
+	VPANDD(consts.nib, z, z)
 }
 
 func bookOf(t gtype) VecVirtual {
@@ -674,50 +693,84 @@ func kernel(t gtype, m int) {
 	for r := range accs {
 		accs[r] = ZMM()
 	}
+	// body emits the chunks [0, nch) of a unit (nch < 0: a tail of −nch
+	// chunks at most, tail in a register, the gather masked to its blocks)
+	body := func(nch int, tail Register) {
+		var mask Register
+		if tail != nil {
+			// the tail's 2·tail blocks: mask = 2^(2·tail) − 1
+			mask = GP64()
+			LEAQ(consts.tailMask, mask)
+			MOVBQZX(Mem{Base: mask, Index: tail, Scale: 1}, mask)
+		}
+		var sc, mn VecVirtual
+		if t.name == "MXFP4" {
+			sc = mxfp4UnitScales(t, wp, mask)
+		} else {
+			sc, mn = unitScales(t, wp, mask)
+		}
+		var st unitState
+		n := nch
+		if n < 0 {
+			n = -n
+		}
+		for c := 0; c < n; c++ {
+			if tail != nil && c > 0 {
+				CMPQ(tail, U8(c))
+				JE(LabelRef(name + "_tailmins"))
+			}
+			u := chunk(t, wp, c, &st)
+			idx := ZMM()
+			VMOVDQU32(consts.spread[layoutKind(t)][c], idx)
+			ws := ZMM()
+			VPERMPS(sc, idx, ws)
+			for r := 0; r < m; r++ {
+				acc := accs[r]
+				if t.z != 0 {
+					VMOVDQU32(x.at(r, offAux+64*c), acc)
+				} else {
+					VPXORD(acc, acc, acc)
+				}
+				VPDPBUSD(x.at(r, 64*c), u, acc)
+				VCVTDQ2PS(acc, acc)
+				VMULPS(x.at(r, offXS+64*c), acc, acc)
+				VFMADD231PS(ws, acc, f[r])
+			}
+		}
+		if tail != nil {
+			Label(name + "_tailmins")
+		}
+		if mn != nil {
+			for r := 0; r < m; r++ {
+				if t.min < 0 {
+					VFNMADD231PS(x.at(r, offA), mn, f[r])
+				} else {
+					VFMADD231PS(x.at(r, offA), mn, f[r])
+				}
+			}
+		}
+	}
 	units := Load(Param("units"), GP64())
+	TESTQ(units, units)
+	JZ(LabelRef(name + "_tail"))
 	Label(name + "_unit")
 	for off := 0; off < t.unitW(); off += 64 {
 		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + off})
 	}
-	var sc, mn VecVirtual
-	if t.name == "MXFP4" {
-		sc = mxfp4UnitScales(t, wp)
-	} else {
-		sc, mn = unitScales(t, wp)
-	}
-	var st unitState
-	for c := 0; c < 4; c++ {
-		u := chunk(t, wp, c, &st)
-		idx := ZMM()
-		VMOVDQU32(consts.spread[layoutKind(t)][c], idx)
-		ws := ZMM()
-		VPERMPS(sc, idx, ws)
-		for r := 0; r < m; r++ {
-			acc := accs[r]
-			if t.z != 0 {
-				VMOVDQU32(x.at(r, offAux+64*c), acc)
-			} else {
-				VPXORD(acc, acc, acc)
-			}
-			VPDPBUSD(x.at(r, 64*c), u, acc)
-			VCVTDQ2PS(acc, acc)
-			VMULPS(x.at(r, offXS+64*c), acc, acc)
-			VFMADD231PS(ws, acc, f[r])
-		}
-	}
-	if mn != nil {
-		for r := 0; r < m; r++ {
-			if t.min < 0 {
-				VFNMADD231PS(x.at(r, offA), mn, f[r])
-			} else {
-				VFMADD231PS(x.at(r, offA), mn, f[r])
-			}
-		}
-	}
+	body(4, nil)
 	ADDQ(U32(t.unitW()), wp)
 	x.advance(unitBytes)
 	DECQ(units)
 	JNZ(LabelRef(name + "_unit"))
+	Label(name + "_tail")
+	if t.bs == 32 {
+		// a row of 32-value blocks may end in a part unit: 1–3 chunks
+		tail := Load(Param("tail"), GP64())
+		TESTQ(tail, tail)
+		JZ(LabelRef(name + "_sums"))
+		body(-3, tail)
+	}
+	Label(name + "_sums")
 
 	// the rows' sums into y (acc: added to it)
 	ldy := Load(Param("ldy"), GP64())
@@ -746,8 +799,8 @@ func kernel(t gtype, m int) {
 
 // mxfp4UnitScales: 2^(e−128) for the unit's 8 exponent bytes, bit for bit
 // ggml_e8m0_to_fp32_half: (e−1)<<23, or 0x00200000<<e for e < 2.
-func mxfp4UnitScales(t gtype, wp Register) VecVirtual {
-	g := gather8(t, wp, 0)
+func mxfp4UnitScales(t gtype, wp, mask Register) VecVirtual {
+	g := gather8(t, wp, 0, mask)
 	e := YMM()
 	VPSLLD(U8(24), g, e)
 	VPSRLD(U8(24), e, e)
