@@ -168,6 +168,7 @@ type prepared struct {
 	aux []int32
 	xs  []float32
 	gg  []byte // the GGUF kernels' activation units (ggufPrep)
+	gt  []byte // their tiles of 16 rows (ggufTilePrep)
 }
 
 type workspace struct {

@@ -8,6 +8,8 @@
 package gemm
 
 import (
+	"unsafe"
+
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
@@ -37,6 +39,92 @@ var ggufZ = map[gguf.Type][ggufMaxM + 1]ggufKernel{
 	gguf.TypeIQ4_XS: {nil, ggufZIQ4XS_1, ggufZIQ4XS_2, ggufZIQ4XS_3, ggufZIQ4XS_4, ggufZIQ4XS_5, ggufZIQ4XS_6, ggufZIQ4XS_7, ggufZIQ4XS_8},
 }
 
+// ggufDecZ[type] decodes one weight row for the tile kernels.
+var ggufDecZ = map[gguf.Type]func(w *byte, units int, tail int, dst *byte){
+	gguf.TypeQ8_0:   ggufDecZQ8_0,
+	gguf.TypeQ4_0:   ggufDecZQ4_0,
+	gguf.TypeQ4_1:   ggufDecZQ4_1,
+	gguf.TypeQ5_0:   ggufDecZQ5_0,
+	gguf.TypeQ5_1:   ggufDecZQ5_1,
+	gguf.TypeIQ4_NL: ggufDecZIQ4NL,
+	gguf.TypeMXFP4:  ggufDecZMXFP4,
+	gguf.TypeQ2_K:   ggufDecZQ2K,
+	gguf.TypeQ3_K:   ggufDecZQ3K,
+	gguf.TypeQ4_K:   ggufDecZQ4K,
+	gguf.TypeQ5_K:   ggufDecZQ5K,
+	gguf.TypeQ6_K:   ggufDecZQ6K,
+	gguf.TypeIQ4_XS: ggufDecZIQ4XS,
+}
+
+// ggufTileZ[flush16][min] is the tile kernel: 8 decoded weight rows
+// against a tile of 16 activation rows.
+var ggufTileZ = [2][2]func(wd *byte, ldw int, units int, tail int, act *byte, out *float32){
+	{ggufTileZ32, ggufTileZ32M}, {ggufTileZ16, ggufTileZ16M}}
+
+// The decoded row (ggufDecZ*), per unit of 256 values: the values as
+// signed bytes, then per sub-block of 16 its f32 scale, f32 min and int32
+// −128·Σv (the generator, _asm/gemm/gguf, documents it).
+const ggufDecUnit = 448
+
+// ggufPrepZ prepares the activations for the row kernels (M ≤ ggufMaxM)
+// or, for more rows, in tiles of 16 for the tile kernels.
+func ggufPrepZ(a *args) {
+	t, _ := quant.GGUFType(a.w.DType)
+	if _, _, ok := ggufUnits(t, a.k); !ok {
+		return
+	}
+	if a.m <= ggufMaxM {
+		ggufPrep(a)
+		return
+	}
+	ggufTilePrep(a, ggufSubs16(t))
+}
+
+// ggufTilesZ computes rows [r0, r1) by the tile kernels: 8 weight rows
+// decoded into the worker's scratch (L1: 8 × K/256 × 448 bytes), then
+// each tile of 16 activation rows against them, the 8×16 results put
+// into y. The decode is shared by every tile, the tiles' activations by
+// every 8 rows.
+func ggufTilesZ(a *args, t gguf.Type, units, tail, r0, r1, worker int) {
+	nu := units
+	if tail > 0 {
+		nu++
+	}
+	ldw := nu * ggufDecUnit
+	buf := a.scratch(worker, tmpKernel, 128+tileRows*ldw/4)
+	out := buf[:128]
+	dec := unsafe.Slice((*byte)(unsafe.Pointer(&buf[128])), tileRows*ldw)
+	t2, _ := quant.GGUFType(a.w.DType)
+	kern := ggufTileZ[b2i(ggufSubs16(t2))][b2i(ggufHasMin(t2))]
+	ng := a.k / quant.GroupK
+	tiles := (a.m + ggufTileRows - 1) / ggufTileRows
+	rb := a.w.RowBytes()
+	decode := ggufDecZ[t]
+	for i0 := r0; i0 < r1; i0 += tileRows {
+		n := min(tileRows, r1-i0)
+		for i := 0; i < tileRows; i++ {
+			d := dec[i*ldw : (i+1)*ldw]
+			if i < n {
+				decode(&a.w.Data[(i0+i)*rb], units, tail, &d[0])
+			} else {
+				clear(d)
+			}
+		}
+		for tl := 0; tl < tiles; tl++ {
+			kern(&dec[0], ldw, units, 2*tail, &a.pre.gt[tl*ng*ggufTileGroup], &out[0])
+			rows := min(ggufTileRows, a.m-tl*ggufTileRows)
+			for i := 0; i < n; i++ {
+				for r := 0; r < rows; r++ {
+					a.put(tl*ggufTileRows+r, i0+i, out[i*ggufTileRows+r])
+				}
+			}
+		}
+	}
+}
+
+// tileRows is the weight rows of one tile kernel call.
+const tileRows = 8
+
 // ggufPanelsZ is the panelFn of gguf_avx512_vnni: the rows of panels
 // [p0, p1) in one call per tile of at most ggufMaxM activation rows (the
 // rows, a few tens of KiB, stay in L2 from one tile to the next). A row
@@ -49,11 +137,15 @@ func ggufPanelsZ(a *args, p0, p1, worker int, prm kernel.Values) {
 		panelsGGUFInt8(a, p0, p1, worker, prm)
 		return
 	}
-	ks := ggufZ[t]
 	r0, r1 := panelRows(a, p0, p1)
 	if r0 >= r1 {
 		return
 	}
+	if a.m > ggufMaxM {
+		ggufTilesZ(a, t, units, tail, r0, r1, worker)
+		return
+	}
+	ks := ggufZ[t]
 	rb := a.w.RowBytes()
 	ld := units * ggufUnitBytes
 	if tail > 0 {
@@ -70,5 +162,5 @@ func init() {
 		Priority: 40, DTypes: ggufIntDTypes, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512VNNI), Threaded: true,
 		Params: []kernel.Param{grainParam}},
-		&impl{act: actInt8, panels: ggufPanelsZ, grain: 4, prep: ggufPrep})
+		&impl{act: actInt8, panels: ggufPanelsZ, grain: 4, prep: ggufPrepZ})
 }

@@ -1688,6 +1688,100 @@ DATA gguf_nibshift<>+60(SB)/2, $0x0004
 DATA gguf_nibshift<>+62(SB)/2, $0x0004
 GLOBL gguf_nibshift<>(SB), RODATA|NOPTR, $64
 
+DATA gguf_natb<>+0(SB)/8, $0x0000000000000000
+DATA gguf_natb<>+8(SB)/8, $0x0000000000000001
+DATA gguf_natb<>+16(SB)/8, $0x0000000000000004
+DATA gguf_natb<>+24(SB)/8, $0x0000000000000005
+DATA gguf_natb<>+32(SB)/8, $0x0000000000000002
+DATA gguf_natb<>+40(SB)/8, $0x0000000000000003
+DATA gguf_natb<>+48(SB)/8, $0x0000000000000006
+DATA gguf_natb<>+56(SB)/8, $0x0000000000000007
+GLOBL gguf_natb<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_pairs16<>+0(SB)/4, $0x00000000
+DATA gguf_pairs16<>+4(SB)/4, $0x00000000
+DATA gguf_pairs16<>+8(SB)/4, $0x00000001
+DATA gguf_pairs16<>+12(SB)/4, $0x00000001
+DATA gguf_pairs16<>+16(SB)/4, $0x00000002
+DATA gguf_pairs16<>+20(SB)/4, $0x00000002
+DATA gguf_pairs16<>+24(SB)/4, $0x00000003
+DATA gguf_pairs16<>+28(SB)/4, $0x00000003
+DATA gguf_pairs16<>+32(SB)/4, $0x00000004
+DATA gguf_pairs16<>+36(SB)/4, $0x00000004
+DATA gguf_pairs16<>+40(SB)/4, $0x00000005
+DATA gguf_pairs16<>+44(SB)/4, $0x00000005
+DATA gguf_pairs16<>+48(SB)/4, $0x00000006
+DATA gguf_pairs16<>+52(SB)/4, $0x00000006
+DATA gguf_pairs16<>+56(SB)/4, $0x00000007
+DATA gguf_pairs16<>+60(SB)/4, $0x00000007
+GLOBL gguf_pairs16<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_evens<>+0(SB)/4, $0x00000000
+DATA gguf_evens<>+4(SB)/4, $0x00000002
+DATA gguf_evens<>+8(SB)/4, $0x00000004
+DATA gguf_evens<>+12(SB)/4, $0x00000006
+DATA gguf_evens<>+16(SB)/4, $0x00000008
+DATA gguf_evens<>+20(SB)/4, $0x0000000a
+DATA gguf_evens<>+24(SB)/4, $0x0000000c
+DATA gguf_evens<>+28(SB)/4, $0x0000000e
+DATA gguf_evens<>+32(SB)/4, $0x00000000
+DATA gguf_evens<>+36(SB)/4, $0x00000000
+DATA gguf_evens<>+40(SB)/4, $0x00000000
+DATA gguf_evens<>+44(SB)/4, $0x00000000
+DATA gguf_evens<>+48(SB)/4, $0x00000000
+DATA gguf_evens<>+52(SB)/4, $0x00000000
+DATA gguf_evens<>+56(SB)/4, $0x00000000
+DATA gguf_evens<>+60(SB)/4, $0x00000000
+GLOBL gguf_evens<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_c2048<>+0(SB)/4, $0x00000800
+DATA gguf_c2048<>+4(SB)/4, $0x00000800
+DATA gguf_c2048<>+8(SB)/4, $0x00000800
+DATA gguf_c2048<>+12(SB)/4, $0x00000800
+DATA gguf_c2048<>+16(SB)/4, $0x00000800
+DATA gguf_c2048<>+20(SB)/4, $0x00000800
+DATA gguf_c2048<>+24(SB)/4, $0x00000800
+DATA gguf_c2048<>+28(SB)/4, $0x00000800
+DATA gguf_c2048<>+32(SB)/4, $0x00000800
+DATA gguf_c2048<>+36(SB)/4, $0x00000800
+DATA gguf_c2048<>+40(SB)/4, $0x00000800
+DATA gguf_c2048<>+44(SB)/4, $0x00000800
+DATA gguf_c2048<>+48(SB)/4, $0x00000800
+DATA gguf_c2048<>+52(SB)/4, $0x00000800
+DATA gguf_c2048<>+56(SB)/4, $0x00000800
+DATA gguf_c2048<>+60(SB)/4, $0x00000800
+GLOBL gguf_c2048<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_sign<>+0(SB)/4, $0x80000000
+DATA gguf_sign<>+4(SB)/4, $0x80000000
+DATA gguf_sign<>+8(SB)/4, $0x80000000
+DATA gguf_sign<>+12(SB)/4, $0x80000000
+DATA gguf_sign<>+16(SB)/4, $0x80000000
+DATA gguf_sign<>+20(SB)/4, $0x80000000
+DATA gguf_sign<>+24(SB)/4, $0x80000000
+DATA gguf_sign<>+28(SB)/4, $0x80000000
+DATA gguf_sign<>+32(SB)/4, $0x80000000
+DATA gguf_sign<>+36(SB)/4, $0x80000000
+DATA gguf_sign<>+40(SB)/4, $0x80000000
+DATA gguf_sign<>+44(SB)/4, $0x80000000
+DATA gguf_sign<>+48(SB)/4, $0x80000000
+DATA gguf_sign<>+52(SB)/4, $0x80000000
+DATA gguf_sign<>+56(SB)/4, $0x80000000
+DATA gguf_sign<>+60(SB)/4, $0x80000000
+GLOBL gguf_sign<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_z8<>+0(SB)/1, $0x08
+GLOBL gguf_z8<>(SB), RODATA|NOPTR, $1
+
+DATA gguf_z16<>+0(SB)/1, $0x10
+GLOBL gguf_z16<>(SB), RODATA|NOPTR, $1
+
+DATA gguf_z4<>+0(SB)/1, $0x04
+GLOBL gguf_z4<>(SB), RODATA|NOPTR, $1
+
+DATA gguf_z32<>+0(SB)/1, $0x20
+GLOBL gguf_z32<>(SB), RODATA|NOPTR, $1
+
 DATA gguf_tailmask<>+0(SB)/1, $0x00
 DATA gguf_tailmask<>+1(SB)/1, $0x03
 DATA gguf_tailmask<>+2(SB)/1, $0x0f
@@ -4337,6 +4431,174 @@ ggufZQ8_0_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZQ8_0_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZQ8_0(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ8_0(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ8_0_tail
+
+ggufDecZQ8_0_unit:
+	VMOVDQU64    gguf_gather34<>+0(SB), Y0
+	KXNORW       K1, K1, K1
+	VPXORD       Y1, Y1, Y1
+	VPGATHERDD   (AX)(Y0*1), K1, Y1
+	VPMOVDW      Y1, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z10
+	VPERMPS      Z0, Z10, Z10
+	VMOVUPS      Z10, 256(CX)
+	VMOVDQU64    2(AX), Y0
+	VINSERTI64X4 $0x01, 36(AX), Z0, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VMOVDQU64    Z10, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       Z2, Z2, Z2
+	VPSADBW      Z2, Z10, Z10
+	VPSHUFD      $0x4e, Z10, Z11
+	VPADDQ       Z11, Z10, Z10
+	VPMOVQD      Z10, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y10
+	VPERMD       Y0, Y10, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X10
+	VPSUBD       X0, X10, X10
+	VPSLLD       $0x07, X10, X10
+	VMOVDQU32    X10, 384(CX)
+	VMOVDQU64    70(AX), Y0
+	VINSERTI64X4 $0x01, 104(AX), Z0, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VMOVDQU64    Z10, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       Z3, Z3, Z3
+	VPSADBW      Z3, Z10, Z10
+	VPSHUFD      $0x4e, Z10, Z11
+	VPADDQ       Z11, Z10, Z10
+	VPMOVQD      Z10, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y10
+	VPERMD       Y0, Y10, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X10
+	VPSUBD       X0, X10, X10
+	VPSLLD       $0x07, X10, X10
+	VMOVDQU32    X10, 400(CX)
+	VMOVDQU64    138(AX), Y0
+	VINSERTI64X4 $0x01, 172(AX), Z0, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VMOVDQU64    Z10, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       Z4, Z4, Z4
+	VPSADBW      Z4, Z10, Z10
+	VPSHUFD      $0x4e, Z10, Z11
+	VPADDQ       Z11, Z10, Z10
+	VPMOVQD      Z10, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y10
+	VPERMD       Y0, Y10, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X10
+	VPSUBD       X0, X10, X10
+	VPSLLD       $0x07, X10, X10
+	VMOVDQU32    X10, 416(CX)
+	VMOVDQU64    206(AX), Y0
+	VINSERTI64X4 $0x01, 240(AX), Z0, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VMOVDQU64    Z10, 192(CX)
+	VPXORD       gguf_c80<>+0(SB), Z10, Z10
+	VPXORD       Z5, Z5, Z5
+	VPSADBW      Z5, Z10, Z10
+	VPSHUFD      $0x4e, Z10, Z11
+	VPADDQ       Z11, Z10, Z10
+	VPMOVQD      Z10, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y10
+	VPERMD       Y0, Y10, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X10
+	VPSUBD       X0, X10, X10
+	VPSLLD       $0x07, X10, X10
+	VMOVDQU32    X10, 432(CX)
+	ADDQ         $0x00000110, AX
+	ADDQ         $0x000001c0, CX
+	DECQ         DX
+	JNZ          ggufDecZQ8_0_unit
+
+ggufDecZQ8_0_tail:
+	MOVQ         tail+16(FP), DX
+	TESTQ        DX, DX
+	JZ           ggufDecZQ8_0_done
+	LEAQ         gguf_tailmask<>+0(SB), BX
+	MOVBQZX      (BX)(DX*1), BX
+	VMOVDQU64    gguf_gather34<>+0(SB), Y0
+	KMOVW        BX, K1
+	VPXORD       Y6, Y6, Y6
+	VPGATHERDD   (AX)(Y0*1), K1, Y6
+	VPMOVDW      Y6, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z1
+	VPERMPS      Z0, Z1, Z1
+	VMOVUPS      Z1, 256(CX)
+	VMOVDQU64    2(AX), Y0
+	VINSERTI64X4 $0x01, 36(AX), Z0, Z1
+	VPXORD       gguf_c80<>+0(SB), Z1, Z1
+	VPXORD       gguf_c80<>+0(SB), Z1, Z1
+	VMOVDQU64    Z1, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z1, Z1
+	VPXORD       Z7, Z7, Z7
+	VPSADBW      Z7, Z1, Z1
+	VPSHUFD      $0x4e, Z1, Z2
+	VPADDQ       Z2, Z1, Z1
+	VPMOVQD      Z1, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 384(CX)
+	CMPQ         DX, $0x01
+	JE           ggufDecZQ8_0_taildone
+	VMOVDQU64    70(AX), Y0
+	VINSERTI64X4 $0x01, 104(AX), Z0, Z1
+	VPXORD       gguf_c80<>+0(SB), Z1, Z1
+	VPXORD       gguf_c80<>+0(SB), Z1, Z1
+	VMOVDQU64    Z1, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z1, Z1
+	VPXORD       Z8, Z8, Z8
+	VPSADBW      Z8, Z1, Z1
+	VPSHUFD      $0x4e, Z1, Z2
+	VPADDQ       Z2, Z1, Z1
+	VPMOVQD      Z1, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 400(CX)
+	CMPQ         DX, $0x02
+	JE           ggufDecZQ8_0_taildone
+	VMOVDQU64    138(AX), Y0
+	VINSERTI64X4 $0x01, 172(AX), Z0, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z9, Z9, Z9
+	VPSADBW      Z9, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 416(CX)
+
+ggufDecZQ8_0_taildone:
+ggufDecZQ8_0_done:
 	VZEROUPPER
 	RET
 
@@ -7025,6 +7287,209 @@ ggufZQ4_0_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZQ4_0_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZQ4_0(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ4_0(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ4_0_tail
+
+ggufDecZQ4_0_unit:
+	VMOVDQU64    gguf_gather18<>+0(SB), Y0
+	KXNORW       K1, K1, K1
+	VPXORD       Y1, Y1, Y1
+	VPGATHERDD   (AX)(Y0*1), K1, Y1
+	VPMOVDW      Y1, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z17
+	VPERMPS      Z0, Z17, Z17
+	VMOVUPS      Z17, 256(CX)
+	VMOVDQU64    2(AX), X2
+	VINSERTI32X4 $0x01, 20(AX), Y2, Y2
+	VPSRLW       $0x04, Y2, Y0
+	VINSERTI64X4 $0x01, Y0, Z2, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z8<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z3, Z3, Z3
+	VPSADBW      Z3, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 384(CX)
+	VMOVDQU64    38(AX), X4
+	VINSERTI32X4 $0x01, 56(AX), Y4, Y4
+	VPSRLW       $0x04, Y4, Y0
+	VINSERTI64X4 $0x01, Y0, Z4, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z8<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z5, Z5, Z5
+	VPSADBW      Z5, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 400(CX)
+	VMOVDQU64    74(AX), X6
+	VINSERTI32X4 $0x01, 92(AX), Y6, Y6
+	VPSRLW       $0x04, Y6, Y0
+	VINSERTI64X4 $0x01, Y0, Z6, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z8<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z7, Z7, Z7
+	VPSADBW      Z7, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 416(CX)
+	VMOVDQU64    110(AX), X8
+	VINSERTI32X4 $0x01, 128(AX), Y8, Y8
+	VPSRLW       $0x04, Y8, Y0
+	VINSERTI64X4 $0x01, Y0, Z8, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z8<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, 192(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z9, Z9, Z9
+	VPSADBW      Z9, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 432(CX)
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x000001c0, CX
+	DECQ         DX
+	JNZ          ggufDecZQ4_0_unit
+
+ggufDecZQ4_0_tail:
+	MOVQ         tail+16(FP), DX
+	TESTQ        DX, DX
+	JZ           ggufDecZQ4_0_done
+	LEAQ         gguf_tailmask<>+0(SB), BX
+	MOVBQZX      (BX)(DX*1), BX
+	VMOVDQU64    gguf_gather18<>+0(SB), Y0
+	KMOVW        BX, K1
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y0*1), K1, Y10
+	VPMOVDW      Y10, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z1
+	VPERMPS      Z0, Z1, Z0
+	VMOVUPS      Z0, 256(CX)
+	VMOVDQU64    2(AX), X11
+	VINSERTI32X4 $0x01, 20(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y0
+	VINSERTI64X4 $0x01, Y0, Z11, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPBROADCASTB gguf_z8<>+0(SB), Z1
+	VPSUBB       Z1, Z0, Z0
+	VMOVDQU64    Z0, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z12, Z12, Z12
+	VPSADBW      Z12, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 384(CX)
+	CMPQ         DX, $0x01
+	JE           ggufDecZQ4_0_taildone
+	VMOVDQU64    38(AX), X13
+	VINSERTI32X4 $0x01, 56(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y0
+	VINSERTI64X4 $0x01, Y0, Z13, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPBROADCASTB gguf_z8<>+0(SB), Z1
+	VPSUBB       Z1, Z0, Z0
+	VMOVDQU64    Z0, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z14, Z14, Z14
+	VPSADBW      Z14, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 400(CX)
+	CMPQ         DX, $0x02
+	JE           ggufDecZQ4_0_taildone
+	VMOVDQU64    74(AX), X15
+	VINSERTI32X4 $0x01, 92(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y0
+	VINSERTI64X4 $0x01, Y0, Z15, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPBROADCASTB gguf_z8<>+0(SB), Z1
+	VPSUBB       Z1, Z0, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z16, Z16, Z16
+	VPSADBW      Z16, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 416(CX)
+
+ggufDecZQ4_0_taildone:
+ggufDecZQ4_0_done:
 	VZEROUPPER
 	RET
 
@@ -9873,6 +10338,209 @@ ggufZQ4_1_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZQ4_1_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZQ4_1(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ4_1(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ4_1_tail
+
+ggufDecZQ4_1_unit:
+	VMOVDQU64    gguf_gather20<>+0(SB), Y0
+	KXNORW       K1, K1, K1
+	VPXORD       Y1, Y1, Y1
+	VPGATHERDD   (AX)(Y0*1), K1, Y1
+	VPMOVDW      Y1, X0
+	VCVTPH2PS    X0, Y0
+	VPSRLD       $0x10, Y1, Y17
+	VPMOVDW      Y17, X2
+	VCVTPH2PS    X2, Y17
+	VMOVDQU32    gguf_quadsA8<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z17
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z18
+	VPERMPS      Z0, Z18, Z18
+	VMOVUPS      Z18, 256(CX)
+	VPXORD       gguf_sign<>+0(SB), Z17, Z17
+	VMOVUPS      Z17, 320(CX)
+	VMOVDQU64    4(AX), X2
+	VINSERTI32X4 $0x01, 24(AX), Y2, Y2
+	VPSRLW       $0x04, Y2, Y0
+	VINSERTI64X4 $0x01, Y0, Z2, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z3, Z3, Z3
+	VPSADBW      Z3, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 384(CX)
+	VMOVDQU64    44(AX), X4
+	VINSERTI32X4 $0x01, 64(AX), Y4, Y4
+	VPSRLW       $0x04, Y4, Y0
+	VINSERTI64X4 $0x01, Y0, Z4, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z5, Z5, Z5
+	VPSADBW      Z5, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 400(CX)
+	VMOVDQU64    84(AX), X6
+	VINSERTI32X4 $0x01, 104(AX), Y6, Y6
+	VPSRLW       $0x04, Y6, Y0
+	VINSERTI64X4 $0x01, Y0, Z6, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z7, Z7, Z7
+	VPSADBW      Z7, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 416(CX)
+	VMOVDQU64    124(AX), X8
+	VINSERTI32X4 $0x01, 144(AX), Y8, Y8
+	VPSRLW       $0x04, Y8, Y0
+	VINSERTI64X4 $0x01, Y0, Z8, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, 192(CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z9, Z9, Z9
+	VPSADBW      Z9, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 432(CX)
+	ADDQ         $0x000000a0, AX
+	ADDQ         $0x000001c0, CX
+	DECQ         DX
+	JNZ          ggufDecZQ4_1_unit
+
+ggufDecZQ4_1_tail:
+	MOVQ         tail+16(FP), DX
+	TESTQ        DX, DX
+	JZ           ggufDecZQ4_1_done
+	LEAQ         gguf_tailmask<>+0(SB), BX
+	MOVBQZX      (BX)(DX*1), BX
+	VMOVDQU64    gguf_gather20<>+0(SB), Y0
+	KMOVW        BX, K1
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y0*1), K1, Y10
+	VPMOVDW      Y10, X0
+	VCVTPH2PS    X0, Y0
+	VPSRLD       $0x10, Y10, Y1
+	VPMOVDW      Y1, X1
+	VCVTPH2PS    X1, Y1
+	VMOVDQU32    gguf_quadsA8<>+0(SB), Z2
+	VPERMPS      Z1, Z2, Z1
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z2
+	VPERMPS      Z0, Z2, Z0
+	VMOVUPS      Z0, 256(CX)
+	VPXORD       gguf_sign<>+0(SB), Z1, Z1
+	VMOVUPS      Z1, 320(CX)
+	VMOVDQU64    4(AX), X11
+	VINSERTI32X4 $0x01, 24(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y0
+	VINSERTI64X4 $0x01, Y0, Z11, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VMOVDQU64    Z0, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z12, Z12, Z12
+	VPSADBW      Z12, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 384(CX)
+	CMPQ         DX, $0x01
+	JE           ggufDecZQ4_1_taildone
+	VMOVDQU64    44(AX), X13
+	VINSERTI32X4 $0x01, 64(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y0
+	VINSERTI64X4 $0x01, Y0, Z13, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VMOVDQU64    Z0, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z14, Z14, Z14
+	VPSADBW      Z14, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 400(CX)
+	CMPQ         DX, $0x02
+	JE           ggufDecZQ4_1_taildone
+	VMOVDQU64    84(AX), X15
+	VINSERTI32X4 $0x01, 104(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y0
+	VINSERTI64X4 $0x01, Y0, Z15, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z16, Z16, Z16
+	VPSADBW      Z16, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 416(CX)
+
+ggufDecZQ4_1_taildone:
+ggufDecZQ4_1_done:
 	VZEROUPPER
 	RET
 
@@ -13345,6 +14013,307 @@ ggufZQ5_0_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZQ5_0_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZQ5_0(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ5_0(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ5_0_tail
+
+ggufDecZQ5_0_unit:
+	VMOVDQU64    gguf_gather22<>+0(SB), Y0
+	KXNORW       K1, K1, K1
+	VPXORD       Y1, Y1, Y1
+	VPGATHERDD   (AX)(Y0*1), K1, Y1
+	VPMOVDW      Y1, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z17
+	VPERMPS      Z0, Z17, Z17
+	VMOVUPS      Z17, 256(CX)
+	VMOVDQU64    6(AX), X2
+	VINSERTI32X4 $0x01, 28(AX), Y2, Y2
+	VPSRLW       $0x04, Y2, Y0
+	VINSERTI64X4 $0x01, Y0, Z2, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	MOVL         2(AX), BX
+	MOVL         24(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z16<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z3, Z3, Z3
+	VPSADBW      Z3, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 384(CX)
+	VMOVDQU64    50(AX), X4
+	VINSERTI32X4 $0x01, 72(AX), Y4, Y4
+	VPSRLW       $0x04, Y4, Y0
+	VINSERTI64X4 $0x01, Y0, Z4, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	MOVL         46(AX), BX
+	MOVL         68(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z16<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z5, Z5, Z5
+	VPSADBW      Z5, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 400(CX)
+	VMOVDQU64    94(AX), X6
+	VINSERTI32X4 $0x01, 116(AX), Y6, Y6
+	VPSRLW       $0x04, Y6, Y0
+	VINSERTI64X4 $0x01, Y0, Z6, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	MOVL         90(AX), BX
+	MOVL         112(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z16<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z7, Z7, Z7
+	VPSADBW      Z7, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 416(CX)
+	VMOVDQU64    138(AX), X8
+	VINSERTI32X4 $0x01, 160(AX), Y8, Y8
+	VPSRLW       $0x04, Y8, Y0
+	VINSERTI64X4 $0x01, Y0, Z8, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	MOVL         134(AX), BX
+	MOVL         156(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPBROADCASTB gguf_z16<>+0(SB), Z18
+	VPSUBB       Z18, Z17, Z17
+	VMOVDQU64    Z17, 192(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z9, Z9, Z9
+	VPSADBW      Z9, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 432(CX)
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x000001c0, CX
+	DECQ         DX
+	JNZ          ggufDecZQ5_0_unit
+
+ggufDecZQ5_0_tail:
+	MOVQ         tail+16(FP), DX
+	TESTQ        DX, DX
+	JZ           ggufDecZQ5_0_done
+	LEAQ         gguf_tailmask<>+0(SB), BX
+	MOVBQZX      (BX)(DX*1), BX
+	VMOVDQU64    gguf_gather22<>+0(SB), Y0
+	KMOVW        BX, K1
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y0*1), K1, Y10
+	VPMOVDW      Y10, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z1
+	VPERMPS      Z0, Z1, Z0
+	VMOVUPS      Z0, 256(CX)
+	VMOVDQU64    6(AX), X11
+	VINSERTI32X4 $0x01, 28(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y0
+	VINSERTI64X4 $0x01, Y0, Z11, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	MOVL         2(AX), BX
+	MOVL         24(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K1
+	VPADDB       gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPBROADCASTB gguf_z16<>+0(SB), Z1
+	VPSUBB       Z1, Z0, Z0
+	VMOVDQU64    Z0, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z12, Z12, Z12
+	VPSADBW      Z12, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 384(CX)
+	CMPQ         DX, $0x01
+	JE           ggufDecZQ5_0_taildone
+	VMOVDQU64    50(AX), X13
+	VINSERTI32X4 $0x01, 72(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y0
+	VINSERTI64X4 $0x01, Y0, Z13, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	MOVL         46(AX), BX
+	MOVL         68(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K1
+	VPADDB       gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPBROADCASTB gguf_z16<>+0(SB), Z1
+	VPSUBB       Z1, Z0, Z0
+	VMOVDQU64    Z0, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z14, Z14, Z14
+	VPSADBW      Z14, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 400(CX)
+	CMPQ         DX, $0x02
+	JE           ggufDecZQ5_0_taildone
+	VMOVDQU64    94(AX), X15
+	VINSERTI32X4 $0x01, 116(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y0
+	VINSERTI64X4 $0x01, Y0, Z15, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	MOVL         90(AX), DX
+	MOVL         112(AX), AX
+	MOVWLZX      DX, BX
+	MOVWLZX      AX, SI
+	SHLQ         $0x10, SI
+	ORQ          SI, BX
+	SHRQ         $0x10, DX
+	SHLQ         $0x20, DX
+	ORQ          DX, BX
+	SHRQ         $0x10, AX
+	SHLQ         $0x30, AX
+	ORQ          AX, BX
+	KMOVQ        BX, K1
+	VPADDB       gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPBROADCASTB gguf_z16<>+0(SB), Z1
+	VPSUBB       Z1, Z0, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z16, Z16, Z16
+	VPSADBW      Z16, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 416(CX)
+
+ggufDecZQ5_0_taildone:
+ggufDecZQ5_0_done:
 	VZEROUPPER
 	RET
 
@@ -16980,6 +17949,307 @@ ggufZQ5_1_8_set7:
 	VZEROUPPER
 	RET
 
+// func ggufDecZQ5_1(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ5_1(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ5_1_tail
+
+ggufDecZQ5_1_unit:
+	VMOVDQU64    gguf_gather24<>+0(SB), Y0
+	KXNORW       K1, K1, K1
+	VPXORD       Y1, Y1, Y1
+	VPGATHERDD   (AX)(Y0*1), K1, Y1
+	VPMOVDW      Y1, X0
+	VCVTPH2PS    X0, Y0
+	VPSRLD       $0x10, Y1, Y17
+	VPMOVDW      Y17, X2
+	VCVTPH2PS    X2, Y17
+	VMOVDQU32    gguf_quadsA8<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z17
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z18
+	VPERMPS      Z0, Z18, Z18
+	VMOVUPS      Z18, 256(CX)
+	VPXORD       gguf_sign<>+0(SB), Z17, Z17
+	VMOVUPS      Z17, 320(CX)
+	VMOVDQU64    8(AX), X2
+	VINSERTI32X4 $0x01, 32(AX), Y2, Y2
+	VPSRLW       $0x04, Y2, Y0
+	VINSERTI64X4 $0x01, Y0, Z2, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	MOVL         4(AX), BX
+	MOVL         28(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z3, Z3, Z3
+	VPSADBW      Z3, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 384(CX)
+	VMOVDQU64    56(AX), X4
+	VINSERTI32X4 $0x01, 80(AX), Y4, Y4
+	VPSRLW       $0x04, Y4, Y0
+	VINSERTI64X4 $0x01, Y0, Z4, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	MOVL         52(AX), BX
+	MOVL         76(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z5, Z5, Z5
+	VPSADBW      Z5, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 400(CX)
+	VMOVDQU64    104(AX), X6
+	VINSERTI32X4 $0x01, 128(AX), Y6, Y6
+	VPSRLW       $0x04, Y6, Y0
+	VINSERTI64X4 $0x01, Y0, Z6, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	MOVL         100(AX), BX
+	MOVL         124(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z7, Z7, Z7
+	VPSADBW      Z7, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 416(CX)
+	VMOVDQU64    152(AX), X8
+	VINSERTI32X4 $0x01, 176(AX), Y8, Y8
+	VPSRLW       $0x04, Y8, Y0
+	VINSERTI64X4 $0x01, Y0, Z8, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	MOVL         148(AX), BX
+	MOVL         172(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K2
+	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
+	VMOVDQU64    gguf_natb<>+0(SB), Z19
+	VPERMQ       Z18, Z19, Z18
+	VMOVDQU64    Z18, 192(CX)
+	VPXORD       gguf_c80<>+0(SB), Z18, Z18
+	VPXORD       Z9, Z9, Z9
+	VPSADBW      Z9, Z18, Z18
+	VPSHUFD      $0x4e, Z18, Z19
+	VPADDQ       Z19, Z18, Z18
+	VPMOVQD      Z18, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 432(CX)
+	ADDQ         $0x000000c0, AX
+	ADDQ         $0x000001c0, CX
+	DECQ         DX
+	JNZ          ggufDecZQ5_1_unit
+
+ggufDecZQ5_1_tail:
+	MOVQ         tail+16(FP), DX
+	TESTQ        DX, DX
+	JZ           ggufDecZQ5_1_done
+	LEAQ         gguf_tailmask<>+0(SB), BX
+	MOVBQZX      (BX)(DX*1), BX
+	VMOVDQU64    gguf_gather24<>+0(SB), Y0
+	KMOVW        BX, K1
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y0*1), K1, Y10
+	VPMOVDW      Y10, X0
+	VCVTPH2PS    X0, Y0
+	VPSRLD       $0x10, Y10, Y1
+	VPMOVDW      Y1, X1
+	VCVTPH2PS    X1, Y1
+	VMOVDQU32    gguf_quadsA8<>+0(SB), Z2
+	VPERMPS      Z1, Z2, Z1
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z2
+	VPERMPS      Z0, Z2, Z0
+	VMOVUPS      Z0, 256(CX)
+	VPXORD       gguf_sign<>+0(SB), Z1, Z1
+	VMOVUPS      Z1, 320(CX)
+	VMOVDQU64    8(AX), X11
+	VINSERTI32X4 $0x01, 32(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y0
+	VINSERTI64X4 $0x01, Y0, Z11, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	MOVL         4(AX), BX
+	MOVL         28(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K1
+	VPADDB       gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VMOVDQU64    Z0, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z12, Z12, Z12
+	VPSADBW      Z12, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 384(CX)
+	CMPQ         DX, $0x01
+	JE           ggufDecZQ5_1_taildone
+	VMOVDQU64    56(AX), X13
+	VINSERTI32X4 $0x01, 80(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y0
+	VINSERTI64X4 $0x01, Y0, Z13, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	MOVL         52(AX), BX
+	MOVL         76(AX), SI
+	MOVWLZX      BX, DI
+	MOVWLZX      SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, DI
+	SHRQ         $0x10, BX
+	SHLQ         $0x20, BX
+	ORQ          BX, DI
+	SHRQ         $0x10, SI
+	SHLQ         $0x30, SI
+	ORQ          SI, DI
+	KMOVQ        DI, K1
+	VPADDB       gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VMOVDQU64    Z0, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z14, Z14, Z14
+	VPSADBW      Z14, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 400(CX)
+	CMPQ         DX, $0x02
+	JE           ggufDecZQ5_1_taildone
+	VMOVDQU64    104(AX), X15
+	VINSERTI32X4 $0x01, 128(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y0
+	VINSERTI64X4 $0x01, Y0, Z15, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	MOVL         100(AX), DX
+	MOVL         124(AX), AX
+	MOVWLZX      DX, BX
+	MOVWLZX      AX, SI
+	SHLQ         $0x10, SI
+	ORQ          SI, BX
+	SHRQ         $0x10, DX
+	SHLQ         $0x20, DX
+	ORQ          DX, BX
+	SHRQ         $0x10, AX
+	SHLQ         $0x30, AX
+	ORQ          AX, BX
+	KMOVQ        BX, K1
+	VPADDB       gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z16, Z16, Z16
+	VPSADBW      Z16, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 416(CX)
+
+ggufDecZQ5_1_taildone:
+ggufDecZQ5_1_done:
+	VZEROUPPER
+	RET
+
 // func ggufZIQ4NL_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4NL_1(SB), NOSPLIT, $0-73
@@ -19777,6 +21047,216 @@ ggufZIQ4NL_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZIQ4NL_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZIQ4NL(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZIQ4NL(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZIQ4NL_tail
+
+ggufDecZIQ4NL_unit:
+	VMOVDQU64    gguf_gather18<>+0(SB), Y0
+	KXNORW       K1, K1, K1
+	VPXORD       Y1, Y1, Y1
+	VPGATHERDD   (AX)(Y0*1), K1, Y1
+	VPMOVDW      Y1, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z17
+	VPERMPS      Z0, Z17, Z17
+	VMOVUPS      Z17, 256(CX)
+	VMOVDQU64    2(AX), X2
+	VINSERTI32X4 $0x01, 20(AX), Y2, Y2
+	VPSRLW       $0x04, Y2, Y0
+	VINSERTI64X4 $0x01, Y0, Z2, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_book_iq4nl<>+0(SB), Z18
+	VPSHUFB      Z17, Z18, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VMOVDQU64    Z17, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z3, Z3, Z3
+	VPSADBW      Z3, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 384(CX)
+	VMOVDQU64    38(AX), X4
+	VINSERTI32X4 $0x01, 56(AX), Y4, Y4
+	VPSRLW       $0x04, Y4, Y0
+	VINSERTI64X4 $0x01, Y0, Z4, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_book_iq4nl<>+0(SB), Z18
+	VPSHUFB      Z17, Z18, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VMOVDQU64    Z17, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z5, Z5, Z5
+	VPSADBW      Z5, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 400(CX)
+	VMOVDQU64    74(AX), X6
+	VINSERTI32X4 $0x01, 92(AX), Y6, Y6
+	VPSRLW       $0x04, Y6, Y0
+	VINSERTI64X4 $0x01, Y0, Z6, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_book_iq4nl<>+0(SB), Z18
+	VPSHUFB      Z17, Z18, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VMOVDQU64    Z17, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z7, Z7, Z7
+	VPSADBW      Z7, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 416(CX)
+	VMOVDQU64    110(AX), X8
+	VINSERTI32X4 $0x01, 128(AX), Y8, Y8
+	VPSRLW       $0x04, Y8, Y0
+	VINSERTI64X4 $0x01, Y0, Z8, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VMOVDQU64    gguf_book_iq4nl<>+0(SB), Z18
+	VPSHUFB      Z17, Z18, Z17
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z17, Z18, Z17
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VMOVDQU64    Z17, 192(CX)
+	VPXORD       gguf_c80<>+0(SB), Z17, Z17
+	VPXORD       Z9, Z9, Z9
+	VPSADBW      Z9, Z17, Z17
+	VPSHUFD      $0x4e, Z17, Z18
+	VPADDQ       Z18, Z17, Z17
+	VPMOVQD      Z17, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 432(CX)
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x000001c0, CX
+	DECQ         DX
+	JNZ          ggufDecZIQ4NL_unit
+
+ggufDecZIQ4NL_tail:
+	MOVQ         tail+16(FP), DX
+	TESTQ        DX, DX
+	JZ           ggufDecZIQ4NL_done
+	LEAQ         gguf_tailmask<>+0(SB), BX
+	MOVBQZX      (BX)(DX*1), BX
+	VMOVDQU64    gguf_gather18<>+0(SB), Y0
+	KMOVW        BX, K1
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y0*1), K1, Y10
+	VPMOVDW      Y10, X0
+	VCVTPH2PS    X0, Y0
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z1
+	VPERMPS      Z0, Z1, Z0
+	VMOVUPS      Z0, 256(CX)
+	VMOVDQU64    2(AX), X11
+	VINSERTI32X4 $0x01, 20(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y0
+	VINSERTI64X4 $0x01, Y0, Z11, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_iq4nl<>+0(SB), Z1
+	VPSHUFB      Z0, Z1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z12, Z12, Z12
+	VPSADBW      Z12, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 384(CX)
+	CMPQ         DX, $0x01
+	JE           ggufDecZIQ4NL_taildone
+	VMOVDQU64    38(AX), X13
+	VINSERTI32X4 $0x01, 56(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y0
+	VINSERTI64X4 $0x01, Y0, Z13, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_iq4nl<>+0(SB), Z1
+	VPSHUFB      Z0, Z1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z14, Z14, Z14
+	VPSADBW      Z14, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 400(CX)
+	CMPQ         DX, $0x02
+	JE           ggufDecZIQ4NL_taildone
+	VMOVDQU64    74(AX), X15
+	VINSERTI32X4 $0x01, 92(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y0
+	VINSERTI64X4 $0x01, Y0, Z15, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_iq4nl<>+0(SB), Z1
+	VPSHUFB      Z0, Z1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z16, Z16, Z16
+	VPSADBW      Z16, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 416(CX)
+
+ggufDecZIQ4NL_taildone:
+ggufDecZIQ4NL_done:
 	VZEROUPPER
 	RET
 
@@ -22676,6 +24156,228 @@ ggufZMXFP4_8_set7:
 	VZEROUPPER
 	RET
 
+// func ggufDecZMXFP4(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL
+TEXT ·ggufDecZMXFP4(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZMXFP4_tail
+
+ggufDecZMXFP4_unit:
+	VMOVDQU64    gguf_gather17<>+0(SB), Y0
+	KXNORW       K1, K1, K1
+	VPXORD       Y1, Y1, Y1
+	VPGATHERDD   (AX)(Y0*1), K1, Y1
+	VPSLLD       $0x18, Y1, Y0
+	VPSRLD       $0x18, Y0, Y0
+	VPSUBD       gguf_one<>+0(SB), Y0, Y17
+	VPSLLD       $0x17, Y17, Y17
+	VMOVDQU64    gguf_den<>+0(SB), Y18
+	VPSLLVD      Y0, Y18, Y18
+	VPCMPUD      $0x01, gguf_two<>+0(SB), Y0, K2
+	VMOVDQA32    Y18, K2, Y17
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z0
+	VPERMPS      Z17, Z0, Z0
+	VMOVUPS      Z0, 256(CX)
+	VMOVDQU64    1(AX), X2
+	VINSERTI32X4 $0x01, 18(AX), Y2, Y2
+	VPSRLW       $0x04, Y2, Y0
+	VINSERTI64X4 $0x01, Y0, Z2, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_mxfp4<>+0(SB), Z18
+	VPSHUFB      Z0, Z18, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z0, Z18, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z3, Z3, Z3
+	VPSADBW      Z3, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z18
+	VPADDQ       Z18, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 384(CX)
+	VMOVDQU64    35(AX), X4
+	VINSERTI32X4 $0x01, 52(AX), Y4, Y4
+	VPSRLW       $0x04, Y4, Y0
+	VINSERTI64X4 $0x01, Y0, Z4, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_mxfp4<>+0(SB), Z18
+	VPSHUFB      Z0, Z18, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z0, Z18, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z5, Z5, Z5
+	VPSADBW      Z5, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z18
+	VPADDQ       Z18, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 400(CX)
+	VMOVDQU64    69(AX), X6
+	VINSERTI32X4 $0x01, 86(AX), Y6, Y6
+	VPSRLW       $0x04, Y6, Y0
+	VINSERTI64X4 $0x01, Y0, Z6, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_mxfp4<>+0(SB), Z18
+	VPSHUFB      Z0, Z18, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z0, Z18, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z7, Z7, Z7
+	VPSADBW      Z7, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z18
+	VPADDQ       Z18, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 416(CX)
+	VMOVDQU64    103(AX), X8
+	VINSERTI32X4 $0x01, 120(AX), Y8, Y8
+	VPSRLW       $0x04, Y8, Y0
+	VINSERTI64X4 $0x01, Y0, Z8, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_mxfp4<>+0(SB), Z18
+	VPSHUFB      Z0, Z18, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z18
+	VPERMQ       Z0, Z18, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 192(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z9, Z9, Z9
+	VPSADBW      Z9, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z18
+	VPADDQ       Z18, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y17
+	VPERMD       Y0, Y17, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X2
+	VPSUBD       X0, X2, X2
+	VPSLLD       $0x07, X2, X2
+	VMOVDQU32    X2, 432(CX)
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x000001c0, CX
+	DECQ         DX
+	JNZ          ggufDecZMXFP4_unit
+
+ggufDecZMXFP4_tail:
+	MOVQ         tail+16(FP), DX
+	TESTQ        DX, DX
+	JZ           ggufDecZMXFP4_done
+	LEAQ         gguf_tailmask<>+0(SB), BX
+	MOVBQZX      (BX)(DX*1), BX
+	VMOVDQU64    gguf_gather17<>+0(SB), Y0
+	KMOVW        BX, K1
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y0*1), K1, Y10
+	VPSLLD       $0x18, Y10, Y0
+	VPSRLD       $0x18, Y0, Y0
+	VPSUBD       gguf_one<>+0(SB), Y0, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMOVDQU64    gguf_den<>+0(SB), Y2
+	VPSLLVD      Y0, Y2, Y2
+	VPCMPUD      $0x01, gguf_two<>+0(SB), Y0, K1
+	VMOVDQA32    Y2, K1, Y1
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z0
+	VPERMPS      Z1, Z0, Z0
+	VMOVUPS      Z0, 256(CX)
+	VMOVDQU64    1(AX), X11
+	VINSERTI32X4 $0x01, 18(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y0
+	VINSERTI64X4 $0x01, Y0, Z11, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_mxfp4<>+0(SB), Z1
+	VPSHUFB      Z0, Z1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, (CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z12, Z12, Z12
+	VPSADBW      Z12, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 384(CX)
+	CMPQ         DX, $0x01
+	JE           ggufDecZMXFP4_taildone
+	VMOVDQU64    35(AX), X13
+	VINSERTI32X4 $0x01, 52(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y0
+	VINSERTI64X4 $0x01, Y0, Z13, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_mxfp4<>+0(SB), Z1
+	VPSHUFB      Z0, Z1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 64(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z14, Z14, Z14
+	VPSADBW      Z14, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 400(CX)
+	CMPQ         DX, $0x02
+	JE           ggufDecZMXFP4_taildone
+	VMOVDQU64    69(AX), X15
+	VINSERTI32X4 $0x01, 86(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y0
+	VINSERTI64X4 $0x01, Y0, Z15, Z0
+	VPANDD       gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64    gguf_book_mxfp4<>+0(SB), Z1
+	VPSHUFB      Z0, Z1, Z0
+	VMOVDQU64    gguf_natb<>+0(SB), Z1
+	VPERMQ       Z0, Z1, Z0
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64    Z0, 128(CX)
+	VPXORD       gguf_c80<>+0(SB), Z0, Z0
+	VPXORD       Z16, Z16, Z16
+	VPSADBW      Z16, Z0, Z0
+	VPSHUFD      $0x4e, Z0, Z1
+	VPADDQ       Z1, Z0, Z0
+	VPMOVQD      Z0, Y0
+	VMOVDQU32    gguf_evens<>+0(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU32    gguf_c2048<>+0(SB), X1
+	VPSUBD       X0, X1, X1
+	VPSLLD       $0x07, X1, X1
+	VMOVDQU32    X1, 416(CX)
+
+ggufDecZMXFP4_taildone:
+ggufDecZMXFP4_done:
+	VZEROUPPER
+	RET
+
 // func ggufZQ2K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_1(SB), NOSPLIT, $0-73
@@ -24529,6 +26231,104 @@ ggufZQ2K_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZQ2K_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZQ2K(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ2K(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ2K_tail
+
+ggufDecZQ2K_unit:
+	MOVWLZX         80(AX), BX
+	VMOVD           BX, X0
+	VCVTPH2PS       X0, X0
+	VBROADCASTSS    X0, Z0
+	MOVWLZX         82(AX), BX
+	VMOVD           BX, X5
+	VCVTPH2PS       X5, X5
+	VBROADCASTSS    X5, Z5
+	VPMOVZXBD       (AX), Z6
+	VPSRLD          $0x04, Z6, Z7
+	VPANDD          gguf_nib<>+0(SB), Z6, Z6
+	VCVTDQ2PS       Z6, Z6
+	VMULPS          Z0, Z6, Z6
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          Z5, Z7, Z7
+	VMOVUPS         Z6, 256(CX)
+	VMOVUPS         Z7, 320(CX)
+	VBROADCASTI64X4 16(AX), Z5
+	VPSRLVW         gguf_shift2_0<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, (CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z1, Z1, Z1
+	VPSADBW         Z1, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z6
+	VPADDQ          Z6, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y6
+	VPERMD          Y0, Y6, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X6
+	VPSUBD          X0, X6, X6
+	VPSLLD          $0x07, X6, X6
+	VMOVDQU32       X6, 384(CX)
+	VPSRLVW         gguf_shift2_1<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 64(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z2, Z2, Z2
+	VPSADBW         Z2, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z5
+	VPADDQ          Z5, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 400(CX)
+	VBROADCASTI64X4 48(AX), Z5
+	VPSRLVW         gguf_shift2_2<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 128(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z3, Z3, Z3
+	VPSADBW         Z3, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z6
+	VPADDQ          Z6, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y6
+	VPERMD          Y0, Y6, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X6
+	VPSUBD          X0, X6, X6
+	VPSLLD          $0x07, X6, X6
+	VMOVDQU32       X6, 416(CX)
+	VPSRLVW         gguf_shift2_3<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 192(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z4, Z4, Z4
+	VPSADBW         Z4, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z5
+	VPADDQ          Z5, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 432(CX)
+	ADDQ            $0x00000054, AX
+	ADDQ            $0x000001c0, CX
+	DECQ            DX
+	JNZ             ggufDecZQ2K_unit
+
+ggufDecZQ2K_tail:
 	VZEROUPPER
 	RET
 
@@ -26584,6 +28384,140 @@ ggufZQ3K_8_set7:
 	VZEROUPPER
 	RET
 
+// func ggufDecZQ3K(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ3K(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ3K_tail
+
+ggufDecZQ3K_unit:
+	MOVWLZX         108(AX), BX
+	VMOVD           BX, X0
+	VCVTPH2PS       X0, X0
+	VBROADCASTSS    X0, Z0
+	MOVQ            96(AX), BX
+	MOVL            104(AX), SI
+	MOVQ            $0x0f0f0f0f0f0f0f0f, DI
+	MOVQ            BX, R8
+	ANDQ            DI, R8
+	SHRQ            $0x04, BX
+	ANDQ            DI, BX
+	MOVL            SI, DI
+	ANDL            $0x03030303, DI
+	MOVL            SI, R9
+	SHRL            $0x02, R9
+	ANDL            $0x03030303, R9
+	MOVL            SI, R10
+	SHRL            $0x04, R10
+	ANDL            $0x03030303, R10
+	SHRL            $0x06, SI
+	ANDL            $0x03030303, SI
+	SHLQ            $0x20, R9
+	ORQ             R9, DI
+	SHLQ            $0x04, DI
+	ORQ             DI, R8
+	SHLQ            $0x20, SI
+	ORQ             SI, R10
+	SHLQ            $0x04, R10
+	ORQ             R10, BX
+	VMOVQ           R8, X5
+	VPINSRQ         $0x01, BX, X5, X5
+	VPMOVZXBD       X5, Z5
+	VPSUBD          gguf_thirtytwo<>+0(SB), Z5, Z5
+	VCVTDQ2PS       Z5, Z5
+	VMULPS          Z0, Z5, Z5
+	VMOVUPS         Z5, 256(CX)
+	VBROADCASTI64X4 32(AX), Z5
+	VPSRLVW         gguf_shift2_0<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VBROADCASTI64X4 (AX), Z6
+	VPTESTMB        gguf_hsel_0<>+0(SB), Z6, K1
+	VPADDB          gguf_c04<>+0(SB), Z0, K1, Z0
+	VPBROADCASTB    gguf_z4<>+0(SB), Z7
+	VPSUBB          Z7, Z0, Z0
+	VMOVDQU64       Z0, (CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z1, Z1, Z1
+	VPSADBW         Z1, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z7
+	VPADDQ          Z7, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y7
+	VPERMD          Y0, Y7, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X7
+	VPSUBD          X0, X7, X7
+	VPSLLD          $0x07, X7, X7
+	VMOVDQU32       X7, 384(CX)
+	VPSRLVW         gguf_shift2_1<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VPTESTMB        gguf_hsel_1<>+0(SB), Z6, K1
+	VPADDB          gguf_c04<>+0(SB), Z0, K1, Z0
+	VPBROADCASTB    gguf_z4<>+0(SB), Z5
+	VPSUBB          Z5, Z0, Z0
+	VMOVDQU64       Z0, 64(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z2, Z2, Z2
+	VPSADBW         Z2, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z5
+	VPADDQ          Z5, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 400(CX)
+	VBROADCASTI64X4 64(AX), Z5
+	VPSRLVW         gguf_shift2_2<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VPTESTMB        gguf_hsel_2<>+0(SB), Z6, K1
+	VPADDB          gguf_c04<>+0(SB), Z0, K1, Z0
+	VPBROADCASTB    gguf_z4<>+0(SB), Z7
+	VPSUBB          Z7, Z0, Z0
+	VMOVDQU64       Z0, 128(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z3, Z3, Z3
+	VPSADBW         Z3, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z7
+	VPADDQ          Z7, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y7
+	VPERMD          Y0, Y7, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X7
+	VPSUBD          X0, X7, X7
+	VPSLLD          $0x07, X7, X7
+	VMOVDQU32       X7, 416(CX)
+	VPSRLVW         gguf_shift2_3<>+0(SB), Z5, Z0
+	VPANDD          gguf_c03<>+0(SB), Z0, Z0
+	VPTESTMB        gguf_hsel_3<>+0(SB), Z6, K1
+	VPADDB          gguf_c04<>+0(SB), Z0, K1, Z0
+	VPBROADCASTB    gguf_z4<>+0(SB), Z5
+	VPSUBB          Z5, Z0, Z0
+	VMOVDQU64       Z0, 192(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z4, Z4, Z4
+	VPSADBW         Z4, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z5
+	VPADDQ          Z5, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 432(CX)
+	ADDQ            $0x0000006e, AX
+	ADDQ            $0x000001c0, CX
+	DECQ            DX
+	JNZ             ggufDecZQ3K_unit
+
+ggufDecZQ3K_tail:
+	VZEROUPPER
+	RET
+
 // func ggufZQ4K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_1(SB), NOSPLIT, $0-73
@@ -28477,6 +30411,110 @@ ggufZQ4K_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZQ4K_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZQ4K(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ4K(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ4K_tail
+
+ggufDecZQ4K_unit:
+	VPMOVZXBD       4(AX), Z0
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z2
+	VPERMD          Z0, Z2, Z1
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z2
+	VPERMD          Z0, Z2, Z0
+	VPSRLVD         gguf_kshift<>+0(SB), Z1, Z1
+	VPANDD          gguf_kmasklo<>+0(SB), Z1, Z1
+	VPSRLD          $0x02, Z0, Z0
+	VPANDD          gguf_kmaskhi<>+0(SB), Z0, Z0
+	VPORD           Z0, Z1, Z1
+	VCVTDQ2PS       Z1, Z1
+	VCVTPH2PS       (AX), X3
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z2
+	VPERMPS         Z3, Z2, Z3
+	VMULPS          Z3, Z1, Z1
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z2
+	VPERMPS         Z1, Z2, Z0
+	VMOVDQU32       gguf_pairs16<>+0(SB), Z2
+	VPERMPS         Z1, Z2, Z1
+	VMOVUPS         Z1, 256(CX)
+	VMOVUPS         Z0, 320(CX)
+	VBROADCASTI64X4 16(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, (CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z4, Z4, Z4
+	VPSADBW         Z4, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z1
+	VPADDQ          Z1, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y1
+	VPERMD          Y0, Y1, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X1
+	VPSUBD          X0, X1, X1
+	VPSLLD          $0x07, X1, X1
+	VMOVDQU32       X1, 384(CX)
+	VBROADCASTI64X4 48(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 64(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z5, Z5, Z5
+	VPSADBW         Z5, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z1
+	VPADDQ          Z1, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y1
+	VPERMD          Y0, Y1, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X1
+	VPSUBD          X0, X1, X1
+	VPSLLD          $0x07, X1, X1
+	VMOVDQU32       X1, 400(CX)
+	VBROADCASTI64X4 80(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 128(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z6, Z6, Z6
+	VPSADBW         Z6, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z1
+	VPADDQ          Z1, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y1
+	VPERMD          Y0, Y1, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X1
+	VPSUBD          X0, X1, X1
+	VPSLLD          $0x07, X1, X1
+	VMOVDQU32       X1, 416(CX)
+	VBROADCASTI64X4 112(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 192(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z7, Z7, Z7
+	VPSADBW         Z7, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z1
+	VPADDQ          Z1, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y1
+	VPERMD          Y0, Y1, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X1
+	VPSUBD          X0, X1, X1
+	VPSLLD          $0x07, X1, X1
+	VMOVDQU32       X1, 432(CX)
+	ADDQ            $0x00000090, AX
+	ADDQ            $0x000001c0, CX
+	DECQ            DX
+	JNZ             ggufDecZQ4K_unit
+
+ggufDecZQ4K_tail:
 	VZEROUPPER
 	RET
 
@@ -30448,6 +32486,119 @@ ggufZQ5K_8_set7:
 	VZEROUPPER
 	RET
 
+// func ggufDecZQ5K(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ5K(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ5K_tail
+
+ggufDecZQ5K_unit:
+	VPMOVZXBD       4(AX), Z0
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z2
+	VPERMD          Z0, Z2, Z1
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z2
+	VPERMD          Z0, Z2, Z0
+	VPSRLVD         gguf_kshift<>+0(SB), Z1, Z1
+	VPANDD          gguf_kmasklo<>+0(SB), Z1, Z1
+	VPSRLD          $0x02, Z0, Z0
+	VPANDD          gguf_kmaskhi<>+0(SB), Z0, Z0
+	VPORD           Z0, Z1, Z1
+	VCVTDQ2PS       Z1, Z1
+	VCVTPH2PS       (AX), X3
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z2
+	VPERMPS         Z3, Z2, Z3
+	VMULPS          Z3, Z1, Z1
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z2
+	VPERMPS         Z1, Z2, Z0
+	VMOVDQU32       gguf_pairs16<>+0(SB), Z2
+	VPERMPS         Z1, Z2, Z1
+	VMOVUPS         Z1, 256(CX)
+	VMOVUPS         Z0, 320(CX)
+	VBROADCASTI64X4 48(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VBROADCASTI64X4 16(AX), Z1
+	VPTESTMB        gguf_q5sel_0<>+0(SB), Z1, K1
+	VPADDB          gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64       Z0, (CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z4, Z4, Z4
+	VPSADBW         Z4, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z2
+	VPADDQ          Z2, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y2
+	VPERMD          Y0, Y2, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X2
+	VPSUBD          X0, X2, X2
+	VPSLLD          $0x07, X2, X2
+	VMOVDQU32       X2, 384(CX)
+	VBROADCASTI64X4 80(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VPTESTMB        gguf_q5sel_1<>+0(SB), Z1, K1
+	VPADDB          gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64       Z0, 64(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z5, Z5, Z5
+	VPSADBW         Z5, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z2
+	VPADDQ          Z2, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y2
+	VPERMD          Y0, Y2, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X2
+	VPSUBD          X0, X2, X2
+	VPSLLD          $0x07, X2, X2
+	VMOVDQU32       X2, 400(CX)
+	VBROADCASTI64X4 112(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VPTESTMB        gguf_q5sel_2<>+0(SB), Z1, K1
+	VPADDB          gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64       Z0, 128(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z6, Z6, Z6
+	VPSADBW         Z6, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z2
+	VPADDQ          Z2, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y2
+	VPERMD          Y0, Y2, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X2
+	VPSUBD          X0, X2, X2
+	VPSLLD          $0x07, X2, X2
+	VMOVDQU32       X2, 416(CX)
+	VBROADCASTI64X4 144(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VPTESTMB        gguf_q5sel_3<>+0(SB), Z1, K1
+	VPADDB          gguf_c10<>+0(SB), Z0, K1, Z0
+	VMOVDQU64       Z0, 192(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z7, Z7, Z7
+	VPSADBW         Z7, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z1
+	VPADDQ          Z1, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y1
+	VPERMD          Y0, Y1, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X1
+	VPSUBD          X0, X1, X1
+	VPSLLD          $0x07, X1, X1
+	VMOVDQU32       X1, 432(CX)
+	ADDQ            $0x000000b0, AX
+	ADDQ            $0x000001c0, CX
+	DECQ            DX
+	JNZ             ggufDecZQ5K_unit
+
+ggufDecZQ5K_tail:
+	VZEROUPPER
+	RET
+
 // func ggufZQ6K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_1(SB), NOSPLIT, $0-73
@@ -32345,6 +34496,119 @@ ggufZQ6K_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZQ6K_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZQ6K(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZQ6K(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZQ6K_tail
+
+ggufDecZQ6K_unit:
+	MOVWLZX         208(AX), BX
+	VMOVD           BX, X0
+	VCVTPH2PS       X0, X0
+	VBROADCASTSS    X0, Z0
+	VPMOVSXBD       192(AX), Z5
+	VCVTDQ2PS       Z5, Z5
+	VMULPS          Z0, Z5, Z5
+	VMOVUPS         Z5, 256(CX)
+	VMOVDQU64       (AX), Z5
+	VBROADCASTI64X4 128(AX), Z6
+	VPANDD          gguf_nib<>+0(SB), Z5, Z0
+	VPSRLVW         gguf_shift6_0<>+0(SB), Z6, Z7
+	VPANDD          gguf_c03<>+0(SB), Z7, Z7
+	VPSLLW          $0x04, Z7, Z7
+	VPORD           Z7, Z0, Z0
+	VPBROADCASTB    gguf_z32<>+0(SB), Z7
+	VPSUBB          Z7, Z0, Z0
+	VMOVDQU64       Z0, (CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z1, Z1, Z1
+	VPSADBW         Z1, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z7
+	VPADDQ          Z7, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y7
+	VPERMD          Y0, Y7, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X7
+	VPSUBD          X0, X7, X7
+	VPSLLD          $0x07, X7, X7
+	VMOVDQU32       X7, 384(CX)
+	VPSRLW          $0x04, Z5, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VPSRLVW         gguf_shift6_1<>+0(SB), Z6, Z5
+	VPANDD          gguf_c03<>+0(SB), Z5, Z5
+	VPSLLW          $0x04, Z5, Z5
+	VPORD           Z5, Z0, Z0
+	VPBROADCASTB    gguf_z32<>+0(SB), Z5
+	VPSUBB          Z5, Z0, Z0
+	VMOVDQU64       Z0, 64(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z2, Z2, Z2
+	VPSADBW         Z2, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z5
+	VPADDQ          Z5, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 400(CX)
+	VMOVDQU64       64(AX), Z5
+	VBROADCASTI64X4 160(AX), Z6
+	VPANDD          gguf_nib<>+0(SB), Z5, Z0
+	VPSRLVW         gguf_shift6_0<>+0(SB), Z6, Z7
+	VPANDD          gguf_c03<>+0(SB), Z7, Z7
+	VPSLLW          $0x04, Z7, Z7
+	VPORD           Z7, Z0, Z0
+	VPBROADCASTB    gguf_z32<>+0(SB), Z7
+	VPSUBB          Z7, Z0, Z0
+	VMOVDQU64       Z0, 128(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z3, Z3, Z3
+	VPSADBW         Z3, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z7
+	VPADDQ          Z7, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y7
+	VPERMD          Y0, Y7, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X7
+	VPSUBD          X0, X7, X7
+	VPSLLD          $0x07, X7, X7
+	VMOVDQU32       X7, 416(CX)
+	VPSRLW          $0x04, Z5, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VPSRLVW         gguf_shift6_1<>+0(SB), Z6, Z5
+	VPANDD          gguf_c03<>+0(SB), Z5, Z5
+	VPSLLW          $0x04, Z5, Z5
+	VPORD           Z5, Z0, Z0
+	VPBROADCASTB    gguf_z32<>+0(SB), Z5
+	VPSUBB          Z5, Z0, Z0
+	VMOVDQU64       Z0, 192(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z4, Z4, Z4
+	VPSADBW         Z4, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z5
+	VPADDQ          Z5, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 432(CX)
+	ADDQ            $0x000000d2, AX
+	ADDQ            $0x000001c0, CX
+	DECQ            DX
+	JNZ             ggufDecZQ6K_unit
+
+ggufDecZQ6K_tail:
 	VZEROUPPER
 	RET
 
@@ -34477,5 +36741,9063 @@ ggufZIQ4XS_8_set7:
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
 	JNZ    ggufZIQ4XS_8_row
+	VZEROUPPER
+	RET
+
+// func ggufDecZIQ4XS(w *byte, units int, tail int, dst *byte)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
+TEXT ·ggufDecZIQ4XS(SB), NOSPLIT, $0-32
+	MOVQ  w+0(FP), AX
+	MOVQ  dst+24(FP), CX
+	MOVQ  units+8(FP), DX
+	TESTQ DX, DX
+	JZ    ggufDecZIQ4XS_tail
+
+ggufDecZIQ4XS_unit:
+	MOVWLZX         (AX), BX
+	VMOVD           BX, X0
+	VCVTPH2PS       X0, X0
+	VBROADCASTSS    X0, Z0
+	MOVL            4(AX), BX
+	MOVQ            BX, DI
+	SHLQ            $0x10, DI
+	ORQ             DI, BX
+	MOVQ            $0x0000ffff0000ffff, SI
+	ANDQ            SI, BX
+	MOVQ            BX, DI
+	SHLQ            $0x08, DI
+	ORQ             DI, BX
+	MOVQ            $0x00ff00ff00ff00ff, SI
+	ANDQ            SI, BX
+	MOVQ            BX, DI
+	SHLQ            $0x04, DI
+	ORQ             DI, BX
+	MOVQ            $0x0f0f0f0f0f0f0f0f, SI
+	ANDQ            SI, BX
+	MOVWLZX         2(AX), SI
+	MOVQ            SI, DI
+	SHLQ            $0x18, DI
+	ORQ             DI, SI
+	MOVQ            $0x000000ff000000ff, DI
+	ANDQ            DI, SI
+	MOVQ            SI, DI
+	SHLQ            $0x0c, DI
+	ORQ             DI, SI
+	MOVQ            $0x000f000f000f000f, DI
+	ANDQ            DI, SI
+	MOVQ            SI, DI
+	SHLQ            $0x06, DI
+	ORQ             DI, SI
+	MOVQ            $0x0303030303030303, DI
+	ANDQ            DI, SI
+	SHLQ            $0x04, SI
+	ORQ             SI, BX
+	VMOVQ           BX, X5
+	VPMOVZXBD       X5, Y5
+	VPSUBD          gguf_thirtytwo<>+0(SB), Z5, Z5
+	VCVTDQ2PS       Z5, Z5
+	VMULPS          Z0, Z5, Z5
+	VMOVDQU32       gguf_pairs16<>+0(SB), Z0
+	VPERMPS         Z5, Z0, Z0
+	VMOVUPS         Z0, 256(CX)
+	VBROADCASTI64X4 8(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z6
+	VPSHUFB         Z0, Z6, Z0
+	VMOVDQU64       gguf_natb<>+0(SB), Z6
+	VPERMQ          Z0, Z6, Z0
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, (CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z1, Z1, Z1
+	VPSADBW         Z1, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z6
+	VPADDQ          Z6, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 384(CX)
+	VBROADCASTI64X4 40(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z6
+	VPSHUFB         Z0, Z6, Z0
+	VMOVDQU64       gguf_natb<>+0(SB), Z6
+	VPERMQ          Z0, Z6, Z0
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 64(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z2, Z2, Z2
+	VPSADBW         Z2, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z6
+	VPADDQ          Z6, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 400(CX)
+	VBROADCASTI64X4 72(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z6
+	VPSHUFB         Z0, Z6, Z0
+	VMOVDQU64       gguf_natb<>+0(SB), Z6
+	VPERMQ          Z0, Z6, Z0
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 128(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z3, Z3, Z3
+	VPSADBW         Z3, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z6
+	VPADDQ          Z6, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 416(CX)
+	VBROADCASTI64X4 104(AX), Z0
+	VPSRLVW         gguf_nibshift<>+0(SB), Z0, Z0
+	VPANDD          gguf_nib<>+0(SB), Z0, Z0
+	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z6
+	VPSHUFB         Z0, Z6, Z0
+	VMOVDQU64       gguf_natb<>+0(SB), Z6
+	VPERMQ          Z0, Z6, Z0
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VMOVDQU64       Z0, 192(CX)
+	VPXORD          gguf_c80<>+0(SB), Z0, Z0
+	VPXORD          Z4, Z4, Z4
+	VPSADBW         Z4, Z0, Z0
+	VPSHUFD         $0x4e, Z0, Z6
+	VPADDQ          Z6, Z0, Z0
+	VPMOVQD         Z0, Y0
+	VMOVDQU32       gguf_evens<>+0(SB), Y5
+	VPERMD          Y0, Y5, Y0
+	VMOVDQU32       gguf_c2048<>+0(SB), X5
+	VPSUBD          X0, X5, X5
+	VPSLLD          $0x07, X5, X5
+	VMOVDQU32       X5, 432(CX)
+	ADDQ            $0x00000088, AX
+	ADDQ            $0x000001c0, CX
+	DECQ            DX
+	JNZ             ggufDecZIQ4XS_unit
+
+ggufDecZIQ4XS_tail:
+	VZEROUPPER
+	RET
+
+// func ggufTileZ32(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
+// Requires: AVX, AVX512F, AVX512VNNI
+TEXT ·ggufTileZ32(SB), NOSPLIT, $0-48
+	MOVQ   wd+0(FP), AX
+	MOVQ   ldw+8(FP), CX
+	LEAQ   (CX)(CX*2), DX
+	LEAQ   (AX)(CX*4), BX
+	MOVQ   act+32(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   units+16(FP), DI
+	TESTQ  DI, DI
+	JZ     ggufTileZ32_tail
+
+ggufTileZ32_unit:
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX), Z9, Z8
+	VPDPBUSD.BCST 4(AX), Z10, Z8
+	VPDPBUSD.BCST 8(AX), Z11, Z8
+	VPDPBUSD.BCST 12(AX), Z12, Z8
+	VPDPBUSD.BCST 16(AX), Z13, Z8
+	VPDPBUSD.BCST 20(AX), Z14, Z8
+	VPDPBUSD.BCST 24(AX), Z15, Z8
+	VPDPBUSD.BCST 28(AX), Z16, Z8
+	VPADDD.BCST   384(AX), Z8, Z8
+	VPADDD.BCST   388(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   384(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   384(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   384(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX), Z9, Z8
+	VPDPBUSD.BCST 4(BX), Z10, Z8
+	VPDPBUSD.BCST 8(BX), Z11, Z8
+	VPDPBUSD.BCST 12(BX), Z12, Z8
+	VPDPBUSD.BCST 16(BX), Z13, Z8
+	VPDPBUSD.BCST 20(BX), Z14, Z8
+	VPDPBUSD.BCST 24(BX), Z15, Z8
+	VPDPBUSD.BCST 28(BX), Z16, Z8
+	VPADDD.BCST   384(BX), Z8, Z8
+	VPADDD.BCST   388(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   384(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   384(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   384(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX), Z9, Z8
+	VPDPBUSD.BCST 36(AX), Z10, Z8
+	VPDPBUSD.BCST 40(AX), Z11, Z8
+	VPDPBUSD.BCST 44(AX), Z12, Z8
+	VPDPBUSD.BCST 48(AX), Z13, Z8
+	VPDPBUSD.BCST 52(AX), Z14, Z8
+	VPDPBUSD.BCST 56(AX), Z15, Z8
+	VPDPBUSD.BCST 60(AX), Z16, Z8
+	VPADDD.BCST   392(AX), Z8, Z8
+	VPADDD.BCST   396(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   392(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   392(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   392(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX), Z9, Z8
+	VPDPBUSD.BCST 36(BX), Z10, Z8
+	VPDPBUSD.BCST 40(BX), Z11, Z8
+	VPDPBUSD.BCST 44(BX), Z12, Z8
+	VPDPBUSD.BCST 48(BX), Z13, Z8
+	VPDPBUSD.BCST 52(BX), Z14, Z8
+	VPDPBUSD.BCST 56(BX), Z15, Z8
+	VPDPBUSD.BCST 60(BX), Z16, Z8
+	VPADDD.BCST   392(BX), Z8, Z8
+	VPADDD.BCST   396(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   392(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   392(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   392(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX), Z9, Z8
+	VPDPBUSD.BCST 68(AX), Z10, Z8
+	VPDPBUSD.BCST 72(AX), Z11, Z8
+	VPDPBUSD.BCST 76(AX), Z12, Z8
+	VPDPBUSD.BCST 80(AX), Z13, Z8
+	VPDPBUSD.BCST 84(AX), Z14, Z8
+	VPDPBUSD.BCST 88(AX), Z15, Z8
+	VPDPBUSD.BCST 92(AX), Z16, Z8
+	VPADDD.BCST   400(AX), Z8, Z8
+	VPADDD.BCST   404(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   400(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   400(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   400(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX), Z9, Z8
+	VPDPBUSD.BCST 68(BX), Z10, Z8
+	VPDPBUSD.BCST 72(BX), Z11, Z8
+	VPDPBUSD.BCST 76(BX), Z12, Z8
+	VPDPBUSD.BCST 80(BX), Z13, Z8
+	VPDPBUSD.BCST 84(BX), Z14, Z8
+	VPDPBUSD.BCST 88(BX), Z15, Z8
+	VPDPBUSD.BCST 92(BX), Z16, Z8
+	VPADDD.BCST   400(BX), Z8, Z8
+	VPADDD.BCST   404(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   400(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   400(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   400(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX), Z9, Z8
+	VPDPBUSD.BCST 100(AX), Z10, Z8
+	VPDPBUSD.BCST 104(AX), Z11, Z8
+	VPDPBUSD.BCST 108(AX), Z12, Z8
+	VPDPBUSD.BCST 112(AX), Z13, Z8
+	VPDPBUSD.BCST 116(AX), Z14, Z8
+	VPDPBUSD.BCST 120(AX), Z15, Z8
+	VPDPBUSD.BCST 124(AX), Z16, Z8
+	VPADDD.BCST   408(AX), Z8, Z8
+	VPADDD.BCST   412(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   408(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   408(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   408(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX), Z9, Z8
+	VPDPBUSD.BCST 100(BX), Z10, Z8
+	VPDPBUSD.BCST 104(BX), Z11, Z8
+	VPDPBUSD.BCST 108(BX), Z12, Z8
+	VPDPBUSD.BCST 112(BX), Z13, Z8
+	VPDPBUSD.BCST 116(BX), Z14, Z8
+	VPDPBUSD.BCST 120(BX), Z15, Z8
+	VPDPBUSD.BCST 124(BX), Z16, Z8
+	VPADDD.BCST   408(BX), Z8, Z8
+	VPADDD.BCST   412(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   408(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   408(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   408(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX), Z9, Z8
+	VPDPBUSD.BCST 132(AX), Z10, Z8
+	VPDPBUSD.BCST 136(AX), Z11, Z8
+	VPDPBUSD.BCST 140(AX), Z12, Z8
+	VPDPBUSD.BCST 144(AX), Z13, Z8
+	VPDPBUSD.BCST 148(AX), Z14, Z8
+	VPDPBUSD.BCST 152(AX), Z15, Z8
+	VPDPBUSD.BCST 156(AX), Z16, Z8
+	VPADDD.BCST   416(AX), Z8, Z8
+	VPADDD.BCST   420(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   416(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   416(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   416(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX), Z9, Z8
+	VPDPBUSD.BCST 132(BX), Z10, Z8
+	VPDPBUSD.BCST 136(BX), Z11, Z8
+	VPDPBUSD.BCST 140(BX), Z12, Z8
+	VPDPBUSD.BCST 144(BX), Z13, Z8
+	VPDPBUSD.BCST 148(BX), Z14, Z8
+	VPDPBUSD.BCST 152(BX), Z15, Z8
+	VPDPBUSD.BCST 156(BX), Z16, Z8
+	VPADDD.BCST   416(BX), Z8, Z8
+	VPADDD.BCST   420(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   416(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   416(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   416(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX), Z9, Z8
+	VPDPBUSD.BCST 164(AX), Z10, Z8
+	VPDPBUSD.BCST 168(AX), Z11, Z8
+	VPDPBUSD.BCST 172(AX), Z12, Z8
+	VPDPBUSD.BCST 176(AX), Z13, Z8
+	VPDPBUSD.BCST 180(AX), Z14, Z8
+	VPDPBUSD.BCST 184(AX), Z15, Z8
+	VPDPBUSD.BCST 188(AX), Z16, Z8
+	VPADDD.BCST   424(AX), Z8, Z8
+	VPADDD.BCST   428(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   424(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   424(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   424(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX), Z9, Z8
+	VPDPBUSD.BCST 164(BX), Z10, Z8
+	VPDPBUSD.BCST 168(BX), Z11, Z8
+	VPDPBUSD.BCST 172(BX), Z12, Z8
+	VPDPBUSD.BCST 176(BX), Z13, Z8
+	VPDPBUSD.BCST 180(BX), Z14, Z8
+	VPDPBUSD.BCST 184(BX), Z15, Z8
+	VPDPBUSD.BCST 188(BX), Z16, Z8
+	VPADDD.BCST   424(BX), Z8, Z8
+	VPADDD.BCST   428(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   424(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   424(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   424(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX), Z9, Z8
+	VPDPBUSD.BCST 196(AX), Z10, Z8
+	VPDPBUSD.BCST 200(AX), Z11, Z8
+	VPDPBUSD.BCST 204(AX), Z12, Z8
+	VPDPBUSD.BCST 208(AX), Z13, Z8
+	VPDPBUSD.BCST 212(AX), Z14, Z8
+	VPDPBUSD.BCST 216(AX), Z15, Z8
+	VPDPBUSD.BCST 220(AX), Z16, Z8
+	VPADDD.BCST   432(AX), Z8, Z8
+	VPADDD.BCST   436(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   432(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   432(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   432(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX), Z9, Z8
+	VPDPBUSD.BCST 196(BX), Z10, Z8
+	VPDPBUSD.BCST 200(BX), Z11, Z8
+	VPDPBUSD.BCST 204(BX), Z12, Z8
+	VPDPBUSD.BCST 208(BX), Z13, Z8
+	VPDPBUSD.BCST 212(BX), Z14, Z8
+	VPDPBUSD.BCST 216(BX), Z15, Z8
+	VPDPBUSD.BCST 220(BX), Z16, Z8
+	VPADDD.BCST   432(BX), Z8, Z8
+	VPADDD.BCST   436(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   432(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   432(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   432(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX), Z9, Z8
+	VPDPBUSD.BCST 228(AX), Z10, Z8
+	VPDPBUSD.BCST 232(AX), Z11, Z8
+	VPDPBUSD.BCST 236(AX), Z12, Z8
+	VPDPBUSD.BCST 240(AX), Z13, Z8
+	VPDPBUSD.BCST 244(AX), Z14, Z8
+	VPDPBUSD.BCST 248(AX), Z15, Z8
+	VPDPBUSD.BCST 252(AX), Z16, Z8
+	VPADDD.BCST   440(AX), Z8, Z8
+	VPADDD.BCST   444(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 228(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 232(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 236(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 240(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 244(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 248(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 252(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   440(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   444(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 228(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 232(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 236(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 240(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 244(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 248(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 252(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   440(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   444(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 228(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 232(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 236(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 240(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 244(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 248(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 252(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   440(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   444(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX), Z9, Z8
+	VPDPBUSD.BCST 228(BX), Z10, Z8
+	VPDPBUSD.BCST 232(BX), Z11, Z8
+	VPDPBUSD.BCST 236(BX), Z12, Z8
+	VPDPBUSD.BCST 240(BX), Z13, Z8
+	VPDPBUSD.BCST 244(BX), Z14, Z8
+	VPDPBUSD.BCST 248(BX), Z15, Z8
+	VPDPBUSD.BCST 252(BX), Z16, Z8
+	VPADDD.BCST   440(BX), Z8, Z8
+	VPADDD.BCST   444(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 228(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 232(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 236(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 240(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 244(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 248(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 252(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   440(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   444(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 228(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 232(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 236(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 240(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 244(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 248(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 252(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   440(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   444(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 228(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 232(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 236(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 240(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 244(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 248(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 252(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   440(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   444(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	ADDQ          $0x000001c0, AX
+	ADDQ          $0x000001c0, BX
+	DECQ          DI
+	JNZ           ggufTileZ32_unit
+
+ggufTileZ32_tail:
+	MOVQ          tail+24(FP), DI
+	CMPQ          DI, $0x00
+	JE            ggufTileZ32_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX), Z9, Z8
+	VPDPBUSD.BCST 4(AX), Z10, Z8
+	VPDPBUSD.BCST 8(AX), Z11, Z8
+	VPDPBUSD.BCST 12(AX), Z12, Z8
+	VPDPBUSD.BCST 16(AX), Z13, Z8
+	VPDPBUSD.BCST 20(AX), Z14, Z8
+	VPDPBUSD.BCST 24(AX), Z15, Z8
+	VPDPBUSD.BCST 28(AX), Z16, Z8
+	VPADDD.BCST   384(AX), Z8, Z8
+	VPADDD.BCST   388(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   384(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   384(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   384(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX), Z9, Z8
+	VPDPBUSD.BCST 4(BX), Z10, Z8
+	VPDPBUSD.BCST 8(BX), Z11, Z8
+	VPDPBUSD.BCST 12(BX), Z12, Z8
+	VPDPBUSD.BCST 16(BX), Z13, Z8
+	VPDPBUSD.BCST 20(BX), Z14, Z8
+	VPDPBUSD.BCST 24(BX), Z15, Z8
+	VPDPBUSD.BCST 28(BX), Z16, Z8
+	VPADDD.BCST   384(BX), Z8, Z8
+	VPADDD.BCST   388(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   384(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   384(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   384(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x01
+	JE            ggufTileZ32_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX), Z9, Z8
+	VPDPBUSD.BCST 36(AX), Z10, Z8
+	VPDPBUSD.BCST 40(AX), Z11, Z8
+	VPDPBUSD.BCST 44(AX), Z12, Z8
+	VPDPBUSD.BCST 48(AX), Z13, Z8
+	VPDPBUSD.BCST 52(AX), Z14, Z8
+	VPDPBUSD.BCST 56(AX), Z15, Z8
+	VPDPBUSD.BCST 60(AX), Z16, Z8
+	VPADDD.BCST   392(AX), Z8, Z8
+	VPADDD.BCST   396(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   392(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   392(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   392(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX), Z9, Z8
+	VPDPBUSD.BCST 36(BX), Z10, Z8
+	VPDPBUSD.BCST 40(BX), Z11, Z8
+	VPDPBUSD.BCST 44(BX), Z12, Z8
+	VPDPBUSD.BCST 48(BX), Z13, Z8
+	VPDPBUSD.BCST 52(BX), Z14, Z8
+	VPDPBUSD.BCST 56(BX), Z15, Z8
+	VPDPBUSD.BCST 60(BX), Z16, Z8
+	VPADDD.BCST   392(BX), Z8, Z8
+	VPADDD.BCST   396(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   392(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   392(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   392(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x02
+	JE            ggufTileZ32_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX), Z9, Z8
+	VPDPBUSD.BCST 68(AX), Z10, Z8
+	VPDPBUSD.BCST 72(AX), Z11, Z8
+	VPDPBUSD.BCST 76(AX), Z12, Z8
+	VPDPBUSD.BCST 80(AX), Z13, Z8
+	VPDPBUSD.BCST 84(AX), Z14, Z8
+	VPDPBUSD.BCST 88(AX), Z15, Z8
+	VPDPBUSD.BCST 92(AX), Z16, Z8
+	VPADDD.BCST   400(AX), Z8, Z8
+	VPADDD.BCST   404(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   400(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   400(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   400(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX), Z9, Z8
+	VPDPBUSD.BCST 68(BX), Z10, Z8
+	VPDPBUSD.BCST 72(BX), Z11, Z8
+	VPDPBUSD.BCST 76(BX), Z12, Z8
+	VPDPBUSD.BCST 80(BX), Z13, Z8
+	VPDPBUSD.BCST 84(BX), Z14, Z8
+	VPDPBUSD.BCST 88(BX), Z15, Z8
+	VPDPBUSD.BCST 92(BX), Z16, Z8
+	VPADDD.BCST   400(BX), Z8, Z8
+	VPADDD.BCST   404(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   400(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   400(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   400(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x03
+	JE            ggufTileZ32_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX), Z9, Z8
+	VPDPBUSD.BCST 100(AX), Z10, Z8
+	VPDPBUSD.BCST 104(AX), Z11, Z8
+	VPDPBUSD.BCST 108(AX), Z12, Z8
+	VPDPBUSD.BCST 112(AX), Z13, Z8
+	VPDPBUSD.BCST 116(AX), Z14, Z8
+	VPDPBUSD.BCST 120(AX), Z15, Z8
+	VPDPBUSD.BCST 124(AX), Z16, Z8
+	VPADDD.BCST   408(AX), Z8, Z8
+	VPADDD.BCST   412(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   408(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   408(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   408(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX), Z9, Z8
+	VPDPBUSD.BCST 100(BX), Z10, Z8
+	VPDPBUSD.BCST 104(BX), Z11, Z8
+	VPDPBUSD.BCST 108(BX), Z12, Z8
+	VPDPBUSD.BCST 112(BX), Z13, Z8
+	VPDPBUSD.BCST 116(BX), Z14, Z8
+	VPDPBUSD.BCST 120(BX), Z15, Z8
+	VPDPBUSD.BCST 124(BX), Z16, Z8
+	VPADDD.BCST   408(BX), Z8, Z8
+	VPADDD.BCST   412(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   408(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   408(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   408(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x04
+	JE            ggufTileZ32_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX), Z9, Z8
+	VPDPBUSD.BCST 132(AX), Z10, Z8
+	VPDPBUSD.BCST 136(AX), Z11, Z8
+	VPDPBUSD.BCST 140(AX), Z12, Z8
+	VPDPBUSD.BCST 144(AX), Z13, Z8
+	VPDPBUSD.BCST 148(AX), Z14, Z8
+	VPDPBUSD.BCST 152(AX), Z15, Z8
+	VPDPBUSD.BCST 156(AX), Z16, Z8
+	VPADDD.BCST   416(AX), Z8, Z8
+	VPADDD.BCST   420(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   416(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   416(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   416(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX), Z9, Z8
+	VPDPBUSD.BCST 132(BX), Z10, Z8
+	VPDPBUSD.BCST 136(BX), Z11, Z8
+	VPDPBUSD.BCST 140(BX), Z12, Z8
+	VPDPBUSD.BCST 144(BX), Z13, Z8
+	VPDPBUSD.BCST 148(BX), Z14, Z8
+	VPDPBUSD.BCST 152(BX), Z15, Z8
+	VPDPBUSD.BCST 156(BX), Z16, Z8
+	VPADDD.BCST   416(BX), Z8, Z8
+	VPADDD.BCST   420(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   416(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   416(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   416(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x05
+	JE            ggufTileZ32_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX), Z9, Z8
+	VPDPBUSD.BCST 164(AX), Z10, Z8
+	VPDPBUSD.BCST 168(AX), Z11, Z8
+	VPDPBUSD.BCST 172(AX), Z12, Z8
+	VPDPBUSD.BCST 176(AX), Z13, Z8
+	VPDPBUSD.BCST 180(AX), Z14, Z8
+	VPDPBUSD.BCST 184(AX), Z15, Z8
+	VPDPBUSD.BCST 188(AX), Z16, Z8
+	VPADDD.BCST   424(AX), Z8, Z8
+	VPADDD.BCST   428(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   424(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   424(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   424(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX), Z9, Z8
+	VPDPBUSD.BCST 164(BX), Z10, Z8
+	VPDPBUSD.BCST 168(BX), Z11, Z8
+	VPDPBUSD.BCST 172(BX), Z12, Z8
+	VPDPBUSD.BCST 176(BX), Z13, Z8
+	VPDPBUSD.BCST 180(BX), Z14, Z8
+	VPDPBUSD.BCST 184(BX), Z15, Z8
+	VPDPBUSD.BCST 188(BX), Z16, Z8
+	VPADDD.BCST   424(BX), Z8, Z8
+	VPADDD.BCST   428(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   424(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   424(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   424(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x06
+	JE            ggufTileZ32_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX), Z9, Z8
+	VPDPBUSD.BCST 196(AX), Z10, Z8
+	VPDPBUSD.BCST 200(AX), Z11, Z8
+	VPDPBUSD.BCST 204(AX), Z12, Z8
+	VPDPBUSD.BCST 208(AX), Z13, Z8
+	VPDPBUSD.BCST 212(AX), Z14, Z8
+	VPDPBUSD.BCST 216(AX), Z15, Z8
+	VPDPBUSD.BCST 220(AX), Z16, Z8
+	VPADDD.BCST   432(AX), Z8, Z8
+	VPADDD.BCST   436(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   432(AX)(CX*1), Z8, Z8
+	VPADDD.BCST   436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   432(AX)(CX*2), Z8, Z8
+	VPADDD.BCST   436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   432(AX)(DX*1), Z8, Z8
+	VPADDD.BCST   436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX), Z9, Z8
+	VPDPBUSD.BCST 196(BX), Z10, Z8
+	VPDPBUSD.BCST 200(BX), Z11, Z8
+	VPDPBUSD.BCST 204(BX), Z12, Z8
+	VPDPBUSD.BCST 208(BX), Z13, Z8
+	VPDPBUSD.BCST 212(BX), Z14, Z8
+	VPDPBUSD.BCST 216(BX), Z15, Z8
+	VPDPBUSD.BCST 220(BX), Z16, Z8
+	VPADDD.BCST   432(BX), Z8, Z8
+	VPADDD.BCST   436(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST 208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   432(BX)(CX*1), Z8, Z8
+	VPADDD.BCST   436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST 208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   432(BX)(CX*2), Z8, Z8
+	VPADDD.BCST   436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST 208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   432(BX)(DX*1), Z8, Z8
+	VPADDD.BCST   436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+
+ggufTileZ32_store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	VZEROUPPER
+	RET
+
+// func ggufTileZ32M(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
+// Requires: AVX, AVX512F, AVX512VNNI
+TEXT ·ggufTileZ32M(SB), NOSPLIT, $0-48
+	MOVQ   wd+0(FP), AX
+	MOVQ   ldw+8(FP), CX
+	LEAQ   (CX)(CX*2), DX
+	LEAQ   (AX)(CX*4), BX
+	MOVQ   act+32(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   units+16(FP), DI
+	TESTQ  DI, DI
+	JZ     ggufTileZ32M_tail
+
+ggufTileZ32M_unit:
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX), Z9, Z8
+	VPDPBUSD.BCST     4(AX), Z10, Z8
+	VPDPBUSD.BCST     8(AX), Z11, Z8
+	VPDPBUSD.BCST     12(AX), Z12, Z8
+	VPDPBUSD.BCST     16(AX), Z13, Z8
+	VPDPBUSD.BCST     20(AX), Z14, Z8
+	VPDPBUSD.BCST     24(AX), Z15, Z8
+	VPDPBUSD.BCST     28(AX), Z16, Z8
+	VPADDD.BCST       384(AX), Z8, Z8
+	VPADDD.BCST       388(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 320(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       384(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 320(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       384(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 320(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       384(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 320(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX), Z9, Z8
+	VPDPBUSD.BCST     4(BX), Z10, Z8
+	VPDPBUSD.BCST     8(BX), Z11, Z8
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     16(BX), Z13, Z8
+	VPDPBUSD.BCST     20(BX), Z14, Z8
+	VPDPBUSD.BCST     24(BX), Z15, Z8
+	VPDPBUSD.BCST     28(BX), Z16, Z8
+	VPADDD.BCST       384(BX), Z8, Z8
+	VPADDD.BCST       388(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 320(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       384(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 320(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       384(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 320(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       384(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 320(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX), Z9, Z8
+	VPDPBUSD.BCST     36(AX), Z10, Z8
+	VPDPBUSD.BCST     40(AX), Z11, Z8
+	VPDPBUSD.BCST     44(AX), Z12, Z8
+	VPDPBUSD.BCST     48(AX), Z13, Z8
+	VPDPBUSD.BCST     52(AX), Z14, Z8
+	VPDPBUSD.BCST     56(AX), Z15, Z8
+	VPDPBUSD.BCST     60(AX), Z16, Z8
+	VPADDD.BCST       392(AX), Z8, Z8
+	VPADDD.BCST       396(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 328(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       392(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 328(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       392(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 328(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       392(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 328(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX), Z9, Z8
+	VPDPBUSD.BCST     36(BX), Z10, Z8
+	VPDPBUSD.BCST     40(BX), Z11, Z8
+	VPDPBUSD.BCST     44(BX), Z12, Z8
+	VPDPBUSD.BCST     48(BX), Z13, Z8
+	VPDPBUSD.BCST     52(BX), Z14, Z8
+	VPDPBUSD.BCST     56(BX), Z15, Z8
+	VPDPBUSD.BCST     60(BX), Z16, Z8
+	VPADDD.BCST       392(BX), Z8, Z8
+	VPADDD.BCST       396(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 328(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       392(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 328(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       392(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 328(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       392(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 328(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX), Z9, Z8
+	VPDPBUSD.BCST     68(AX), Z10, Z8
+	VPDPBUSD.BCST     72(AX), Z11, Z8
+	VPDPBUSD.BCST     76(AX), Z12, Z8
+	VPDPBUSD.BCST     80(AX), Z13, Z8
+	VPDPBUSD.BCST     84(AX), Z14, Z8
+	VPDPBUSD.BCST     88(AX), Z15, Z8
+	VPDPBUSD.BCST     92(AX), Z16, Z8
+	VPADDD.BCST       400(AX), Z8, Z8
+	VPADDD.BCST       404(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 336(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       400(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 336(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       400(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 336(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       400(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 336(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX), Z9, Z8
+	VPDPBUSD.BCST     68(BX), Z10, Z8
+	VPDPBUSD.BCST     72(BX), Z11, Z8
+	VPDPBUSD.BCST     76(BX), Z12, Z8
+	VPDPBUSD.BCST     80(BX), Z13, Z8
+	VPDPBUSD.BCST     84(BX), Z14, Z8
+	VPDPBUSD.BCST     88(BX), Z15, Z8
+	VPDPBUSD.BCST     92(BX), Z16, Z8
+	VPADDD.BCST       400(BX), Z8, Z8
+	VPADDD.BCST       404(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 336(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       400(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 336(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       400(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 336(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       400(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 336(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX), Z9, Z8
+	VPDPBUSD.BCST     100(AX), Z10, Z8
+	VPDPBUSD.BCST     104(AX), Z11, Z8
+	VPDPBUSD.BCST     108(AX), Z12, Z8
+	VPDPBUSD.BCST     112(AX), Z13, Z8
+	VPDPBUSD.BCST     116(AX), Z14, Z8
+	VPDPBUSD.BCST     120(AX), Z15, Z8
+	VPDPBUSD.BCST     124(AX), Z16, Z8
+	VPADDD.BCST       408(AX), Z8, Z8
+	VPADDD.BCST       412(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 344(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       408(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 344(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       408(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 344(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       408(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 344(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX), Z9, Z8
+	VPDPBUSD.BCST     100(BX), Z10, Z8
+	VPDPBUSD.BCST     104(BX), Z11, Z8
+	VPDPBUSD.BCST     108(BX), Z12, Z8
+	VPDPBUSD.BCST     112(BX), Z13, Z8
+	VPDPBUSD.BCST     116(BX), Z14, Z8
+	VPDPBUSD.BCST     120(BX), Z15, Z8
+	VPDPBUSD.BCST     124(BX), Z16, Z8
+	VPADDD.BCST       408(BX), Z8, Z8
+	VPADDD.BCST       412(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 344(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       408(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 344(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       408(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 344(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       408(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 344(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX), Z9, Z8
+	VPDPBUSD.BCST     132(AX), Z10, Z8
+	VPDPBUSD.BCST     136(AX), Z11, Z8
+	VPDPBUSD.BCST     140(AX), Z12, Z8
+	VPDPBUSD.BCST     144(AX), Z13, Z8
+	VPDPBUSD.BCST     148(AX), Z14, Z8
+	VPDPBUSD.BCST     152(AX), Z15, Z8
+	VPDPBUSD.BCST     156(AX), Z16, Z8
+	VPADDD.BCST       416(AX), Z8, Z8
+	VPADDD.BCST       420(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 352(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       416(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 352(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       416(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 352(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       416(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 352(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX), Z9, Z8
+	VPDPBUSD.BCST     132(BX), Z10, Z8
+	VPDPBUSD.BCST     136(BX), Z11, Z8
+	VPDPBUSD.BCST     140(BX), Z12, Z8
+	VPDPBUSD.BCST     144(BX), Z13, Z8
+	VPDPBUSD.BCST     148(BX), Z14, Z8
+	VPDPBUSD.BCST     152(BX), Z15, Z8
+	VPDPBUSD.BCST     156(BX), Z16, Z8
+	VPADDD.BCST       416(BX), Z8, Z8
+	VPADDD.BCST       420(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 352(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       416(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 352(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       416(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 352(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       416(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 352(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX), Z9, Z8
+	VPDPBUSD.BCST     164(AX), Z10, Z8
+	VPDPBUSD.BCST     168(AX), Z11, Z8
+	VPDPBUSD.BCST     172(AX), Z12, Z8
+	VPDPBUSD.BCST     176(AX), Z13, Z8
+	VPDPBUSD.BCST     180(AX), Z14, Z8
+	VPDPBUSD.BCST     184(AX), Z15, Z8
+	VPDPBUSD.BCST     188(AX), Z16, Z8
+	VPADDD.BCST       424(AX), Z8, Z8
+	VPADDD.BCST       428(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 360(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       424(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 360(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       424(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 360(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       424(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 360(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX), Z9, Z8
+	VPDPBUSD.BCST     164(BX), Z10, Z8
+	VPDPBUSD.BCST     168(BX), Z11, Z8
+	VPDPBUSD.BCST     172(BX), Z12, Z8
+	VPDPBUSD.BCST     176(BX), Z13, Z8
+	VPDPBUSD.BCST     180(BX), Z14, Z8
+	VPDPBUSD.BCST     184(BX), Z15, Z8
+	VPDPBUSD.BCST     188(BX), Z16, Z8
+	VPADDD.BCST       424(BX), Z8, Z8
+	VPADDD.BCST       428(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 360(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       424(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 360(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       424(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 360(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       424(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 360(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX), Z9, Z8
+	VPDPBUSD.BCST     196(AX), Z10, Z8
+	VPDPBUSD.BCST     200(AX), Z11, Z8
+	VPDPBUSD.BCST     204(AX), Z12, Z8
+	VPDPBUSD.BCST     208(AX), Z13, Z8
+	VPDPBUSD.BCST     212(AX), Z14, Z8
+	VPDPBUSD.BCST     216(AX), Z15, Z8
+	VPDPBUSD.BCST     220(AX), Z16, Z8
+	VPADDD.BCST       432(AX), Z8, Z8
+	VPADDD.BCST       436(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 368(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       432(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 368(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       432(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 368(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       432(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 368(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX), Z9, Z8
+	VPDPBUSD.BCST     196(BX), Z10, Z8
+	VPDPBUSD.BCST     200(BX), Z11, Z8
+	VPDPBUSD.BCST     204(BX), Z12, Z8
+	VPDPBUSD.BCST     208(BX), Z13, Z8
+	VPDPBUSD.BCST     212(BX), Z14, Z8
+	VPDPBUSD.BCST     216(BX), Z15, Z8
+	VPDPBUSD.BCST     220(BX), Z16, Z8
+	VPADDD.BCST       432(BX), Z8, Z8
+	VPADDD.BCST       436(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 368(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       432(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 368(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       432(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 368(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       432(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 368(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX), Z9, Z8
+	VPDPBUSD.BCST     228(AX), Z10, Z8
+	VPDPBUSD.BCST     232(AX), Z11, Z8
+	VPDPBUSD.BCST     236(AX), Z12, Z8
+	VPDPBUSD.BCST     240(AX), Z13, Z8
+	VPDPBUSD.BCST     244(AX), Z14, Z8
+	VPDPBUSD.BCST     248(AX), Z15, Z8
+	VPDPBUSD.BCST     252(AX), Z16, Z8
+	VPADDD.BCST       440(AX), Z8, Z8
+	VPADDD.BCST       444(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 376(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     228(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     232(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     236(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     240(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     244(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     248(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     252(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       440(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       444(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 376(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     228(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     232(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     236(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     240(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     244(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     248(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     252(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       440(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       444(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 376(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     228(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     232(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     236(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     240(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     244(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     248(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     252(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       440(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       444(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 376(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX), Z9, Z8
+	VPDPBUSD.BCST     228(BX), Z10, Z8
+	VPDPBUSD.BCST     232(BX), Z11, Z8
+	VPDPBUSD.BCST     236(BX), Z12, Z8
+	VPDPBUSD.BCST     240(BX), Z13, Z8
+	VPDPBUSD.BCST     244(BX), Z14, Z8
+	VPDPBUSD.BCST     248(BX), Z15, Z8
+	VPDPBUSD.BCST     252(BX), Z16, Z8
+	VPADDD.BCST       440(BX), Z8, Z8
+	VPADDD.BCST       444(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 376(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     228(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     232(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     236(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     240(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     244(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     248(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     252(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       440(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       444(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 376(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     228(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     232(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     236(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     240(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     244(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     248(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     252(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       440(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       444(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 376(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     228(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     232(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     236(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     240(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     244(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     248(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     252(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       440(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       444(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 376(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	ADDQ              $0x000001c0, AX
+	ADDQ              $0x000001c0, BX
+	DECQ              DI
+	JNZ               ggufTileZ32M_unit
+
+ggufTileZ32M_tail:
+	MOVQ              tail+24(FP), DI
+	CMPQ              DI, $0x00
+	JE                ggufTileZ32M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX), Z9, Z8
+	VPDPBUSD.BCST     4(AX), Z10, Z8
+	VPDPBUSD.BCST     8(AX), Z11, Z8
+	VPDPBUSD.BCST     12(AX), Z12, Z8
+	VPDPBUSD.BCST     16(AX), Z13, Z8
+	VPDPBUSD.BCST     20(AX), Z14, Z8
+	VPDPBUSD.BCST     24(AX), Z15, Z8
+	VPDPBUSD.BCST     28(AX), Z16, Z8
+	VPADDD.BCST       384(AX), Z8, Z8
+	VPADDD.BCST       388(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 320(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       384(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 320(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       384(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 320(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       384(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 320(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX), Z9, Z8
+	VPDPBUSD.BCST     4(BX), Z10, Z8
+	VPDPBUSD.BCST     8(BX), Z11, Z8
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPDPBUSD.BCST     16(BX), Z13, Z8
+	VPDPBUSD.BCST     20(BX), Z14, Z8
+	VPDPBUSD.BCST     24(BX), Z15, Z8
+	VPDPBUSD.BCST     28(BX), Z16, Z8
+	VPADDD.BCST       384(BX), Z8, Z8
+	VPADDD.BCST       388(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 320(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       384(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 320(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       384(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 320(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       384(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 320(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x01
+	JE                ggufTileZ32M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX), Z9, Z8
+	VPDPBUSD.BCST     36(AX), Z10, Z8
+	VPDPBUSD.BCST     40(AX), Z11, Z8
+	VPDPBUSD.BCST     44(AX), Z12, Z8
+	VPDPBUSD.BCST     48(AX), Z13, Z8
+	VPDPBUSD.BCST     52(AX), Z14, Z8
+	VPDPBUSD.BCST     56(AX), Z15, Z8
+	VPDPBUSD.BCST     60(AX), Z16, Z8
+	VPADDD.BCST       392(AX), Z8, Z8
+	VPADDD.BCST       396(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 328(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       392(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 328(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       392(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 328(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       392(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 328(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX), Z9, Z8
+	VPDPBUSD.BCST     36(BX), Z10, Z8
+	VPDPBUSD.BCST     40(BX), Z11, Z8
+	VPDPBUSD.BCST     44(BX), Z12, Z8
+	VPDPBUSD.BCST     48(BX), Z13, Z8
+	VPDPBUSD.BCST     52(BX), Z14, Z8
+	VPDPBUSD.BCST     56(BX), Z15, Z8
+	VPDPBUSD.BCST     60(BX), Z16, Z8
+	VPADDD.BCST       392(BX), Z8, Z8
+	VPADDD.BCST       396(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 328(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       392(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 328(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       392(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 328(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       392(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 328(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x02
+	JE                ggufTileZ32M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX), Z9, Z8
+	VPDPBUSD.BCST     68(AX), Z10, Z8
+	VPDPBUSD.BCST     72(AX), Z11, Z8
+	VPDPBUSD.BCST     76(AX), Z12, Z8
+	VPDPBUSD.BCST     80(AX), Z13, Z8
+	VPDPBUSD.BCST     84(AX), Z14, Z8
+	VPDPBUSD.BCST     88(AX), Z15, Z8
+	VPDPBUSD.BCST     92(AX), Z16, Z8
+	VPADDD.BCST       400(AX), Z8, Z8
+	VPADDD.BCST       404(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 336(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       400(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 336(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       400(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 336(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       400(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 336(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX), Z9, Z8
+	VPDPBUSD.BCST     68(BX), Z10, Z8
+	VPDPBUSD.BCST     72(BX), Z11, Z8
+	VPDPBUSD.BCST     76(BX), Z12, Z8
+	VPDPBUSD.BCST     80(BX), Z13, Z8
+	VPDPBUSD.BCST     84(BX), Z14, Z8
+	VPDPBUSD.BCST     88(BX), Z15, Z8
+	VPDPBUSD.BCST     92(BX), Z16, Z8
+	VPADDD.BCST       400(BX), Z8, Z8
+	VPADDD.BCST       404(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 336(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       400(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 336(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       400(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 336(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       400(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 336(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x03
+	JE                ggufTileZ32M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX), Z9, Z8
+	VPDPBUSD.BCST     100(AX), Z10, Z8
+	VPDPBUSD.BCST     104(AX), Z11, Z8
+	VPDPBUSD.BCST     108(AX), Z12, Z8
+	VPDPBUSD.BCST     112(AX), Z13, Z8
+	VPDPBUSD.BCST     116(AX), Z14, Z8
+	VPDPBUSD.BCST     120(AX), Z15, Z8
+	VPDPBUSD.BCST     124(AX), Z16, Z8
+	VPADDD.BCST       408(AX), Z8, Z8
+	VPADDD.BCST       412(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 344(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       408(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 344(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       408(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 344(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       408(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 344(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX), Z9, Z8
+	VPDPBUSD.BCST     100(BX), Z10, Z8
+	VPDPBUSD.BCST     104(BX), Z11, Z8
+	VPDPBUSD.BCST     108(BX), Z12, Z8
+	VPDPBUSD.BCST     112(BX), Z13, Z8
+	VPDPBUSD.BCST     116(BX), Z14, Z8
+	VPDPBUSD.BCST     120(BX), Z15, Z8
+	VPDPBUSD.BCST     124(BX), Z16, Z8
+	VPADDD.BCST       408(BX), Z8, Z8
+	VPADDD.BCST       412(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 344(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       408(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 344(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       408(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 344(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       408(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 344(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x04
+	JE                ggufTileZ32M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX), Z9, Z8
+	VPDPBUSD.BCST     132(AX), Z10, Z8
+	VPDPBUSD.BCST     136(AX), Z11, Z8
+	VPDPBUSD.BCST     140(AX), Z12, Z8
+	VPDPBUSD.BCST     144(AX), Z13, Z8
+	VPDPBUSD.BCST     148(AX), Z14, Z8
+	VPDPBUSD.BCST     152(AX), Z15, Z8
+	VPDPBUSD.BCST     156(AX), Z16, Z8
+	VPADDD.BCST       416(AX), Z8, Z8
+	VPADDD.BCST       420(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 352(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       416(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 352(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       416(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 352(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       416(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 352(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX), Z9, Z8
+	VPDPBUSD.BCST     132(BX), Z10, Z8
+	VPDPBUSD.BCST     136(BX), Z11, Z8
+	VPDPBUSD.BCST     140(BX), Z12, Z8
+	VPDPBUSD.BCST     144(BX), Z13, Z8
+	VPDPBUSD.BCST     148(BX), Z14, Z8
+	VPDPBUSD.BCST     152(BX), Z15, Z8
+	VPDPBUSD.BCST     156(BX), Z16, Z8
+	VPADDD.BCST       416(BX), Z8, Z8
+	VPADDD.BCST       420(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 352(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       416(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 352(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       416(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 352(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       416(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 352(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x05
+	JE                ggufTileZ32M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX), Z9, Z8
+	VPDPBUSD.BCST     164(AX), Z10, Z8
+	VPDPBUSD.BCST     168(AX), Z11, Z8
+	VPDPBUSD.BCST     172(AX), Z12, Z8
+	VPDPBUSD.BCST     176(AX), Z13, Z8
+	VPDPBUSD.BCST     180(AX), Z14, Z8
+	VPDPBUSD.BCST     184(AX), Z15, Z8
+	VPDPBUSD.BCST     188(AX), Z16, Z8
+	VPADDD.BCST       424(AX), Z8, Z8
+	VPADDD.BCST       428(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 360(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       424(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 360(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       424(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 360(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       424(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 360(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX), Z9, Z8
+	VPDPBUSD.BCST     164(BX), Z10, Z8
+	VPDPBUSD.BCST     168(BX), Z11, Z8
+	VPDPBUSD.BCST     172(BX), Z12, Z8
+	VPDPBUSD.BCST     176(BX), Z13, Z8
+	VPDPBUSD.BCST     180(BX), Z14, Z8
+	VPDPBUSD.BCST     184(BX), Z15, Z8
+	VPDPBUSD.BCST     188(BX), Z16, Z8
+	VPADDD.BCST       424(BX), Z8, Z8
+	VPADDD.BCST       428(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 360(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       424(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 360(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       424(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 360(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       424(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 360(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x06
+	JE                ggufTileZ32M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX), Z9, Z8
+	VPDPBUSD.BCST     196(AX), Z10, Z8
+	VPDPBUSD.BCST     200(AX), Z11, Z8
+	VPDPBUSD.BCST     204(AX), Z12, Z8
+	VPDPBUSD.BCST     208(AX), Z13, Z8
+	VPDPBUSD.BCST     212(AX), Z14, Z8
+	VPDPBUSD.BCST     216(AX), Z15, Z8
+	VPDPBUSD.BCST     220(AX), Z16, Z8
+	VPADDD.BCST       432(AX), Z8, Z8
+	VPADDD.BCST       436(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z0
+	VFNMADD231PS.BCST 368(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       432(AX)(CX*1), Z8, Z8
+	VPADDD.BCST       436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z1
+	VFNMADD231PS.BCST 368(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       432(AX)(CX*2), Z8, Z8
+	VPADDD.BCST       436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z2
+	VFNMADD231PS.BCST 368(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       432(AX)(DX*1), Z8, Z8
+	VPADDD.BCST       436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(DX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z3
+	VFNMADD231PS.BCST 368(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX), Z9, Z8
+	VPDPBUSD.BCST     196(BX), Z10, Z8
+	VPDPBUSD.BCST     200(BX), Z11, Z8
+	VPDPBUSD.BCST     204(BX), Z12, Z8
+	VPDPBUSD.BCST     208(BX), Z13, Z8
+	VPDPBUSD.BCST     212(BX), Z14, Z8
+	VPDPBUSD.BCST     216(BX), Z15, Z8
+	VPDPBUSD.BCST     220(BX), Z16, Z8
+	VPADDD.BCST       432(BX), Z8, Z8
+	VPADDD.BCST       436(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z4
+	VFNMADD231PS.BCST 368(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*1), Z12, Z8
+	VPDPBUSD.BCST     208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       432(BX)(CX*1), Z8, Z8
+	VPADDD.BCST       436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*1), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z5
+	VFNMADD231PS.BCST 368(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*2), Z12, Z8
+	VPDPBUSD.BCST     208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       432(BX)(CX*2), Z8, Z8
+	VPADDD.BCST       436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*2), Z17, Z19
+	VFMADD231PS       Z19, Z8, Z6
+	VFNMADD231PS.BCST 368(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(DX*1), Z12, Z8
+	VPDPBUSD.BCST     208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       432(BX)(DX*1), Z8, Z8
+	VPADDD.BCST       436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 368(BX)(DX*1), Z18, Z7
+	ADDQ              $0x000002c0, SI
+
+ggufTileZ32M_store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	VZEROUPPER
+	RET
+
+// func ggufTileZ16(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
+// Requires: AVX, AVX512F, AVX512VNNI
+TEXT ·ggufTileZ16(SB), NOSPLIT, $0-48
+	MOVQ   wd+0(FP), AX
+	MOVQ   ldw+8(FP), CX
+	LEAQ   (CX)(CX*2), DX
+	LEAQ   (AX)(CX*4), BX
+	MOVQ   act+32(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   units+16(FP), DI
+	TESTQ  DI, DI
+	JZ     ggufTileZ16_tail
+
+ggufTileZ16_unit:
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX), Z9, Z8
+	VPDPBUSD.BCST 4(AX), Z10, Z8
+	VPDPBUSD.BCST 8(AX), Z11, Z8
+	VPDPBUSD.BCST 12(AX), Z12, Z8
+	VPADDD.BCST   384(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX), Z13, Z8
+	VPDPBUSD.BCST 20(AX), Z14, Z8
+	VPDPBUSD.BCST 24(AX), Z15, Z8
+	VPDPBUSD.BCST 28(AX), Z16, Z8
+	VPADDD.BCST   388(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   384(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   384(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   384(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX), Z9, Z8
+	VPDPBUSD.BCST 4(BX), Z10, Z8
+	VPDPBUSD.BCST 8(BX), Z11, Z8
+	VPDPBUSD.BCST 12(BX), Z12, Z8
+	VPADDD.BCST   384(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX), Z13, Z8
+	VPDPBUSD.BCST 20(BX), Z14, Z8
+	VPDPBUSD.BCST 24(BX), Z15, Z8
+	VPDPBUSD.BCST 28(BX), Z16, Z8
+	VPADDD.BCST   388(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   384(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   384(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   384(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX), Z9, Z8
+	VPDPBUSD.BCST 36(AX), Z10, Z8
+	VPDPBUSD.BCST 40(AX), Z11, Z8
+	VPDPBUSD.BCST 44(AX), Z12, Z8
+	VPADDD.BCST   392(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX), Z13, Z8
+	VPDPBUSD.BCST 52(AX), Z14, Z8
+	VPDPBUSD.BCST 56(AX), Z15, Z8
+	VPDPBUSD.BCST 60(AX), Z16, Z8
+	VPADDD.BCST   396(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   392(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   392(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   392(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX), Z9, Z8
+	VPDPBUSD.BCST 36(BX), Z10, Z8
+	VPDPBUSD.BCST 40(BX), Z11, Z8
+	VPDPBUSD.BCST 44(BX), Z12, Z8
+	VPADDD.BCST   392(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX), Z13, Z8
+	VPDPBUSD.BCST 52(BX), Z14, Z8
+	VPDPBUSD.BCST 56(BX), Z15, Z8
+	VPDPBUSD.BCST 60(BX), Z16, Z8
+	VPADDD.BCST   396(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   392(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   392(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   392(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX), Z9, Z8
+	VPDPBUSD.BCST 68(AX), Z10, Z8
+	VPDPBUSD.BCST 72(AX), Z11, Z8
+	VPDPBUSD.BCST 76(AX), Z12, Z8
+	VPADDD.BCST   400(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX), Z13, Z8
+	VPDPBUSD.BCST 84(AX), Z14, Z8
+	VPDPBUSD.BCST 88(AX), Z15, Z8
+	VPDPBUSD.BCST 92(AX), Z16, Z8
+	VPADDD.BCST   404(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   400(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   400(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   400(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX), Z9, Z8
+	VPDPBUSD.BCST 68(BX), Z10, Z8
+	VPDPBUSD.BCST 72(BX), Z11, Z8
+	VPDPBUSD.BCST 76(BX), Z12, Z8
+	VPADDD.BCST   400(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX), Z13, Z8
+	VPDPBUSD.BCST 84(BX), Z14, Z8
+	VPDPBUSD.BCST 88(BX), Z15, Z8
+	VPDPBUSD.BCST 92(BX), Z16, Z8
+	VPADDD.BCST   404(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   400(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   400(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   400(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX), Z9, Z8
+	VPDPBUSD.BCST 100(AX), Z10, Z8
+	VPDPBUSD.BCST 104(AX), Z11, Z8
+	VPDPBUSD.BCST 108(AX), Z12, Z8
+	VPADDD.BCST   408(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX), Z13, Z8
+	VPDPBUSD.BCST 116(AX), Z14, Z8
+	VPDPBUSD.BCST 120(AX), Z15, Z8
+	VPDPBUSD.BCST 124(AX), Z16, Z8
+	VPADDD.BCST   412(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   408(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   408(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   408(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX), Z9, Z8
+	VPDPBUSD.BCST 100(BX), Z10, Z8
+	VPDPBUSD.BCST 104(BX), Z11, Z8
+	VPDPBUSD.BCST 108(BX), Z12, Z8
+	VPADDD.BCST   408(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX), Z13, Z8
+	VPDPBUSD.BCST 116(BX), Z14, Z8
+	VPDPBUSD.BCST 120(BX), Z15, Z8
+	VPDPBUSD.BCST 124(BX), Z16, Z8
+	VPADDD.BCST   412(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   408(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   408(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   408(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX), Z9, Z8
+	VPDPBUSD.BCST 132(AX), Z10, Z8
+	VPDPBUSD.BCST 136(AX), Z11, Z8
+	VPDPBUSD.BCST 140(AX), Z12, Z8
+	VPADDD.BCST   416(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX), Z13, Z8
+	VPDPBUSD.BCST 148(AX), Z14, Z8
+	VPDPBUSD.BCST 152(AX), Z15, Z8
+	VPDPBUSD.BCST 156(AX), Z16, Z8
+	VPADDD.BCST   420(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   416(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   416(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   416(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX), Z9, Z8
+	VPDPBUSD.BCST 132(BX), Z10, Z8
+	VPDPBUSD.BCST 136(BX), Z11, Z8
+	VPDPBUSD.BCST 140(BX), Z12, Z8
+	VPADDD.BCST   416(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX), Z13, Z8
+	VPDPBUSD.BCST 148(BX), Z14, Z8
+	VPDPBUSD.BCST 152(BX), Z15, Z8
+	VPDPBUSD.BCST 156(BX), Z16, Z8
+	VPADDD.BCST   420(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   416(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   416(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   416(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX), Z9, Z8
+	VPDPBUSD.BCST 164(AX), Z10, Z8
+	VPDPBUSD.BCST 168(AX), Z11, Z8
+	VPDPBUSD.BCST 172(AX), Z12, Z8
+	VPADDD.BCST   424(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX), Z13, Z8
+	VPDPBUSD.BCST 180(AX), Z14, Z8
+	VPDPBUSD.BCST 184(AX), Z15, Z8
+	VPDPBUSD.BCST 188(AX), Z16, Z8
+	VPADDD.BCST   428(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   424(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   424(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   424(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX), Z9, Z8
+	VPDPBUSD.BCST 164(BX), Z10, Z8
+	VPDPBUSD.BCST 168(BX), Z11, Z8
+	VPDPBUSD.BCST 172(BX), Z12, Z8
+	VPADDD.BCST   424(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX), Z13, Z8
+	VPDPBUSD.BCST 180(BX), Z14, Z8
+	VPDPBUSD.BCST 184(BX), Z15, Z8
+	VPDPBUSD.BCST 188(BX), Z16, Z8
+	VPADDD.BCST   428(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   424(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   424(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   424(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX), Z9, Z8
+	VPDPBUSD.BCST 196(AX), Z10, Z8
+	VPDPBUSD.BCST 200(AX), Z11, Z8
+	VPDPBUSD.BCST 204(AX), Z12, Z8
+	VPADDD.BCST   432(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX), Z13, Z8
+	VPDPBUSD.BCST 212(AX), Z14, Z8
+	VPDPBUSD.BCST 216(AX), Z15, Z8
+	VPDPBUSD.BCST 220(AX), Z16, Z8
+	VPADDD.BCST   436(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   432(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   432(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   432(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX), Z9, Z8
+	VPDPBUSD.BCST 196(BX), Z10, Z8
+	VPDPBUSD.BCST 200(BX), Z11, Z8
+	VPDPBUSD.BCST 204(BX), Z12, Z8
+	VPADDD.BCST   432(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX), Z13, Z8
+	VPDPBUSD.BCST 212(BX), Z14, Z8
+	VPDPBUSD.BCST 216(BX), Z15, Z8
+	VPDPBUSD.BCST 220(BX), Z16, Z8
+	VPADDD.BCST   436(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   432(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   432(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   432(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX), Z9, Z8
+	VPDPBUSD.BCST 228(AX), Z10, Z8
+	VPDPBUSD.BCST 232(AX), Z11, Z8
+	VPDPBUSD.BCST 236(AX), Z12, Z8
+	VPADDD.BCST   440(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(AX), Z13, Z8
+	VPDPBUSD.BCST 244(AX), Z14, Z8
+	VPDPBUSD.BCST 248(AX), Z15, Z8
+	VPDPBUSD.BCST 252(AX), Z16, Z8
+	VPADDD.BCST   444(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 228(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 232(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 236(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   440(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 244(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 248(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 252(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   444(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 228(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 232(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 236(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   440(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 244(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 248(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 252(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   444(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 228(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 232(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 236(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   440(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 244(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 248(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 252(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   444(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX), Z9, Z8
+	VPDPBUSD.BCST 228(BX), Z10, Z8
+	VPDPBUSD.BCST 232(BX), Z11, Z8
+	VPDPBUSD.BCST 236(BX), Z12, Z8
+	VPADDD.BCST   440(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(BX), Z13, Z8
+	VPDPBUSD.BCST 244(BX), Z14, Z8
+	VPDPBUSD.BCST 248(BX), Z15, Z8
+	VPDPBUSD.BCST 252(BX), Z16, Z8
+	VPADDD.BCST   444(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 228(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 232(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 236(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   440(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 244(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 248(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 252(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   444(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 228(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 232(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 236(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   440(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 244(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 248(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 252(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   444(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 224(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 228(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 232(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 236(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   440(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   312(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 240(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 244(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 248(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 252(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   444(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   316(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	ADDQ          $0x000001c0, AX
+	ADDQ          $0x000001c0, BX
+	DECQ          DI
+	JNZ           ggufTileZ16_unit
+
+ggufTileZ16_tail:
+	MOVQ          tail+24(FP), DI
+	CMPQ          DI, $0x00
+	JE            ggufTileZ16_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX), Z9, Z8
+	VPDPBUSD.BCST 4(AX), Z10, Z8
+	VPDPBUSD.BCST 8(AX), Z11, Z8
+	VPDPBUSD.BCST 12(AX), Z12, Z8
+	VPADDD.BCST   384(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX), Z13, Z8
+	VPDPBUSD.BCST 20(AX), Z14, Z8
+	VPDPBUSD.BCST 24(AX), Z15, Z8
+	VPDPBUSD.BCST 28(AX), Z16, Z8
+	VPADDD.BCST   388(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   384(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   384(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   384(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX), Z9, Z8
+	VPDPBUSD.BCST 4(BX), Z10, Z8
+	VPDPBUSD.BCST 8(BX), Z11, Z8
+	VPDPBUSD.BCST 12(BX), Z12, Z8
+	VPADDD.BCST   384(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX), Z13, Z8
+	VPDPBUSD.BCST 20(BX), Z14, Z8
+	VPDPBUSD.BCST 24(BX), Z15, Z8
+	VPDPBUSD.BCST 28(BX), Z16, Z8
+	VPADDD.BCST   388(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   384(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   384(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 12(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   384(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   256(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   260(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x01
+	JE            ggufTileZ16_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX), Z9, Z8
+	VPDPBUSD.BCST 36(AX), Z10, Z8
+	VPDPBUSD.BCST 40(AX), Z11, Z8
+	VPDPBUSD.BCST 44(AX), Z12, Z8
+	VPADDD.BCST   392(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX), Z13, Z8
+	VPDPBUSD.BCST 52(AX), Z14, Z8
+	VPDPBUSD.BCST 56(AX), Z15, Z8
+	VPDPBUSD.BCST 60(AX), Z16, Z8
+	VPADDD.BCST   396(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   392(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   392(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   392(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX), Z9, Z8
+	VPDPBUSD.BCST 36(BX), Z10, Z8
+	VPDPBUSD.BCST 40(BX), Z11, Z8
+	VPDPBUSD.BCST 44(BX), Z12, Z8
+	VPADDD.BCST   392(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX), Z13, Z8
+	VPDPBUSD.BCST 52(BX), Z14, Z8
+	VPDPBUSD.BCST 56(BX), Z15, Z8
+	VPDPBUSD.BCST 60(BX), Z16, Z8
+	VPADDD.BCST   396(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   392(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   392(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 44(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   392(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   264(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   268(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x02
+	JE            ggufTileZ16_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX), Z9, Z8
+	VPDPBUSD.BCST 68(AX), Z10, Z8
+	VPDPBUSD.BCST 72(AX), Z11, Z8
+	VPDPBUSD.BCST 76(AX), Z12, Z8
+	VPADDD.BCST   400(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX), Z13, Z8
+	VPDPBUSD.BCST 84(AX), Z14, Z8
+	VPDPBUSD.BCST 88(AX), Z15, Z8
+	VPDPBUSD.BCST 92(AX), Z16, Z8
+	VPADDD.BCST   404(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   400(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   400(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   400(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX), Z9, Z8
+	VPDPBUSD.BCST 68(BX), Z10, Z8
+	VPDPBUSD.BCST 72(BX), Z11, Z8
+	VPDPBUSD.BCST 76(BX), Z12, Z8
+	VPADDD.BCST   400(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX), Z13, Z8
+	VPDPBUSD.BCST 84(BX), Z14, Z8
+	VPDPBUSD.BCST 88(BX), Z15, Z8
+	VPDPBUSD.BCST 92(BX), Z16, Z8
+	VPADDD.BCST   404(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   400(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   400(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 76(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   400(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   272(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   276(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x03
+	JE            ggufTileZ16_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX), Z9, Z8
+	VPDPBUSD.BCST 100(AX), Z10, Z8
+	VPDPBUSD.BCST 104(AX), Z11, Z8
+	VPDPBUSD.BCST 108(AX), Z12, Z8
+	VPADDD.BCST   408(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX), Z13, Z8
+	VPDPBUSD.BCST 116(AX), Z14, Z8
+	VPDPBUSD.BCST 120(AX), Z15, Z8
+	VPDPBUSD.BCST 124(AX), Z16, Z8
+	VPADDD.BCST   412(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   408(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   408(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   408(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX), Z9, Z8
+	VPDPBUSD.BCST 100(BX), Z10, Z8
+	VPDPBUSD.BCST 104(BX), Z11, Z8
+	VPDPBUSD.BCST 108(BX), Z12, Z8
+	VPADDD.BCST   408(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX), Z13, Z8
+	VPDPBUSD.BCST 116(BX), Z14, Z8
+	VPDPBUSD.BCST 120(BX), Z15, Z8
+	VPDPBUSD.BCST 124(BX), Z16, Z8
+	VPADDD.BCST   412(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   408(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   408(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 108(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   408(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   280(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   284(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x04
+	JE            ggufTileZ16_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX), Z9, Z8
+	VPDPBUSD.BCST 132(AX), Z10, Z8
+	VPDPBUSD.BCST 136(AX), Z11, Z8
+	VPDPBUSD.BCST 140(AX), Z12, Z8
+	VPADDD.BCST   416(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX), Z13, Z8
+	VPDPBUSD.BCST 148(AX), Z14, Z8
+	VPDPBUSD.BCST 152(AX), Z15, Z8
+	VPDPBUSD.BCST 156(AX), Z16, Z8
+	VPADDD.BCST   420(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   416(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   416(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   416(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX), Z9, Z8
+	VPDPBUSD.BCST 132(BX), Z10, Z8
+	VPDPBUSD.BCST 136(BX), Z11, Z8
+	VPDPBUSD.BCST 140(BX), Z12, Z8
+	VPADDD.BCST   416(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX), Z13, Z8
+	VPDPBUSD.BCST 148(BX), Z14, Z8
+	VPDPBUSD.BCST 152(BX), Z15, Z8
+	VPDPBUSD.BCST 156(BX), Z16, Z8
+	VPADDD.BCST   420(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   416(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   416(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 140(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   416(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   288(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   292(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x05
+	JE            ggufTileZ16_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX), Z9, Z8
+	VPDPBUSD.BCST 164(AX), Z10, Z8
+	VPDPBUSD.BCST 168(AX), Z11, Z8
+	VPDPBUSD.BCST 172(AX), Z12, Z8
+	VPADDD.BCST   424(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX), Z13, Z8
+	VPDPBUSD.BCST 180(AX), Z14, Z8
+	VPDPBUSD.BCST 184(AX), Z15, Z8
+	VPDPBUSD.BCST 188(AX), Z16, Z8
+	VPADDD.BCST   428(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   424(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   424(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   424(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX), Z9, Z8
+	VPDPBUSD.BCST 164(BX), Z10, Z8
+	VPDPBUSD.BCST 168(BX), Z11, Z8
+	VPDPBUSD.BCST 172(BX), Z12, Z8
+	VPADDD.BCST   424(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX), Z13, Z8
+	VPDPBUSD.BCST 180(BX), Z14, Z8
+	VPDPBUSD.BCST 184(BX), Z15, Z8
+	VPDPBUSD.BCST 188(BX), Z16, Z8
+	VPADDD.BCST   428(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   424(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   424(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 172(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   424(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   296(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   300(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+	CMPQ          DI, $0x06
+	JE            ggufTileZ16_store
+	VMOVDQU64     (SI), Z9
+	VMOVDQU64     64(SI), Z10
+	VMOVDQU64     128(SI), Z11
+	VMOVDQU64     192(SI), Z12
+	VMOVDQU64     256(SI), Z13
+	VMOVDQU64     320(SI), Z14
+	VMOVDQU64     384(SI), Z15
+	VMOVDQU64     448(SI), Z16
+	VMOVUPS       512(SI), Z17
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX), Z9, Z8
+	VPDPBUSD.BCST 196(AX), Z10, Z8
+	VPDPBUSD.BCST 200(AX), Z11, Z8
+	VPDPBUSD.BCST 204(AX), Z12, Z8
+	VPADDD.BCST   432(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX), Z13, Z8
+	VPDPBUSD.BCST 212(AX), Z14, Z8
+	VPDPBUSD.BCST 216(AX), Z15, Z8
+	VPDPBUSD.BCST 220(AX), Z16, Z8
+	VPADDD.BCST   436(AX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z0
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*1), Z12, Z8
+	VPADDD.BCST   432(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST   436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z1
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(CX*2), Z12, Z8
+	VPADDD.BCST   432(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST   436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z2
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(AX)(DX*1), Z12, Z8
+	VPADDD.BCST   432(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST   436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(AX)(DX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z3
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX), Z9, Z8
+	VPDPBUSD.BCST 196(BX), Z10, Z8
+	VPDPBUSD.BCST 200(BX), Z11, Z8
+	VPDPBUSD.BCST 204(BX), Z12, Z8
+	VPADDD.BCST   432(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX), Z13, Z8
+	VPDPBUSD.BCST 212(BX), Z14, Z8
+	VPDPBUSD.BCST 216(BX), Z15, Z8
+	VPDPBUSD.BCST 220(BX), Z16, Z8
+	VPADDD.BCST   436(BX), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z4
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*1), Z12, Z8
+	VPADDD.BCST   432(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST   436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX)(CX*1), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z5
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(CX*2), Z12, Z8
+	VPADDD.BCST   432(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST   436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX)(CX*2), Z17, Z18
+	VFMADD231PS   Z18, Z8, Z6
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST 196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST 200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST 204(BX)(DX*1), Z12, Z8
+	VPADDD.BCST   432(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   304(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	VPXORD        Z8, Z8, Z8
+	VPDPBUSD.BCST 208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST 212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST 216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST 220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST   436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VMULPS.BCST   308(BX)(DX*1), Z17, Z9
+	VFMADD231PS   Z9, Z8, Z7
+	ADDQ          $0x000002c0, SI
+
+ggufTileZ16_store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	VZEROUPPER
+	RET
+
+// func ggufTileZ16M(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
+// Requires: AVX, AVX512F, AVX512VNNI
+TEXT ·ggufTileZ16M(SB), NOSPLIT, $0-48
+	MOVQ   wd+0(FP), AX
+	MOVQ   ldw+8(FP), CX
+	LEAQ   (CX)(CX*2), DX
+	LEAQ   (AX)(CX*4), BX
+	MOVQ   act+32(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   units+16(FP), DI
+	TESTQ  DI, DI
+	JZ     ggufTileZ16M_tail
+
+ggufTileZ16M_unit:
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX), Z9, Z8
+	VPDPBUSD.BCST     4(AX), Z10, Z8
+	VPDPBUSD.BCST     8(AX), Z11, Z8
+	VPDPBUSD.BCST     12(AX), Z12, Z8
+	VPADDD.BCST       384(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 320(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX), Z13, Z8
+	VPDPBUSD.BCST     20(AX), Z14, Z8
+	VPDPBUSD.BCST     24(AX), Z15, Z8
+	VPDPBUSD.BCST     28(AX), Z16, Z8
+	VPADDD.BCST       388(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 324(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       384(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 320(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 324(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       384(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 320(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 324(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       384(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 320(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 324(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX), Z9, Z8
+	VPDPBUSD.BCST     4(BX), Z10, Z8
+	VPDPBUSD.BCST     8(BX), Z11, Z8
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPADDD.BCST       384(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 320(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX), Z13, Z8
+	VPDPBUSD.BCST     20(BX), Z14, Z8
+	VPDPBUSD.BCST     24(BX), Z15, Z8
+	VPDPBUSD.BCST     28(BX), Z16, Z8
+	VPADDD.BCST       388(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 324(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       384(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 320(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 324(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       384(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 320(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 324(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       384(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 320(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 324(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX), Z9, Z8
+	VPDPBUSD.BCST     36(AX), Z10, Z8
+	VPDPBUSD.BCST     40(AX), Z11, Z8
+	VPDPBUSD.BCST     44(AX), Z12, Z8
+	VPADDD.BCST       392(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 328(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX), Z13, Z8
+	VPDPBUSD.BCST     52(AX), Z14, Z8
+	VPDPBUSD.BCST     56(AX), Z15, Z8
+	VPDPBUSD.BCST     60(AX), Z16, Z8
+	VPADDD.BCST       396(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 332(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       392(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 328(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 332(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       392(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 328(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 332(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       392(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 328(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 332(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX), Z9, Z8
+	VPDPBUSD.BCST     36(BX), Z10, Z8
+	VPDPBUSD.BCST     40(BX), Z11, Z8
+	VPDPBUSD.BCST     44(BX), Z12, Z8
+	VPADDD.BCST       392(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 328(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX), Z13, Z8
+	VPDPBUSD.BCST     52(BX), Z14, Z8
+	VPDPBUSD.BCST     56(BX), Z15, Z8
+	VPDPBUSD.BCST     60(BX), Z16, Z8
+	VPADDD.BCST       396(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 332(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       392(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 328(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 332(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       392(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 328(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 332(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       392(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 328(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 332(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX), Z9, Z8
+	VPDPBUSD.BCST     68(AX), Z10, Z8
+	VPDPBUSD.BCST     72(AX), Z11, Z8
+	VPDPBUSD.BCST     76(AX), Z12, Z8
+	VPADDD.BCST       400(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 336(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX), Z13, Z8
+	VPDPBUSD.BCST     84(AX), Z14, Z8
+	VPDPBUSD.BCST     88(AX), Z15, Z8
+	VPDPBUSD.BCST     92(AX), Z16, Z8
+	VPADDD.BCST       404(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 340(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       400(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 336(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 340(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       400(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 336(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 340(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       400(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 336(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 340(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX), Z9, Z8
+	VPDPBUSD.BCST     68(BX), Z10, Z8
+	VPDPBUSD.BCST     72(BX), Z11, Z8
+	VPDPBUSD.BCST     76(BX), Z12, Z8
+	VPADDD.BCST       400(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 336(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX), Z13, Z8
+	VPDPBUSD.BCST     84(BX), Z14, Z8
+	VPDPBUSD.BCST     88(BX), Z15, Z8
+	VPDPBUSD.BCST     92(BX), Z16, Z8
+	VPADDD.BCST       404(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 340(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       400(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 336(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 340(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       400(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 336(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 340(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       400(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 336(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 340(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX), Z9, Z8
+	VPDPBUSD.BCST     100(AX), Z10, Z8
+	VPDPBUSD.BCST     104(AX), Z11, Z8
+	VPDPBUSD.BCST     108(AX), Z12, Z8
+	VPADDD.BCST       408(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 344(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX), Z13, Z8
+	VPDPBUSD.BCST     116(AX), Z14, Z8
+	VPDPBUSD.BCST     120(AX), Z15, Z8
+	VPDPBUSD.BCST     124(AX), Z16, Z8
+	VPADDD.BCST       412(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 348(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       408(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 344(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 348(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       408(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 344(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 348(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       408(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 344(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 348(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX), Z9, Z8
+	VPDPBUSD.BCST     100(BX), Z10, Z8
+	VPDPBUSD.BCST     104(BX), Z11, Z8
+	VPDPBUSD.BCST     108(BX), Z12, Z8
+	VPADDD.BCST       408(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 344(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX), Z13, Z8
+	VPDPBUSD.BCST     116(BX), Z14, Z8
+	VPDPBUSD.BCST     120(BX), Z15, Z8
+	VPDPBUSD.BCST     124(BX), Z16, Z8
+	VPADDD.BCST       412(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 348(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       408(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 344(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 348(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       408(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 344(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 348(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       408(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 344(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 348(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX), Z9, Z8
+	VPDPBUSD.BCST     132(AX), Z10, Z8
+	VPDPBUSD.BCST     136(AX), Z11, Z8
+	VPDPBUSD.BCST     140(AX), Z12, Z8
+	VPADDD.BCST       416(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 352(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX), Z13, Z8
+	VPDPBUSD.BCST     148(AX), Z14, Z8
+	VPDPBUSD.BCST     152(AX), Z15, Z8
+	VPDPBUSD.BCST     156(AX), Z16, Z8
+	VPADDD.BCST       420(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 356(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       416(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 352(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 356(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       416(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 352(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 356(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       416(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 352(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 356(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX), Z9, Z8
+	VPDPBUSD.BCST     132(BX), Z10, Z8
+	VPDPBUSD.BCST     136(BX), Z11, Z8
+	VPDPBUSD.BCST     140(BX), Z12, Z8
+	VPADDD.BCST       416(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 352(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX), Z13, Z8
+	VPDPBUSD.BCST     148(BX), Z14, Z8
+	VPDPBUSD.BCST     152(BX), Z15, Z8
+	VPDPBUSD.BCST     156(BX), Z16, Z8
+	VPADDD.BCST       420(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 356(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       416(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 352(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 356(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       416(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 352(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 356(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       416(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 352(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 356(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX), Z9, Z8
+	VPDPBUSD.BCST     164(AX), Z10, Z8
+	VPDPBUSD.BCST     168(AX), Z11, Z8
+	VPDPBUSD.BCST     172(AX), Z12, Z8
+	VPADDD.BCST       424(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 360(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX), Z13, Z8
+	VPDPBUSD.BCST     180(AX), Z14, Z8
+	VPDPBUSD.BCST     184(AX), Z15, Z8
+	VPDPBUSD.BCST     188(AX), Z16, Z8
+	VPADDD.BCST       428(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 364(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       424(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 360(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 364(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       424(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 360(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 364(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       424(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 360(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 364(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX), Z9, Z8
+	VPDPBUSD.BCST     164(BX), Z10, Z8
+	VPDPBUSD.BCST     168(BX), Z11, Z8
+	VPDPBUSD.BCST     172(BX), Z12, Z8
+	VPADDD.BCST       424(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 360(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX), Z13, Z8
+	VPDPBUSD.BCST     180(BX), Z14, Z8
+	VPDPBUSD.BCST     184(BX), Z15, Z8
+	VPDPBUSD.BCST     188(BX), Z16, Z8
+	VPADDD.BCST       428(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 364(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       424(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 360(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 364(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       424(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 360(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 364(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       424(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 360(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 364(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX), Z9, Z8
+	VPDPBUSD.BCST     196(AX), Z10, Z8
+	VPDPBUSD.BCST     200(AX), Z11, Z8
+	VPDPBUSD.BCST     204(AX), Z12, Z8
+	VPADDD.BCST       432(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 368(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX), Z13, Z8
+	VPDPBUSD.BCST     212(AX), Z14, Z8
+	VPDPBUSD.BCST     216(AX), Z15, Z8
+	VPDPBUSD.BCST     220(AX), Z16, Z8
+	VPADDD.BCST       436(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 372(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       432(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 368(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 372(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       432(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 368(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 372(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       432(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 368(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 372(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX), Z9, Z8
+	VPDPBUSD.BCST     196(BX), Z10, Z8
+	VPDPBUSD.BCST     200(BX), Z11, Z8
+	VPDPBUSD.BCST     204(BX), Z12, Z8
+	VPADDD.BCST       432(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 368(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX), Z13, Z8
+	VPDPBUSD.BCST     212(BX), Z14, Z8
+	VPDPBUSD.BCST     216(BX), Z15, Z8
+	VPDPBUSD.BCST     220(BX), Z16, Z8
+	VPADDD.BCST       436(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 372(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       432(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 368(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 372(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       432(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 368(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 372(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       432(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 368(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 372(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX), Z9, Z8
+	VPDPBUSD.BCST     228(AX), Z10, Z8
+	VPDPBUSD.BCST     232(AX), Z11, Z8
+	VPDPBUSD.BCST     236(AX), Z12, Z8
+	VPADDD.BCST       440(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 376(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(AX), Z13, Z8
+	VPDPBUSD.BCST     244(AX), Z14, Z8
+	VPDPBUSD.BCST     248(AX), Z15, Z8
+	VPDPBUSD.BCST     252(AX), Z16, Z8
+	VPADDD.BCST       444(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 380(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     228(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     232(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     236(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       440(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 376(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     244(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     248(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     252(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       444(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 380(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     228(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     232(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     236(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       440(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 376(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     244(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     248(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     252(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       444(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 380(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     228(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     232(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     236(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       440(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 376(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     244(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     248(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     252(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       444(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 380(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX), Z9, Z8
+	VPDPBUSD.BCST     228(BX), Z10, Z8
+	VPDPBUSD.BCST     232(BX), Z11, Z8
+	VPDPBUSD.BCST     236(BX), Z12, Z8
+	VPADDD.BCST       440(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 376(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(BX), Z13, Z8
+	VPDPBUSD.BCST     244(BX), Z14, Z8
+	VPDPBUSD.BCST     248(BX), Z15, Z8
+	VPDPBUSD.BCST     252(BX), Z16, Z8
+	VPADDD.BCST       444(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 380(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     228(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     232(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     236(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       440(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 376(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     244(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     248(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     252(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       444(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 380(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     228(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     232(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     236(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       440(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 376(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     244(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     248(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     252(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       444(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 380(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     224(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     228(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     232(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     236(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       440(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       312(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 376(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     240(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     244(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     248(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     252(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       444(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       316(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 380(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	ADDQ              $0x000001c0, AX
+	ADDQ              $0x000001c0, BX
+	DECQ              DI
+	JNZ               ggufTileZ16M_unit
+
+ggufTileZ16M_tail:
+	MOVQ              tail+24(FP), DI
+	CMPQ              DI, $0x00
+	JE                ggufTileZ16M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX), Z9, Z8
+	VPDPBUSD.BCST     4(AX), Z10, Z8
+	VPDPBUSD.BCST     8(AX), Z11, Z8
+	VPDPBUSD.BCST     12(AX), Z12, Z8
+	VPADDD.BCST       384(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 320(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX), Z13, Z8
+	VPDPBUSD.BCST     20(AX), Z14, Z8
+	VPDPBUSD.BCST     24(AX), Z15, Z8
+	VPDPBUSD.BCST     28(AX), Z16, Z8
+	VPADDD.BCST       388(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 324(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       384(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 320(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       388(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 324(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       384(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 320(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       388(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 324(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       384(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 320(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       388(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 324(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX), Z9, Z8
+	VPDPBUSD.BCST     4(BX), Z10, Z8
+	VPDPBUSD.BCST     8(BX), Z11, Z8
+	VPDPBUSD.BCST     12(BX), Z12, Z8
+	VPADDD.BCST       384(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 320(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX), Z13, Z8
+	VPDPBUSD.BCST     20(BX), Z14, Z8
+	VPDPBUSD.BCST     24(BX), Z15, Z8
+	VPDPBUSD.BCST     28(BX), Z16, Z8
+	VPADDD.BCST       388(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 324(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       384(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 320(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       388(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 324(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       384(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 320(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       388(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 324(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     (BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     4(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     8(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     12(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       384(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       256(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 320(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     16(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     20(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     24(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     28(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       388(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       260(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 324(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x01
+	JE                ggufTileZ16M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX), Z9, Z8
+	VPDPBUSD.BCST     36(AX), Z10, Z8
+	VPDPBUSD.BCST     40(AX), Z11, Z8
+	VPDPBUSD.BCST     44(AX), Z12, Z8
+	VPADDD.BCST       392(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 328(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX), Z13, Z8
+	VPDPBUSD.BCST     52(AX), Z14, Z8
+	VPDPBUSD.BCST     56(AX), Z15, Z8
+	VPDPBUSD.BCST     60(AX), Z16, Z8
+	VPADDD.BCST       396(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 332(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       392(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 328(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       396(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 332(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       392(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 328(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       396(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 332(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       392(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 328(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       396(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 332(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX), Z9, Z8
+	VPDPBUSD.BCST     36(BX), Z10, Z8
+	VPDPBUSD.BCST     40(BX), Z11, Z8
+	VPDPBUSD.BCST     44(BX), Z12, Z8
+	VPADDD.BCST       392(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 328(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX), Z13, Z8
+	VPDPBUSD.BCST     52(BX), Z14, Z8
+	VPDPBUSD.BCST     56(BX), Z15, Z8
+	VPDPBUSD.BCST     60(BX), Z16, Z8
+	VPADDD.BCST       396(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 332(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       392(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 328(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       396(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 332(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       392(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 328(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       396(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 332(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     32(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     36(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     40(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     44(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       392(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       264(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 328(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     48(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     52(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     56(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     60(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       396(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       268(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 332(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x02
+	JE                ggufTileZ16M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX), Z9, Z8
+	VPDPBUSD.BCST     68(AX), Z10, Z8
+	VPDPBUSD.BCST     72(AX), Z11, Z8
+	VPDPBUSD.BCST     76(AX), Z12, Z8
+	VPADDD.BCST       400(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 336(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX), Z13, Z8
+	VPDPBUSD.BCST     84(AX), Z14, Z8
+	VPDPBUSD.BCST     88(AX), Z15, Z8
+	VPDPBUSD.BCST     92(AX), Z16, Z8
+	VPADDD.BCST       404(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 340(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       400(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 336(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       404(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 340(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       400(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 336(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       404(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 340(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       400(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 336(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       404(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 340(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX), Z9, Z8
+	VPDPBUSD.BCST     68(BX), Z10, Z8
+	VPDPBUSD.BCST     72(BX), Z11, Z8
+	VPDPBUSD.BCST     76(BX), Z12, Z8
+	VPADDD.BCST       400(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 336(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX), Z13, Z8
+	VPDPBUSD.BCST     84(BX), Z14, Z8
+	VPDPBUSD.BCST     88(BX), Z15, Z8
+	VPDPBUSD.BCST     92(BX), Z16, Z8
+	VPADDD.BCST       404(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 340(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       400(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 336(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       404(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 340(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       400(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 336(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       404(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 340(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     64(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     68(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     72(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     76(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       400(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       272(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 336(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     80(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     84(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     88(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     92(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       404(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       276(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 340(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x03
+	JE                ggufTileZ16M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX), Z9, Z8
+	VPDPBUSD.BCST     100(AX), Z10, Z8
+	VPDPBUSD.BCST     104(AX), Z11, Z8
+	VPDPBUSD.BCST     108(AX), Z12, Z8
+	VPADDD.BCST       408(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 344(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX), Z13, Z8
+	VPDPBUSD.BCST     116(AX), Z14, Z8
+	VPDPBUSD.BCST     120(AX), Z15, Z8
+	VPDPBUSD.BCST     124(AX), Z16, Z8
+	VPADDD.BCST       412(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 348(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       408(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 344(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       412(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 348(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       408(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 344(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       412(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 348(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       408(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 344(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       412(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 348(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX), Z9, Z8
+	VPDPBUSD.BCST     100(BX), Z10, Z8
+	VPDPBUSD.BCST     104(BX), Z11, Z8
+	VPDPBUSD.BCST     108(BX), Z12, Z8
+	VPADDD.BCST       408(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 344(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX), Z13, Z8
+	VPDPBUSD.BCST     116(BX), Z14, Z8
+	VPDPBUSD.BCST     120(BX), Z15, Z8
+	VPDPBUSD.BCST     124(BX), Z16, Z8
+	VPADDD.BCST       412(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 348(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       408(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 344(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       412(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 348(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       408(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 344(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       412(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 348(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     96(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     100(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     104(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     108(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       408(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       280(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 344(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     112(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     116(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     120(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     124(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       412(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       284(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 348(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x04
+	JE                ggufTileZ16M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX), Z9, Z8
+	VPDPBUSD.BCST     132(AX), Z10, Z8
+	VPDPBUSD.BCST     136(AX), Z11, Z8
+	VPDPBUSD.BCST     140(AX), Z12, Z8
+	VPADDD.BCST       416(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 352(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX), Z13, Z8
+	VPDPBUSD.BCST     148(AX), Z14, Z8
+	VPDPBUSD.BCST     152(AX), Z15, Z8
+	VPDPBUSD.BCST     156(AX), Z16, Z8
+	VPADDD.BCST       420(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 356(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       416(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 352(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       420(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 356(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       416(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 352(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       420(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 356(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       416(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 352(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       420(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 356(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX), Z9, Z8
+	VPDPBUSD.BCST     132(BX), Z10, Z8
+	VPDPBUSD.BCST     136(BX), Z11, Z8
+	VPDPBUSD.BCST     140(BX), Z12, Z8
+	VPADDD.BCST       416(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 352(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX), Z13, Z8
+	VPDPBUSD.BCST     148(BX), Z14, Z8
+	VPDPBUSD.BCST     152(BX), Z15, Z8
+	VPDPBUSD.BCST     156(BX), Z16, Z8
+	VPADDD.BCST       420(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 356(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       416(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 352(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       420(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 356(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       416(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 352(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       420(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 356(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     128(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     132(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     136(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     140(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       416(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       288(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 352(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     144(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     148(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     152(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     156(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       420(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       292(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 356(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x05
+	JE                ggufTileZ16M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX), Z9, Z8
+	VPDPBUSD.BCST     164(AX), Z10, Z8
+	VPDPBUSD.BCST     168(AX), Z11, Z8
+	VPDPBUSD.BCST     172(AX), Z12, Z8
+	VPADDD.BCST       424(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 360(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX), Z13, Z8
+	VPDPBUSD.BCST     180(AX), Z14, Z8
+	VPDPBUSD.BCST     184(AX), Z15, Z8
+	VPDPBUSD.BCST     188(AX), Z16, Z8
+	VPADDD.BCST       428(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 364(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       424(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 360(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       428(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 364(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       424(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 360(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       428(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 364(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       424(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 360(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       428(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 364(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX), Z9, Z8
+	VPDPBUSD.BCST     164(BX), Z10, Z8
+	VPDPBUSD.BCST     168(BX), Z11, Z8
+	VPDPBUSD.BCST     172(BX), Z12, Z8
+	VPADDD.BCST       424(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 360(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX), Z13, Z8
+	VPDPBUSD.BCST     180(BX), Z14, Z8
+	VPDPBUSD.BCST     184(BX), Z15, Z8
+	VPDPBUSD.BCST     188(BX), Z16, Z8
+	VPADDD.BCST       428(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 364(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       424(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 360(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       428(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 364(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       424(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 360(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       428(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 364(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     160(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     164(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     168(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     172(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       424(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       296(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 360(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     176(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     180(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     184(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     188(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       428(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       300(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 364(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+	CMPQ              DI, $0x06
+	JE                ggufTileZ16M_store
+	VMOVDQU64         (SI), Z9
+	VMOVDQU64         64(SI), Z10
+	VMOVDQU64         128(SI), Z11
+	VMOVDQU64         192(SI), Z12
+	VMOVDQU64         256(SI), Z13
+	VMOVDQU64         320(SI), Z14
+	VMOVDQU64         384(SI), Z15
+	VMOVDQU64         448(SI), Z16
+	VMOVUPS           512(SI), Z17
+	VMOVUPS           576(SI), Z18
+	VMOVUPS           640(SI), Z19
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX), Z9, Z8
+	VPDPBUSD.BCST     196(AX), Z10, Z8
+	VPDPBUSD.BCST     200(AX), Z11, Z8
+	VPDPBUSD.BCST     204(AX), Z12, Z8
+	VPADDD.BCST       432(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 368(AX), Z18, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX), Z13, Z8
+	VPDPBUSD.BCST     212(AX), Z14, Z8
+	VPDPBUSD.BCST     216(AX), Z15, Z8
+	VPDPBUSD.BCST     220(AX), Z16, Z8
+	VPADDD.BCST       436(AX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z0
+	VFNMADD231PS.BCST 372(AX), Z19, Z0
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*1), Z12, Z8
+	VPADDD.BCST       432(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 368(AX)(CX*1), Z18, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*1), Z16, Z8
+	VPADDD.BCST       436(AX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z1
+	VFNMADD231PS.BCST 372(AX)(CX*1), Z19, Z1
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(CX*2), Z12, Z8
+	VPADDD.BCST       432(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 368(AX)(CX*2), Z18, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(CX*2), Z16, Z8
+	VPADDD.BCST       436(AX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z2
+	VFNMADD231PS.BCST 372(AX)(CX*2), Z19, Z2
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(AX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(AX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(AX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(AX)(DX*1), Z12, Z8
+	VPADDD.BCST       432(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 368(AX)(DX*1), Z18, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(AX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(AX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(AX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(AX)(DX*1), Z16, Z8
+	VPADDD.BCST       436(AX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(AX)(DX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z3
+	VFNMADD231PS.BCST 372(AX)(DX*1), Z19, Z3
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX), Z9, Z8
+	VPDPBUSD.BCST     196(BX), Z10, Z8
+	VPDPBUSD.BCST     200(BX), Z11, Z8
+	VPDPBUSD.BCST     204(BX), Z12, Z8
+	VPADDD.BCST       432(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 368(BX), Z18, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX), Z13, Z8
+	VPDPBUSD.BCST     212(BX), Z14, Z8
+	VPDPBUSD.BCST     216(BX), Z15, Z8
+	VPDPBUSD.BCST     220(BX), Z16, Z8
+	VPADDD.BCST       436(BX), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z4
+	VFNMADD231PS.BCST 372(BX), Z19, Z4
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*1), Z12, Z8
+	VPADDD.BCST       432(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 368(BX)(CX*1), Z18, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX)(CX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*1), Z16, Z8
+	VPADDD.BCST       436(BX)(CX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX)(CX*1), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z5
+	VFNMADD231PS.BCST 372(BX)(CX*1), Z19, Z5
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(CX*2), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(CX*2), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(CX*2), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(CX*2), Z12, Z8
+	VPADDD.BCST       432(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 368(BX)(CX*2), Z18, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX)(CX*2), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(CX*2), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(CX*2), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(CX*2), Z16, Z8
+	VPADDD.BCST       436(BX)(CX*2), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX)(CX*2), Z17, Z20
+	VFMADD231PS       Z20, Z8, Z6
+	VFNMADD231PS.BCST 372(BX)(CX*2), Z19, Z6
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     192(BX)(DX*1), Z9, Z8
+	VPDPBUSD.BCST     196(BX)(DX*1), Z10, Z8
+	VPDPBUSD.BCST     200(BX)(DX*1), Z11, Z8
+	VPDPBUSD.BCST     204(BX)(DX*1), Z12, Z8
+	VPADDD.BCST       432(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       304(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 368(BX)(DX*1), Z18, Z7
+	VPXORD            Z8, Z8, Z8
+	VPDPBUSD.BCST     208(BX)(DX*1), Z13, Z8
+	VPDPBUSD.BCST     212(BX)(DX*1), Z14, Z8
+	VPDPBUSD.BCST     216(BX)(DX*1), Z15, Z8
+	VPDPBUSD.BCST     220(BX)(DX*1), Z16, Z8
+	VPADDD.BCST       436(BX)(DX*1), Z8, Z8
+	VCVTDQ2PS         Z8, Z8
+	VMULPS.BCST       308(BX)(DX*1), Z17, Z9
+	VFMADD231PS       Z9, Z8, Z7
+	VFNMADD231PS.BCST 372(BX)(DX*1), Z19, Z7
+	ADDQ              $0x000002c0, SI
+
+ggufTileZ16M_store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
 	VZEROUPPER
 	RET

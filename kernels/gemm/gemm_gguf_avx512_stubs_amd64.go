@@ -84,6 +84,11 @@ func ggufZQ8_0_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ8_0_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
+// ggufDecZQ8_0 decodes a Q8_0 row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ8_0(w *byte, units int, tail int, dst *byte)
+
 // ggufZQ4_0_1 computes 1 activation row against nrows Q4_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
 //
@@ -163,6 +168,11 @@ func ggufZQ4_0_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ4_0_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+
+// ggufDecZQ4_0 decodes a Q4_0 row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ4_0(w *byte, units int, tail int, dst *byte)
 
 // ggufZQ4_1_1 computes 1 activation row against nrows Q4_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -244,6 +254,11 @@ func ggufZQ4_1_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ4_1_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
+// ggufDecZQ4_1 decodes a Q4_1 row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ4_1(w *byte, units int, tail int, dst *byte)
+
 // ggufZQ5_0_1 computes 1 activation row against nrows Q5_0 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
 //
@@ -323,6 +338,11 @@ func ggufZQ5_0_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ5_0_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+
+// ggufDecZQ5_0 decodes a Q5_0 row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ5_0(w *byte, units int, tail int, dst *byte)
 
 // ggufZQ5_1_1 computes 1 activation row against nrows Q5_1 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -404,6 +424,11 @@ func ggufZQ5_1_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ5_1_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
+// ggufDecZQ5_1 decodes a Q5_1 row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ5_1(w *byte, units int, tail int, dst *byte)
+
 // ggufZIQ4NL_1 computes 1 activation row against nrows IQ4NL rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
 //
@@ -483,6 +508,11 @@ func ggufZIQ4NL_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byt
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZIQ4NL_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+
+// ggufDecZIQ4NL decodes a IQ4NL row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZIQ4NL(w *byte, units int, tail int, dst *byte)
 
 // ggufZMXFP4_1 computes 1 activation row against nrows MXFP4 rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -564,6 +594,11 @@ func ggufZMXFP4_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byt
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZMXFP4_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
+// ggufDecZMXFP4 decodes a MXFP4 row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZMXFP4(w *byte, units int, tail int, dst *byte)
+
 // ggufZQ2K_1 computes 1 activation row against nrows Q2K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
 //
@@ -643,6 +678,11 @@ func ggufZQ2K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte,
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ2K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+
+// ggufDecZQ2K decodes a Q2K row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ2K(w *byte, units int, tail int, dst *byte)
 
 // ggufZQ3K_1 computes 1 activation row against nrows Q3K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -724,6 +764,11 @@ func ggufZQ3K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte,
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ3K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
+// ggufDecZQ3K decodes a Q3K row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ3K(w *byte, units int, tail int, dst *byte)
+
 // ggufZQ4K_1 computes 1 activation row against nrows Q4K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
 //
@@ -803,6 +848,11 @@ func ggufZQ4K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte,
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ4K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+
+// ggufDecZQ4K decodes a Q4K row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ4K(w *byte, units int, tail int, dst *byte)
 
 // ggufZQ5K_1 computes 1 activation row against nrows Q5K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
@@ -884,6 +934,11 @@ func ggufZQ5K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte,
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ5K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
+// ggufDecZQ5K decodes a Q5K row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ5K(w *byte, units int, tail int, dst *byte)
+
 // ggufZQ6K_1 computes 1 activation row against nrows Q6K rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
 //
@@ -964,6 +1019,11 @@ func ggufZQ6K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte,
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZQ6K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 
+// ggufDecZQ6K decodes a Q6K row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZQ6K(w *byte, units int, tail int, dst *byte)
+
 // ggufZIQ4XS_1 computes 1 activation row against nrows IQ4XS rows at w (rowBytes apart), units of
 // 256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):
 //
@@ -1043,3 +1103,44 @@ func ggufZIQ4XS_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byt
 // with u the weights as unsigned bytes in the activations' order and s their
 // scales spread over the lanes (see the generator, _asm/gemm/gguf).
 func ggufZIQ4XS_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+
+// ggufDecZIQ4XS decodes a IQ4XS row at w (units of 256 values, then tail chunks of 64)
+// into dst, per unit: the values as signed bytes, the f32 scale and min of each
+// sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
+func ggufDecZIQ4XS(w *byte, units int, tail int, dst *byte)
+
+// ggufTileZ32 computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of
+// 16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:
+//
+//	for i < 8, r < 16:
+//		out[16i+r] = Σ_q (s[i,q]·XS[r]·(c[i,q] + Σ_j v[i,j]·u[r,j]))
+//
+// over the sub-blocks q of 16 (flushed per 32), u = x + 128 (see _asm/gemm/gguf).
+func ggufTileZ32(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
+
+// ggufTileZ32M computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of
+// 16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:
+//
+//	for i < 8, r < 16:
+//		out[16i+r] = Σ_q (s[i,q]·XS[r]·(c[i,q] + Σ_j v[i,j]·u[r,j]) − mn[i,q]·AS[q])
+//
+// over the sub-blocks q of 16 (flushed per 32), u = x + 128 (see _asm/gemm/gguf).
+func ggufTileZ32M(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
+
+// ggufTileZ16 computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of
+// 16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:
+//
+//	for i < 8, r < 16:
+//		out[16i+r] = Σ_q (s[i,q]·XS[r]·(c[i,q] + Σ_j v[i,j]·u[r,j]))
+//
+// over the sub-blocks q of 16 (flushed per 16), u = x + 128 (see _asm/gemm/gguf).
+func ggufTileZ16(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
+
+// ggufTileZ16M computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of
+// 16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:
+//
+//	for i < 8, r < 16:
+//		out[16i+r] = Σ_q (s[i,q]·XS[r]·(c[i,q] + Σ_j v[i,j]·u[r,j]) − mn[i,q]·AS[q])
+//
+// over the sub-blocks q of 16 (flushed per 16), u = x + 128 (see _asm/gemm/gguf).
+func ggufTileZ16M(wd *byte, ldw int, units int, tail int, act *byte, out *float32)

@@ -7,6 +7,7 @@ package gemm
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/quant"
@@ -61,6 +62,15 @@ func ggufZero(t gguf.Type) int32 {
 		return 32
 	}
 	return 0
+}
+
+// ggufHasMin reports whether t's values carry a min (w = s·v − mn).
+func ggufHasMin(t gguf.Type) bool {
+	switch t {
+	case gguf.TypeQ4_1, gguf.TypeQ5_1, gguf.TypeQ2_K, gguf.TypeQ4_K, gguf.TypeQ5_K:
+		return true
+	}
+	return false
 }
 
 // ggufSubs16 reports whether t has a scale per 16 values.
@@ -180,3 +190,67 @@ func ggufUnit(dst []byte, xq []int8, xs []float32, xsum []int32, layoutB bool, z
 		}
 	}
 }
+
+// ---- prefill: tiles of 16 activation rows ----
+
+// The activations of the tile kernels (ggufTileZ*), per tile of 16 rows
+// (the last padded with rows of zeros) and group of 32 values, 704 bytes:
+// eight lines of 64 (line j: values 4j…4j+3 of each of the 16 rows, as
+// unsigned bytes x + 128), then f32 ×16 each: XS (the rows' group scales)
+// and AS0, AS1 (xs·Σxq over the group's first and second 16 values, for a
+// flush per 16; over the whole group in AS0, for a flush per 32).
+const (
+	ggufTileRows  = 16
+	ggufTileGroup = 704
+	ggufTileXS    = 512
+	ggufTileAS0   = 576
+	ggufTileAS1   = 640
+)
+
+// ggufTilePrep builds a.pre.gt: the activations in tiles, every group of
+// every tile; tiles are groups·ggufTileGroup bytes apart.
+func ggufTilePrep(a *args, flush16 bool) {
+	g := a.kp / quant.GroupK
+	ng := a.k / quant.GroupK
+	tiles := (a.m + ggufTileRows - 1) / ggufTileRows
+	p := &a.ws.pre
+	p.gt = grow(p.gt, tiles*ng*ggufTileGroup)
+	for tl := 0; tl < tiles; tl++ {
+		for gi := 0; gi < ng; gi++ {
+			rec := p.gt[(tl*ng+gi)*ggufTileGroup:][:ggufTileGroup]
+			for r := 0; r < ggufTileRows; r++ {
+				row := tl*ggufTileRows + r
+				var xs, as0, as1 float32
+				if row < a.m {
+					xq := a.xq[row*a.kp+gi*quant.GroupK:][:quant.GroupK]
+					for j := 0; j < 8; j++ {
+						w := binary.LittleEndian.Uint32(unsafeBytes(xq[4*j : 4*j+4]))
+						binary.LittleEndian.PutUint32(rec[64*j+4*r:], w^0x80808080)
+					}
+					xs = a.xs[row*g+gi]
+					if flush16 {
+						var s0, s1 int32
+						for j := 0; j < 16; j++ {
+							s0 += int32(xq[j])
+							s1 += int32(xq[16+j])
+						}
+						as0, as1 = xs*float32(s0), xs*float32(s1)
+					} else {
+						as0 = xs * float32(a.xsum[row*g+gi])
+					}
+				} else {
+					for j := 0; j < 8; j++ {
+						binary.LittleEndian.PutUint32(rec[64*j+4*r:], 0x80808080)
+					}
+				}
+				binary.LittleEndian.PutUint32(rec[ggufTileXS+4*r:], math.Float32bits(xs))
+				binary.LittleEndian.PutUint32(rec[ggufTileAS0+4*r:], math.Float32bits(as0))
+				binary.LittleEndian.PutUint32(rec[ggufTileAS1+4*r:], math.Float32bits(as1))
+			}
+		}
+	}
+	a.pre = p
+}
+
+// unsafeBytes views int8s as bytes.
+func unsafeBytes(v []int8) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)) }

@@ -137,8 +137,11 @@ var consts struct {
 	// q4_K/q5_K's scale decode (unitScales) and their mins' quad order
 	kPermP, kPermQ, kShift, kMaskLo, kMaskHi, kPermD, quadsK Mem
 	nibShift                                                 Mem // words: 0 in the low half, 4 in the high
-	sub32                                                    Mem
-	den                                                      Mem
+	// the decoder: layout B's qword order to natural, per-16 spread of 8
+	// scales, even dwords, 2048
+	natB, pairs16, evens, c2048, sign Mem
+	sub32                             Mem
+	den                               Mem
 }
 
 func makeConsts() {
@@ -240,6 +243,25 @@ func makeConsts() {
 		nibShift[i] = 4
 	}
 	c.nibShift = wordsConst("gguf_nibshift", nibShift)
+	c.natB = GLOBL("gguf_natb", RODATA|NOPTR)
+	for i, q := range []uint64{0, 1, 4, 5, 2, 3, 6, 7} {
+		DATA(8*i, U64(q))
+	}
+	pairs := make([]uint32, 16)
+	for i := range pairs {
+		pairs[i] = uint32(i / 2)
+	}
+	c.pairs16 = dwordsConst("gguf_pairs16", pairs)
+	c.evens = dwordsConst("gguf_evens", []uint32{0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0})
+	c.c2048 = dwordsConst("gguf_c2048", rep(2048))
+	c.sign = dwordsConst("gguf_sign", rep(0x80000000))
+	for _, t := range types {
+		if _, ok := zBytes[t.z]; t.z != 0 && t.z != 128 && !ok {
+			m := GLOBL(fmt.Sprintf("gguf_z%d", t.z), RODATA|NOPTR)
+			DATA(0, U8(t.z))
+			zBytes[t.z] = m
+		}
+	}
 	c.tailMask = GLOBL("gguf_tailmask", RODATA|NOPTR)
 	for i, v := range []byte{0, 3, 15, 63} {
 		DATA(i, U8(v))
@@ -365,6 +387,13 @@ func half8(d VecVirtual, hi bool) VecVirtual {
 // unitScales emits the unit's weight scales sc (f32: 8 or 16 lanes) and,
 // for a type with a min, its quad-ordered mins mn.
 func unitScales(t gtype, wp, mask Register) (sc, mn VecVirtual) {
+	return unitScalesOrder(t, wp, mask, false)
+}
+
+// unitScalesOrder is unitScales with, for natural, the mins in the order
+// of the unit's sub-blocks of 16 (the decoded tiles') rather than the
+// row kernels' quad order (the same for layout A).
+func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtual) {
 	switch t.name {
 	case "Q8_0", "Q4_0", "Q5_0", "IQ4NL":
 		sc = half8(gather8(t, wp, 0, mask), false)
@@ -478,7 +507,11 @@ func unitScales(t gtype, wp, mask Register) (sc, mn VecVirtual) {
 	}
 	if mn != nil && !t.subs16 {
 		idx := ZMM()
-		VMOVDQU32(consts.quads[layoutKind(t)], idx)
+		kind := layoutKind(t)
+		if natural {
+			kind = "A8" // group q/2 for sub-block q
+		}
+		VMOVDQU32(consts.quads[kind], idx)
 		VPERMPS(mn, idx, mn)
 	}
 	return sc, mn
@@ -832,6 +865,263 @@ func hsum(f VecVirtual) VecVirtual {
 	return x
 }
 
+// ---- prefill: decoded rows and tiles of 16 activation rows -----------------
+
+// The decoded form of one weight row (ggufDecZ{T}), per unit of 256:
+//
+//	[0, 256)    v: the values as signed bytes (the stored integer less its
+//	            zero point, or the codebook value), in order
+//	[256, 320)  s[16]: f32 scale of each sub-block of 16
+//	[320, 384)  mn[16]: f32 min of each sub-block (min types; else unset)
+//	[384, 448)  c[16]: int32 −128·Σv of each sub-block
+const (
+	decUnit = 448
+	decS    = 256
+	decMn   = 320
+	decC    = 384
+)
+
+// One group of 32 of a tile of 16 activation rows (ggufTileZ): the rows'
+// values as unsigned bytes (x + 128), line j holding values 4j…4j+3 of
+// the 16 rows (64 bytes), then XS (f32 ×16, each row's group scale), AS0
+// and AS1 (f32 ×16, xs·Σxq of the group's halves; for a flush per 32,
+// AS0 the whole group's).
+const (
+	actGroup = 704
+	actXS    = 512
+	actAS0   = 576
+	actAS1   = 640
+)
+
+const decSignature = "func(w *byte, units int, tail int, dst *byte)"
+
+// decoder generates ggufDecZ{T}: one weight row's units (and a tail of
+// 1–3 chunks for the 32-value block types) decoded for the tile kernels.
+func decoder(t gtype) {
+	name := fmt.Sprintf("ggufDecZ%s", t.name)
+	TEXT(name, NOSPLIT, decSignature)
+	Doc(fmt.Sprintf("%s decodes a %s row at w (units of 256 values, then tail chunks of 64)", name, t.name),
+		"into dst, per unit: the values as signed bytes, the f32 scale and min of each",
+		"sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).")
+	wp := Load(Param("w"), GP64())
+	dp := Load(Param("dst"), GP64())
+	body := func(tail Register) {
+		var mask Register
+		if tail != nil {
+			mask = GP64()
+			LEAQ(consts.tailMask, mask)
+			MOVBQZX(Mem{Base: mask, Index: tail, Scale: 1}, mask)
+		}
+		var sc, mn VecVirtual
+		if t.name == "MXFP4" {
+			sc = mxfp4UnitScales(t, wp, mask)
+		} else {
+			sc, mn = unitScalesOrder(t, wp, mask, true)
+		}
+		// s per sub-block of 16
+		if !t.subs16 {
+			idx := ZMM()
+			VMOVDQU32(consts.pairs16, idx)
+			s16 := ZMM()
+			VPERMPS(sc, idx, s16)
+			sc = s16
+		}
+		VMOVUPS(sc, Mem{Base: dp, Disp: decS})
+		if mn != nil {
+			if t.min > 0 { // q4_1, q5_1: w = d·v + m, so the min is −m
+				VPXORD(consts.sign, mn, mn)
+			}
+			VMOVUPS(mn, Mem{Base: dp, Disp: decMn})
+		}
+		var st unitState
+		n := 4
+		if tail != nil {
+			n = 3
+		}
+		for c := 0; c < n; c++ {
+			if tail != nil && c > 0 {
+				CMPQ(tail, U8(c))
+				JE(LabelRef(name + "_taildone"))
+			}
+			u := chunk(t, wp, c, &st)
+			if t.layoutB {
+				idx := ZMM()
+				VMOVDQU64(consts.natB, idx)
+				VPERMQ(u, idx, u)
+			}
+			// v = u − z as signed bytes (z = 128: a flip of the top bit)
+			switch {
+			case t.z == 128:
+				VPXORD(consts.c80, u, u)
+			case t.z != 0:
+				zc := ZMM()
+				VPBROADCASTB(zBytes[t.z], zc)
+				VPSUBB(zc, u, u)
+			}
+			VMOVDQU64(u, Mem{Base: dp, Disp: 64 * c})
+			// Σ(v + 128) per 16 bytes (a 128-bit lane): VPSADBW's two
+			// qwords added; c = −128·Σv = 128·(2048 − Σ(v + 128))
+			f := ZMM()
+			VPXORD(consts.c80, u, f)
+			zero := ZMM()
+			VPXORD(zero, zero, zero)
+			VPSADBW(zero, f, f)
+			g := ZMM()
+			VPSHUFD(U8(0x4e), f, g)
+			VPADDQ(g, f, f)
+			d := YMM()
+			VPMOVQD(f, d)
+			idx := YMM()
+			VMOVDQU32(consts.evens.Offset(0), idx)
+			VPERMD(d, idx, d)
+			x := XMM()
+			VMOVDQU32(consts.c2048, x)
+			VPSUBD(d.AsX(), x, x)
+			VPSLLD(U8(7), x, x)
+			VMOVDQU32(x, Mem{Base: dp, Disp: decC + 16*c})
+		}
+		if tail != nil {
+			Label(name + "_taildone")
+		}
+	}
+	units := Load(Param("units"), GP64())
+	TESTQ(units, units)
+	JZ(LabelRef(name + "_tail"))
+	Label(name + "_unit")
+	body(nil)
+	ADDQ(U32(t.unitW()), wp)
+	ADDQ(U32(decUnit), dp)
+	DECQ(units)
+	JNZ(LabelRef(name + "_unit"))
+	Label(name + "_tail")
+	if t.bs == 32 {
+		tail := Load(Param("tail"), GP64())
+		TESTQ(tail, tail)
+		JZ(LabelRef(name + "_done"))
+		body(tail)
+	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// zBytes holds one byte of each zero point the decoder subtracts.
+var zBytes = map[int]Mem{}
+
+const tileSignature = "func(wd *byte, ldw int, units int, tail int, act *byte, out *float32)"
+
+// tileRows is the weight rows of a tile kernel call.
+const tileRows = 8
+
+// tile generates ggufTileZ{16|32}{M|}: 8 decoded weight rows (ldw bytes
+// apart) against one tile of 16 activation rows, over units of 8 groups
+// and tail more groups (0…7): each weight byte broadcast to the 16 rows by
+// VPDPBUSD's s8 operand against a line of the rows' u8 values, flushed per
+// sub-block of 16 (flush16) or per group of 32, with the mins where min.
+func tile(flush16, min bool) {
+	name := "ggufTileZ32"
+	if flush16 {
+		name = "ggufTileZ16"
+	}
+	if min {
+		name += "M"
+	}
+	TEXT(name, NOSPLIT, tileSignature)
+	minLine := ""
+	if min {
+		minLine = " − mn[i,q]·AS[q]"
+	}
+	Doc(fmt.Sprintf("%s computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of", name),
+		"16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:",
+		"",
+		"\tfor i < 8, r < 16:",
+		"\t\tout[16i+r] = Σ_q (s[i,q]·XS[r]·(c[i,q] + Σ_j v[i,j]·u[r,j])"+minLine+")",
+		"",
+		fmt.Sprintf("over the sub-blocks q of 16 (flushed per %s), u = x + 128 (see _asm/gemm/gguf).", map[bool]string{true: "16", false: "32"}[flush16]))
+	wd := Load(Param("wd"), GP64())
+	ra := rowAddr{base: []Register{wd}, s: Load(Param("ldw"), GP64())}
+	ra.s3 = GP64()
+	LEAQ(Mem{Base: ra.s, Index: ra.s, Scale: 2}, ra.s3)
+	b1 := GP64()
+	LEAQ(Mem{Base: wd, Index: ra.s, Scale: 4}, b1)
+	ra.base = append(ra.base, b1)
+	ap := Load(Param("act"), GP64())
+	f := make([]VecVirtual, tileRows)
+	for i := range f {
+		f[i] = ZMM()
+		VPXORD(f[i], f[i], f[i])
+	}
+	acc := ZMM()
+	// group emits group gi (0…7) of the current unit
+	group := func(gi int) {
+		var lines [8]VecVirtual
+		for j := range lines {
+			lines[j] = ZMM()
+			VMOVDQU64(Mem{Base: ap, Disp: 64 * j}, lines[j])
+		}
+		xs := ZMM()
+		VMOVUPS(Mem{Base: ap, Disp: actXS}, xs)
+		var as [2]VecVirtual
+		if min {
+			as[0] = ZMM()
+			VMOVUPS(Mem{Base: ap, Disp: actAS0}, as[0])
+			if flush16 {
+				as[1] = ZMM()
+				VMOVUPS(Mem{Base: ap, Disp: actAS1}, as[1])
+			}
+		}
+		halves := [][2]int{{0, 8}}
+		if flush16 {
+			halves = [][2]int{{0, 4}, {4, 8}}
+		}
+		for i := 0; i < tileRows; i++ {
+			for h, hr := range halves {
+				q := 2*gi + h // the sub-block's slot in the unit's meta
+				VPXORD(acc, acc, acc)
+				for j := hr[0]; j < hr[1]; j++ {
+					VPDPBUSD_BCST(ra.at(i, 32*gi+4*j), lines[j], acc)
+				}
+				VPADDD_BCST(ra.at(i, decC+4*q), acc, acc)
+				if !flush16 {
+					VPADDD_BCST(ra.at(i, decC+4*(q+1)), acc, acc)
+				}
+				VCVTDQ2PS(acc, acc)
+				t := ZMM()
+				VMULPS_BCST(ra.at(i, decS+4*q), xs, t)
+				VFMADD231PS(t, acc, f[i])
+				if min {
+					VFNMADD231PS_BCST(ra.at(i, decMn+4*q), as[h], f[i])
+				}
+			}
+		}
+		ADDQ(U32(actGroup), ap)
+	}
+	units := Load(Param("units"), GP64())
+	TESTQ(units, units)
+	JZ(LabelRef(name + "_tail"))
+	Label(name + "_unit")
+	for gi := 0; gi < 8; gi++ {
+		group(gi)
+	}
+	ra.advance(decUnit)
+	DECQ(units)
+	JNZ(LabelRef(name + "_unit"))
+	Label(name + "_tail")
+	tail := Load(Param("tail"), GP64())
+	for gi := 0; gi < 7; gi++ {
+		CMPQ(tail, U8(gi))
+		JE(LabelRef(name + "_store"))
+		group(gi)
+	}
+	Label(name + "_store")
+	out := Load(Param("out"), GP64())
+	for i := range f {
+		VMOVUPS(f[i], Mem{Base: out, Disp: 64 * i})
+	}
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	makeConsts()
@@ -842,6 +1132,16 @@ func main() {
 				continue
 			}
 			kernel(t, m)
+		}
+		if only == "" || only == t.name {
+			decoder(t)
+		}
+	}
+	if only == "" {
+		for _, f16 := range []bool{false, true} {
+			for _, mn := range []bool{false, true} {
+				tile(f16, mn)
+			}
 		}
 	}
 	Generate()
