@@ -20,13 +20,11 @@ import (
 //	            the type's layout (ggufLayoutB)
 //	[256, 512)  xs: f32 per lane (4 values) of each chunk: the scale of the
 //	            lane's group of 32
-//	[512, 768)  aux: int32 per lane, −z·Σxq of a group (32-value types) or
-//	            of a sub-block of 16 (q2_K, q3_K, q6_K) in the lane that
-//	            starts it (its first, for 32-value groups in layout B), 0
-//	            elsewhere; z the weights' zero point
+//	[512, 768)  unused
 //	[768, 832)  A: f32 per quad of 4 lanes (16 values), in layout order:
 //	            xs·Σxq of the quad's sub-block, or of the whole group in
-//	            the group's first quad (32-value groups), 0 in its other
+//	            the group's first quad (32-value groups), 0 in its other;
+//	            times z, the weights' zero point, for the types with one
 const (
 	ggufUnitK     = 256
 	ggufUnitBytes = 832
@@ -138,12 +136,13 @@ func ggufPrep(a *args) {
 func ggufUnit(dst []byte, xq []int8, xs []float32, xsum []int32, layoutB bool, z int32, subs16 bool) {
 	q := dst[:ggufOffXS]
 	xsE := dst[ggufOffXS:ggufOffAux]
-	aux := dst[ggufOffAux:ggufOffA]
 	A := dst[ggufOffA:ggufUnitBytes]
-	clear(aux)
 	clear(A)
 	putF := func(b []byte, i int, v float32) { binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v)) }
-	putI := func(b []byte, i int, v int32) { binary.LittleEndian.PutUint32(b[4*i:], uint32(v)) }
+	zf := float32(1) // A's factor: the zero point, for a type with one
+	if z != 0 {
+		zf = float32(z)
+	}
 	for c := 0; c < 4; c++ {
 		g0, g1 := 2*c, 2*c+1
 		if layoutB {
@@ -161,10 +160,8 @@ func ggufUnit(dst []byte, xq []int8, xs []float32, xsum []int32, layoutB bool, z
 				putF(xsE, 16*c+l, xs[2*c+(l/4)%2])
 			}
 			// the groups' whole sums in their first quads (lanes 0 and 4)
-			putI(aux, 16*c, -z*xsum[g0])
-			putI(aux, 16*c+4, -z*xsum[g1])
-			putF(A, 4*c, xs[g0]*float32(xsum[g0]))
-			putF(A, 4*c+1, xs[g1]*float32(xsum[g1]))
+			putF(A, 4*c, zf*xs[g0]*float32(xsum[g0]))
+			putF(A, 4*c+1, zf*xs[g1]*float32(xsum[g1]))
 			continue
 		}
 		for i, v := range xq[64*c : 64*c+64] {
@@ -174,10 +171,8 @@ func ggufUnit(dst []byte, xq []int8, xs []float32, xsum []int32, layoutB bool, z
 			putF(xsE, 16*c+l, xs[2*c+l/8])
 		}
 		if !subs16 {
-			putI(aux, 16*c, -z*xsum[g0])
-			putI(aux, 16*c+8, -z*xsum[g1])
-			putF(A, 4*c, xs[g0]*float32(xsum[g0]))
-			putF(A, 4*c+2, xs[g1]*float32(xsum[g1]))
+			putF(A, 4*c, zf*xs[g0]*float32(xsum[g0]))
+			putF(A, 4*c+2, zf*xs[g1]*float32(xsum[g1]))
 			continue
 		}
 		for sb := 0; sb < 4; sb++ { // sub-blocks of 16: quads
@@ -185,8 +180,7 @@ func ggufUnit(dst []byte, xq []int8, xs []float32, xsum []int32, layoutB bool, z
 			for _, v := range xq[64*c+16*sb : 64*c+16*sb+16] {
 				s += int32(v)
 			}
-			putI(aux, 16*c+4*sb, -z*s)
-			putF(A, 4*c+sb, xs[2*c+sb/2]*float32(s))
+			putF(A, 4*c+sb, zf*xs[2*c+sb/2]*float32(s))
 		}
 	}
 }
@@ -253,4 +247,6 @@ func ggufTilePrep(a *args, flush16 bool) {
 }
 
 // unsafeBytes views int8s as bytes.
-func unsafeBytes(v []int8) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)) }
+func unsafeBytes(v []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+}

@@ -17,11 +17,11 @@
 // and high nibbles of 16 bytes: [group 2c values 0–15, group 2c+1 values
 // 0–15, group 2c values 16–31, group 2c+1 values 16–31]). Per chunk and
 // activation row one VPDPBUSD gives 16 int32 lanes of 4 products each,
-// started at aux (−z·Σxq over each quad of 4 lanes: the zero point z of
-// u), converted to f32, multiplied by the lanes' activation scales xs and
-// added, times the lanes' weight scales, into the row's accumulator; a
-// type with a min subtracts (adds, for q4_1 and q5_1's m) its per-quad
-// mins times A = xs·Σxq once per unit. The scales come per unit: 8 (one
+// converted to f32, multiplied by the lanes' activation scales xs and
+// added, times the lanes' weight scales, into the row's accumulator. Once
+// per unit a type with a min subtracts (adds, for q4_1 and q5_1's m) its
+// per-quad mins times A = xs·Σxq, and a type whose u carries a zero point
+// z subtracts its per-quad scales times A = z·xs·Σxq. The scales come per unit: 8 (one
 // per group of 32) or 16 (q2_K, q3_K, q6_K: one per 16 values), widened
 // to f32 and spread over a chunk's lanes by VPERMPS.
 //
@@ -553,6 +553,47 @@ func layoutKind(t gtype) string {
 
 // ---- weights ---------------------------------------------------------------
 
+// cst holds the constants chunk reads, as memory operands or, where a
+// kernel hoisted them (hoist), registers: a zmm load per use would cost
+// the one-row decode a load slot per chunk for each.
+var cst struct {
+	nib, nibShift, c80, c03, book Op
+}
+
+// memConsts points cst at the constants in memory.
+func memConsts(t gtype) {
+	cst.nib, cst.nibShift, cst.c80, cst.c03 = consts.nib, consts.nibShift, consts.c80, consts.c03
+	cst.book = nil
+	if t.book != nil {
+		cst.book = bookMem(t)
+	}
+}
+
+// hoist loads the constants t's chunks use into registers.
+func hoist(t gtype) {
+	memConsts(t)
+	load := func(m Op) Op {
+		z := ZMM()
+		VMOVDQU64(m, z)
+		return z
+	}
+	switch t.name {
+	case "Q8_0":
+		cst.c80 = load(consts.c80)
+	case "Q2K", "Q3K":
+		cst.c03 = load(consts.c03)
+	case "Q6K":
+		cst.nib, cst.c03 = load(consts.nib), load(consts.c03)
+	case "Q4K", "Q5K", "IQ4XS":
+		cst.nib, cst.nibShift = load(consts.nib), load(consts.nibShift)
+	default: // the nibble pairs of the 32-value block types
+		cst.nib = load(consts.nib)
+	}
+	if t.book != nil {
+		cst.book = load(bookMem(t))
+	}
+}
+
 // unitState is what the chunks of one unit share.
 type unitState struct {
 	hq, z2, l6, qh6 VecVirtual // per-unit or per-half broadcasts
@@ -568,14 +609,14 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 		h := YMM()
 		VPSRLW(U8(4), y, h)
 		VINSERTI64X4(U8(1), h, y.AsZ(), z)
-		VPANDD(consts.nib, z, z)
+		VPANDD(cst.nib, z, z)
 	}
 	switch t.name {
 	case "Q8_0":
 		y := YMM()
 		VMOVDQU64(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, y)
 		VINSERTI64X4(U8(1), Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs}, y.AsZ(), z)
-		VPXORD(consts.c80, z, z)
+		VPXORD(cst.c80, z, z)
 	case "Q4_0", "Q4_1", "IQ4NL", "MXFP4":
 		nibblePair(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs})
 	case "Q5_0", "Q5_1":
@@ -625,7 +666,7 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 			VBROADCASTI64X4(Mem{Base: wp, Disp: off + 32*(c/2)}, st.z2)
 		}
 		VPSRLVW(consts.shift2[c], st.z2, z)
-		VPANDD(consts.c03, z, z)
+		VPANDD(cst.c03, z, z)
 		if t.name == "Q3K" {
 			if c == 0 {
 				st.hq = ZMM()
@@ -641,21 +682,27 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 			st.l6, st.qh6 = ZMM(), ZMM()
 			VMOVDQU64(Mem{Base: wp, Disp: 64 * h}, st.l6)
 			VBROADCASTI64X4(Mem{Base: wp, Disp: 128 + 32*h}, st.qh6)
-			VPANDD(consts.nib, st.l6, z)
+			VPANDD(cst.nib, st.l6, z)
 		} else {
 			VPSRLW(U8(4), st.l6, z)
-			VPANDD(consts.nib, z, z)
+			VPANDD(cst.nib, z, z)
 		}
 		hi := ZMM()
 		VPSRLVW(consts.shift6[par], st.qh6, hi)
-		VPANDD(consts.c03, hi, hi)
+		VPANDD(cst.c03, hi, hi)
 		VPSLLW(U8(4), hi, hi)
 		VPORD(hi, z, z)
 	default:
 		panic(t.name)
 	}
 	if t.book != nil {
-		VPSHUFB(z, bookOf(t), z)
+		book := cst.book
+		if m, inMem := book.(Mem); inMem { // the table operand must be a register
+			r := ZMM()
+			VMOVDQU64(m, r)
+			book = r
+		}
+		VPSHUFB(z, book, z)
 	}
 	return z
 }
@@ -664,18 +711,16 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 // the high ones (broadcast to both halves, the high half shifted by 4).
 func nibbles32(m Mem, z VecVirtual) {
 	VBROADCASTI64X4(m, z)
-	VPSRLVW(consts.nibShift, z, z)
-	VPANDD(consts.nib, z, z)
+	VPSRLVW(cst.nibShift, z, z)
+	VPANDD(cst.nib, z, z)
 }
 
-func bookOf(t gtype) VecVirtual {
-	b := ZMM()
+// bookMem is t's codebook (values + 128, 16 bytes in each 128-bit lane).
+func bookMem(t gtype) Mem {
 	if t.name == "MXFP4" {
-		VMOVDQU64(consts.books["mxfp4"], b)
-	} else {
-		VMOVDQU64(consts.books["iq4nl"], b)
+		return consts.books["mxfp4"]
 	}
-	return b
+	return consts.books["iq4nl"]
 }
 
 // ---- the kernel ------------------------------------------------------------
@@ -710,6 +755,23 @@ func kernel(t gtype, m int) {
 			panic(err)
 		}
 		return b.Addr
+	}
+	// the constants in registers where the rows leave them free (2 per
+	// row: an accumulator and a sum; the chunk's weights, scales and
+	// temporaries take ~8), the chunks' scale spreads too for few rows
+	if m <= 6 {
+		hoist(t)
+	} else {
+		memConsts(t)
+	}
+	var spread [4]Op
+	for c := range spread {
+		spread[c] = consts.spread[layoutKind(t)][c]
+		if m <= 3 {
+			z := ZMM()
+			VMOVDQU32(consts.spread[layoutKind(t)][c], z)
+			spread[c] = z
+		}
 	}
 	Label(name + "_row")
 	wp := Load(Param("w"), GP64())
@@ -753,17 +815,17 @@ func kernel(t gtype, m int) {
 				JE(LabelRef(name + "_tailmins"))
 			}
 			u := chunk(t, wp, c, &st)
-			idx := ZMM()
-			VMOVDQU32(consts.spread[layoutKind(t)][c], idx)
+			idx := spread[c]
+			if _, inMem := idx.(Mem); inMem {
+				r := ZMM()
+				VMOVDQU32(idx, r)
+				idx = r
+			}
 			ws := ZMM()
 			VPERMPS(sc, idx, ws)
 			for r := 0; r < m; r++ {
 				acc := accs[r]
-				if t.z != 0 {
-					VMOVDQU32(x.at(r, offAux+64*c), acc)
-				} else {
-					VPXORD(acc, acc, acc)
-				}
+				VPXORD(acc, acc, acc)
 				VPDPBUSD(x.at(r, 64*c), u, acc)
 				VCVTDQ2PS(acc, acc)
 				VMULPS(x.at(r, offXS+64*c), acc, acc)
@@ -773,12 +835,24 @@ func kernel(t gtype, m int) {
 		if tail != nil {
 			Label(name + "_tailmins")
 		}
+		if t.z != 0 {
+			// the zero point: −s·z·xs·Σxq per quad, A holding z·xs·Σxq
+			// (the prep's), s the quads' scales
+			mn = ZMM()
+			if t.subs16 {
+				mn = sc
+			} else {
+				idx := ZMM()
+				VMOVDQU32(consts.quads[layoutKind(t)], idx)
+				VPERMPS(sc, idx, mn)
+			}
+		}
 		if mn != nil {
 			for r := 0; r < m; r++ {
-				if t.min < 0 {
-					VFNMADD231PS(x.at(r, offA), mn, f[r])
-				} else {
+				if t.min > 0 {
 					VFMADD231PS(x.at(r, offA), mn, f[r])
+				} else {
+					VFNMADD231PS(x.at(r, offA), mn, f[r])
 				}
 			}
 		}
@@ -900,6 +974,7 @@ const decSignature = "func(w *byte, units int, tail int, dst *byte)"
 func decoder(t gtype) {
 	name := fmt.Sprintf("ggufDecZ%s", t.name)
 	TEXT(name, NOSPLIT, decSignature)
+	hoist(t)
 	Doc(fmt.Sprintf("%s decodes a %s row at w (units of 256 values, then tail chunks of 64)", name, t.name),
 		"into dst, per unit: the values as signed bytes, the f32 scale and min of each",
 		"sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).")
