@@ -193,9 +193,33 @@ func VerifyGGUFOnce(f *gguf.File, threads int) error {
 	if dir != "" {
 		if b, err := json.MarshalIndent(recs, "", "  "); err == nil && os.MkdirAll(dir, 0o755) == nil {
 			_ = atomicfile.WriteBytes(key, b)
+			pruneRecords(dir)
 		}
 	}
 	return nil
+}
+
+// pruneRecords removes the records of files that no longer exist (a
+// record is a few hundred bytes; a folder of them stays small).
+func pruneRecords(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) > 10000 {
+		return
+	}
+	for _, e := range ents {
+		if filepath.Ext(e.Name()) != ".json" {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		var recs []verifiedRecord
+		if err != nil || len(b) > 1<<20 || json.Unmarshal(b, &recs) != nil || len(recs) == 0 {
+			continue // not ours to judge
+		}
+		if _, err := os.Stat(recs[0].Path); errors.Is(err, os.ErrNotExist) {
+			os.Remove(p)
+		}
+	}
 }
 
 // verifiedRecord is one verified file's identity.

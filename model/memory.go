@@ -176,9 +176,18 @@ func checkFits(r *MemoryReport, opt *LoadOptions, what string) error {
 	}
 	r.Available = avail
 	if r.Budgeted > avail {
-		return fmt.Errorf("model: %s needs %s resident (weights %s as %s, KDA state %s × %d seq, MLA cache %s × %d tokens × %d seq) but only %s is available; use a smaller weight dtype (q8, q4), fewer sequences, a shorter context or a cache spill folder",
-			what, mib(r.Budgeted), mib(r.WeightsHeap), opt.DType, mib(r.KDAStatePerSeq), r.MaxSeqs,
-			kib(r.MLACachePerToken), r.MaxTokens, r.MaxSeqs, mib(avail))
+		// what would help: the weights in memory only where they are
+		// converted (a checkpoint, a preset); mapped ones (a model file, a
+		// GGUF run in place) do not count here
+		advice := "use a smaller weight dtype (q8, q4), fewer sequences, a shorter context or a cache spill folder"
+		weights := fmt.Sprintf("weights %s as %s", mib(r.WeightsHeap), opt.DType)
+		if opt.DType == AsStored {
+			weights = fmt.Sprintf("weights %s in memory, %s mapped", mib(r.WeightsHeap), mib(r.WeightsMapped))
+			advice = "the mapped weights need no room here, so run fewer sequences at once, a shorter context, a smaller MLA cache (--cache-dtype bf16 or q8) or spill the cache to disk (--cache-spill DIR)"
+		}
+		return fmt.Errorf("model: %s needs %s resident (%s, KDA state %s × %d seq, MLA cache %s × %d tokens × %d seq) but only %s is available; %s",
+			what, mib(r.Budgeted), weights, mib(r.KDAStatePerSeq), r.MaxSeqs,
+			kib(r.MLACachePerToken), r.MaxTokens, r.MaxSeqs, mib(avail), advice)
 	}
 	return nil
 }

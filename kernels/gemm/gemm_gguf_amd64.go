@@ -157,7 +157,41 @@ func ggufPanelsZ(a *args, p0, p1, worker int, prm kernel.Values) {
 	}
 }
 
+// ggufZF[type][M] is the f32 kernel of a float format for M activation
+// rows (k a multiple of 32).
+var ggufZF = map[gguf.Type][ggufMaxM + 1]func(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool){
+	gguf.TypeF32:  {nil, ggufZFF32_1, ggufZFF32_2, ggufZFF32_3, ggufZFF32_4, ggufZFF32_5, ggufZFF32_6, ggufZFF32_7, ggufZFF32_8},
+	gguf.TypeF16:  {nil, ggufZFF16_1, ggufZFF16_2, ggufZFF16_3, ggufZFF16_4, ggufZFF16_5, ggufZFF16_6, ggufZFF16_7, ggufZFF16_8},
+	gguf.TypeBF16: {nil, ggufZFBF16_1, ggufZFBF16_2, ggufZFBF16_3, ggufZFBF16_4, ggufZFBF16_5, ggufZFBF16_6, ggufZFBF16_7, ggufZFBF16_8},
+}
+
+// ggufPanelsZF is the panelFn of gguf_avx512 (f32, f16 and bf16 rows):
+// each row widened 16 values at a time and multiplied into at most
+// ggufMaxM activation rows per call; a row length that is not a multiple
+// of 32 runs the portable variant.
+func ggufPanelsZF(a *args, p0, p1, worker int, prm kernel.Values) {
+	if a.k%32 != 0 {
+		panelsGGUF(a, p0, p1, worker, prm)
+		return
+	}
+	t, _ := quant.GGUFType(a.w.DType)
+	ks := ggufZF[t]
+	r0, r1 := panelRows(a, p0, p1)
+	if r0 >= r1 {
+		return
+	}
+	rb := a.w.RowBytes()
+	for t0 := 0; t0 < a.m; t0 += ggufMaxM {
+		mt := min(ggufMaxM, a.m-t0)
+		ks[mt](&a.w.Data[r0*rb], r1-r0, rb, a.k, &a.x[t0*a.kp], a.kp, &a.y[t0*a.ldy+r0-a.ycol], a.ldy, a.acc)
+	}
+}
+
 func init() {
+	register(allOps, kernel.Variant{Name: "gguf_avx512", Doc: "generated AVX-512 on the file's f32, f16 and bf16 rows: widened 16 at a time, f32 FMA",
+		Priority: 30, DTypes: []kernel.DType{kernel.GGUFF32, kernel.GGUFF16, kernel.GGUFBF16},
+		Requires: cpu.NewSet(cpu.AVX512F), Threaded: true, Params: []kernel.Param{grainParam}},
+		&impl{act: actF32, panels: ggufPanelsZF, grain: 4})
 	register(allOps, kernel.Variant{Name: "gguf_avx512_vnni", Doc: "generated AVX-512 VNNI on the file's blocks: weights unpacked per 64 values, VPDPBUSD against int8 activations laid out per type",
 		Priority: 40, DTypes: ggufIntDTypes, Class: kernel.ClassInt8Act,
 		Requires: cpu.NewSet(cpu.AVX512F, cpu.AVX512BW, cpu.AVX512VL, cpu.AVX512VNNI), Threaded: true,

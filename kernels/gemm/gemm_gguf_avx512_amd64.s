@@ -37606,6 +37606,3126 @@ ggufDecZIQ4XS_tail:
 	VZEROUPPER
 	RET
 
+// func ggufZFF32_1(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_1(SB), NOSPLIT, $0-65
+ggufZFF32_1_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   k+24(FP), DX
+	SHRQ   $0x05, DX
+
+ggufZFF32_1_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z2
+	MOVQ          CX, BX
+	VFMADD231PS   (BX), Z2, Z0
+	VMOVUPS       64(AX), Z2
+	MOVQ          CX, BX
+	VFMADD231PS   64(BX), Z2, Z1
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          DX
+	JNZ           ggufZFF32_1_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), AX
+	MOVB          acc+64(FP), CL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y2
+	VEXTRACTF32X4 $0x01, Y2, X3
+	VADDPS        X2, X3, X3
+	VMOVHLPS      X3, X3, X2
+	VADDPS        X2, X3, X3
+	VMOVSHDUP     X3, X2
+	VADDSS        X2, X3, X3
+	TESTB         CL, CL
+	JZ            ggufZFF32_1_set0
+	VADDSS        (AX), X3, X3
+
+ggufZFF32_1_set0:
+	VMOVSS X3, (AX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_1_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF32_2(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_2(SB), NOSPLIT, $0-65
+ggufZFF32_2_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF32_2_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z4
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z4, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z4, Z2
+	VMOVUPS       64(AX), Z4
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z4, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z4, Z3
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF32_2_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	TESTB         DL, DL
+	JZ            ggufZFF32_2_set0
+	VADDSS        (CX), X5, X5
+
+ggufZFF32_2_set0:
+	VMOVSS        X5, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	TESTB         DL, DL
+	JZ            ggufZFF32_2_set1
+	VADDSS        (CX), X5, X5
+
+ggufZFF32_2_set1:
+	VMOVSS X5, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_2_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF32_3(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_3(SB), NOSPLIT, $0-65
+ggufZFF32_3_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF32_3_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z6
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z6, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z6, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z6, Z4
+	VMOVUPS       64(AX), Z6
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z6, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z6, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z6, Z5
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF32_3_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFF32_3_set0
+	VADDSS        (CX), X7, X7
+
+ggufZFF32_3_set0:
+	VMOVSS        X7, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFF32_3_set1
+	VADDSS        (CX), X7, X7
+
+ggufZFF32_3_set1:
+	VMOVSS        X7, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFF32_3_set2
+	VADDSS        (CX), X7, X7
+
+ggufZFF32_3_set2:
+	VMOVSS X7, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_3_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF32_4(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_4(SB), NOSPLIT, $0-65
+ggufZFF32_4_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF32_4_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z8
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z8, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z6
+	VMOVUPS       64(AX), Z8
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z8, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z7
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF32_4_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF32_4_set0
+	VADDSS        (CX), X9, X9
+
+ggufZFF32_4_set0:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF32_4_set1
+	VADDSS        (CX), X9, X9
+
+ggufZFF32_4_set1:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF32_4_set2
+	VADDSS        (CX), X9, X9
+
+ggufZFF32_4_set2:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF32_4_set3
+	VADDSS        (CX), X9, X9
+
+ggufZFF32_4_set3:
+	VMOVSS X9, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_4_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF32_5(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_5(SB), NOSPLIT, $0-65
+ggufZFF32_5_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF32_5_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z10
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z10, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z8
+	VMOVUPS       64(AX), Z10
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z10, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z9
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF32_5_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF32_5_set0
+	VADDSS        (CX), X11, X11
+
+ggufZFF32_5_set0:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF32_5_set1
+	VADDSS        (CX), X11, X11
+
+ggufZFF32_5_set1:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y10
+	VADDPS        Y10, Y4, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF32_5_set2
+	VADDSS        (CX), X11, X11
+
+ggufZFF32_5_set2:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF32_5_set3
+	VADDSS        (CX), X11, X11
+
+ggufZFF32_5_set3:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y10
+	VADDPS        Y10, Y8, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF32_5_set4
+	VADDSS        (CX), X11, X11
+
+ggufZFF32_5_set4:
+	VMOVSS X11, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_5_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF32_6(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_6(SB), NOSPLIT, $0-65
+ggufZFF32_6_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF32_6_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z12
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z12, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z10
+	VMOVUPS       64(AX), Z12
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z12, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z11
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF32_6_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF32_6_set0
+	VADDSS        (CX), X13, X13
+
+ggufZFF32_6_set0:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF32_6_set1
+	VADDSS        (CX), X13, X13
+
+ggufZFF32_6_set1:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF32_6_set2
+	VADDSS        (CX), X13, X13
+
+ggufZFF32_6_set2:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y12
+	VADDPS        Y12, Y6, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF32_6_set3
+	VADDSS        (CX), X13, X13
+
+ggufZFF32_6_set3:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF32_6_set4
+	VADDSS        (CX), X13, X13
+
+ggufZFF32_6_set4:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y12
+	VADDPS        Y12, Y10, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF32_6_set5
+	VADDSS        (CX), X13, X13
+
+ggufZFF32_6_set5:
+	VMOVSS X13, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_6_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF32_7(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_7(SB), NOSPLIT, $0-65
+ggufZFF32_7_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF32_7_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z14
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z14, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z10
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z12
+	VMOVUPS       64(AX), Z14
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z14, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z11
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z13
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF32_7_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y14
+	VADDPS        Y14, Y0, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF32_7_set0
+	VADDSS        (CX), X15, X15
+
+ggufZFF32_7_set0:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y14
+	VADDPS        Y14, Y2, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF32_7_set1
+	VADDSS        (CX), X15, X15
+
+ggufZFF32_7_set1:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y14
+	VADDPS        Y14, Y4, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF32_7_set2
+	VADDSS        (CX), X15, X15
+
+ggufZFF32_7_set2:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y14
+	VADDPS        Y14, Y6, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF32_7_set3
+	VADDSS        (CX), X15, X15
+
+ggufZFF32_7_set3:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y14
+	VADDPS        Y14, Y8, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF32_7_set4
+	VADDSS        (CX), X15, X15
+
+ggufZFF32_7_set4:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y14
+	VADDPS        Y14, Y10, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF32_7_set5
+	VADDSS        (CX), X15, X15
+
+ggufZFF32_7_set5:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z13, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y14
+	VADDPS        Y14, Y12, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF32_7_set6
+	VADDSS        (CX), X15, X15
+
+ggufZFF32_7_set6:
+	VMOVSS X15, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_7_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF32_8(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF32_8(SB), NOSPLIT, $0-65
+ggufZFF32_8_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF32_8_k:
+	PREFETCHT0    2048(AX)
+	PREFETCHT0    2112(AX)
+	VMOVUPS       (AX), Z16
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z16, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z10
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z12
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z14
+	VMOVUPS       64(AX), Z16
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z16, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z11
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z13
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z15
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF32_8_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y16
+	VADDPS        Y16, Y0, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set0
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set0:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y16
+	VADDPS        Y16, Y2, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set1
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set1:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y16
+	VADDPS        Y16, Y4, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set2
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set2:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y16
+	VADDPS        Y16, Y6, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set3
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set3:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y16
+	VADDPS        Y16, Y8, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set4
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set4:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y16
+	VADDPS        Y16, Y10, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set5
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set5:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z13, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set6
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set6:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z15, Z14, Z14
+	VEXTRACTF64X4 $0x01, Z14, Y16
+	VADDPS        Y16, Y14, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF32_8_set7
+	VADDSS        (CX), X17, X17
+
+ggufZFF32_8_set7:
+	VMOVSS X17, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF32_8_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_1(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_1(SB), NOSPLIT, $0-65
+ggufZFF16_1_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   k+24(FP), DX
+	SHRQ   $0x05, DX
+
+ggufZFF16_1_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z2
+	MOVQ          CX, BX
+	VFMADD231PS   (BX), Z2, Z0
+	VCVTPH2PS     32(AX), Z2
+	MOVQ          CX, BX
+	VFMADD231PS   64(BX), Z2, Z1
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          DX
+	JNZ           ggufZFF16_1_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), AX
+	MOVB          acc+64(FP), CL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y2
+	VEXTRACTF32X4 $0x01, Y2, X3
+	VADDPS        X2, X3, X3
+	VMOVHLPS      X3, X3, X2
+	VADDPS        X2, X3, X3
+	VMOVSHDUP     X3, X2
+	VADDSS        X2, X3, X3
+	TESTB         CL, CL
+	JZ            ggufZFF16_1_set0
+	VADDSS        (AX), X3, X3
+
+ggufZFF16_1_set0:
+	VMOVSS X3, (AX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_1_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_2(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_2(SB), NOSPLIT, $0-65
+ggufZFF16_2_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF16_2_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z4
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z4, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z4, Z2
+	VCVTPH2PS     32(AX), Z4
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z4, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z4, Z3
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF16_2_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	TESTB         DL, DL
+	JZ            ggufZFF16_2_set0
+	VADDSS        (CX), X5, X5
+
+ggufZFF16_2_set0:
+	VMOVSS        X5, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	TESTB         DL, DL
+	JZ            ggufZFF16_2_set1
+	VADDSS        (CX), X5, X5
+
+ggufZFF16_2_set1:
+	VMOVSS X5, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_2_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_3(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_3(SB), NOSPLIT, $0-65
+ggufZFF16_3_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF16_3_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z6
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z6, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z6, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z6, Z4
+	VCVTPH2PS     32(AX), Z6
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z6, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z6, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z6, Z5
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF16_3_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFF16_3_set0
+	VADDSS        (CX), X7, X7
+
+ggufZFF16_3_set0:
+	VMOVSS        X7, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFF16_3_set1
+	VADDSS        (CX), X7, X7
+
+ggufZFF16_3_set1:
+	VMOVSS        X7, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFF16_3_set2
+	VADDSS        (CX), X7, X7
+
+ggufZFF16_3_set2:
+	VMOVSS X7, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_3_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_4(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_4(SB), NOSPLIT, $0-65
+ggufZFF16_4_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF16_4_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z8
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z8, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z6
+	VCVTPH2PS     32(AX), Z8
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z8, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z7
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF16_4_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF16_4_set0
+	VADDSS        (CX), X9, X9
+
+ggufZFF16_4_set0:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF16_4_set1
+	VADDSS        (CX), X9, X9
+
+ggufZFF16_4_set1:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF16_4_set2
+	VADDSS        (CX), X9, X9
+
+ggufZFF16_4_set2:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFF16_4_set3
+	VADDSS        (CX), X9, X9
+
+ggufZFF16_4_set3:
+	VMOVSS X9, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_4_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_5(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_5(SB), NOSPLIT, $0-65
+ggufZFF16_5_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF16_5_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z10
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z10, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z8
+	VCVTPH2PS     32(AX), Z10
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z10, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z9
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF16_5_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF16_5_set0
+	VADDSS        (CX), X11, X11
+
+ggufZFF16_5_set0:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF16_5_set1
+	VADDSS        (CX), X11, X11
+
+ggufZFF16_5_set1:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y10
+	VADDPS        Y10, Y4, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF16_5_set2
+	VADDSS        (CX), X11, X11
+
+ggufZFF16_5_set2:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF16_5_set3
+	VADDSS        (CX), X11, X11
+
+ggufZFF16_5_set3:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y10
+	VADDPS        Y10, Y8, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFF16_5_set4
+	VADDSS        (CX), X11, X11
+
+ggufZFF16_5_set4:
+	VMOVSS X11, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_5_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_6(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_6(SB), NOSPLIT, $0-65
+ggufZFF16_6_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF16_6_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z12
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z12, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z10
+	VCVTPH2PS     32(AX), Z12
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z12, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z11
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF16_6_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF16_6_set0
+	VADDSS        (CX), X13, X13
+
+ggufZFF16_6_set0:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF16_6_set1
+	VADDSS        (CX), X13, X13
+
+ggufZFF16_6_set1:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF16_6_set2
+	VADDSS        (CX), X13, X13
+
+ggufZFF16_6_set2:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y12
+	VADDPS        Y12, Y6, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF16_6_set3
+	VADDSS        (CX), X13, X13
+
+ggufZFF16_6_set3:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF16_6_set4
+	VADDSS        (CX), X13, X13
+
+ggufZFF16_6_set4:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y12
+	VADDPS        Y12, Y10, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFF16_6_set5
+	VADDSS        (CX), X13, X13
+
+ggufZFF16_6_set5:
+	VMOVSS X13, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_6_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_7(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_7(SB), NOSPLIT, $0-65
+ggufZFF16_7_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF16_7_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z14
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z14, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z10
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z12
+	VCVTPH2PS     32(AX), Z14
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z14, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z11
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z13
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF16_7_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y14
+	VADDPS        Y14, Y0, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF16_7_set0
+	VADDSS        (CX), X15, X15
+
+ggufZFF16_7_set0:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y14
+	VADDPS        Y14, Y2, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF16_7_set1
+	VADDSS        (CX), X15, X15
+
+ggufZFF16_7_set1:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y14
+	VADDPS        Y14, Y4, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF16_7_set2
+	VADDSS        (CX), X15, X15
+
+ggufZFF16_7_set2:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y14
+	VADDPS        Y14, Y6, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF16_7_set3
+	VADDSS        (CX), X15, X15
+
+ggufZFF16_7_set3:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y14
+	VADDPS        Y14, Y8, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF16_7_set4
+	VADDSS        (CX), X15, X15
+
+ggufZFF16_7_set4:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y14
+	VADDPS        Y14, Y10, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF16_7_set5
+	VADDSS        (CX), X15, X15
+
+ggufZFF16_7_set5:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z13, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y14
+	VADDPS        Y14, Y12, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFF16_7_set6
+	VADDSS        (CX), X15, X15
+
+ggufZFF16_7_set6:
+	VMOVSS X15, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_7_row
+	VZEROUPPER
+	RET
+
+// func ggufZFF16_8(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFF16_8(SB), NOSPLIT, $0-65
+ggufZFF16_8_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFF16_8_k:
+	PREFETCHT0    2048(AX)
+	VCVTPH2PS     (AX), Z16
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z16, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z10
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z12
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z14
+	VCVTPH2PS     32(AX), Z16
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z16, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z11
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z13
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z15
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFF16_8_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y16
+	VADDPS        Y16, Y0, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set0
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set0:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y16
+	VADDPS        Y16, Y2, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set1
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set1:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y16
+	VADDPS        Y16, Y4, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set2
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set2:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y16
+	VADDPS        Y16, Y6, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set3
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set3:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y16
+	VADDPS        Y16, Y8, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set4
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set4:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y16
+	VADDPS        Y16, Y10, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set5
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set5:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z13, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set6
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set6:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z15, Z14, Z14
+	VEXTRACTF64X4 $0x01, Z14, Y16
+	VADDPS        Y16, Y14, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFF16_8_set7
+	VADDSS        (CX), X17, X17
+
+ggufZFF16_8_set7:
+	VMOVSS X17, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFF16_8_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_1(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_1(SB), NOSPLIT, $0-65
+ggufZFBF16_1_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   k+24(FP), DX
+	SHRQ   $0x05, DX
+
+ggufZFBF16_1_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z2
+	VPSLLD        $0x10, Z2, Z2
+	MOVQ          CX, BX
+	VFMADD231PS   (BX), Z2, Z0
+	VPMOVZXWD     32(AX), Z2
+	VPSLLD        $0x10, Z2, Z2
+	MOVQ          CX, BX
+	VFMADD231PS   64(BX), Z2, Z1
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          DX
+	JNZ           ggufZFBF16_1_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), AX
+	MOVB          acc+64(FP), CL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y2
+	VEXTRACTF32X4 $0x01, Y2, X3
+	VADDPS        X2, X3, X3
+	VMOVHLPS      X3, X3, X2
+	VADDPS        X2, X3, X3
+	VMOVSHDUP     X3, X2
+	VADDSS        X2, X3, X3
+	TESTB         CL, CL
+	JZ            ggufZFBF16_1_set0
+	VADDSS        (AX), X3, X3
+
+ggufZFBF16_1_set0:
+	VMOVSS X3, (AX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_1_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_2(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_2(SB), NOSPLIT, $0-65
+ggufZFBF16_2_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFBF16_2_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z4
+	VPSLLD        $0x10, Z4, Z4
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z4, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z4, Z2
+	VPMOVZXWD     32(AX), Z4
+	VPSLLD        $0x10, Z4, Z4
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z4, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z4, Z3
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFBF16_2_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	TESTB         DL, DL
+	JZ            ggufZFBF16_2_set0
+	VADDSS        (CX), X5, X5
+
+ggufZFBF16_2_set0:
+	VMOVSS        X5, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y4
+	VADDPS        Y4, Y2, Y4
+	VEXTRACTF32X4 $0x01, Y4, X5
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	TESTB         DL, DL
+	JZ            ggufZFBF16_2_set1
+	VADDSS        (CX), X5, X5
+
+ggufZFBF16_2_set1:
+	VMOVSS X5, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_2_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_3(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_3(SB), NOSPLIT, $0-65
+ggufZFBF16_3_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFBF16_3_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z6
+	VPSLLD        $0x10, Z6, Z6
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z6, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z6, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z6, Z4
+	VPMOVZXWD     32(AX), Z6
+	VPSLLD        $0x10, Z6, Z6
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z6, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z6, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z6, Z5
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFBF16_3_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFBF16_3_set0
+	VADDSS        (CX), X7, X7
+
+ggufZFBF16_3_set0:
+	VMOVSS        X7, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y6
+	VADDPS        Y6, Y2, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFBF16_3_set1
+	VADDSS        (CX), X7, X7
+
+ggufZFBF16_3_set1:
+	VMOVSS        X7, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y6
+	VADDPS        Y6, Y4, Y6
+	VEXTRACTF32X4 $0x01, Y6, X7
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	TESTB         DL, DL
+	JZ            ggufZFBF16_3_set2
+	VADDSS        (CX), X7, X7
+
+ggufZFBF16_3_set2:
+	VMOVSS X7, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_3_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_4(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_4(SB), NOSPLIT, $0-65
+ggufZFBF16_4_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFBF16_4_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z8
+	VPSLLD        $0x10, Z8, Z8
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z8, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z8, Z6
+	VPMOVZXWD     32(AX), Z8
+	VPSLLD        $0x10, Z8, Z8
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z8, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z8, Z7
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFBF16_4_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFBF16_4_set0
+	VADDSS        (CX), X9, X9
+
+ggufZFBF16_4_set0:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFBF16_4_set1
+	VADDSS        (CX), X9, X9
+
+ggufZFBF16_4_set1:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y8
+	VADDPS        Y8, Y4, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFBF16_4_set2
+	VADDSS        (CX), X9, X9
+
+ggufZFBF16_4_set2:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y8
+	VADDPS        Y8, Y6, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZFBF16_4_set3
+	VADDSS        (CX), X9, X9
+
+ggufZFBF16_4_set3:
+	VMOVSS X9, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_4_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_5(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_5(SB), NOSPLIT, $0-65
+ggufZFBF16_5_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFBF16_5_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z10
+	VPSLLD        $0x10, Z10, Z10
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z10, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z10, Z8
+	VPMOVZXWD     32(AX), Z10
+	VPSLLD        $0x10, Z10, Z10
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z10, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z10, Z9
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFBF16_5_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFBF16_5_set0
+	VADDSS        (CX), X11, X11
+
+ggufZFBF16_5_set0:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFBF16_5_set1
+	VADDSS        (CX), X11, X11
+
+ggufZFBF16_5_set1:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y10
+	VADDPS        Y10, Y4, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFBF16_5_set2
+	VADDSS        (CX), X11, X11
+
+ggufZFBF16_5_set2:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFBF16_5_set3
+	VADDSS        (CX), X11, X11
+
+ggufZFBF16_5_set3:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y10
+	VADDPS        Y10, Y8, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZFBF16_5_set4
+	VADDSS        (CX), X11, X11
+
+ggufZFBF16_5_set4:
+	VMOVSS X11, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_5_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_6(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_6(SB), NOSPLIT, $0-65
+ggufZFBF16_6_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFBF16_6_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z12
+	VPSLLD        $0x10, Z12, Z12
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z12, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z12, Z10
+	VPMOVZXWD     32(AX), Z12
+	VPSLLD        $0x10, Z12, Z12
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z12, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z12, Z11
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFBF16_6_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFBF16_6_set0
+	VADDSS        (CX), X13, X13
+
+ggufZFBF16_6_set0:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFBF16_6_set1
+	VADDSS        (CX), X13, X13
+
+ggufZFBF16_6_set1:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFBF16_6_set2
+	VADDSS        (CX), X13, X13
+
+ggufZFBF16_6_set2:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y12
+	VADDPS        Y12, Y6, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFBF16_6_set3
+	VADDSS        (CX), X13, X13
+
+ggufZFBF16_6_set3:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFBF16_6_set4
+	VADDSS        (CX), X13, X13
+
+ggufZFBF16_6_set4:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y12
+	VADDPS        Y12, Y10, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZFBF16_6_set5
+	VADDSS        (CX), X13, X13
+
+ggufZFBF16_6_set5:
+	VMOVSS X13, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_6_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_7(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_7(SB), NOSPLIT, $0-65
+ggufZFBF16_7_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFBF16_7_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z14
+	VPSLLD        $0x10, Z14, Z14
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z14, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z10
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z14, Z12
+	VPMOVZXWD     32(AX), Z14
+	VPSLLD        $0x10, Z14, Z14
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z14, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z11
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z14, Z13
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFBF16_7_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y14
+	VADDPS        Y14, Y0, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFBF16_7_set0
+	VADDSS        (CX), X15, X15
+
+ggufZFBF16_7_set0:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y14
+	VADDPS        Y14, Y2, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFBF16_7_set1
+	VADDSS        (CX), X15, X15
+
+ggufZFBF16_7_set1:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y14
+	VADDPS        Y14, Y4, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFBF16_7_set2
+	VADDSS        (CX), X15, X15
+
+ggufZFBF16_7_set2:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y14
+	VADDPS        Y14, Y6, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFBF16_7_set3
+	VADDSS        (CX), X15, X15
+
+ggufZFBF16_7_set3:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y14
+	VADDPS        Y14, Y8, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFBF16_7_set4
+	VADDSS        (CX), X15, X15
+
+ggufZFBF16_7_set4:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y14
+	VADDPS        Y14, Y10, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFBF16_7_set5
+	VADDSS        (CX), X15, X15
+
+ggufZFBF16_7_set5:
+	VMOVSS        X15, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z13, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y14
+	VADDPS        Y14, Y12, Y14
+	VEXTRACTF32X4 $0x01, Y14, X15
+	VADDPS        X14, X15, X15
+	VMOVHLPS      X15, X15, X14
+	VADDPS        X14, X15, X15
+	VMOVSHDUP     X15, X14
+	VADDSS        X14, X15, X15
+	TESTB         DL, DL
+	JZ            ggufZFBF16_7_set6
+	VADDSS        (CX), X15, X15
+
+ggufZFBF16_7_set6:
+	VMOVSS X15, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_7_row
+	VZEROUPPER
+	RET
+
+// func ggufZFBF16_8(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·ggufZFBF16_8(SB), NOSPLIT, $0-65
+ggufZFBF16_8_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   x+32(FP), CX
+	MOVQ   ldx+40(FP), DX
+	SHLQ   $0x02, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   k+24(FP), BX
+	SHRQ   $0x05, BX
+
+ggufZFBF16_8_k:
+	PREFETCHT0    2048(AX)
+	VPMOVZXWD     (AX), Z16
+	VPSLLD        $0x10, Z16, Z16
+	MOVQ          CX, SI
+	VFMADD231PS   (SI), Z16, Z0
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z2
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z4
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z6
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z8
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z10
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z12
+	ADDQ          DX, SI
+	VFMADD231PS   (SI), Z16, Z14
+	VPMOVZXWD     32(AX), Z16
+	VPSLLD        $0x10, Z16, Z16
+	MOVQ          CX, SI
+	VFMADD231PS   64(SI), Z16, Z1
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z3
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z5
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z7
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z9
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z11
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z13
+	ADDQ          DX, SI
+	VFMADD231PS   64(SI), Z16, Z15
+	ADDQ          $0x40, AX
+	ADDQ          $0x80, CX
+	DECQ          BX
+	JNZ           ggufZFBF16_8_k
+	MOVQ          ldy+56(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+48(FP), CX
+	MOVB          acc+64(FP), DL
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y16
+	VADDPS        Y16, Y0, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set0
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set0:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y16
+	VADDPS        Y16, Y2, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set1
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set1:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y16
+	VADDPS        Y16, Y4, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set2
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set2:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y16
+	VADDPS        Y16, Y6, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set3
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set3:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z9, Z8, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y16
+	VADDPS        Y16, Y8, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set4
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set4:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z11, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y16
+	VADDPS        Y16, Y10, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set5
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set5:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z13, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set6
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set6:
+	VMOVSS        X17, (CX)
+	ADDQ          AX, CX
+	VADDPS        Z15, Z14, Z14
+	VEXTRACTF64X4 $0x01, Z14, Y16
+	VADDPS        Y16, Y14, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
+	TESTB         DL, DL
+	JZ            ggufZFBF16_8_set7
+	VADDSS        (CX), X17, X17
+
+ggufZFBF16_8_set7:
+	VMOVSS X17, (CX)
+	ADDQ   $0x04, y+48(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZFBF16_8_row
+	VZEROUPPER
+	RET
+
 // func ggufTileZ32(wd *byte, ldw int, units int, tail int, act *byte, out *float32)
 // Requires: AVX, AVX512F, AVX512VNNI
 TEXT ·ggufTileZ32(SB), NOSPLIT, $0-48

@@ -1109,6 +1109,150 @@ func ggufZIQ4XS_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byt
 // sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).
 func ggufDecZIQ4XS(w *byte, units int, tail int, dst *byte)
 
+// ggufZFF32_1 computes 1 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 1: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_1(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF32_2 computes 2 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 2: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_2(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF32_3 computes 3 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 3: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_3(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF32_4 computes 4 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 4: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_4(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF32_5 computes 5 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 5: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_5(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF32_6 computes 6 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 6: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_6(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF32_7 computes 7 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 7: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_7(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF32_8 computes 8 f32 activation row(s) (ldx floats apart) against nrows F32 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 8: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF32_8(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_1 computes 1 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 1: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_1(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_2 computes 2 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 2: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_2(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_3 computes 3 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 3: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_3(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_4 computes 4 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 4: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_4(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_5 computes 5 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 5: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_5(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_6 computes 6 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 6: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_6(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_7 computes 7 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 7: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_7(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFF16_8 computes 8 f32 activation row(s) (ldx floats apart) against nrows F16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 8: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFF16_8(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_1 computes 1 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 1: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_1(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_2 computes 2 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 2: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_2(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_3 computes 3 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 3: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_3(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_4 computes 4 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 4: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_4(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_5 computes 5 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 5: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_5(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_6 computes 6 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 6: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_6(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_7 computes 7 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 7: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_7(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
+// ggufZFBF16_8 computes 8 f32 activation row(s) (ldx floats apart) against nrows BF16 rows at w
+// (rowBytes apart) of k values, k a multiple of 32:
+//
+//	for i < nrows, r < 8: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]
+func ggufZFBF16_8(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)
+
 // ggufTileZ32 computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of
 // 16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:
 //

@@ -1197,6 +1197,97 @@ func tile(flush16, min bool) {
 	RET()
 }
 
+// ---- the float formats (f32 class) ----------------------------------------
+
+const floatSignature = "func(w *byte, nrows int, rowBytes int, k int, x *float32, ldx int, y *float32, ldy int, acc bool)"
+
+// floatKernel generates ggufZF{F32,F16,BF16}_{M}: nrows rows of k floats
+// (k a multiple of 32) widened to f32 16 at a time and multiplied into M
+// activation rows of f32, two accumulators per row.
+func floatKernel(kind string, m int) {
+	name := fmt.Sprintf("ggufZF%s_%d", kind, m)
+	TEXT(name, NOSPLIT, floatSignature)
+	Doc(fmt.Sprintf("%s computes %d f32 activation row(s) (ldx floats apart) against nrows %s rows at w", name, m, kind),
+		"(rowBytes apart) of k values, k a multiple of 32:",
+		"",
+		fmt.Sprintf("\tfor i < nrows, r < %d: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]", m))
+	addr := func(p string) Mem {
+		b, err := Param(p).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		return b.Addr
+	}
+	Label(name + "_row")
+	wp := Load(Param("w"), GP64())
+	xp := Load(Param("x"), GP64())
+	ldx := Load(Param("ldx"), GP64())
+	SHLQ(U8(2), ldx)
+	f := make([][2]VecVirtual, m)
+	for r := range f {
+		for u := range f[r] {
+			f[r][u] = ZMM()
+			VPXORD(f[r][u], f[r][u], f[r][u])
+		}
+	}
+	n := Load(Param("k"), GP64())
+	SHRQ(U8(5), n)
+	xr := GP64()
+	Label(name + "_k")
+	wb := map[string]int{"F32": 4, "F16": 2, "BF16": 2}[kind]
+	PREFETCHT0(Mem{Base: wp, Disp: prefetchDist})
+	if wb == 4 {
+		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + 64})
+	}
+	for u := 0; u < 2; u++ {
+		w := ZMM()
+		off := 16 * wb * u
+		switch kind {
+		case "F32":
+			VMOVUPS(Mem{Base: wp, Disp: off}, w)
+		case "F16":
+			VCVTPH2PS(Mem{Base: wp, Disp: off}, w)
+		case "BF16":
+			VPMOVZXWD(Mem{Base: wp, Disp: off}, w)
+			VPSLLD(U8(16), w, w)
+		}
+		MOVQ(xp, xr)
+		for r := 0; r < m; r++ {
+			VFMADD231PS(Mem{Base: xr, Disp: 64 * u}, w, f[r][u])
+			if r+1 < m {
+				ADDQ(ldx, xr)
+			}
+		}
+	}
+	ADDQ(U8(32*wb), wp)
+	ADDQ(U8(128), xp)
+	DECQ(n)
+	JNZ(LabelRef(name + "_k"))
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(U8(2), ldy)
+	yr := Load(Param("y"), GP64())
+	accFlag := Load(Param("acc"), GP8())
+	for r := 0; r < m; r++ {
+		VADDPS(f[r][1], f[r][0], f[r][0])
+		s := hsum(f[r][0])
+		TESTB(accFlag, accFlag)
+		JZ(LabelRef(fmt.Sprintf("%s_set%d", name, r)))
+		VADDSS(Mem{Base: yr}, s, s)
+		Label(fmt.Sprintf("%s_set%d", name, r))
+		VMOVSS(s, Mem{Base: yr})
+		if r+1 < m {
+			ADDQ(ldy, yr)
+		}
+	}
+	ADDQ(U8(4), addr("y"))
+	rb := Load(Param("rowBytes"), GP64())
+	ADDQ(rb, addr("w"))
+	DECQ(addr("nrows"))
+	JNZ(LabelRef(name + "_row"))
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,gc,!purego")
 	makeConsts()
@@ -1213,6 +1304,11 @@ func main() {
 		}
 	}
 	if only == "" {
+		for _, kind := range []string{"F32", "F16", "BF16"} {
+			for m := 1; m <= maxM; m++ {
+				floatKernel(kind, m)
+			}
+		}
 		for _, f16 := range []bool{false, true} {
 			for _, mn := range []bool{false, true} {
 				tile(f16, mn)

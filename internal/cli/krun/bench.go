@@ -194,7 +194,7 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 	fl.StringVarP(&opts.Depth, "n-depth", "d", "0", "context depths before each test, comma-separated")
 	fl.StringVarP(&opts.Format, "output", "o", "md", "output: md, csv, json or text")
 	fl.BoolVar(&opts.Ops, "ops", false, "add a per-op breakdown of a decode token against each op's roof")
-	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums and scale checks: a corrupt file then fails later, or gives NaN logits")
+	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip a model file's checks, which read the whole file: a .kt file's tensor checksums and scale checks, a GGUF file's scale scan (made once per file and remembered); a corrupt file then fails later, or gives NaN logits")
 	fl.StringVar(&opts.Load, "load", "auto", loadUsage)
 	fl.BoolVar(&opts.NoWarmup, "no-warmup", false, "skip the untimed run before each test (as llama-bench's --no-warmup)")
 	fl.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to `FILE` (samples outside them are labelled krun=setup)")
@@ -407,8 +407,10 @@ func runBench(o *BenchOptions) error {
 		}
 		dt := preset
 		switch {
+		case dt == "" && isGGUF(o.Model) && o.Load == "repack":
+			dt = "gguf/repack-" + o.GGUFRepack // the file's types, repacked so
 		case dt == "" && isGGUF(o.Model):
-			dt = "gguf/" + o.GGUFRepack // the file's types, repacked so
+			dt = "gguf" // the file's types, run in place
 		case dt == "":
 			dt = dtypeLabel(m.Options())
 		}

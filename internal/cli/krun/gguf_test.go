@@ -132,8 +132,14 @@ func TestKrunGGUF(t *testing.T) {
 		{Name: "generate/foreign-architecture", Setup: foreign, Args: []string{"generate", "{dir}/m.gguf", "--ids", "1,2"}, Code: 2, Err: "not a Kimi Linear file"},
 		{Name: "bench/gguf", Setup: copyIn(q, "m.gguf"), Args: []string{"bench", "{dir}/m.gguf", "-p", "8", "-n", "4", "-r", "1", "-t", "1"},
 			Check: func(t testing.TB, dir, stdout, stderr string) {
-				if !strings.Contains(stdout, "gguf/fast") || !strings.Contains(stdout, "tg4") {
+				if !strings.Contains(stdout, "| gguf ") || !strings.Contains(stdout, "tg4") {
 					t.Errorf("bench table lacks the gguf row:\n%s", stdout)
+				}
+			}},
+		{Name: "bench/gguf-repack", Setup: copyIn(q, "m.gguf"), Args: []string{"bench", "{dir}/m.gguf", "-p", "8", "-n", "4", "-r", "1", "-t", "1", "--load", "repack"},
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stdout, "gguf/repack-fast") {
+					t.Errorf("bench table lacks the repacked gguf row:\n%s", stdout)
 				}
 			}},
 		{Name: "bench/truncated", Setup: truncated, Args: []string{"bench", "{dir}/m.gguf", "-p", "8", "-n", "4", "-r", "1"}, Code: 2, Err: "m.gguf"},

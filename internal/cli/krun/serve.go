@@ -120,7 +120,7 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.CacheSpill, "cache-spill", "", "keep the MLA caches in files in `DIR` (mapped; for very long contexts)")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", "", "tokenizer folder (default a GGUF file's own, or MODEL's folder)")
 	fl.StringVar(&opts.GGUFRepack, "gguf-repack", "fast", ggufRepackUsage)
-	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip the .kt file's tensor checksums and scale checks (they read the whole file): a corrupt file then fails later, or gives NaN logits")
+	fl.BoolVar(&opts.NoVerify, "no-verify", false, "skip a model file's checks, which read the whole file: a .kt file's tensor checksums and scale checks, a GGUF file's scale scan (made once per file and remembered); a corrupt file then fails later, or gives NaN logits")
 	fl.StringVar(&opts.Load, "load", "auto", loadUsage)
 	return cmd
 }
