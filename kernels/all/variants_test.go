@@ -29,14 +29,14 @@ var expectedVariants = map[string]map[string][]string{
 		"norm.rmsnorm": {"generic", "reference"},
 	},
 	"amd64": {
-		"gemm.gateup":  {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
-		"gemm.gemm":    {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
-		"gemm.gemv":    {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
+		"gemm.gateup":  {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "gguf_avx2", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
+		"gemm.gemm":    {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "gguf_avx2", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
+		"gemm.gemv":    {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "gguf_avx2", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
 		"kda.decode":   {"avx512", "avx2", "generic", "reference"},
 		"kda.prefill":  {"avx512_chunk", "avx512", "avx2", "generic_chunk", "generic", "reference"},
 		"mla.decode":   {"avx512", "avx512_bf16", "avx2", "generic", "reference"},
 		"mla.prefill":  {"gemm_int8", "gemm", "generic", "absorbed", "absorbed_int8", "reference"},
-		"moe.block":    {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
+		"moe.block":    {"amx_int8", "avx512_vnni", "gguf_avx512_vnni", "avx_vnni", "avx512", "gguf_avx512", "avx512_bf16", "avx2_int8", "gguf_avx2", "avx2", "generic", "gguf_generic", "generic_int8", "gguf_generic_int8", "reference"},
 		"norm.rmsnorm": {"avx512", "avx2", "generic", "reference"},
 	},
 	"arm64": {

@@ -250,3 +250,57 @@ func ggufTilePrep(a *args, flush16 bool) {
 func unsafeBytes(v []int8) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }
+
+// ---- the AVX2 kernels' activations ----
+
+// One unit of one activation row for the AVX2 kernels (ggufY*), 416
+// bytes: the 256 int8 values in order, then f32 ×8 XS (each group of
+// 32's scale), f32 ×16 XS16 (each 16 values' group scale) and f32 ×16 A
+// (xs·Σxq of each 16 values).
+const (
+	ggufUnitBytesY = 416
+	ggufOffXSY     = 256
+	ggufOffXS16Y   = 288
+	ggufOffAY      = 352
+)
+
+// ggufPrepY builds a.pre.gg for the AVX2 kernels from the int8
+// activations: per row its units and, for a tail, one more unit whose
+// values past the tail are zero.
+func ggufPrepY(a *args) {
+	t, _ := quant.GGUFType(a.w.DType)
+	units, tail, ok := ggufUnits(t, a.k)
+	if !ok {
+		return
+	}
+	n := units
+	if tail > 0 {
+		n++
+	}
+	p := &a.ws.pre
+	p.gg = grow(p.gg, a.m*n*ggufUnitBytesY)
+	g := a.kp / quant.GroupK
+	for r := 0; r < a.m; r++ {
+		xq := a.xq[r*a.kp : (r+1)*a.kp]
+		xs := a.xs[r*g : (r+1)*g]
+		for u := 0; u < n; u++ {
+			dst := p.gg[(r*n+u)*ggufUnitBytesY:][:ggufUnitBytesY]
+			clear(dst)
+			vals := xq[u*ggufUnitK : min((u+1)*ggufUnitK, a.k)]
+			copy(dst, unsafeBytes(vals))
+			for gi := 0; gi < len(vals)/quant.GroupK; gi++ {
+				s := xs[u*8+gi]
+				binary.LittleEndian.PutUint32(dst[ggufOffXSY+4*gi:], math.Float32bits(s))
+				for h := 0; h < 2; h++ {
+					var sum int32
+					for _, v := range vals[32*gi+16*h : 32*gi+16*h+16] {
+						sum += int32(v)
+					}
+					binary.LittleEndian.PutUint32(dst[ggufOffXS16Y+4*(2*gi+h):], math.Float32bits(s))
+					binary.LittleEndian.PutUint32(dst[ggufOffAY+4*(2*gi+h):], math.Float32bits(s*float32(sum)))
+				}
+			}
+		}
+	}
+	a.pre = p
+}

@@ -1,4 +1,5 @@
-//go:generate go run . -out ../../../kernels/gemm/gemm_gguf_avx512_amd64.s -stubs ../../../kernels/gemm/gemm_gguf_avx512_stubs_amd64.go -pkg gemm
+//go:generate go run . -isa avx512 -out ../../../kernels/gemm/gemm_gguf_avx512_amd64.s -stubs ../../../kernels/gemm/gemm_gguf_avx512_stubs_amd64.go -pkg gemm
+//go:generate go run . -isa avx2 -out ../../../kernels/gemm/gemm_gguf_avx2_amd64.s -stubs ../../../kernels/gemm/gemm_gguf_avx2_stubs_amd64.go -pkg gemm
 
 // Command gguf generates the AVX-512 VNNI kernels of kernels/gemm for the
 // GGUF formats: a matrix's ggml blocks read where they lie, row after row,
@@ -31,6 +32,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
@@ -1288,7 +1290,15 @@ func floatKernel(kind string, m int) {
 	RET()
 }
 
+var isa = flag.String("isa", "avx512", "avx512 or avx2")
+
 func main() {
+	flag.Parse()
+	if *isa == "avx2" {
+		mainAVX2()
+		checkVEX(flag.Lookup("out").Value.String())
+		return
+	}
 	ConstraintExpr("amd64,gc,!purego")
 	makeConsts()
 	only, onlyM := os.Getenv("GGUF_GEN_TYPE"), os.Getenv("GGUF_GEN_M")
