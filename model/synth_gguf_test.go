@@ -13,6 +13,7 @@ import (
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/golden"
+	"github.com/ktune/ktune/internal/kernel"
 )
 
 // goldenGGUFs are the golden folder's GGUF files of the tiny model made by
@@ -334,7 +335,8 @@ func TestSynthGGUFTiny(t *testing.T) {
 				return
 			}
 			m := mustLoadGGUF(t, p, LoadOptions{Threads: 1})
-			lg, err := m.Prefill(m.NewState(0), []int32{1, 5, 7, 300})
+			prompt := []int32{1, 5, 7, 300}
+			lg, err := m.Prefill(m.NewState(0), prompt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,6 +344,27 @@ func TestSynthGGUFTiny(t *testing.T) {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					t.Fatalf("logit %d = %g", i, v)
 				}
+			}
+			// the file's blocks in place equal its dequantized weights
+			// (f32 activations: the int8 classes round their own)
+			cls := []kernel.Class{kernel.ClassF32}
+			logits := func(opt LoadOptions) []float32 {
+				opt.Threads, opt.Classes = 1, cls
+				m := mustLoadGGUF(t, p, opt)
+				st := m.NewState(0)
+				out, err := m.Prefill(st, prompt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = slices.Clone(out)
+				next, err := m.Decode([]*State{st}, []int32{9})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return append(out, next[0]...)
+			}
+			if e := relRMS(logits(LoadOptions{}), logits(LoadOptions{DType: kernel.F32})); !(e <= tolQuantPipeline) {
+				t.Errorf("in place vs the dequantized weights: logits differ by %.3g relative RMS (> %g)", e, tolQuantPipeline)
 			}
 		})
 	}
