@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -484,6 +485,15 @@ func runGenerate(o *GenerateOptions) error {
 	fmt.Fprintf(o.Err, "krun: prefill %d tokens in %.3fs (%.1f tokens/s); decode %d tokens in %.3fs (%.1f tokens/s); %d threads\n",
 		len(ids), tPrefill.Seconds(), float64(len(ids))/tPrefill.Seconds(),
 		steps, tDecode.Seconds(), float64(steps)/max(tDecode.Seconds(), 1e-9), m.Options().Threads)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	mem := m.Memory()
+	rss := "unknown"
+	if r := peakRSS(); r > 0 {
+		rss = cli.HumanBytes(r)
+	}
+	fmt.Fprintf(o.Err, "krun: memory: peak RSS %s; Go heap %s (from the OS); weights %s in memory, %s mapped\n",
+		rss, cli.HumanBytes(int64(ms.HeapSys)), cli.HumanBytes(mem.WeightsHeap), cli.HumanBytes(mem.WeightsMapped))
 	if o.CacheSpill != "" {
 		heap, file := st.BytesByTier()
 		fmt.Fprintf(o.Err, "krun: state %s heap, MLA cache %s file-backed in %s\n", cli.HumanBytes(heap), cli.HumanBytes(file), o.CacheSpill)
