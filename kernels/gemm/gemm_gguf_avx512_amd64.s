@@ -1442,22 +1442,22 @@ DATA gguf_q5sel_3<>+62(SB)/1, $0x80
 DATA gguf_q5sel_3<>+63(SB)/1, $0x80
 GLOBL gguf_q5sel_3<>(SB), RODATA|NOPTR, $64
 
-DATA gguf_shift6_0<>+0(SB)/2, $0x0000
-DATA gguf_shift6_0<>+2(SB)/2, $0x0000
-DATA gguf_shift6_0<>+4(SB)/2, $0x0000
-DATA gguf_shift6_0<>+6(SB)/2, $0x0000
-DATA gguf_shift6_0<>+8(SB)/2, $0x0000
-DATA gguf_shift6_0<>+10(SB)/2, $0x0000
-DATA gguf_shift6_0<>+12(SB)/2, $0x0000
-DATA gguf_shift6_0<>+14(SB)/2, $0x0000
-DATA gguf_shift6_0<>+16(SB)/2, $0x0000
-DATA gguf_shift6_0<>+18(SB)/2, $0x0000
-DATA gguf_shift6_0<>+20(SB)/2, $0x0000
-DATA gguf_shift6_0<>+22(SB)/2, $0x0000
-DATA gguf_shift6_0<>+24(SB)/2, $0x0000
-DATA gguf_shift6_0<>+26(SB)/2, $0x0000
-DATA gguf_shift6_0<>+28(SB)/2, $0x0000
-DATA gguf_shift6_0<>+30(SB)/2, $0x0000
+DATA gguf_shift6_0<>+0(SB)/2, $0x0004
+DATA gguf_shift6_0<>+2(SB)/2, $0x0004
+DATA gguf_shift6_0<>+4(SB)/2, $0x0004
+DATA gguf_shift6_0<>+6(SB)/2, $0x0004
+DATA gguf_shift6_0<>+8(SB)/2, $0x0004
+DATA gguf_shift6_0<>+10(SB)/2, $0x0004
+DATA gguf_shift6_0<>+12(SB)/2, $0x0004
+DATA gguf_shift6_0<>+14(SB)/2, $0x0004
+DATA gguf_shift6_0<>+16(SB)/2, $0x0004
+DATA gguf_shift6_0<>+18(SB)/2, $0x0004
+DATA gguf_shift6_0<>+20(SB)/2, $0x0004
+DATA gguf_shift6_0<>+22(SB)/2, $0x0004
+DATA gguf_shift6_0<>+24(SB)/2, $0x0004
+DATA gguf_shift6_0<>+26(SB)/2, $0x0004
+DATA gguf_shift6_0<>+28(SB)/2, $0x0004
+DATA gguf_shift6_0<>+30(SB)/2, $0x0004
 DATA gguf_shift6_0<>+32(SB)/2, $0x0002
 DATA gguf_shift6_0<>+34(SB)/2, $0x0002
 DATA gguf_shift6_0<>+36(SB)/2, $0x0002
@@ -1476,39 +1476,189 @@ DATA gguf_shift6_0<>+60(SB)/2, $0x0002
 DATA gguf_shift6_0<>+62(SB)/2, $0x0002
 GLOBL gguf_shift6_0<>(SB), RODATA|NOPTR, $64
 
-DATA gguf_shift6_1<>+0(SB)/2, $0x0004
-DATA gguf_shift6_1<>+2(SB)/2, $0x0004
-DATA gguf_shift6_1<>+4(SB)/2, $0x0004
-DATA gguf_shift6_1<>+6(SB)/2, $0x0004
-DATA gguf_shift6_1<>+8(SB)/2, $0x0004
-DATA gguf_shift6_1<>+10(SB)/2, $0x0004
-DATA gguf_shift6_1<>+12(SB)/2, $0x0004
-DATA gguf_shift6_1<>+14(SB)/2, $0x0004
-DATA gguf_shift6_1<>+16(SB)/2, $0x0004
-DATA gguf_shift6_1<>+18(SB)/2, $0x0004
-DATA gguf_shift6_1<>+20(SB)/2, $0x0004
-DATA gguf_shift6_1<>+22(SB)/2, $0x0004
-DATA gguf_shift6_1<>+24(SB)/2, $0x0004
-DATA gguf_shift6_1<>+26(SB)/2, $0x0004
-DATA gguf_shift6_1<>+28(SB)/2, $0x0004
-DATA gguf_shift6_1<>+30(SB)/2, $0x0004
-DATA gguf_shift6_1<>+32(SB)/2, $0x0006
-DATA gguf_shift6_1<>+34(SB)/2, $0x0006
-DATA gguf_shift6_1<>+36(SB)/2, $0x0006
-DATA gguf_shift6_1<>+38(SB)/2, $0x0006
-DATA gguf_shift6_1<>+40(SB)/2, $0x0006
-DATA gguf_shift6_1<>+42(SB)/2, $0x0006
-DATA gguf_shift6_1<>+44(SB)/2, $0x0006
-DATA gguf_shift6_1<>+46(SB)/2, $0x0006
-DATA gguf_shift6_1<>+48(SB)/2, $0x0006
-DATA gguf_shift6_1<>+50(SB)/2, $0x0006
-DATA gguf_shift6_1<>+52(SB)/2, $0x0006
-DATA gguf_shift6_1<>+54(SB)/2, $0x0006
-DATA gguf_shift6_1<>+56(SB)/2, $0x0006
-DATA gguf_shift6_1<>+58(SB)/2, $0x0006
-DATA gguf_shift6_1<>+60(SB)/2, $0x0006
-DATA gguf_shift6_1<>+62(SB)/2, $0x0006
+DATA gguf_shift6_1<>+0(SB)/2, $0x0000
+DATA gguf_shift6_1<>+2(SB)/2, $0x0000
+DATA gguf_shift6_1<>+4(SB)/2, $0x0000
+DATA gguf_shift6_1<>+6(SB)/2, $0x0000
+DATA gguf_shift6_1<>+8(SB)/2, $0x0000
+DATA gguf_shift6_1<>+10(SB)/2, $0x0000
+DATA gguf_shift6_1<>+12(SB)/2, $0x0000
+DATA gguf_shift6_1<>+14(SB)/2, $0x0000
+DATA gguf_shift6_1<>+16(SB)/2, $0x0000
+DATA gguf_shift6_1<>+18(SB)/2, $0x0000
+DATA gguf_shift6_1<>+20(SB)/2, $0x0000
+DATA gguf_shift6_1<>+22(SB)/2, $0x0000
+DATA gguf_shift6_1<>+24(SB)/2, $0x0000
+DATA gguf_shift6_1<>+26(SB)/2, $0x0000
+DATA gguf_shift6_1<>+28(SB)/2, $0x0000
+DATA gguf_shift6_1<>+30(SB)/2, $0x0000
+DATA gguf_shift6_1<>+32(SB)/2, $0x0002
+DATA gguf_shift6_1<>+34(SB)/2, $0x0002
+DATA gguf_shift6_1<>+36(SB)/2, $0x0002
+DATA gguf_shift6_1<>+38(SB)/2, $0x0002
+DATA gguf_shift6_1<>+40(SB)/2, $0x0002
+DATA gguf_shift6_1<>+42(SB)/2, $0x0002
+DATA gguf_shift6_1<>+44(SB)/2, $0x0002
+DATA gguf_shift6_1<>+46(SB)/2, $0x0002
+DATA gguf_shift6_1<>+48(SB)/2, $0x0002
+DATA gguf_shift6_1<>+50(SB)/2, $0x0002
+DATA gguf_shift6_1<>+52(SB)/2, $0x0002
+DATA gguf_shift6_1<>+54(SB)/2, $0x0002
+DATA gguf_shift6_1<>+56(SB)/2, $0x0002
+DATA gguf_shift6_1<>+58(SB)/2, $0x0002
+DATA gguf_shift6_1<>+60(SB)/2, $0x0002
+DATA gguf_shift6_1<>+62(SB)/2, $0x0002
 GLOBL gguf_shift6_1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_c30<>+0(SB)/1, $0x30
+DATA gguf_c30<>+1(SB)/1, $0x30
+DATA gguf_c30<>+2(SB)/1, $0x30
+DATA gguf_c30<>+3(SB)/1, $0x30
+DATA gguf_c30<>+4(SB)/1, $0x30
+DATA gguf_c30<>+5(SB)/1, $0x30
+DATA gguf_c30<>+6(SB)/1, $0x30
+DATA gguf_c30<>+7(SB)/1, $0x30
+DATA gguf_c30<>+8(SB)/1, $0x30
+DATA gguf_c30<>+9(SB)/1, $0x30
+DATA gguf_c30<>+10(SB)/1, $0x30
+DATA gguf_c30<>+11(SB)/1, $0x30
+DATA gguf_c30<>+12(SB)/1, $0x30
+DATA gguf_c30<>+13(SB)/1, $0x30
+DATA gguf_c30<>+14(SB)/1, $0x30
+DATA gguf_c30<>+15(SB)/1, $0x30
+DATA gguf_c30<>+16(SB)/1, $0x30
+DATA gguf_c30<>+17(SB)/1, $0x30
+DATA gguf_c30<>+18(SB)/1, $0x30
+DATA gguf_c30<>+19(SB)/1, $0x30
+DATA gguf_c30<>+20(SB)/1, $0x30
+DATA gguf_c30<>+21(SB)/1, $0x30
+DATA gguf_c30<>+22(SB)/1, $0x30
+DATA gguf_c30<>+23(SB)/1, $0x30
+DATA gguf_c30<>+24(SB)/1, $0x30
+DATA gguf_c30<>+25(SB)/1, $0x30
+DATA gguf_c30<>+26(SB)/1, $0x30
+DATA gguf_c30<>+27(SB)/1, $0x30
+DATA gguf_c30<>+28(SB)/1, $0x30
+DATA gguf_c30<>+29(SB)/1, $0x30
+DATA gguf_c30<>+30(SB)/1, $0x30
+DATA gguf_c30<>+31(SB)/1, $0x30
+DATA gguf_c30<>+32(SB)/1, $0x30
+DATA gguf_c30<>+33(SB)/1, $0x30
+DATA gguf_c30<>+34(SB)/1, $0x30
+DATA gguf_c30<>+35(SB)/1, $0x30
+DATA gguf_c30<>+36(SB)/1, $0x30
+DATA gguf_c30<>+37(SB)/1, $0x30
+DATA gguf_c30<>+38(SB)/1, $0x30
+DATA gguf_c30<>+39(SB)/1, $0x30
+DATA gguf_c30<>+40(SB)/1, $0x30
+DATA gguf_c30<>+41(SB)/1, $0x30
+DATA gguf_c30<>+42(SB)/1, $0x30
+DATA gguf_c30<>+43(SB)/1, $0x30
+DATA gguf_c30<>+44(SB)/1, $0x30
+DATA gguf_c30<>+45(SB)/1, $0x30
+DATA gguf_c30<>+46(SB)/1, $0x30
+DATA gguf_c30<>+47(SB)/1, $0x30
+DATA gguf_c30<>+48(SB)/1, $0x30
+DATA gguf_c30<>+49(SB)/1, $0x30
+DATA gguf_c30<>+50(SB)/1, $0x30
+DATA gguf_c30<>+51(SB)/1, $0x30
+DATA gguf_c30<>+52(SB)/1, $0x30
+DATA gguf_c30<>+53(SB)/1, $0x30
+DATA gguf_c30<>+54(SB)/1, $0x30
+DATA gguf_c30<>+55(SB)/1, $0x30
+DATA gguf_c30<>+56(SB)/1, $0x30
+DATA gguf_c30<>+57(SB)/1, $0x30
+DATA gguf_c30<>+58(SB)/1, $0x30
+DATA gguf_c30<>+59(SB)/1, $0x30
+DATA gguf_c30<>+60(SB)/1, $0x30
+DATA gguf_c30<>+61(SB)/1, $0x30
+DATA gguf_c30<>+62(SB)/1, $0x30
+DATA gguf_c30<>+63(SB)/1, $0x30
+GLOBL gguf_c30<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_nibhi<>+0(SB)/1, $0x0f
+DATA gguf_nibhi<>+1(SB)/1, $0x0f
+DATA gguf_nibhi<>+2(SB)/1, $0x0f
+DATA gguf_nibhi<>+3(SB)/1, $0x0f
+DATA gguf_nibhi<>+4(SB)/1, $0x0f
+DATA gguf_nibhi<>+5(SB)/1, $0x0f
+DATA gguf_nibhi<>+6(SB)/1, $0x0f
+DATA gguf_nibhi<>+7(SB)/1, $0x0f
+DATA gguf_nibhi<>+8(SB)/1, $0x0f
+DATA gguf_nibhi<>+9(SB)/1, $0x0f
+DATA gguf_nibhi<>+10(SB)/1, $0x0f
+DATA gguf_nibhi<>+11(SB)/1, $0x0f
+DATA gguf_nibhi<>+12(SB)/1, $0x0f
+DATA gguf_nibhi<>+13(SB)/1, $0x0f
+DATA gguf_nibhi<>+14(SB)/1, $0x0f
+DATA gguf_nibhi<>+15(SB)/1, $0x0f
+DATA gguf_nibhi<>+16(SB)/1, $0x0f
+DATA gguf_nibhi<>+17(SB)/1, $0x0f
+DATA gguf_nibhi<>+18(SB)/1, $0x0f
+DATA gguf_nibhi<>+19(SB)/1, $0x0f
+DATA gguf_nibhi<>+20(SB)/1, $0x0f
+DATA gguf_nibhi<>+21(SB)/1, $0x0f
+DATA gguf_nibhi<>+22(SB)/1, $0x0f
+DATA gguf_nibhi<>+23(SB)/1, $0x0f
+DATA gguf_nibhi<>+24(SB)/1, $0x0f
+DATA gguf_nibhi<>+25(SB)/1, $0x0f
+DATA gguf_nibhi<>+26(SB)/1, $0x0f
+DATA gguf_nibhi<>+27(SB)/1, $0x0f
+DATA gguf_nibhi<>+28(SB)/1, $0x0f
+DATA gguf_nibhi<>+29(SB)/1, $0x0f
+DATA gguf_nibhi<>+30(SB)/1, $0x0f
+DATA gguf_nibhi<>+31(SB)/1, $0x0f
+DATA gguf_nibhi<>+32(SB)/1, $0xf0
+DATA gguf_nibhi<>+33(SB)/1, $0xf0
+DATA gguf_nibhi<>+34(SB)/1, $0xf0
+DATA gguf_nibhi<>+35(SB)/1, $0xf0
+DATA gguf_nibhi<>+36(SB)/1, $0xf0
+DATA gguf_nibhi<>+37(SB)/1, $0xf0
+DATA gguf_nibhi<>+38(SB)/1, $0xf0
+DATA gguf_nibhi<>+39(SB)/1, $0xf0
+DATA gguf_nibhi<>+40(SB)/1, $0xf0
+DATA gguf_nibhi<>+41(SB)/1, $0xf0
+DATA gguf_nibhi<>+42(SB)/1, $0xf0
+DATA gguf_nibhi<>+43(SB)/1, $0xf0
+DATA gguf_nibhi<>+44(SB)/1, $0xf0
+DATA gguf_nibhi<>+45(SB)/1, $0xf0
+DATA gguf_nibhi<>+46(SB)/1, $0xf0
+DATA gguf_nibhi<>+47(SB)/1, $0xf0
+DATA gguf_nibhi<>+48(SB)/1, $0xf0
+DATA gguf_nibhi<>+49(SB)/1, $0xf0
+DATA gguf_nibhi<>+50(SB)/1, $0xf0
+DATA gguf_nibhi<>+51(SB)/1, $0xf0
+DATA gguf_nibhi<>+52(SB)/1, $0xf0
+DATA gguf_nibhi<>+53(SB)/1, $0xf0
+DATA gguf_nibhi<>+54(SB)/1, $0xf0
+DATA gguf_nibhi<>+55(SB)/1, $0xf0
+DATA gguf_nibhi<>+56(SB)/1, $0xf0
+DATA gguf_nibhi<>+57(SB)/1, $0xf0
+DATA gguf_nibhi<>+58(SB)/1, $0xf0
+DATA gguf_nibhi<>+59(SB)/1, $0xf0
+DATA gguf_nibhi<>+60(SB)/1, $0xf0
+DATA gguf_nibhi<>+61(SB)/1, $0xf0
+DATA gguf_nibhi<>+62(SB)/1, $0xf0
+DATA gguf_nibhi<>+63(SB)/1, $0xf0
+GLOBL gguf_nibhi<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_q4khalf<>+0(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+4(SB)/4, $0x3d800000
+DATA gguf_q4khalf<>+8(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+12(SB)/4, $0x3d800000
+DATA gguf_q4khalf<>+16(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+20(SB)/4, $0x3d800000
+DATA gguf_q4khalf<>+24(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+28(SB)/4, $0x3d800000
+DATA gguf_q4khalf<>+32(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+36(SB)/4, $0x3d800000
+DATA gguf_q4khalf<>+40(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+44(SB)/4, $0x3d800000
+DATA gguf_q4khalf<>+48(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+52(SB)/4, $0x3d800000
+DATA gguf_q4khalf<>+56(SB)/4, $0x3f800000
+DATA gguf_q4khalf<>+60(SB)/4, $0x3d800000
+GLOBL gguf_q4khalf<>(SB), RODATA|NOPTR, $64
 
 DATA gguf_one<>+0(SB)/4, $0x00000001
 DATA gguf_one<>+4(SB)/4, $0x00000001
@@ -1855,6 +2005,7 @@ ggufZQ8_0_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ8_0_1_tail
@@ -1865,51 +2016,48 @@ ggufZQ8_0_1_unit:
 	PREFETCHT0   2176(AX)
 	PREFETCHT0   2240(AX)
 	PREFETCHT0   2304(AX)
-	VMOVDQU64    gguf_gather34<>+0(SB), Y7
+	VMOVDQU64    gguf_gather34<>+0(SB), Y8
 	KXNORW       K1, K1, K1
-	VPXORD       Y8, Y8, Y8
-	VPGATHERDD   (AX)(Y7*1), K1, Y8
-	VPMOVDW      Y8, X7
-	VCVTPH2PS    X7, Y7
-	VMOVDQU64    2(AX), Y11
-	VINSERTI64X4 $0x01, 36(AX), Z11, Z10
-	VPXORD       Z0, Z10, Z10
-	VPERMPS      Z7, Z1, Z12
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z10, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z5
-	VMOVDQU64    70(AX), Y11
-	VINSERTI64X4 $0x01, 104(AX), Z11, Z10
-	VPXORD       Z0, Z10, Z10
-	VPERMPS      Z7, Z2, Z12
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z10, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z5
-	VMOVDQU64    138(AX), Y11
-	VINSERTI64X4 $0x01, 172(AX), Z11, Z10
-	VPXORD       Z0, Z10, Z10
-	VPERMPS      Z7, Z3, Z12
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z10, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z5
-	VMOVDQU64    206(AX), Y11
-	VINSERTI64X4 $0x01, 240(AX), Z11, Z10
-	VPXORD       Z0, Z10, Z10
-	VPERMPS      Z7, Z4, Z12
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     192(CX), Z10, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       448(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z5
-	VMOVDQU32    gguf_quadsA8<>+0(SB), Z10
-	VPERMPS      Z7, Z10, Z10
-	VFNMADD231PS 768(CX), Z10, Z5
+	VPXORD       Y9, Y9, Y9
+	VPGATHERDD   (AX)(Y8*1), K1, Y9
+	VPMOVDW      Y9, X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       512(CX), Z8, Z11
+	VMOVDQU64    2(AX), Y13
+	VINSERTI64X4 $0x01, 36(AX), Z13, Z12
+	VPXORD       Z0, Z12, Z12
+	VPERMPS      Z11, Z1, Z14
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z12, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z14, Z7, Z5
+	VMOVDQU64    70(AX), Y13
+	VINSERTI64X4 $0x01, 104(AX), Z13, Z12
+	VPXORD       Z0, Z12, Z12
+	VPERMPS      Z11, Z2, Z14
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z12, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z14, Z7, Z6
+	VMOVDQU64    138(AX), Y13
+	VINSERTI64X4 $0x01, 172(AX), Z13, Z12
+	VPXORD       Z0, Z12, Z12
+	VPERMPS      Z11, Z3, Z14
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z12, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z14, Z7, Z5
+	VMOVDQU64    206(AX), Y13
+	VINSERTI64X4 $0x01, 240(AX), Z13, Z12
+	VPXORD       Z0, Z12, Z12
+	VPERMPS      Z11, Z4, Z11
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     192(CX), Z12, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z11, Z7, Z6
+	VMOVDQU32    gguf_quadsA8<>+0(SB), Z11
+	VPERMPS      Z8, Z11, Z11
+	VFNMADD231PS 768(CX), Z11, Z5
 	ADDQ         $0x00000110, AX
 	ADDQ         $0x00000340, CX
 	DECQ         DX
@@ -1921,68 +2069,67 @@ ggufZQ8_0_1_tail:
 	JZ           ggufZQ8_0_1_sums
 	LEAQ         gguf_tailmask<>+0(SB), BX
 	MOVBQZX      (BX)(DX*1), BX
-	VMOVDQU64    gguf_gather34<>+0(SB), Y7
+	VMOVDQU64    gguf_gather34<>+0(SB), Y8
 	KMOVW        BX, K2
-	VPXORD       Y9, Y9, Y9
-	VPGATHERDD   (AX)(Y7*1), K2, Y9
-	VPMOVDW      Y9, X7
-	VCVTPH2PS    X7, Y7
-	VMOVDQU64    2(AX), Y11
-	VINSERTI64X4 $0x01, 36(AX), Z11, Z10
-	VPXORD       Z0, Z10, Z10
-	VPERMPS      Z7, Z1, Z12
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z10, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z5
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y8*1), K2, Y10
+	VPMOVDW      Y10, X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       512(CX), Z8, Z11
+	VMOVDQU64    2(AX), Y13
+	VINSERTI64X4 $0x01, 36(AX), Z13, Z12
+	VPXORD       Z0, Z12, Z12
+	VPERMPS      Z11, Z1, Z14
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z12, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z14, Z7, Z5
 	CMPQ         DX, $0x01
 	JE           ggufZQ8_0_1_tailmins
-	VMOVDQU64    70(AX), Y11
-	VINSERTI64X4 $0x01, 104(AX), Z11, Z10
-	VPXORD       Z0, Z10, Z10
-	VPERMPS      Z7, Z2, Z12
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z10, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z5
+	VMOVDQU64    70(AX), Y13
+	VINSERTI64X4 $0x01, 104(AX), Z13, Z12
+	VPXORD       Z0, Z12, Z12
+	VPERMPS      Z11, Z2, Z14
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z12, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z14, Z7, Z6
 	CMPQ         DX, $0x02
 	JE           ggufZQ8_0_1_tailmins
-	VMOVDQU64    138(AX), Y11
-	VINSERTI64X4 $0x01, 172(AX), Z11, Z10
-	VPXORD       Z0, Z10, Z10
-	VPERMPS      Z7, Z3, Z12
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z10, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z5
+	VMOVDQU64    138(AX), Y13
+	VINSERTI64X4 $0x01, 172(AX), Z13, Z12
+	VPXORD       Z0, Z12, Z12
+	VPERMPS      Z11, Z3, Z11
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z12, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z11, Z7, Z5
 
 ggufZQ8_0_1_tailmins:
-	VMOVDQU32    gguf_quadsA8<>+0(SB), Z10
-	VPERMPS      Z7, Z10, Z10
-	VFNMADD231PS 768(CX), Z10, Z5
+	VMOVDQU32    gguf_quadsA8<>+0(SB), Z11
+	VPERMPS      Z8, Z11, Z11
+	VFNMADD231PS 768(CX), Z11, Z5
 
 ggufZQ8_0_1_sums:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z5, Y7
-	VADDPS        Y7, Y5, Y7
-	VEXTRACTF32X4 $0x01, Y7, X10
-	VADDPS        X7, X10, X10
-	VMOVHLPS      X10, X10, X7
-	VADDPS        X7, X10, X10
-	VMOVSHDUP     X10, X7
-	VADDSS        X7, X10, X10
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
+	VEXTRACTF32X4 $0x01, Y8, X11
+	VADDPS        X8, X11, X11
+	VMOVHLPS      X11, X11, X8
+	VADDPS        X8, X11, X11
+	VMOVSHDUP     X11, X8
+	VADDSS        X8, X11, X11
 	TESTB         CL, CL
 	JZ            ggufZQ8_0_1_set0
-	VADDSS        (AX), X10, X10
+	VADDSS        (AX), X11, X11
 
 ggufZQ8_0_1_set0:
-	VMOVSS X10, (AX)
+	VMOVSS X11, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -4731,6 +4878,7 @@ ggufZQ4_0_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ4_0_1_tail
@@ -4739,59 +4887,56 @@ ggufZQ4_0_1_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VMOVDQU64    gguf_gather18<>+0(SB), Y7
+	VMOVDQU64    gguf_gather18<>+0(SB), Y8
 	KXNORW       K1, K1, K1
-	VPXORD       Y8, Y8, Y8
-	VPGATHERDD   (AX)(Y7*1), K1, Y8
-	VPMOVDW      Y8, X7
-	VCVTPH2PS    X7, Y7
-	VMOVDQU64    2(AX), X9
-	VINSERTI32X4 $0x01, 20(AX), Y9, Y9
-	VPSRLW       $0x04, Y9, Y17
-	VINSERTI64X4 $0x01, Y17, Z9, Z17
-	VPANDD       Z0, Z17, Z17
-	VPERMPS      Z7, Z1, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU64    38(AX), X10
-	VINSERTI32X4 $0x01, 56(AX), Y10, Y10
-	VPSRLW       $0x04, Y10, Y17
-	VINSERTI64X4 $0x01, Y17, Z10, Z17
-	VPANDD       Z0, Z17, Z17
-	VPERMPS      Z7, Z2, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU64    74(AX), X11
-	VINSERTI32X4 $0x01, 92(AX), Y11, Y11
-	VPSRLW       $0x04, Y11, Y17
-	VINSERTI64X4 $0x01, Y17, Z11, Z17
-	VPANDD       Z0, Z17, Z17
-	VPERMPS      Z7, Z3, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU64    110(AX), X12
-	VINSERTI32X4 $0x01, 128(AX), Y12, Y12
-	VPSRLW       $0x04, Y12, Y17
-	VINSERTI64X4 $0x01, Y17, Z12, Z17
-	VPANDD       Z0, Z17, Z17
-	VPERMPS      Z7, Z4, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     192(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       448(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z17
-	VPERMPS      Z7, Z17, Z17
-	VFNMADD231PS 768(CX), Z17, Z5
+	VPXORD       Y9, Y9, Y9
+	VPGATHERDD   (AX)(Y8*1), K1, Y9
+	VPMOVDW      Y9, X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       512(CX), Z8, Z18
+	VMOVDQU64    2(AX), X10
+	VINSERTI32X4 $0x01, 20(AX), Y10, Y10
+	VPSRLW       $0x04, Y10, Y19
+	VINSERTI64X4 $0x01, Y19, Z10, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMPS      Z18, Z1, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z5
+	VMOVDQU64    38(AX), X11
+	VINSERTI32X4 $0x01, 56(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y19
+	VINSERTI64X4 $0x01, Y19, Z11, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMPS      Z18, Z2, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z6
+	VMOVDQU64    74(AX), X12
+	VINSERTI32X4 $0x01, 92(AX), Y12, Y12
+	VPSRLW       $0x04, Y12, Y19
+	VINSERTI64X4 $0x01, Y19, Z12, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMPS      Z18, Z3, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z5
+	VMOVDQU64    110(AX), X13
+	VINSERTI32X4 $0x01, 128(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y19
+	VINSERTI64X4 $0x01, Y19, Z13, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMPS      Z18, Z4, Z18
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     192(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z18, Z7, Z6
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
+	VPERMPS      Z8, Z18, Z18
+	VFNMADD231PS 768(CX), Z18, Z5
 	ADDQ         $0x00000090, AX
 	ADDQ         $0x00000340, CX
 	DECQ         DX
@@ -4803,74 +4948,73 @@ ggufZQ4_0_1_tail:
 	JZ           ggufZQ4_0_1_sums
 	LEAQ         gguf_tailmask<>+0(SB), BX
 	MOVBQZX      (BX)(DX*1), BX
-	VMOVDQU64    gguf_gather18<>+0(SB), Y7
+	VMOVDQU64    gguf_gather18<>+0(SB), Y8
 	KMOVW        BX, K2
-	VPXORD       Y13, Y13, Y13
-	VPGATHERDD   (AX)(Y7*1), K2, Y13
-	VPMOVDW      Y13, X7
-	VCVTPH2PS    X7, Y7
-	VMOVDQU64    2(AX), X14
-	VINSERTI32X4 $0x01, 20(AX), Y14, Y14
-	VPSRLW       $0x04, Y14, Y17
-	VINSERTI64X4 $0x01, Y17, Z14, Z17
-	VPANDD       Z0, Z17, Z17
-	VPERMPS      Z7, Z1, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
+	VPXORD       Y14, Y14, Y14
+	VPGATHERDD   (AX)(Y8*1), K2, Y14
+	VPMOVDW      Y14, X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       512(CX), Z8, Z18
+	VMOVDQU64    2(AX), X15
+	VINSERTI32X4 $0x01, 20(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y19
+	VINSERTI64X4 $0x01, Y19, Z15, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMPS      Z18, Z1, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z5
 	CMPQ         DX, $0x01
 	JE           ggufZQ4_0_1_tailmins
-	VMOVDQU64    38(AX), X15
-	VINSERTI32X4 $0x01, 56(AX), Y15, Y15
-	VPSRLW       $0x04, Y15, Y17
-	VINSERTI64X4 $0x01, Y17, Z15, Z17
-	VPANDD       Z0, Z17, Z17
-	VPERMPS      Z7, Z2, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
+	VMOVDQU64    38(AX), X16
+	VINSERTI32X4 $0x01, 56(AX), Y16, Y16
+	VPSRLW       $0x04, Y16, Y19
+	VINSERTI64X4 $0x01, Y19, Z16, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMPS      Z18, Z2, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z6
 	CMPQ         DX, $0x02
 	JE           ggufZQ4_0_1_tailmins
-	VMOVDQU64    74(AX), X16
-	VINSERTI32X4 $0x01, 92(AX), Y16, Y16
-	VPSRLW       $0x04, Y16, Y17
-	VINSERTI64X4 $0x01, Y17, Z16, Z17
-	VPANDD       Z0, Z17, Z17
-	VPERMPS      Z7, Z3, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
+	VMOVDQU64    74(AX), X17
+	VINSERTI32X4 $0x01, 92(AX), Y17, Y17
+	VPSRLW       $0x04, Y17, Y19
+	VINSERTI64X4 $0x01, Y19, Z17, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMPS      Z18, Z3, Z18
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z18, Z7, Z5
 
 ggufZQ4_0_1_tailmins:
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z17
-	VPERMPS      Z7, Z17, Z17
-	VFNMADD231PS 768(CX), Z17, Z5
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
+	VPERMPS      Z8, Z18, Z18
+	VFNMADD231PS 768(CX), Z18, Z5
 
 ggufZQ4_0_1_sums:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z5, Y7
-	VADDPS        Y7, Y5, Y7
-	VEXTRACTF32X4 $0x01, Y7, X9
-	VADDPS        X7, X9, X9
-	VMOVHLPS      X9, X9, X7
-	VADDPS        X7, X9, X9
-	VMOVSHDUP     X9, X7
-	VADDSS        X7, X9, X9
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
+	VEXTRACTF32X4 $0x01, Y8, X10
+	VADDPS        X8, X10, X10
+	VMOVHLPS      X10, X10, X8
+	VADDPS        X8, X10, X10
+	VMOVSHDUP     X10, X8
+	VADDSS        X8, X10, X10
 	TESTB         CL, CL
 	JZ            ggufZQ4_0_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X10, X10
 
 ggufZQ4_0_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X10, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -7738,6 +7882,7 @@ ggufZQ4_1_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ4_1_1_tail
@@ -7746,62 +7891,59 @@ ggufZQ4_1_1_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VMOVDQU64    gguf_gather20<>+0(SB), Y7
+	VMOVDQU64    gguf_gather20<>+0(SB), Y8
 	KXNORW       K1, K1, K1
-	VPXORD       Y8, Y8, Y8
-	VPGATHERDD   (AX)(Y7*1), K1, Y8
-	VPMOVDW      Y8, X7
-	VCVTPH2PS    X7, Y7
-	VPSRLD       $0x10, Y8, Y17
-	VPMOVDW      Y17, X9
-	VCVTPH2PS    X9, Y17
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
-	VPERMPS      Z17, Z18, Z17
-	VMOVDQU64    4(AX), X9
-	VINSERTI32X4 $0x01, 24(AX), Y9, Y9
-	VPSRLW       $0x04, Y9, Y18
-	VINSERTI64X4 $0x01, Y18, Z9, Z18
-	VPANDD       Z0, Z18, Z18
-	VPERMPS      Z7, Z1, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VMOVDQU64    44(AX), X10
-	VINSERTI32X4 $0x01, 64(AX), Y10, Y10
-	VPSRLW       $0x04, Y10, Y18
-	VINSERTI64X4 $0x01, Y18, Z10, Z18
-	VPANDD       Z0, Z18, Z18
-	VPERMPS      Z7, Z2, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VMOVDQU64    84(AX), X11
-	VINSERTI32X4 $0x01, 104(AX), Y11, Y11
-	VPSRLW       $0x04, Y11, Y18
-	VINSERTI64X4 $0x01, Y18, Z11, Z18
-	VPANDD       Z0, Z18, Z18
-	VPERMPS      Z7, Z3, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VMOVDQU64    124(AX), X12
-	VINSERTI32X4 $0x01, 144(AX), Y12, Y12
-	VPSRLW       $0x04, Y12, Y18
-	VINSERTI64X4 $0x01, Y18, Z12, Z18
-	VPANDD       Z0, Z18, Z18
-	VPERMPS      Z7, Z4, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     192(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       448(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VFMADD231PS  768(CX), Z17, Z5
+	VPXORD       Y9, Y9, Y9
+	VPGATHERDD   (AX)(Y8*1), K1, Y9
+	VPMOVDW      Y9, X8
+	VCVTPH2PS    X8, Y8
+	VPSRLD       $0x10, Y9, Y18
+	VPMOVDW      Y18, X10
+	VCVTPH2PS    X10, Y18
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z19
+	VPERMPS      Z18, Z19, Z18
+	VMULPS       512(CX), Z8, Z19
+	VMOVDQU64    4(AX), X10
+	VINSERTI32X4 $0x01, 24(AX), Y10, Y10
+	VPSRLW       $0x04, Y10, Y8
+	VINSERTI64X4 $0x01, Y8, Z10, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMPS      Z19, Z1, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z5
+	VMOVDQU64    44(AX), X11
+	VINSERTI32X4 $0x01, 64(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y8
+	VINSERTI64X4 $0x01, Y8, Z11, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMPS      Z19, Z2, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z6
+	VMOVDQU64    84(AX), X12
+	VINSERTI32X4 $0x01, 104(AX), Y12, Y12
+	VPSRLW       $0x04, Y12, Y8
+	VINSERTI64X4 $0x01, Y8, Z12, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMPS      Z19, Z3, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z5
+	VMOVDQU64    124(AX), X13
+	VINSERTI32X4 $0x01, 144(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y8
+	VINSERTI64X4 $0x01, Y8, Z13, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMPS      Z19, Z4, Z19
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     192(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z19, Z7, Z6
+	VFMADD231PS  768(CX), Z18, Z5
 	ADDQ         $0x000000a0, AX
 	ADDQ         $0x00000340, CX
 	DECQ         DX
@@ -7813,77 +7955,76 @@ ggufZQ4_1_1_tail:
 	JZ           ggufZQ4_1_1_sums
 	LEAQ         gguf_tailmask<>+0(SB), BX
 	MOVBQZX      (BX)(DX*1), BX
-	VMOVDQU64    gguf_gather20<>+0(SB), Y7
+	VMOVDQU64    gguf_gather20<>+0(SB), Y8
 	KMOVW        BX, K2
-	VPXORD       Y13, Y13, Y13
-	VPGATHERDD   (AX)(Y7*1), K2, Y13
-	VPMOVDW      Y13, X7
-	VCVTPH2PS    X7, Y7
-	VPSRLD       $0x10, Y13, Y17
-	VPMOVDW      Y17, X9
-	VCVTPH2PS    X9, Y19
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
-	VPERMPS      Z19, Z18, Z19
-	VMOVDQU64    4(AX), X14
-	VINSERTI32X4 $0x01, 24(AX), Y14, Y14
-	VPSRLW       $0x04, Y14, Y17
-	VINSERTI64X4 $0x01, Y17, Z14, Z18
-	VPANDD       Z0, Z18, Z18
-	VPERMPS      Z7, Z1, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
+	VPXORD       Y14, Y14, Y14
+	VPGATHERDD   (AX)(Y8*1), K2, Y14
+	VPMOVDW      Y14, X8
+	VCVTPH2PS    X8, Y8
+	VPSRLD       $0x10, Y14, Y18
+	VPMOVDW      Y18, X10
+	VCVTPH2PS    X10, Y20
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z19
+	VPERMPS      Z20, Z19, Z20
+	VMULPS       512(CX), Z8, Z19
+	VMOVDQU64    4(AX), X15
+	VINSERTI32X4 $0x01, 24(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y8
+	VINSERTI64X4 $0x01, Y8, Z15, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMPS      Z19, Z1, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z5
 	CMPQ         DX, $0x01
 	JE           ggufZQ4_1_1_tailmins
-	VMOVDQU64    44(AX), X15
-	VINSERTI32X4 $0x01, 64(AX), Y15, Y15
-	VPSRLW       $0x04, Y15, Y17
-	VINSERTI64X4 $0x01, Y17, Z15, Z18
-	VPANDD       Z0, Z18, Z18
-	VPERMPS      Z7, Z2, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
+	VMOVDQU64    44(AX), X16
+	VINSERTI32X4 $0x01, 64(AX), Y16, Y16
+	VPSRLW       $0x04, Y16, Y8
+	VINSERTI64X4 $0x01, Y8, Z16, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMPS      Z19, Z2, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z6
 	CMPQ         DX, $0x02
 	JE           ggufZQ4_1_1_tailmins
-	VMOVDQU64    84(AX), X16
-	VINSERTI32X4 $0x01, 104(AX), Y16, Y16
-	VPSRLW       $0x04, Y16, Y17
-	VINSERTI64X4 $0x01, Y17, Z16, Z18
-	VPANDD       Z0, Z18, Z18
-	VPERMPS      Z7, Z3, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
+	VMOVDQU64    84(AX), X17
+	VINSERTI32X4 $0x01, 104(AX), Y17, Y17
+	VPSRLW       $0x04, Y17, Y8
+	VINSERTI64X4 $0x01, Y8, Z17, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMPS      Z19, Z3, Z19
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z19, Z7, Z5
 
 ggufZQ4_1_1_tailmins:
-	VFMADD231PS 768(CX), Z19, Z5
+	VFMADD231PS 768(CX), Z20, Z5
 
 ggufZQ4_1_1_sums:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z5, Y7
-	VADDPS        Y7, Y5, Y7
-	VEXTRACTF32X4 $0x01, Y7, X9
-	VADDPS        X7, X9, X9
-	VMOVHLPS      X9, X9, X7
-	VADDPS        X7, X9, X9
-	VMOVSHDUP     X9, X7
-	VADDSS        X7, X9, X9
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
+	VEXTRACTF32X4 $0x01, Y8, X10
+	VADDPS        X8, X10, X10
+	VMOVHLPS      X10, X10, X8
+	VADDPS        X8, X10, X10
+	VMOVSHDUP     X10, X8
+	VADDSS        X8, X10, X10
 	TESTB         CL, CL
 	JZ            ggufZQ4_1_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X10, X10
 
 ggufZQ4_1_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X10, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -10793,6 +10934,7 @@ ggufZQ5_0_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ5_0_1_tail
@@ -10801,17 +10943,18 @@ ggufZQ5_0_1_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VMOVDQU64    gguf_gather22<>+0(SB), Y7
+	VMOVDQU64    gguf_gather22<>+0(SB), Y8
 	KXNORW       K1, K1, K1
-	VPXORD       Y8, Y8, Y8
-	VPGATHERDD   (AX)(Y7*1), K1, Y8
-	VPMOVDW      Y8, X7
-	VCVTPH2PS    X7, Y7
-	VMOVDQU64    6(AX), X9
-	VINSERTI32X4 $0x01, 28(AX), Y9, Y9
-	VPSRLW       $0x04, Y9, Y17
-	VINSERTI64X4 $0x01, Y17, Z9, Z17
-	VPANDD       Z0, Z17, Z17
+	VPXORD       Y9, Y9, Y9
+	VPGATHERDD   (AX)(Y8*1), K1, Y9
+	VPMOVDW      Y9, X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       512(CX), Z8, Z18
+	VMOVDQU64    6(AX), X10
+	VINSERTI32X4 $0x01, 28(AX), Y10, Y10
+	VPSRLW       $0x04, Y10, Y19
+	VINSERTI64X4 $0x01, Y19, Z10, Z19
+	VPANDD       Z0, Z19, Z19
 	MOVL         2(AX), BX
 	MOVL         24(AX), SI
 	MOVWLZX      BX, DI
@@ -10825,18 +10968,17 @@ ggufZQ5_0_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
-	VPERMPS      Z7, Z1, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU64    50(AX), X10
-	VINSERTI32X4 $0x01, 72(AX), Y10, Y10
-	VPSRLW       $0x04, Y10, Y17
-	VINSERTI64X4 $0x01, Y17, Z10, Z17
-	VPANDD       Z0, Z17, Z17
+	VPADDB       gguf_c10<>+0(SB), Z19, K2, Z19
+	VPERMPS      Z18, Z1, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z5
+	VMOVDQU64    50(AX), X11
+	VINSERTI32X4 $0x01, 72(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y19
+	VINSERTI64X4 $0x01, Y19, Z11, Z19
+	VPANDD       Z0, Z19, Z19
 	MOVL         46(AX), BX
 	MOVL         68(AX), SI
 	MOVWLZX      BX, DI
@@ -10850,18 +10992,17 @@ ggufZQ5_0_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
-	VPERMPS      Z7, Z2, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU64    94(AX), X11
-	VINSERTI32X4 $0x01, 116(AX), Y11, Y11
-	VPSRLW       $0x04, Y11, Y17
-	VINSERTI64X4 $0x01, Y17, Z11, Z17
-	VPANDD       Z0, Z17, Z17
+	VPADDB       gguf_c10<>+0(SB), Z19, K2, Z19
+	VPERMPS      Z18, Z2, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z6
+	VMOVDQU64    94(AX), X12
+	VINSERTI32X4 $0x01, 116(AX), Y12, Y12
+	VPSRLW       $0x04, Y12, Y19
+	VINSERTI64X4 $0x01, Y19, Z12, Z19
+	VPANDD       Z0, Z19, Z19
 	MOVL         90(AX), BX
 	MOVL         112(AX), SI
 	MOVWLZX      BX, DI
@@ -10875,18 +11016,17 @@ ggufZQ5_0_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
-	VPERMPS      Z7, Z3, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU64    138(AX), X12
-	VINSERTI32X4 $0x01, 160(AX), Y12, Y12
-	VPSRLW       $0x04, Y12, Y17
-	VINSERTI64X4 $0x01, Y17, Z12, Z17
-	VPANDD       Z0, Z17, Z17
+	VPADDB       gguf_c10<>+0(SB), Z19, K2, Z19
+	VPERMPS      Z18, Z3, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z5
+	VMOVDQU64    138(AX), X13
+	VINSERTI32X4 $0x01, 160(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y19
+	VINSERTI64X4 $0x01, Y19, Z13, Z19
+	VPANDD       Z0, Z19, Z19
 	MOVL         134(AX), BX
 	MOVL         156(AX), SI
 	MOVWLZX      BX, DI
@@ -10900,16 +11040,15 @@ ggufZQ5_0_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
-	VPERMPS      Z7, Z4, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     192(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       448(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z17
-	VPERMPS      Z7, Z17, Z17
-	VFNMADD231PS 768(CX), Z17, Z5
+	VPADDB       gguf_c10<>+0(SB), Z19, K2, Z19
+	VPERMPS      Z18, Z4, Z18
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     192(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z18, Z7, Z6
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
+	VPERMPS      Z8, Z18, Z18
+	VFNMADD231PS 768(CX), Z18, Z5
 	ADDQ         $0x000000b0, AX
 	ADDQ         $0x00000340, CX
 	DECQ         DX
@@ -10921,17 +11060,18 @@ ggufZQ5_0_1_tail:
 	JZ           ggufZQ5_0_1_sums
 	LEAQ         gguf_tailmask<>+0(SB), BX
 	MOVBQZX      (BX)(DX*1), BX
-	VMOVDQU64    gguf_gather22<>+0(SB), Y7
+	VMOVDQU64    gguf_gather22<>+0(SB), Y8
 	KMOVW        BX, K2
-	VPXORD       Y13, Y13, Y13
-	VPGATHERDD   (AX)(Y7*1), K2, Y13
-	VPMOVDW      Y13, X7
-	VCVTPH2PS    X7, Y7
-	VMOVDQU64    6(AX), X14
-	VINSERTI32X4 $0x01, 28(AX), Y14, Y14
-	VPSRLW       $0x04, Y14, Y17
-	VINSERTI64X4 $0x01, Y17, Z14, Z17
-	VPANDD       Z0, Z17, Z17
+	VPXORD       Y14, Y14, Y14
+	VPGATHERDD   (AX)(Y8*1), K2, Y14
+	VPMOVDW      Y14, X8
+	VCVTPH2PS    X8, Y8
+	VMULPS       512(CX), Z8, Z18
+	VMOVDQU64    6(AX), X15
+	VINSERTI32X4 $0x01, 28(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y19
+	VINSERTI64X4 $0x01, Y19, Z15, Z19
+	VPANDD       Z0, Z19, Z19
 	MOVL         2(AX), BX
 	MOVL         24(AX), SI
 	MOVWLZX      BX, DI
@@ -10945,20 +11085,19 @@ ggufZQ5_0_1_tail:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
-	VPERMPS      Z7, Z1, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
+	VPADDB       gguf_c10<>+0(SB), Z19, K2, Z19
+	VPERMPS      Z18, Z1, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z5
 	CMPQ         DX, $0x01
 	JE           ggufZQ5_0_1_tailmins
-	VMOVDQU64    50(AX), X15
-	VINSERTI32X4 $0x01, 72(AX), Y15, Y15
-	VPSRLW       $0x04, Y15, Y17
-	VINSERTI64X4 $0x01, Y17, Z15, Z17
-	VPANDD       Z0, Z17, Z17
+	VMOVDQU64    50(AX), X16
+	VINSERTI32X4 $0x01, 72(AX), Y16, Y16
+	VPSRLW       $0x04, Y16, Y19
+	VINSERTI64X4 $0x01, Y19, Z16, Z19
+	VPANDD       Z0, Z19, Z19
 	MOVL         46(AX), BX
 	MOVL         68(AX), SI
 	MOVWLZX      BX, DI
@@ -10972,20 +11111,19 @@ ggufZQ5_0_1_tail:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
-	VPERMPS      Z7, Z2, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
+	VPADDB       gguf_c10<>+0(SB), Z19, K2, Z19
+	VPERMPS      Z18, Z2, Z20
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z20, Z7, Z6
 	CMPQ         DX, $0x02
 	JE           ggufZQ5_0_1_tailmins
-	VMOVDQU64    94(AX), X16
-	VINSERTI32X4 $0x01, 116(AX), Y16, Y16
-	VPSRLW       $0x04, Y16, Y17
-	VINSERTI64X4 $0x01, Y17, Z16, Z17
-	VPANDD       Z0, Z17, Z17
+	VMOVDQU64    94(AX), X17
+	VINSERTI32X4 $0x01, 116(AX), Y17, Y17
+	VPSRLW       $0x04, Y17, Y19
+	VINSERTI64X4 $0x01, Y19, Z17, Z19
+	VPANDD       Z0, Z19, Z19
 	MOVL         90(AX), DX
 	MOVL         112(AX), AX
 	MOVWLZX      DX, BX
@@ -10999,38 +11137,38 @@ ggufZQ5_0_1_tail:
 	SHLQ         $0x30, AX
 	ORQ          AX, BX
 	KMOVQ        BX, K2
-	VPADDB       gguf_c10<>+0(SB), Z17, K2, Z17
-	VPERMPS      Z7, Z3, Z18
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z17, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z18, Z6, Z5
+	VPADDB       gguf_c10<>+0(SB), Z19, K2, Z19
+	VPERMPS      Z18, Z3, Z18
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z19, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z18, Z7, Z5
 
 ggufZQ5_0_1_tailmins:
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z17
-	VPERMPS      Z7, Z17, Z17
-	VFNMADD231PS 768(CX), Z17, Z5
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
+	VPERMPS      Z8, Z18, Z18
+	VFNMADD231PS 768(CX), Z18, Z5
 
 ggufZQ5_0_1_sums:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z5, Y7
-	VADDPS        Y7, Y5, Y7
-	VEXTRACTF32X4 $0x01, Y7, X9
-	VADDPS        X7, X9, X9
-	VMOVHLPS      X9, X9, X7
-	VADDPS        X7, X9, X9
-	VMOVSHDUP     X9, X7
-	VADDSS        X7, X9, X9
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
+	VEXTRACTF32X4 $0x01, Y8, X10
+	VADDPS        X8, X10, X10
+	VMOVHLPS      X10, X10, X8
+	VADDPS        X8, X10, X10
+	VMOVSHDUP     X10, X8
+	VADDSS        X8, X10, X10
 	TESTB         CL, CL
 	JZ            ggufZQ5_0_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X10, X10
 
 ggufZQ5_0_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X10, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -14682,6 +14820,7 @@ ggufZQ5_1_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ5_1_1_tail
@@ -14690,22 +14829,23 @@ ggufZQ5_1_1_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VMOVDQU64    gguf_gather24<>+0(SB), Y7
+	VMOVDQU64    gguf_gather24<>+0(SB), Y8
 	KXNORW       K1, K1, K1
-	VPXORD       Y8, Y8, Y8
-	VPGATHERDD   (AX)(Y7*1), K1, Y8
-	VPMOVDW      Y8, X7
-	VCVTPH2PS    X7, Y7
-	VPSRLD       $0x10, Y8, Y17
-	VPMOVDW      Y17, X9
-	VCVTPH2PS    X9, Y17
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
-	VPERMPS      Z17, Z18, Z17
-	VMOVDQU64    8(AX), X9
-	VINSERTI32X4 $0x01, 32(AX), Y9, Y9
-	VPSRLW       $0x04, Y9, Y18
-	VINSERTI64X4 $0x01, Y18, Z9, Z18
-	VPANDD       Z0, Z18, Z18
+	VPXORD       Y9, Y9, Y9
+	VPGATHERDD   (AX)(Y8*1), K1, Y9
+	VPMOVDW      Y9, X8
+	VCVTPH2PS    X8, Y8
+	VPSRLD       $0x10, Y9, Y18
+	VPMOVDW      Y18, X10
+	VCVTPH2PS    X10, Y18
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z19
+	VPERMPS      Z18, Z19, Z18
+	VMULPS       512(CX), Z8, Z19
+	VMOVDQU64    8(AX), X10
+	VINSERTI32X4 $0x01, 32(AX), Y10, Y10
+	VPSRLW       $0x04, Y10, Y8
+	VINSERTI64X4 $0x01, Y8, Z10, Z21
+	VPANDD       Z0, Z21, Z21
 	MOVL         4(AX), BX
 	MOVL         28(AX), SI
 	MOVWLZX      BX, DI
@@ -14719,18 +14859,17 @@ ggufZQ5_1_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
-	VPERMPS      Z7, Z1, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VMOVDQU64    56(AX), X10
-	VINSERTI32X4 $0x01, 80(AX), Y10, Y10
-	VPSRLW       $0x04, Y10, Y18
-	VINSERTI64X4 $0x01, Y18, Z10, Z18
-	VPANDD       Z0, Z18, Z18
+	VPADDB       gguf_c10<>+0(SB), Z21, K2, Z21
+	VPERMPS      Z19, Z1, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z5
+	VMOVDQU64    56(AX), X11
+	VINSERTI32X4 $0x01, 80(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y8
+	VINSERTI64X4 $0x01, Y8, Z11, Z21
+	VPANDD       Z0, Z21, Z21
 	MOVL         52(AX), BX
 	MOVL         76(AX), SI
 	MOVWLZX      BX, DI
@@ -14744,18 +14883,17 @@ ggufZQ5_1_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
-	VPERMPS      Z7, Z2, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VMOVDQU64    104(AX), X11
-	VINSERTI32X4 $0x01, 128(AX), Y11, Y11
-	VPSRLW       $0x04, Y11, Y18
-	VINSERTI64X4 $0x01, Y18, Z11, Z18
-	VPANDD       Z0, Z18, Z18
+	VPADDB       gguf_c10<>+0(SB), Z21, K2, Z21
+	VPERMPS      Z19, Z2, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z6
+	VMOVDQU64    104(AX), X12
+	VINSERTI32X4 $0x01, 128(AX), Y12, Y12
+	VPSRLW       $0x04, Y12, Y8
+	VINSERTI64X4 $0x01, Y8, Z12, Z21
+	VPANDD       Z0, Z21, Z21
 	MOVL         100(AX), BX
 	MOVL         124(AX), SI
 	MOVWLZX      BX, DI
@@ -14769,18 +14907,17 @@ ggufZQ5_1_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
-	VPERMPS      Z7, Z3, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VMOVDQU64    152(AX), X12
-	VINSERTI32X4 $0x01, 176(AX), Y12, Y12
-	VPSRLW       $0x04, Y12, Y18
-	VINSERTI64X4 $0x01, Y18, Z12, Z18
-	VPANDD       Z0, Z18, Z18
+	VPADDB       gguf_c10<>+0(SB), Z21, K2, Z21
+	VPERMPS      Z19, Z3, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z5
+	VMOVDQU64    152(AX), X13
+	VINSERTI32X4 $0x01, 176(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y8
+	VINSERTI64X4 $0x01, Y8, Z13, Z21
+	VPANDD       Z0, Z21, Z21
 	MOVL         148(AX), BX
 	MOVL         172(AX), SI
 	MOVWLZX      BX, DI
@@ -14794,14 +14931,13 @@ ggufZQ5_1_1_unit:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
-	VPERMPS      Z7, Z4, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     192(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       448(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
-	VFMADD231PS  768(CX), Z17, Z5
+	VPADDB       gguf_c10<>+0(SB), Z21, K2, Z21
+	VPERMPS      Z19, Z4, Z19
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     192(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z19, Z7, Z6
+	VFMADD231PS  768(CX), Z18, Z5
 	ADDQ         $0x000000c0, AX
 	ADDQ         $0x00000340, CX
 	DECQ         DX
@@ -14813,22 +14949,23 @@ ggufZQ5_1_1_tail:
 	JZ           ggufZQ5_1_1_sums
 	LEAQ         gguf_tailmask<>+0(SB), BX
 	MOVBQZX      (BX)(DX*1), BX
-	VMOVDQU64    gguf_gather24<>+0(SB), Y7
+	VMOVDQU64    gguf_gather24<>+0(SB), Y8
 	KMOVW        BX, K2
-	VPXORD       Y13, Y13, Y13
-	VPGATHERDD   (AX)(Y7*1), K2, Y13
-	VPMOVDW      Y13, X7
-	VCVTPH2PS    X7, Y7
-	VPSRLD       $0x10, Y13, Y17
-	VPMOVDW      Y17, X9
-	VCVTPH2PS    X9, Y19
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
-	VPERMPS      Z19, Z18, Z19
-	VMOVDQU64    8(AX), X14
-	VINSERTI32X4 $0x01, 32(AX), Y14, Y14
-	VPSRLW       $0x04, Y14, Y17
-	VINSERTI64X4 $0x01, Y17, Z14, Z18
-	VPANDD       Z0, Z18, Z18
+	VPXORD       Y14, Y14, Y14
+	VPGATHERDD   (AX)(Y8*1), K2, Y14
+	VPMOVDW      Y14, X8
+	VCVTPH2PS    X8, Y8
+	VPSRLD       $0x10, Y14, Y18
+	VPMOVDW      Y18, X10
+	VCVTPH2PS    X10, Y20
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z19
+	VPERMPS      Z20, Z19, Z20
+	VMULPS       512(CX), Z8, Z19
+	VMOVDQU64    8(AX), X15
+	VINSERTI32X4 $0x01, 32(AX), Y15, Y15
+	VPSRLW       $0x04, Y15, Y8
+	VINSERTI64X4 $0x01, Y8, Z15, Z21
+	VPANDD       Z0, Z21, Z21
 	MOVL         4(AX), BX
 	MOVL         28(AX), SI
 	MOVWLZX      BX, DI
@@ -14842,20 +14979,19 @@ ggufZQ5_1_1_tail:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
-	VPERMPS      Z7, Z1, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     (CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       256(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
+	VPADDB       gguf_c10<>+0(SB), Z21, K2, Z21
+	VPERMPS      Z19, Z1, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     (CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z5
 	CMPQ         DX, $0x01
 	JE           ggufZQ5_1_1_tailmins
-	VMOVDQU64    56(AX), X15
-	VINSERTI32X4 $0x01, 80(AX), Y15, Y15
-	VPSRLW       $0x04, Y15, Y17
-	VINSERTI64X4 $0x01, Y17, Z15, Z18
-	VPANDD       Z0, Z18, Z18
+	VMOVDQU64    56(AX), X16
+	VINSERTI32X4 $0x01, 80(AX), Y16, Y16
+	VPSRLW       $0x04, Y16, Y8
+	VINSERTI64X4 $0x01, Y8, Z16, Z21
+	VPANDD       Z0, Z21, Z21
 	MOVL         52(AX), BX
 	MOVL         76(AX), SI
 	MOVWLZX      BX, DI
@@ -14869,20 +15005,19 @@ ggufZQ5_1_1_tail:
 	SHLQ         $0x30, SI
 	ORQ          SI, DI
 	KMOVQ        DI, K2
-	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
-	VPERMPS      Z7, Z2, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     64(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       320(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
+	VPADDB       gguf_c10<>+0(SB), Z21, K2, Z21
+	VPERMPS      Z19, Z2, Z22
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     64(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z22, Z7, Z6
 	CMPQ         DX, $0x02
 	JE           ggufZQ5_1_1_tailmins
-	VMOVDQU64    104(AX), X16
-	VINSERTI32X4 $0x01, 128(AX), Y16, Y16
-	VPSRLW       $0x04, Y16, Y17
-	VINSERTI64X4 $0x01, Y17, Z16, Z18
-	VPANDD       Z0, Z18, Z18
+	VMOVDQU64    104(AX), X17
+	VINSERTI32X4 $0x01, 128(AX), Y17, Y17
+	VPSRLW       $0x04, Y17, Y8
+	VINSERTI64X4 $0x01, Y8, Z17, Z21
+	VPANDD       Z0, Z21, Z21
 	MOVL         100(AX), DX
 	MOVL         124(AX), AX
 	MOVWLZX      DX, BX
@@ -14896,36 +15031,36 @@ ggufZQ5_1_1_tail:
 	SHLQ         $0x30, AX
 	ORQ          AX, BX
 	KMOVQ        BX, K2
-	VPADDB       gguf_c10<>+0(SB), Z18, K2, Z18
-	VPERMPS      Z7, Z3, Z20
-	VPXORD       Z6, Z6, Z6
-	VPDPBUSD     128(CX), Z18, Z6
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       384(CX), Z6, Z6
-	VFMADD231PS  Z20, Z6, Z5
+	VPADDB       gguf_c10<>+0(SB), Z21, K2, Z21
+	VPERMPS      Z19, Z3, Z19
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     128(CX), Z21, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z19, Z7, Z5
 
 ggufZQ5_1_1_tailmins:
-	VFMADD231PS 768(CX), Z19, Z5
+	VFMADD231PS 768(CX), Z20, Z5
 
 ggufZQ5_1_1_sums:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z5, Y7
-	VADDPS        Y7, Y5, Y7
-	VEXTRACTF32X4 $0x01, Y7, X9
-	VADDPS        X7, X9, X9
-	VMOVHLPS      X9, X9, X7
-	VADDPS        X7, X9, X9
-	VMOVSHDUP     X9, X7
-	VADDSS        X7, X9, X9
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
+	VEXTRACTF32X4 $0x01, Y8, X10
+	VADDPS        X8, X10, X10
+	VMOVHLPS      X10, X10, X8
+	VADDPS        X8, X10, X10
+	VMOVSHDUP     X10, X8
+	VADDSS        X8, X10, X10
 	TESTB         CL, CL
 	JZ            ggufZQ5_1_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X10, X10
 
 ggufZQ5_1_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X10, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -18620,6 +18755,7 @@ ggufZIQ4NL_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZIQ4NL_1_tail
@@ -18628,63 +18764,60 @@ ggufZIQ4NL_1_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VMOVDQU64    gguf_gather18<>+0(SB), Y8
+	VMOVDQU64    gguf_gather18<>+0(SB), Y9
 	KXNORW       K1, K1, K1
-	VPXORD       Y9, Y9, Y9
-	VPGATHERDD   (AX)(Y8*1), K1, Y9
-	VPMOVDW      Y9, X8
-	VCVTPH2PS    X8, Y8
-	VMOVDQU64    2(AX), X10
-	VINSERTI32X4 $0x01, 20(AX), Y10, Y10
-	VPSRLW       $0x04, Y10, Y18
-	VINSERTI64X4 $0x01, Y18, Z10, Z18
-	VPANDD       Z0, Z18, Z18
-	VPSHUFB      Z18, Z1, Z18
-	VPERMPS      Z8, Z2, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     (CX), Z18, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       256(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU64    38(AX), X11
-	VINSERTI32X4 $0x01, 56(AX), Y11, Y11
-	VPSRLW       $0x04, Y11, Y18
-	VINSERTI64X4 $0x01, Y18, Z11, Z18
-	VPANDD       Z0, Z18, Z18
-	VPSHUFB      Z18, Z1, Z18
-	VPERMPS      Z8, Z3, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     64(CX), Z18, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       320(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU64    74(AX), X12
-	VINSERTI32X4 $0x01, 92(AX), Y12, Y12
-	VPSRLW       $0x04, Y12, Y18
-	VINSERTI64X4 $0x01, Y18, Z12, Z18
-	VPANDD       Z0, Z18, Z18
-	VPSHUFB      Z18, Z1, Z18
-	VPERMPS      Z8, Z4, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     128(CX), Z18, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       384(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU64    110(AX), X13
-	VINSERTI32X4 $0x01, 128(AX), Y13, Y13
-	VPSRLW       $0x04, Y13, Y18
-	VINSERTI64X4 $0x01, Y18, Z13, Z18
-	VPANDD       Z0, Z18, Z18
-	VPSHUFB      Z18, Z1, Z18
-	VPERMPS      Z8, Z5, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     192(CX), Z18, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       448(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
-	VPERMPS      Z8, Z18, Z18
-	VFNMADD231PS 768(CX), Z18, Z6
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y9*1), K1, Y10
+	VPMOVDW      Y10, X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       512(CX), Z9, Z19
+	VMOVDQU64    2(AX), X11
+	VINSERTI32X4 $0x01, 20(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y20
+	VINSERTI64X4 $0x01, Y20, Z11, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z19, Z2, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     (CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z6
+	VMOVDQU64    38(AX), X12
+	VINSERTI32X4 $0x01, 56(AX), Y12, Y12
+	VPSRLW       $0x04, Y12, Y20
+	VINSERTI64X4 $0x01, Y20, Z12, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z19, Z3, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     64(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z7
+	VMOVDQU64    74(AX), X13
+	VINSERTI32X4 $0x01, 92(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y20
+	VINSERTI64X4 $0x01, Y20, Z13, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z19, Z4, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     128(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z6
+	VMOVDQU64    110(AX), X14
+	VINSERTI32X4 $0x01, 128(AX), Y14, Y14
+	VPSRLW       $0x04, Y14, Y20
+	VINSERTI64X4 $0x01, Y20, Z14, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z19, Z5, Z19
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     192(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z19, Z8, Z7
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z19
+	VPERMPS      Z9, Z19, Z19
+	VFNMADD231PS 768(CX), Z19, Z6
 	ADDQ         $0x00000090, AX
 	ADDQ         $0x00000340, CX
 	DECQ         DX
@@ -18696,77 +18829,76 @@ ggufZIQ4NL_1_tail:
 	JZ           ggufZIQ4NL_1_sums
 	LEAQ         gguf_tailmask<>+0(SB), BX
 	MOVBQZX      (BX)(DX*1), BX
-	VMOVDQU64    gguf_gather18<>+0(SB), Y8
+	VMOVDQU64    gguf_gather18<>+0(SB), Y9
 	KMOVW        BX, K2
-	VPXORD       Y14, Y14, Y14
-	VPGATHERDD   (AX)(Y8*1), K2, Y14
-	VPMOVDW      Y14, X8
-	VCVTPH2PS    X8, Y8
-	VMOVDQU64    2(AX), X15
-	VINSERTI32X4 $0x01, 20(AX), Y15, Y15
-	VPSRLW       $0x04, Y15, Y18
-	VINSERTI64X4 $0x01, Y18, Z15, Z18
-	VPANDD       Z0, Z18, Z18
-	VPSHUFB      Z18, Z1, Z18
-	VPERMPS      Z8, Z2, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     (CX), Z18, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       256(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
+	VPXORD       Y15, Y15, Y15
+	VPGATHERDD   (AX)(Y9*1), K2, Y15
+	VPMOVDW      Y15, X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       512(CX), Z9, Z19
+	VMOVDQU64    2(AX), X16
+	VINSERTI32X4 $0x01, 20(AX), Y16, Y16
+	VPSRLW       $0x04, Y16, Y20
+	VINSERTI64X4 $0x01, Y20, Z16, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z19, Z2, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     (CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z6
 	CMPQ         DX, $0x01
 	JE           ggufZIQ4NL_1_tailmins
-	VMOVDQU64    38(AX), X16
-	VINSERTI32X4 $0x01, 56(AX), Y16, Y16
-	VPSRLW       $0x04, Y16, Y18
-	VINSERTI64X4 $0x01, Y18, Z16, Z18
-	VPANDD       Z0, Z18, Z18
-	VPSHUFB      Z18, Z1, Z18
-	VPERMPS      Z8, Z3, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     64(CX), Z18, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       320(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
+	VMOVDQU64    38(AX), X17
+	VINSERTI32X4 $0x01, 56(AX), Y17, Y17
+	VPSRLW       $0x04, Y17, Y20
+	VINSERTI64X4 $0x01, Y20, Z17, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z19, Z3, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     64(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z7
 	CMPQ         DX, $0x02
 	JE           ggufZIQ4NL_1_tailmins
-	VMOVDQU64    74(AX), X17
-	VINSERTI32X4 $0x01, 92(AX), Y17, Y17
-	VPSRLW       $0x04, Y17, Y18
-	VINSERTI64X4 $0x01, Y18, Z17, Z18
-	VPANDD       Z0, Z18, Z18
-	VPSHUFB      Z18, Z1, Z18
-	VPERMPS      Z8, Z4, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     128(CX), Z18, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       384(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
+	VMOVDQU64    74(AX), X18
+	VINSERTI32X4 $0x01, 92(AX), Y18, Y18
+	VPSRLW       $0x04, Y18, Y20
+	VINSERTI64X4 $0x01, Y20, Z18, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z19, Z4, Z19
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     128(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z19, Z8, Z6
 
 ggufZIQ4NL_1_tailmins:
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z18
-	VPERMPS      Z8, Z18, Z18
-	VFNMADD231PS 768(CX), Z18, Z6
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z19
+	VPERMPS      Z9, Z19, Z19
+	VFNMADD231PS 768(CX), Z19, Z6
 
 ggufZIQ4NL_1_sums:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z6, Y8
-	VADDPS        Y8, Y6, Y8
-	VEXTRACTF32X4 $0x01, Y8, X10
-	VADDPS        X8, X10, X10
-	VMOVHLPS      X10, X10, X8
-	VADDPS        X8, X10, X10
-	VMOVSHDUP     X10, X8
-	VADDSS        X8, X10, X10
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y9
+	VEXTRACTF32X4 $0x01, Y9, X11
+	VADDPS        X9, X11, X11
+	VMOVHLPS      X11, X11, X9
+	VADDPS        X9, X11, X11
+	VMOVSHDUP     X11, X9
+	VADDSS        X9, X11, X11
 	TESTB         CL, CL
 	JZ            ggufZIQ4NL_1_set0
-	VADDSS        (AX), X10, X10
+	VADDSS        (AX), X11, X11
 
 ggufZIQ4NL_1_set0:
-	VMOVSS X10, (AX)
+	VMOVSS X11, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -21704,6 +21836,7 @@ ggufZMXFP4_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZMXFP4_1_tail
@@ -21712,69 +21845,66 @@ ggufZMXFP4_1_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VMOVDQU64    gguf_gather17<>+0(SB), Y8
+	VMOVDQU64    gguf_gather17<>+0(SB), Y9
 	KXNORW       K1, K1, K1
-	VPXORD       Y9, Y9, Y9
-	VPGATHERDD   (AX)(Y8*1), K1, Y9
-	VPSLLD       $0x18, Y9, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       gguf_one<>+0(SB), Y8, Y18
-	VPSLLD       $0x17, Y18, Y18
-	VMOVDQU64    gguf_den<>+0(SB), Y19
-	VPSLLVD      Y8, Y19, Y19
-	VPCMPUD      $0x01, gguf_two<>+0(SB), Y8, K2
-	VMOVDQA32    Y19, K2, Y18
-	VMOVDQU64    1(AX), X10
-	VINSERTI32X4 $0x01, 18(AX), Y10, Y10
-	VPSRLW       $0x04, Y10, Y8
-	VINSERTI64X4 $0x01, Y8, Z10, Z8
-	VPANDD       Z0, Z8, Z8
-	VPSHUFB      Z8, Z1, Z8
-	VPERMPS      Z18, Z2, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     (CX), Z8, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       256(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU64    35(AX), X11
-	VINSERTI32X4 $0x01, 52(AX), Y11, Y11
-	VPSRLW       $0x04, Y11, Y8
-	VINSERTI64X4 $0x01, Y8, Z11, Z8
-	VPANDD       Z0, Z8, Z8
-	VPSHUFB      Z8, Z1, Z8
-	VPERMPS      Z18, Z3, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     64(CX), Z8, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       320(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU64    69(AX), X12
-	VINSERTI32X4 $0x01, 86(AX), Y12, Y12
-	VPSRLW       $0x04, Y12, Y8
-	VINSERTI64X4 $0x01, Y8, Z12, Z8
-	VPANDD       Z0, Z8, Z8
-	VPSHUFB      Z8, Z1, Z8
-	VPERMPS      Z18, Z4, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     128(CX), Z8, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       384(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU64    103(AX), X13
-	VINSERTI32X4 $0x01, 120(AX), Y13, Y13
-	VPSRLW       $0x04, Y13, Y8
-	VINSERTI64X4 $0x01, Y8, Z13, Z8
-	VPANDD       Z0, Z8, Z8
-	VPSHUFB      Z8, Z1, Z8
-	VPERMPS      Z18, Z5, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     192(CX), Z8, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       448(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z8
-	VPERMPS      Z18, Z8, Z8
-	VFNMADD231PS 768(CX), Z8, Z6
+	VPXORD       Y10, Y10, Y10
+	VPGATHERDD   (AX)(Y9*1), K1, Y10
+	VPSLLD       $0x18, Y10, Y9
+	VPSRLD       $0x18, Y9, Y9
+	VPSUBD       gguf_one<>+0(SB), Y9, Y19
+	VPSLLD       $0x17, Y19, Y19
+	VMOVDQU64    gguf_den<>+0(SB), Y20
+	VPSLLVD      Y9, Y20, Y20
+	VPCMPUD      $0x01, gguf_two<>+0(SB), Y9, K2
+	VMOVDQA32    Y20, K2, Y19
+	VMULPS       512(CX), Z19, Z9
+	VMOVDQU64    1(AX), X11
+	VINSERTI32X4 $0x01, 18(AX), Y11, Y11
+	VPSRLW       $0x04, Y11, Y20
+	VINSERTI64X4 $0x01, Y20, Z11, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z9, Z2, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     (CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z6
+	VMOVDQU64    35(AX), X12
+	VINSERTI32X4 $0x01, 52(AX), Y12, Y12
+	VPSRLW       $0x04, Y12, Y20
+	VINSERTI64X4 $0x01, Y20, Z12, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z9, Z3, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     64(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z7
+	VMOVDQU64    69(AX), X13
+	VINSERTI32X4 $0x01, 86(AX), Y13, Y13
+	VPSRLW       $0x04, Y13, Y20
+	VINSERTI64X4 $0x01, Y20, Z13, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z9, Z4, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     128(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z6
+	VMOVDQU64    103(AX), X14
+	VINSERTI32X4 $0x01, 120(AX), Y14, Y14
+	VPSRLW       $0x04, Y14, Y20
+	VINSERTI64X4 $0x01, Y20, Z14, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z9, Z5, Z9
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     192(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z9, Z8, Z7
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z9
+	VPERMPS      Z19, Z9, Z9
+	VFNMADD231PS 768(CX), Z9, Z6
 	ADDQ         $0x00000088, AX
 	ADDQ         $0x00000340, CX
 	DECQ         DX
@@ -21786,83 +21916,82 @@ ggufZMXFP4_1_tail:
 	JZ           ggufZMXFP4_1_sums
 	LEAQ         gguf_tailmask<>+0(SB), BX
 	MOVBQZX      (BX)(DX*1), BX
-	VMOVDQU64    gguf_gather17<>+0(SB), Y8
+	VMOVDQU64    gguf_gather17<>+0(SB), Y9
 	KMOVW        BX, K2
-	VPXORD       Y14, Y14, Y14
-	VPGATHERDD   (AX)(Y8*1), K2, Y14
-	VPSLLD       $0x18, Y14, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       gguf_one<>+0(SB), Y8, Y18
-	VPSLLD       $0x17, Y18, Y18
-	VMOVDQU64    gguf_den<>+0(SB), Y19
-	VPSLLVD      Y8, Y19, Y19
-	VPCMPUD      $0x01, gguf_two<>+0(SB), Y8, K2
-	VMOVDQA32    Y19, K2, Y18
-	VMOVDQU64    1(AX), X15
-	VINSERTI32X4 $0x01, 18(AX), Y15, Y15
-	VPSRLW       $0x04, Y15, Y8
-	VINSERTI64X4 $0x01, Y8, Z15, Z8
-	VPANDD       Z0, Z8, Z8
-	VPSHUFB      Z8, Z1, Z8
-	VPERMPS      Z18, Z2, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     (CX), Z8, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       256(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
+	VPXORD       Y15, Y15, Y15
+	VPGATHERDD   (AX)(Y9*1), K2, Y15
+	VPSLLD       $0x18, Y15, Y9
+	VPSRLD       $0x18, Y9, Y9
+	VPSUBD       gguf_one<>+0(SB), Y9, Y19
+	VPSLLD       $0x17, Y19, Y19
+	VMOVDQU64    gguf_den<>+0(SB), Y20
+	VPSLLVD      Y9, Y20, Y20
+	VPCMPUD      $0x01, gguf_two<>+0(SB), Y9, K2
+	VMOVDQA32    Y20, K2, Y19
+	VMULPS       512(CX), Z19, Z9
+	VMOVDQU64    1(AX), X16
+	VINSERTI32X4 $0x01, 18(AX), Y16, Y16
+	VPSRLW       $0x04, Y16, Y20
+	VINSERTI64X4 $0x01, Y20, Z16, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z9, Z2, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     (CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z6
 	CMPQ         DX, $0x01
 	JE           ggufZMXFP4_1_tailmins
-	VMOVDQU64    35(AX), X16
-	VINSERTI32X4 $0x01, 52(AX), Y16, Y16
-	VPSRLW       $0x04, Y16, Y8
-	VINSERTI64X4 $0x01, Y8, Z16, Z8
-	VPANDD       Z0, Z8, Z8
-	VPSHUFB      Z8, Z1, Z8
-	VPERMPS      Z18, Z3, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     64(CX), Z8, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       320(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
+	VMOVDQU64    35(AX), X17
+	VINSERTI32X4 $0x01, 52(AX), Y17, Y17
+	VPSRLW       $0x04, Y17, Y20
+	VINSERTI64X4 $0x01, Y20, Z17, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z9, Z3, Z21
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     64(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z21, Z8, Z7
 	CMPQ         DX, $0x02
 	JE           ggufZMXFP4_1_tailmins
-	VMOVDQU64    69(AX), X17
-	VINSERTI32X4 $0x01, 86(AX), Y17, Y17
-	VPSRLW       $0x04, Y17, Y8
-	VINSERTI64X4 $0x01, Y8, Z17, Z8
-	VPANDD       Z0, Z8, Z8
-	VPSHUFB      Z8, Z1, Z8
-	VPERMPS      Z18, Z4, Z19
-	VPXORD       Z7, Z7, Z7
-	VPDPBUSD     128(CX), Z8, Z7
-	VCVTDQ2PS    Z7, Z7
-	VMULPS       384(CX), Z7, Z7
-	VFMADD231PS  Z19, Z7, Z6
+	VMOVDQU64    69(AX), X18
+	VINSERTI32X4 $0x01, 86(AX), Y18, Y18
+	VPSRLW       $0x04, Y18, Y20
+	VINSERTI64X4 $0x01, Y20, Z18, Z20
+	VPANDD       Z0, Z20, Z20
+	VPSHUFB      Z20, Z1, Z20
+	VPERMPS      Z9, Z4, Z9
+	VPXORD       Z8, Z8, Z8
+	VPDPBUSD     128(CX), Z20, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z9, Z8, Z6
 
 ggufZMXFP4_1_tailmins:
-	VMOVDQU32    gguf_quadsB8<>+0(SB), Z8
-	VPERMPS      Z18, Z8, Z8
-	VFNMADD231PS 768(CX), Z8, Z6
+	VMOVDQU32    gguf_quadsB8<>+0(SB), Z9
+	VPERMPS      Z19, Z9, Z9
+	VFNMADD231PS 768(CX), Z9, Z6
 
 ggufZMXFP4_1_sums:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z6, Y8
-	VADDPS        Y8, Y6, Y8
-	VEXTRACTF32X4 $0x01, Y8, X10
-	VADDPS        X8, X10, X10
-	VMOVHLPS      X10, X10, X8
-	VADDPS        X8, X10, X10
-	VMOVSHDUP     X10, X8
-	VADDSS        X8, X10, X10
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y9
+	VEXTRACTF32X4 $0x01, Y9, X11
+	VADDPS        X9, X11, X11
+	VMOVHLPS      X11, X11, X9
+	VADDPS        X9, X11, X11
+	VMOVSHDUP     X11, X9
+	VADDSS        X9, X11, X11
 	TESTB         CL, CL
 	JZ            ggufZMXFP4_1_set0
-	VADDSS        (AX), X10, X10
+	VADDSS        (AX), X11, X11
 
 ggufZMXFP4_1_set0:
-	VMOVSS X10, (AX)
+	VMOVSS X11, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -24895,6 +25024,7 @@ ggufZQ2K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ2K_1_tail
@@ -24903,55 +25033,52 @@ ggufZQ2K_1_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	MOVWLZX         80(AX), BX
-	VMOVD           BX, X7
-	VCVTPH2PS       X7, X7
-	VBROADCASTSS    X7, Z7
-	MOVWLZX         82(AX), BX
 	VMOVD           BX, X8
 	VCVTPH2PS       X8, X8
 	VBROADCASTSS    X8, Z8
-	VPMOVZXBD       (AX), Z9
-	VPSRLD          $0x04, Z9, Z10
-	VPANDD          gguf_nib<>+0(SB), Z9, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          Z7, Z9, Z9
+	MOVWLZX         82(AX), BX
+	VMOVD           BX, X9
+	VCVTPH2PS       X9, X9
+	VBROADCASTSS    X9, Z9
+	VPMOVZXBD       (AX), Z10
+	VPSRLD          $0x04, Z10, Z11
+	VPANDD          gguf_nib<>+0(SB), Z10, Z10
 	VCVTDQ2PS       Z10, Z10
 	VMULPS          Z8, Z10, Z10
-	VBROADCASTI64X4 16(AX), Z8
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z8, Z7
-	VPANDD          Z0, Z7, Z7
-	VPERMPS         Z9, Z1, Z11
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z5
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z8, Z7
-	VPANDD          Z0, Z7, Z7
-	VPERMPS         Z9, Z2, Z8
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z8, Z6, Z5
-	VBROADCASTI64X4 48(AX), Z8
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z8, Z7
-	VPANDD          Z0, Z7, Z7
-	VPERMPS         Z9, Z3, Z11
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z5
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z8, Z7
-	VPANDD          Z0, Z7, Z7
-	VPERMPS         Z9, Z4, Z8
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z8, Z6, Z5
-	VFNMADD231PS    768(CX), Z10, Z5
+	VCVTDQ2PS       Z11, Z11
+	VMULPS          Z9, Z11, Z11
+	VMULPS          512(CX), Z10, Z8
+	VBROADCASTI64X4 16(AX), Z10
+	VPSRLVW         gguf_shift2_0<>+0(SB), Z10, Z9
+	VPANDD          Z0, Z9, Z9
+	VPERMPS         Z8, Z1, Z12
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        (CX), Z9, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z12, Z7, Z5
+	VPSRLVW         gguf_shift2_1<>+0(SB), Z10, Z9
+	VPANDD          Z0, Z9, Z9
+	VPERMPS         Z8, Z2, Z10
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        64(CX), Z9, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z10, Z7, Z6
+	VBROADCASTI64X4 48(AX), Z10
+	VPSRLVW         gguf_shift2_2<>+0(SB), Z10, Z9
+	VPANDD          Z0, Z9, Z9
+	VPERMPS         Z8, Z3, Z12
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        128(CX), Z9, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z12, Z7, Z5
+	VPSRLVW         gguf_shift2_3<>+0(SB), Z10, Z9
+	VPANDD          Z0, Z9, Z9
+	VPERMPS         Z8, Z4, Z8
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        192(CX), Z9, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z8, Z7, Z6
+	VFNMADD231PS    768(CX), Z11, Z5
 	ADDQ            $0x00000054, AX
 	ADDQ            $0x00000340, CX
 	DECQ            DX
@@ -24962,20 +25089,21 @@ ggufZQ2K_1_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z5, Y7
-	VADDPS        Y7, Y5, Y7
-	VEXTRACTF32X4 $0x01, Y7, X8
-	VADDPS        X7, X8, X8
-	VMOVHLPS      X8, X8, X7
-	VADDPS        X7, X8, X8
-	VMOVSHDUP     X8, X7
-	VADDSS        X7, X8, X8
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         CL, CL
 	JZ            ggufZQ2K_1_set0
-	VADDSS        (AX), X8, X8
+	VADDSS        (AX), X9, X9
 
 ggufZQ2K_1_set0:
-	VMOVSS X8, (AX)
+	VMOVSS X9, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -26862,6 +26990,7 @@ ggufZQ3K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ3K_1_tail
@@ -26870,9 +26999,9 @@ ggufZQ3K_1_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	MOVWLZX         108(AX), BX
-	VMOVD           BX, X7
-	VCVTPH2PS       X7, X7
-	VBROADCASTSS    X7, Z7
+	VMOVD           BX, X8
+	VCVTPH2PS       X8, X8
+	VBROADCASTSS    X8, Z8
 	MOVQ            96(AX), BX
 	MOVL            104(AX), SI
 	MOVQ            $0x0f0f0f0f0f0f0f0f, DI
@@ -26898,56 +27027,53 @@ ggufZQ3K_1_unit:
 	ORQ             SI, R10
 	SHLQ            $0x04, R10
 	ORQ             R10, BX
-	VMOVQ           R8, X8
-	VPINSRQ         $0x01, BX, X8, X8
-	VPMOVZXBD       X8, Z8
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z8, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          Z7, Z8, Z8
-	VBROADCASTI64X4 32(AX), Z9
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z9, Z7
-	VPANDD          Z0, Z7, Z7
-	VBROADCASTI64X4 (AX), Z10
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z10, K1
-	VPADDB          gguf_c04<>+0(SB), Z7, K1, Z7
-	VPERMPS         Z8, Z1, Z11
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z5
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z9, Z7
-	VPANDD          Z0, Z7, Z7
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z10, K1
-	VPADDB          gguf_c04<>+0(SB), Z7, K1, Z7
-	VPERMPS         Z8, Z2, Z9
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z9, Z6, Z5
-	VBROADCASTI64X4 64(AX), Z9
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z9, Z7
-	VPANDD          Z0, Z7, Z7
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z10, K1
-	VPADDB          gguf_c04<>+0(SB), Z7, K1, Z7
-	VPERMPS         Z8, Z3, Z11
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z5
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z9, Z7
-	VPANDD          Z0, Z7, Z7
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z10, K1
-	VPADDB          gguf_c04<>+0(SB), Z7, K1, Z7
-	VPERMPS         Z8, Z4, Z9
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z7, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z9, Z6, Z5
-	VFNMADD231PS    768(CX), Z8, Z5
+	VMOVQ           R8, X9
+	VPINSRQ         $0x01, BX, X9, X9
+	VPMOVZXBD       X9, Z9
+	VPSUBD          gguf_thirtytwo<>+0(SB), Z9, Z9
+	VCVTDQ2PS       Z9, Z9
+	VMULPS          Z8, Z9, Z9
+	VMULPS          512(CX), Z9, Z8
+	VBROADCASTI64X4 32(AX), Z11
+	VPSRLVW         gguf_shift2_0<>+0(SB), Z11, Z10
+	VPANDD          Z0, Z10, Z10
+	VBROADCASTI64X4 (AX), Z12
+	VPTESTMB        gguf_hsel_0<>+0(SB), Z12, K1
+	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
+	VPERMPS         Z8, Z1, Z13
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        (CX), Z10, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z13, Z7, Z5
+	VPSRLVW         gguf_shift2_1<>+0(SB), Z11, Z10
+	VPANDD          Z0, Z10, Z10
+	VPTESTMB        gguf_hsel_1<>+0(SB), Z12, K1
+	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
+	VPERMPS         Z8, Z2, Z11
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        64(CX), Z10, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z11, Z7, Z6
+	VBROADCASTI64X4 64(AX), Z11
+	VPSRLVW         gguf_shift2_2<>+0(SB), Z11, Z10
+	VPANDD          Z0, Z10, Z10
+	VPTESTMB        gguf_hsel_2<>+0(SB), Z12, K1
+	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
+	VPERMPS         Z8, Z3, Z13
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        128(CX), Z10, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z13, Z7, Z5
+	VPSRLVW         gguf_shift2_3<>+0(SB), Z11, Z10
+	VPANDD          Z0, Z10, Z10
+	VPTESTMB        gguf_hsel_3<>+0(SB), Z12, K1
+	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
+	VPERMPS         Z8, Z4, Z8
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        192(CX), Z10, Z7
+	VCVTDQ2PS       Z7, Z7
+	VFMADD231PS     Z8, Z7, Z6
+	VFNMADD231PS    768(CX), Z9, Z5
 	ADDQ            $0x0000006e, AX
 	ADDQ            $0x00000340, CX
 	DECQ            DX
@@ -26958,20 +27084,21 @@ ggufZQ3K_1_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z5, Y7
-	VADDPS        Y7, Y5, Y7
-	VEXTRACTF32X4 $0x01, Y7, X8
-	VADDPS        X7, X8, X8
-	VMOVHLPS      X8, X8, X7
-	VADDPS        X7, X8, X8
-	VMOVSHDUP     X8, X7
-	VADDSS        X7, X8, X8
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         CL, CL
 	JZ            ggufZQ3K_1_set0
-	VADDSS        (AX), X8, X8
+	VADDSS        (AX), X9, X9
 
 ggufZQ3K_1_set0:
-	VMOVSS X8, (AX)
+	VMOVSS X9, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29085,18 +29212,18 @@ ggufDecZQ3K_tail:
 	RET
 
 // func ggufZQ4K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_1(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z5
+	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
+	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z1
+	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z2
+	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z3
+	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z4
 
 ggufZQ4K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
+	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
@@ -29123,43 +29250,37 @@ ggufZQ4K_1_unit:
 	VMULPS          Z11, Z9, Z9
 	VMOVDQU32       gguf_quadsk<>+0(SB), Z10
 	VPERMPS         Z9, Z10, Z8
+	VMULPS          gguf_q4khalf<>+0(SB), Z9, Z9
+	VMULPS          512(CX), Z9, Z9
 	VBROADCASTI64X4 16(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
 	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z2, Z12
+	VPERMPS         Z9, Z1, Z12
 	VPXORD          Z7, Z7, Z7
 	VPDPBUSD        (CX), Z10, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z6
+	VFMADD231PS     Z12, Z7, Z5
 	VBROADCASTI64X4 48(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
 	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z3, Z12
+	VPERMPS         Z9, Z2, Z12
 	VPXORD          Z7, Z7, Z7
 	VPDPBUSD        64(CX), Z10, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
 	VFMADD231PS     Z12, Z7, Z6
 	VBROADCASTI64X4 80(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
 	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z4, Z12
+	VPERMPS         Z9, Z3, Z12
 	VPXORD          Z7, Z7, Z7
 	VPDPBUSD        128(CX), Z10, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z6
+	VFMADD231PS     Z12, Z7, Z5
 	VBROADCASTI64X4 112(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
 	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z5, Z9
+	VPERMPS         Z9, Z4, Z9
 	VPXORD          Z7, Z7, Z7
 	VPDPBUSD        192(CX), Z10, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
 	VFMADD231PS     Z9, Z7, Z6
-	VFNMADD231PS    768(CX), Z8, Z6
+	VFNMADD231PS    768(CX), Z8, Z5
 	ADDQ            $0x00000090, AX
 	ADDQ            $0x00000340, CX
 	DECQ            DX
@@ -29170,8 +29291,9 @@ ggufZQ4K_1_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z6, Y8
-	VADDPS        Y8, Y6, Y8
+	VADDPS        Z6, Z5, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y8
+	VADDPS        Y8, Y5, Y8
 	VEXTRACTF32X4 $0x01, Y8, X9
 	VADDPS        X8, X9, X9
 	VMOVHLPS      X9, X9, X8
@@ -29193,21 +29315,20 @@ ggufZQ4K_1_set0:
 	RET
 
 // func ggufZQ4K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_2(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z5
+	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
+	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z1
+	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z2
+	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z3
+	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z4
 
 ggufZQ4K_2_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
+	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ4K_2_tail
@@ -29216,81 +29337,78 @@ ggufZQ4K_2_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z10
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z11
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z10
-	VPSRLVD         gguf_kshift<>+0(SB), Z11, Z11
-	VPANDD          gguf_kmasklo<>+0(SB), Z11, Z11
-	VPSRLD          $0x02, Z10, Z10
-	VPANDD          gguf_kmaskhi<>+0(SB), Z10, Z10
-	VPORD           Z10, Z11, Z11
-	VCVTDQ2PS       Z11, Z11
-	VCVTPH2PS       (AX), X13
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z12
-	VPERMPS         Z13, Z12, Z13
-	VMULPS          Z13, Z11, Z11
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z12
-	VPERMPS         Z11, Z12, Z10
-	VBROADCASTI64X4 16(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPERMPS         Z11, Z2, Z14
+	VPMOVZXBD       4(AX), Z9
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z11
+	VPERMD          Z9, Z11, Z10
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z11
+	VPERMD          Z9, Z11, Z9
+	VPSRLVD         gguf_kshift<>+0(SB), Z10, Z10
+	VPANDD          gguf_kmasklo<>+0(SB), Z10, Z10
+	VPSRLD          $0x02, Z9, Z9
+	VPANDD          gguf_kmaskhi<>+0(SB), Z9, Z9
+	VPORD           Z9, Z10, Z10
+	VCVTDQ2PS       Z10, Z10
+	VCVTPH2PS       (AX), X12
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z11
+	VPERMPS         Z12, Z11, Z12
+	VMULPS          Z12, Z10, Z10
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z11
+	VPERMPS         Z10, Z11, Z9
+	VMULPS          gguf_q4khalf<>+0(SB), Z10, Z10
+	VBROADCASTI64X4 16(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VPERMPS         Z10, Z1, Z13
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        (CX), Z11, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          256(CX), Z7, Z7
+	VFMADD231PS     Z13, Z7, Z5
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z12, Z8
+	VPDPBUSD        (CX)(DX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z7
-	VBROADCASTI64X4 48(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPERMPS         Z11, Z3, Z14
+	VMULPS          256(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z13, Z8, Z6
+	VBROADCASTI64X4 48(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VPERMPS         Z10, Z2, Z13
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        64(CX), Z11, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          320(CX), Z7, Z7
+	VFMADD231PS     Z13, Z7, Z5
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z12, Z8
+	VPDPBUSD        64(CX)(DX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z7
-	VBROADCASTI64X4 80(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPERMPS         Z11, Z4, Z14
+	VMULPS          320(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z13, Z8, Z6
+	VBROADCASTI64X4 80(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VPERMPS         Z10, Z3, Z13
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        128(CX), Z11, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          384(CX), Z7, Z7
+	VFMADD231PS     Z13, Z7, Z5
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z12, Z8
+	VPDPBUSD        128(CX)(DX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z7
-	VBROADCASTI64X4 112(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPERMPS         Z11, Z5, Z11
+	VMULPS          384(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z13, Z8, Z6
+	VBROADCASTI64X4 112(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VPERMPS         Z10, Z4, Z10
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        192(CX), Z11, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          448(CX), Z7, Z7
+	VFMADD231PS     Z10, Z7, Z5
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z12, Z8
+	VPDPBUSD        192(CX)(DX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z11, Z9, Z7
-	VFNMADD231PS    768(CX), Z10, Z6
-	VFNMADD231PS    768(CX)(DX*1), Z10, Z7
+	VMULPS          448(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z10, Z8, Z6
+	VFNMADD231PS    768(CX), Z9, Z5
+	VFNMADD231PS    768(CX)(DX*1), Z9, Z6
 	ADDQ            $0x00000090, AX
 	ADDQ            $0x00000340, CX
 	DECQ            BX
@@ -29301,35 +29419,35 @@ ggufZQ4K_2_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z6, Y10
-	VADDPS        Y10, Y6, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z5, Y9
+	VADDPS        Y9, Y5, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_2_set0
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_2_set0:
-	VMOVSS        X11, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y10
-	VADDPS        Y10, Y7, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_2_set1
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_2_set1:
-	VMOVSS X11, (CX)
+	VMOVSS X10, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29339,22 +29457,21 @@ ggufZQ4K_2_set1:
 	RET
 
 // func ggufZQ4K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_3(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z5
+	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
+	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z1
+	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z2
+	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z3
+	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z4
 
 ggufZQ4K_3_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
+	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ4K_3_tail
@@ -29363,102 +29480,99 @@ ggufZQ4K_3_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z12
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z13
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z12
-	VPSRLVD         gguf_kshift<>+0(SB), Z13, Z13
-	VPANDD          gguf_kmasklo<>+0(SB), Z13, Z13
-	VPSRLD          $0x02, Z12, Z12
-	VPANDD          gguf_kmaskhi<>+0(SB), Z12, Z12
-	VPORD           Z12, Z13, Z13
-	VCVTDQ2PS       Z13, Z13
-	VCVTPH2PS       (AX), X15
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z14
-	VPERMPS         Z15, Z14, Z15
-	VMULPS          Z15, Z13, Z13
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z14
-	VPERMPS         Z13, Z14, Z12
-	VBROADCASTI64X4 16(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPERMPS         Z13, Z2, Z16
+	VPMOVZXBD       4(AX), Z11
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z13
+	VPERMD          Z11, Z13, Z12
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z13
+	VPERMD          Z11, Z13, Z11
+	VPSRLVD         gguf_kshift<>+0(SB), Z12, Z12
+	VPANDD          gguf_kmasklo<>+0(SB), Z12, Z12
+	VPSRLD          $0x02, Z11, Z11
+	VPANDD          gguf_kmaskhi<>+0(SB), Z11, Z11
+	VPORD           Z11, Z12, Z12
+	VCVTDQ2PS       Z12, Z12
+	VCVTPH2PS       (AX), X14
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z13
+	VPERMPS         Z14, Z13, Z14
+	VMULPS          Z14, Z12, Z12
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z13
+	VPERMPS         Z12, Z13, Z11
+	VMULPS          gguf_q4khalf<>+0(SB), Z12, Z12
+	VBROADCASTI64X4 16(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VPERMPS         Z12, Z1, Z15
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        (CX), Z13, Z8
+	VCVTDQ2PS       Z8, Z8
+	VMULPS          256(CX), Z8, Z8
+	VFMADD231PS     Z15, Z8, Z5
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX), Z14, Z9
+	VPDPBUSD        (CX)(DX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z6
+	VMULPS          256(CX)(DX*1), Z9, Z9
+	VFMADD231PS     Z15, Z9, Z6
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*1), Z14, Z10
+	VPDPBUSD        (CX)(DX*2), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z8
-	VBROADCASTI64X4 48(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPERMPS         Z13, Z3, Z16
+	VMULPS          256(CX)(DX*2), Z10, Z10
+	VFMADD231PS     Z15, Z10, Z7
+	VBROADCASTI64X4 48(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VPERMPS         Z12, Z2, Z15
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        64(CX), Z13, Z8
+	VCVTDQ2PS       Z8, Z8
+	VMULPS          320(CX), Z8, Z8
+	VFMADD231PS     Z15, Z8, Z5
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX), Z14, Z9
+	VPDPBUSD        64(CX)(DX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z6
+	VMULPS          320(CX)(DX*1), Z9, Z9
+	VFMADD231PS     Z15, Z9, Z6
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*1), Z14, Z10
+	VPDPBUSD        64(CX)(DX*2), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z8
-	VBROADCASTI64X4 80(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPERMPS         Z13, Z4, Z16
+	VMULPS          320(CX)(DX*2), Z10, Z10
+	VFMADD231PS     Z15, Z10, Z7
+	VBROADCASTI64X4 80(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VPERMPS         Z12, Z3, Z15
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        128(CX), Z13, Z8
+	VCVTDQ2PS       Z8, Z8
+	VMULPS          384(CX), Z8, Z8
+	VFMADD231PS     Z15, Z8, Z5
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX), Z14, Z9
+	VPDPBUSD        128(CX)(DX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z6
+	VMULPS          384(CX)(DX*1), Z9, Z9
+	VFMADD231PS     Z15, Z9, Z6
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*1), Z14, Z10
+	VPDPBUSD        128(CX)(DX*2), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z8
-	VBROADCASTI64X4 112(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPERMPS         Z13, Z5, Z13
+	VMULPS          384(CX)(DX*2), Z10, Z10
+	VFMADD231PS     Z15, Z10, Z7
+	VBROADCASTI64X4 112(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VPERMPS         Z12, Z4, Z12
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        192(CX), Z13, Z8
+	VCVTDQ2PS       Z8, Z8
+	VMULPS          448(CX), Z8, Z8
+	VFMADD231PS     Z12, Z8, Z5
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX), Z14, Z9
+	VPDPBUSD        192(CX)(DX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z6
+	VMULPS          448(CX)(DX*1), Z9, Z9
+	VFMADD231PS     Z12, Z9, Z6
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*1), Z14, Z10
+	VPDPBUSD        192(CX)(DX*2), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z13, Z11, Z8
-	VFNMADD231PS    768(CX), Z12, Z6
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z7
-	VFNMADD231PS    768(CX)(DX*2), Z12, Z8
+	VMULPS          448(CX)(DX*2), Z10, Z10
+	VFMADD231PS     Z12, Z10, Z7
+	VFNMADD231PS    768(CX), Z11, Z5
+	VFNMADD231PS    768(CX)(DX*1), Z11, Z6
+	VFNMADD231PS    768(CX)(DX*2), Z11, Z7
 	ADDQ            $0x00000090, AX
 	ADDQ            $0x00000340, CX
 	DECQ            BX
@@ -29469,50 +29583,50 @@ ggufZQ4K_3_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z6, Y12
-	VADDPS        Y12, Y6, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z5, Y11
+	VADDPS        Y11, Y5, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set0
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_3_set0:
-	VMOVSS        X13, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y12
-	VADDPS        Y12, Y7, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z6, Y11
+	VADDPS        Y11, Y6, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set1
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_3_set1:
-	VMOVSS        X13, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z8, Y12
-	VADDPS        Y12, Y8, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z7, Y11
+	VADDPS        Y11, Y7, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set2
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_3_set2:
-	VMOVSS X13, (CX)
+	VMOVSS X12, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29522,20 +29636,19 @@ ggufZQ4K_3_set2:
 	RET
 
 // func ggufZQ4K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_4(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
+	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
 
 ggufZQ4K_4_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
 	MOVQ   units+24(FP), SI
 	TESTQ  SI, SI
 	JZ     ggufZQ4K_4_tail
@@ -29544,127 +29657,124 @@ ggufZQ4K_4_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z10
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z11
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z10
-	VPSRLVD         gguf_kshift<>+0(SB), Z11, Z11
-	VPANDD          gguf_kmasklo<>+0(SB), Z11, Z11
-	VPSRLD          $0x02, Z10, Z10
-	VPANDD          gguf_kmaskhi<>+0(SB), Z10, Z10
-	VPORD           Z10, Z11, Z11
-	VCVTDQ2PS       Z11, Z11
-	VCVTPH2PS       (AX), X13
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z12
-	VPERMPS         Z13, Z12, Z13
-	VMULPS          Z13, Z11, Z11
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z12
-	VPERMPS         Z11, Z12, Z10
-	VBROADCASTI64X4 16(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z14
-	VPERMPS         Z11, Z14, Z14
+	VPMOVZXBD       4(AX), Z9
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z11
+	VPERMD          Z9, Z11, Z10
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z11
+	VPERMD          Z9, Z11, Z9
+	VPSRLVD         gguf_kshift<>+0(SB), Z10, Z10
+	VPANDD          gguf_kmasklo<>+0(SB), Z10, Z10
+	VPSRLD          $0x02, Z9, Z9
+	VPANDD          gguf_kmaskhi<>+0(SB), Z9, Z9
+	VPORD           Z9, Z10, Z10
+	VCVTDQ2PS       Z10, Z10
+	VCVTPH2PS       (AX), X12
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z11
+	VPERMPS         Z12, Z11, Z12
+	VMULPS          Z12, Z10, Z10
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z11
+	VPERMPS         Z10, Z11, Z9
+	VMULPS          gguf_q4khalf<>+0(SB), Z10, Z10
+	VBROADCASTI64X4 16(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z13
+	VPERMPS         Z10, Z13, Z13
+	VPXORD          Z5, Z5, Z5
+	VPDPBUSD        (CX), Z11, Z5
+	VCVTDQ2PS       Z5, Z5
+	VMULPS          256(CX), Z5, Z5
+	VFMADD231PS     Z13, Z5, Z1
 	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z12, Z6
+	VPDPBUSD        (CX)(DX*1), Z11, Z6
 	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z14, Z6, Z2
+	VMULPS          256(CX)(DX*1), Z6, Z6
+	VFMADD231PS     Z13, Z6, Z2
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*1), Z12, Z7
+	VPDPBUSD        (CX)(DX*2), Z11, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z3
+	VMULPS          256(CX)(DX*2), Z7, Z7
+	VFMADD231PS     Z13, Z7, Z3
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*2), Z12, Z8
+	VPDPBUSD        (CX)(BX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z5
-	VBROADCASTI64X4 48(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z14
-	VPERMPS         Z11, Z14, Z14
+	VMULPS          256(CX)(BX*1), Z8, Z8
+	VFMADD231PS     Z13, Z8, Z4
+	VBROADCASTI64X4 48(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z13
+	VPERMPS         Z10, Z13, Z13
+	VPXORD          Z5, Z5, Z5
+	VPDPBUSD        64(CX), Z11, Z5
+	VCVTDQ2PS       Z5, Z5
+	VMULPS          320(CX), Z5, Z5
+	VFMADD231PS     Z13, Z5, Z1
 	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z12, Z6
+	VPDPBUSD        64(CX)(DX*1), Z11, Z6
 	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z14, Z6, Z2
+	VMULPS          320(CX)(DX*1), Z6, Z6
+	VFMADD231PS     Z13, Z6, Z2
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*1), Z12, Z7
+	VPDPBUSD        64(CX)(DX*2), Z11, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z3
+	VMULPS          320(CX)(DX*2), Z7, Z7
+	VFMADD231PS     Z13, Z7, Z3
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*2), Z12, Z8
+	VPDPBUSD        64(CX)(BX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z5
-	VBROADCASTI64X4 80(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z14
-	VPERMPS         Z11, Z14, Z14
+	VMULPS          320(CX)(BX*1), Z8, Z8
+	VFMADD231PS     Z13, Z8, Z4
+	VBROADCASTI64X4 80(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z13
+	VPERMPS         Z10, Z13, Z13
+	VPXORD          Z5, Z5, Z5
+	VPDPBUSD        128(CX), Z11, Z5
+	VCVTDQ2PS       Z5, Z5
+	VMULPS          384(CX), Z5, Z5
+	VFMADD231PS     Z13, Z5, Z1
 	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z12, Z6
+	VPDPBUSD        128(CX)(DX*1), Z11, Z6
 	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z14, Z6, Z2
+	VMULPS          384(CX)(DX*1), Z6, Z6
+	VFMADD231PS     Z13, Z6, Z2
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*1), Z12, Z7
+	VPDPBUSD        128(CX)(DX*2), Z11, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z3
+	VMULPS          384(CX)(DX*2), Z7, Z7
+	VFMADD231PS     Z13, Z7, Z3
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*2), Z12, Z8
+	VPDPBUSD        128(CX)(BX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z5
-	VBROADCASTI64X4 112(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z14
-	VPERMPS         Z11, Z14, Z11
+	VMULPS          384(CX)(BX*1), Z8, Z8
+	VFMADD231PS     Z13, Z8, Z4
+	VBROADCASTI64X4 112(AX), Z11
+	VPANDD          Z0, Z11, Z11
+	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z13
+	VPERMPS         Z10, Z13, Z10
+	VPXORD          Z5, Z5, Z5
+	VPDPBUSD        192(CX), Z11, Z5
+	VCVTDQ2PS       Z5, Z5
+	VMULPS          448(CX), Z5, Z5
+	VFMADD231PS     Z10, Z5, Z1
 	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z12, Z6
+	VPDPBUSD        192(CX)(DX*1), Z11, Z6
 	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z2
+	VMULPS          448(CX)(DX*1), Z6, Z6
+	VFMADD231PS     Z10, Z6, Z2
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*1), Z12, Z7
+	VPDPBUSD        192(CX)(DX*2), Z11, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z11, Z7, Z3
+	VMULPS          448(CX)(DX*2), Z7, Z7
+	VFMADD231PS     Z10, Z7, Z3
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*2), Z12, Z8
+	VPDPBUSD        192(CX)(BX*1), Z11, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z11, Z9, Z5
-	VFNMADD231PS    768(CX), Z10, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z10, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z10, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z10, Z5
+	VMULPS          448(CX)(BX*1), Z8, Z8
+	VFMADD231PS     Z10, Z8, Z4
+	VFNMADD231PS    768(CX), Z9, Z1
+	VFNMADD231PS    768(CX)(DX*1), Z9, Z2
+	VFNMADD231PS    768(CX)(DX*2), Z9, Z3
+	VFNMADD231PS    768(CX)(BX*1), Z9, Z4
 	ADDQ            $0x00000090, AX
 	ADDQ            $0x00000340, CX
 	DECQ            SI
@@ -29675,65 +29785,65 @@ ggufZQ4K_4_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z2, Y10
-	VADDPS        Y10, Y2, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z1, Y9
+	VADDPS        Y9, Y1, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set0
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_4_set0:
-	VMOVSS        X11, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y10
-	VADDPS        Y10, Y3, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z2, Y9
+	VADDPS        Y9, Y2, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set1
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_4_set1:
-	VMOVSS        X11, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y10
-	VADDPS        Y10, Y4, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z3, Y9
+	VADDPS        Y9, Y3, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set2
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_4_set2:
-	VMOVSS        X11, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y10
-	VADDPS        Y10, Y5, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z4, Y9
+	VADDPS        Y9, Y4, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set3
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_4_set3:
-	VMOVSS X11, (CX)
+	VMOVSS X10, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29743,10 +29853,9 @@ ggufZQ4K_4_set3:
 	RET
 
 // func ggufZQ4K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_5(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
+	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
 
 ggufZQ4K_5_row:
 	MOVQ   w+0(FP), AX
@@ -29754,11 +29863,11 @@ ggufZQ4K_5_row:
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ4K_5_tail
@@ -29767,148 +29876,145 @@ ggufZQ4K_5_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z12
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z13
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z12
-	VPSRLVD         gguf_kshift<>+0(SB), Z13, Z13
-	VPANDD          gguf_kmasklo<>+0(SB), Z13, Z13
-	VPSRLD          $0x02, Z12, Z12
-	VPANDD          gguf_kmaskhi<>+0(SB), Z12, Z12
-	VPORD           Z12, Z13, Z13
-	VCVTDQ2PS       Z13, Z13
-	VCVTPH2PS       (AX), X15
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z14
-	VPERMPS         Z15, Z14, Z15
-	VMULPS          Z15, Z13, Z13
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z14
-	VPERMPS         Z13, Z14, Z12
-	VBROADCASTI64X4 16(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z16
-	VPERMPS         Z13, Z16, Z16
+	VPMOVZXBD       4(AX), Z11
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z13
+	VPERMD          Z11, Z13, Z12
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z13
+	VPERMD          Z11, Z13, Z11
+	VPSRLVD         gguf_kshift<>+0(SB), Z12, Z12
+	VPANDD          gguf_kmasklo<>+0(SB), Z12, Z12
+	VPSRLD          $0x02, Z11, Z11
+	VPANDD          gguf_kmaskhi<>+0(SB), Z11, Z11
+	VPORD           Z11, Z12, Z12
+	VCVTDQ2PS       Z12, Z12
+	VCVTPH2PS       (AX), X14
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z13
+	VPERMPS         Z14, Z13, Z14
+	VMULPS          Z14, Z12, Z12
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z13
+	VPERMPS         Z12, Z13, Z11
+	VMULPS          gguf_q4khalf<>+0(SB), Z12, Z12
+	VBROADCASTI64X4 16(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z15
+	VPERMPS         Z12, Z15, Z15
+	VPXORD          Z6, Z6, Z6
+	VPDPBUSD        (CX), Z13, Z6
+	VCVTDQ2PS       Z6, Z6
+	VMULPS          256(CX), Z6, Z6
+	VFMADD231PS     Z15, Z6, Z1
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z14, Z7
+	VPDPBUSD        (CX)(DX*1), Z13, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z2
+	VMULPS          256(CX)(DX*1), Z7, Z7
+	VFMADD231PS     Z15, Z7, Z2
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z14, Z8
+	VPDPBUSD        (CX)(DX*2), Z13, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z3
+	VMULPS          256(CX)(DX*2), Z8, Z8
+	VFMADD231PS     Z15, Z8, Z3
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z14, Z9
+	VPDPBUSD        (CX)(BX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z4
+	VMULPS          256(CX)(BX*1), Z9, Z9
+	VFMADD231PS     Z15, Z9, Z4
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z14, Z10
+	VPDPBUSD        (SI), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z6
-	VBROADCASTI64X4 48(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z16
-	VPERMPS         Z13, Z16, Z16
+	VMULPS          256(SI), Z10, Z10
+	VFMADD231PS     Z15, Z10, Z5
+	VBROADCASTI64X4 48(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z15
+	VPERMPS         Z12, Z15, Z15
+	VPXORD          Z6, Z6, Z6
+	VPDPBUSD        64(CX), Z13, Z6
+	VCVTDQ2PS       Z6, Z6
+	VMULPS          320(CX), Z6, Z6
+	VFMADD231PS     Z15, Z6, Z1
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z14, Z7
+	VPDPBUSD        64(CX)(DX*1), Z13, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z2
+	VMULPS          320(CX)(DX*1), Z7, Z7
+	VFMADD231PS     Z15, Z7, Z2
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z14, Z8
+	VPDPBUSD        64(CX)(DX*2), Z13, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z3
+	VMULPS          320(CX)(DX*2), Z8, Z8
+	VFMADD231PS     Z15, Z8, Z3
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z14, Z9
+	VPDPBUSD        64(CX)(BX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z4
+	VMULPS          320(CX)(BX*1), Z9, Z9
+	VFMADD231PS     Z15, Z9, Z4
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z14, Z10
+	VPDPBUSD        64(SI), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z6
-	VBROADCASTI64X4 80(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z16
-	VPERMPS         Z13, Z16, Z16
+	VMULPS          320(SI), Z10, Z10
+	VFMADD231PS     Z15, Z10, Z5
+	VBROADCASTI64X4 80(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z15
+	VPERMPS         Z12, Z15, Z15
+	VPXORD          Z6, Z6, Z6
+	VPDPBUSD        128(CX), Z13, Z6
+	VCVTDQ2PS       Z6, Z6
+	VMULPS          384(CX), Z6, Z6
+	VFMADD231PS     Z15, Z6, Z1
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z14, Z7
+	VPDPBUSD        128(CX)(DX*1), Z13, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z2
+	VMULPS          384(CX)(DX*1), Z7, Z7
+	VFMADD231PS     Z15, Z7, Z2
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z14, Z8
+	VPDPBUSD        128(CX)(DX*2), Z13, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z3
+	VMULPS          384(CX)(DX*2), Z8, Z8
+	VFMADD231PS     Z15, Z8, Z3
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z14, Z9
+	VPDPBUSD        128(CX)(BX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z4
+	VMULPS          384(CX)(BX*1), Z9, Z9
+	VFMADD231PS     Z15, Z9, Z4
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z14, Z10
+	VPDPBUSD        128(SI), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z6
-	VBROADCASTI64X4 112(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z16
-	VPERMPS         Z13, Z16, Z13
+	VMULPS          384(SI), Z10, Z10
+	VFMADD231PS     Z15, Z10, Z5
+	VBROADCASTI64X4 112(AX), Z13
+	VPANDD          Z0, Z13, Z13
+	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z15
+	VPERMPS         Z12, Z15, Z12
+	VPXORD          Z6, Z6, Z6
+	VPDPBUSD        192(CX), Z13, Z6
+	VCVTDQ2PS       Z6, Z6
+	VMULPS          448(CX), Z6, Z6
+	VFMADD231PS     Z12, Z6, Z1
 	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z14, Z7
+	VPDPBUSD        192(CX)(DX*1), Z13, Z7
 	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z2
+	VMULPS          448(CX)(DX*1), Z7, Z7
+	VFMADD231PS     Z12, Z7, Z2
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z14, Z8
+	VPDPBUSD        192(CX)(DX*2), Z13, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z3
+	VMULPS          448(CX)(DX*2), Z8, Z8
+	VFMADD231PS     Z12, Z8, Z3
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z14, Z9
+	VPDPBUSD        192(CX)(BX*1), Z13, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z4
+	VMULPS          448(CX)(BX*1), Z9, Z9
+	VFMADD231PS     Z12, Z9, Z4
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z14, Z10
+	VPDPBUSD        192(SI), Z13, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z13, Z11, Z6
-	VFNMADD231PS    768(CX), Z12, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z12, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z12, Z5
-	VFNMADD231PS    768(SI), Z12, Z6
+	VMULPS          448(SI), Z10, Z10
+	VFMADD231PS     Z12, Z10, Z5
+	VFNMADD231PS    768(CX), Z11, Z1
+	VFNMADD231PS    768(CX)(DX*1), Z11, Z2
+	VFNMADD231PS    768(CX)(DX*2), Z11, Z3
+	VFNMADD231PS    768(CX)(BX*1), Z11, Z4
+	VFNMADD231PS    768(SI), Z11, Z5
 	ADDQ            $0x00000090, AX
 	ADDQ            $0x00000340, CX
 	ADDQ            $0x00000340, SI
@@ -29920,80 +30026,80 @@ ggufZQ4K_5_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z2, Y12
-	VADDPS        Y12, Y2, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z1, Y11
+	VADDPS        Y11, Y1, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set0
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_5_set0:
-	VMOVSS        X13, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y12
-	VADDPS        Y12, Y3, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z2, Y11
+	VADDPS        Y11, Y2, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set1
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_5_set1:
-	VMOVSS        X13, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y12
-	VADDPS        Y12, Y4, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z3, Y11
+	VADDPS        Y11, Y3, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set2
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_5_set2:
-	VMOVSS        X13, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y12
-	VADDPS        Y12, Y5, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z4, Y11
+	VADDPS        Y11, Y4, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set3
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_5_set3:
-	VMOVSS        X13, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y12
-	VADDPS        Y12, Y6, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z5, Y11
+	VADDPS        Y11, Y5, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set4
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_5_set4:
-	VMOVSS X13, (CX)
+	VMOVSS X12, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -30003,10 +30109,9 @@ ggufZQ4K_5_set4:
 	RET
 
 // func ggufZQ4K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_6(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
+	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
 
 ggufZQ4K_6_row:
 	MOVQ   w+0(FP), AX
@@ -30014,12 +30119,12 @@ ggufZQ4K_6_row:
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ4K_6_tail
@@ -30028,169 +30133,166 @@ ggufZQ4K_6_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z14
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z15
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z14
-	VPSRLVD         gguf_kshift<>+0(SB), Z15, Z15
-	VPANDD          gguf_kmasklo<>+0(SB), Z15, Z15
-	VPSRLD          $0x02, Z14, Z14
-	VPANDD          gguf_kmaskhi<>+0(SB), Z14, Z14
-	VPORD           Z14, Z15, Z15
-	VCVTDQ2PS       Z15, Z15
-	VCVTPH2PS       (AX), X17
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z16
-	VPERMPS         Z17, Z16, Z17
-	VMULPS          Z17, Z15, Z15
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z14
-	VBROADCASTI64X4 16(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
+	VPMOVZXBD       4(AX), Z13
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z15
+	VPERMD          Z13, Z15, Z14
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z15
+	VPERMD          Z13, Z15, Z13
+	VPSRLVD         gguf_kshift<>+0(SB), Z14, Z14
+	VPANDD          gguf_kmasklo<>+0(SB), Z14, Z14
+	VPSRLD          $0x02, Z13, Z13
+	VPANDD          gguf_kmaskhi<>+0(SB), Z13, Z13
+	VPORD           Z13, Z14, Z14
+	VCVTDQ2PS       Z14, Z14
+	VCVTPH2PS       (AX), X16
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z15
+	VPERMPS         Z16, Z15, Z16
+	VMULPS          Z16, Z14, Z14
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z15
+	VPERMPS         Z14, Z15, Z13
+	VMULPS          gguf_q4khalf<>+0(SB), Z14, Z14
+	VBROADCASTI64X4 16(AX), Z15
+	VPANDD          Z0, Z15, Z15
+	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z17
+	VPERMPS         Z14, Z17, Z17
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        (CX), Z15, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          256(CX), Z7, Z7
+	VFMADD231PS     Z17, Z7, Z1
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z16, Z8
+	VPDPBUSD        (CX)(DX*1), Z15, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z2
+	VMULPS          256(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z17, Z8, Z2
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z16, Z9
+	VPDPBUSD        (CX)(DX*2), Z15, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z3
+	VMULPS          256(CX)(DX*2), Z9, Z9
+	VFMADD231PS     Z17, Z9, Z3
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z16, Z10
+	VPDPBUSD        (CX)(BX*1), Z15, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z4
+	VMULPS          256(CX)(BX*1), Z10, Z10
+	VFMADD231PS     Z17, Z10, Z4
 	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z16, Z11
+	VPDPBUSD        (SI), Z15, Z11
 	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z5
+	VMULPS          256(SI), Z11, Z11
+	VFMADD231PS     Z17, Z11, Z5
 	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z16, Z12
+	VPDPBUSD        (SI)(DX*1), Z15, Z12
 	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z7
-	VBROADCASTI64X4 48(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
+	VMULPS          256(SI)(DX*1), Z12, Z12
+	VFMADD231PS     Z17, Z12, Z6
+	VBROADCASTI64X4 48(AX), Z15
+	VPANDD          Z0, Z15, Z15
+	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z17
+	VPERMPS         Z14, Z17, Z17
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        64(CX), Z15, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          320(CX), Z7, Z7
+	VFMADD231PS     Z17, Z7, Z1
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z16, Z8
+	VPDPBUSD        64(CX)(DX*1), Z15, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z2
+	VMULPS          320(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z17, Z8, Z2
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z16, Z9
+	VPDPBUSD        64(CX)(DX*2), Z15, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z3
+	VMULPS          320(CX)(DX*2), Z9, Z9
+	VFMADD231PS     Z17, Z9, Z3
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z16, Z10
+	VPDPBUSD        64(CX)(BX*1), Z15, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z4
+	VMULPS          320(CX)(BX*1), Z10, Z10
+	VFMADD231PS     Z17, Z10, Z4
 	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z16, Z11
+	VPDPBUSD        64(SI), Z15, Z11
 	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z5
+	VMULPS          320(SI), Z11, Z11
+	VFMADD231PS     Z17, Z11, Z5
 	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z16, Z12
+	VPDPBUSD        64(SI)(DX*1), Z15, Z12
 	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z7
-	VBROADCASTI64X4 80(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
+	VMULPS          320(SI)(DX*1), Z12, Z12
+	VFMADD231PS     Z17, Z12, Z6
+	VBROADCASTI64X4 80(AX), Z15
+	VPANDD          Z0, Z15, Z15
+	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z17
+	VPERMPS         Z14, Z17, Z17
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        128(CX), Z15, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          384(CX), Z7, Z7
+	VFMADD231PS     Z17, Z7, Z1
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z16, Z8
+	VPDPBUSD        128(CX)(DX*1), Z15, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z2
+	VMULPS          384(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z17, Z8, Z2
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z16, Z9
+	VPDPBUSD        128(CX)(DX*2), Z15, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z3
+	VMULPS          384(CX)(DX*2), Z9, Z9
+	VFMADD231PS     Z17, Z9, Z3
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z16, Z10
+	VPDPBUSD        128(CX)(BX*1), Z15, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z4
+	VMULPS          384(CX)(BX*1), Z10, Z10
+	VFMADD231PS     Z17, Z10, Z4
 	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z16, Z11
+	VPDPBUSD        128(SI), Z15, Z11
 	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z5
+	VMULPS          384(SI), Z11, Z11
+	VFMADD231PS     Z17, Z11, Z5
 	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z16, Z12
+	VPDPBUSD        128(SI)(DX*1), Z15, Z12
 	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z7
-	VBROADCASTI64X4 112(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z15
+	VMULPS          384(SI)(DX*1), Z12, Z12
+	VFMADD231PS     Z17, Z12, Z6
+	VBROADCASTI64X4 112(AX), Z15
+	VPANDD          Z0, Z15, Z15
+	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z17
+	VPERMPS         Z14, Z17, Z14
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        192(CX), Z15, Z7
+	VCVTDQ2PS       Z7, Z7
+	VMULPS          448(CX), Z7, Z7
+	VFMADD231PS     Z14, Z7, Z1
 	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z16, Z8
+	VPDPBUSD        192(CX)(DX*1), Z15, Z8
 	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z2
+	VMULPS          448(CX)(DX*1), Z8, Z8
+	VFMADD231PS     Z14, Z8, Z2
 	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z16, Z9
+	VPDPBUSD        192(CX)(DX*2), Z15, Z9
 	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z3
+	VMULPS          448(CX)(DX*2), Z9, Z9
+	VFMADD231PS     Z14, Z9, Z3
 	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z16, Z10
+	VPDPBUSD        192(CX)(BX*1), Z15, Z10
 	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z4
+	VMULPS          448(CX)(BX*1), Z10, Z10
+	VFMADD231PS     Z14, Z10, Z4
 	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z16, Z11
+	VPDPBUSD        192(SI), Z15, Z11
 	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z5
+	VMULPS          448(SI), Z11, Z11
+	VFMADD231PS     Z14, Z11, Z5
 	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z16, Z12
+	VPDPBUSD        192(SI)(DX*1), Z15, Z12
 	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z15, Z13, Z7
-	VFNMADD231PS    768(CX), Z14, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z14, Z5
-	VFNMADD231PS    768(SI), Z14, Z6
-	VFNMADD231PS    768(SI)(DX*1), Z14, Z7
+	VMULPS          448(SI)(DX*1), Z12, Z12
+	VFMADD231PS     Z14, Z12, Z6
+	VFNMADD231PS    768(CX), Z13, Z1
+	VFNMADD231PS    768(CX)(DX*1), Z13, Z2
+	VFNMADD231PS    768(CX)(DX*2), Z13, Z3
+	VFNMADD231PS    768(CX)(BX*1), Z13, Z4
+	VFNMADD231PS    768(SI), Z13, Z5
+	VFNMADD231PS    768(SI)(DX*1), Z13, Z6
 	ADDQ            $0x00000090, AX
 	ADDQ            $0x00000340, CX
 	ADDQ            $0x00000340, SI
@@ -30202,95 +30304,95 @@ ggufZQ4K_6_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z2, Y14
-	VADDPS        Y14, Y2, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z1, Y13
+	VADDPS        Y13, Y1, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set0
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X14, X14
 
 ggufZQ4K_6_set0:
-	VMOVSS        X15, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y14
-	VADDPS        Y14, Y3, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z2, Y13
+	VADDPS        Y13, Y2, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set1
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X14, X14
 
 ggufZQ4K_6_set1:
-	VMOVSS        X15, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y14
-	VADDPS        Y14, Y4, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z3, Y13
+	VADDPS        Y13, Y3, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set2
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X14, X14
 
 ggufZQ4K_6_set2:
-	VMOVSS        X15, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y14
-	VADDPS        Y14, Y5, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z4, Y13
+	VADDPS        Y13, Y4, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set3
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X14, X14
 
 ggufZQ4K_6_set3:
-	VMOVSS        X15, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y14
-	VADDPS        Y14, Y6, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z5, Y13
+	VADDPS        Y13, Y5, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set4
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X14, X14
 
 ggufZQ4K_6_set4:
-	VMOVSS        X15, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y14
-	VADDPS        Y14, Y7, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z6, Y13
+	VADDPS        Y13, Y6, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set5
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X14, X14
 
 ggufZQ4K_6_set5:
-	VMOVSS X15, (CX)
+	VMOVSS X14, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -30300,7 +30402,7 @@ ggufZQ4K_6_set5:
 	RET
 
 // func ggufZQ4K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_7(SB), NOSPLIT, $0-73
 ggufZQ4K_7_row:
 	MOVQ   w+0(FP), AX
@@ -30340,9 +30442,9 @@ ggufZQ4K_7_unit:
 	VMULPS          Z17, Z15, Z15
 	VMOVDQU32       gguf_quadsk<>+0(SB), Z16
 	VPERMPS         Z15, Z16, Z14
+	VMULPS          gguf_q4khalf<>+0(SB), Z15, Z15
 	VBROADCASTI64X4 16(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
+	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
 	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z18
 	VPXORD          Z7, Z7, Z7
@@ -30381,8 +30483,7 @@ ggufZQ4K_7_unit:
 	VMULPS          256(SI)(DX*2), Z13, Z13
 	VFMADD231PS     Z18, Z13, Z6
 	VBROADCASTI64X4 48(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
+	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
 	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z18
 	VPXORD          Z7, Z7, Z7
@@ -30421,8 +30522,7 @@ ggufZQ4K_7_unit:
 	VMULPS          320(SI)(DX*2), Z13, Z13
 	VFMADD231PS     Z18, Z13, Z6
 	VBROADCASTI64X4 80(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
+	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
 	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z18
 	VPXORD          Z7, Z7, Z7
@@ -30461,8 +30561,7 @@ ggufZQ4K_7_unit:
 	VMULPS          384(SI)(DX*2), Z13, Z13
 	VFMADD231PS     Z18, Z13, Z6
 	VBROADCASTI64X4 112(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
+	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
 	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z15
 	VPXORD          Z7, Z7, Z7
@@ -30631,7 +30730,7 @@ ggufZQ4K_7_set6:
 	RET
 
 // func ggufZQ4K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_8(SB), NOSPLIT, $0-73
 ggufZQ4K_8_row:
 	MOVQ   w+0(FP), AX
@@ -30672,9 +30771,9 @@ ggufZQ4K_8_unit:
 	VMULPS          Z19, Z17, Z17
 	VMOVDQU32       gguf_quadsk<>+0(SB), Z18
 	VPERMPS         Z17, Z18, Z16
+	VMULPS          gguf_q4khalf<>+0(SB), Z17, Z17
 	VBROADCASTI64X4 16(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
+	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
 	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z20
 	VPERMPS         Z17, Z20, Z20
 	VPXORD          Z8, Z8, Z8
@@ -30718,8 +30817,7 @@ ggufZQ4K_8_unit:
 	VMULPS          256(SI)(BX*1), Z15, Z15
 	VFMADD231PS     Z20, Z15, Z7
 	VBROADCASTI64X4 48(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
+	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
 	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z20
 	VPERMPS         Z17, Z20, Z20
 	VPXORD          Z8, Z8, Z8
@@ -30763,8 +30861,7 @@ ggufZQ4K_8_unit:
 	VMULPS          320(SI)(BX*1), Z15, Z15
 	VFMADD231PS     Z20, Z15, Z7
 	VBROADCASTI64X4 80(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
+	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
 	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z20
 	VPERMPS         Z17, Z20, Z20
 	VPXORD          Z8, Z8, Z8
@@ -30808,8 +30905,7 @@ ggufZQ4K_8_unit:
 	VMULPS          384(SI)(BX*1), Z15, Z15
 	VFMADD231PS     Z20, Z15, Z7
 	VBROADCASTI64X4 112(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
+	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
 	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z20
 	VPERMPS         Z17, Z20, Z17
 	VPXORD          Z8, Z8, Z8
@@ -31118,6 +31214,7 @@ ggufZQ5K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ5K_1_tail
@@ -31126,69 +31223,66 @@ ggufZQ5K_1_unit:
 	PREFETCHT0      2048(AX)
 	PREFETCHT0      2112(AX)
 	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z8
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z10
-	VPERMD          Z8, Z10, Z9
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z10
-	VPERMD          Z8, Z10, Z8
-	VPSRLVD         gguf_kshift<>+0(SB), Z9, Z9
-	VPANDD          gguf_kmasklo<>+0(SB), Z9, Z9
-	VPSRLD          $0x02, Z8, Z8
-	VPANDD          gguf_kmaskhi<>+0(SB), Z8, Z8
-	VPORD           Z8, Z9, Z9
-	VCVTDQ2PS       Z9, Z9
-	VCVTPH2PS       (AX), X11
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z10
-	VPERMPS         Z11, Z10, Z11
-	VMULPS          Z11, Z9, Z9
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z10
-	VPERMPS         Z9, Z10, Z8
-	VBROADCASTI64X4 48(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
-	VPANDD          Z0, Z10, Z10
-	VBROADCASTI64X4 16(AX), Z12
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z12, K1
-	VPADDB          gguf_c10<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z9, Z2, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z6
-	VBROADCASTI64X4 80(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
-	VPANDD          Z0, Z10, Z10
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z12, K1
-	VPADDB          gguf_c10<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z9, Z3, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z6
-	VBROADCASTI64X4 112(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
-	VPANDD          Z0, Z10, Z10
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z12, K1
-	VPADDB          gguf_c10<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z9, Z4, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z6
-	VBROADCASTI64X4 144(AX), Z10
-	VPSRLVW         Z1, Z10, Z10
-	VPANDD          Z0, Z10, Z10
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z12, K1
-	VPADDB          gguf_c10<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z9, Z5, Z9
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z9, Z7, Z6
-	VFNMADD231PS    768(CX), Z8, Z6
+	VPMOVZXBD       4(AX), Z9
+	VMOVDQU32       gguf_kpermp<>+0(SB), Z11
+	VPERMD          Z9, Z11, Z10
+	VMOVDQU32       gguf_kpermq<>+0(SB), Z11
+	VPERMD          Z9, Z11, Z9
+	VPSRLVD         gguf_kshift<>+0(SB), Z10, Z10
+	VPANDD          gguf_kmasklo<>+0(SB), Z10, Z10
+	VPSRLD          $0x02, Z9, Z9
+	VPANDD          gguf_kmaskhi<>+0(SB), Z9, Z9
+	VPORD           Z9, Z10, Z10
+	VCVTDQ2PS       Z10, Z10
+	VCVTPH2PS       (AX), X12
+	VMOVDQU32       gguf_kpermd<>+0(SB), Z11
+	VPERMPS         Z12, Z11, Z12
+	VMULPS          Z12, Z10, Z10
+	VMOVDQU32       gguf_quadsk<>+0(SB), Z11
+	VPERMPS         Z10, Z11, Z9
+	VMULPS          512(CX), Z10, Z10
+	VBROADCASTI64X4 48(AX), Z11
+	VPSRLVW         Z1, Z11, Z11
+	VPANDD          Z0, Z11, Z11
+	VBROADCASTI64X4 16(AX), Z13
+	VPTESTMB        gguf_q5sel_0<>+0(SB), Z13, K1
+	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
+	VPERMPS         Z10, Z2, Z14
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        (CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z14, Z8, Z6
+	VBROADCASTI64X4 80(AX), Z11
+	VPSRLVW         Z1, Z11, Z11
+	VPANDD          Z0, Z11, Z11
+	VPTESTMB        gguf_q5sel_1<>+0(SB), Z13, K1
+	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
+	VPERMPS         Z10, Z3, Z14
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        64(CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z14, Z8, Z7
+	VBROADCASTI64X4 112(AX), Z11
+	VPSRLVW         Z1, Z11, Z11
+	VPANDD          Z0, Z11, Z11
+	VPTESTMB        gguf_q5sel_2<>+0(SB), Z13, K1
+	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
+	VPERMPS         Z10, Z4, Z14
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        128(CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z14, Z8, Z6
+	VBROADCASTI64X4 144(AX), Z11
+	VPSRLVW         Z1, Z11, Z11
+	VPANDD          Z0, Z11, Z11
+	VPTESTMB        gguf_q5sel_3<>+0(SB), Z13, K1
+	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
+	VPERMPS         Z10, Z5, Z10
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        192(CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z10, Z8, Z7
+	VFNMADD231PS    768(CX), Z9, Z6
 	ADDQ            $0x000000b0, AX
 	ADDQ            $0x00000340, CX
 	DECQ            DX
@@ -31199,20 +31293,21 @@ ggufZQ5K_1_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z6, Y8
-	VADDPS        Y8, Y6, Y8
-	VEXTRACTF32X4 $0x01, Y8, X9
-	VADDPS        X8, X9, X9
-	VMOVHLPS      X9, X9, X8
-	VADDPS        X8, X9, X9
-	VMOVSHDUP     X9, X8
-	VADDSS        X8, X9, X9
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         CL, CL
 	JZ            ggufZQ5K_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X10, X10
 
 ggufZQ5K_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X10, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -33209,7 +33304,7 @@ ggufDecZQ5K_tail:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_1(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c03<>+0(SB), Z1
+	VMOVDQU64 gguf_c30<>+0(SB), Z1
 	VMOVDQU32 gguf_spread16_0<>+0(SB), Z2
 	VMOVDQU32 gguf_spread16_1<>+0(SB), Z3
 	VMOVDQU32 gguf_spread16_2<>+0(SB), Z4
@@ -33219,6 +33314,7 @@ ggufZQ6K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ6K_1_tail
@@ -33229,63 +33325,56 @@ ggufZQ6K_1_unit:
 	PREFETCHT0      2176(AX)
 	PREFETCHT0      2240(AX)
 	MOVWLZX         208(AX), BX
-	VMOVD           BX, X8
-	VCVTPH2PS       X8, X8
-	VBROADCASTSS    X8, Z8
-	VPMOVSXBD       192(AX), Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          Z8, Z9, Z9
-	VMOVDQU64       (AX), Z10
-	VBROADCASTI64X4 128(AX), Z11
-	VPANDD          Z0, Z10, Z8
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z11, Z12
+	VMOVD           BX, X9
+	VCVTPH2PS       X9, X9
+	VBROADCASTSS    X9, Z9
+	VPMOVSXBD       192(AX), Z10
+	VCVTDQ2PS       Z10, Z10
+	VMULPS          Z9, Z10, Z10
+	VMULPS          512(CX), Z10, Z9
+	VMOVDQU64       (AX), Z12
+	VBROADCASTI64X4 128(AX), Z13
+	VPANDD          Z0, Z12, Z11
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
+	VPANDD          Z1, Z14, Z14
+	VPORD           Z14, Z11, Z11
+	VPERMPS         Z9, Z2, Z14
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        (CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z14, Z8, Z6
+	VPSRLW          $0x04, Z12, Z11
+	VPANDD          Z0, Z11, Z11
+	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
 	VPANDD          Z1, Z12, Z12
-	VPSLLW          $0x04, Z12, Z12
-	VPORD           Z12, Z8, Z8
-	VPERMPS         Z9, Z2, Z12
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z8, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z6
-	VPSRLW          $0x04, Z10, Z8
-	VPANDD          Z0, Z8, Z8
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z11, Z10
-	VPANDD          Z1, Z10, Z10
-	VPSLLW          $0x04, Z10, Z10
-	VPORD           Z10, Z8, Z8
-	VPERMPS         Z9, Z3, Z10
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z8, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z6
-	VMOVDQU64       64(AX), Z10
-	VBROADCASTI64X4 160(AX), Z11
-	VPANDD          Z0, Z10, Z8
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z11, Z12
+	VPORD           Z12, Z11, Z11
+	VPERMPS         Z9, Z3, Z12
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        64(CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z12, Z8, Z7
+	VMOVDQU64       64(AX), Z12
+	VBROADCASTI64X4 160(AX), Z13
+	VPANDD          Z0, Z12, Z11
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
+	VPANDD          Z1, Z14, Z14
+	VPORD           Z14, Z11, Z11
+	VPERMPS         Z9, Z4, Z14
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        128(CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z14, Z8, Z6
+	VPSRLW          $0x04, Z12, Z11
+	VPANDD          Z0, Z11, Z11
+	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
 	VPANDD          Z1, Z12, Z12
-	VPSLLW          $0x04, Z12, Z12
-	VPORD           Z12, Z8, Z8
-	VPERMPS         Z9, Z4, Z12
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z8, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z6
-	VPSRLW          $0x04, Z10, Z8
-	VPANDD          Z0, Z8, Z8
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z11, Z10
-	VPANDD          Z1, Z10, Z10
-	VPSLLW          $0x04, Z10, Z10
-	VPORD           Z10, Z8, Z8
-	VPERMPS         Z9, Z5, Z10
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z8, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z6
-	VFNMADD231PS    768(CX), Z9, Z6
+	VPORD           Z12, Z11, Z11
+	VPERMPS         Z9, Z5, Z9
+	VPXORD          Z8, Z8, Z8
+	VPDPBUSD        192(CX), Z11, Z8
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z9, Z8, Z7
+	VFNMADD231PS    768(CX), Z10, Z6
 	ADDQ            $0x000000d2, AX
 	ADDQ            $0x00000340, CX
 	DECQ            DX
@@ -33296,20 +33385,21 @@ ggufZQ6K_1_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z6, Y8
-	VADDPS        Y8, Y6, Y8
-	VEXTRACTF32X4 $0x01, Y8, X9
-	VADDPS        X8, X9, X9
-	VMOVHLPS      X9, X9, X8
-	VADDPS        X8, X9, X9
-	VMOVSHDUP     X9, X8
-	VADDSS        X8, X9, X9
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         CL, CL
 	JZ            ggufZQ6K_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X10, X10
 
 ggufZQ6K_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X10, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -33322,7 +33412,7 @@ ggufZQ6K_1_set0:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_2(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c03<>+0(SB), Z1
+	VMOVDQU64 gguf_c30<>+0(SB), Z1
 	VMOVDQU32 gguf_spread16_0<>+0(SB), Z2
 	VMOVDQU32 gguf_spread16_1<>+0(SB), Z3
 	VMOVDQU32 gguf_spread16_2<>+0(SB), Z4
@@ -33353,9 +33443,8 @@ ggufZQ6K_2_unit:
 	VMOVDQU64       (AX), Z12
 	VBROADCASTI64X4 128(AX), Z13
 	VPANDD          Z0, Z12, Z10
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z13, Z14
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z10, Z10
 	VPERMPS         Z11, Z2, Z14
 	VPXORD          Z8, Z8, Z8
@@ -33372,7 +33461,6 @@ ggufZQ6K_2_unit:
 	VPANDD          Z0, Z10, Z10
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
 	VPANDD          Z1, Z12, Z12
-	VPSLLW          $0x04, Z12, Z12
 	VPORD           Z12, Z10, Z10
 	VPERMPS         Z11, Z3, Z12
 	VPXORD          Z8, Z8, Z8
@@ -33388,9 +33476,8 @@ ggufZQ6K_2_unit:
 	VMOVDQU64       64(AX), Z12
 	VBROADCASTI64X4 160(AX), Z13
 	VPANDD          Z0, Z12, Z10
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z13, Z14
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z10, Z10
 	VPERMPS         Z11, Z4, Z14
 	VPXORD          Z8, Z8, Z8
@@ -33407,7 +33494,6 @@ ggufZQ6K_2_unit:
 	VPANDD          Z0, Z10, Z10
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
 	VPANDD          Z1, Z12, Z12
-	VPSLLW          $0x04, Z12, Z12
 	VPORD           Z12, Z10, Z10
 	VPERMPS         Z11, Z5, Z12
 	VPXORD          Z8, Z8, Z8
@@ -33473,7 +33559,7 @@ ggufZQ6K_2_set1:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_3(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c03<>+0(SB), Z1
+	VMOVDQU64 gguf_c30<>+0(SB), Z1
 	VMOVDQU32 gguf_spread16_0<>+0(SB), Z2
 	VMOVDQU32 gguf_spread16_1<>+0(SB), Z3
 	VMOVDQU32 gguf_spread16_2<>+0(SB), Z4
@@ -33505,9 +33591,8 @@ ggufZQ6K_3_unit:
 	VMOVDQU64       (AX), Z14
 	VBROADCASTI64X4 128(AX), Z15
 	VPANDD          Z0, Z14, Z12
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z15, Z16
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
 	VPANDD          Z1, Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
 	VPORD           Z16, Z12, Z12
 	VPERMPS         Z13, Z2, Z16
 	VPXORD          Z9, Z9, Z9
@@ -33529,7 +33614,6 @@ ggufZQ6K_3_unit:
 	VPANDD          Z0, Z12, Z12
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z12, Z12
 	VPERMPS         Z13, Z3, Z14
 	VPXORD          Z9, Z9, Z9
@@ -33550,9 +33634,8 @@ ggufZQ6K_3_unit:
 	VMOVDQU64       64(AX), Z14
 	VBROADCASTI64X4 160(AX), Z15
 	VPANDD          Z0, Z14, Z12
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z15, Z16
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
 	VPANDD          Z1, Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
 	VPORD           Z16, Z12, Z12
 	VPERMPS         Z13, Z4, Z16
 	VPXORD          Z9, Z9, Z9
@@ -33574,7 +33657,6 @@ ggufZQ6K_3_unit:
 	VPANDD          Z0, Z12, Z12
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z12, Z12
 	VPERMPS         Z13, Z5, Z14
 	VPXORD          Z9, Z9, Z9
@@ -33661,7 +33743,7 @@ ggufZQ6K_3_set2:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_4(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c03<>+0(SB), Z1
+	VMOVDQU64 gguf_c30<>+0(SB), Z1
 
 ggufZQ6K_4_row:
 	MOVQ   w+0(FP), AX
@@ -33691,9 +33773,8 @@ ggufZQ6K_4_unit:
 	VMOVDQU64       (AX), Z12
 	VBROADCASTI64X4 128(AX), Z13
 	VPANDD          Z0, Z12, Z10
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z13, Z14
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z10, Z10
 	VMOVDQU32       gguf_spread16_0<>+0(SB), Z14
 	VPERMPS         Z11, Z14, Z14
@@ -33721,7 +33802,6 @@ ggufZQ6K_4_unit:
 	VPANDD          Z0, Z10, Z10
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
 	VPANDD          Z1, Z12, Z12
-	VPSLLW          $0x04, Z12, Z12
 	VPORD           Z12, Z10, Z10
 	VMOVDQU32       gguf_spread16_1<>+0(SB), Z12
 	VPERMPS         Z11, Z12, Z12
@@ -33748,9 +33828,8 @@ ggufZQ6K_4_unit:
 	VMOVDQU64       64(AX), Z12
 	VBROADCASTI64X4 160(AX), Z13
 	VPANDD          Z0, Z12, Z10
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z13, Z14
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z10, Z10
 	VMOVDQU32       gguf_spread16_2<>+0(SB), Z14
 	VPERMPS         Z11, Z14, Z14
@@ -33778,7 +33857,6 @@ ggufZQ6K_4_unit:
 	VPANDD          Z0, Z10, Z10
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
 	VPANDD          Z1, Z12, Z12
-	VPSLLW          $0x04, Z12, Z12
 	VPORD           Z12, Z10, Z10
 	VMOVDQU32       gguf_spread16_3<>+0(SB), Z12
 	VPERMPS         Z11, Z12, Z12
@@ -33887,7 +33965,7 @@ ggufZQ6K_4_set3:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_5(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c03<>+0(SB), Z1
+	VMOVDQU64 gguf_c30<>+0(SB), Z1
 
 ggufZQ6K_5_row:
 	MOVQ   w+0(FP), AX
@@ -33919,9 +33997,8 @@ ggufZQ6K_5_unit:
 	VMOVDQU64       (AX), Z14
 	VBROADCASTI64X4 128(AX), Z15
 	VPANDD          Z0, Z14, Z12
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z15, Z16
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
 	VPANDD          Z1, Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
 	VPORD           Z16, Z12, Z12
 	VMOVDQU32       gguf_spread16_0<>+0(SB), Z16
 	VPERMPS         Z13, Z16, Z16
@@ -33954,7 +34031,6 @@ ggufZQ6K_5_unit:
 	VPANDD          Z0, Z12, Z12
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z12, Z12
 	VMOVDQU32       gguf_spread16_1<>+0(SB), Z14
 	VPERMPS         Z13, Z14, Z14
@@ -33986,9 +34062,8 @@ ggufZQ6K_5_unit:
 	VMOVDQU64       64(AX), Z14
 	VBROADCASTI64X4 160(AX), Z15
 	VPANDD          Z0, Z14, Z12
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z15, Z16
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
 	VPANDD          Z1, Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
 	VPORD           Z16, Z12, Z12
 	VMOVDQU32       gguf_spread16_2<>+0(SB), Z16
 	VPERMPS         Z13, Z16, Z16
@@ -34021,7 +34096,6 @@ ggufZQ6K_5_unit:
 	VPANDD          Z0, Z12, Z12
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
 	VPANDD          Z1, Z14, Z14
-	VPSLLW          $0x04, Z14, Z14
 	VPORD           Z14, Z12, Z12
 	VMOVDQU32       gguf_spread16_3<>+0(SB), Z14
 	VPERMPS         Z13, Z14, Z14
@@ -34152,7 +34226,7 @@ ggufZQ6K_5_set4:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_6(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c03<>+0(SB), Z1
+	VMOVDQU64 gguf_c30<>+0(SB), Z1
 
 ggufZQ6K_6_row:
 	MOVQ   w+0(FP), AX
@@ -34185,9 +34259,8 @@ ggufZQ6K_6_unit:
 	VMOVDQU64       (AX), Z16
 	VBROADCASTI64X4 128(AX), Z17
 	VPANDD          Z0, Z16, Z14
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z17, Z18
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
 	VPANDD          Z1, Z18, Z18
-	VPSLLW          $0x04, Z18, Z18
 	VPORD           Z18, Z14, Z14
 	VMOVDQU32       gguf_spread16_0<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z18
@@ -34225,7 +34298,6 @@ ggufZQ6K_6_unit:
 	VPANDD          Z0, Z14, Z14
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
 	VPANDD          Z1, Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
 	VPORD           Z16, Z14, Z14
 	VMOVDQU32       gguf_spread16_1<>+0(SB), Z16
 	VPERMPS         Z15, Z16, Z16
@@ -34262,9 +34334,8 @@ ggufZQ6K_6_unit:
 	VMOVDQU64       64(AX), Z16
 	VBROADCASTI64X4 160(AX), Z17
 	VPANDD          Z0, Z16, Z14
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z17, Z18
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
 	VPANDD          Z1, Z18, Z18
-	VPSLLW          $0x04, Z18, Z18
 	VPORD           Z18, Z14, Z14
 	VMOVDQU32       gguf_spread16_2<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z18
@@ -34302,7 +34373,6 @@ ggufZQ6K_6_unit:
 	VPANDD          Z0, Z14, Z14
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
 	VPANDD          Z1, Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
 	VPORD           Z16, Z14, Z14
 	VMOVDQU32       gguf_spread16_3<>+0(SB), Z16
 	VPERMPS         Z15, Z16, Z16
@@ -34485,9 +34555,8 @@ ggufZQ6K_7_unit:
 	VMOVDQU64       (AX), Z16
 	VBROADCASTI64X4 128(AX), Z17
 	VPANDD          gguf_nib<>+0(SB), Z16, Z14
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z17, Z18
-	VPANDD          gguf_c03<>+0(SB), Z18, Z18
-	VPSLLW          $0x04, Z18, Z18
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
+	VPANDD          gguf_c30<>+0(SB), Z18, Z18
 	VPORD           Z18, Z14, Z14
 	VMOVDQU32       gguf_spread16_0<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z18
@@ -34529,8 +34598,7 @@ ggufZQ6K_7_unit:
 	VPSRLW          $0x04, Z16, Z14
 	VPANDD          gguf_nib<>+0(SB), Z14, Z14
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
+	VPANDD          gguf_c30<>+0(SB), Z16, Z16
 	VPORD           Z16, Z14, Z14
 	VMOVDQU32       gguf_spread16_1<>+0(SB), Z16
 	VPERMPS         Z15, Z16, Z16
@@ -34572,9 +34640,8 @@ ggufZQ6K_7_unit:
 	VMOVDQU64       64(AX), Z16
 	VBROADCASTI64X4 160(AX), Z17
 	VPANDD          gguf_nib<>+0(SB), Z16, Z14
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z17, Z18
-	VPANDD          gguf_c03<>+0(SB), Z18, Z18
-	VPSLLW          $0x04, Z18, Z18
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
+	VPANDD          gguf_c30<>+0(SB), Z18, Z18
 	VPORD           Z18, Z14, Z14
 	VMOVDQU32       gguf_spread16_2<>+0(SB), Z18
 	VPERMPS         Z15, Z18, Z18
@@ -34616,8 +34683,7 @@ ggufZQ6K_7_unit:
 	VPSRLW          $0x04, Z16, Z14
 	VPANDD          gguf_nib<>+0(SB), Z14, Z14
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VPSLLW          $0x04, Z16, Z16
+	VPANDD          gguf_c30<>+0(SB), Z16, Z16
 	VPORD           Z16, Z14, Z14
 	VMOVDQU32       gguf_spread16_3<>+0(SB), Z16
 	VPERMPS         Z15, Z16, Z16
@@ -34822,9 +34888,8 @@ ggufZQ6K_8_unit:
 	VMOVDQU64       (AX), Z18
 	VBROADCASTI64X4 128(AX), Z19
 	VPANDD          gguf_nib<>+0(SB), Z18, Z16
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z19, Z20
-	VPANDD          gguf_c03<>+0(SB), Z20, Z20
-	VPSLLW          $0x04, Z20, Z20
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z19, Z20
+	VPANDD          gguf_c30<>+0(SB), Z20, Z20
 	VPORD           Z20, Z16, Z16
 	VMOVDQU32       gguf_spread16_0<>+0(SB), Z20
 	VPERMPS         Z17, Z20, Z20
@@ -34871,8 +34936,7 @@ ggufZQ6K_8_unit:
 	VPSRLW          $0x04, Z18, Z16
 	VPANDD          gguf_nib<>+0(SB), Z16, Z16
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z19, Z18
-	VPANDD          gguf_c03<>+0(SB), Z18, Z18
-	VPSLLW          $0x04, Z18, Z18
+	VPANDD          gguf_c30<>+0(SB), Z18, Z18
 	VPORD           Z18, Z16, Z16
 	VMOVDQU32       gguf_spread16_1<>+0(SB), Z18
 	VPERMPS         Z17, Z18, Z18
@@ -34919,9 +34983,8 @@ ggufZQ6K_8_unit:
 	VMOVDQU64       64(AX), Z18
 	VBROADCASTI64X4 160(AX), Z19
 	VPANDD          gguf_nib<>+0(SB), Z18, Z16
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z19, Z20
-	VPANDD          gguf_c03<>+0(SB), Z20, Z20
-	VPSLLW          $0x04, Z20, Z20
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z19, Z20
+	VPANDD          gguf_c30<>+0(SB), Z20, Z20
 	VPORD           Z20, Z16, Z16
 	VMOVDQU32       gguf_spread16_2<>+0(SB), Z20
 	VPERMPS         Z17, Z20, Z20
@@ -34968,8 +35031,7 @@ ggufZQ6K_8_unit:
 	VPSRLW          $0x04, Z18, Z16
 	VPANDD          gguf_nib<>+0(SB), Z16, Z16
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z19, Z18
-	VPANDD          gguf_c03<>+0(SB), Z18, Z18
-	VPSLLW          $0x04, Z18, Z18
+	VPANDD          gguf_c30<>+0(SB), Z18, Z18
 	VPORD           Z18, Z16, Z16
 	VMOVDQU32       gguf_spread16_3<>+0(SB), Z18
 	VPERMPS         Z17, Z18, Z18
@@ -35163,7 +35225,7 @@ ggufZQ6K_8_set7:
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·ggufDecZQ6K(SB), NOSPLIT, $0-32
 	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c03<>+0(SB), Z1
+	VMOVDQU64 gguf_c30<>+0(SB), Z1
 	MOVQ      w+0(FP), AX
 	MOVQ      dst+24(FP), CX
 	MOVQ      units+8(FP), DX
@@ -35182,9 +35244,8 @@ ggufDecZQ6K_unit:
 	VMOVDQU64       (AX), Z7
 	VBROADCASTI64X4 128(AX), Z8
 	VPANDD          Z0, Z7, Z2
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z8, Z9
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z8, Z9
 	VPANDD          Z1, Z9, Z9
-	VPSLLW          $0x04, Z9, Z9
 	VPORD           Z9, Z2, Z2
 	VPBROADCASTB    gguf_z32<>+0(SB), Z9
 	VPSUBB          Z9, Z2, Z2
@@ -35205,7 +35266,6 @@ ggufDecZQ6K_unit:
 	VPANDD          Z0, Z2, Z2
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z8, Z7
 	VPANDD          Z1, Z7, Z7
-	VPSLLW          $0x04, Z7, Z7
 	VPORD           Z7, Z2, Z2
 	VPBROADCASTB    gguf_z32<>+0(SB), Z7
 	VPSUBB          Z7, Z2, Z2
@@ -35225,9 +35285,8 @@ ggufDecZQ6K_unit:
 	VMOVDQU64       64(AX), Z7
 	VBROADCASTI64X4 160(AX), Z8
 	VPANDD          Z0, Z7, Z2
-	VPSRLVW         gguf_shift6_0<>+0(SB), Z8, Z9
+	VPSLLVW         gguf_shift6_0<>+0(SB), Z8, Z9
 	VPANDD          Z1, Z9, Z9
-	VPSLLW          $0x04, Z9, Z9
 	VPORD           Z9, Z2, Z2
 	VPBROADCASTB    gguf_z32<>+0(SB), Z9
 	VPSUBB          Z9, Z2, Z2
@@ -35248,7 +35307,6 @@ ggufDecZQ6K_unit:
 	VPANDD          Z0, Z2, Z2
 	VPSRLVW         gguf_shift6_1<>+0(SB), Z8, Z7
 	VPANDD          Z1, Z7, Z7
-	VPSLLW          $0x04, Z7, Z7
 	VPORD           Z7, Z2, Z2
 	VPBROADCASTB    gguf_z32<>+0(SB), Z7
 	VPSUBB          Z7, Z2, Z2
@@ -35289,6 +35347,7 @@ ggufZIQ4XS_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZIQ4XS_1_tail
@@ -35298,9 +35357,9 @@ ggufZIQ4XS_1_unit:
 	PREFETCHT0      2112(AX)
 	PREFETCHT0      2176(AX)
 	MOVWLZX         (AX), BX
-	VMOVD           BX, X9
-	VCVTPH2PS       X9, X9
-	VBROADCASTSS    X9, Z9
+	VMOVD           BX, X10
+	VCVTPH2PS       X10, X10
+	VBROADCASTSS    X10, Z10
 	MOVL            4(AX), BX
 	MOVQ            BX, DI
 	SHLQ            $0x10, DI
@@ -35335,54 +35394,51 @@ ggufZIQ4XS_1_unit:
 	ANDQ            DI, SI
 	SHLQ            $0x04, SI
 	ORQ             SI, BX
-	VMOVQ           BX, X10
-	VPMOVZXBD       X10, Y10
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          Z9, Z10, Z10
-	VBROADCASTI64X4 8(AX), Z9
-	VPSRLVW         Z1, Z9, Z9
-	VPANDD          Z0, Z9, Z9
-	VPSHUFB         Z9, Z2, Z9
-	VPERMPS         Z10, Z3, Z11
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z7
-	VBROADCASTI64X4 40(AX), Z9
-	VPSRLVW         Z1, Z9, Z9
-	VPANDD          Z0, Z9, Z9
-	VPSHUFB         Z9, Z2, Z9
-	VPERMPS         Z10, Z4, Z11
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z7
-	VBROADCASTI64X4 72(AX), Z9
-	VPSRLVW         Z1, Z9, Z9
-	VPANDD          Z0, Z9, Z9
-	VPSHUFB         Z9, Z2, Z9
-	VPERMPS         Z10, Z5, Z11
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z7
-	VBROADCASTI64X4 104(AX), Z9
-	VPSRLVW         Z1, Z9, Z9
-	VPANDD          Z0, Z9, Z9
-	VPSHUFB         Z9, Z2, Z9
-	VPERMPS         Z10, Z6, Z11
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z7
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z9
-	VPERMPS         Z10, Z9, Z9
-	VFNMADD231PS    768(CX), Z9, Z7
+	VMOVQ           BX, X11
+	VPMOVZXBD       X11, Y11
+	VPSUBD          gguf_thirtytwo<>+0(SB), Z11, Z11
+	VCVTDQ2PS       Z11, Z11
+	VMULPS          Z10, Z11, Z11
+	VMULPS          512(CX), Z11, Z10
+	VBROADCASTI64X4 8(AX), Z12
+	VPSRLVW         Z1, Z12, Z12
+	VPANDD          Z0, Z12, Z12
+	VPSHUFB         Z12, Z2, Z12
+	VPERMPS         Z10, Z3, Z13
+	VPXORD          Z9, Z9, Z9
+	VPDPBUSD        (CX), Z12, Z9
+	VCVTDQ2PS       Z9, Z9
+	VFMADD231PS     Z13, Z9, Z7
+	VBROADCASTI64X4 40(AX), Z12
+	VPSRLVW         Z1, Z12, Z12
+	VPANDD          Z0, Z12, Z12
+	VPSHUFB         Z12, Z2, Z12
+	VPERMPS         Z10, Z4, Z13
+	VPXORD          Z9, Z9, Z9
+	VPDPBUSD        64(CX), Z12, Z9
+	VCVTDQ2PS       Z9, Z9
+	VFMADD231PS     Z13, Z9, Z8
+	VBROADCASTI64X4 72(AX), Z12
+	VPSRLVW         Z1, Z12, Z12
+	VPANDD          Z0, Z12, Z12
+	VPSHUFB         Z12, Z2, Z12
+	VPERMPS         Z10, Z5, Z13
+	VPXORD          Z9, Z9, Z9
+	VPDPBUSD        128(CX), Z12, Z9
+	VCVTDQ2PS       Z9, Z9
+	VFMADD231PS     Z13, Z9, Z7
+	VBROADCASTI64X4 104(AX), Z12
+	VPSRLVW         Z1, Z12, Z12
+	VPANDD          Z0, Z12, Z12
+	VPSHUFB         Z12, Z2, Z12
+	VPERMPS         Z10, Z6, Z10
+	VPXORD          Z9, Z9, Z9
+	VPDPBUSD        192(CX), Z12, Z9
+	VCVTDQ2PS       Z9, Z9
+	VFMADD231PS     Z10, Z9, Z8
+	VMOVDQU32       gguf_quadsB8<>+0(SB), Z10
+	VPERMPS         Z11, Z10, Z10
+	VFNMADD231PS    768(CX), Z10, Z7
 	ADDQ            $0x00000088, AX
 	ADDQ            $0x00000340, CX
 	DECQ            DX
@@ -35393,20 +35449,21 @@ ggufZIQ4XS_1_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VEXTRACTF64X4 $0x01, Z7, Y9
-	VADDPS        Y9, Y7, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VADDPS        Z8, Z7, Z7
+	VEXTRACTF64X4 $0x01, Z7, Y10
+	VADDPS        Y10, Y7, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         CL, CL
 	JZ            ggufZIQ4XS_1_set0
-	VADDSS        (AX), X10, X10
+	VADDSS        (AX), X11, X11
 
 ggufZIQ4XS_1_set0:
-	VMOVSS X10, (AX)
+	VMOVSS X11, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)

@@ -20,7 +20,10 @@ import (
 //	            the type's layout (ggufLayoutB)
 //	[256, 512)  xs: f32 per lane (4 values) of each chunk: the scale of the
 //	            lane's group of 32
-//	[512, 768)  unused
+//	[512, 576)  XSI: f32 per weight-scale index of the unit (its 8 groups,
+//	            or 16 sub-blocks for q2_K, q3_K and q6_K): the activations'
+//	            scale there (the one-row kernels' prescale)
+//	[576, 768)  unused
 //	[768, 832)  A: f32 per quad of 4 lanes (16 values), in layout order:
 //	            xs·Σxq of the quad's sub-block, or of the whole group in
 //	            the group's first quad (32-value groups), 0 in its other;
@@ -29,7 +32,7 @@ const (
 	ggufUnitK     = 256
 	ggufUnitBytes = 832
 	ggufOffXS     = 256
-	ggufOffAux    = 512
+	ggufOffXSI    = 512
 	ggufOffA      = 768
 )
 
@@ -135,10 +138,20 @@ func ggufPrep(a *args) {
 // ggufUnit writes one unit (see the constants above).
 func ggufUnit(dst []byte, xq []int8, xs []float32, xsum []int32, layoutB bool, z int32, subs16 bool) {
 	q := dst[:ggufOffXS]
-	xsE := dst[ggufOffXS:ggufOffAux]
+	xsE := dst[ggufOffXS:ggufOffXSI]
+	xsi := dst[ggufOffXSI:ggufOffA]
 	A := dst[ggufOffA:ggufUnitBytes]
 	clear(A)
+
 	putF := func(b []byte, i int, v float32) { binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v)) }
+	clear(xsi)
+	for i := 0; i < 16; i++ {
+		if subs16 {
+			putF(xsi, i, xs[i/2])
+		} else if i < 8 {
+			putF(xsi, i, xs[i])
+		}
+	}
 	zf := float32(1) // A's factor: the zero point, for a type with one
 	if z != 0 {
 		zf = float32(z)

@@ -85,7 +85,12 @@ func yMakeConsts() {
 	}
 	c.spreadBits = b32("ggufy_spreadbits", sb...)
 	c.books = map[string]Mem{}
-	for name, b := range map[string]*[16]int{"iq4nl": &iq4nl, "mxfp4": &mxfp4} {
+	// (in a fixed order: the regenerated file must be the same bytes)
+	for _, nb := range []struct {
+		name string
+		b    *[16]int
+	}{{"iq4nl", &iq4nl}, {"mxfp4", &mxfp4}} {
+		name, b := nb.name, nb.b
 		var bs []byte
 		for _, v := range b {
 			bs = append(bs, byte(int8(v)))

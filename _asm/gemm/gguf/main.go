@@ -27,8 +27,11 @@
 // to f32 and spread over a chunk's lanes by VPERMPS.
 //
 // Per activation row and unit the prep writes 832 bytes: xq[256] (int8,
-// the layout's order), xs[64] (f32, one per lane), aux[64] (int32), A[16]
-// (f32, one per quad in the layout's order).
+// the layout's order), xs[64] (f32, one per lane), XSI[16] (f32, the
+// scale of each of the unit's weight-scale indices: 8 groups or 16
+// sub-blocks; a one-row kernel multiplies it into the weight scales once
+// per unit instead of xs into each chunk), 192 unused bytes, A[16] (f32,
+// one per quad in the layout's order).
 package main
 
 import (
@@ -45,7 +48,7 @@ import (
 const (
 	unitBytes = 832
 	offXS     = 256
-	offAux    = 512
+	offXSI    = 512 // f32 ×16: the activations' scale per scale index (8 groups, or 16 sub-blocks)
 	offA      = 768
 	maxM      = 8
 )
@@ -131,7 +134,10 @@ var consts struct {
 	gather map[int]Mem // block stride → the 8 block offsets
 	// two-bit shift counts (words) of chunk c: low half 2j0, high half 2j1
 	shift2    [4]Mem
-	shift6    [2]Mem // q6_K's high bits: par 0 → 0/2, par 1 → 4/6
+	shift6    [2]Mem // q6_K's high bits to bits 4–5 (see makeConsts)
+	c30       Mem
+	nibHi     Mem    // q4_K's row kernels: [0x0f ×32, 0xf0 ×32]
+	q4KHalf   Mem    // f32 1, 1/16 alternating: the odd groups' scales
 	hsel      [4]Mem // q3_K: the hmask bit of chunk c's two groups, per byte
 	q5sel     [4]Mem // q5_K: the qh bit of chunk c's two groups, per byte
 	one, one2 Mem    // dwords 1 and 2 (mxfp4's exponent), 32, 0x00200000
@@ -154,7 +160,12 @@ func makeConsts() {
 	c.c10 = bytesConst("gguf_c10", 0x10)
 	c.c80 = bytesConst("gguf_c80", 0x80)
 	c.books = map[string]Mem{}
-	for name, b := range map[string]*[16]int{"iq4nl": &iq4nl, "mxfp4": &mxfp4} {
+	// (in a fixed order: the regenerated file must be the same bytes)
+	for _, nb := range []struct {
+		name string
+		b    *[16]int
+	}{{"iq4nl", &iq4nl}, {"mxfp4", &mxfp4}} {
+		name, b := nb.name, nb.b
 		var bs []byte
 		for _, v := range b {
 			bs = append(bs, byte(v+128))
@@ -221,13 +232,32 @@ func makeConsts() {
 		c.hsel[ch] = bytesConst(fmt.Sprintf("gguf_hsel_%d", ch), hs...)
 		c.q5sel[ch] = bytesConst(fmt.Sprintf("gguf_q5sel_%d", ch), q5...)
 	}
-	for par := 0; par < 2; par++ {
+	// q6_K's high bits to bits 4–5: par 0 left by 4 (t = 0) and 2 (t = 1),
+	// par 1 right by 0 (t = 2) and 2 (t = 3)
+	for par, cnt := range [2][2]uint16{{4, 2}, {0, 2}} {
 		w := make([]uint16, 32)
 		for i := range w {
-			w[i] = uint16(2 * (2*par + i/16))
+			w[i] = cnt[i/16]
 		}
 		c.shift6[par] = wordsConst(fmt.Sprintf("gguf_shift6_%d", par), w)
 	}
+	c.c30 = bytesConst("gguf_c30", 0x30)
+	nh := make([]byte, 64)
+	for i := range nh {
+		nh[i] = 0x0f
+		if i >= 32 {
+			nh[i] = 0xf0
+		}
+	}
+	c.nibHi = bytesConst("gguf_nibhi", nh...)
+	half := make([]uint32, 16)
+	for i := range half {
+		half[i] = f32bits(1)
+		if i%2 == 1 {
+			half[i] = f32bits(1.0 / 16)
+		}
+	}
+	c.q4KHalf = dwordsConst("gguf_q4khalf", half)
 	c.one = dwordsConst("gguf_one", rep(1))
 	c.kPermP = dwordsConst("gguf_kpermp", []uint32{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11})
 	c.kPermQ = dwordsConst("gguf_kpermq", []uint32{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7})
@@ -559,12 +589,17 @@ func layoutKind(t gtype) string {
 // kernel hoisted them (hoist), registers: a zmm load per use would cost
 // the one-row decode a load slot per chunk for each.
 var cst struct {
-	nib, nibShift, c80, c03, book Op
+	nib, nibShift, c80, c03, c30, nibHi, book Op
 }
+
+// rowKernel is set while a row kernel (not the decoder) is emitted: its
+// q4_K chunks keep the high nibbles in place (chunk).
+var rowKernel bool
 
 // memConsts points cst at the constants in memory.
 func memConsts(t gtype) {
 	cst.nib, cst.nibShift, cst.c80, cst.c03 = consts.nib, consts.nibShift, consts.c80, consts.c03
+	cst.c30, cst.nibHi = consts.c30, consts.nibHi
 	cst.book = nil
 	if t.book != nil {
 		cst.book = bookMem(t)
@@ -585,8 +620,14 @@ func hoist(t gtype) {
 	case "Q2K", "Q3K":
 		cst.c03 = load(consts.c03)
 	case "Q6K":
-		cst.nib, cst.c03 = load(consts.nib), load(consts.c03)
-	case "Q4K", "Q5K", "IQ4XS":
+		cst.nib, cst.c30 = load(consts.nib), load(consts.c30)
+	case "Q4K":
+		if rowKernel {
+			cst.nibHi = load(consts.nibHi)
+		} else {
+			cst.nib, cst.nibShift = load(consts.nib), load(consts.nibShift)
+		}
+	case "Q5K", "IQ4XS":
 		cst.nib, cst.nibShift = load(consts.nib), load(consts.nibShift)
 	default: // the nibble pairs of the 32-value block types
 		cst.nib = load(consts.nib)
@@ -648,6 +689,14 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 		if t.name == "Q5K" {
 			off = 48
 		}
+		if t.name == "Q4K" && rowKernel {
+			// the high nibbles left in place (16u): one AND instead of a
+			// shift and an AND; the row kernel takes 1/16 of the odd
+			// groups' scales (q4KHalf)
+			VBROADCASTI64X4(Mem{Base: wp, Disp: off + 32*c}, z)
+			VPANDD(cst.nibHi, z, z)
+			break
+		}
 		nibbles32(Mem{Base: wp, Disp: off + 32*c}, z)
 		if t.name == "Q5K" {
 			if c == 0 {
@@ -689,10 +738,16 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 			VPSRLW(U8(4), st.l6, z)
 			VPANDD(cst.nib, z, z)
 		}
+		// the two high bits of t = 2par (low half), 2par+1 (high half)
+		// moved to bits 4–5 by one word shift each (left by 4 and 2, or
+		// right by 0 and 2); the neighbour byte's bits land outside 0x30
 		hi := ZMM()
-		VPSRLVW(consts.shift6[par], st.qh6, hi)
-		VPANDD(cst.c03, hi, hi)
-		VPSLLW(U8(4), hi, hi)
+		if par == 0 {
+			VPSLLVW(consts.shift6[0], st.qh6, hi)
+		} else {
+			VPSRLVW(consts.shift6[1], st.qh6, hi)
+		}
+		VPANDD(cst.c30, hi, hi)
 		VPORD(hi, z, z)
 	default:
 		panic(t.name)
@@ -758,6 +813,8 @@ func kernel(t gtype, m int) {
 		}
 		return b.Addr
 	}
+	rowKernel = true
+	defer func() { rowKernel = false }()
 	// the constants in registers where the rows leave them free (2 per
 	// row: an accumulator and a sum; the chunk's weights, scales and
 	// temporaries take ~8), the chunks' scale spreads too for few rows
@@ -783,6 +840,14 @@ func kernel(t gtype, m int) {
 		f[r] = ZMM()
 		VPXORD(f[r], f[r], f[r])
 	}
+	// one row: a second sum for the odd chunks, so that the unit's four
+	// FMAs into it are two chains (their latency, not the ports, bound a
+	// one-row kernel otherwise)
+	var f2 VecVirtual
+	if m == 1 {
+		f2 = ZMM()
+		VPXORD(f2, f2, f2)
+	}
 	// one int32 accumulator per row, reused by every chunk: a zeroing
 	// VPXORD reads its register, so a fresh one per chunk would be live
 	// (to avo) from the function's entry
@@ -806,6 +871,19 @@ func kernel(t gtype, m int) {
 		} else {
 			sc, mn = unitScales(t, wp, mask)
 		}
+		// the scales the chunks spread: for one row, the unit's scales
+		// times the row's (XSI, per scale index: the prep's), so that a
+		// chunk takes one FMA per row and no multiply
+		spreadFrom := sc
+		if t.name == "Q4K" {
+			spreadFrom = ZMM()
+			VMULPS(consts.q4KHalf, sc, spreadFrom) // the odd groups' nibbles are 16u
+		}
+		if m == 1 {
+			sx := ZMM()
+			VMULPS(x.at(0, offXSI), spreadFrom, sx)
+			spreadFrom = sx
+		}
 		var st unitState
 		n := nch
 		if n < 0 {
@@ -824,14 +902,20 @@ func kernel(t gtype, m int) {
 				idx = r
 			}
 			ws := ZMM()
-			VPERMPS(sc, idx, ws)
+			VPERMPS(spreadFrom, idx, ws)
 			for r := 0; r < m; r++ {
 				acc := accs[r]
 				VPXORD(acc, acc, acc)
 				VPDPBUSD(x.at(r, 64*c), u, acc)
 				VCVTDQ2PS(acc, acc)
-				VMULPS(x.at(r, offXS+64*c), acc, acc)
-				VFMADD231PS(ws, acc, f[r])
+				if m > 1 {
+					VMULPS(x.at(r, offXS+64*c), acc, acc)
+				}
+				if f2 != nil && c%2 == 1 {
+					VFMADD231PS(ws, acc, f2)
+				} else {
+					VFMADD231PS(ws, acc, f[r])
+				}
 			}
 		}
 		if tail != nil {
@@ -887,6 +971,9 @@ func kernel(t gtype, m int) {
 	yr := Load(Param("y"), GP64())
 	accFlag := Load(Param("acc"), GP8())
 	for r := 0; r < m; r++ {
+		if f2 != nil {
+			VADDPS(f2, f[r], f[r])
+		}
 		s := hsum(f[r])
 		TESTB(accFlag, accFlag)
 		JZ(LabelRef(fmt.Sprintf("%s_set%d", name, r)))
