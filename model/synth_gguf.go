@@ -74,7 +74,12 @@ func NewSynthGGUF(cfg *arch.Config, ft GGUFFileType, seed uint64) (*SynthGGUF, e
 	if _, err := ParseGGUFFileType(ft.Name); err != nil {
 		return nil, err
 	}
-	shapes := synthGGUFShapes(cfg)
+	return newSynthGGUF(cfg, ft, seed, synthGGUFShapes(cfg))
+}
+
+// newSynthGGUF is NewSynthGGUF with cfg's tensors (synthGGUFShapes)
+// given: they take a while to list for 48B, and do not depend on ft.
+func newSynthGGUF(cfg *arch.Config, ft GGUFFileType, seed uint64, shapes []GGUFTensorShape) (*SynthGGUF, error) {
 	types, err := LlamaQuantTypes(ft, cfg, shapes)
 	if err != nil {
 		return nil, err
