@@ -21,6 +21,10 @@ type PlanOptions struct {
 	Kimi48B bool   // --kimi48b (--synthetic): the built-in 48B config, no files
 	Fit     string // --fit: budgets, comma-separated
 	Preset  string // --preset: presets to evaluate, comma-separated
+	// GGUF (--gguf) plans llama.cpp's GGUF file types instead of krun's
+	// formats: the default for a GGUF MODEL (plan_gguf.go).
+	GGUF     bool
+	DiskRead string // --disk-read: the storage's read rate per second, for paged runs
 	FitFlags
 	Format string // -o
 }
@@ -123,8 +127,8 @@ func parseBudgets(s string) ([]int64, error) {
 func NewCmdPlan(f *cli.Factory, runF func(*PlanOptions) error) *cobra.Command {
 	opts := &PlanOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "plan (MODEL | --kimi48b) --fit SIZE[,SIZE...]",
-		Short: "Choose the weight formats that fit the model in a memory budget",
+		Use:   "plan (MODEL | --kimi48b) [--gguf] --fit SIZE[,SIZE...]",
+		Short: "Choose the weight formats, or the GGUF file type, that fit the model in a memory budget",
 		Long: cli.Doc(`
 			Plan the weight format of each tensor group — lm_head, attention
 			(KDA q/k/v/o, MLA q/kv_a/o), the KDA gates, the dense MLP, the
@@ -139,15 +143,53 @@ func NewCmdPlan(f *cli.Factory, runF func(*PlanOptions) error) *cobra.Command {
 			docs/plan.md. The embedding table stays in its checkpoint dtype and,
 			read one row per token, is not counted as resident.
 
-			MODEL is a checkpoint folder, a .kt model file or a GGUF file (only
-			its config is read); --kimi48b plans the built-in 48B config with
-			no files. --fit takes sizes like 24G (binary units), comma-separated
-			for several plans and a summary; --preset evaluates presets the same
-			way (their size and expected error). krun convert --fit writes the
-			plan's model file.
+			MODEL is a checkpoint folder, a .kt model file or, with --gguf=false,
+			a GGUF file (only its config is read); --kimi48b plans the built-in
+			48B config with no files. --fit takes sizes like 24G (binary units),
+			comma-separated for several plans and a summary; --preset evaluates
+			presets the same way (their size and expected error). krun convert
+			--fit writes the plan's model file.
+
+			GGUF files (--gguf, the default when MODEL is a GGUF file): which
+			llama.cpp file type of the model to download for a machine, and how
+			krun runs it. For a GGUF MODEL, the file first: its type
+			(general.file_type), size, bits per weight, the bytes a decoded
+			token reads (the matrices every token reads — attention, KDA gates,
+			dense MLP, shared experts, lm_head —, the routers and MLA's kv_b,
+			and the top-k routed experts of each MoE layer; not the embedding
+			row), and per budget whether it runs from RAM (the f32 copies, the
+			matrices, the KDA state, the MLA cache of --seqs × --ctx tokens and
+			the reserve fit: krun copies the matrices into memory, or maps them
+			and the page cache holds them) or paged (the file stays mapped and
+			the OS reads experts from disk as they are routed to). A paged run
+			is estimated assuming the page cache keeps the hot matrices and, in
+			the rest of the budget, an equal share of each layer's experts, and
+			that the router spreads tokens evenly over the experts: a token then
+			reads (1 − that share) of its routed experts' bytes from disk (less
+			where routing favours a few experts; read-ahead waste not counted).
+			--disk-read RATE (bytes per second, like 2G) turns those bytes into
+			a time per token. Then every file type llama-quantize makes (sizes
+			as it allocates the tensors without an importance matrix, computed
+			without writing a file: krun synth writes the same layout), best
+			first by bits per weight (f32, bf16 and f16 hold a bf16 checkpoint's
+			values: first, as equals), with each budget's verdict: RAM; mapped
+			(too large to copy, each matrix page-aligned, but the page cache
+			holds the whole file); paged N% (N% of the experts in RAM); or no
+			(the f32 copies and states alone exceed it). The best type that
+			runs from RAM or mapped is the recommendation (★), with how the
+			next better type and the file run paged. rel. error is ggml's
+			quantizer's relative RMS weight error on Gaussian rows
+			(docs/quant-error.md), weighted as the plans above weigh groups;
+			— for a type never measured (iq4_nl, iq4_xs, mxfp4). --kimi48b
+			--gguf prints the table for the built-in 48B config; a checkpoint
+			folder with --gguf for its config.
 		`) + exitCodes,
-		Example: "  krun plan --kimi48b --fit 24G\n  krun plan ./Kimi-Linear-48B-A3B-Instruct --fit 16G,24G,32G,64G --ctx 32768 -o md\n  krun plan --kimi48b --preset q8,q4,q4-all",
-		Args:    cobra.MaximumNArgs(1),
+		Example: "  krun plan --kimi48b --fit 24G\n" +
+			"  krun plan ./Kimi-Linear-48B-A3B-Instruct --fit 16G,24G,32G,64G --ctx 32768 -o md\n" +
+			"  krun plan --kimi48b --preset q8,q4,q4-all\n" +
+			"  krun plan Kimi-Linear-48B-A3B-Instruct-Q4_K_M.gguf --fit 16G,24G,32G\n" +
+			"  krun plan --kimi48b --gguf --fit 16G,24G,32G --disk-read 2G",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Model = args[0]
@@ -155,14 +197,29 @@ func NewCmdPlan(f *cli.Factory, runF func(*PlanOptions) error) *cobra.Command {
 			if (opts.Model == "") == !opts.Kimi48B {
 				return cli.Usagef("plan: give a MODEL (checkpoint folder, .kt or GGUF file) or --kimi48b, not both")
 			}
-			if opts.Fit == "" && opts.Preset == "" {
-				return cli.Usagef("plan: --fit SIZE (like 24G) or --preset NAME is required")
+			if !cmd.Flags().Changed("gguf") && opts.Model != "" && looksGGUF(opts.Model) {
+				opts.GGUF = true
 			}
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
+			if opts.GGUF {
+				if opts.Preset != "" || opts.Formats != "" {
+					return cli.Usagef("plan: --preset and --formats plan krun's own formats; not with --gguf (the default for a GGUF file: give --gguf=false)")
+				}
+			} else {
+				if opts.Fit == "" && opts.Preset == "" {
+					return cli.Usagef("plan: --fit SIZE (like 24G) or --preset NAME is required")
+				}
+				if opts.DiskRead != "" {
+					return cli.Usagef("plan: --disk-read is for --gguf plans")
+				}
+			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.GGUF {
+				return runPlanGGUF(opts)
 			}
 			return runPlan(opts)
 		},
@@ -171,6 +228,8 @@ func NewCmdPlan(f *cli.Factory, runF func(*PlanOptions) error) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.Kimi48B, "synthetic", false, "same as --kimi48b")
 	cmd.Flags().StringVar(&opts.Fit, "fit", "", "memory budgets, comma-separated (like 24G or 16G,24G,32G,64G)")
 	cmd.Flags().StringVar(&opts.Preset, "preset", "", "presets to evaluate, comma-separated ("+strings.Join(PresetNames(), ", ")+")")
+	cmd.Flags().BoolVar(&opts.GGUF, "gguf", false, "plan llama.cpp's GGUF file types: which one to run in each budget, from RAM or paged (default for a GGUF MODEL)")
+	cmd.Flags().StringVar(&opts.DiskRead, "disk-read", "", "--gguf: the storage's read rate per second (like 2G), for a paged run's time per token")
 	opts.FitFlags.register(cmd, "")
 	cmd.Flags().StringVarP(&opts.Format, "output", "o", "text", "table format: text or md")
 	return cmd
