@@ -50,6 +50,7 @@ func TestGGUFVariants(t *testing.T) {
 	for _, op := range allOps {
 		t.Run(op, func(t *testing.T) {
 			kerneltest.ForEachVariant(t, op, func(t *testing.T, v *kernel.Variant) {
+				kerneltest.SkipRepeatUnderEmulation(t, v)
 				for _, dt := range v.DTypes {
 					if !quant.IsGGUF(dt) {
 						continue
