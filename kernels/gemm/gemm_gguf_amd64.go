@@ -146,13 +146,21 @@ func ggufPanelsZ(a *args, p0, p1, worker int, prm kernel.Values) {
 		return
 	}
 	ks := ggufZ[t]
+	ggufRowCalls(a, ks[:], ggufUnitBytes, units, tail, r0, r1)
+}
+
+// ggufRowCalls runs rows [r0, r1) by the row kernels ks (ks[M] for M
+// activation rows, M < len(ks)), one call per tile of the activation
+// rows, whose prepared units are unitBytes each.
+func ggufRowCalls(a *args, ks []ggufKernel, unitBytes, units, tail, r0, r1 int) {
 	rb := a.w.RowBytes()
-	ld := units * ggufUnitBytes
+	ld := units * unitBytes
 	if tail > 0 {
-		ld += ggufUnitBytes
+		ld += unitBytes
 	}
-	for t0 := 0; t0 < a.m; t0 += ggufMaxM {
-		mt := min(ggufMaxM, a.m-t0)
+	maxM := len(ks) - 1
+	for t0 := 0; t0 < a.m; t0 += maxM {
+		mt := min(maxM, a.m-t0)
 		ks[mt](&a.w.Data[r0*rb], r1-r0, rb, units, tail, &a.pre.gg[t0*ld], ld, &a.y[t0*a.ldy+r0-a.ycol], a.ldy, a.acc)
 	}
 }

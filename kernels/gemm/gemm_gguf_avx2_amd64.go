@@ -49,15 +49,7 @@ func ggufPanelsY(a *args, p0, p1, worker int, prm kernel.Values) {
 		return
 	}
 	ks := ggufY[t]
-	rb := a.w.RowBytes()
-	ld := units * ggufUnitBytesY
-	if tail > 0 {
-		ld += ggufUnitBytesY
-	}
-	for t0 := 0; t0 < a.m; t0 += ggufMaxMY {
-		mt := min(ggufMaxMY, a.m-t0)
-		ks[mt](&a.w.Data[r0*rb], r1-r0, rb, units, tail, &a.pre.gg[t0*ld], ld, &a.y[t0*a.ldy+r0-a.ycol], a.ldy, a.acc)
-	}
+	ggufRowCalls(a, ks[:], ggufUnitBytesY, units, tail, r0, r1)
 }
 
 func init() {

@@ -97,6 +97,19 @@ func ggufUnits(t gguf.Type, k int) (units, tail int, ok bool) {
 // tail are zero; rows are that many units·ggufUnitBytes apart.
 func ggufPrep(a *args) {
 	t, _ := quant.GGUFType(a.w.DType)
+	layoutB, z, subs16 := ggufLayoutB(t), ggufZero(t), ggufSubs16(t)
+	ggufPrepUnits(a, ggufUnitBytes, func(dst []byte, xq []int8, xs []float32, xsum []int32) {
+		ggufUnit(dst, xq, xs, xsum, layoutB, z, subs16)
+	})
+}
+
+// ggufPrepUnits lays out a.pre.gg for the row kernels of a GGUF matrix
+// whose rows they take (ggufUnits; else it leaves a.pre nil): per row and
+// unit of 256 values, unitBytes written by fill from the unit's 256 int8
+// values and its 8 groups' scales and sums (a tail unit's past the row's
+// end zero); rows are the units' count·unitBytes apart.
+func ggufPrepUnits(a *args, unitBytes int, fill func(dst []byte, xq []int8, xs []float32, xsum []int32)) {
+	t, _ := quant.GGUFType(a.w.DType)
 	units, tail, ok := ggufUnits(t, a.k)
 	if !ok {
 		return
@@ -106,8 +119,7 @@ func ggufPrep(a *args) {
 		n++
 	}
 	p := &a.ws.pre
-	p.gg = grow(p.gg, a.m*n*ggufUnitBytes)
-	layoutB, z, subs16 := ggufLayoutB(t), ggufZero(t), ggufSubs16(t)
+	p.gg = grow(p.gg, a.m*n*unitBytes)
 	g := a.kp / quant.GroupK
 	var pad [ggufUnitK]int8
 	var padS [8]float32
@@ -117,9 +129,9 @@ func ggufPrep(a *args) {
 		xs := a.xs[r*g : (r+1)*g]
 		xsum := a.xsum[r*g : (r+1)*g]
 		for u := 0; u < n; u++ {
-			dst := p.gg[(r*n+u)*ggufUnitBytes:][:ggufUnitBytes]
+			dst := p.gg[(r*n+u)*unitBytes:][:unitBytes]
 			if u < units {
-				ggufUnit(dst, xq[u*ggufUnitK:][:ggufUnitK], xs[u*8:u*8+8], xsum[u*8:u*8+8], layoutB, z, subs16)
+				fill(dst, xq[u*ggufUnitK:][:ggufUnitK], xs[u*8:u*8+8], xsum[u*8:u*8+8])
 				continue
 			}
 			// the tail: its chunks, then zeros
@@ -129,7 +141,7 @@ func ggufPrep(a *args) {
 			copy(pad[:], xq[u*ggufUnitK:a.k])
 			copy(padS[:], xs[u*8:a.k/quant.GroupK])
 			copy(padSum[:], xsum[u*8:a.k/quant.GroupK])
-			ggufUnit(dst, pad[:], padS[:], padSum[:], layoutB, z, subs16)
+			fill(dst, pad[:], padS[:], padSum[:])
 		}
 	}
 	a.pre = p
@@ -281,39 +293,20 @@ const (
 // activations: per row its units and, for a tail, one more unit whose
 // values past the tail are zero.
 func ggufPrepY(a *args) {
-	t, _ := quant.GGUFType(a.w.DType)
-	units, tail, ok := ggufUnits(t, a.k)
-	if !ok {
-		return
-	}
-	n := units
-	if tail > 0 {
-		n++
-	}
-	p := &a.ws.pre
-	p.gg = grow(p.gg, a.m*n*ggufUnitBytesY)
-	g := a.kp / quant.GroupK
-	for r := 0; r < a.m; r++ {
-		xq := a.xq[r*a.kp : (r+1)*a.kp]
-		xs := a.xs[r*g : (r+1)*g]
-		for u := 0; u < n; u++ {
-			dst := p.gg[(r*n+u)*ggufUnitBytesY:][:ggufUnitBytesY]
-			clear(dst)
-			vals := xq[u*ggufUnitK : min((u+1)*ggufUnitK, a.k)]
-			copy(dst, unsafeBytes(vals))
-			for gi := 0; gi < len(vals)/quant.GroupK; gi++ {
-				s := xs[u*8+gi]
-				binary.LittleEndian.PutUint32(dst[ggufOffXSY+4*gi:], math.Float32bits(s))
-				for h := 0; h < 2; h++ {
-					var sum int32
-					for _, v := range vals[32*gi+16*h : 32*gi+16*h+16] {
-						sum += int32(v)
-					}
-					binary.LittleEndian.PutUint32(dst[ggufOffXS16Y+4*(2*gi+h):], math.Float32bits(s))
-					binary.LittleEndian.PutUint32(dst[ggufOffAY+4*(2*gi+h):], math.Float32bits(s*float32(sum)))
+	ggufPrepUnits(a, ggufUnitBytesY, func(dst []byte, xq []int8, xs []float32, _ []int32) {
+		clear(dst)
+		copy(dst, unsafeBytes(xq))
+		for gi := 0; gi < 8; gi++ {
+			s := xs[gi]
+			binary.LittleEndian.PutUint32(dst[ggufOffXSY+4*gi:], math.Float32bits(s))
+			for h := 0; h < 2; h++ {
+				var sum int32
+				for _, v := range xq[32*gi+16*h : 32*gi+16*h+16] {
+					sum += int32(v)
 				}
+				binary.LittleEndian.PutUint32(dst[ggufOffXS16Y+4*(2*gi+h):], math.Float32bits(s))
+				binary.LittleEndian.PutUint32(dst[ggufOffAY+4*(2*gi+h):], math.Float32bits(s*float32(sum)))
 			}
 		}
-	}
-	a.pre = p
+	})
 }

@@ -255,14 +255,7 @@ func yScales(t gtype, wp, nblk Register) (sc, sc2 VecVirtual, mn [2]VecVirtual) 
 		VMULPS(dm, m8, m8)
 	case "IQ4XS":
 		d := yHalfBcast(Mem{Base: wp})
-		lo, hi, tt := GP64(), GP64(), GP64()
-		MOVL(Mem{Base: wp, Disp: 4}, lo.As32())
-		spreadBits(lo, tt, 4)
-		MOVWLZX(Mem{Base: wp, Disp: 2}, hi.As32())
-		spreadBits(hi, tt, 2)
-		SHLQ(U8(4), hi)
-		ORQ(hi, lo)
-		sc = yBytesF32(lo, true)
+		sc = yBytesF32(iq4xsCodes(wp), true)
 		VMULPS(d, sc, sc)
 	case "Q2K":
 		d, dm := yHalfBcast(Mem{Base: wp, Disp: 80}), yHalfBcast(Mem{Base: wp, Disp: 82})
@@ -570,13 +563,6 @@ func kernelY(t gtype, m int) {
 		"\t\ty[r·ldy+i] (+)= Σ_groups Σ_{16 values} s·xs·Σ_j w_j·xq[r,j] − mn·A[r]",
 		"",
 		"(see the generator, _asm/gemm/gguf/avx2.go).")
-	addr := func(p string) Mem {
-		b, err := Param(p).Resolve()
-		if err != nil {
-			panic(err)
-		}
-		return b.Addr
-	}
 	slots := AllocLocal(64 * m) // each row's combined scales of the unit
 	yInitConsts()
 	Label(name + "_row")
@@ -685,11 +671,7 @@ func kernelY(t gtype, m int) {
 		body(6, tail)
 	}
 	Label(name + "_sums")
-	ldy := Load(Param("ldy"), GP64())
-	SHLQ(U8(2), ldy)
-	yr := Load(Param("y"), GP64())
-	accFlag := Load(Param("acc"), GP8())
-	for r := 0; r < m; r++ {
+	rowEpilogue(name, m, func(r int) VecVirtual {
 		x := XMM()
 		VEXTRACTF128(U8(1), f[r], x)
 		VADDPS(f[r].AsX(), x, x)
@@ -698,22 +680,8 @@ func kernelY(t gtype, m int) {
 		VADDPS(z, x, x)
 		VMOVSHDUP(x, z)
 		VADDSS(z, x, x)
-		TESTB(accFlag, accFlag)
-		JZ(LabelRef(fmt.Sprintf("%s_set%d", name, r)))
-		VADDSS(Mem{Base: yr}, x, x)
-		Label(fmt.Sprintf("%s_set%d", name, r))
-		VMOVSS(x, Mem{Base: yr})
-		if r+1 < m {
-			ADDQ(ldy, yr)
-		}
-	}
-	ADDQ(U8(4), addr("y"))
-	rb := Load(Param("rowBytes"), GP64())
-	ADDQ(rb, addr("w"))
-	DECQ(addr("nrows"))
-	JNZ(LabelRef(name + "_row"))
-	VZEROUPPER()
-	RET()
+		return x
+	})
 }
 
 // mainAVX2 generates the AVX2 kernels.

@@ -467,14 +467,7 @@ func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtua
 		// ls_g = scales_l nibble g | (scales_h >> 2g & 3) << 4: the 8
 		// nibbles of scales_l (bytes 4–7) and the 8 two-bit fields of
 		// scales_h (bytes 2–3) spread one to a byte
-		lo, hi, t := GP64(), GP64(), GP64()
-		MOVL(Mem{Base: wp, Disp: 4}, lo.As32())
-		spreadBits(lo, t, 4)
-		MOVWLZX(Mem{Base: wp, Disp: 2}, hi.As32())
-		spreadBits(hi, t, 2)
-		SHLQ(U8(4), hi)
-		ORQ(hi, lo)
-		sc = bytesToF32(lo, true)
+		sc = bytesToF32(iq4xsCodes(wp), true)
 		VMULPS(d, sc, sc)
 	case "Q2K":
 		d, dm := f16Bcast(Mem{Base: wp, Disp: 80}), f16Bcast(Mem{Base: wp, Disp: 82})
@@ -490,36 +483,7 @@ func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtua
 		return sc, mn // 16 sub-blocks: already in quad order
 	case "Q3K":
 		d := f16Bcast(Mem{Base: wp, Disp: 108})
-		q, h := GP64(), GP64()
-		MOVQ(Mem{Base: wp, Disp: 96}, q)
-		MOVL(Mem{Base: wp, Disp: 104}, h.As32())
-		m := GP64()
-		MOVQ(U64(0x0f0f0f0f0f0f0f0f), m)
-		lo0, lo1 := GP64(), GP64()
-		MOVQ(q, lo0)
-		ANDQ(m, lo0)
-		MOVQ(q, lo1)
-		SHRQ(U8(4), lo1)
-		ANDQ(m, lo1)
-		// the high two bits of code s are bits 2(s/4)… of byte 8 + s%4
-		hb := func(shift int) Register {
-			r := GP64()
-			MOVL(h.As32(), r.As32())
-			if shift > 0 {
-				SHRL(U8(shift), r.As32())
-			}
-			ANDL(U32(0x03030303), r.As32())
-			return r
-		}
-		h0, h1, h2, h3 := hb(0), hb(2), hb(4), hb(6)
-		SHLQ(U8(32), h1)
-		ORQ(h1, h0)
-		SHLQ(U8(4), h0)
-		ORQ(h0, lo0)
-		SHLQ(U8(32), h3)
-		ORQ(h3, h2)
-		SHLQ(U8(4), h2)
-		ORQ(h2, lo1)
+		lo0, lo1 := q3Codes(wp)
 		x := XMM()
 		VMOVQ(lo0, x)
 		VPINSRQ(U8(1), lo1, x, x)
@@ -547,6 +511,20 @@ func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtua
 		VPERMPS(mn, idx, mn)
 	}
 	return sc, mn
+}
+
+// iq4xsCodes gathers an iq4_xs block's 8 6-bit scale codes ls_g (the
+// nibbles of scales_l and the two-bit fields of scales_h) into the bytes of
+// a GP register.
+func iq4xsCodes(wp Register) Register {
+	lo, hi, t := GP64(), GP64(), GP64()
+	MOVL(Mem{Base: wp, Disp: 4}, lo.As32())
+	spreadBits(lo, t, 4)
+	MOVWLZX(Mem{Base: wp, Disp: 2}, hi.As32())
+	spreadBits(hi, t, 2)
+	SHLQ(U8(4), hi)
+	ORQ(hi, lo)
+	return lo
 }
 
 // spreadBits moves the fields of width w (4 or 2) of v's low 32 (w = 4) or
@@ -804,15 +782,6 @@ func kernel(t gtype, m int) {
 		"",
 		"with u the weights as unsigned bytes in the activations' order and s their",
 		"scales spread over the lanes (see the generator, _asm/gemm/gguf).")
-	// w, y and nrows walk the rows in their argument slots (the unit loop
-	// needs the registers)
-	addr := func(p string) Mem {
-		b, err := Param(p).Resolve()
-		if err != nil {
-			panic(err)
-		}
-		return b.Addr
-	}
 	rowKernel = true
 	defer func() { rowKernel = false }()
 	// the constants in registers where the rows leave them free (2 per
@@ -966,31 +935,12 @@ func kernel(t gtype, m int) {
 	Label(name + "_sums")
 
 	// the rows' sums into y (acc: added to it)
-	ldy := Load(Param("ldy"), GP64())
-	SHLQ(U8(2), ldy)
-	yr := Load(Param("y"), GP64())
-	accFlag := Load(Param("acc"), GP8())
-	for r := 0; r < m; r++ {
+	rowEpilogue(name, m, func(r int) VecVirtual {
 		if f2 != nil {
 			VADDPS(f2, f[r], f[r])
 		}
-		s := hsum(f[r])
-		TESTB(accFlag, accFlag)
-		JZ(LabelRef(fmt.Sprintf("%s_set%d", name, r)))
-		VADDSS(Mem{Base: yr}, s, s)
-		Label(fmt.Sprintf("%s_set%d", name, r))
-		VMOVSS(s, Mem{Base: yr})
-		if r+1 < m {
-			ADDQ(ldy, yr)
-		}
-	}
-	ADDQ(U8(4), addr("y"))
-	rb := Load(Param("rowBytes"), GP64())
-	ADDQ(rb, addr("w"))
-	DECQ(addr("nrows"))
-	JNZ(LabelRef(name + "_row"))
-	VZEROUPPER()
-	RET()
+		return hsum(f[r])
+	})
 }
 
 // mxfp4UnitScales: 2^(e−128) for the unit's 8 exponent bytes, bit for bit
@@ -1010,6 +960,44 @@ func mxfp4UnitScales(t gtype, wp, mask Register) VecVirtual {
 	VPCMPUD(U8(1), consts.one2, e, k) // e < 2
 	VMOVDQA32(b, k, a.AsY())
 	return a
+}
+
+// paramAddr is an argument's stack slot: w, y and nrows walk the rows
+// there (a row kernel's unit loop needs the registers).
+func paramAddr(p string) Mem {
+	b, err := Param(p).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// rowEpilogue ends a row kernel's row: each activation row's sum (sum(r),
+// in an xmm's low lane) stored at y + r·ldy (acc: added to it), then w,
+// y and nrows moved on to the next weight row and the loop closed.
+func rowEpilogue(name string, m int, sum func(r int) VecVirtual) {
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(U8(2), ldy)
+	yr := Load(Param("y"), GP64())
+	accFlag := Load(Param("acc"), GP8())
+	for r := 0; r < m; r++ {
+		s := sum(r)
+		TESTB(accFlag, accFlag)
+		JZ(LabelRef(fmt.Sprintf("%s_set%d", name, r)))
+		VADDSS(Mem{Base: yr}, s, s)
+		Label(fmt.Sprintf("%s_set%d", name, r))
+		VMOVSS(s, Mem{Base: yr})
+		if r+1 < m {
+			ADDQ(ldy, yr)
+		}
+	}
+	ADDQ(U8(4), paramAddr("y"))
+	rb := Load(Param("rowBytes"), GP64())
+	ADDQ(rb, paramAddr("w"))
+	DECQ(paramAddr("nrows"))
+	JNZ(LabelRef(name + "_row"))
+	VZEROUPPER()
+	RET()
 }
 
 // hsum adds the 16 lanes of f into the low lane of an xmm.
@@ -1300,13 +1288,6 @@ func floatKernel(kind string, m int) {
 		"(rowBytes apart) of k values, k a multiple of 32:",
 		"",
 		fmt.Sprintf("\tfor i < nrows, r < %d: y[r·ldy+i] (+)= Σ_j float32(w[i,j])·x[r·ldx+j]", m))
-	addr := func(p string) Mem {
-		b, err := Param(p).Resolve()
-		if err != nil {
-			panic(err)
-		}
-		return b.Addr
-	}
 	Label(name + "_row")
 	wp := Load(Param("w"), GP64())
 	xp := Load(Param("x"), GP64())
@@ -1352,29 +1333,10 @@ func floatKernel(kind string, m int) {
 	ADDQ(U8(128), xp)
 	DECQ(n)
 	JNZ(LabelRef(name + "_k"))
-	ldy := Load(Param("ldy"), GP64())
-	SHLQ(U8(2), ldy)
-	yr := Load(Param("y"), GP64())
-	accFlag := Load(Param("acc"), GP8())
-	for r := 0; r < m; r++ {
+	rowEpilogue(name, m, func(r int) VecVirtual {
 		VADDPS(f[r][1], f[r][0], f[r][0])
-		s := hsum(f[r][0])
-		TESTB(accFlag, accFlag)
-		JZ(LabelRef(fmt.Sprintf("%s_set%d", name, r)))
-		VADDSS(Mem{Base: yr}, s, s)
-		Label(fmt.Sprintf("%s_set%d", name, r))
-		VMOVSS(s, Mem{Base: yr})
-		if r+1 < m {
-			ADDQ(ldy, yr)
-		}
-	}
-	ADDQ(U8(4), addr("y"))
-	rb := Load(Param("rowBytes"), GP64())
-	ADDQ(rb, addr("w"))
-	DECQ(addr("nrows"))
-	JNZ(LabelRef(name + "_row"))
-	VZEROUPPER()
-	RET()
+		return hsum(f[r][0])
+	})
 }
 
 var isa = flag.String("isa", "avx512", "avx512 or avx2")
