@@ -149,16 +149,7 @@ func yZero(t gtype) int {
 // ---- scales --------------------------------------------------------------
 
 // yHalfBcast widens the f16 at m and broadcasts it to a ymm.
-func yHalfBcast(m Mem) VecVirtual {
-	g := GP32()
-	MOVWLZX(m, g)
-	x := XMM()
-	VMOVD(g, x)
-	VCVTPH2PS(x, x)
-	y := YMM()
-	VBROADCASTSS(x, y)
-	return y
-}
+func yHalfBcast(m Mem) VecVirtual { return halfBcast(m, YMM) }
 
 // yBytesF32 widens the 8 unsigned bytes of g to f32 (sub: less 32).
 func yBytesF32(g Register, sub bool) VecVirtual {

@@ -360,15 +360,19 @@ func (ra rowAddr) advance(n int) {
 // ---- scales ----------------------------------------------------------------
 
 // f16Bcast widens the f16 at m and broadcasts it to a zmm.
-func f16Bcast(m Mem) VecVirtual {
+func f16Bcast(m Mem) VecVirtual { return halfBcast(m, ZMM) }
+
+// halfBcast widens the f16 at m and broadcasts it to a new register of
+// newVec's width (ZMM or YMM).
+func halfBcast(m Mem, newVec func() VecVirtual) VecVirtual {
 	g := GP32()
 	MOVWLZX(m, g)
 	x := XMM()
 	VMOVD(g, x)
 	VCVTPH2PS(x, x)
-	z := ZMM()
-	VBROADCASTSS(x, z)
-	return z
+	v := newVec()
+	VBROADCASTSS(x, v)
+	return v
 }
 
 // bytesToF32 widens the 8 unsigned bytes of g (a GP64) to 8 f32 in a zmm's
@@ -416,15 +420,27 @@ func half8(d VecVirtual, hi bool) VecVirtual {
 	return z
 }
 
-// unitScales emits the unit's weight scales sc (f32: 8 or 16 lanes) and,
-// for a type with a min, its quad-ordered mins mn.
-func unitScales(t gtype, wp, mask Register) (sc, mn VecVirtual) {
-	return unitScalesOrder(t, wp, mask, false)
+// unitHead loads the scales (and mins) of the unit at wp, as
+// unitScalesOrder with natural or, for MXFP4, mxfp4UnitScales; tail (nil
+// for a whole unit) is the chunks of a tail, whose 2·tail blocks alone are
+// read: mask = 2^(2·tail) − 1.
+func unitHead(t gtype, wp, tail Register, natural bool) (sc, mn VecVirtual) {
+	var mask Register
+	if tail != nil {
+		mask = GP64()
+		LEAQ(consts.tailMask, mask)
+		MOVBQZX(Mem{Base: mask, Index: tail, Scale: 1}, mask)
+	}
+	if t.name == "MXFP4" {
+		return mxfp4UnitScales(t, wp, mask), nil
+	}
+	return unitScalesOrder(t, wp, mask, natural)
 }
 
-// unitScalesOrder is unitScales with, for natural, the mins in the order
-// of the unit's sub-blocks of 16 (the decoded tiles') rather than the
-// row kernels' quad order (the same for layout A).
+// unitScalesOrder emits the unit's weight scales sc (f32: 8 or 16 lanes)
+// and, for a type with a min, its mins mn: for natural in the order of the
+// unit's sub-blocks of 16 (the decoded tiles'), else in the row kernels'
+// quad order (the same for layout A).
 func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtual) {
 	switch t.name {
 	case "Q8_0", "Q4_0", "Q5_0", "IQ4NL":
@@ -827,19 +843,7 @@ func kernel(t gtype, m int) {
 	// body emits the chunks [0, nch) of a unit (nch < 0: a tail of −nch
 	// chunks at most, tail in a register, the gather masked to its blocks)
 	body := func(nch int, tail Register) {
-		var mask Register
-		if tail != nil {
-			// the tail's 2·tail blocks: mask = 2^(2·tail) − 1
-			mask = GP64()
-			LEAQ(consts.tailMask, mask)
-			MOVBQZX(Mem{Base: mask, Index: tail, Scale: 1}, mask)
-		}
-		var sc, mn VecVirtual
-		if t.name == "MXFP4" {
-			sc = mxfp4UnitScales(t, wp, mask)
-		} else {
-			sc, mn = unitScales(t, wp, mask)
-		}
+		sc, mn := unitHead(t, wp, tail, false)
 		// the scales the chunks spread: for one row, the unit's scales
 		// times the row's (XSI, per scale index: the prep's), so that a
 		// chunk takes one FMA per row and no multiply
@@ -1058,18 +1062,7 @@ func decoder(t gtype) {
 	wp := Load(Param("w"), GP64())
 	dp := Load(Param("dst"), GP64())
 	body := func(tail Register) {
-		var mask Register
-		if tail != nil {
-			mask = GP64()
-			LEAQ(consts.tailMask, mask)
-			MOVBQZX(Mem{Base: mask, Index: tail, Scale: 1}, mask)
-		}
-		var sc, mn VecVirtual
-		if t.name == "MXFP4" {
-			sc = mxfp4UnitScales(t, wp, mask)
-		} else {
-			sc, mn = unitScalesOrder(t, wp, mask, true)
-		}
+		sc, mn := unitHead(t, wp, tail, true)
 		// s per sub-block of 16
 		if !t.subs16 {
 			idx := ZMM()
