@@ -142,7 +142,7 @@ var consts struct {
 	q5sel     [4]Mem // q5_K: the qh bit of chunk c's two groups, per byte
 	one, one2 Mem    // dwords 1 and 2 (mxfp4's exponent), 32, 0x00200000
 	tailMask  Mem    // the blocks of a tail of 0…3 chunks: 0, 3, 15, 63
-	// q4_K/q5_K's scale decode (unitScales) and their mins' quad order
+	// q4_K/q5_K's scale decode (unitScalesOrder) and their mins' quad order
 	kPermP, kPermQ, kShift, kMaskLo, kMaskHi, kPermD, quadsK Mem
 	nibShift                                                 Mem // words: 0 in the low half, 4 in the high
 	// the decoder: layout B's qword order to natural, per-16 spread of 8
