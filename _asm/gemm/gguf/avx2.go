@@ -522,31 +522,14 @@ func yGroup(t gtype, wp Register, g int, st *yState) VecVirtual {
 
 // ---- the kernel ------------------------------------------------------------
 
-// yRows addresses activation row r (r < 4) at x0 + r·ldx.
-type yRows struct {
-	x0, s, s3 Register
-}
-
-func (ra yRows) at(r, disp int) Mem {
-	switch r {
-	case 1:
-		return Mem{Base: ra.x0, Index: ra.s, Scale: 1, Disp: disp}
-	case 2:
-		return Mem{Base: ra.x0, Index: ra.s, Scale: 2, Disp: disp}
-	case 3:
-		return Mem{Base: ra.x0, Index: ra.s3, Scale: 1, Disp: disp}
-	}
-	return Mem{Base: ra.x0, Disp: disp}
-}
-
 func kernelY(t gtype, m int) {
 	name := fmt.Sprintf("ggufY%s_%d", t.name, m)
 	TEXT(name, NOSPLIT, signature)
-	rows := "rows"
+	rowWord := "rows"
 	if m == 1 {
-		rows = "row"
+		rowWord = "row"
 	}
-	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", name, m, rows, t.name),
+	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", name, m, rowWord, t.name),
 		"256 values each (then tail chunks of 64), from the activations prepared at xa (rows ldx bytes",
 		"apart; ggufPrepY), per group of 32 values (sub-blocks of 16: scales s, mins mn):",
 		"",
@@ -558,14 +541,7 @@ func kernelY(t gtype, m int) {
 	yInitConsts()
 	Label(name + "_row")
 	wp := Load(Param("w"), GP64())
-	ra := yRows{x0: Load(Param("xa"), GP64())}
-	if m > 1 {
-		ra.s = Load(Param("ldx"), GP64())
-		if m > 3 {
-			ra.s3 = GP64()
-			LEAQ(Mem{Base: ra.s, Index: ra.s, Scale: 2}, ra.s3)
-		}
-	}
+	ra := loadRows(m)
 	f := make([]VecVirtual, m)
 	for r := range f {
 		f[r] = YMM()
@@ -584,12 +560,12 @@ func kernelY(t gtype, m int) {
 		for r := 0; r < m; r++ {
 			p := YMM()
 			if sc2 == nil {
-				VMULPS(ra.at(r, yXS), sc, p)
+				VMULPS(ra.At(r, yXS), sc, p)
 				VMOVUPS(p, slots.Offset(64*r))
 			} else {
-				VMULPS(ra.at(r, yXS16), sc, p)
+				VMULPS(ra.At(r, yXS16), sc, p)
 				VMOVUPS(p, slots.Offset(64*r))
-				VMULPS(ra.at(r, yXS16+32), sc2, p)
+				VMULPS(ra.At(r, yXS16+32), sc2, p)
 				VMOVUPS(p, slots.Offset(64*r+32))
 			}
 		}
@@ -608,11 +584,11 @@ func kernelY(t gtype, m int) {
 			for r := 0; r < m; r++ {
 				p := YMM()
 				if ySigned(t) {
-					VMOVDQU(ra.at(r, 32*g), p)
+					VMOVDQU(ra.At(r, 32*g), p)
 					VPSIGNB(w, p, p) // the activations' signs flipped where v < 0
 					VPMADDUBSW(p, u, p)
 				} else {
-					VPMADDUBSW(ra.at(r, 32*g), u, p)
+					VPMADDUBSW(ra.At(r, 32*g), u, p)
 				}
 				VPMADDWD(yConsts.ones16, p, p)
 				VCVTDQ2PS(p, p)
@@ -634,9 +610,9 @@ func kernelY(t gtype, m int) {
 			for r := 0; r < m; r++ {
 				for h := 0; h < 2; h++ {
 					if t.min > 0 {
-						VFMADD231PS(ra.at(r, yA+32*h), mn[h], f[r])
+						VFMADD231PS(ra.At(r, yA+32*h), mn[h], f[r])
 					} else {
-						VFNMADD231PS(ra.at(r, yA+32*h), mn[h], f[r])
+						VFNMADD231PS(ra.At(r, yA+32*h), mn[h], f[r])
 					}
 				}
 			}
@@ -651,7 +627,7 @@ func kernelY(t gtype, m int) {
 	}
 	body(8, nil)
 	ADDQ(U32(t.unitW()), wp)
-	ADDQ(U32(yUnit), ra.x0)
+	ra.Advance(U32(yUnit))
 	DECQ(units)
 	JNZ(LabelRef(name + "_unit"))
 	Label(name + "_tail")

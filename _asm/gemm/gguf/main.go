@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ktune/ktune/_asm/internal/rows"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -313,48 +314,13 @@ func rep(v uint32) []uint32 {
 
 // ---- activation rows -----------------------------------------------------
 
-// rowAddr addresses activation row r: rows 4q…4q+3 at base[q] + {0, s, 2s, 3s}.
-type rowAddr struct {
-	base  []Register
-	s, s3 Register
-}
-
-func loadRows(m int) rowAddr {
+// loadRows addresses the m activation rows at xa (stride ldx).
+func loadRows(m int) rows.Addr {
 	xp := Load(Param("xa"), GP64())
-	ra := rowAddr{base: []Register{xp}}
 	if m == 1 {
-		return ra
+		return rows.New(1, xp, nil)
 	}
-	ra.s = Load(Param("ldx"), GP64())
-	if m > 3 {
-		ra.s3 = GP64()
-		LEAQ(Mem{Base: ra.s, Index: ra.s, Scale: 2}, ra.s3)
-	}
-	for q := 1; q*4 < m; q++ {
-		b := GP64()
-		LEAQ(Mem{Base: ra.base[q-1], Index: ra.s, Scale: 4}, b)
-		ra.base = append(ra.base, b)
-	}
-	return ra
-}
-
-func (ra rowAddr) at(r, disp int) Mem {
-	b := ra.base[r/4]
-	switch r % 4 {
-	case 1:
-		return Mem{Base: b, Index: ra.s, Scale: 1, Disp: disp}
-	case 2:
-		return Mem{Base: b, Index: ra.s, Scale: 2, Disp: disp}
-	case 3:
-		return Mem{Base: b, Index: ra.s3, Scale: 1, Disp: disp}
-	}
-	return Mem{Base: b, Disp: disp}
-}
-
-func (ra rowAddr) advance(n int) {
-	for _, b := range ra.base {
-		ADDQ(U32(n), b)
-	}
+	return rows.New(m, xp, Load(Param("ldx"), GP64()))
 }
 
 // ---- scales ----------------------------------------------------------------
@@ -779,9 +745,9 @@ func bookMem(t gtype) Mem {
 func kernel(t gtype, m int) {
 	name := fmt.Sprintf("ggufZ%s_%d", t.name, m)
 	TEXT(name, NOSPLIT, signature)
-	rows := "rows"
+	rowWord := "rows"
 	if m == 1 {
-		rows = "row"
+		rowWord = "row"
 	}
 	minLine := ""
 	switch t.min {
@@ -790,7 +756,7 @@ func kernel(t gtype, m int) {
 	case +1:
 		minLine = " + m[q]·A[r,q]"
 	}
-	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", name, m, rows, t.name),
+	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", name, m, rowWord, t.name),
 		"256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):",
 		"",
 		fmt.Sprintf("\tfor i < nrows, r < %d:", m),
@@ -854,7 +820,7 @@ func kernel(t gtype, m int) {
 		}
 		if m == 1 {
 			sx := ZMM()
-			VMULPS(x.at(0, offXSI), spreadFrom, sx)
+			VMULPS(x.At(0, offXSI), spreadFrom, sx)
 			spreadFrom = sx
 		}
 		var st unitState
@@ -879,10 +845,10 @@ func kernel(t gtype, m int) {
 			for r := 0; r < m; r++ {
 				acc := accs[r]
 				VPXORD(acc, acc, acc)
-				VPDPBUSD(x.at(r, 64*c), u, acc)
+				VPDPBUSD(x.At(r, 64*c), u, acc)
 				VCVTDQ2PS(acc, acc)
 				if m > 1 {
-					VMULPS(x.at(r, offXS+64*c), acc, acc)
+					VMULPS(x.At(r, offXS+64*c), acc, acc)
 				}
 				if f2 != nil && c%2 == 1 {
 					VFMADD231PS(ws, acc, f2)
@@ -909,9 +875,9 @@ func kernel(t gtype, m int) {
 		if mn != nil {
 			for r := 0; r < m; r++ {
 				if t.min > 0 {
-					VFMADD231PS(x.at(r, offA), mn, f[r])
+					VFMADD231PS(x.At(r, offA), mn, f[r])
 				} else {
-					VFNMADD231PS(x.at(r, offA), mn, f[r])
+					VFNMADD231PS(x.At(r, offA), mn, f[r])
 				}
 			}
 		}
@@ -925,7 +891,7 @@ func kernel(t gtype, m int) {
 	}
 	body(4, nil)
 	ADDQ(U32(t.unitW()), wp)
-	x.advance(unitBytes)
+	x.Advance(U32(unitBytes))
 	DECQ(units)
 	JNZ(LabelRef(name + "_unit"))
 	Label(name + "_tail")
@@ -1184,12 +1150,7 @@ func tile(flush16, min bool) {
 		"",
 		fmt.Sprintf("over the sub-blocks q of 16 (flushed per %s), u = x + 128 (see _asm/gemm/gguf).", map[bool]string{true: "16", false: "32"}[flush16]))
 	wd := Load(Param("wd"), GP64())
-	ra := rowAddr{base: []Register{wd}, s: Load(Param("ldw"), GP64())}
-	ra.s3 = GP64()
-	LEAQ(Mem{Base: ra.s, Index: ra.s, Scale: 2}, ra.s3)
-	b1 := GP64()
-	LEAQ(Mem{Base: wd, Index: ra.s, Scale: 4}, b1)
-	ra.base = append(ra.base, b1)
+	ra := rows.New(8, wd, Load(Param("ldw"), GP64()))
 	ap := Load(Param("act"), GP64())
 	f := make([]VecVirtual, tileRows)
 	for i := range f {
@@ -1224,18 +1185,18 @@ func tile(flush16, min bool) {
 				q := 2*gi + h // the sub-block's slot in the unit's meta
 				VPXORD(acc, acc, acc)
 				for j := hr[0]; j < hr[1]; j++ {
-					VPDPBUSD_BCST(ra.at(i, 32*gi+4*j), lines[j], acc)
+					VPDPBUSD_BCST(ra.At(i, 32*gi+4*j), lines[j], acc)
 				}
-				VPADDD_BCST(ra.at(i, decC+4*q), acc, acc)
+				VPADDD_BCST(ra.At(i, decC+4*q), acc, acc)
 				if !flush16 {
-					VPADDD_BCST(ra.at(i, decC+4*(q+1)), acc, acc)
+					VPADDD_BCST(ra.At(i, decC+4*(q+1)), acc, acc)
 				}
 				VCVTDQ2PS(acc, acc)
 				t := ZMM()
-				VMULPS_BCST(ra.at(i, decS+4*q), xs, t)
+				VMULPS_BCST(ra.At(i, decS+4*q), xs, t)
 				VFMADD231PS(t, acc, f[i])
 				if min {
-					VFNMADD231PS_BCST(ra.at(i, decMn+4*q), as[h], f[i])
+					VFNMADD231PS_BCST(ra.At(i, decMn+4*q), as[h], f[i])
 				}
 			}
 		}
@@ -1248,7 +1209,7 @@ func tile(flush16, min bool) {
 	for gi := 0; gi < 8; gi++ {
 		group(gi)
 	}
-	ra.advance(decUnit)
+	ra.Advance(U32(decUnit))
 	DECQ(units)
 	JNZ(LabelRef(name + "_unit"))
 	Label(name + "_tail")

@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/ktune/ktune/_asm/internal/rows"
 	"github.com/ktune/ktune/_asm/internal/x86"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -127,12 +128,12 @@ func doc(name string, k kind, m, lanes int, extra ...string) {
 		u = fmt.Sprintf("u[p,g,i,j] (%s bits)", k.name[1:2])
 	}
 	dot := "Σ_{j<32} int32(" + u + ")·int32(xq[r·ldx+32g+j])"
-	rows := "rows"
+	rowWord := "rows"
 	if m == 1 {
-		rows = "row"
+		rowWord = "row"
 	}
 	lines := []string{
-		fmt.Sprintf("%s computes %d activation %s against np consecutive %s panels", name, m, rows, k.name),
+		fmt.Sprintf("%s computes %d activation %s against np consecutive %s panels", name, m, rowWord, k.name),
 		fmt.Sprintf("(ng groups of %d bytes each) at w; xq rows are ldx bytes apart, y rows ldy floats:", k.gb),
 		"",
 		fmt.Sprintf("\tfor p < np, r < %d, i < 16:", m),
@@ -172,53 +173,13 @@ func doc(name string, k kind, m, lanes int, extra ...string) {
 	Doc(lines...)
 }
 
-// rowAddr addresses row r of a matrix with row stride s: rows 4q…4q+3 are
-// at base[q] + {0, s, 2s, 3s} (s3 = 3s).
-type rowAddr struct {
-	base  []Register
-	s, s3 Register
-}
-
-func newRowAddr(m int, first, stride Register) rowAddr {
-	ra := rowAddr{base: []Register{first}, s: stride}
-	if m > 3 {
-		ra.s3 = GP64()
-		LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, ra.s3)
-	}
-	for q := 1; q*4 < m; q++ {
-		b := GP64()
-		LEAQ(Mem{Base: ra.base[q-1], Index: stride, Scale: 4}, b)
-		ra.base = append(ra.base, b)
-	}
-	return ra
-}
-
 // loadRows addresses the m activation rows at xq (stride ldx).
-func loadRows(m int) rowAddr {
+func loadRows(m int) rows.Addr {
 	xp := Load(Param("xq"), GP64())
 	if m == 1 {
-		return rowAddr{base: []Register{xp}}
+		return rows.New(1, xp, nil)
 	}
-	return newRowAddr(m, xp, Load(Param("ldx"), GP64()))
-}
-
-func (ra rowAddr) at(r, disp int) Mem {
-	b := ra.base[r/4]
-	switch r % 4 {
-	case 1:
-		return Mem{Base: b, Index: ra.s, Scale: 1, Disp: disp}
-	case 2:
-		return Mem{Base: b, Index: ra.s, Scale: 2, Disp: disp}
-	case 3:
-		return Mem{Base: b, Index: ra.s3, Scale: 1, Disp: disp}
-	}
-	return Mem{Base: b, Disp: disp}
-}
-
-func (ra rowAddr) advance(n int) {
-	for _, b := range ra.base {
-		ADDQ(U8(n), b)
-	}
+	return rows.New(m, xp, Load(Param("ldx"), GP64()))
 }
 
 // ---- AVX-512 ---------------------------------------------------------------
@@ -409,7 +370,7 @@ func kernelZ(k kind, m int, dual bool) {
 				w := ZMM()
 				VMOVDQU32(wl(64*i), w)
 				for r := 0; r < m; r++ {
-					VPDPBUSD_BCST(x.at(r, 4*i), w, acc[r])
+					VPDPBUSD_BCST(x.At(r, 4*i), w, acc[r])
 				}
 			}
 		} else if k.lines == 3 {
@@ -418,7 +379,7 @@ func kernelZ(k kind, m int, dual bool) {
 			// 6+c of line 2, merged by a bit select under mask3.
 			dots := func(w VecVirtual, quad int) {
 				for r := 0; r < m; r++ {
-					VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+					VPDPBUSD_BCST(x.At(r, 4*quad), w, acc[r])
 				}
 			}
 			l2 := ZMM()
@@ -459,7 +420,7 @@ func kernelZ(k kind, m int, dual bool) {
 						VPANDD(mask, w, w)
 					}
 					for r := 0; r < m; r++ {
-						VPDPBUSD_BCST(x.at(r, 4*(4*c+h)), w, acc[r])
+						VPDPBUSD_BCST(x.At(r, 4*(4*c+h)), w, acc[r])
 					}
 				}
 			}
@@ -487,7 +448,7 @@ func kernelZ(k kind, m int, dual bool) {
 			}
 			dots := func(w VecVirtual, quad int) {
 				for r := 0; r < m; r++ {
-					VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+					VPDPBUSD_BCST(x.At(r, 4*quad), w, acc[r])
 				}
 			}
 			for c := 0; c < 4; c++ {
@@ -508,7 +469,7 @@ func kernelZ(k kind, m int, dual bool) {
 			// and the 6-bit mask.
 			dots := func(w VecVirtual, quad int) {
 				for r := 0; r < m; r++ {
-					VPDPBUSD_BCST(x.at(r, 4*quad), w, acc[r])
+					VPDPBUSD_BCST(x.At(r, 4*quad), w, acc[r])
 				}
 			}
 			for c := 0; c < 6; c++ {
@@ -535,10 +496,10 @@ func kernelZ(k kind, m int, dual bool) {
 				VPANDD(mask, lo, lo)
 				VPANDD(mask, hi, hi)
 				for r := 0; r < m; r++ {
-					VPDPBUSD_BCST(x.at(r, 8*c), lo, acc[r])
+					VPDPBUSD_BCST(x.At(r, 8*c), lo, acc[r])
 				}
 				for r := 0; r < m; r++ {
-					VPDPBUSD_BCST(x.at(r, 8*c+4), hi, acc[r])
+					VPDPBUSD_BCST(x.At(r, 8*c+4), hi, acc[r])
 				}
 			}
 		}
@@ -638,7 +599,7 @@ func kernelZ(k kind, m int, dual bool) {
 		for _, s := range streams {
 			body(s, e)
 		}
-		x.advance(32)
+		x.Advance(U8(32))
 		ADDQ(las, ap)
 		ADDQ(las, xsp)
 	}
@@ -934,7 +895,7 @@ func kernelY(k kind, m int, mode yMode) {
 			dot := func(w VecPhysical, r, disp int) {
 				b := yB[nb%2]
 				nb++
-				VPBROADCASTD(x.at(r, disp), b)
+				VPBROADCASTD(x.At(r, disp), b)
 				if i16 {
 					VPMADDUBSW(b, w, b) // u8·s8 pair sums (int16)
 					VPADDW(b, yAcc[r], yAcc[r])
@@ -967,7 +928,7 @@ func kernelY(k kind, m int, mode yMode) {
 						VPAND(cNibbles, yLo, yLo)
 						VPAND(cNibbles, yHi, yHi)
 						for r := 0; r < m; r++ {
-							VPBROADCASTD(x.at(r, 4*i), yB[0])
+							VPBROADCASTD(x.At(r, 4*i), yB[0])
 							VPMADDUBSW(yB[0], yHi, yB[1])
 							VPADDW(yB[1], yAcc[r], yAcc[r])
 							VPMADDUBSW(yB[0], yLo, yB[0])
@@ -1157,7 +1118,7 @@ func kernelY(k kind, m int, mode yMode) {
 			if !k.kq {
 				ADDQ(U32(k.gb), wh)
 			}
-			x.advance(32)
+			x.Advance(U8(32))
 			ADDQ(las, ap)
 			ADDQ(las, xsp)
 		}
@@ -1192,7 +1153,7 @@ func kernelY(k kind, m int, mode yMode) {
 // over quads 4t…4t+3 (yQ5Sum16[r]), then widened by vpmaddwd with ones
 // and added to acc[r]. yB[1] takes the activation broadcasts and one
 // temporary.
-func q5AVX2(m int, x rowAddr, line func(int) Mem, acc []VecPhysical) {
+func q5AVX2(m int, x rows.Addr, line func(int) Mem, acc []VecPhysical) {
 	var nib, five Op = yMask, yMask5
 	if m >= 4 {
 		nib = cNibbles
@@ -1217,7 +1178,7 @@ func q5AVX2(m int, x rowAddr, line func(int) Mem, acc []VecPhysical) {
 	dots := func(quad int) { // the products of yHi (quad's weights)
 		for r := 0; r < m; r++ {
 			s := yQ5Sum16[r]
-			VPBROADCASTD(x.at(r, 4*quad), b)
+			VPBROADCASTD(x.At(r, 4*quad), b)
 			if quad%4 == 0 {
 				VPMADDUBSW(b, yHi, s) // u8·s8 pair sums (int16)
 			} else {
