@@ -52,9 +52,9 @@ type ConvertOptions struct {
 	presetSet bool // --preset given
 }
 
-// convertSynthConfig makes --synthetic's config (tests and probes swap in
-// a tiny one).
-var convertSynthConfig = model.SyntheticConfig
+// synthConfig makes the synthetic config of N layers that convert
+// --synthetic and synth write (tests and probes swap in a tiny one).
+var synthConfig = model.SyntheticConfig
 
 // NewCmdConvert builds `krun convert`.
 func NewCmdConvert(f *cli.Factory, runF func(*ConvertOptions) error) *cobra.Command {
@@ -218,7 +218,7 @@ func (o *ConvertOptions) checkSynthetic(cmd *cobra.Command) error {
 // config is the input's config: the synthetic one, or the checkpoint's.
 func (o *ConvertOptions) config() (*arch.Config, error) {
 	if o.Synthetic {
-		cfg, err := convertSynthConfig(o.Layers)
+		cfg, err := synthConfig(o.Layers)
 		if err != nil {
 			return nil, &cli.UsageError{Err: err}
 		}

@@ -22,9 +22,9 @@ func tinySynth(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := convertSynthConfig
-	convertSynthConfig = func(int) (*arch.Config, error) { return cfg, nil }
-	t.Cleanup(func() { convertSynthConfig = old })
+	old := synthConfig
+	synthConfig = func(int) (*arch.Config, error) { return cfg, nil }
+	t.Cleanup(func() { synthConfig = old })
 }
 
 // convertSynth runs convert --synthetic with args on the golden tiny

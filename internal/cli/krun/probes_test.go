@@ -633,7 +633,7 @@ func TestConvertSignal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		convertSynthConfig = func(int) (*arch.Config, error) { return cfg, nil }
+		synthConfig = func(int) (*arch.Config, error) { return cfg, nil }
 		input = func(string) []string { return []string{"--synthetic"} }
 	}
 	if dir := os.Getenv("KRUN_CONVERT_CHILD"); dir != "" {

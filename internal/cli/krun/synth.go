@@ -25,9 +25,6 @@ type SynthOptions struct {
 	fileType model.GGUFFileType // Type, parsed
 }
 
-// synthConfig makes synth's config of N layers (tests swap in a tiny one).
-var synthConfig = model.SyntheticConfig
-
 // NewCmdSynth builds `krun synth`.
 func NewCmdSynth(f *cli.Factory, runF func(*SynthOptions) error) *cobra.Command {
 	opts := &SynthOptions{Factory: f}

@@ -7,25 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/gguf"
-	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/model"
 )
-
-// tinySynthGGUF makes synth write the golden tiny model's config
-// (whatever --layers) until the test ends.
-func tinySynthGGUF(t testing.TB) {
-	t.Helper()
-	cfg, err := arch.Load(golden.Load(t, golden.TinyModel)[0].Dir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := synthConfig
-	synthConfig = func(int) (*arch.Config, error) { return cfg, nil }
-	t.Cleanup(func() { synthConfig = old })
-}
 
 // TestSynthFlags: synth's flags as parsed, and the usage errors (exit 2)
 // with their messages.
@@ -40,7 +25,7 @@ func TestSynthFlags(t *testing.T) {
 		t.Errorf("options %+v", got)
 	}
 	dir := t.TempDir()
-	tinySynthGGUF(t)
+	tinySynth(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -79,7 +64,7 @@ func TestSynthFlags(t *testing.T) {
 // loader reads, says what it wrote, and writes the same bytes at 1 and 3
 // threads.
 func TestSynthRun(t *testing.T) {
-	tinySynthGGUF(t)
+	tinySynth(t)
 	dir := t.TempDir()
 	var files [][]byte
 	for _, threads := range []string{"1", "3"} {
