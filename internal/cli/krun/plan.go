@@ -238,6 +238,22 @@ func NewCmdPlan(f *cli.Factory, runF func(*PlanOptions) error) *cobra.Command {
 // planPreset is the load options of a preset plan evaluates.
 func planPreset(name string) (model.LoadOptions, error) { return presetOptions(name) }
 
+// fitBudgets parses the fit flags for cfg and the --fit budgets (none
+// without --fit).
+func (o *PlanOptions) fitBudgets(cfg *arch.Config) (model.FitOptions, []int64, error) {
+	fo, err := o.FitFlags.options(cfg, false)
+	if err != nil {
+		return fo, nil, err
+	}
+	var budgets []int64
+	if o.Fit != "" {
+		if budgets, err = parseBudgets(o.Fit); err != nil {
+			return fo, nil, err
+		}
+	}
+	return fo, budgets, nil
+}
+
 func runPlan(o *PlanOptions) error {
 	var cfg *arch.Config
 	name := "Kimi-Linear-48B-A3B (built-in config)"
@@ -250,15 +266,9 @@ func runPlan(o *PlanOptions) error {
 		}
 		name = modelName(o.Model)
 	}
-	fo, err := o.FitFlags.options(cfg, false)
+	fo, budgets, err := o.fitBudgets(cfg)
 	if err != nil {
 		return err
-	}
-	var budgets []int64
-	if o.Fit != "" {
-		if budgets, err = parseBudgets(o.Fit); err != nil {
-			return err
-		}
 	}
 	var presets []string
 	if o.Preset != "" {

@@ -52,15 +52,9 @@ func runPlanGGUF(o *PlanOptions) error {
 		}
 		name = modelName(o.Model)
 	}
-	fo, err := o.FitFlags.options(cfg, false)
+	fo, budgets, err := o.fitBudgets(cfg)
 	if err != nil {
 		return err
-	}
-	var budgets []int64
-	if o.Fit != "" {
-		if budgets, err = parseBudgets(o.Fit); err != nil {
-			return err
-		}
 	}
 	var rate float64 // bytes/s, 0: not given
 	if o.DiskRead != "" {
