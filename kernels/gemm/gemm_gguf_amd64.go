@@ -127,18 +127,10 @@ const tileRows = 8
 
 // ggufPanelsZ is the panelFn of gguf_avx512_vnni: the rows of panels
 // [p0, p1) in one call per tile of at most ggufMaxM activation rows (the
-// rows, a few tens of KiB, stay in L2 from one tile to the next). A row
-// the kernels cannot take (ggufUnits: a length not a multiple of 64, the
-// tiny test models' 96) runs the portable int8 variant.
+// rows, a few tens of KiB, stay in L2 from one tile to the next).
 func ggufPanelsZ(a *args, p0, p1, worker int, prm kernel.Values) {
-	t, _ := quant.GGUFType(a.w.DType)
-	units, tail, ok := ggufUnits(t, a.k)
-	if !ok || a.pre == nil {
-		panelsGGUFInt8(a, p0, p1, worker, prm)
-		return
-	}
-	r0, r1 := panelRows(a, p0, p1)
-	if r0 >= r1 {
+	t, units, tail, r0, r1, ok := ggufPanelRows(a, p0, p1, worker, prm)
+	if !ok {
 		return
 	}
 	if a.m > ggufMaxM {
@@ -147,6 +139,22 @@ func ggufPanelsZ(a *args, p0, p1, worker int, prm kernel.Values) {
 	}
 	ks := ggufZ[t]
 	ggufRowCalls(a, ks[:], ggufUnitBytes, units, tail, r0, r1)
+}
+
+// ggufPanelRows is the head of a GGUF panelFn: the weight type, the row's
+// units and tail chunks and the weight rows [r0, r1) of panels [p0, p1);
+// ok is false where nothing is left to do: no rows, or a row the kernels
+// cannot take (ggufUnits: a length not a multiple of 64, the tiny test
+// models' 96), which it has run by the portable int8 variant.
+func ggufPanelRows(a *args, p0, p1, worker int, prm kernel.Values) (t gguf.Type, units, tail, r0, r1 int, ok bool) {
+	t, _ = quant.GGUFType(a.w.DType)
+	units, tail, ok = ggufUnits(t, a.k)
+	if !ok || a.pre == nil {
+		panelsGGUFInt8(a, p0, p1, worker, prm)
+		return t, 0, 0, 0, 0, false
+	}
+	r0, r1 = panelRows(a, p0, p1)
+	return t, units, tail, r0, r1, r0 < r1
 }
 
 // ggufRowCalls runs rows [r0, r1) by the row kernels ks (ks[M] for M

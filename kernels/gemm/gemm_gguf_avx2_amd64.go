@@ -11,7 +11,6 @@ import (
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
-	"github.com/ktune/ktune/internal/quant"
 )
 
 // ggufMaxMY is the most activation rows one AVX2 kernel call computes.
@@ -35,17 +34,10 @@ var ggufY = map[gguf.Type][ggufMaxMY + 1]ggufKernel{
 }
 
 // ggufPanelsY is the panelFn of gguf_avx2: the rows of panels [p0, p1)
-// in one call per tile of at most ggufMaxMY activation rows; a row the
-// kernels cannot take (ggufUnits) runs the portable int8 variant.
+// in one call per tile of at most ggufMaxMY activation rows.
 func ggufPanelsY(a *args, p0, p1, worker int, prm kernel.Values) {
-	t, _ := quant.GGUFType(a.w.DType)
-	units, tail, ok := ggufUnits(t, a.k)
-	if !ok || a.pre == nil {
-		panelsGGUFInt8(a, p0, p1, worker, prm)
-		return
-	}
-	r0, r1 := panelRows(a, p0, p1)
-	if r0 >= r1 {
+	t, units, tail, r0, r1, ok := ggufPanelRows(a, p0, p1, worker, prm)
+	if !ok {
 		return
 	}
 	ks := ggufY[t]

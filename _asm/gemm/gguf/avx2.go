@@ -618,26 +618,7 @@ func kernelY(t gtype, m int) {
 			}
 		}
 	}
-	units := Load(Param("units"), GP64())
-	TESTQ(units, units)
-	JZ(LabelRef(name + "_tail"))
-	Label(name + "_unit")
-	for off := 0; off < t.unitW(); off += 64 {
-		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + off})
-	}
-	body(8, nil)
-	ADDQ(U32(t.unitW()), wp)
-	ra.Advance(U32(yUnit))
-	DECQ(units)
-	JNZ(LabelRef(name + "_unit"))
-	Label(name + "_tail")
-	if t.bs == 32 {
-		tail := Load(Param("tail"), GP64())
-		TESTQ(tail, tail)
-		JZ(LabelRef(name + "_sums"))
-		body(6, tail)
-	}
-	Label(name + "_sums")
+	unitLoop(name, t, wp, ra, yUnit, func() { body(8, nil) }, func(tail Register) { body(6, tail) })
 	rowEpilogue(name, m, func(r int) VecVirtual {
 		x := XMM()
 		VEXTRACTF128(U8(1), f[r], x)

@@ -386,6 +386,33 @@ func half8(d VecVirtual, hi bool) VecVirtual {
 	return z
 }
 
+// unitLoop emits a row kernel's loop over the units of a row at wp (with
+// the activations' rows x, xUnit bytes a unit): whole emits a unit, then
+// for a type of 32-value blocks part emits the tail's chunks (the tail
+// parameter, when not 0); it ends at the label name_sums.
+func unitLoop(name string, t gtype, wp Register, x rows.Addr, xUnit int, whole func(), part func(tail Register)) {
+	units := Load(Param("units"), GP64())
+	TESTQ(units, units)
+	JZ(LabelRef(name + "_tail"))
+	Label(name + "_unit")
+	for off := 0; off < t.unitW(); off += 64 {
+		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + off})
+	}
+	whole()
+	ADDQ(U32(t.unitW()), wp)
+	x.Advance(U32(xUnit))
+	DECQ(units)
+	JNZ(LabelRef(name + "_unit"))
+	Label(name + "_tail")
+	if t.bs == 32 {
+		tail := Load(Param("tail"), GP64())
+		TESTQ(tail, tail)
+		JZ(LabelRef(name + "_sums"))
+		part(tail)
+	}
+	Label(name + "_sums")
+}
+
 // unitHead loads the scales (and mins) of the unit at wp, as
 // unitScalesOrder with natural or, for MXFP4, mxfp4UnitScales; tail (nil
 // for a whole unit) is the chunks of a tail, whose 2·tail blocks alone are
@@ -882,27 +909,9 @@ func kernel(t gtype, m int) {
 			}
 		}
 	}
-	units := Load(Param("units"), GP64())
-	TESTQ(units, units)
-	JZ(LabelRef(name + "_tail"))
-	Label(name + "_unit")
-	for off := 0; off < t.unitW(); off += 64 {
-		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + off})
-	}
-	body(4, nil)
-	ADDQ(U32(t.unitW()), wp)
-	x.Advance(U32(unitBytes))
-	DECQ(units)
-	JNZ(LabelRef(name + "_unit"))
-	Label(name + "_tail")
-	if t.bs == 32 {
+	unitLoop(name, t, wp, x, unitBytes, func() { body(4, nil) },
 		// a row of 32-value blocks may end in a part unit: 1–3 chunks
-		tail := Load(Param("tail"), GP64())
-		TESTQ(tail, tail)
-		JZ(LabelRef(name + "_sums"))
-		body(-3, tail)
-	}
-	Label(name + "_sums")
+		func(tail Register) { body(-3, tail) })
 
 	// the rows' sums into y (acc: added to it)
 	rowEpilogue(name, m, func(r int) VecVirtual {
