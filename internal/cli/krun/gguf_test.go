@@ -45,19 +45,24 @@ func goldenGGUF(t testing.TB) (f32, quantized string) {
 	return f32, quantized
 }
 
+// tinyModelCase is the golden case of the model the golden GGUF files
+// hold (tiny_model: the others are variants of its config).
+func tinyModelCase(t testing.TB) *golden.File {
+	t.Helper()
+	for _, f := range golden.Load(t, golden.TinyModel) {
+		if filepath.Base(f.Dir()) == "tiny_model" {
+			return f
+		}
+	}
+	t.Skip("no tiny_model golden case")
+	return nil
+}
+
 // TestKrunGGUF: generate, bench, info and convert run a GGUF file
 // directly; the F32 copy of the tiny model gives the golden greedy ids.
 func TestKrunGGUF(t *testing.T) {
 	f32, q := goldenGGUF(t)
-	var c *golden.File
-	for _, f := range golden.Load(t, golden.TinyModel) {
-		if filepath.Base(f.Dir()) == "tiny_model" {
-			c = f
-		}
-	}
-	if c == nil {
-		t.Skip("no tiny_model golden case")
-	}
+	c := tinyModelCase(t)
 	T, n := c.Dims(t, "input_ids")[1], c.Dims(t, "generated_ids")[1]
 	in, gen := c.I64(t, "input_ids")[:T], c.I64(t, "generated_ids")[:n]
 	join := func(v []int64) string {

@@ -114,7 +114,21 @@ func TestServeProbes(t *testing.T) {
 // /metrics, then stops when its context ends.
 func TestServeRun(t *testing.T) {
 	g := golden.Load(t, golden.TinyModel)[0]
-	dir := copyTiny(t, g.Dir(), t.TempDir(), "tiny")
+	t.Run("checkpoint", func(t *testing.T) {
+		serveRun(t, g, copyTiny(t, g.Dir(), t.TempDir(), "tiny"), "no tokenizer")
+	})
+	// the same model as a GGUF file run in place (the golden folder's F32
+	// one: the same greedy ids), with its placeholder vocabulary
+	t.Run("gguf", func(t *testing.T) {
+		f32, _ := goldenGGUF(t)
+		serveRun(t, tinyModelCase(t), f32, "no tokenizer")
+	})
+}
+
+// serveRun serves model (g's weights) and checks a completion's greedy ids
+// against g's, /health, /metrics and /v1/models, the stop, and (unless
+// empty) a warning.
+func serveRun(t *testing.T, g *golden.File, dir, warning string) {
 	in, gen := g.I64(t, "input_ids"), g.I64(t, "generated_ids")
 	T, n := g.Dims(t, "input_ids")[1], g.Dims(t, "generated_ids")[1]
 
@@ -187,8 +201,8 @@ func TestServeRun(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, "listening on "+url) || !strings.Contains(s, "stopped") {
 		t.Errorf("stdout:\n%s", s)
 	}
-	if !strings.Contains(errb.String(), "no tokenizer") {
-		t.Errorf("no warning about the missing tokenizer:\n%s", errb.String())
+	if !strings.Contains(errb.String(), warning) {
+		t.Errorf("no warning %q:\n%s", warning, errb.String())
 	}
 }
 
