@@ -33,6 +33,9 @@ func TestPassWeightBytes(t *testing.T) {
 	if moeLayers == 0 {
 		t.Skip("the tiny model has no MoE layer")
 	}
+	if got := m.ExpertMatrixBytes(); got != expert/3 {
+		t.Errorf("ExpertMatrixBytes %d, want a third of an expert's %d", got, expert)
+	}
 	decode := m.DecodeWeightBytes() - int64(m.Embed.C*m.Embed.DType.Size()) // a pass counts no embedding rows
 	if got := m.PassWeightBytes(hits(func(l, e int) int64 { return b2i(int64(e) < topK) })); got != decode {
 		t.Errorf("top-k experts touched: %d bytes, a decode token reads %d", got, decode)

@@ -263,6 +263,24 @@ func (m *Model) PassWeightBytes(hits [][]int64) int64 {
 	return n
 }
 
+// ExpertMatrixBytes is the mean size of one routed expert's matrix (gate,
+// up or down) over the MoE layers: what a decode step reads from storage
+// at a time where the experts are paged (0 without experts).
+func (m *Model) ExpertMatrixBytes() int64 {
+	var n, k int64
+	for l := range m.Layers {
+		if b := m.Layers[l].MoE; b != nil && len(b.Experts) > 0 {
+			x := b.Experts[0]
+			n += int64(len(x.Gate.Data) + len(x.Up.Data) + len(x.Down.Data))
+			k += 3
+		}
+	}
+	if k == 0 {
+		return 0
+	}
+	return n / k
+}
+
 // DecodeWeightBytesByOp splits DecodeWeightBytes by op family (the
 // Profiler's Op… names): each op's weight bytes ÷ the read bandwidth is
 // that op's roof. Norms are not counted (a few KiB).

@@ -70,8 +70,10 @@ type BenchOptions struct {
 	// DiskCeilingBytes is what the disk read ceiling reads (tests shrink it).
 	DiskCeilingBytes int
 	// disk is the disk read ceiling (bytes/s), measured once when a row
-	// first pages in (0: not yet, <0: not measurable).
-	disk float64
+	// first pages in (0: not yet, <0: not measurable), in reads of
+	// diskBlock bytes (the model's expert matrices; 0: 4 MiB).
+	disk      float64
+	diskBlock int
 
 	// synthConfig makes the synthetic config (tests use a tiny one).
 	synthConfig func(layers int) (*arch.Config, error)
@@ -237,6 +239,15 @@ type BenchRow struct {
 	PagedBoundFrac float64 `json:"paged_bound_frac,omitempty"`
 }
 
+// diskBlock is the size of one read of the disk ceiling where the model
+// says nothing better, and diskQueue how many reads are in flight: about
+// what madvise read-ahead and faults' read-around submit (requests of up
+// to max_sectors_kb, several queued).
+const (
+	diskBlock = 4 << 20
+	diskQueue = 8
+)
+
 // paged fills r's page-in fields from the timed runs' counters d, with
 // weight bytes per token bytesTok and the read ceiling (bytes/s).
 func (o *BenchOptions) paged(r *BenchRow, d ioDelta, bytesTok int64, ceiling float64) {
@@ -254,11 +265,15 @@ func (o *BenchOptions) paged(r *BenchRow, d ioDelta, bytesTok int64, ceiling flo
 	}
 	if o.disk == 0 {
 		o.disk = -1
-		if v, err := diskCeiling(o.Model, o.DiskCeilingBytes); err != nil {
+		if v, err := diskCeiling(o.Model, o.DiskCeilingBytes, o.diskBlock); err != nil {
 			fmt.Fprintf(o.Err, "krun: disk read ceiling not measured: %v\n", err)
 		} else {
 			o.disk = v
-			fmt.Fprintf(o.Err, "krun: disk read ceiling %.2f GB/s (%s of %s, O_DIRECT)\n", v/1e9, cli.HumanBytes(int64(o.DiskCeilingBytes)), o.Model)
+			in := "4 MiB reads"
+			if o.diskBlock > 0 {
+				in = cli.HumanBytes(int64(o.diskBlock)) + " reads, an expert matrix each"
+			}
+			fmt.Fprintf(o.Err, "krun: disk read ceiling %.2f GB/s (%s of %s in %s, %d at a time, O_DIRECT)\n", v/1e9, cli.HumanBytes(int64(o.DiskCeilingBytes)), o.Model, in, diskQueue)
 		}
 	}
 	if o.disk <= 0 {
@@ -420,6 +435,7 @@ func runBench(o *BenchOptions) error {
 			m.SetPrefetch(false)
 		}
 		prefetch := m.Prefetching()
+		o.diskBlock = int(m.ExpertMatrixBytes())
 		if !o.Synthetic {
 			state := map[bool]string{false: "off", true: "on"}[prefetch]
 			where := "mapped"

@@ -5,6 +5,6 @@ package krun
 import "errors"
 
 // diskCeiling is not measured here (no O_DIRECT).
-func diskCeiling(string, int) (float64, error) {
+func diskCeiling(string, int, int) (float64, error) {
 	return 0, errors.New("the disk read ceiling is measured on Linux only")
 }

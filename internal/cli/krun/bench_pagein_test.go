@@ -168,7 +168,7 @@ func TestDiskCeiling(t *testing.T) {
 	if err := os.WriteFile(path, make([]byte, 9<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v, err := diskCeiling(path, 8<<20)
+	v, err := diskCeiling(path, 8<<20, 0)
 	if runtime.GOOS != "linux" {
 		if err == nil {
 			t.Error("a disk ceiling outside Linux")
@@ -181,7 +181,7 @@ func TestDiskCeiling(t *testing.T) {
 	if !(v > 0) {
 		t.Errorf("disk ceiling %v", v)
 	}
-	if _, err := diskCeiling(filepath.Join(t.TempDir(), "none"), 1<<20); err == nil {
+	if _, err := diskCeiling(filepath.Join(t.TempDir(), "none"), 1<<20, 0); err == nil {
 		t.Error("a missing file measured")
 	}
 }
