@@ -1510,6 +1510,390 @@ DATA gguf_shift6_1<>+60(SB)/2, $0x0002
 DATA gguf_shift6_1<>+62(SB)/2, $0x0002
 GLOBL gguf_shift6_1<>(SB), RODATA|NOPTR, $64
 
+DATA gguf_lsqs_0<>+0(SB)/4, $0x00000000
+DATA gguf_lsqs_0<>+4(SB)/4, $0x00000004
+DATA gguf_lsqs_0<>+8(SB)/4, $0x00000000
+DATA gguf_lsqs_0<>+12(SB)/4, $0x00000004
+DATA gguf_lsqs_0<>+16(SB)/4, $0x00000000
+DATA gguf_lsqs_0<>+20(SB)/4, $0x00000004
+DATA gguf_lsqs_0<>+24(SB)/4, $0x00000000
+DATA gguf_lsqs_0<>+28(SB)/4, $0x00000004
+DATA gguf_lsqs_0<>+32(SB)/4, $0x00000008
+DATA gguf_lsqs_0<>+36(SB)/4, $0x0000000c
+DATA gguf_lsqs_0<>+40(SB)/4, $0x00000008
+DATA gguf_lsqs_0<>+44(SB)/4, $0x0000000c
+DATA gguf_lsqs_0<>+48(SB)/4, $0x00000008
+DATA gguf_lsqs_0<>+52(SB)/4, $0x0000000c
+DATA gguf_lsqs_0<>+56(SB)/4, $0x00000008
+DATA gguf_lsqs_0<>+60(SB)/4, $0x0000000c
+GLOBL gguf_lsqs_0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lshm_0<>+0(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+4(SB)/4, $0x00000004
+DATA gguf_lshm_0<>+8(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+12(SB)/4, $0x00000004
+DATA gguf_lshm_0<>+16(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+20(SB)/4, $0x00000004
+DATA gguf_lshm_0<>+24(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+28(SB)/4, $0x00000004
+DATA gguf_lshm_0<>+32(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+36(SB)/4, $0x00000004
+DATA gguf_lshm_0<>+40(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+44(SB)/4, $0x00000004
+DATA gguf_lshm_0<>+48(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+52(SB)/4, $0x00000004
+DATA gguf_lshm_0<>+56(SB)/4, $0x00000000
+DATA gguf_lshm_0<>+60(SB)/4, $0x00000004
+GLOBL gguf_lshm_0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsqs_1<>+0(SB)/4, $0x00000001
+DATA gguf_lsqs_1<>+4(SB)/4, $0x00000005
+DATA gguf_lsqs_1<>+8(SB)/4, $0x00000001
+DATA gguf_lsqs_1<>+12(SB)/4, $0x00000005
+DATA gguf_lsqs_1<>+16(SB)/4, $0x00000001
+DATA gguf_lsqs_1<>+20(SB)/4, $0x00000005
+DATA gguf_lsqs_1<>+24(SB)/4, $0x00000001
+DATA gguf_lsqs_1<>+28(SB)/4, $0x00000005
+DATA gguf_lsqs_1<>+32(SB)/4, $0x00000009
+DATA gguf_lsqs_1<>+36(SB)/4, $0x0000000d
+DATA gguf_lsqs_1<>+40(SB)/4, $0x00000009
+DATA gguf_lsqs_1<>+44(SB)/4, $0x0000000d
+DATA gguf_lsqs_1<>+48(SB)/4, $0x00000009
+DATA gguf_lsqs_1<>+52(SB)/4, $0x0000000d
+DATA gguf_lsqs_1<>+56(SB)/4, $0x00000009
+DATA gguf_lsqs_1<>+60(SB)/4, $0x0000000d
+GLOBL gguf_lsqs_1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lshm_1<>+0(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+4(SB)/4, $0x00000005
+DATA gguf_lshm_1<>+8(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+12(SB)/4, $0x00000005
+DATA gguf_lshm_1<>+16(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+20(SB)/4, $0x00000005
+DATA gguf_lshm_1<>+24(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+28(SB)/4, $0x00000005
+DATA gguf_lshm_1<>+32(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+36(SB)/4, $0x00000005
+DATA gguf_lshm_1<>+40(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+44(SB)/4, $0x00000005
+DATA gguf_lshm_1<>+48(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+52(SB)/4, $0x00000005
+DATA gguf_lshm_1<>+56(SB)/4, $0x00000001
+DATA gguf_lshm_1<>+60(SB)/4, $0x00000005
+GLOBL gguf_lshm_1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsqs_2<>+0(SB)/4, $0x00000002
+DATA gguf_lsqs_2<>+4(SB)/4, $0x00000006
+DATA gguf_lsqs_2<>+8(SB)/4, $0x00000002
+DATA gguf_lsqs_2<>+12(SB)/4, $0x00000006
+DATA gguf_lsqs_2<>+16(SB)/4, $0x00000002
+DATA gguf_lsqs_2<>+20(SB)/4, $0x00000006
+DATA gguf_lsqs_2<>+24(SB)/4, $0x00000002
+DATA gguf_lsqs_2<>+28(SB)/4, $0x00000006
+DATA gguf_lsqs_2<>+32(SB)/4, $0x0000000a
+DATA gguf_lsqs_2<>+36(SB)/4, $0x0000000e
+DATA gguf_lsqs_2<>+40(SB)/4, $0x0000000a
+DATA gguf_lsqs_2<>+44(SB)/4, $0x0000000e
+DATA gguf_lsqs_2<>+48(SB)/4, $0x0000000a
+DATA gguf_lsqs_2<>+52(SB)/4, $0x0000000e
+DATA gguf_lsqs_2<>+56(SB)/4, $0x0000000a
+DATA gguf_lsqs_2<>+60(SB)/4, $0x0000000e
+GLOBL gguf_lsqs_2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lshm_2<>+0(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+4(SB)/4, $0x00000006
+DATA gguf_lshm_2<>+8(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+12(SB)/4, $0x00000006
+DATA gguf_lshm_2<>+16(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+20(SB)/4, $0x00000006
+DATA gguf_lshm_2<>+24(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+28(SB)/4, $0x00000006
+DATA gguf_lshm_2<>+32(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+36(SB)/4, $0x00000006
+DATA gguf_lshm_2<>+40(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+44(SB)/4, $0x00000006
+DATA gguf_lshm_2<>+48(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+52(SB)/4, $0x00000006
+DATA gguf_lshm_2<>+56(SB)/4, $0x00000002
+DATA gguf_lshm_2<>+60(SB)/4, $0x00000006
+GLOBL gguf_lshm_2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsqs_3<>+0(SB)/4, $0x00000003
+DATA gguf_lsqs_3<>+4(SB)/4, $0x00000007
+DATA gguf_lsqs_3<>+8(SB)/4, $0x00000003
+DATA gguf_lsqs_3<>+12(SB)/4, $0x00000007
+DATA gguf_lsqs_3<>+16(SB)/4, $0x00000003
+DATA gguf_lsqs_3<>+20(SB)/4, $0x00000007
+DATA gguf_lsqs_3<>+24(SB)/4, $0x00000003
+DATA gguf_lsqs_3<>+28(SB)/4, $0x00000007
+DATA gguf_lsqs_3<>+32(SB)/4, $0x0000000b
+DATA gguf_lsqs_3<>+36(SB)/4, $0x0000000f
+DATA gguf_lsqs_3<>+40(SB)/4, $0x0000000b
+DATA gguf_lsqs_3<>+44(SB)/4, $0x0000000f
+DATA gguf_lsqs_3<>+48(SB)/4, $0x0000000b
+DATA gguf_lsqs_3<>+52(SB)/4, $0x0000000f
+DATA gguf_lsqs_3<>+56(SB)/4, $0x0000000b
+DATA gguf_lsqs_3<>+60(SB)/4, $0x0000000f
+GLOBL gguf_lsqs_3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lshm_3<>+0(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+4(SB)/4, $0x00000007
+DATA gguf_lshm_3<>+8(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+12(SB)/4, $0x00000007
+DATA gguf_lshm_3<>+16(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+20(SB)/4, $0x00000007
+DATA gguf_lshm_3<>+24(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+28(SB)/4, $0x00000007
+DATA gguf_lshm_3<>+32(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+36(SB)/4, $0x00000007
+DATA gguf_lshm_3<>+40(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+44(SB)/4, $0x00000007
+DATA gguf_lshm_3<>+48(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+52(SB)/4, $0x00000007
+DATA gguf_lshm_3<>+56(SB)/4, $0x00000003
+DATA gguf_lshm_3<>+60(SB)/4, $0x00000007
+GLOBL gguf_lshm_3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsshift<>+0(SB)/4, $0x00000000
+DATA gguf_lsshift<>+4(SB)/4, $0x00000000
+DATA gguf_lsshift<>+8(SB)/4, $0x00000002
+DATA gguf_lsshift<>+12(SB)/4, $0x00000002
+DATA gguf_lsshift<>+16(SB)/4, $0x00000004
+DATA gguf_lsshift<>+20(SB)/4, $0x00000004
+DATA gguf_lsshift<>+24(SB)/4, $0x00000006
+DATA gguf_lsshift<>+28(SB)/4, $0x00000006
+DATA gguf_lsshift<>+32(SB)/4, $0x00000000
+DATA gguf_lsshift<>+36(SB)/4, $0x00000000
+DATA gguf_lsshift<>+40(SB)/4, $0x00000002
+DATA gguf_lsshift<>+44(SB)/4, $0x00000002
+DATA gguf_lsshift<>+48(SB)/4, $0x00000004
+DATA gguf_lsshift<>+52(SB)/4, $0x00000004
+DATA gguf_lsshift<>+56(SB)/4, $0x00000006
+DATA gguf_lsshift<>+60(SB)/4, $0x00000006
+GLOBL gguf_lsshift<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsq4_0<>+0(SB)/4, $0x00000000
+DATA gguf_lsq4_0<>+4(SB)/4, $0x00000004
+DATA gguf_lsq4_0<>+8(SB)/4, $0x00000000
+DATA gguf_lsq4_0<>+12(SB)/4, $0x00000004
+DATA gguf_lsq4_0<>+16(SB)/4, $0x00000008
+DATA gguf_lsq4_0<>+20(SB)/4, $0x0000000c
+DATA gguf_lsq4_0<>+24(SB)/4, $0x00000008
+DATA gguf_lsq4_0<>+28(SB)/4, $0x0000000c
+DATA gguf_lsq4_0<>+32(SB)/4, $0x00000010
+DATA gguf_lsq4_0<>+36(SB)/4, $0x00000014
+DATA gguf_lsq4_0<>+40(SB)/4, $0x00000010
+DATA gguf_lsq4_0<>+44(SB)/4, $0x00000014
+DATA gguf_lsq4_0<>+48(SB)/4, $0x00000018
+DATA gguf_lsq4_0<>+52(SB)/4, $0x0000001c
+DATA gguf_lsq4_0<>+56(SB)/4, $0x00000018
+DATA gguf_lsq4_0<>+60(SB)/4, $0x0000001c
+GLOBL gguf_lsq4_0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsq4_1<>+0(SB)/4, $0x00000001
+DATA gguf_lsq4_1<>+4(SB)/4, $0x00000005
+DATA gguf_lsq4_1<>+8(SB)/4, $0x00000001
+DATA gguf_lsq4_1<>+12(SB)/4, $0x00000005
+DATA gguf_lsq4_1<>+16(SB)/4, $0x00000009
+DATA gguf_lsq4_1<>+20(SB)/4, $0x0000000d
+DATA gguf_lsq4_1<>+24(SB)/4, $0x00000009
+DATA gguf_lsq4_1<>+28(SB)/4, $0x0000000d
+DATA gguf_lsq4_1<>+32(SB)/4, $0x00000011
+DATA gguf_lsq4_1<>+36(SB)/4, $0x00000015
+DATA gguf_lsq4_1<>+40(SB)/4, $0x00000011
+DATA gguf_lsq4_1<>+44(SB)/4, $0x00000015
+DATA gguf_lsq4_1<>+48(SB)/4, $0x00000019
+DATA gguf_lsq4_1<>+52(SB)/4, $0x0000001d
+DATA gguf_lsq4_1<>+56(SB)/4, $0x00000019
+DATA gguf_lsq4_1<>+60(SB)/4, $0x0000001d
+GLOBL gguf_lsq4_1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsq4_2<>+0(SB)/4, $0x00000002
+DATA gguf_lsq4_2<>+4(SB)/4, $0x00000006
+DATA gguf_lsq4_2<>+8(SB)/4, $0x00000002
+DATA gguf_lsq4_2<>+12(SB)/4, $0x00000006
+DATA gguf_lsq4_2<>+16(SB)/4, $0x0000000a
+DATA gguf_lsq4_2<>+20(SB)/4, $0x0000000e
+DATA gguf_lsq4_2<>+24(SB)/4, $0x0000000a
+DATA gguf_lsq4_2<>+28(SB)/4, $0x0000000e
+DATA gguf_lsq4_2<>+32(SB)/4, $0x00000012
+DATA gguf_lsq4_2<>+36(SB)/4, $0x00000016
+DATA gguf_lsq4_2<>+40(SB)/4, $0x00000012
+DATA gguf_lsq4_2<>+44(SB)/4, $0x00000016
+DATA gguf_lsq4_2<>+48(SB)/4, $0x0000001a
+DATA gguf_lsq4_2<>+52(SB)/4, $0x0000001e
+DATA gguf_lsq4_2<>+56(SB)/4, $0x0000001a
+DATA gguf_lsq4_2<>+60(SB)/4, $0x0000001e
+GLOBL gguf_lsq4_2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsq4_3<>+0(SB)/4, $0x00000003
+DATA gguf_lsq4_3<>+4(SB)/4, $0x00000007
+DATA gguf_lsq4_3<>+8(SB)/4, $0x00000003
+DATA gguf_lsq4_3<>+12(SB)/4, $0x00000007
+DATA gguf_lsq4_3<>+16(SB)/4, $0x0000000b
+DATA gguf_lsq4_3<>+20(SB)/4, $0x0000000f
+DATA gguf_lsq4_3<>+24(SB)/4, $0x0000000b
+DATA gguf_lsq4_3<>+28(SB)/4, $0x0000000f
+DATA gguf_lsq4_3<>+32(SB)/4, $0x00000013
+DATA gguf_lsq4_3<>+36(SB)/4, $0x00000017
+DATA gguf_lsq4_3<>+40(SB)/4, $0x00000013
+DATA gguf_lsq4_3<>+44(SB)/4, $0x00000017
+DATA gguf_lsq4_3<>+48(SB)/4, $0x0000001b
+DATA gguf_lsq4_3<>+52(SB)/4, $0x0000001f
+DATA gguf_lsq4_3<>+56(SB)/4, $0x0000001b
+DATA gguf_lsq4_3<>+60(SB)/4, $0x0000001f
+GLOBL gguf_lsq4_3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsnib<>+0(SB)/1, $0x0f
+DATA gguf_lsnib<>+1(SB)/1, $0x0f
+DATA gguf_lsnib<>+2(SB)/1, $0x0f
+DATA gguf_lsnib<>+3(SB)/1, $0x0f
+DATA gguf_lsnib<>+4(SB)/1, $0x0f
+DATA gguf_lsnib<>+5(SB)/1, $0x0f
+DATA gguf_lsnib<>+6(SB)/1, $0x0f
+DATA gguf_lsnib<>+7(SB)/1, $0x0f
+DATA gguf_lsnib<>+8(SB)/1, $0xf0
+DATA gguf_lsnib<>+9(SB)/1, $0xf0
+DATA gguf_lsnib<>+10(SB)/1, $0xf0
+DATA gguf_lsnib<>+11(SB)/1, $0xf0
+DATA gguf_lsnib<>+12(SB)/1, $0xf0
+DATA gguf_lsnib<>+13(SB)/1, $0xf0
+DATA gguf_lsnib<>+14(SB)/1, $0xf0
+DATA gguf_lsnib<>+15(SB)/1, $0xf0
+DATA gguf_lsnib<>+16(SB)/1, $0x0f
+DATA gguf_lsnib<>+17(SB)/1, $0x0f
+DATA gguf_lsnib<>+18(SB)/1, $0x0f
+DATA gguf_lsnib<>+19(SB)/1, $0x0f
+DATA gguf_lsnib<>+20(SB)/1, $0x0f
+DATA gguf_lsnib<>+21(SB)/1, $0x0f
+DATA gguf_lsnib<>+22(SB)/1, $0x0f
+DATA gguf_lsnib<>+23(SB)/1, $0x0f
+DATA gguf_lsnib<>+24(SB)/1, $0xf0
+DATA gguf_lsnib<>+25(SB)/1, $0xf0
+DATA gguf_lsnib<>+26(SB)/1, $0xf0
+DATA gguf_lsnib<>+27(SB)/1, $0xf0
+DATA gguf_lsnib<>+28(SB)/1, $0xf0
+DATA gguf_lsnib<>+29(SB)/1, $0xf0
+DATA gguf_lsnib<>+30(SB)/1, $0xf0
+DATA gguf_lsnib<>+31(SB)/1, $0xf0
+DATA gguf_lsnib<>+32(SB)/1, $0x0f
+DATA gguf_lsnib<>+33(SB)/1, $0x0f
+DATA gguf_lsnib<>+34(SB)/1, $0x0f
+DATA gguf_lsnib<>+35(SB)/1, $0x0f
+DATA gguf_lsnib<>+36(SB)/1, $0x0f
+DATA gguf_lsnib<>+37(SB)/1, $0x0f
+DATA gguf_lsnib<>+38(SB)/1, $0x0f
+DATA gguf_lsnib<>+39(SB)/1, $0x0f
+DATA gguf_lsnib<>+40(SB)/1, $0xf0
+DATA gguf_lsnib<>+41(SB)/1, $0xf0
+DATA gguf_lsnib<>+42(SB)/1, $0xf0
+DATA gguf_lsnib<>+43(SB)/1, $0xf0
+DATA gguf_lsnib<>+44(SB)/1, $0xf0
+DATA gguf_lsnib<>+45(SB)/1, $0xf0
+DATA gguf_lsnib<>+46(SB)/1, $0xf0
+DATA gguf_lsnib<>+47(SB)/1, $0xf0
+DATA gguf_lsnib<>+48(SB)/1, $0x0f
+DATA gguf_lsnib<>+49(SB)/1, $0x0f
+DATA gguf_lsnib<>+50(SB)/1, $0x0f
+DATA gguf_lsnib<>+51(SB)/1, $0x0f
+DATA gguf_lsnib<>+52(SB)/1, $0x0f
+DATA gguf_lsnib<>+53(SB)/1, $0x0f
+DATA gguf_lsnib<>+54(SB)/1, $0x0f
+DATA gguf_lsnib<>+55(SB)/1, $0x0f
+DATA gguf_lsnib<>+56(SB)/1, $0xf0
+DATA gguf_lsnib<>+57(SB)/1, $0xf0
+DATA gguf_lsnib<>+58(SB)/1, $0xf0
+DATA gguf_lsnib<>+59(SB)/1, $0xf0
+DATA gguf_lsnib<>+60(SB)/1, $0xf0
+DATA gguf_lsnib<>+61(SB)/1, $0xf0
+DATA gguf_lsnib<>+62(SB)/1, $0xf0
+DATA gguf_lsnib<>+63(SB)/1, $0xf0
+GLOBL gguf_lsnib<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsmink<>+0(SB)/4, $0x00000008
+DATA gguf_lsmink<>+4(SB)/4, $0x00000008
+DATA gguf_lsmink<>+8(SB)/4, $0x00000009
+DATA gguf_lsmink<>+12(SB)/4, $0x00000009
+DATA gguf_lsmink<>+16(SB)/4, $0x0000000a
+DATA gguf_lsmink<>+20(SB)/4, $0x0000000a
+DATA gguf_lsmink<>+24(SB)/4, $0x0000000b
+DATA gguf_lsmink<>+28(SB)/4, $0x0000000b
+DATA gguf_lsmink<>+32(SB)/4, $0x0000000c
+DATA gguf_lsmink<>+36(SB)/4, $0x0000000c
+DATA gguf_lsmink<>+40(SB)/4, $0x0000000d
+DATA gguf_lsmink<>+44(SB)/4, $0x0000000d
+DATA gguf_lsmink<>+48(SB)/4, $0x0000000e
+DATA gguf_lsmink<>+52(SB)/4, $0x0000000e
+DATA gguf_lsmink<>+56(SB)/4, $0x0000000f
+DATA gguf_lsmink<>+60(SB)/4, $0x0000000f
+GLOBL gguf_lsmink<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lshsel<>+0(SB)/1, $0x01
+DATA gguf_lshsel<>+1(SB)/1, $0x01
+DATA gguf_lshsel<>+2(SB)/1, $0x01
+DATA gguf_lshsel<>+3(SB)/1, $0x01
+DATA gguf_lshsel<>+4(SB)/1, $0x01
+DATA gguf_lshsel<>+5(SB)/1, $0x01
+DATA gguf_lshsel<>+6(SB)/1, $0x01
+DATA gguf_lshsel<>+7(SB)/1, $0x01
+DATA gguf_lshsel<>+8(SB)/1, $0x02
+DATA gguf_lshsel<>+9(SB)/1, $0x02
+DATA gguf_lshsel<>+10(SB)/1, $0x02
+DATA gguf_lshsel<>+11(SB)/1, $0x02
+DATA gguf_lshsel<>+12(SB)/1, $0x02
+DATA gguf_lshsel<>+13(SB)/1, $0x02
+DATA gguf_lshsel<>+14(SB)/1, $0x02
+DATA gguf_lshsel<>+15(SB)/1, $0x02
+DATA gguf_lshsel<>+16(SB)/1, $0x04
+DATA gguf_lshsel<>+17(SB)/1, $0x04
+DATA gguf_lshsel<>+18(SB)/1, $0x04
+DATA gguf_lshsel<>+19(SB)/1, $0x04
+DATA gguf_lshsel<>+20(SB)/1, $0x04
+DATA gguf_lshsel<>+21(SB)/1, $0x04
+DATA gguf_lshsel<>+22(SB)/1, $0x04
+DATA gguf_lshsel<>+23(SB)/1, $0x04
+DATA gguf_lshsel<>+24(SB)/1, $0x08
+DATA gguf_lshsel<>+25(SB)/1, $0x08
+DATA gguf_lshsel<>+26(SB)/1, $0x08
+DATA gguf_lshsel<>+27(SB)/1, $0x08
+DATA gguf_lshsel<>+28(SB)/1, $0x08
+DATA gguf_lshsel<>+29(SB)/1, $0x08
+DATA gguf_lshsel<>+30(SB)/1, $0x08
+DATA gguf_lshsel<>+31(SB)/1, $0x08
+DATA gguf_lshsel<>+32(SB)/1, $0x10
+DATA gguf_lshsel<>+33(SB)/1, $0x10
+DATA gguf_lshsel<>+34(SB)/1, $0x10
+DATA gguf_lshsel<>+35(SB)/1, $0x10
+DATA gguf_lshsel<>+36(SB)/1, $0x10
+DATA gguf_lshsel<>+37(SB)/1, $0x10
+DATA gguf_lshsel<>+38(SB)/1, $0x10
+DATA gguf_lshsel<>+39(SB)/1, $0x10
+DATA gguf_lshsel<>+40(SB)/1, $0x20
+DATA gguf_lshsel<>+41(SB)/1, $0x20
+DATA gguf_lshsel<>+42(SB)/1, $0x20
+DATA gguf_lshsel<>+43(SB)/1, $0x20
+DATA gguf_lshsel<>+44(SB)/1, $0x20
+DATA gguf_lshsel<>+45(SB)/1, $0x20
+DATA gguf_lshsel<>+46(SB)/1, $0x20
+DATA gguf_lshsel<>+47(SB)/1, $0x20
+DATA gguf_lshsel<>+48(SB)/1, $0x40
+DATA gguf_lshsel<>+49(SB)/1, $0x40
+DATA gguf_lshsel<>+50(SB)/1, $0x40
+DATA gguf_lshsel<>+51(SB)/1, $0x40
+DATA gguf_lshsel<>+52(SB)/1, $0x40
+DATA gguf_lshsel<>+53(SB)/1, $0x40
+DATA gguf_lshsel<>+54(SB)/1, $0x40
+DATA gguf_lshsel<>+55(SB)/1, $0x40
+DATA gguf_lshsel<>+56(SB)/1, $0x80
+DATA gguf_lshsel<>+57(SB)/1, $0x80
+DATA gguf_lshsel<>+58(SB)/1, $0x80
+DATA gguf_lshsel<>+59(SB)/1, $0x80
+DATA gguf_lshsel<>+60(SB)/1, $0x80
+DATA gguf_lshsel<>+61(SB)/1, $0x80
+DATA gguf_lshsel<>+62(SB)/1, $0x80
+DATA gguf_lshsel<>+63(SB)/1, $0x80
+GLOBL gguf_lshsel<>(SB), RODATA|NOPTR, $64
+
 DATA gguf_c30<>+0(SB)/1, $0x30
 DATA gguf_c30<>+1(SB)/1, $0x30
 DATA gguf_c30<>+2(SB)/1, $0x30
@@ -25012,98 +25396,89 @@ ggufDecZMXFP4_done:
 	RET
 
 // func ggufZQ2K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_1(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
+	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z4
+	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z5
 
 ggufZQ2K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
-	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ2K_1_tail
 
 ggufZQ2K_1_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), BX
-	VMOVD           BX, X8
-	VCVTPH2PS       X8, X8
-	VBROADCASTSS    X8, Z8
-	MOVWLZX         82(AX), BX
-	VMOVD           BX, X9
-	VCVTPH2PS       X9, X9
-	VBROADCASTSS    X9, Z9
-	VPMOVZXBD       (AX), Z10
-	VPSRLD          $0x04, Z10, Z11
-	VPANDD          gguf_nib<>+0(SB), Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          Z8, Z10, Z10
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          Z9, Z11, Z11
-	VMULPS          512(CX), Z10, Z8
-	VBROADCASTI64X4 16(AX), Z10
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z8, Z1, Z12
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z12, Z7, Z5
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z8, Z2, Z10
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z10, Z7, Z6
-	VBROADCASTI64X4 48(AX), Z10
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z8, Z3, Z12
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z12, Z7, Z5
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z8, Z4, Z8
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z8, Z7, Z6
-	VFNMADD231PS    768(CX), Z11, Z5
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	DECQ            DX
-	JNZ             ggufZQ2K_1_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), BX
+	VMOVD        BX, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Z9
+	MOVWLZX      82(AX), BX
+	VMOVD        BX, X10
+	VCVTPH2PS    X10, X10
+	VBROADCASTSS X10, Z10
+	VPMOVZXBD    (AX), Z11
+	VPSRLD       $0x04, Z11, Z12
+	VPANDD       gguf_nib<>+0(SB), Z11, Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z9, Z11, Z11
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VMULPS       512(CX), Z11, Z9
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VMOVDQU64    16(AX), Z10
+	VPERMD       Z10, Z2, Z11
+	VPSRLVD      Z1, Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VPDPBUSD     (CX), Z11, Z7
+	VPERMD       Z10, Z3, Z11
+	VPSRLVD      Z1, Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VPDPBUSD     64(CX), Z11, Z8
+	VPERMD       Z10, Z4, Z11
+	VPSRLVD      Z1, Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VPDPBUSD     128(CX), Z11, Z7
+	VPERMD       Z10, Z5, Z10
+	VPSRLVD      Z1, Z10, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     192(CX), Z10, Z8
+	VPADDD       Z8, Z7, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z9, Z7, Z6
+	VFNMADD231PS 768(CX), Z12, Z6
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	DECQ         DX
+	JNZ          ggufZQ2K_1_unit
 
 ggufZQ2K_1_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VADDPS        Z6, Z5, Z5
-	VEXTRACTF64X4 $0x01, Z5, Y8
-	VADDPS        Y8, Y5, Y8
-	VEXTRACTF32X4 $0x01, Y8, X9
-	VADDPS        X8, X9, X9
-	VMOVHLPS      X9, X9, X8
-	VADDPS        X8, X9, X9
-	VMOVSHDUP     X9, X8
-	VADDSS        X8, X9, X9
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         CL, CL
 	JZ            ggufZQ2K_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X10, X10
 
 ggufZQ2K_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X10, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -25113,137 +25488,113 @@ ggufZQ2K_1_set0:
 	RET
 
 // func ggufZQ2K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_2(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
+	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z4
+	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z5
 
 ggufZQ2K_2_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ2K_2_tail
 
 ggufZQ2K_2_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), SI
-	VMOVD           SI, X9
-	VCVTPH2PS       X9, X9
-	VBROADCASTSS    X9, Z9
-	MOVWLZX         82(AX), SI
-	VMOVD           SI, X10
-	VCVTPH2PS       X10, X10
-	VBROADCASTSS    X10, Z10
-	VPMOVZXBD       (AX), Z11
-	VPSRLD          $0x04, Z11, Z12
-	VPANDD          gguf_nib<>+0(SB), Z11, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          Z9, Z11, Z11
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          Z10, Z12, Z12
-	VBROADCASTI64X4 16(AX), Z10
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z11, Z1, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z6
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z11, Z2, Z10
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z10, Z8, Z6
-	VBROADCASTI64X4 48(AX), Z10
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z11, Z3, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z6
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VPERMPS         Z11, Z4, Z10
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z10, Z8, Z6
-	VFNMADD231PS    768(CX), Z12, Z5
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z6
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ2K_2_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), SI
+	VMOVD        SI, X10
+	VCVTPH2PS    X10, X10
+	VBROADCASTSS X10, Z10
+	MOVWLZX      82(AX), SI
+	VMOVD        SI, X11
+	VCVTPH2PS    X11, X11
+	VBROADCASTSS X11, Z11
+	VPMOVZXBD    (AX), Z12
+	VPSRLD       $0x04, Z12, Z13
+	VPANDD       gguf_nib<>+0(SB), Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       Z11, Z13, Z13
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VMOVDQU64    16(AX), Z10
+	VPERMD       Z10, Z2, Z11
+	VPSRLVD      Z1, Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VPDPBUSD     (CX), Z11, Z8
+	VPDPBUSD     (CX)(DX*1), Z11, Z9
+	VPERMD       Z10, Z3, Z11
+	VPSRLVD      Z1, Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VPDPBUSD     64(CX), Z11, Z8
+	VPDPBUSD     64(CX)(DX*1), Z11, Z9
+	VPERMD       Z10, Z4, Z11
+	VPSRLVD      Z1, Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VPDPBUSD     128(CX), Z11, Z8
+	VPDPBUSD     128(CX)(DX*1), Z11, Z9
+	VPERMD       Z10, Z5, Z10
+	VPSRLVD      Z1, Z10, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     192(CX), Z10, Z8
+	VPDPBUSD     192(CX)(DX*1), Z10, Z9
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z12, Z8, Z6
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z12, Z9, Z7
+	VFNMADD231PS 768(CX), Z13, Z6
+	VFNMADD231PS 768(CX)(DX*1), Z13, Z7
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ2K_2_unit
 
 ggufZQ2K_2_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z5, Y9
-	VADDPS        Y9, Y5, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z6, Y10
+	VADDPS        Y10, Y6, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ2K_2_set0
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X11, X11
 
 ggufZQ2K_2_set0:
-	VMOVSS        X10, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y9
-	VADDPS        Y9, Y6, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z7, Y10
+	VADDPS        Y10, Y7, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ2K_2_set1
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X11, X11
 
 ggufZQ2K_2_set1:
-	VMOVSS X10, (CX)
+	VMOVSS X11, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -25253,174 +25604,138 @@ ggufZQ2K_2_set1:
 	RET
 
 // func ggufZQ2K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_3(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
+	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z4
+	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z5
 
 ggufZQ2K_3_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ2K_3_tail
 
 ggufZQ2K_3_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), SI
-	VMOVD           SI, X11
-	VCVTPH2PS       X11, X11
-	VBROADCASTSS    X11, Z11
-	MOVWLZX         82(AX), SI
-	VMOVD           SI, X12
-	VCVTPH2PS       X12, X12
-	VBROADCASTSS    X12, Z12
-	VPMOVZXBD       (AX), Z13
-	VPSRLD          $0x04, Z13, Z14
-	VPANDD          gguf_nib<>+0(SB), Z13, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          Z11, Z13, Z13
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          Z12, Z14, Z14
-	VBROADCASTI64X4 16(AX), Z12
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z13, Z1, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z13, Z2, Z12
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z12, Z10, Z7
-	VBROADCASTI64X4 48(AX), Z12
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z13, Z3, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z13, Z4, Z12
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z12, Z10, Z7
-	VFNMADD231PS    768(CX), Z14, Z5
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z6
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z7
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ2K_3_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), SI
+	VMOVD        SI, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Z12
+	MOVWLZX      82(AX), SI
+	VMOVD        SI, X13
+	VCVTPH2PS    X13, X13
+	VBROADCASTSS X13, Z13
+	VPMOVZXBD    (AX), Z14
+	VPSRLD       $0x04, Z14, Z15
+	VPANDD       gguf_nib<>+0(SB), Z14, Z14
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z12, Z14, Z14
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       Z13, Z15, Z15
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VMOVDQU64    16(AX), Z12
+	VPERMD       Z12, Z2, Z13
+	VPSRLVD      Z1, Z13, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     (CX), Z13, Z9
+	VPDPBUSD     (CX)(DX*1), Z13, Z10
+	VPDPBUSD     (CX)(DX*2), Z13, Z11
+	VPERMD       Z12, Z3, Z13
+	VPSRLVD      Z1, Z13, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     64(CX), Z13, Z9
+	VPDPBUSD     64(CX)(DX*1), Z13, Z10
+	VPDPBUSD     64(CX)(DX*2), Z13, Z11
+	VPERMD       Z12, Z4, Z13
+	VPSRLVD      Z1, Z13, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     128(CX), Z13, Z9
+	VPDPBUSD     128(CX)(DX*1), Z13, Z10
+	VPDPBUSD     128(CX)(DX*2), Z13, Z11
+	VPERMD       Z12, Z5, Z12
+	VPSRLVD      Z1, Z12, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     192(CX), Z12, Z9
+	VPDPBUSD     192(CX)(DX*1), Z12, Z10
+	VPDPBUSD     192(CX)(DX*2), Z12, Z11
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX), Z9, Z9
+	VFMADD231PS  Z14, Z9, Z6
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*1), Z10, Z10
+	VFMADD231PS  Z14, Z10, Z7
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(DX*2), Z11, Z11
+	VFMADD231PS  Z14, Z11, Z8
+	VFNMADD231PS 768(CX), Z15, Z6
+	VFNMADD231PS 768(CX)(DX*1), Z15, Z7
+	VFNMADD231PS 768(CX)(DX*2), Z15, Z8
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ2K_3_unit
 
 ggufZQ2K_3_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z5, Y11
-	VADDPS        Y11, Y5, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z6, Y12
+	VADDPS        Y12, Y6, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_3_set0
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_3_set0:
-	VMOVSS        X12, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y11
-	VADDPS        Y11, Y6, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z7, Y12
+	VADDPS        Y12, Y7, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_3_set1
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_3_set1:
-	VMOVSS        X12, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y11
-	VADDPS        Y11, Y7, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z8, Y12
+	VADDPS        Y12, Y8, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_3_set2
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_3_set2:
-	VMOVSS X12, (CX)
+	VMOVSS X13, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -25430,7 +25745,7 @@ ggufZQ2K_3_set2:
 	RET
 
 // func ggufZQ2K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_4(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
 
@@ -25448,129 +25763,80 @@ ggufZQ2K_4_row:
 	JZ     ggufZQ2K_4_tail
 
 ggufZQ2K_4_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), DI
-	VMOVD           DI, X9
-	VCVTPH2PS       X9, X9
-	VBROADCASTSS    X9, Z9
-	MOVWLZX         82(AX), DI
-	VMOVD           DI, X10
-	VCVTPH2PS       X10, X10
-	VBROADCASTSS    X10, Z10
-	VPMOVZXBD       (AX), Z11
-	VPSRLD          $0x04, Z11, Z12
-	VPANDD          gguf_nib<>+0(SB), Z11, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          Z9, Z11, Z11
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          Z10, Z12, Z12
-	VBROADCASTI64X4 16(AX), Z10
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z13
-	VPERMPS         Z11, Z13, Z13
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        (CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          256(CX), Z5, Z5
-	VFMADD231PS     Z13, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z10
-	VPERMPS         Z11, Z10, Z10
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        64(CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          320(CX), Z5, Z5
-	VFMADD231PS     Z10, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z10, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z10, Z8, Z4
-	VBROADCASTI64X4 48(AX), Z10
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z13
-	VPERMPS         Z11, Z13, Z13
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        128(CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          384(CX), Z5, Z5
-	VFMADD231PS     Z13, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z10, Z9
-	VPANDD          Z0, Z9, Z9
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z10
-	VPERMPS         Z11, Z10, Z10
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        192(CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          448(CX), Z5, Z5
-	VFMADD231PS     Z10, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z10, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z10, Z8, Z4
-	VFNMADD231PS    768(CX), Z12, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z12, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z12, Z4
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	DECQ            SI
-	JNZ             ggufZQ2K_4_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), DI
+	VMOVD        DI, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Z9
+	MOVWLZX      82(AX), DI
+	VMOVD        DI, X10
+	VCVTPH2PS    X10, X10
+	VBROADCASTSS X10, Z10
+	VPMOVZXBD    (AX), Z11
+	VPSRLD       $0x04, Z11, Z12
+	VPANDD       gguf_nib<>+0(SB), Z11, Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z9, Z11, Z11
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VMOVDQU64    16(AX), Z9
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z10
+	VPERMD       Z9, Z10, Z10
+	VPSRLVD      gguf_lsshift<>+0(SB), Z10, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     (CX), Z10, Z5
+	VPDPBUSD     (CX)(DX*1), Z10, Z6
+	VPDPBUSD     (CX)(DX*2), Z10, Z7
+	VPDPBUSD     (CX)(BX*1), Z10, Z8
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z10
+	VPERMD       Z9, Z10, Z10
+	VPSRLVD      gguf_lsshift<>+0(SB), Z10, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     64(CX), Z10, Z5
+	VPDPBUSD     64(CX)(DX*1), Z10, Z6
+	VPDPBUSD     64(CX)(DX*2), Z10, Z7
+	VPDPBUSD     64(CX)(BX*1), Z10, Z8
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z10
+	VPERMD       Z9, Z10, Z10
+	VPSRLVD      gguf_lsshift<>+0(SB), Z10, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     128(CX), Z10, Z5
+	VPDPBUSD     128(CX)(DX*1), Z10, Z6
+	VPDPBUSD     128(CX)(DX*2), Z10, Z7
+	VPDPBUSD     128(CX)(BX*1), Z10, Z8
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z10
+	VPERMD       Z9, Z10, Z9
+	VPSRLVD      gguf_lsshift<>+0(SB), Z9, Z9
+	VPANDD       Z0, Z9, Z9
+	VPDPBUSD     192(CX), Z9, Z5
+	VPDPBUSD     192(CX)(DX*1), Z9, Z6
+	VPDPBUSD     192(CX)(DX*2), Z9, Z7
+	VPDPBUSD     192(CX)(BX*1), Z9, Z8
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z11, Z5, Z1
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z11, Z6, Z2
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z11, Z7, Z3
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z11, Z8, Z4
+	VFNMADD231PS 768(CX), Z12, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z12, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z12, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z12, Z4
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	DECQ         SI
+	JNZ          ggufZQ2K_4_unit
 
 ggufZQ2K_4_tail:
 	MOVQ          ldy+64(FP), AX
@@ -25645,7 +25911,7 @@ ggufZQ2K_4_set3:
 	RET
 
 // func ggufZQ2K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_5(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
 
@@ -25665,151 +25931,90 @@ ggufZQ2K_5_row:
 	JZ     ggufZQ2K_5_tail
 
 ggufZQ2K_5_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), R8
-	VMOVD           R8, X11
-	VCVTPH2PS       X11, X11
-	VBROADCASTSS    X11, Z11
-	MOVWLZX         82(AX), R8
-	VMOVD           R8, X12
-	VCVTPH2PS       X12, X12
-	VBROADCASTSS    X12, Z12
-	VPMOVZXBD       (AX), Z13
-	VPSRLD          $0x04, Z13, Z14
-	VPANDD          gguf_nib<>+0(SB), Z13, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          Z11, Z13, Z13
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          Z12, Z14, Z14
-	VBROADCASTI64X4 16(AX), Z12
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z15
-	VPERMPS         Z13, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(SI), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z12
-	VPERMPS         Z13, Z12, Z12
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z12, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(SI), Z10, Z10
-	VFMADD231PS     Z12, Z10, Z5
-	VBROADCASTI64X4 48(AX), Z12
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z15
-	VPERMPS         Z13, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(SI), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z12, Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z12
-	VPERMPS         Z13, Z12, Z12
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z12, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(SI), Z10, Z10
-	VFMADD231PS     Z12, Z10, Z5
-	VFNMADD231PS    768(CX), Z14, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z14, Z4
-	VFNMADD231PS    768(SI), Z14, Z5
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ2K_5_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), R8
+	VMOVD        R8, X11
+	VCVTPH2PS    X11, X11
+	VBROADCASTSS X11, Z11
+	MOVWLZX      82(AX), R8
+	VMOVD        R8, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Z12
+	VPMOVZXBD    (AX), Z13
+	VPSRLD       $0x04, Z13, Z14
+	VPANDD       gguf_nib<>+0(SB), Z13, Z13
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       Z11, Z13, Z13
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z12, Z14, Z14
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VMOVDQU64    16(AX), Z11
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z12
+	VPERMD       Z11, Z12, Z12
+	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     (CX), Z12, Z6
+	VPDPBUSD     (CX)(DX*1), Z12, Z7
+	VPDPBUSD     (CX)(DX*2), Z12, Z8
+	VPDPBUSD     (CX)(BX*1), Z12, Z9
+	VPDPBUSD     (SI), Z12, Z10
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z12
+	VPERMD       Z11, Z12, Z12
+	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     64(CX), Z12, Z6
+	VPDPBUSD     64(CX)(DX*1), Z12, Z7
+	VPDPBUSD     64(CX)(DX*2), Z12, Z8
+	VPDPBUSD     64(CX)(BX*1), Z12, Z9
+	VPDPBUSD     64(SI), Z12, Z10
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z12
+	VPERMD       Z11, Z12, Z12
+	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     128(CX), Z12, Z6
+	VPDPBUSD     128(CX)(DX*1), Z12, Z7
+	VPDPBUSD     128(CX)(DX*2), Z12, Z8
+	VPDPBUSD     128(CX)(BX*1), Z12, Z9
+	VPDPBUSD     128(SI), Z12, Z10
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z12
+	VPERMD       Z11, Z12, Z11
+	VPSRLVD      gguf_lsshift<>+0(SB), Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VPDPBUSD     192(CX), Z11, Z6
+	VPDPBUSD     192(CX)(DX*1), Z11, Z7
+	VPDPBUSD     192(CX)(DX*2), Z11, Z8
+	VPDPBUSD     192(CX)(BX*1), Z11, Z9
+	VPDPBUSD     192(SI), Z11, Z10
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z13, Z6, Z1
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z13, Z7, Z2
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z13, Z8, Z3
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z13, Z9, Z4
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z13, Z10, Z5
+	VFNMADD231PS 768(CX), Z14, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z14, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z14, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z14, Z4
+	VFNMADD231PS 768(SI), Z14, Z5
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ2K_5_unit
 
 ggufZQ2K_5_tail:
 	MOVQ          ldy+64(FP), AX
@@ -25899,7 +26104,7 @@ ggufZQ2K_5_set4:
 	RET
 
 // func ggufZQ2K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_6(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
 
@@ -25920,172 +26125,99 @@ ggufZQ2K_6_row:
 	JZ     ggufZQ2K_6_tail
 
 ggufZQ2K_6_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), R8
-	VMOVD           R8, X13
-	VCVTPH2PS       X13, X13
-	VBROADCASTSS    X13, Z13
-	MOVWLZX         82(AX), R8
-	VMOVD           R8, X14
-	VCVTPH2PS       X14, X14
-	VBROADCASTSS    X14, Z14
-	VPMOVZXBD       (AX), Z15
-	VPSRLD          $0x04, Z15, Z16
-	VPANDD          gguf_nib<>+0(SB), Z15, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          Z13, Z15, Z15
-	VCVTDQ2PS       Z16, Z16
-	VMULPS          Z14, Z16, Z16
-	VBROADCASTI64X4 16(AX), Z14
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z14, Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z17
-	VPERMPS         Z15, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z14, Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z14
-	VPERMPS         Z15, Z14, Z14
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z14, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z14, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z14, Z12, Z6
-	VBROADCASTI64X4 48(AX), Z14
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z14, Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z17
-	VPERMPS         Z15, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z14, Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z14
-	VPERMPS         Z15, Z14, Z14
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z14, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z14, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z14, Z12, Z6
-	VFNMADD231PS    768(CX), Z16, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z16, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z16, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z16, Z4
-	VFNMADD231PS    768(SI), Z16, Z5
-	VFNMADD231PS    768(SI)(DX*1), Z16, Z6
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ2K_6_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), R8
+	VMOVD        R8, X13
+	VCVTPH2PS    X13, X13
+	VBROADCASTSS X13, Z13
+	MOVWLZX      82(AX), R8
+	VMOVD        R8, X14
+	VCVTPH2PS    X14, X14
+	VBROADCASTSS X14, Z14
+	VPMOVZXBD    (AX), Z15
+	VPSRLD       $0x04, Z15, Z16
+	VPANDD       gguf_nib<>+0(SB), Z15, Z15
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       Z13, Z15, Z15
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       Z14, Z16, Z16
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VMOVDQU64    16(AX), Z13
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z14
+	VPERMD       Z13, Z14, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       Z0, Z14, Z14
+	VPDPBUSD     (CX), Z14, Z7
+	VPDPBUSD     (CX)(DX*1), Z14, Z8
+	VPDPBUSD     (CX)(DX*2), Z14, Z9
+	VPDPBUSD     (CX)(BX*1), Z14, Z10
+	VPDPBUSD     (SI), Z14, Z11
+	VPDPBUSD     (SI)(DX*1), Z14, Z12
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z14
+	VPERMD       Z13, Z14, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       Z0, Z14, Z14
+	VPDPBUSD     64(CX), Z14, Z7
+	VPDPBUSD     64(CX)(DX*1), Z14, Z8
+	VPDPBUSD     64(CX)(DX*2), Z14, Z9
+	VPDPBUSD     64(CX)(BX*1), Z14, Z10
+	VPDPBUSD     64(SI), Z14, Z11
+	VPDPBUSD     64(SI)(DX*1), Z14, Z12
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z14
+	VPERMD       Z13, Z14, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       Z0, Z14, Z14
+	VPDPBUSD     128(CX), Z14, Z7
+	VPDPBUSD     128(CX)(DX*1), Z14, Z8
+	VPDPBUSD     128(CX)(DX*2), Z14, Z9
+	VPDPBUSD     128(CX)(BX*1), Z14, Z10
+	VPDPBUSD     128(SI), Z14, Z11
+	VPDPBUSD     128(SI)(DX*1), Z14, Z12
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z14
+	VPERMD       Z13, Z14, Z13
+	VPSRLVD      gguf_lsshift<>+0(SB), Z13, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     192(CX), Z13, Z7
+	VPDPBUSD     192(CX)(DX*1), Z13, Z8
+	VPDPBUSD     192(CX)(DX*2), Z13, Z9
+	VPDPBUSD     192(CX)(BX*1), Z13, Z10
+	VPDPBUSD     192(SI), Z13, Z11
+	VPDPBUSD     192(SI)(DX*1), Z13, Z12
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z15, Z7, Z1
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z15, Z8, Z2
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z15, Z9, Z3
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z15, Z10, Z4
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z15, Z11, Z5
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z15, Z12, Z6
+	VFNMADD231PS 768(CX), Z16, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z16, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z16, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z16, Z4
+	VFNMADD231PS 768(SI), Z16, Z5
+	VFNMADD231PS 768(SI)(DX*1), Z16, Z6
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ2K_6_unit
 
 ggufZQ2K_6_tail:
 	MOVQ          ldy+64(FP), AX
@@ -26190,7 +26322,7 @@ ggufZQ2K_6_set5:
 	RET
 
 // func ggufZQ2K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_7(SB), NOSPLIT, $0-73
 ggufZQ2K_7_row:
 	MOVQ   w+0(FP), AX
@@ -26210,193 +26342,108 @@ ggufZQ2K_7_row:
 	JZ     ggufZQ2K_7_tail
 
 ggufZQ2K_7_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), R8
-	VMOVD           R8, X14
-	VCVTPH2PS       X14, X14
-	VBROADCASTSS    X14, Z14
-	MOVWLZX         82(AX), R8
-	VMOVD           R8, X15
-	VCVTPH2PS       X15, X15
-	VBROADCASTSS    X15, Z15
-	VPMOVZXBD       (AX), Z16
-	VPSRLD          $0x04, Z16, Z17
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VCVTDQ2PS       Z16, Z16
-	VMULPS          Z14, Z16, Z16
-	VCVTDQ2PS       Z17, Z17
-	VMULPS          Z15, Z17, Z17
-	VBROADCASTI64X4 16(AX), Z15
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z15, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z18
-	VPERMPS         Z16, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z15, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z15
-	VPERMPS         Z16, Z15, Z15
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z15, Z13, Z6
-	VBROADCASTI64X4 48(AX), Z15
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z15, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z18
-	VPERMPS         Z16, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z15, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z15
-	VPERMPS         Z16, Z15, Z15
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z15, Z13, Z6
-	VFNMADD231PS    768(CX), Z17, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z17, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z17, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z17, Z3
-	VFNMADD231PS    768(SI), Z17, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z17, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z17, Z6
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ2K_7_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), R8
+	VMOVD        R8, X14
+	VCVTPH2PS    X14, X14
+	VBROADCASTSS X14, Z14
+	MOVWLZX      82(AX), R8
+	VMOVD        R8, X15
+	VCVTPH2PS    X15, X15
+	VBROADCASTSS X15, Z15
+	VPMOVZXBD    (AX), Z16
+	VPSRLD       $0x04, Z16, Z17
+	VPANDD       gguf_nib<>+0(SB), Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       Z14, Z16, Z16
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       Z15, Z17, Z17
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VMOVDQU64    16(AX), Z14
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z15
+	VPERMD       Z14, Z15, Z15
+	VPSRLVD      gguf_lsshift<>+0(SB), Z15, Z15
+	VPANDD       gguf_c03<>+0(SB), Z15, Z15
+	VPDPBUSD     (CX), Z15, Z7
+	VPDPBUSD     (CX)(DX*1), Z15, Z8
+	VPDPBUSD     (CX)(DX*2), Z15, Z9
+	VPDPBUSD     (CX)(BX*1), Z15, Z10
+	VPDPBUSD     (SI), Z15, Z11
+	VPDPBUSD     (SI)(DX*1), Z15, Z12
+	VPDPBUSD     (SI)(DX*2), Z15, Z13
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z15
+	VPERMD       Z14, Z15, Z15
+	VPSRLVD      gguf_lsshift<>+0(SB), Z15, Z15
+	VPANDD       gguf_c03<>+0(SB), Z15, Z15
+	VPDPBUSD     64(CX), Z15, Z7
+	VPDPBUSD     64(CX)(DX*1), Z15, Z8
+	VPDPBUSD     64(CX)(DX*2), Z15, Z9
+	VPDPBUSD     64(CX)(BX*1), Z15, Z10
+	VPDPBUSD     64(SI), Z15, Z11
+	VPDPBUSD     64(SI)(DX*1), Z15, Z12
+	VPDPBUSD     64(SI)(DX*2), Z15, Z13
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z15
+	VPERMD       Z14, Z15, Z15
+	VPSRLVD      gguf_lsshift<>+0(SB), Z15, Z15
+	VPANDD       gguf_c03<>+0(SB), Z15, Z15
+	VPDPBUSD     128(CX), Z15, Z7
+	VPDPBUSD     128(CX)(DX*1), Z15, Z8
+	VPDPBUSD     128(CX)(DX*2), Z15, Z9
+	VPDPBUSD     128(CX)(BX*1), Z15, Z10
+	VPDPBUSD     128(SI), Z15, Z11
+	VPDPBUSD     128(SI)(DX*1), Z15, Z12
+	VPDPBUSD     128(SI)(DX*2), Z15, Z13
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z15
+	VPERMD       Z14, Z15, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       gguf_c03<>+0(SB), Z14, Z14
+	VPDPBUSD     192(CX), Z14, Z7
+	VPDPBUSD     192(CX)(DX*1), Z14, Z8
+	VPDPBUSD     192(CX)(DX*2), Z14, Z9
+	VPDPBUSD     192(CX)(BX*1), Z14, Z10
+	VPDPBUSD     192(SI), Z14, Z11
+	VPDPBUSD     192(SI)(DX*1), Z14, Z12
+	VPDPBUSD     192(SI)(DX*2), Z14, Z13
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z16, Z7, Z0
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z16, Z8, Z1
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z16, Z9, Z2
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z16, Z10, Z3
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z16, Z11, Z4
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z16, Z12, Z5
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*2), Z13, Z13
+	VFMADD231PS  Z16, Z13, Z6
+	VFNMADD231PS 768(CX), Z17, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z17, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z17, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z17, Z3
+	VFNMADD231PS 768(SI), Z17, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z17, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z17, Z6
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ2K_7_unit
 
 ggufZQ2K_7_tail:
 	MOVQ          ldy+64(FP), AX
@@ -26516,7 +26563,7 @@ ggufZQ2K_7_set6:
 	RET
 
 // func ggufZQ2K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_8(SB), NOSPLIT, $0-73
 ggufZQ2K_8_row:
 	MOVQ   w+0(FP), AX
@@ -26537,214 +26584,117 @@ ggufZQ2K_8_row:
 	JZ     ggufZQ2K_8_tail
 
 ggufZQ2K_8_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         80(AX), R8
-	VMOVD           R8, X16
-	VCVTPH2PS       X16, X16
-	VBROADCASTSS    X16, Z16
-	MOVWLZX         82(AX), R8
-	VMOVD           R8, X17
-	VCVTPH2PS       X17, X17
-	VBROADCASTSS    X17, Z17
-	VPMOVZXBD       (AX), Z18
-	VPSRLD          $0x04, Z18, Z19
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
-	VCVTDQ2PS       Z18, Z18
-	VMULPS          Z16, Z18, Z18
-	VCVTDQ2PS       Z19, Z19
-	VMULPS          Z17, Z19, Z19
-	VBROADCASTI64X4 16(AX), Z17
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z17, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z20
-	VPERMPS         Z18, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        (SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          256(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        (SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          256(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z17, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z17
-	VPERMPS         Z18, Z17, Z17
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        64(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          320(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        64(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          320(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z17, Z15, Z7
-	VBROADCASTI64X4 48(AX), Z17
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z17, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z20
-	VPERMPS         Z18, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        128(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          384(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        128(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          384(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z17, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z17
-	VPERMPS         Z18, Z17, Z17
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        192(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          448(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        192(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          448(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z17, Z15, Z7
-	VFNMADD231PS    768(CX), Z19, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z19, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z19, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z19, Z3
-	VFNMADD231PS    768(SI), Z19, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z19, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z19, Z6
-	VFNMADD231PS    768(SI)(BX*1), Z19, Z7
-	ADDQ            $0x00000054, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ2K_8_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      80(AX), R8
+	VMOVD        R8, X16
+	VCVTPH2PS    X16, X16
+	VBROADCASTSS X16, Z16
+	MOVWLZX      82(AX), R8
+	VMOVD        R8, X17
+	VCVTPH2PS    X17, X17
+	VBROADCASTSS X17, Z17
+	VPMOVZXBD    (AX), Z18
+	VPSRLD       $0x04, Z18, Z19
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS       Z16, Z18, Z18
+	VCVTDQ2PS    Z19, Z19
+	VMULPS       Z17, Z19, Z19
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VMOVDQU64    16(AX), Z16
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z17
+	VPERMD       Z16, Z17, Z17
+	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_c03<>+0(SB), Z17, Z17
+	VPDPBUSD     (CX), Z17, Z8
+	VPDPBUSD     (CX)(DX*1), Z17, Z9
+	VPDPBUSD     (CX)(DX*2), Z17, Z10
+	VPDPBUSD     (CX)(BX*1), Z17, Z11
+	VPDPBUSD     (SI), Z17, Z12
+	VPDPBUSD     (SI)(DX*1), Z17, Z13
+	VPDPBUSD     (SI)(DX*2), Z17, Z14
+	VPDPBUSD     (SI)(BX*1), Z17, Z15
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z17
+	VPERMD       Z16, Z17, Z17
+	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_c03<>+0(SB), Z17, Z17
+	VPDPBUSD     64(CX), Z17, Z8
+	VPDPBUSD     64(CX)(DX*1), Z17, Z9
+	VPDPBUSD     64(CX)(DX*2), Z17, Z10
+	VPDPBUSD     64(CX)(BX*1), Z17, Z11
+	VPDPBUSD     64(SI), Z17, Z12
+	VPDPBUSD     64(SI)(DX*1), Z17, Z13
+	VPDPBUSD     64(SI)(DX*2), Z17, Z14
+	VPDPBUSD     64(SI)(BX*1), Z17, Z15
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z17
+	VPERMD       Z16, Z17, Z17
+	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_c03<>+0(SB), Z17, Z17
+	VPDPBUSD     128(CX), Z17, Z8
+	VPDPBUSD     128(CX)(DX*1), Z17, Z9
+	VPDPBUSD     128(CX)(DX*2), Z17, Z10
+	VPDPBUSD     128(CX)(BX*1), Z17, Z11
+	VPDPBUSD     128(SI), Z17, Z12
+	VPDPBUSD     128(SI)(DX*1), Z17, Z13
+	VPDPBUSD     128(SI)(DX*2), Z17, Z14
+	VPDPBUSD     128(SI)(BX*1), Z17, Z15
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z17
+	VPERMD       Z16, Z17, Z16
+	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
+	VPANDD       gguf_c03<>+0(SB), Z16, Z16
+	VPDPBUSD     192(CX), Z16, Z8
+	VPDPBUSD     192(CX)(DX*1), Z16, Z9
+	VPDPBUSD     192(CX)(DX*2), Z16, Z10
+	VPDPBUSD     192(CX)(BX*1), Z16, Z11
+	VPDPBUSD     192(SI), Z16, Z12
+	VPDPBUSD     192(SI)(DX*1), Z16, Z13
+	VPDPBUSD     192(SI)(DX*2), Z16, Z14
+	VPDPBUSD     192(SI)(BX*1), Z16, Z15
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z18, Z8, Z0
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z18, Z9, Z1
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*2), Z10, Z10
+	VFMADD231PS  Z18, Z10, Z2
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(BX*1), Z11, Z11
+	VFMADD231PS  Z18, Z11, Z3
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI), Z12, Z12
+	VFMADD231PS  Z18, Z12, Z4
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*1), Z13, Z13
+	VFMADD231PS  Z18, Z13, Z5
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(SI)(DX*2), Z14, Z14
+	VFMADD231PS  Z18, Z14, Z6
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(SI)(BX*1), Z15, Z15
+	VFMADD231PS  Z18, Z15, Z7
+	VFNMADD231PS 768(CX), Z19, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z19, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z19, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z19, Z3
+	VFNMADD231PS 768(SI), Z19, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z19, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z19, Z6
+	VFNMADD231PS 768(SI)(BX*1), Z19, Z7
+	ADDQ         $0x00000054, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ2K_8_unit
 
 ggufZQ2K_8_tail:
 	MOVQ          ldy+64(FP), AX
@@ -26981,124 +26931,125 @@ ggufDecZQ2K_tail:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_1(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
+	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
+	VMOVDQU32 gguf_lshm_0<>+0(SB), Z3
+	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z4
+	VMOVDQU32 gguf_lshm_1<>+0(SB), Z5
+	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z6
+	VMOVDQU32 gguf_lshm_2<>+0(SB), Z7
+	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z8
+	VMOVDQU32 gguf_lshm_3<>+0(SB), Z9
+	VMOVDQU32 gguf_lshsel<>+0(SB), Z10
+	VMOVDQU32 gguf_c04<>+0(SB), Z11
 
 ggufZQ3K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	VPXORD Z12, Z12, Z12
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ3K_1_tail
 
 ggufZQ3K_1_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), BX
-	VMOVD           BX, X8
-	VCVTPH2PS       X8, X8
-	VBROADCASTSS    X8, Z8
-	MOVQ            96(AX), BX
-	MOVL            104(AX), SI
-	MOVQ            $0x0f0f0f0f0f0f0f0f, DI
-	MOVQ            BX, R8
-	ANDQ            DI, R8
-	SHRQ            $0x04, BX
-	ANDQ            DI, BX
-	MOVL            SI, DI
-	ANDL            $0x03030303, DI
-	MOVL            SI, R9
-	SHRL            $0x02, R9
-	ANDL            $0x03030303, R9
-	MOVL            SI, R10
-	SHRL            $0x04, R10
-	ANDL            $0x03030303, R10
-	SHRL            $0x06, SI
-	ANDL            $0x03030303, SI
-	SHLQ            $0x20, R9
-	ORQ             R9, DI
-	SHLQ            $0x04, DI
-	ORQ             DI, R8
-	SHLQ            $0x20, SI
-	ORQ             SI, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, BX
-	VMOVQ           R8, X9
-	VPINSRQ         $0x01, BX, X9, X9
-	VPMOVZXBD       X9, Z9
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z9, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          Z8, Z9, Z9
-	VMULPS          512(CX), Z9, Z8
-	VBROADCASTI64X4 32(AX), Z11
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z11, Z10
-	VPANDD          Z0, Z10, Z10
-	VBROADCASTI64X4 (AX), Z12
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z8, Z1, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z11, Z10
-	VPANDD          Z0, Z10, Z10
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z8, Z2, Z11
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z11, Z7, Z6
-	VBROADCASTI64X4 64(AX), Z11
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z11, Z10
-	VPANDD          Z0, Z10, Z10
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z8, Z3, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z11, Z10
-	VPANDD          Z0, Z10, Z10
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z10, K1, Z10
-	VPERMPS         Z8, Z4, Z8
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z8, Z7, Z6
-	VFNMADD231PS    768(CX), Z9, Z5
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	DECQ            DX
-	JNZ             ggufZQ3K_1_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), BX
+	VMOVD        BX, X15
+	VCVTPH2PS    X15, X15
+	VBROADCASTSS X15, Z15
+	MOVQ         96(AX), BX
+	MOVL         104(AX), SI
+	MOVQ         $0x0f0f0f0f0f0f0f0f, DI
+	MOVQ         BX, R8
+	ANDQ         DI, R8
+	SHRQ         $0x04, BX
+	ANDQ         DI, BX
+	MOVL         SI, DI
+	ANDL         $0x03030303, DI
+	MOVL         SI, R9
+	SHRL         $0x02, R9
+	ANDL         $0x03030303, R9
+	MOVL         SI, R10
+	SHRL         $0x04, R10
+	ANDL         $0x03030303, R10
+	SHRL         $0x06, SI
+	ANDL         $0x03030303, SI
+	SHLQ         $0x20, R9
+	ORQ          R9, DI
+	SHLQ         $0x04, DI
+	ORQ          DI, R8
+	SHLQ         $0x20, SI
+	ORQ          SI, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, BX
+	VMOVQ        R8, X16
+	VPINSRQ      $0x01, BX, X16, X16
+	VPMOVZXBD    X16, Z16
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       Z15, Z16, Z16
+	VMULPS       512(CX), Z16, Z15
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VMOVDQU64    (AX), Y17
+	VMOVDQU64    32(AX), Z18
+	VPERMD       Z18, Z2, Z19
+	VPSRLVD      Z1, Z19, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMD       Z17, Z3, Z20
+	VPTESTMB     Z10, Z20, K1
+	VPADDB       Z11, Z19, K1, Z19
+	VPDPBUSD     (CX), Z19, Z13
+	VPERMD       Z18, Z4, Z19
+	VPSRLVD      Z1, Z19, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMD       Z17, Z5, Z20
+	VPTESTMB     Z10, Z20, K1
+	VPADDB       Z11, Z19, K1, Z19
+	VPDPBUSD     64(CX), Z19, Z14
+	VPERMD       Z18, Z6, Z19
+	VPSRLVD      Z1, Z19, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMD       Z17, Z7, Z20
+	VPTESTMB     Z10, Z20, K1
+	VPADDB       Z11, Z19, K1, Z19
+	VPDPBUSD     128(CX), Z19, Z13
+	VPERMD       Z18, Z8, Z18
+	VPSRLVD      Z1, Z18, Z18
+	VPANDD       Z0, Z18, Z18
+	VPERMD       Z17, Z9, Z19
+	VPTESTMB     Z10, Z19, K1
+	VPADDB       Z11, Z18, K1, Z18
+	VPDPBUSD     192(CX), Z18, Z14
+	VPADDD       Z14, Z13, Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z15, Z13, Z12
+	VFNMADD231PS 768(CX), Z16, Z12
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	DECQ         DX
+	JNZ          ggufZQ3K_1_unit
 
 ggufZQ3K_1_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VADDPS        Z6, Z5, Z5
-	VEXTRACTF64X4 $0x01, Z5, Y8
-	VADDPS        Y8, Y5, Y8
-	VEXTRACTF32X4 $0x01, Y8, X9
-	VADDPS        X8, X9, X9
-	VMOVHLPS      X9, X9, X8
-	VADDPS        X8, X9, X9
-	VMOVSHDUP     X9, X8
-	VADDSS        X8, X9, X9
+	VEXTRACTF64X4 $0x01, Z12, Y15
+	VADDPS        Y15, Y12, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         CL, CL
 	JZ            ggufZQ3K_1_set0
-	VADDSS        (AX), X9, X9
+	VADDSS        (AX), X16, X16
 
 ggufZQ3K_1_set0:
-	VMOVSS X9, (AX)
+	VMOVSS X16, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -27111,163 +27062,149 @@ ggufZQ3K_1_set0:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_2(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
+	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
+	VMOVDQU32 gguf_lshm_0<>+0(SB), Z3
+	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z4
+	VMOVDQU32 gguf_lshm_1<>+0(SB), Z5
+	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z6
+	VMOVDQU32 gguf_lshm_2<>+0(SB), Z7
+	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z8
+	VMOVDQU32 gguf_lshm_3<>+0(SB), Z9
+	VMOVDQU32 gguf_lshsel<>+0(SB), Z10
+	VMOVDQU32 gguf_c04<>+0(SB), Z11
 
 ggufZQ3K_2_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ3K_2_tail
 
 ggufZQ3K_2_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), SI
-	VMOVD           SI, X9
-	VCVTPH2PS       X9, X9
-	VBROADCASTSS    X9, Z9
-	MOVQ            96(AX), SI
-	MOVL            104(AX), DI
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R8
-	MOVQ            SI, R9
-	ANDQ            R8, R9
-	SHRQ            $0x04, SI
-	ANDQ            R8, SI
-	MOVL            DI, R8
-	ANDL            $0x03030303, R8
-	MOVL            DI, R10
-	SHRL            $0x02, R10
-	ANDL            $0x03030303, R10
-	MOVL            DI, R11
-	SHRL            $0x04, R11
-	ANDL            $0x03030303, R11
-	SHRL            $0x06, DI
-	ANDL            $0x03030303, DI
-	SHLQ            $0x20, R10
-	ORQ             R10, R8
-	SHLQ            $0x04, R8
-	ORQ             R8, R9
-	SHLQ            $0x20, DI
-	ORQ             DI, R11
-	SHLQ            $0x04, R11
-	ORQ             R11, SI
-	VMOVQ           R9, X10
-	VPINSRQ         $0x01, SI, X10, X10
-	VPMOVZXBD       X10, Z10
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          Z9, Z10, Z10
-	VBROADCASTI64X4 32(AX), Z11
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VBROADCASTI64X4 (AX), Z12
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VPERMPS         Z10, Z1, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z6
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VPERMPS         Z10, Z2, Z11
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z11, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z6
-	VBROADCASTI64X4 64(AX), Z11
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VPERMPS         Z10, Z3, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z6
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VPERMPS         Z10, Z4, Z11
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z11, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z6
-	VFNMADD231PS    768(CX), Z10, Z5
-	VFNMADD231PS    768(CX)(DX*1), Z10, Z6
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ3K_2_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), SI
+	VMOVD        SI, X16
+	VCVTPH2PS    X16, X16
+	VBROADCASTSS X16, Z16
+	MOVQ         96(AX), SI
+	MOVL         104(AX), DI
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R8
+	MOVQ         SI, R9
+	ANDQ         R8, R9
+	SHRQ         $0x04, SI
+	ANDQ         R8, SI
+	MOVL         DI, R8
+	ANDL         $0x03030303, R8
+	MOVL         DI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x03030303, R10
+	MOVL         DI, R11
+	SHRL         $0x04, R11
+	ANDL         $0x03030303, R11
+	SHRL         $0x06, DI
+	ANDL         $0x03030303, DI
+	SHLQ         $0x20, R10
+	ORQ          R10, R8
+	SHLQ         $0x04, R8
+	ORQ          R8, R9
+	SHLQ         $0x20, DI
+	ORQ          DI, R11
+	SHLQ         $0x04, R11
+	ORQ          R11, SI
+	VMOVQ        R9, X17
+	VPINSRQ      $0x01, SI, X17, X17
+	VPMOVZXBD    X17, Z17
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VMOVDQU64    (AX), Y18
+	VMOVDQU64    32(AX), Z16
+	VPERMD       Z16, Z2, Z19
+	VPSRLVD      Z1, Z19, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMD       Z18, Z3, Z20
+	VPTESTMB     Z10, Z20, K1
+	VPADDB       Z11, Z19, K1, Z19
+	VPDPBUSD     (CX), Z19, Z14
+	VPDPBUSD     (CX)(DX*1), Z19, Z15
+	VPERMD       Z16, Z4, Z19
+	VPSRLVD      Z1, Z19, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMD       Z18, Z5, Z20
+	VPTESTMB     Z10, Z20, K1
+	VPADDB       Z11, Z19, K1, Z19
+	VPDPBUSD     64(CX), Z19, Z14
+	VPDPBUSD     64(CX)(DX*1), Z19, Z15
+	VPERMD       Z16, Z6, Z19
+	VPSRLVD      Z1, Z19, Z19
+	VPANDD       Z0, Z19, Z19
+	VPERMD       Z18, Z7, Z20
+	VPTESTMB     Z10, Z20, K1
+	VPADDB       Z11, Z19, K1, Z19
+	VPDPBUSD     128(CX), Z19, Z14
+	VPDPBUSD     128(CX)(DX*1), Z19, Z15
+	VPERMD       Z16, Z8, Z16
+	VPSRLVD      Z1, Z16, Z16
+	VPANDD       Z0, Z16, Z16
+	VPERMD       Z18, Z9, Z19
+	VPTESTMB     Z10, Z19, K1
+	VPADDB       Z11, Z16, K1, Z16
+	VPDPBUSD     192(CX), Z16, Z14
+	VPDPBUSD     192(CX)(DX*1), Z16, Z15
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(CX), Z14, Z14
+	VFMADD231PS  Z17, Z14, Z12
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(CX)(DX*1), Z15, Z15
+	VFMADD231PS  Z17, Z15, Z13
+	VFNMADD231PS 768(CX), Z17, Z12
+	VFNMADD231PS 768(CX)(DX*1), Z17, Z13
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ3K_2_unit
 
 ggufZQ3K_2_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z5, Y9
-	VADDPS        Y9, Y5, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
 	TESTB         DL, DL
 	JZ            ggufZQ3K_2_set0
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X17, X17
 
 ggufZQ3K_2_set0:
-	VMOVSS        X10, (CX)
+	VMOVSS        X17, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y9
-	VADDPS        Y9, Y6, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z13, Y16
+	VADDPS        Y16, Y13, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
 	TESTB         DL, DL
 	JZ            ggufZQ3K_2_set1
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X17, X17
 
 ggufZQ3K_2_set1:
-	VMOVSS X10, (CX)
+	VMOVSS X17, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -27280,200 +27217,174 @@ ggufZQ3K_2_set1:
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_3(SB), NOSPLIT, $0-73
 	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
+	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
+	VMOVDQU32 gguf_lshm_0<>+0(SB), Z3
+	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z4
+	VMOVDQU32 gguf_lshm_1<>+0(SB), Z5
+	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z6
+	VMOVDQU32 gguf_lshm_2<>+0(SB), Z7
+	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z8
+	VMOVDQU32 gguf_lshm_3<>+0(SB), Z9
+	VMOVDQU32 gguf_lshsel<>+0(SB), Z10
+	VMOVDQU32 gguf_c04<>+0(SB), Z11
 
 ggufZQ3K_3_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ3K_3_tail
 
 ggufZQ3K_3_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), SI
-	VMOVD           SI, X11
-	VCVTPH2PS       X11, X11
-	VBROADCASTSS    X11, Z11
-	MOVQ            96(AX), SI
-	MOVL            104(AX), DI
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R8
-	MOVQ            SI, R9
-	ANDQ            R8, R9
-	SHRQ            $0x04, SI
-	ANDQ            R8, SI
-	MOVL            DI, R8
-	ANDL            $0x03030303, R8
-	MOVL            DI, R10
-	SHRL            $0x02, R10
-	ANDL            $0x03030303, R10
-	MOVL            DI, R11
-	SHRL            $0x04, R11
-	ANDL            $0x03030303, R11
-	SHRL            $0x06, DI
-	ANDL            $0x03030303, DI
-	SHLQ            $0x20, R10
-	ORQ             R10, R8
-	SHLQ            $0x04, R8
-	ORQ             R8, R9
-	SHLQ            $0x20, DI
-	ORQ             DI, R11
-	SHLQ            $0x04, R11
-	ORQ             R11, SI
-	VMOVQ           R9, X12
-	VPINSRQ         $0x01, SI, X12, X12
-	VPMOVZXBD       X12, Z12
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z12, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          Z11, Z12, Z12
-	VBROADCASTI64X4 32(AX), Z13
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VBROADCASTI64X4 (AX), Z14
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z12, Z1, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z12, Z2, Z13
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z7
-	VBROADCASTI64X4 64(AX), Z13
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z12, Z3, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z12, Z4, Z13
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z7
-	VFNMADD231PS    768(CX), Z12, Z5
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z6
-	VFNMADD231PS    768(CX)(DX*2), Z12, Z7
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ3K_3_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), SI
+	VMOVD        SI, X18
+	VCVTPH2PS    X18, X18
+	VBROADCASTSS X18, Z18
+	MOVQ         96(AX), SI
+	MOVL         104(AX), DI
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R8
+	MOVQ         SI, R9
+	ANDQ         R8, R9
+	SHRQ         $0x04, SI
+	ANDQ         R8, SI
+	MOVL         DI, R8
+	ANDL         $0x03030303, R8
+	MOVL         DI, R10
+	SHRL         $0x02, R10
+	ANDL         $0x03030303, R10
+	MOVL         DI, R11
+	SHRL         $0x04, R11
+	ANDL         $0x03030303, R11
+	SHRL         $0x06, DI
+	ANDL         $0x03030303, DI
+	SHLQ         $0x20, R10
+	ORQ          R10, R8
+	SHLQ         $0x04, R8
+	ORQ          R8, R9
+	SHLQ         $0x20, DI
+	ORQ          DI, R11
+	SHLQ         $0x04, R11
+	ORQ          R11, SI
+	VMOVQ        R9, X19
+	VPINSRQ      $0x01, SI, X19, X19
+	VPMOVZXBD    X19, Z19
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z19, Z19
+	VCVTDQ2PS    Z19, Z19
+	VMULPS       Z18, Z19, Z19
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VMOVDQU64    (AX), Y20
+	VMOVDQU64    32(AX), Z18
+	VPERMD       Z18, Z2, Z21
+	VPSRLVD      Z1, Z21, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMD       Z20, Z3, Z22
+	VPTESTMB     Z10, Z22, K1
+	VPADDB       Z11, Z21, K1, Z21
+	VPDPBUSD     (CX), Z21, Z15
+	VPDPBUSD     (CX)(DX*1), Z21, Z16
+	VPDPBUSD     (CX)(DX*2), Z21, Z17
+	VPERMD       Z18, Z4, Z21
+	VPSRLVD      Z1, Z21, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMD       Z20, Z5, Z22
+	VPTESTMB     Z10, Z22, K1
+	VPADDB       Z11, Z21, K1, Z21
+	VPDPBUSD     64(CX), Z21, Z15
+	VPDPBUSD     64(CX)(DX*1), Z21, Z16
+	VPDPBUSD     64(CX)(DX*2), Z21, Z17
+	VPERMD       Z18, Z6, Z21
+	VPSRLVD      Z1, Z21, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMD       Z20, Z7, Z22
+	VPTESTMB     Z10, Z22, K1
+	VPADDB       Z11, Z21, K1, Z21
+	VPDPBUSD     128(CX), Z21, Z15
+	VPDPBUSD     128(CX)(DX*1), Z21, Z16
+	VPDPBUSD     128(CX)(DX*2), Z21, Z17
+	VPERMD       Z18, Z8, Z18
+	VPSRLVD      Z1, Z18, Z18
+	VPANDD       Z0, Z18, Z18
+	VPERMD       Z20, Z9, Z21
+	VPTESTMB     Z10, Z21, K1
+	VPADDB       Z11, Z18, K1, Z18
+	VPDPBUSD     192(CX), Z18, Z15
+	VPDPBUSD     192(CX)(DX*1), Z18, Z16
+	VPDPBUSD     192(CX)(DX*2), Z18, Z17
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(CX), Z15, Z15
+	VFMADD231PS  Z19, Z15, Z12
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       512(CX)(DX*1), Z16, Z16
+	VFMADD231PS  Z19, Z16, Z13
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       512(CX)(DX*2), Z17, Z17
+	VFMADD231PS  Z19, Z17, Z14
+	VFNMADD231PS 768(CX), Z19, Z12
+	VFNMADD231PS 768(CX)(DX*1), Z19, Z13
+	VFNMADD231PS 768(CX)(DX*2), Z19, Z14
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ3K_3_unit
 
 ggufZQ3K_3_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z5, Y11
-	VADDPS        Y11, Y5, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z12, Y18
+	VADDPS        Y18, Y12, Y18
+	VEXTRACTF32X4 $0x01, Y18, X19
+	VADDPS        X18, X19, X19
+	VMOVHLPS      X19, X19, X18
+	VADDPS        X18, X19, X19
+	VMOVSHDUP     X19, X18
+	VADDSS        X18, X19, X19
 	TESTB         DL, DL
 	JZ            ggufZQ3K_3_set0
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X19, X19
 
 ggufZQ3K_3_set0:
-	VMOVSS        X12, (CX)
+	VMOVSS        X19, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y11
-	VADDPS        Y11, Y6, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z13, Y18
+	VADDPS        Y18, Y13, Y18
+	VEXTRACTF32X4 $0x01, Y18, X19
+	VADDPS        X18, X19, X19
+	VMOVHLPS      X19, X19, X18
+	VADDPS        X18, X19, X19
+	VMOVSHDUP     X19, X18
+	VADDSS        X18, X19, X19
 	TESTB         DL, DL
 	JZ            ggufZQ3K_3_set1
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X19, X19
 
 ggufZQ3K_3_set1:
-	VMOVSS        X12, (CX)
+	VMOVSS        X19, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y11
-	VADDPS        Y11, Y7, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z14, Y18
+	VADDPS        Y18, Y14, Y18
+	VEXTRACTF32X4 $0x01, Y18, X19
+	VADDPS        X18, X19, X19
+	VMOVHLPS      X19, X19, X18
+	VADDPS        X18, X19, X19
+	VMOVSHDUP     X19, X18
+	VADDSS        X18, X19, X19
 	TESTB         DL, DL
 	JZ            ggufZQ3K_3_set2
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X19, X19
 
 ggufZQ3K_3_set2:
-	VMOVSS X12, (CX)
+	VMOVSS X19, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -27501,158 +27412,117 @@ ggufZQ3K_4_row:
 	JZ     ggufZQ3K_4_tail
 
 ggufZQ3K_4_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), DI
-	VMOVD           DI, X9
-	VCVTPH2PS       X9, X9
-	VBROADCASTSS    X9, Z9
-	MOVQ            96(AX), DI
-	MOVL            104(AX), R8
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R9
-	MOVQ            DI, R10
-	ANDQ            R9, R10
-	SHRQ            $0x04, DI
-	ANDQ            R9, DI
-	MOVL            R8, R9
-	ANDL            $0x03030303, R9
-	MOVL            R8, R11
-	SHRL            $0x02, R11
-	ANDL            $0x03030303, R11
-	MOVL            R8, R12
-	SHRL            $0x04, R12
-	ANDL            $0x03030303, R12
-	SHRL            $0x06, R8
-	ANDL            $0x03030303, R8
-	SHLQ            $0x20, R11
-	ORQ             R11, R9
-	SHLQ            $0x04, R9
-	ORQ             R9, R10
-	SHLQ            $0x20, R8
-	ORQ             R8, R12
-	SHLQ            $0x04, R12
-	ORQ             R12, DI
-	VMOVQ           R10, X10
-	VPINSRQ         $0x01, DI, X10, X10
-	VPMOVZXBD       X10, Z10
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          Z9, Z10, Z10
-	VBROADCASTI64X4 32(AX), Z11
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VBROADCASTI64X4 (AX), Z12
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z13
-	VPERMPS         Z10, Z13, Z13
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        (CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          256(CX), Z5, Z5
-	VFMADD231PS     Z13, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z11
-	VPERMPS         Z10, Z11, Z11
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        64(CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          320(CX), Z5, Z5
-	VFMADD231PS     Z11, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z11, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z4
-	VBROADCASTI64X4 64(AX), Z11
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z13
-	VPERMPS         Z10, Z13, Z13
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        128(CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          384(CX), Z5, Z5
-	VFMADD231PS     Z13, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z11, Z9
-	VPANDD          Z0, Z9, Z9
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z12, K1
-	VPADDB          gguf_c04<>+0(SB), Z9, K1, Z9
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z11
-	VPERMPS         Z10, Z11, Z11
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        192(CX), Z9, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          448(CX), Z5, Z5
-	VFMADD231PS     Z11, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX)(DX*1), Z9, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*2), Z9, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z11, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(BX*1), Z9, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z4
-	VFNMADD231PS    768(CX), Z10, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z10, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z10, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z10, Z4
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	DECQ            SI
-	JNZ             ggufZQ3K_4_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), DI
+	VMOVD        DI, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Z9
+	MOVQ         96(AX), DI
+	MOVL         104(AX), R8
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R9
+	MOVQ         DI, R10
+	ANDQ         R9, R10
+	SHRQ         $0x04, DI
+	ANDQ         R9, DI
+	MOVL         R8, R9
+	ANDL         $0x03030303, R9
+	MOVL         R8, R11
+	SHRL         $0x02, R11
+	ANDL         $0x03030303, R11
+	MOVL         R8, R12
+	SHRL         $0x04, R12
+	ANDL         $0x03030303, R12
+	SHRL         $0x06, R8
+	ANDL         $0x03030303, R8
+	SHLQ         $0x20, R11
+	ORQ          R11, R9
+	SHLQ         $0x04, R9
+	ORQ          R9, R10
+	SHLQ         $0x20, R8
+	ORQ          R8, R12
+	SHLQ         $0x04, R12
+	ORQ          R12, DI
+	VMOVQ        R10, X10
+	VPINSRQ      $0x01, DI, X10, X10
+	VPMOVZXBD    X10, Z10
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z9, Z10, Z10
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VMOVDQU64    (AX), Y11
+	VMOVDQU64    32(AX), Z9
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z12
+	VPERMD       Z9, Z12, Z12
+	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
+	VPANDD       Z0, Z12, Z12
+	VMOVDQU32    gguf_lshm_0<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z13
+	VPTESTMB     gguf_lshsel<>+0(SB), Z13, K1
+	VPADDB       gguf_c04<>+0(SB), Z12, K1, Z12
+	VPDPBUSD     (CX), Z12, Z5
+	VPDPBUSD     (CX)(DX*1), Z12, Z6
+	VPDPBUSD     (CX)(DX*2), Z12, Z7
+	VPDPBUSD     (CX)(BX*1), Z12, Z8
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z12
+	VPERMD       Z9, Z12, Z12
+	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
+	VPANDD       Z0, Z12, Z12
+	VMOVDQU32    gguf_lshm_1<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z13
+	VPTESTMB     gguf_lshsel<>+0(SB), Z13, K1
+	VPADDB       gguf_c04<>+0(SB), Z12, K1, Z12
+	VPDPBUSD     64(CX), Z12, Z5
+	VPDPBUSD     64(CX)(DX*1), Z12, Z6
+	VPDPBUSD     64(CX)(DX*2), Z12, Z7
+	VPDPBUSD     64(CX)(BX*1), Z12, Z8
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z12
+	VPERMD       Z9, Z12, Z12
+	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
+	VPANDD       Z0, Z12, Z12
+	VMOVDQU32    gguf_lshm_2<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z13
+	VPTESTMB     gguf_lshsel<>+0(SB), Z13, K1
+	VPADDB       gguf_c04<>+0(SB), Z12, K1, Z12
+	VPDPBUSD     128(CX), Z12, Z5
+	VPDPBUSD     128(CX)(DX*1), Z12, Z6
+	VPDPBUSD     128(CX)(DX*2), Z12, Z7
+	VPDPBUSD     128(CX)(BX*1), Z12, Z8
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z12
+	VPERMD       Z9, Z12, Z9
+	VPSRLVD      gguf_lsshift<>+0(SB), Z9, Z9
+	VPANDD       Z0, Z9, Z9
+	VMOVDQU32    gguf_lshm_3<>+0(SB), Z12
+	VPERMD       Z11, Z12, Z12
+	VPTESTMB     gguf_lshsel<>+0(SB), Z12, K1
+	VPADDB       gguf_c04<>+0(SB), Z9, K1, Z9
+	VPDPBUSD     192(CX), Z9, Z5
+	VPDPBUSD     192(CX)(DX*1), Z9, Z6
+	VPDPBUSD     192(CX)(DX*2), Z9, Z7
+	VPDPBUSD     192(CX)(BX*1), Z9, Z8
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z10, Z5, Z1
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z10, Z6, Z2
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z10, Z7, Z3
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z10, Z8, Z4
+	VFNMADD231PS 768(CX), Z10, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z10, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z10, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z10, Z4
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	DECQ         SI
+	JNZ          ggufZQ3K_4_unit
 
 ggufZQ3K_4_tail:
 	MOVQ          ldy+64(FP), AX
@@ -27747,180 +27617,127 @@ ggufZQ3K_5_row:
 	JZ     ggufZQ3K_5_tail
 
 ggufZQ3K_5_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), R8
-	VMOVD           R8, X11
-	VCVTPH2PS       X11, X11
-	VBROADCASTSS    X11, Z11
-	MOVQ            96(AX), R8
-	MOVL            104(AX), R9
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R10
-	MOVQ            R8, R11
-	ANDQ            R10, R11
-	SHRQ            $0x04, R8
-	ANDQ            R10, R8
-	MOVL            R9, R10
-	ANDL            $0x03030303, R10
-	MOVL            R9, R12
-	SHRL            $0x02, R12
-	ANDL            $0x03030303, R12
-	MOVL            R9, R13
-	SHRL            $0x04, R13
-	ANDL            $0x03030303, R13
-	SHRL            $0x06, R9
-	ANDL            $0x03030303, R9
-	SHLQ            $0x20, R12
-	ORQ             R12, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R11
-	SHLQ            $0x20, R9
-	ORQ             R9, R13
-	SHLQ            $0x04, R13
-	ORQ             R13, R8
-	VMOVQ           R11, X12
-	VPINSRQ         $0x01, R8, X12, X12
-	VPMOVZXBD       X12, Z12
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z12, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          Z11, Z12, Z12
-	VBROADCASTI64X4 32(AX), Z13
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VBROADCASTI64X4 (AX), Z14
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z15
-	VPERMPS         Z12, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(SI), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z13
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(SI), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z5
-	VBROADCASTI64X4 64(AX), Z13
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z15
-	VPERMPS         Z12, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(SI), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z13, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z14, K1
-	VPADDB          gguf_c04<>+0(SB), Z11, K1, Z11
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z13
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*1), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*2), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(BX*1), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(SI), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(SI), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z5
-	VFNMADD231PS    768(CX), Z12, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z12, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z12, Z4
-	VFNMADD231PS    768(SI), Z12, Z5
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ3K_5_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), R8
+	VMOVD        R8, X11
+	VCVTPH2PS    X11, X11
+	VBROADCASTSS X11, Z11
+	MOVQ         96(AX), R8
+	MOVL         104(AX), R9
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R10
+	MOVQ         R8, R11
+	ANDQ         R10, R11
+	SHRQ         $0x04, R8
+	ANDQ         R10, R8
+	MOVL         R9, R10
+	ANDL         $0x03030303, R10
+	MOVL         R9, R12
+	SHRL         $0x02, R12
+	ANDL         $0x03030303, R12
+	MOVL         R9, R13
+	SHRL         $0x04, R13
+	ANDL         $0x03030303, R13
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLQ         $0x20, R12
+	ORQ          R12, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R11
+	SHLQ         $0x20, R9
+	ORQ          R9, R13
+	SHLQ         $0x04, R13
+	ORQ          R13, R8
+	VMOVQ        R11, X12
+	VPINSRQ      $0x01, R8, X12, X12
+	VPMOVZXBD    X12, Z12
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VMOVDQU64    (AX), Y13
+	VMOVDQU64    32(AX), Z11
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z14
+	VPERMD       Z11, Z14, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       Z0, Z14, Z14
+	VMOVDQU32    gguf_lshm_0<>+0(SB), Z15
+	VPERMD       Z13, Z15, Z15
+	VPTESTMB     gguf_lshsel<>+0(SB), Z15, K1
+	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     (CX), Z14, Z6
+	VPDPBUSD     (CX)(DX*1), Z14, Z7
+	VPDPBUSD     (CX)(DX*2), Z14, Z8
+	VPDPBUSD     (CX)(BX*1), Z14, Z9
+	VPDPBUSD     (SI), Z14, Z10
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z14
+	VPERMD       Z11, Z14, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       Z0, Z14, Z14
+	VMOVDQU32    gguf_lshm_1<>+0(SB), Z15
+	VPERMD       Z13, Z15, Z15
+	VPTESTMB     gguf_lshsel<>+0(SB), Z15, K1
+	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     64(CX), Z14, Z6
+	VPDPBUSD     64(CX)(DX*1), Z14, Z7
+	VPDPBUSD     64(CX)(DX*2), Z14, Z8
+	VPDPBUSD     64(CX)(BX*1), Z14, Z9
+	VPDPBUSD     64(SI), Z14, Z10
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z14
+	VPERMD       Z11, Z14, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       Z0, Z14, Z14
+	VMOVDQU32    gguf_lshm_2<>+0(SB), Z15
+	VPERMD       Z13, Z15, Z15
+	VPTESTMB     gguf_lshsel<>+0(SB), Z15, K1
+	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     128(CX), Z14, Z6
+	VPDPBUSD     128(CX)(DX*1), Z14, Z7
+	VPDPBUSD     128(CX)(DX*2), Z14, Z8
+	VPDPBUSD     128(CX)(BX*1), Z14, Z9
+	VPDPBUSD     128(SI), Z14, Z10
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z14
+	VPERMD       Z11, Z14, Z11
+	VPSRLVD      gguf_lsshift<>+0(SB), Z11, Z11
+	VPANDD       Z0, Z11, Z11
+	VMOVDQU32    gguf_lshm_3<>+0(SB), Z14
+	VPERMD       Z13, Z14, Z14
+	VPTESTMB     gguf_lshsel<>+0(SB), Z14, K1
+	VPADDB       gguf_c04<>+0(SB), Z11, K1, Z11
+	VPDPBUSD     192(CX), Z11, Z6
+	VPDPBUSD     192(CX)(DX*1), Z11, Z7
+	VPDPBUSD     192(CX)(DX*2), Z11, Z8
+	VPDPBUSD     192(CX)(BX*1), Z11, Z9
+	VPDPBUSD     192(SI), Z11, Z10
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z12, Z6, Z1
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z12, Z7, Z2
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z12, Z8, Z3
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z12, Z9, Z4
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z12, Z10, Z5
+	VFNMADD231PS 768(CX), Z12, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z12, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z12, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z12, Z4
+	VFNMADD231PS 768(SI), Z12, Z5
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ3K_5_unit
 
 ggufZQ3K_5_tail:
 	MOVQ          ldy+64(FP), AX
@@ -28031,201 +27848,136 @@ ggufZQ3K_6_row:
 	JZ     ggufZQ3K_6_tail
 
 ggufZQ3K_6_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), R8
-	VMOVD           R8, X13
-	VCVTPH2PS       X13, X13
-	VBROADCASTSS    X13, Z13
-	MOVQ            96(AX), R8
-	MOVL            104(AX), R9
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R10
-	MOVQ            R8, R11
-	ANDQ            R10, R11
-	SHRQ            $0x04, R8
-	ANDQ            R10, R8
-	MOVL            R9, R10
-	ANDL            $0x03030303, R10
-	MOVL            R9, R12
-	SHRL            $0x02, R12
-	ANDL            $0x03030303, R12
-	MOVL            R9, R13
-	SHRL            $0x04, R13
-	ANDL            $0x03030303, R13
-	SHRL            $0x06, R9
-	ANDL            $0x03030303, R9
-	SHLQ            $0x20, R12
-	ORQ             R12, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R11
-	SHLQ            $0x20, R9
-	ORQ             R9, R13
-	SHLQ            $0x04, R13
-	ORQ             R13, R8
-	VMOVQ           R11, X14
-	VPINSRQ         $0x01, R8, X14, X14
-	VPMOVZXBD       X14, Z14
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z14, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          Z13, Z14, Z14
-	VBROADCASTI64X4 32(AX), Z15
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z15, Z13
-	VPANDD          Z0, Z13, Z13
-	VBROADCASTI64X4 (AX), Z16
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z16, K1
-	VPADDB          gguf_c04<>+0(SB), Z13, K1, Z13
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z17
-	VPERMPS         Z14, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z15, Z13
-	VPANDD          Z0, Z13, Z13
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z16, K1
-	VPADDB          gguf_c04<>+0(SB), Z13, K1, Z13
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z15
-	VPERMPS         Z14, Z15, Z15
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z6
-	VBROADCASTI64X4 64(AX), Z15
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z15, Z13
-	VPANDD          Z0, Z13, Z13
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z16, K1
-	VPADDB          gguf_c04<>+0(SB), Z13, K1, Z13
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z17
-	VPERMPS         Z14, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z15, Z13
-	VPANDD          Z0, Z13, Z13
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z16, K1
-	VPADDB          gguf_c04<>+0(SB), Z13, K1, Z13
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z15
-	VPERMPS         Z14, Z15, Z15
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z6
-	VFNMADD231PS    768(CX), Z14, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z14, Z4
-	VFNMADD231PS    768(SI), Z14, Z5
-	VFNMADD231PS    768(SI)(DX*1), Z14, Z6
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ3K_6_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), R8
+	VMOVD        R8, X13
+	VCVTPH2PS    X13, X13
+	VBROADCASTSS X13, Z13
+	MOVQ         96(AX), R8
+	MOVL         104(AX), R9
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R10
+	MOVQ         R8, R11
+	ANDQ         R10, R11
+	SHRQ         $0x04, R8
+	ANDQ         R10, R8
+	MOVL         R9, R10
+	ANDL         $0x03030303, R10
+	MOVL         R9, R12
+	SHRL         $0x02, R12
+	ANDL         $0x03030303, R12
+	MOVL         R9, R13
+	SHRL         $0x04, R13
+	ANDL         $0x03030303, R13
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLQ         $0x20, R12
+	ORQ          R12, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R11
+	SHLQ         $0x20, R9
+	ORQ          R9, R13
+	SHLQ         $0x04, R13
+	ORQ          R13, R8
+	VMOVQ        R11, X14
+	VPINSRQ      $0x01, R8, X14, X14
+	VPMOVZXBD    X14, Z14
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z14, Z14
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z13, Z14, Z14
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VMOVDQU64    (AX), Y15
+	VMOVDQU64    32(AX), Z13
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z16
+	VPERMD       Z13, Z16, Z16
+	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
+	VPANDD       Z0, Z16, Z16
+	VMOVDQU32    gguf_lshm_0<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z17
+	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
+	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     (CX), Z16, Z7
+	VPDPBUSD     (CX)(DX*1), Z16, Z8
+	VPDPBUSD     (CX)(DX*2), Z16, Z9
+	VPDPBUSD     (CX)(BX*1), Z16, Z10
+	VPDPBUSD     (SI), Z16, Z11
+	VPDPBUSD     (SI)(DX*1), Z16, Z12
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z16
+	VPERMD       Z13, Z16, Z16
+	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
+	VPANDD       Z0, Z16, Z16
+	VMOVDQU32    gguf_lshm_1<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z17
+	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
+	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     64(CX), Z16, Z7
+	VPDPBUSD     64(CX)(DX*1), Z16, Z8
+	VPDPBUSD     64(CX)(DX*2), Z16, Z9
+	VPDPBUSD     64(CX)(BX*1), Z16, Z10
+	VPDPBUSD     64(SI), Z16, Z11
+	VPDPBUSD     64(SI)(DX*1), Z16, Z12
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z16
+	VPERMD       Z13, Z16, Z16
+	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
+	VPANDD       Z0, Z16, Z16
+	VMOVDQU32    gguf_lshm_2<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z17
+	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
+	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     128(CX), Z16, Z7
+	VPDPBUSD     128(CX)(DX*1), Z16, Z8
+	VPDPBUSD     128(CX)(DX*2), Z16, Z9
+	VPDPBUSD     128(CX)(BX*1), Z16, Z10
+	VPDPBUSD     128(SI), Z16, Z11
+	VPDPBUSD     128(SI)(DX*1), Z16, Z12
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z16
+	VPERMD       Z13, Z16, Z13
+	VPSRLVD      gguf_lsshift<>+0(SB), Z13, Z13
+	VPANDD       Z0, Z13, Z13
+	VMOVDQU32    gguf_lshm_3<>+0(SB), Z16
+	VPERMD       Z15, Z16, Z16
+	VPTESTMB     gguf_lshsel<>+0(SB), Z16, K1
+	VPADDB       gguf_c04<>+0(SB), Z13, K1, Z13
+	VPDPBUSD     192(CX), Z13, Z7
+	VPDPBUSD     192(CX)(DX*1), Z13, Z8
+	VPDPBUSD     192(CX)(DX*2), Z13, Z9
+	VPDPBUSD     192(CX)(BX*1), Z13, Z10
+	VPDPBUSD     192(SI), Z13, Z11
+	VPDPBUSD     192(SI)(DX*1), Z13, Z12
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z14, Z7, Z1
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z14, Z8, Z2
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z14, Z9, Z3
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z14, Z10, Z4
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z14, Z11, Z5
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z14, Z12, Z6
+	VFNMADD231PS 768(CX), Z14, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z14, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z14, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z14, Z4
+	VFNMADD231PS 768(SI), Z14, Z5
+	VFNMADD231PS 768(SI)(DX*1), Z14, Z6
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ3K_6_unit
 
 ggufZQ3K_6_tail:
 	MOVQ          ldy+64(FP), AX
@@ -28350,222 +28102,145 @@ ggufZQ3K_7_row:
 	JZ     ggufZQ3K_7_tail
 
 ggufZQ3K_7_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), R8
-	VMOVD           R8, X14
-	VCVTPH2PS       X14, X14
-	VBROADCASTSS    X14, Z14
-	MOVQ            96(AX), R8
-	MOVL            104(AX), R9
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R10
-	MOVQ            R8, R11
-	ANDQ            R10, R11
-	SHRQ            $0x04, R8
-	ANDQ            R10, R8
-	MOVL            R9, R10
-	ANDL            $0x03030303, R10
-	MOVL            R9, R12
-	SHRL            $0x02, R12
-	ANDL            $0x03030303, R12
-	MOVL            R9, R13
-	SHRL            $0x04, R13
-	ANDL            $0x03030303, R13
-	SHRL            $0x06, R9
-	ANDL            $0x03030303, R9
-	SHLQ            $0x20, R12
-	ORQ             R12, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R11
-	SHLQ            $0x20, R9
-	ORQ             R9, R13
-	SHLQ            $0x04, R13
-	ORQ             R13, R8
-	VMOVQ           R11, X15
-	VPINSRQ         $0x01, R8, X15, X15
-	VPMOVZXBD       X15, Z15
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z15, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          Z14, Z15, Z15
-	VBROADCASTI64X4 32(AX), Z16
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z16, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VBROADCASTI64X4 (AX), Z17
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z17, K1
-	VPADDB          gguf_c04<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z16, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z17, K1
-	VPADDB          gguf_c04<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VBROADCASTI64X4 64(AX), Z16
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z16, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z17, K1
-	VPADDB          gguf_c04<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z16, Z14
-	VPANDD          gguf_c03<>+0(SB), Z14, Z14
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z17, K1
-	VPADDB          gguf_c04<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VFNMADD231PS    768(CX), Z15, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z15, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z15, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z15, Z3
-	VFNMADD231PS    768(SI), Z15, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z15, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z15, Z6
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ3K_7_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), R8
+	VMOVD        R8, X14
+	VCVTPH2PS    X14, X14
+	VBROADCASTSS X14, Z14
+	MOVQ         96(AX), R8
+	MOVL         104(AX), R9
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R10
+	MOVQ         R8, R11
+	ANDQ         R10, R11
+	SHRQ         $0x04, R8
+	ANDQ         R10, R8
+	MOVL         R9, R10
+	ANDL         $0x03030303, R10
+	MOVL         R9, R12
+	SHRL         $0x02, R12
+	ANDL         $0x03030303, R12
+	MOVL         R9, R13
+	SHRL         $0x04, R13
+	ANDL         $0x03030303, R13
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLQ         $0x20, R12
+	ORQ          R12, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R11
+	SHLQ         $0x20, R9
+	ORQ          R9, R13
+	SHLQ         $0x04, R13
+	ORQ          R13, R8
+	VMOVQ        R11, X15
+	VPINSRQ      $0x01, R8, X15, X15
+	VPMOVZXBD    X15, Z15
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z15, Z15
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       Z14, Z15, Z15
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VMOVDQU64    (AX), Y16
+	VMOVDQU64    32(AX), Z14
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z17
+	VPERMD       Z14, Z17, Z17
+	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_c03<>+0(SB), Z17, Z17
+	VMOVDQU32    gguf_lshm_0<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z18
+	VPTESTMB     gguf_lshsel<>+0(SB), Z18, K1
+	VPADDB       gguf_c04<>+0(SB), Z17, K1, Z17
+	VPDPBUSD     (CX), Z17, Z7
+	VPDPBUSD     (CX)(DX*1), Z17, Z8
+	VPDPBUSD     (CX)(DX*2), Z17, Z9
+	VPDPBUSD     (CX)(BX*1), Z17, Z10
+	VPDPBUSD     (SI), Z17, Z11
+	VPDPBUSD     (SI)(DX*1), Z17, Z12
+	VPDPBUSD     (SI)(DX*2), Z17, Z13
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z17
+	VPERMD       Z14, Z17, Z17
+	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_c03<>+0(SB), Z17, Z17
+	VMOVDQU32    gguf_lshm_1<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z18
+	VPTESTMB     gguf_lshsel<>+0(SB), Z18, K1
+	VPADDB       gguf_c04<>+0(SB), Z17, K1, Z17
+	VPDPBUSD     64(CX), Z17, Z7
+	VPDPBUSD     64(CX)(DX*1), Z17, Z8
+	VPDPBUSD     64(CX)(DX*2), Z17, Z9
+	VPDPBUSD     64(CX)(BX*1), Z17, Z10
+	VPDPBUSD     64(SI), Z17, Z11
+	VPDPBUSD     64(SI)(DX*1), Z17, Z12
+	VPDPBUSD     64(SI)(DX*2), Z17, Z13
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z17
+	VPERMD       Z14, Z17, Z17
+	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_c03<>+0(SB), Z17, Z17
+	VMOVDQU32    gguf_lshm_2<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z18
+	VPTESTMB     gguf_lshsel<>+0(SB), Z18, K1
+	VPADDB       gguf_c04<>+0(SB), Z17, K1, Z17
+	VPDPBUSD     128(CX), Z17, Z7
+	VPDPBUSD     128(CX)(DX*1), Z17, Z8
+	VPDPBUSD     128(CX)(DX*2), Z17, Z9
+	VPDPBUSD     128(CX)(BX*1), Z17, Z10
+	VPDPBUSD     128(SI), Z17, Z11
+	VPDPBUSD     128(SI)(DX*1), Z17, Z12
+	VPDPBUSD     128(SI)(DX*2), Z17, Z13
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z17
+	VPERMD       Z14, Z17, Z14
+	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPANDD       gguf_c03<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lshm_3<>+0(SB), Z17
+	VPERMD       Z16, Z17, Z17
+	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
+	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     192(CX), Z14, Z7
+	VPDPBUSD     192(CX)(DX*1), Z14, Z8
+	VPDPBUSD     192(CX)(DX*2), Z14, Z9
+	VPDPBUSD     192(CX)(BX*1), Z14, Z10
+	VPDPBUSD     192(SI), Z14, Z11
+	VPDPBUSD     192(SI)(DX*1), Z14, Z12
+	VPDPBUSD     192(SI)(DX*2), Z14, Z13
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z15, Z7, Z0
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z15, Z8, Z1
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z15, Z9, Z2
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z15, Z10, Z3
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z15, Z11, Z4
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z15, Z12, Z5
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*2), Z13, Z13
+	VFMADD231PS  Z15, Z13, Z6
+	VFNMADD231PS 768(CX), Z15, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z15, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z15, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z15, Z3
+	VFNMADD231PS 768(SI), Z15, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z15, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z15, Z6
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ3K_7_unit
 
 ggufZQ3K_7_tail:
 	MOVQ          ldy+64(FP), AX
@@ -28706,243 +28381,154 @@ ggufZQ3K_8_row:
 	JZ     ggufZQ3K_8_tail
 
 ggufZQ3K_8_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	MOVWLZX         108(AX), R8
-	VMOVD           R8, X16
-	VCVTPH2PS       X16, X16
-	VBROADCASTSS    X16, Z16
-	MOVQ            96(AX), R8
-	MOVL            104(AX), R9
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R10
-	MOVQ            R8, R11
-	ANDQ            R10, R11
-	SHRQ            $0x04, R8
-	ANDQ            R10, R8
-	MOVL            R9, R10
-	ANDL            $0x03030303, R10
-	MOVL            R9, R12
-	SHRL            $0x02, R12
-	ANDL            $0x03030303, R12
-	MOVL            R9, R13
-	SHRL            $0x04, R13
-	ANDL            $0x03030303, R13
-	SHRL            $0x06, R9
-	ANDL            $0x03030303, R9
-	SHLQ            $0x20, R12
-	ORQ             R12, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R11
-	SHLQ            $0x20, R9
-	ORQ             R9, R13
-	SHLQ            $0x04, R13
-	ORQ             R13, R8
-	VMOVQ           R11, X17
-	VPINSRQ         $0x01, R8, X17, X17
-	VPMOVZXBD       X17, Z17
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z17, Z17
-	VCVTDQ2PS       Z17, Z17
-	VMULPS          Z16, Z17, Z17
-	VBROADCASTI64X4 32(AX), Z18
-	VPSRLVW         gguf_shift2_0<>+0(SB), Z18, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VBROADCASTI64X4 (AX), Z19
-	VPTESTMB        gguf_hsel_0<>+0(SB), Z19, K1
-	VPADDB          gguf_c04<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        (SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          256(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        (SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          256(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VPSRLVW         gguf_shift2_1<>+0(SB), Z18, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VPTESTMB        gguf_hsel_1<>+0(SB), Z19, K1
-	VPADDB          gguf_c04<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        64(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          320(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        64(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          320(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VBROADCASTI64X4 64(AX), Z18
-	VPSRLVW         gguf_shift2_2<>+0(SB), Z18, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VPTESTMB        gguf_hsel_2<>+0(SB), Z19, K1
-	VPADDB          gguf_c04<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        128(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          384(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        128(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          384(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VPSRLVW         gguf_shift2_3<>+0(SB), Z18, Z16
-	VPANDD          gguf_c03<>+0(SB), Z16, Z16
-	VPTESTMB        gguf_hsel_3<>+0(SB), Z19, K1
-	VPADDB          gguf_c04<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        192(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          448(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        192(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          448(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VFNMADD231PS    768(CX), Z17, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z17, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z17, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z17, Z3
-	VFNMADD231PS    768(SI), Z17, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z17, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z17, Z6
-	VFNMADD231PS    768(SI)(BX*1), Z17, Z7
-	ADDQ            $0x0000006e, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ3K_8_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	MOVWLZX      108(AX), R8
+	VMOVD        R8, X16
+	VCVTPH2PS    X16, X16
+	VBROADCASTSS X16, Z16
+	MOVQ         96(AX), R8
+	MOVL         104(AX), R9
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R10
+	MOVQ         R8, R11
+	ANDQ         R10, R11
+	SHRQ         $0x04, R8
+	ANDQ         R10, R8
+	MOVL         R9, R10
+	ANDL         $0x03030303, R10
+	MOVL         R9, R12
+	SHRL         $0x02, R12
+	ANDL         $0x03030303, R12
+	MOVL         R9, R13
+	SHRL         $0x04, R13
+	ANDL         $0x03030303, R13
+	SHRL         $0x06, R9
+	ANDL         $0x03030303, R9
+	SHLQ         $0x20, R12
+	ORQ          R12, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R11
+	SHLQ         $0x20, R9
+	ORQ          R9, R13
+	SHLQ         $0x04, R13
+	ORQ          R13, R8
+	VMOVQ        R11, X17
+	VPINSRQ      $0x01, R8, X17, X17
+	VPMOVZXBD    X17, Z17
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VMOVDQU64    (AX), Y18
+	VMOVDQU64    32(AX), Z16
+	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z19
+	VPERMD       Z16, Z19, Z19
+	VPSRLVD      gguf_lsshift<>+0(SB), Z19, Z19
+	VPANDD       gguf_c03<>+0(SB), Z19, Z19
+	VMOVDQU32    gguf_lshm_0<>+0(SB), Z20
+	VPERMD       Z18, Z20, Z20
+	VPTESTMB     gguf_lshsel<>+0(SB), Z20, K1
+	VPADDB       gguf_c04<>+0(SB), Z19, K1, Z19
+	VPDPBUSD     (CX), Z19, Z8
+	VPDPBUSD     (CX)(DX*1), Z19, Z9
+	VPDPBUSD     (CX)(DX*2), Z19, Z10
+	VPDPBUSD     (CX)(BX*1), Z19, Z11
+	VPDPBUSD     (SI), Z19, Z12
+	VPDPBUSD     (SI)(DX*1), Z19, Z13
+	VPDPBUSD     (SI)(DX*2), Z19, Z14
+	VPDPBUSD     (SI)(BX*1), Z19, Z15
+	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z19
+	VPERMD       Z16, Z19, Z19
+	VPSRLVD      gguf_lsshift<>+0(SB), Z19, Z19
+	VPANDD       gguf_c03<>+0(SB), Z19, Z19
+	VMOVDQU32    gguf_lshm_1<>+0(SB), Z20
+	VPERMD       Z18, Z20, Z20
+	VPTESTMB     gguf_lshsel<>+0(SB), Z20, K1
+	VPADDB       gguf_c04<>+0(SB), Z19, K1, Z19
+	VPDPBUSD     64(CX), Z19, Z8
+	VPDPBUSD     64(CX)(DX*1), Z19, Z9
+	VPDPBUSD     64(CX)(DX*2), Z19, Z10
+	VPDPBUSD     64(CX)(BX*1), Z19, Z11
+	VPDPBUSD     64(SI), Z19, Z12
+	VPDPBUSD     64(SI)(DX*1), Z19, Z13
+	VPDPBUSD     64(SI)(DX*2), Z19, Z14
+	VPDPBUSD     64(SI)(BX*1), Z19, Z15
+	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z19
+	VPERMD       Z16, Z19, Z19
+	VPSRLVD      gguf_lsshift<>+0(SB), Z19, Z19
+	VPANDD       gguf_c03<>+0(SB), Z19, Z19
+	VMOVDQU32    gguf_lshm_2<>+0(SB), Z20
+	VPERMD       Z18, Z20, Z20
+	VPTESTMB     gguf_lshsel<>+0(SB), Z20, K1
+	VPADDB       gguf_c04<>+0(SB), Z19, K1, Z19
+	VPDPBUSD     128(CX), Z19, Z8
+	VPDPBUSD     128(CX)(DX*1), Z19, Z9
+	VPDPBUSD     128(CX)(DX*2), Z19, Z10
+	VPDPBUSD     128(CX)(BX*1), Z19, Z11
+	VPDPBUSD     128(SI), Z19, Z12
+	VPDPBUSD     128(SI)(DX*1), Z19, Z13
+	VPDPBUSD     128(SI)(DX*2), Z19, Z14
+	VPDPBUSD     128(SI)(BX*1), Z19, Z15
+	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z19
+	VPERMD       Z16, Z19, Z16
+	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
+	VPANDD       gguf_c03<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lshm_3<>+0(SB), Z19
+	VPERMD       Z18, Z19, Z19
+	VPTESTMB     gguf_lshsel<>+0(SB), Z19, K1
+	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     192(CX), Z16, Z8
+	VPDPBUSD     192(CX)(DX*1), Z16, Z9
+	VPDPBUSD     192(CX)(DX*2), Z16, Z10
+	VPDPBUSD     192(CX)(BX*1), Z16, Z11
+	VPDPBUSD     192(SI), Z16, Z12
+	VPDPBUSD     192(SI)(DX*1), Z16, Z13
+	VPDPBUSD     192(SI)(DX*2), Z16, Z14
+	VPDPBUSD     192(SI)(BX*1), Z16, Z15
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z17, Z8, Z0
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z17, Z9, Z1
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*2), Z10, Z10
+	VFMADD231PS  Z17, Z10, Z2
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(BX*1), Z11, Z11
+	VFMADD231PS  Z17, Z11, Z3
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI), Z12, Z12
+	VFMADD231PS  Z17, Z12, Z4
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*1), Z13, Z13
+	VFMADD231PS  Z17, Z13, Z5
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(SI)(DX*2), Z14, Z14
+	VFMADD231PS  Z17, Z14, Z6
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(SI)(BX*1), Z15, Z15
+	VFMADD231PS  Z17, Z15, Z7
+	VFNMADD231PS 768(CX), Z17, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z17, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z17, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z17, Z3
+	VFNMADD231PS 768(SI), Z17, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z17, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z17, Z6
+	VFNMADD231PS 768(SI)(BX*1), Z17, Z7
+	ADDQ         $0x0000006e, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ3K_8_unit
 
 ggufZQ3K_8_tail:
 	MOVQ          ldy+64(FP), AX
@@ -29317,137 +28903,113 @@ ggufZQ4K_1_set0:
 // func ggufZQ4K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_2(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsnib<>+0(SB), Z0
 
 ggufZQ4K_2_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ4K_2_tail
 
 ggufZQ4K_2_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z9
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z11
-	VPERMD          Z9, Z11, Z10
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z11
-	VPERMD          Z9, Z11, Z9
-	VPSRLVD         gguf_kshift<>+0(SB), Z10, Z10
-	VPANDD          gguf_kmasklo<>+0(SB), Z10, Z10
-	VPSRLD          $0x02, Z9, Z9
-	VPANDD          gguf_kmaskhi<>+0(SB), Z9, Z9
-	VPORD           Z9, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VCVTPH2PS       (AX), X12
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z11
-	VPERMPS         Z12, Z11, Z12
-	VMULPS          Z12, Z10, Z10
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z11
-	VPERMPS         Z10, Z11, Z9
-	VMULPS          gguf_q4khalf<>+0(SB), Z10, Z10
-	VBROADCASTI64X4 16(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z10, Z1, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z6
-	VBROADCASTI64X4 48(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z10, Z2, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z6
-	VBROADCASTI64X4 80(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z10, Z3, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z6
-	VBROADCASTI64X4 112(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VPERMPS         Z10, Z4, Z10
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z5
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z10, Z8, Z6
-	VFNMADD231PS    768(CX), Z9, Z5
-	VFNMADD231PS    768(CX)(DX*1), Z9, Z6
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ4K_2_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z5
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z7
+	VPERMD       Z5, Z7, Z6
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z7
+	VPERMD       Z5, Z7, Z5
+	VPSRLVD      gguf_kshift<>+0(SB), Z6, Z6
+	VPANDD       gguf_kmasklo<>+0(SB), Z6, Z6
+	VPSRLD       $0x02, Z5, Z5
+	VPANDD       gguf_kmaskhi<>+0(SB), Z5, Z5
+	VPORD        Z5, Z6, Z6
+	VCVTDQ2PS    Z6, Z6
+	VCVTPH2PS    (AX), X8
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z7
+	VPERMPS      Z8, Z7, Z8
+	VMULPS       Z8, Z6, Z6
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z7
+	VPERMPS      Z6, Z7, Z5
+	VMULPS       gguf_q4khalf<>+0(SB), Z6, Z6
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z7
+	VPERMPS      Z6, Z7, Z6
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VMOVDQU64    16(AX), Z7
+	VMOVDQU64    80(AX), Z9
+	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z10
+	VPERMI2D     Z9, Z7, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     (CX), Z10, Z3
+	VPDPBUSD     (CX)(DX*1), Z10, Z4
+	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z10
+	VPERMI2D     Z9, Z7, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     64(CX), Z10, Z3
+	VPDPBUSD     64(CX)(DX*1), Z10, Z4
+	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z10
+	VPERMI2D     Z9, Z7, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     128(CX), Z10, Z3
+	VPDPBUSD     128(CX)(DX*1), Z10, Z4
+	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z10
+	VPERMI2D     Z9, Z7, Z10
+	VPANDD       Z0, Z10, Z10
+	VPDPBUSD     192(CX), Z10, Z3
+	VPDPBUSD     192(CX)(DX*1), Z10, Z4
+	VCVTDQ2PS    Z3, Z3
+	VMULPS       512(CX), Z3, Z3
+	VFMADD231PS  Z6, Z3, Z1
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       512(CX)(DX*1), Z4, Z4
+	VFMADD231PS  Z6, Z4, Z2
+	VFNMADD231PS 768(CX), Z5, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z5, Z2
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ4K_2_unit
 
 ggufZQ4K_2_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z5, Y9
-	VADDPS        Y9, Y5, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z1, Y5
+	VADDPS        Y5, Y1, Y5
+	VEXTRACTF32X4 $0x01, Y5, X6
+	VADDPS        X5, X6, X6
+	VMOVHLPS      X6, X6, X5
+	VADDPS        X5, X6, X6
+	VMOVSHDUP     X6, X5
+	VADDSS        X5, X6, X6
 	TESTB         DL, DL
 	JZ            ggufZQ4K_2_set0
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X6, X6
 
 ggufZQ4K_2_set0:
-	VMOVSS        X10, (CX)
+	VMOVSS        X6, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y9
-	VADDPS        Y9, Y6, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z2, Y5
+	VADDPS        Y5, Y2, Y5
+	VEXTRACTF32X4 $0x01, Y5, X6
+	VADDPS        X5, X6, X6
+	VMOVHLPS      X6, X6, X5
+	VADDPS        X5, X6, X6
+	VMOVSHDUP     X6, X5
+	VADDSS        X5, X6, X6
 	TESTB         DL, DL
 	JZ            ggufZQ4K_2_set1
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X6, X6
 
 ggufZQ4K_2_set1:
-	VMOVSS X10, (CX)
+	VMOVSS X6, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29459,174 +29021,138 @@ ggufZQ4K_2_set1:
 // func ggufZQ4K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_3(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsnib<>+0(SB), Z0
 
 ggufZQ4K_3_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ4K_3_tail
 
 ggufZQ4K_3_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z11
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z13
-	VPERMD          Z11, Z13, Z12
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z13
-	VPERMD          Z11, Z13, Z11
-	VPSRLVD         gguf_kshift<>+0(SB), Z12, Z12
-	VPANDD          gguf_kmasklo<>+0(SB), Z12, Z12
-	VPSRLD          $0x02, Z11, Z11
-	VPANDD          gguf_kmaskhi<>+0(SB), Z11, Z11
-	VPORD           Z11, Z12, Z12
-	VCVTDQ2PS       Z12, Z12
-	VCVTPH2PS       (AX), X14
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z13
-	VPERMPS         Z14, Z13, Z14
-	VMULPS          Z14, Z12, Z12
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z11
-	VMULPS          gguf_q4khalf<>+0(SB), Z12, Z12
-	VBROADCASTI64X4 16(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VPERMPS         Z12, Z1, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VBROADCASTI64X4 48(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VPERMPS         Z12, Z2, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VBROADCASTI64X4 80(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VPERMPS         Z12, Z3, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VBROADCASTI64X4 112(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VPERMPS         Z12, Z4, Z12
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z5
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z12, Z10, Z7
-	VFNMADD231PS    768(CX), Z11, Z5
-	VFNMADD231PS    768(CX)(DX*1), Z11, Z6
-	VFNMADD231PS    768(CX)(DX*2), Z11, Z7
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ4K_3_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z7
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z9
+	VPERMD       Z7, Z9, Z8
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z9
+	VPERMD       Z7, Z9, Z7
+	VPSRLVD      gguf_kshift<>+0(SB), Z8, Z8
+	VPANDD       gguf_kmasklo<>+0(SB), Z8, Z8
+	VPSRLD       $0x02, Z7, Z7
+	VPANDD       gguf_kmaskhi<>+0(SB), Z7, Z7
+	VPORD        Z7, Z8, Z8
+	VCVTDQ2PS    Z8, Z8
+	VCVTPH2PS    (AX), X10
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z9
+	VPERMPS      Z10, Z9, Z10
+	VMULPS       Z10, Z8, Z8
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z9
+	VPERMPS      Z8, Z9, Z7
+	VMULPS       gguf_q4khalf<>+0(SB), Z8, Z8
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z9
+	VPERMPS      Z8, Z9, Z8
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VMOVDQU64    16(AX), Z9
+	VMOVDQU64    80(AX), Z11
+	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z12
+	VPERMI2D     Z11, Z9, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     (CX), Z12, Z4
+	VPDPBUSD     (CX)(DX*1), Z12, Z5
+	VPDPBUSD     (CX)(DX*2), Z12, Z6
+	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z12
+	VPERMI2D     Z11, Z9, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     64(CX), Z12, Z4
+	VPDPBUSD     64(CX)(DX*1), Z12, Z5
+	VPDPBUSD     64(CX)(DX*2), Z12, Z6
+	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z12
+	VPERMI2D     Z11, Z9, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     128(CX), Z12, Z4
+	VPDPBUSD     128(CX)(DX*1), Z12, Z5
+	VPDPBUSD     128(CX)(DX*2), Z12, Z6
+	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z12
+	VPERMI2D     Z11, Z9, Z12
+	VPANDD       Z0, Z12, Z12
+	VPDPBUSD     192(CX), Z12, Z4
+	VPDPBUSD     192(CX)(DX*1), Z12, Z5
+	VPDPBUSD     192(CX)(DX*2), Z12, Z6
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       512(CX), Z4, Z4
+	VFMADD231PS  Z8, Z4, Z1
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX)(DX*1), Z5, Z5
+	VFMADD231PS  Z8, Z5, Z2
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*2), Z6, Z6
+	VFMADD231PS  Z8, Z6, Z3
+	VFNMADD231PS 768(CX), Z7, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z7, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z7, Z3
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ4K_3_unit
 
 ggufZQ4K_3_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z5, Y11
-	VADDPS        Y11, Y5, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z1, Y7
+	VADDPS        Y7, Y1, Y7
+	VEXTRACTF32X4 $0x01, Y7, X8
+	VADDPS        X7, X8, X8
+	VMOVHLPS      X8, X8, X7
+	VADDPS        X7, X8, X8
+	VMOVSHDUP     X8, X7
+	VADDSS        X7, X8, X8
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set0
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X8, X8
 
 ggufZQ4K_3_set0:
-	VMOVSS        X12, (CX)
+	VMOVSS        X8, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y11
-	VADDPS        Y11, Y6, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z2, Y7
+	VADDPS        Y7, Y2, Y7
+	VEXTRACTF32X4 $0x01, Y7, X8
+	VADDPS        X7, X8, X8
+	VMOVHLPS      X8, X8, X7
+	VADDPS        X7, X8, X8
+	VMOVSHDUP     X8, X7
+	VADDSS        X7, X8, X8
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set1
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X8, X8
 
 ggufZQ4K_3_set1:
-	VMOVSS        X12, (CX)
+	VMOVSS        X8, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y11
-	VADDPS        Y11, Y7, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z3, Y7
+	VADDPS        Y7, Y3, Y7
+	VEXTRACTF32X4 $0x01, Y7, X8
+	VADDPS        X7, X8, X8
+	VMOVHLPS      X8, X8, X7
+	VADDPS        X7, X8, X8
+	VMOVSHDUP     X8, X7
+	VADDSS        X7, X8, X8
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set2
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X8, X8
 
 ggufZQ4K_3_set2:
-	VMOVSS X12, (CX)
+	VMOVSS X8, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29638,212 +29164,162 @@ ggufZQ4K_3_set2:
 // func ggufZQ4K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_4(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
-
 ggufZQ4K_4_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
 	MOVQ   units+24(FP), SI
 	TESTQ  SI, SI
 	JZ     ggufZQ4K_4_tail
 
 ggufZQ4K_4_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z9
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z11
-	VPERMD          Z9, Z11, Z10
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z11
-	VPERMD          Z9, Z11, Z9
-	VPSRLVD         gguf_kshift<>+0(SB), Z10, Z10
-	VPANDD          gguf_kmasklo<>+0(SB), Z10, Z10
-	VPSRLD          $0x02, Z9, Z9
-	VPANDD          gguf_kmaskhi<>+0(SB), Z9, Z9
-	VPORD           Z9, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VCVTPH2PS       (AX), X12
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z11
-	VPERMPS         Z12, Z11, Z12
-	VMULPS          Z12, Z10, Z10
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z11
-	VPERMPS         Z10, Z11, Z9
-	VMULPS          gguf_q4khalf<>+0(SB), Z10, Z10
-	VBROADCASTI64X4 16(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z13
-	VPERMPS         Z10, Z13, Z13
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        (CX), Z11, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          256(CX), Z5, Z5
-	VFMADD231PS     Z13, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX)(DX*1), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*2), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(BX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VBROADCASTI64X4 48(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z13
-	VPERMPS         Z10, Z13, Z13
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        64(CX), Z11, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          320(CX), Z5, Z5
-	VFMADD231PS     Z13, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX)(DX*1), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*2), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(BX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VBROADCASTI64X4 80(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z13
-	VPERMPS         Z10, Z13, Z13
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        128(CX), Z11, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          384(CX), Z5, Z5
-	VFMADD231PS     Z13, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX)(DX*1), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z13, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*2), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(BX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VBROADCASTI64X4 112(AX), Z11
-	VPANDD          Z0, Z11, Z11
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z13
-	VPERMPS         Z10, Z13, Z10
-	VPXORD          Z5, Z5, Z5
-	VPDPBUSD        192(CX), Z11, Z5
-	VCVTDQ2PS       Z5, Z5
-	VMULPS          448(CX), Z5, Z5
-	VFMADD231PS     Z10, Z5, Z1
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX)(DX*1), Z11, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX)(DX*1), Z6, Z6
-	VFMADD231PS     Z10, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*2), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*2), Z7, Z7
-	VFMADD231PS     Z10, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(BX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(BX*1), Z8, Z8
-	VFMADD231PS     Z10, Z8, Z4
-	VFNMADD231PS    768(CX), Z9, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z9, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z9, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z9, Z4
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	DECQ            SI
-	JNZ             ggufZQ4K_4_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z8
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z10
+	VPERMD       Z8, Z10, Z9
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z10
+	VPERMD       Z8, Z10, Z8
+	VPSRLVD      gguf_kshift<>+0(SB), Z9, Z9
+	VPANDD       gguf_kmasklo<>+0(SB), Z9, Z9
+	VPSRLD       $0x02, Z8, Z8
+	VPANDD       gguf_kmaskhi<>+0(SB), Z8, Z8
+	VPORD        Z8, Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VCVTPH2PS    (AX), X11
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Z11, Z9, Z9
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z10
+	VPERMPS      Z9, Z10, Z8
+	VMULPS       gguf_q4khalf<>+0(SB), Z9, Z9
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z10
+	VPERMPS      Z9, Z10, Z9
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VMOVDQU64    16(AX), Z10
+	VMOVDQU64    80(AX), Z12
+	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
+	VPDPBUSD     (CX), Z13, Z4
+	VPDPBUSD     (CX)(DX*1), Z13, Z5
+	VPDPBUSD     (CX)(DX*2), Z13, Z6
+	VPDPBUSD     (CX)(BX*1), Z13, Z7
+	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
+	VPDPBUSD     64(CX), Z13, Z4
+	VPDPBUSD     64(CX)(DX*1), Z13, Z5
+	VPDPBUSD     64(CX)(DX*2), Z13, Z6
+	VPDPBUSD     64(CX)(BX*1), Z13, Z7
+	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
+	VPDPBUSD     128(CX), Z13, Z4
+	VPDPBUSD     128(CX)(DX*1), Z13, Z5
+	VPDPBUSD     128(CX)(DX*2), Z13, Z6
+	VPDPBUSD     128(CX)(BX*1), Z13, Z7
+	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
+	VPDPBUSD     192(CX), Z13, Z4
+	VPDPBUSD     192(CX)(DX*1), Z13, Z5
+	VPDPBUSD     192(CX)(DX*2), Z13, Z6
+	VPDPBUSD     192(CX)(BX*1), Z13, Z7
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       512(CX), Z4, Z4
+	VFMADD231PS  Z9, Z4, Z0
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX)(DX*1), Z5, Z5
+	VFMADD231PS  Z9, Z5, Z1
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*2), Z6, Z6
+	VFMADD231PS  Z9, Z6, Z2
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(BX*1), Z7, Z7
+	VFMADD231PS  Z9, Z7, Z3
+	VFNMADD231PS 768(CX), Z8, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z8, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z8, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z8, Z3
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	DECQ         SI
+	JNZ          ggufZQ4K_4_unit
 
 ggufZQ4K_4_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y9
-	VADDPS        Y9, Y1, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set0
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ4K_4_set0:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y9
-	VADDPS        Y9, Y2, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set1
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ4K_4_set1:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y9
-	VADDPS        Y9, Y3, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set2
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ4K_4_set2:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y9
-	VADDPS        Y9, Y4, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ4K_4_set3
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ4K_4_set3:
-	VMOVSS X10, (CX)
+	VMOVSS X9, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29855,251 +29331,189 @@ ggufZQ4K_4_set3:
 // func ggufZQ4K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_5(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
-
 ggufZQ4K_5_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ4K_5_tail
 
 ggufZQ4K_5_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z11
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z13
-	VPERMD          Z11, Z13, Z12
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z13
-	VPERMD          Z11, Z13, Z11
-	VPSRLVD         gguf_kshift<>+0(SB), Z12, Z12
-	VPANDD          gguf_kmasklo<>+0(SB), Z12, Z12
-	VPSRLD          $0x02, Z11, Z11
-	VPANDD          gguf_kmaskhi<>+0(SB), Z11, Z11
-	VPORD           Z11, Z12, Z12
-	VCVTDQ2PS       Z12, Z12
-	VCVTPH2PS       (AX), X14
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z13
-	VPERMPS         Z14, Z13, Z14
-	VMULPS          Z14, Z12, Z12
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z11
-	VMULPS          gguf_q4khalf<>+0(SB), Z12, Z12
-	VBROADCASTI64X4 16(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z15
-	VPERMPS         Z12, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z13, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*1), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*2), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(BX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (SI), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(SI), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VBROADCASTI64X4 48(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z15
-	VPERMPS         Z12, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z13, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*1), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*2), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(BX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(SI), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(SI), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VBROADCASTI64X4 80(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z15
-	VPERMPS         Z12, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z13, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*1), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*2), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(BX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(SI), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(SI), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VBROADCASTI64X4 112(AX), Z13
-	VPANDD          Z0, Z13, Z13
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z15
-	VPERMPS         Z12, Z15, Z12
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z13, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z12, Z6, Z1
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*1), Z13, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*2), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(BX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(SI), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(SI), Z10, Z10
-	VFMADD231PS     Z12, Z10, Z5
-	VFNMADD231PS    768(CX), Z11, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z11, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z11, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z11, Z4
-	VFNMADD231PS    768(SI), Z11, Z5
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ4K_5_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z10
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z12
+	VPERMD       Z10, Z12, Z11
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z12
+	VPERMD       Z10, Z12, Z10
+	VPSRLVD      gguf_kshift<>+0(SB), Z11, Z11
+	VPANDD       gguf_kmasklo<>+0(SB), Z11, Z11
+	VPSRLD       $0x02, Z10, Z10
+	VPANDD       gguf_kmaskhi<>+0(SB), Z10, Z10
+	VPORD        Z10, Z11, Z11
+	VCVTDQ2PS    Z11, Z11
+	VCVTPH2PS    (AX), X13
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z12
+	VPERMPS      Z13, Z12, Z13
+	VMULPS       Z13, Z11, Z11
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z12
+	VPERMPS      Z11, Z12, Z10
+	VMULPS       gguf_q4khalf<>+0(SB), Z11, Z11
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z12
+	VPERMPS      Z11, Z12, Z11
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VMOVDQU64    16(AX), Z12
+	VMOVDQU64    80(AX), Z14
+	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z15
+	VPERMI2D     Z14, Z12, Z15
+	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
+	VPDPBUSD     (CX), Z15, Z5
+	VPDPBUSD     (CX)(DX*1), Z15, Z6
+	VPDPBUSD     (CX)(DX*2), Z15, Z7
+	VPDPBUSD     (CX)(BX*1), Z15, Z8
+	VPDPBUSD     (SI), Z15, Z9
+	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z15
+	VPERMI2D     Z14, Z12, Z15
+	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
+	VPDPBUSD     64(CX), Z15, Z5
+	VPDPBUSD     64(CX)(DX*1), Z15, Z6
+	VPDPBUSD     64(CX)(DX*2), Z15, Z7
+	VPDPBUSD     64(CX)(BX*1), Z15, Z8
+	VPDPBUSD     64(SI), Z15, Z9
+	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z15
+	VPERMI2D     Z14, Z12, Z15
+	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
+	VPDPBUSD     128(CX), Z15, Z5
+	VPDPBUSD     128(CX)(DX*1), Z15, Z6
+	VPDPBUSD     128(CX)(DX*2), Z15, Z7
+	VPDPBUSD     128(CX)(BX*1), Z15, Z8
+	VPDPBUSD     128(SI), Z15, Z9
+	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z15
+	VPERMI2D     Z14, Z12, Z15
+	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
+	VPDPBUSD     192(CX), Z15, Z5
+	VPDPBUSD     192(CX)(DX*1), Z15, Z6
+	VPDPBUSD     192(CX)(DX*2), Z15, Z7
+	VPDPBUSD     192(CX)(BX*1), Z15, Z8
+	VPDPBUSD     192(SI), Z15, Z9
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z11, Z5, Z0
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z11, Z6, Z1
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z11, Z7, Z2
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z11, Z8, Z3
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(SI), Z9, Z9
+	VFMADD231PS  Z11, Z9, Z4
+	VFNMADD231PS 768(CX), Z10, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z10, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z10, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z10, Z3
+	VFNMADD231PS 768(SI), Z10, Z4
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ4K_5_unit
 
 ggufZQ4K_5_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y11
-	VADDPS        Y11, Y1, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set0
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ4K_5_set0:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y11
-	VADDPS        Y11, Y2, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z1, Y10
+	VADDPS        Y10, Y1, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set1
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ4K_5_set1:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y11
-	VADDPS        Y11, Y3, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set2
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ4K_5_set2:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y11
-	VADDPS        Y11, Y4, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z3, Y10
+	VADDPS        Y10, Y3, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set3
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ4K_5_set3:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y11
-	VADDPS        Y11, Y5, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z4, Y10
+	VADDPS        Y10, Y4, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ4K_5_set4
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ4K_5_set4:
-	VMOVSS X12, (CX)
+	VMOVSS X11, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -30111,288 +29525,214 @@ ggufZQ4K_5_set4:
 // func ggufZQ4K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_6(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
-
 ggufZQ4K_6_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ4K_6_tail
 
 ggufZQ4K_6_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z13
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z15
-	VPERMD          Z13, Z15, Z14
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z15
-	VPERMD          Z13, Z15, Z13
-	VPSRLVD         gguf_kshift<>+0(SB), Z14, Z14
-	VPANDD          gguf_kmasklo<>+0(SB), Z14, Z14
-	VPSRLD          $0x02, Z13, Z13
-	VPANDD          gguf_kmaskhi<>+0(SB), Z13, Z13
-	VPORD           Z13, Z14, Z14
-	VCVTDQ2PS       Z14, Z14
-	VCVTPH2PS       (AX), X16
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z15
-	VPERMPS         Z16, Z15, Z16
-	VMULPS          Z16, Z14, Z14
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z15
-	VPERMPS         Z14, Z15, Z13
-	VMULPS          gguf_q4khalf<>+0(SB), Z14, Z14
-	VBROADCASTI64X4 16(AX), Z15
-	VPANDD          Z0, Z15, Z15
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z17
-	VPERMPS         Z14, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z15, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z15, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VBROADCASTI64X4 48(AX), Z15
-	VPANDD          Z0, Z15, Z15
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z17
-	VPERMPS         Z14, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z15, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z15, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VBROADCASTI64X4 80(AX), Z15
-	VPANDD          Z0, Z15, Z15
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z17
-	VPERMPS         Z14, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z15, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z15, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VBROADCASTI64X4 112(AX), Z15
-	VPANDD          Z0, Z15, Z15
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z17
-	VPERMPS         Z14, Z17, Z14
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z15, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z1
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z15, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z14, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z14, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z14, Z12, Z6
-	VFNMADD231PS    768(CX), Z13, Z1
-	VFNMADD231PS    768(CX)(DX*1), Z13, Z2
-	VFNMADD231PS    768(CX)(DX*2), Z13, Z3
-	VFNMADD231PS    768(CX)(BX*1), Z13, Z4
-	VFNMADD231PS    768(SI), Z13, Z5
-	VFNMADD231PS    768(SI)(DX*1), Z13, Z6
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ4K_6_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z12
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z14
+	VPERMD       Z12, Z14, Z13
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z14
+	VPERMD       Z12, Z14, Z12
+	VPSRLVD      gguf_kshift<>+0(SB), Z13, Z13
+	VPANDD       gguf_kmasklo<>+0(SB), Z13, Z13
+	VPSRLD       $0x02, Z12, Z12
+	VPANDD       gguf_kmaskhi<>+0(SB), Z12, Z12
+	VPORD        Z12, Z13, Z13
+	VCVTDQ2PS    Z13, Z13
+	VCVTPH2PS    (AX), X15
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z14
+	VPERMPS      Z15, Z14, Z15
+	VMULPS       Z15, Z13, Z13
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z14
+	VPERMPS      Z13, Z14, Z12
+	VMULPS       gguf_q4khalf<>+0(SB), Z13, Z13
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z14
+	VPERMPS      Z13, Z14, Z13
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VMOVDQU64    16(AX), Z14
+	VMOVDQU64    80(AX), Z16
+	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z17
+	VPERMI2D     Z16, Z14, Z17
+	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
+	VPDPBUSD     (CX), Z17, Z6
+	VPDPBUSD     (CX)(DX*1), Z17, Z7
+	VPDPBUSD     (CX)(DX*2), Z17, Z8
+	VPDPBUSD     (CX)(BX*1), Z17, Z9
+	VPDPBUSD     (SI), Z17, Z10
+	VPDPBUSD     (SI)(DX*1), Z17, Z11
+	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z17
+	VPERMI2D     Z16, Z14, Z17
+	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
+	VPDPBUSD     64(CX), Z17, Z6
+	VPDPBUSD     64(CX)(DX*1), Z17, Z7
+	VPDPBUSD     64(CX)(DX*2), Z17, Z8
+	VPDPBUSD     64(CX)(BX*1), Z17, Z9
+	VPDPBUSD     64(SI), Z17, Z10
+	VPDPBUSD     64(SI)(DX*1), Z17, Z11
+	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z17
+	VPERMI2D     Z16, Z14, Z17
+	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
+	VPDPBUSD     128(CX), Z17, Z6
+	VPDPBUSD     128(CX)(DX*1), Z17, Z7
+	VPDPBUSD     128(CX)(DX*2), Z17, Z8
+	VPDPBUSD     128(CX)(BX*1), Z17, Z9
+	VPDPBUSD     128(SI), Z17, Z10
+	VPDPBUSD     128(SI)(DX*1), Z17, Z11
+	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z17
+	VPERMI2D     Z16, Z14, Z17
+	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
+	VPDPBUSD     192(CX), Z17, Z6
+	VPDPBUSD     192(CX)(DX*1), Z17, Z7
+	VPDPBUSD     192(CX)(DX*2), Z17, Z8
+	VPDPBUSD     192(CX)(BX*1), Z17, Z9
+	VPDPBUSD     192(SI), Z17, Z10
+	VPDPBUSD     192(SI)(DX*1), Z17, Z11
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z13, Z6, Z0
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z13, Z7, Z1
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z13, Z8, Z2
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z13, Z9, Z3
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z13, Z10, Z4
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI)(DX*1), Z11, Z11
+	VFMADD231PS  Z13, Z11, Z5
+	VFNMADD231PS 768(CX), Z12, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z12, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z12, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z12, Z3
+	VFNMADD231PS 768(SI), Z12, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z12, Z5
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ4K_6_unit
 
 ggufZQ4K_6_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y13
-	VADDPS        Y13, Y1, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set0
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ4K_6_set0:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y13
-	VADDPS        Y13, Y2, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set1
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ4K_6_set1:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y13
-	VADDPS        Y13, Y3, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set2
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ4K_6_set2:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y13
-	VADDPS        Y13, Y4, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z3, Y12
+	VADDPS        Y12, Y3, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set3
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ4K_6_set3:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y13
-	VADDPS        Y13, Y5, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set4
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ4K_6_set4:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y13
-	VADDPS        Y13, Y6, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z5, Y12
+	VADDPS        Y12, Y5, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ4K_6_set5
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ4K_6_set5:
-	VMOVSS X14, (CX)
+	VMOVSS X13, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -30422,195 +29762,111 @@ ggufZQ4K_7_row:
 	JZ     ggufZQ4K_7_tail
 
 ggufZQ4K_7_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z14
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z15
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z14
-	VPSRLVD         gguf_kshift<>+0(SB), Z15, Z15
-	VPANDD          gguf_kmasklo<>+0(SB), Z15, Z15
-	VPSRLD          $0x02, Z14, Z14
-	VPANDD          gguf_kmaskhi<>+0(SB), Z14, Z14
-	VPORD           Z14, Z15, Z15
-	VCVTDQ2PS       Z15, Z15
-	VCVTPH2PS       (AX), X17
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z16
-	VPERMPS         Z17, Z16, Z17
-	VMULPS          Z17, Z15, Z15
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z14
-	VMULPS          gguf_q4khalf<>+0(SB), Z15, Z15
-	VBROADCASTI64X4 16(AX), Z16
-	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VBROADCASTI64X4 48(AX), Z16
-	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VBROADCASTI64X4 80(AX), Z16
-	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VBROADCASTI64X4 112(AX), Z16
-	VPANDD          gguf_nibhi<>+0(SB), Z16, Z16
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z15
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z15, Z13, Z6
-	VFNMADD231PS    768(CX), Z14, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z14, Z3
-	VFNMADD231PS    768(SI), Z14, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z14, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z14, Z6
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ4K_7_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z14
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z16
+	VPERMD       Z14, Z16, Z15
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z16
+	VPERMD       Z14, Z16, Z14
+	VPSRLVD      gguf_kshift<>+0(SB), Z15, Z15
+	VPANDD       gguf_kmasklo<>+0(SB), Z15, Z15
+	VPSRLD       $0x02, Z14, Z14
+	VPANDD       gguf_kmaskhi<>+0(SB), Z14, Z14
+	VPORD        Z14, Z15, Z15
+	VCVTDQ2PS    Z15, Z15
+	VCVTPH2PS    (AX), X17
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z16
+	VPERMPS      Z17, Z16, Z17
+	VMULPS       Z17, Z15, Z15
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z16
+	VPERMPS      Z15, Z16, Z14
+	VMULPS       gguf_q4khalf<>+0(SB), Z15, Z15
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z16
+	VPERMPS      Z15, Z16, Z15
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VMOVDQU64    16(AX), Z16
+	VMOVDQU64    80(AX), Z18
+	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z19
+	VPERMI2D     Z18, Z16, Z19
+	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
+	VPDPBUSD     (CX), Z19, Z7
+	VPDPBUSD     (CX)(DX*1), Z19, Z8
+	VPDPBUSD     (CX)(DX*2), Z19, Z9
+	VPDPBUSD     (CX)(BX*1), Z19, Z10
+	VPDPBUSD     (SI), Z19, Z11
+	VPDPBUSD     (SI)(DX*1), Z19, Z12
+	VPDPBUSD     (SI)(DX*2), Z19, Z13
+	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z19
+	VPERMI2D     Z18, Z16, Z19
+	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
+	VPDPBUSD     64(CX), Z19, Z7
+	VPDPBUSD     64(CX)(DX*1), Z19, Z8
+	VPDPBUSD     64(CX)(DX*2), Z19, Z9
+	VPDPBUSD     64(CX)(BX*1), Z19, Z10
+	VPDPBUSD     64(SI), Z19, Z11
+	VPDPBUSD     64(SI)(DX*1), Z19, Z12
+	VPDPBUSD     64(SI)(DX*2), Z19, Z13
+	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z19
+	VPERMI2D     Z18, Z16, Z19
+	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
+	VPDPBUSD     128(CX), Z19, Z7
+	VPDPBUSD     128(CX)(DX*1), Z19, Z8
+	VPDPBUSD     128(CX)(DX*2), Z19, Z9
+	VPDPBUSD     128(CX)(BX*1), Z19, Z10
+	VPDPBUSD     128(SI), Z19, Z11
+	VPDPBUSD     128(SI)(DX*1), Z19, Z12
+	VPDPBUSD     128(SI)(DX*2), Z19, Z13
+	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z19
+	VPERMI2D     Z18, Z16, Z19
+	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
+	VPDPBUSD     192(CX), Z19, Z7
+	VPDPBUSD     192(CX)(DX*1), Z19, Z8
+	VPDPBUSD     192(CX)(DX*2), Z19, Z9
+	VPDPBUSD     192(CX)(BX*1), Z19, Z10
+	VPDPBUSD     192(SI), Z19, Z11
+	VPDPBUSD     192(SI)(DX*1), Z19, Z12
+	VPDPBUSD     192(SI)(DX*2), Z19, Z13
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z15, Z7, Z0
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z15, Z8, Z1
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z15, Z9, Z2
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z15, Z10, Z3
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z15, Z11, Z4
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z15, Z12, Z5
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*2), Z13, Z13
+	VFMADD231PS  Z15, Z13, Z6
+	VFNMADD231PS 768(CX), Z14, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z14, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z14, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z14, Z3
+	VFNMADD231PS 768(SI), Z14, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z14, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z14, Z6
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ4K_7_unit
 
 ggufZQ4K_7_tail:
 	MOVQ          ldy+64(FP), AX
@@ -30751,216 +30007,120 @@ ggufZQ4K_8_row:
 	JZ     ggufZQ4K_8_tail
 
 ggufZQ4K_8_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z16
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z18
-	VPERMD          Z16, Z18, Z17
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z18
-	VPERMD          Z16, Z18, Z16
-	VPSRLVD         gguf_kshift<>+0(SB), Z17, Z17
-	VPANDD          gguf_kmasklo<>+0(SB), Z17, Z17
-	VPSRLD          $0x02, Z16, Z16
-	VPANDD          gguf_kmaskhi<>+0(SB), Z16, Z16
-	VPORD           Z16, Z17, Z17
-	VCVTDQ2PS       Z17, Z17
-	VCVTPH2PS       (AX), X19
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z18
-	VPERMPS         Z19, Z18, Z19
-	VMULPS          Z19, Z17, Z17
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z16
-	VMULPS          gguf_q4khalf<>+0(SB), Z17, Z17
-	VBROADCASTI64X4 16(AX), Z18
-	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        (SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          256(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        (SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          256(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VBROADCASTI64X4 48(AX), Z18
-	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        64(SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          320(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        64(SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          320(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VBROADCASTI64X4 80(AX), Z18
-	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        128(SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          384(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        128(SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          384(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VBROADCASTI64X4 112(AX), Z18
-	VPANDD          gguf_nibhi<>+0(SB), Z18, Z18
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z17
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        192(SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          448(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        192(SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          448(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z17, Z15, Z7
-	VFNMADD231PS    768(CX), Z16, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z16, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z16, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z16, Z3
-	VFNMADD231PS    768(SI), Z16, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z16, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z16, Z6
-	VFNMADD231PS    768(SI)(BX*1), Z16, Z7
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ4K_8_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z16
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z17
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z16
+	VPSRLVD      gguf_kshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_kmasklo<>+0(SB), Z17, Z17
+	VPSRLD       $0x02, Z16, Z16
+	VPANDD       gguf_kmaskhi<>+0(SB), Z16, Z16
+	VPORD        Z16, Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VCVTPH2PS    (AX), X19
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z18
+	VPERMPS      Z19, Z18, Z19
+	VMULPS       Z19, Z17, Z17
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z16
+	VMULPS       gguf_q4khalf<>+0(SB), Z17, Z17
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z17
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VMOVDQU64    16(AX), Z18
+	VMOVDQU64    80(AX), Z20
+	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z21
+	VPERMI2D     Z20, Z18, Z21
+	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
+	VPDPBUSD     (CX), Z21, Z8
+	VPDPBUSD     (CX)(DX*1), Z21, Z9
+	VPDPBUSD     (CX)(DX*2), Z21, Z10
+	VPDPBUSD     (CX)(BX*1), Z21, Z11
+	VPDPBUSD     (SI), Z21, Z12
+	VPDPBUSD     (SI)(DX*1), Z21, Z13
+	VPDPBUSD     (SI)(DX*2), Z21, Z14
+	VPDPBUSD     (SI)(BX*1), Z21, Z15
+	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z21
+	VPERMI2D     Z20, Z18, Z21
+	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
+	VPDPBUSD     64(CX), Z21, Z8
+	VPDPBUSD     64(CX)(DX*1), Z21, Z9
+	VPDPBUSD     64(CX)(DX*2), Z21, Z10
+	VPDPBUSD     64(CX)(BX*1), Z21, Z11
+	VPDPBUSD     64(SI), Z21, Z12
+	VPDPBUSD     64(SI)(DX*1), Z21, Z13
+	VPDPBUSD     64(SI)(DX*2), Z21, Z14
+	VPDPBUSD     64(SI)(BX*1), Z21, Z15
+	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z21
+	VPERMI2D     Z20, Z18, Z21
+	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
+	VPDPBUSD     128(CX), Z21, Z8
+	VPDPBUSD     128(CX)(DX*1), Z21, Z9
+	VPDPBUSD     128(CX)(DX*2), Z21, Z10
+	VPDPBUSD     128(CX)(BX*1), Z21, Z11
+	VPDPBUSD     128(SI), Z21, Z12
+	VPDPBUSD     128(SI)(DX*1), Z21, Z13
+	VPDPBUSD     128(SI)(DX*2), Z21, Z14
+	VPDPBUSD     128(SI)(BX*1), Z21, Z15
+	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z21
+	VPERMI2D     Z20, Z18, Z21
+	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
+	VPDPBUSD     192(CX), Z21, Z8
+	VPDPBUSD     192(CX)(DX*1), Z21, Z9
+	VPDPBUSD     192(CX)(DX*2), Z21, Z10
+	VPDPBUSD     192(CX)(BX*1), Z21, Z11
+	VPDPBUSD     192(SI), Z21, Z12
+	VPDPBUSD     192(SI)(DX*1), Z21, Z13
+	VPDPBUSD     192(SI)(DX*2), Z21, Z14
+	VPDPBUSD     192(SI)(BX*1), Z21, Z15
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z17, Z8, Z0
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z17, Z9, Z1
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*2), Z10, Z10
+	VFMADD231PS  Z17, Z10, Z2
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(BX*1), Z11, Z11
+	VFMADD231PS  Z17, Z11, Z3
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI), Z12, Z12
+	VFMADD231PS  Z17, Z12, Z4
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*1), Z13, Z13
+	VFMADD231PS  Z17, Z13, Z5
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(SI)(DX*2), Z14, Z14
+	VFMADD231PS  Z17, Z14, Z6
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(SI)(BX*1), Z15, Z15
+	VFMADD231PS  Z17, Z15, Z7
+	VFNMADD231PS 768(CX), Z16, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z16, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z16, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z16, Z3
+	VFNMADD231PS 768(SI), Z16, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z16, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z16, Z6
+	VFNMADD231PS 768(SI)(BX*1), Z16, Z7
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ4K_8_unit
 
 ggufZQ4K_8_tail:
 	MOVQ          ldy+64(FP), AX

@@ -17,9 +17,9 @@ import (
 // _asm/gemm/gguf, documents the computation):
 //
 //	[0, 256)    xq: the unit's int8 values, chunk c (64 values) at 64c, in
-//	            the type's layout (ggufLayoutB)
+//	            the type's layout (ggufLayoutB, ggufLaneStationary)
 //	[256, 512)  xs: f32 per lane (4 values) of each chunk: the scale of the
-//	            lane's group of 32
+//	            lane's group of 32 (not for the lane-stationary types: XSI)
 //	[512, 576)  XSI: f32 per weight-scale index of the unit (its 8 groups,
 //	            or 16 sub-blocks for q2_K, q3_K and q6_K): the activations'
 //	            scale there (the one-row kernels' prescale)
@@ -44,6 +44,22 @@ func ggufLayoutB(t gguf.Type) bool {
 	switch t {
 	case gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeIQ4_NL, gguf.TypeMXFP4, gguf.TypeIQ4_XS:
 		return true
+	}
+	return false
+}
+
+// ggufLaneStationary reports whether t's row kernel of m activation rows
+// takes them lane-stationary: chunk c's lane l (4 bytes) holds values
+// 4c…4c+3 of the unit's 16 values 16l…16l+15 (sub-block l, or half l%2
+// of group l/2), so that a lane sees one scale in every chunk (the
+// generator's gtype.lsFrom: q2_K and q3_K, and q4_K from two rows). XSI
+// and A are then per 16 values (as subs16's).
+func ggufLaneStationary(t gguf.Type, m int) bool {
+	switch t {
+	case gguf.TypeQ2_K, gguf.TypeQ3_K:
+		return true
+	case gguf.TypeQ4_K:
+		return m >= 2
 	}
 	return false
 }
@@ -97,9 +113,12 @@ func ggufUnits(t gguf.Type, k int) (units, tail int, ok bool) {
 // tail are zero; rows are that many units·ggufUnitBytes apart.
 func ggufPrep(a *args) {
 	t, _ := quant.GGUFType(a.w.DType)
-	layoutB, z, subs16 := ggufLayoutB(t), ggufZero(t), ggufSubs16(t)
+	layoutB, z, subs16, ls := ggufLayoutB(t), ggufZero(t), ggufSubs16(t), ggufLaneStationary(t, a.m)
 	ggufPrepUnits(a, ggufUnitBytes, func(dst []byte, xq []int8, xs []float32, xsum []int32) {
-		ggufUnit(dst, xq, xs, xsum, layoutB, z, subs16)
+		ggufUnit(dst, xq, xs, xsum, layoutB && !ls, z, subs16 || ls)
+		if ls {
+			ggufUnitLS(dst, xq)
+		}
 	})
 }
 
@@ -206,6 +225,19 @@ func ggufUnit(dst []byte, xq []int8, xs []float32, xsum []int32, layoutB bool, z
 				s += int32(v)
 			}
 			putF(A, 4*c+sb, zf*xs[2*c+sb/2]*float32(s))
+		}
+	}
+}
+
+// ggufUnitLS rewrites a unit's values (ggufUnit's, in order) in the
+// lane-stationary layout: chunk c, lane l, byte i is value 16l + 4c + i.
+// The rest of the unit (XSI and A per sub-block) is the same.
+func ggufUnitLS(dst []byte, xq []int8) {
+	for c := 0; c < 4; c++ {
+		for l := 0; l < 16; l++ {
+			for i := 0; i < 4; i++ {
+				dst[64*c+4*l+i] = byte(xq[16*l+4*c+i])
+			}
 		}
 	}
 }

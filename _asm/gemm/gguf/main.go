@@ -69,7 +69,17 @@ type gtype struct {
 	min     int  // 0; −1: w = s·v − mn (K mins); +1: w = d·v + m (q4_1, q5_1)
 	book    *[16]int
 	qs      int // 32-block types: the offset of the nibbles (or q8_0's bytes)
+	// lsFrom: the row kernels of lsFrom activation rows or more (0:
+	// none) take the activations lane-stationary: lane l (4 bytes) of
+	// every chunk holds values of the unit's 16 values 16l…16l+15 only
+	// (chunk c values 4c…4c+3), so that a unit's products sum in int32
+	// over its four chunks and are scaled once (see kernel)
+	lsFrom int
 }
+
+// ls reports whether t's row kernel of m activation rows is
+// lane-stationary (gtype.lsFrom; kernels/gemm: ggufLaneStationary).
+func (t gtype) ls(m int) bool { return t.lsFrom > 0 && m >= t.lsFrom }
 
 var (
 	iq4nl = [16]int{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
@@ -84,9 +94,11 @@ var types = []gtype{
 	{name: "Q5_1", bs: 32, bb: 24, layoutB: true, min: +1, qs: 8},
 	{name: "IQ4NL", bs: 32, bb: 18, layoutB: true, z: 128, book: &iq4nl, qs: 2},
 	{name: "MXFP4", bs: 32, bb: 17, layoutB: true, z: 128, book: &mxfp4, qs: 1},
-	{name: "Q2K", bs: 256, bb: 84, subs16: true, min: -1},
-	{name: "Q3K", bs: 256, bb: 110, subs16: true, z: 4},
-	{name: "Q4K", bs: 256, bb: 144, min: -1},
+	{name: "Q2K", bs: 256, bb: 84, subs16: true, min: -1, lsFrom: 1},
+	{name: "Q3K", bs: 256, bb: 110, subs16: true, z: 4, lsFrom: 1},
+	// (q4_K's one-row kernel is faster with its nibbles in place: the
+	// two-table VPERMI2D takes VPDPBUSD's port)
+	{name: "Q4K", bs: 256, bb: 144, min: -1, lsFrom: 2},
 	{name: "Q5K", bs: 256, bb: 176, min: -1},
 	{name: "Q6K", bs: 256, bb: 210, subs16: true, z: 32},
 	{name: "IQ4XS", bs: 256, bb: 136, layoutB: true, z: 128, book: &iq4nl},
@@ -146,6 +158,17 @@ var consts struct {
 	// q4_K/q5_K's scale decode (unitScalesOrder) and their mins' quad order
 	kPermP, kPermQ, kShift, kMaskLo, kMaskHi, kPermD, quadsK Mem
 	nibShift                                                 Mem // words: 0 in the low half, 4 in the high
+	// the lane-stationary chunks of q2_K and q3_K (chunkLS): per chunk c
+	// the VPERMD index of each lane's dword of qs and of hmask; the
+	// lanes' two-bit shift and their hmask bit
+	lsQs, lsHm      [4]Mem
+	lsShift, lsHsel Mem
+	// q4_K lane-stationary: the VPERMI2D index of chunk c into the 32
+	// dwords of qs, the lanes' nibble (0x0f, or 0xf0 in place: the
+	// odd groups), the mins' spread (lane l: group l/2's)
+	lsQ4   [4]Mem
+	lsNib  Mem
+	lsMinK Mem
 	// the decoder: layout B's qword order to natural, per-16 spread of 8
 	// scales, even dwords, 2048
 	natB, pairs16, evens, c2048, sign Mem
@@ -242,6 +265,44 @@ func makeConsts() {
 		}
 		c.shift6[par] = wordsConst(fmt.Sprintf("gguf_shift6_%d", par), w)
 	}
+	// lane l is sub-block l = 8h + 2j + l16 of values 128h + 32j + 16·l16
+	// + i: qs byte 32h + 16·l16 + i at shift 2j, hmask byte 16·l16 + i bit
+	// 4h + j; chunk c takes i = 4c…4c+3
+	lsShift, lsHsel := make([]uint32, 16), make([]byte, 64)
+	for ch := 0; ch < 4; ch++ {
+		qs, hm := make([]uint32, 16), make([]uint32, 16)
+		for l := range qs {
+			h, j, l16 := l/8, (l%8)/2, l%2
+			qs[l] = uint32(4*(2*h+l16) + ch)
+			hm[l] = uint32(4*l16 + ch)
+			lsShift[l] = uint32(2 * j)
+			for b := 0; b < 4; b++ {
+				lsHsel[4*l+b] = byte(1 << (4*h + j))
+			}
+		}
+		c.lsQs[ch] = dwordsConst(fmt.Sprintf("gguf_lsqs_%d", ch), qs)
+		c.lsHm[ch] = dwordsConst(fmt.Sprintf("gguf_lshm_%d", ch), hm)
+	}
+	c.lsShift = dwordsConst("gguf_lsshift", lsShift)
+	// q4_K: lane l is half l%2 of group g = l/2, value 32g + 16(l%2) + i:
+	// qs byte 32(g/2) + 16(l%2) + i, nibble g%2
+	lsNib := make([]byte, 64)
+	lsMinK := make([]uint32, 16)
+	for ch := 0; ch < 4; ch++ {
+		q4 := make([]uint32, 16)
+		for l := range q4 {
+			g := l / 2
+			q4[l] = uint32(8*(g/2) + 4*(l%2) + ch)
+			lsMinK[l] = uint32(8 + g)
+			for b := 0; b < 4; b++ {
+				lsNib[4*l+b] = byte(0x0f << (4 * (g % 2)))
+			}
+		}
+		c.lsQ4[ch] = dwordsConst(fmt.Sprintf("gguf_lsq4_%d", ch), q4)
+	}
+	c.lsNib = bytesConst("gguf_lsnib", lsNib...)
+	c.lsMinK = dwordsConst("gguf_lsmink", lsMinK)
+	c.lsHsel = bytesConst("gguf_lshsel", lsHsel...)
 	c.c30 = bytesConst("gguf_c30", 0x30)
 	nh := make([]byte, 64)
 	for i := range nh {
@@ -417,7 +478,7 @@ func unitLoop(name string, t gtype, wp Register, x rows.Addr, xUnit int, whole f
 // unitScalesOrder with natural or, for MXFP4, mxfp4UnitScales; tail (nil
 // for a whole unit) is the chunks of a tail, whose 2·tail blocks alone are
 // read: mask = 2^(2·tail) − 1.
-func unitHead(t gtype, wp, tail Register, natural bool) (sc, mn VecVirtual) {
+func unitHead(t gtype, wp, tail Register, order scaleOrder) (sc, mn VecVirtual) {
 	var mask Register
 	if tail != nil {
 		mask = GP64()
@@ -427,14 +488,22 @@ func unitHead(t gtype, wp, tail Register, natural bool) (sc, mn VecVirtual) {
 	if t.name == "MXFP4" {
 		return mxfp4UnitScales(t, wp, mask), nil
 	}
-	return unitScalesOrder(t, wp, mask, natural)
+	return unitScalesOrder(t, wp, mask, order)
 }
 
+// scaleOrder is the order of the mins unitScalesOrder emits.
+type scaleOrder int
+
+const (
+	orderQuads   scaleOrder = iota // the row kernels' quads (layout order)
+	orderNatural                   // per sub-block of 16 (the decoded tiles')
+	orderLanes                     // q4_K, q5_K lane-stationary: lane l the group l/2's
+)
+
 // unitScalesOrder emits the unit's weight scales sc (f32: 8 or 16 lanes)
-// and, for a type with a min, its mins mn: for natural in the order of the
-// unit's sub-blocks of 16 (the decoded tiles'), else in the row kernels'
-// quad order (the same for layout A).
-func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtual) {
+// and, for a type with a min, its mins mn in order (orderQuads and
+// orderNatural the same for layout A).
+func unitScalesOrder(t gtype, wp, mask Register, order scaleOrder) (sc, mn VecVirtual) {
 	switch t.name {
 	case "Q8_0", "Q4_0", "Q5_0", "IQ4NL":
 		sc = half8(gather8(t, wp, 0, mask), false)
@@ -468,7 +537,11 @@ func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtua
 		VMULPS(dd, p, p)
 		sc = p
 		mn = ZMM()
-		VMOVDQU32(consts.quadsK, idx)
+		if order == orderLanes {
+			VMOVDQU32(consts.lsMinK, idx)
+		} else {
+			VMOVDQU32(consts.quadsK, idx)
+		}
 		VPERMPS(p, idx, mn)
 		return sc, mn
 	case "IQ4XS":
@@ -513,7 +586,7 @@ func unitScalesOrder(t gtype, wp, mask Register, natural bool) (sc, mn VecVirtua
 	if mn != nil && !t.subs16 {
 		idx := ZMM()
 		kind := layoutKind(t)
-		if natural {
+		if order == orderNatural {
 			kind = "A8" // group q/2 for sub-block q
 		}
 		VMOVDQU32(consts.quads[kind], idx)
@@ -579,8 +652,9 @@ var cst struct {
 	nib, nibShift, c80, c03, c30, nibHi, book Op
 }
 
-// rowKernel is set while a row kernel (not the decoder) is emitted: its
-// q4_K chunks keep the high nibbles in place (chunk).
+// rowKernel is set while a row kernel not lane-stationary (not the
+// decoder) is emitted: its q4_K chunks keep the high nibbles in place
+// (chunk).
 var rowKernel bool
 
 // memConsts points cst at the constants in memory.
@@ -751,6 +825,92 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 	return z
 }
 
+// lsOps are the operands of the lane-stationary chunks: the VPERMD
+// indexes (registers, or constants loaded at each use) and the shifts
+// and hmask bits.
+type lsOps struct {
+	qs, hm                [4]Op
+	shift, hsel, c04, nib Op
+}
+
+// lsConsts are the lane-stationary operands, the indexes in registers for
+// inReg (few activation rows leave the registers free).
+func lsConsts(t gtype, inReg bool) lsOps {
+	o := lsOps{shift: consts.lsShift, hsel: consts.lsHsel, c04: consts.c04, nib: consts.lsNib}
+	load := func(m Mem) Op {
+		if !inReg {
+			return m
+		}
+		z := ZMM()
+		VMOVDQU32(m, z)
+		return z
+	}
+	if t.name == "Q4K" {
+		o.nib = load(consts.lsNib)
+		return o
+	}
+	o.shift = load(consts.lsShift)
+	for c := 0; c < 4; c++ {
+		o.qs[c], o.hm[c] = load(consts.lsQs[c]), consts.lsHm[c]
+		if t.name == "Q3K" {
+			o.hm[c] = load(consts.lsHm[c])
+		}
+	}
+	if t.name == "Q3K" {
+		o.hsel, o.c04 = load(consts.lsHsel), load(consts.c04)
+	}
+	return o
+}
+
+// chunkLS emits chunk c of a q2_K or q3_K unit lane-stationary (gtype.ls):
+// lane l's dword of qs moved to it (VPERMD straight from the block) and
+// shifted by its two-bit field's place; q3_K adds 4 where the lane's
+// hmask bit is set.
+func chunkLS(t gtype, wp Register, c int, o lsOps, st *unitState) VecVirtual {
+	reg := func(op Op) Op {
+		if m, inMem := op.(Mem); inMem {
+			z := ZMM()
+			VMOVDQU32(m, z)
+			return z
+		}
+		return op
+	}
+	if t.name == "Q4K" {
+		if c == 0 { // the unit's 128 bytes of qs
+			st.l6, st.qh6 = ZMM(), ZMM()
+			VMOVDQU64(Mem{Base: wp, Disp: 16}, st.l6)
+			VMOVDQU64(Mem{Base: wp, Disp: 80}, st.qh6)
+		}
+		u := ZMM()
+		VMOVDQU32(consts.lsQ4[c], u)
+		VPERMI2D(st.qh6, st.l6, u)
+		VPANDD(o.nib, u, u)
+		return u
+	}
+	if c == 0 { // the unit's qs (and hmask: the block's first 32 bytes), loaded once
+		off := 16
+		if t.name == "Q3K" {
+			off = 32
+			st.hq = ZMM()
+			VMOVDQU64(Mem{Base: wp}, st.hq.AsY())
+		}
+		st.z2 = ZMM()
+		VMOVDQU64(Mem{Base: wp, Disp: off}, st.z2)
+	}
+	u := ZMM()
+	VPERMD(st.z2, reg(o.qs[c]), u)
+	VPSRLVD(o.shift, u, u)
+	VPANDD(cst.c03, u, u)
+	if t.name == "Q3K" {
+		h := ZMM()
+		VPERMD(st.hq, reg(o.hm[c]), h)
+		k := K()
+		VPTESTMB(o.hsel, h, k)
+		VPADDB(o.c04, u, k, u)
+	}
+	return u
+}
+
 // nibbles32 unpacks 32 bytes of nibbles at m into z: the low nibbles, then
 // the high ones (broadcast to both halves, the high half shifted by 4).
 func nibbles32(m Mem, z VecVirtual) {
@@ -791,20 +951,28 @@ func kernel(t gtype, m int) {
 		"",
 		"with u the weights as unsigned bytes in the activations' order and s their",
 		"scales spread over the lanes (see the generator, _asm/gemm/gguf).")
-	rowKernel = true
-	defer func() { rowKernel = false }()
 	// the constants in registers where the rows leave them free (2 per
 	// row: an accumulator and a sum; the chunk's weights, scales and
 	// temporaries take ~8), the chunks' scale spreads too for few rows
-	if m <= 6 {
-		hoist(t)
-	} else {
+	lsk := t.ls(m)
+	rowKernel = !lsk
+	defer func() { rowKernel = false }()
+	switch {
+	case t.name == "Q4K" && lsk: // its constants in lsConsts
 		memConsts(t)
+	case m <= 6:
+		hoist(t)
+	default:
+		memConsts(t)
+	}
+	var ls lsOps
+	if lsk {
+		ls = lsConsts(t, m <= 3)
 	}
 	var spread [4]Op
 	for c := range spread {
 		spread[c] = consts.spread[layoutKind(t)][c]
-		if m <= 3 {
+		if m <= 3 && !lsk {
 			z := ZMM()
 			VMOVDQU32(consts.spread[layoutKind(t)][c], z)
 			spread[c] = z
@@ -822,7 +990,7 @@ func kernel(t gtype, m int) {
 	// FMAs into it are two chains (their latency, not the ports, bound a
 	// one-row kernel otherwise)
 	var f2 VecVirtual
-	if m == 1 {
+	if m == 1 && !lsk {
 		f2 = ZMM()
 		VPXORD(f2, f2, f2)
 	}
@@ -833,10 +1001,18 @@ func kernel(t gtype, m int) {
 	for r := range accs {
 		accs[r] = ZMM()
 	}
+	var acc2 VecVirtual
+	if m == 1 && lsk {
+		acc2 = ZMM()
+	}
 	// body emits the chunks [0, nch) of a unit (nch < 0: a tail of −nch
 	// chunks at most, tail in a register, the gather masked to its blocks)
 	body := func(nch int, tail Register) {
-		sc, mn := unitHead(t, wp, tail, false)
+		order := orderQuads
+		if lsk {
+			order = orderLanes
+		}
+		sc, mn := unitHead(t, wp, tail, order)
 		// the scales the chunks spread: for one row, the unit's scales
 		// times the row's (XSI, per scale index: the prep's), so that a
 		// chunk takes one FMA per row and no multiply
@@ -845,10 +1021,55 @@ func kernel(t gtype, m int) {
 			spreadFrom = ZMM()
 			VMULPS(consts.q4KHalf, sc, spreadFrom) // the odd groups' nibbles are 16u
 		}
+		if lsk && !t.subs16 {
+			// lane-stationary, a scale per group of 32: lane l's is group l/2's
+			idx, ls := ZMM(), ZMM()
+			VMOVDQU32(consts.pairs16, idx)
+			VPERMPS(spreadFrom, idx, ls)
+			spreadFrom = ls
+		}
+		lanes := spreadFrom // the lanes' scales (lane-stationary)
 		if m == 1 {
 			sx := ZMM()
 			VMULPS(x.At(0, offXSI), spreadFrom, sx)
 			spreadFrom = sx
+		}
+		if lsk {
+			// lane-stationary: each row's products of the unit in one
+			// int32 sum per lane (sub-block), scaled once
+			// (one row: the odd chunks into a second sum, two chains of
+			// VPDPBUSD's latency instead of one of four)
+			for r := 0; r < m; r++ {
+				VPXORD(accs[r], accs[r], accs[r])
+			}
+			if acc2 != nil {
+				VPXORD(acc2, acc2, acc2)
+			}
+			var st unitState
+			for c := 0; c < 4; c++ {
+				u := chunkLS(t, wp, c, ls, &st)
+				for r := 0; r < m; r++ {
+					if acc2 != nil && c%2 == 1 {
+						VPDPBUSD(x.At(r, 64*c), u, acc2)
+						continue
+					}
+					VPDPBUSD(x.At(r, 64*c), u, accs[r])
+				}
+			}
+			if acc2 != nil {
+				VPADDD(acc2, accs[0], accs[0])
+			}
+			for r := 0; r < m; r++ {
+				acc := accs[r]
+				VCVTDQ2PS(acc, acc)
+				if m == 1 {
+					VFMADD231PS(spreadFrom, acc, f[r])
+					continue
+				}
+				VMULPS(x.At(r, offXSI), acc, acc)
+				VFMADD231PS(lanes, acc, f[r])
+			}
+			nch = 0
 		}
 		var st unitState
 		n := nch
@@ -891,9 +1112,12 @@ func kernel(t gtype, m int) {
 			// the zero point: −s·z·xs·Σxq per quad, A holding z·xs·Σxq
 			// (the prep's), s the quads' scales
 			mn = ZMM()
-			if t.subs16 {
+			switch {
+			case t.subs16:
 				mn = sc
-			} else {
+			case lsk:
+				mn = lanes
+			default:
 				idx := ZMM()
 				VMOVDQU32(consts.quads[layoutKind(t)], idx)
 				VPERMPS(sc, idx, mn)
@@ -1037,7 +1261,7 @@ func decoder(t gtype) {
 	wp := Load(Param("w"), GP64())
 	dp := Load(Param("dst"), GP64())
 	body := func(tail Register) {
-		sc, mn := unitHead(t, wp, tail, true)
+		sc, mn := unitHead(t, wp, tail, orderNatural)
 		// s per sub-block of 16
 		if !t.subs16 {
 			idx := ZMM()
