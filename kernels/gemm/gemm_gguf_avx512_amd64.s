@@ -1510,240 +1510,6 @@ DATA gguf_shift6_1<>+60(SB)/2, $0x0002
 DATA gguf_shift6_1<>+62(SB)/2, $0x0002
 GLOBL gguf_shift6_1<>(SB), RODATA|NOPTR, $64
 
-DATA gguf_lsqs_0<>+0(SB)/4, $0x00000000
-DATA gguf_lsqs_0<>+4(SB)/4, $0x00000004
-DATA gguf_lsqs_0<>+8(SB)/4, $0x00000000
-DATA gguf_lsqs_0<>+12(SB)/4, $0x00000004
-DATA gguf_lsqs_0<>+16(SB)/4, $0x00000000
-DATA gguf_lsqs_0<>+20(SB)/4, $0x00000004
-DATA gguf_lsqs_0<>+24(SB)/4, $0x00000000
-DATA gguf_lsqs_0<>+28(SB)/4, $0x00000004
-DATA gguf_lsqs_0<>+32(SB)/4, $0x00000008
-DATA gguf_lsqs_0<>+36(SB)/4, $0x0000000c
-DATA gguf_lsqs_0<>+40(SB)/4, $0x00000008
-DATA gguf_lsqs_0<>+44(SB)/4, $0x0000000c
-DATA gguf_lsqs_0<>+48(SB)/4, $0x00000008
-DATA gguf_lsqs_0<>+52(SB)/4, $0x0000000c
-DATA gguf_lsqs_0<>+56(SB)/4, $0x00000008
-DATA gguf_lsqs_0<>+60(SB)/4, $0x0000000c
-GLOBL gguf_lsqs_0<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lshm_0<>+0(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+4(SB)/4, $0x00000004
-DATA gguf_lshm_0<>+8(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+12(SB)/4, $0x00000004
-DATA gguf_lshm_0<>+16(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+20(SB)/4, $0x00000004
-DATA gguf_lshm_0<>+24(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+28(SB)/4, $0x00000004
-DATA gguf_lshm_0<>+32(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+36(SB)/4, $0x00000004
-DATA gguf_lshm_0<>+40(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+44(SB)/4, $0x00000004
-DATA gguf_lshm_0<>+48(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+52(SB)/4, $0x00000004
-DATA gguf_lshm_0<>+56(SB)/4, $0x00000000
-DATA gguf_lshm_0<>+60(SB)/4, $0x00000004
-GLOBL gguf_lshm_0<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsqs_1<>+0(SB)/4, $0x00000001
-DATA gguf_lsqs_1<>+4(SB)/4, $0x00000005
-DATA gguf_lsqs_1<>+8(SB)/4, $0x00000001
-DATA gguf_lsqs_1<>+12(SB)/4, $0x00000005
-DATA gguf_lsqs_1<>+16(SB)/4, $0x00000001
-DATA gguf_lsqs_1<>+20(SB)/4, $0x00000005
-DATA gguf_lsqs_1<>+24(SB)/4, $0x00000001
-DATA gguf_lsqs_1<>+28(SB)/4, $0x00000005
-DATA gguf_lsqs_1<>+32(SB)/4, $0x00000009
-DATA gguf_lsqs_1<>+36(SB)/4, $0x0000000d
-DATA gguf_lsqs_1<>+40(SB)/4, $0x00000009
-DATA gguf_lsqs_1<>+44(SB)/4, $0x0000000d
-DATA gguf_lsqs_1<>+48(SB)/4, $0x00000009
-DATA gguf_lsqs_1<>+52(SB)/4, $0x0000000d
-DATA gguf_lsqs_1<>+56(SB)/4, $0x00000009
-DATA gguf_lsqs_1<>+60(SB)/4, $0x0000000d
-GLOBL gguf_lsqs_1<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lshm_1<>+0(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+4(SB)/4, $0x00000005
-DATA gguf_lshm_1<>+8(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+12(SB)/4, $0x00000005
-DATA gguf_lshm_1<>+16(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+20(SB)/4, $0x00000005
-DATA gguf_lshm_1<>+24(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+28(SB)/4, $0x00000005
-DATA gguf_lshm_1<>+32(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+36(SB)/4, $0x00000005
-DATA gguf_lshm_1<>+40(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+44(SB)/4, $0x00000005
-DATA gguf_lshm_1<>+48(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+52(SB)/4, $0x00000005
-DATA gguf_lshm_1<>+56(SB)/4, $0x00000001
-DATA gguf_lshm_1<>+60(SB)/4, $0x00000005
-GLOBL gguf_lshm_1<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsqs_2<>+0(SB)/4, $0x00000002
-DATA gguf_lsqs_2<>+4(SB)/4, $0x00000006
-DATA gguf_lsqs_2<>+8(SB)/4, $0x00000002
-DATA gguf_lsqs_2<>+12(SB)/4, $0x00000006
-DATA gguf_lsqs_2<>+16(SB)/4, $0x00000002
-DATA gguf_lsqs_2<>+20(SB)/4, $0x00000006
-DATA gguf_lsqs_2<>+24(SB)/4, $0x00000002
-DATA gguf_lsqs_2<>+28(SB)/4, $0x00000006
-DATA gguf_lsqs_2<>+32(SB)/4, $0x0000000a
-DATA gguf_lsqs_2<>+36(SB)/4, $0x0000000e
-DATA gguf_lsqs_2<>+40(SB)/4, $0x0000000a
-DATA gguf_lsqs_2<>+44(SB)/4, $0x0000000e
-DATA gguf_lsqs_2<>+48(SB)/4, $0x0000000a
-DATA gguf_lsqs_2<>+52(SB)/4, $0x0000000e
-DATA gguf_lsqs_2<>+56(SB)/4, $0x0000000a
-DATA gguf_lsqs_2<>+60(SB)/4, $0x0000000e
-GLOBL gguf_lsqs_2<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lshm_2<>+0(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+4(SB)/4, $0x00000006
-DATA gguf_lshm_2<>+8(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+12(SB)/4, $0x00000006
-DATA gguf_lshm_2<>+16(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+20(SB)/4, $0x00000006
-DATA gguf_lshm_2<>+24(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+28(SB)/4, $0x00000006
-DATA gguf_lshm_2<>+32(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+36(SB)/4, $0x00000006
-DATA gguf_lshm_2<>+40(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+44(SB)/4, $0x00000006
-DATA gguf_lshm_2<>+48(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+52(SB)/4, $0x00000006
-DATA gguf_lshm_2<>+56(SB)/4, $0x00000002
-DATA gguf_lshm_2<>+60(SB)/4, $0x00000006
-GLOBL gguf_lshm_2<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsqs_3<>+0(SB)/4, $0x00000003
-DATA gguf_lsqs_3<>+4(SB)/4, $0x00000007
-DATA gguf_lsqs_3<>+8(SB)/4, $0x00000003
-DATA gguf_lsqs_3<>+12(SB)/4, $0x00000007
-DATA gguf_lsqs_3<>+16(SB)/4, $0x00000003
-DATA gguf_lsqs_3<>+20(SB)/4, $0x00000007
-DATA gguf_lsqs_3<>+24(SB)/4, $0x00000003
-DATA gguf_lsqs_3<>+28(SB)/4, $0x00000007
-DATA gguf_lsqs_3<>+32(SB)/4, $0x0000000b
-DATA gguf_lsqs_3<>+36(SB)/4, $0x0000000f
-DATA gguf_lsqs_3<>+40(SB)/4, $0x0000000b
-DATA gguf_lsqs_3<>+44(SB)/4, $0x0000000f
-DATA gguf_lsqs_3<>+48(SB)/4, $0x0000000b
-DATA gguf_lsqs_3<>+52(SB)/4, $0x0000000f
-DATA gguf_lsqs_3<>+56(SB)/4, $0x0000000b
-DATA gguf_lsqs_3<>+60(SB)/4, $0x0000000f
-GLOBL gguf_lsqs_3<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lshm_3<>+0(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+4(SB)/4, $0x00000007
-DATA gguf_lshm_3<>+8(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+12(SB)/4, $0x00000007
-DATA gguf_lshm_3<>+16(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+20(SB)/4, $0x00000007
-DATA gguf_lshm_3<>+24(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+28(SB)/4, $0x00000007
-DATA gguf_lshm_3<>+32(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+36(SB)/4, $0x00000007
-DATA gguf_lshm_3<>+40(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+44(SB)/4, $0x00000007
-DATA gguf_lshm_3<>+48(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+52(SB)/4, $0x00000007
-DATA gguf_lshm_3<>+56(SB)/4, $0x00000003
-DATA gguf_lshm_3<>+60(SB)/4, $0x00000007
-GLOBL gguf_lshm_3<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsshift<>+0(SB)/4, $0x00000000
-DATA gguf_lsshift<>+4(SB)/4, $0x00000000
-DATA gguf_lsshift<>+8(SB)/4, $0x00000002
-DATA gguf_lsshift<>+12(SB)/4, $0x00000002
-DATA gguf_lsshift<>+16(SB)/4, $0x00000004
-DATA gguf_lsshift<>+20(SB)/4, $0x00000004
-DATA gguf_lsshift<>+24(SB)/4, $0x00000006
-DATA gguf_lsshift<>+28(SB)/4, $0x00000006
-DATA gguf_lsshift<>+32(SB)/4, $0x00000000
-DATA gguf_lsshift<>+36(SB)/4, $0x00000000
-DATA gguf_lsshift<>+40(SB)/4, $0x00000002
-DATA gguf_lsshift<>+44(SB)/4, $0x00000002
-DATA gguf_lsshift<>+48(SB)/4, $0x00000004
-DATA gguf_lsshift<>+52(SB)/4, $0x00000004
-DATA gguf_lsshift<>+56(SB)/4, $0x00000006
-DATA gguf_lsshift<>+60(SB)/4, $0x00000006
-GLOBL gguf_lsshift<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsq4_0<>+0(SB)/4, $0x00000000
-DATA gguf_lsq4_0<>+4(SB)/4, $0x00000004
-DATA gguf_lsq4_0<>+8(SB)/4, $0x00000000
-DATA gguf_lsq4_0<>+12(SB)/4, $0x00000004
-DATA gguf_lsq4_0<>+16(SB)/4, $0x00000008
-DATA gguf_lsq4_0<>+20(SB)/4, $0x0000000c
-DATA gguf_lsq4_0<>+24(SB)/4, $0x00000008
-DATA gguf_lsq4_0<>+28(SB)/4, $0x0000000c
-DATA gguf_lsq4_0<>+32(SB)/4, $0x00000010
-DATA gguf_lsq4_0<>+36(SB)/4, $0x00000014
-DATA gguf_lsq4_0<>+40(SB)/4, $0x00000010
-DATA gguf_lsq4_0<>+44(SB)/4, $0x00000014
-DATA gguf_lsq4_0<>+48(SB)/4, $0x00000018
-DATA gguf_lsq4_0<>+52(SB)/4, $0x0000001c
-DATA gguf_lsq4_0<>+56(SB)/4, $0x00000018
-DATA gguf_lsq4_0<>+60(SB)/4, $0x0000001c
-GLOBL gguf_lsq4_0<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsq4_1<>+0(SB)/4, $0x00000001
-DATA gguf_lsq4_1<>+4(SB)/4, $0x00000005
-DATA gguf_lsq4_1<>+8(SB)/4, $0x00000001
-DATA gguf_lsq4_1<>+12(SB)/4, $0x00000005
-DATA gguf_lsq4_1<>+16(SB)/4, $0x00000009
-DATA gguf_lsq4_1<>+20(SB)/4, $0x0000000d
-DATA gguf_lsq4_1<>+24(SB)/4, $0x00000009
-DATA gguf_lsq4_1<>+28(SB)/4, $0x0000000d
-DATA gguf_lsq4_1<>+32(SB)/4, $0x00000011
-DATA gguf_lsq4_1<>+36(SB)/4, $0x00000015
-DATA gguf_lsq4_1<>+40(SB)/4, $0x00000011
-DATA gguf_lsq4_1<>+44(SB)/4, $0x00000015
-DATA gguf_lsq4_1<>+48(SB)/4, $0x00000019
-DATA gguf_lsq4_1<>+52(SB)/4, $0x0000001d
-DATA gguf_lsq4_1<>+56(SB)/4, $0x00000019
-DATA gguf_lsq4_1<>+60(SB)/4, $0x0000001d
-GLOBL gguf_lsq4_1<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsq4_2<>+0(SB)/4, $0x00000002
-DATA gguf_lsq4_2<>+4(SB)/4, $0x00000006
-DATA gguf_lsq4_2<>+8(SB)/4, $0x00000002
-DATA gguf_lsq4_2<>+12(SB)/4, $0x00000006
-DATA gguf_lsq4_2<>+16(SB)/4, $0x0000000a
-DATA gguf_lsq4_2<>+20(SB)/4, $0x0000000e
-DATA gguf_lsq4_2<>+24(SB)/4, $0x0000000a
-DATA gguf_lsq4_2<>+28(SB)/4, $0x0000000e
-DATA gguf_lsq4_2<>+32(SB)/4, $0x00000012
-DATA gguf_lsq4_2<>+36(SB)/4, $0x00000016
-DATA gguf_lsq4_2<>+40(SB)/4, $0x00000012
-DATA gguf_lsq4_2<>+44(SB)/4, $0x00000016
-DATA gguf_lsq4_2<>+48(SB)/4, $0x0000001a
-DATA gguf_lsq4_2<>+52(SB)/4, $0x0000001e
-DATA gguf_lsq4_2<>+56(SB)/4, $0x0000001a
-DATA gguf_lsq4_2<>+60(SB)/4, $0x0000001e
-GLOBL gguf_lsq4_2<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_lsq4_3<>+0(SB)/4, $0x00000003
-DATA gguf_lsq4_3<>+4(SB)/4, $0x00000007
-DATA gguf_lsq4_3<>+8(SB)/4, $0x00000003
-DATA gguf_lsq4_3<>+12(SB)/4, $0x00000007
-DATA gguf_lsq4_3<>+16(SB)/4, $0x0000000b
-DATA gguf_lsq4_3<>+20(SB)/4, $0x0000000f
-DATA gguf_lsq4_3<>+24(SB)/4, $0x0000000b
-DATA gguf_lsq4_3<>+28(SB)/4, $0x0000000f
-DATA gguf_lsq4_3<>+32(SB)/4, $0x00000013
-DATA gguf_lsq4_3<>+36(SB)/4, $0x00000017
-DATA gguf_lsq4_3<>+40(SB)/4, $0x00000013
-DATA gguf_lsq4_3<>+44(SB)/4, $0x00000017
-DATA gguf_lsq4_3<>+48(SB)/4, $0x0000001b
-DATA gguf_lsq4_3<>+52(SB)/4, $0x0000001f
-DATA gguf_lsq4_3<>+56(SB)/4, $0x0000001b
-DATA gguf_lsq4_3<>+60(SB)/4, $0x0000001f
-GLOBL gguf_lsq4_3<>(SB), RODATA|NOPTR, $64
-
 DATA gguf_lsnib<>+0(SB)/1, $0x0f
 DATA gguf_lsnib<>+1(SB)/1, $0x0f
 DATA gguf_lsnib<>+2(SB)/1, $0x0f
@@ -1810,6 +1576,894 @@ DATA gguf_lsnib<>+62(SB)/1, $0xf0
 DATA gguf_lsnib<>+63(SB)/1, $0xf0
 GLOBL gguf_lsnib<>(SB), RODATA|NOPTR, $64
 
+DATA gguf_lsQ2K_m0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ2K_m0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ2K_m0<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ2K_m0<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ2K_m0<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ2K_m0<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ2K_m0<>+24(SB)/4, $0x00000000
+DATA gguf_lsQ2K_m0<>+28(SB)/4, $0x00000004
+DATA gguf_lsQ2K_m0<>+32(SB)/4, $0x00000008
+DATA gguf_lsQ2K_m0<>+36(SB)/4, $0x0000000c
+DATA gguf_lsQ2K_m0<>+40(SB)/4, $0x00000008
+DATA gguf_lsQ2K_m0<>+44(SB)/4, $0x0000000c
+DATA gguf_lsQ2K_m0<>+48(SB)/4, $0x00000008
+DATA gguf_lsQ2K_m0<>+52(SB)/4, $0x0000000c
+DATA gguf_lsQ2K_m0<>+56(SB)/4, $0x00000008
+DATA gguf_lsQ2K_m0<>+60(SB)/4, $0x0000000c
+GLOBL gguf_lsQ2K_m0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ2K_m1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ2K_m1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ2K_m1<>+8(SB)/4, $0x00000001
+DATA gguf_lsQ2K_m1<>+12(SB)/4, $0x00000005
+DATA gguf_lsQ2K_m1<>+16(SB)/4, $0x00000001
+DATA gguf_lsQ2K_m1<>+20(SB)/4, $0x00000005
+DATA gguf_lsQ2K_m1<>+24(SB)/4, $0x00000001
+DATA gguf_lsQ2K_m1<>+28(SB)/4, $0x00000005
+DATA gguf_lsQ2K_m1<>+32(SB)/4, $0x00000009
+DATA gguf_lsQ2K_m1<>+36(SB)/4, $0x0000000d
+DATA gguf_lsQ2K_m1<>+40(SB)/4, $0x00000009
+DATA gguf_lsQ2K_m1<>+44(SB)/4, $0x0000000d
+DATA gguf_lsQ2K_m1<>+48(SB)/4, $0x00000009
+DATA gguf_lsQ2K_m1<>+52(SB)/4, $0x0000000d
+DATA gguf_lsQ2K_m1<>+56(SB)/4, $0x00000009
+DATA gguf_lsQ2K_m1<>+60(SB)/4, $0x0000000d
+GLOBL gguf_lsQ2K_m1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ2K_m2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ2K_m2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ2K_m2<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ2K_m2<>+12(SB)/4, $0x00000006
+DATA gguf_lsQ2K_m2<>+16(SB)/4, $0x00000002
+DATA gguf_lsQ2K_m2<>+20(SB)/4, $0x00000006
+DATA gguf_lsQ2K_m2<>+24(SB)/4, $0x00000002
+DATA gguf_lsQ2K_m2<>+28(SB)/4, $0x00000006
+DATA gguf_lsQ2K_m2<>+32(SB)/4, $0x0000000a
+DATA gguf_lsQ2K_m2<>+36(SB)/4, $0x0000000e
+DATA gguf_lsQ2K_m2<>+40(SB)/4, $0x0000000a
+DATA gguf_lsQ2K_m2<>+44(SB)/4, $0x0000000e
+DATA gguf_lsQ2K_m2<>+48(SB)/4, $0x0000000a
+DATA gguf_lsQ2K_m2<>+52(SB)/4, $0x0000000e
+DATA gguf_lsQ2K_m2<>+56(SB)/4, $0x0000000a
+DATA gguf_lsQ2K_m2<>+60(SB)/4, $0x0000000e
+GLOBL gguf_lsQ2K_m2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ2K_m3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ2K_m3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ2K_m3<>+8(SB)/4, $0x00000003
+DATA gguf_lsQ2K_m3<>+12(SB)/4, $0x00000007
+DATA gguf_lsQ2K_m3<>+16(SB)/4, $0x00000003
+DATA gguf_lsQ2K_m3<>+20(SB)/4, $0x00000007
+DATA gguf_lsQ2K_m3<>+24(SB)/4, $0x00000003
+DATA gguf_lsQ2K_m3<>+28(SB)/4, $0x00000007
+DATA gguf_lsQ2K_m3<>+32(SB)/4, $0x0000000b
+DATA gguf_lsQ2K_m3<>+36(SB)/4, $0x0000000f
+DATA gguf_lsQ2K_m3<>+40(SB)/4, $0x0000000b
+DATA gguf_lsQ2K_m3<>+44(SB)/4, $0x0000000f
+DATA gguf_lsQ2K_m3<>+48(SB)/4, $0x0000000b
+DATA gguf_lsQ2K_m3<>+52(SB)/4, $0x0000000f
+DATA gguf_lsQ2K_m3<>+56(SB)/4, $0x0000000b
+DATA gguf_lsQ2K_m3<>+60(SB)/4, $0x0000000f
+GLOBL gguf_lsQ2K_m3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ2K_shift<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ2K_shift<>+4(SB)/4, $0x00000000
+DATA gguf_lsQ2K_shift<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ2K_shift<>+12(SB)/4, $0x00000002
+DATA gguf_lsQ2K_shift<>+16(SB)/4, $0x00000004
+DATA gguf_lsQ2K_shift<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ2K_shift<>+24(SB)/4, $0x00000006
+DATA gguf_lsQ2K_shift<>+28(SB)/4, $0x00000006
+DATA gguf_lsQ2K_shift<>+32(SB)/4, $0x00000000
+DATA gguf_lsQ2K_shift<>+36(SB)/4, $0x00000000
+DATA gguf_lsQ2K_shift<>+40(SB)/4, $0x00000002
+DATA gguf_lsQ2K_shift<>+44(SB)/4, $0x00000002
+DATA gguf_lsQ2K_shift<>+48(SB)/4, $0x00000004
+DATA gguf_lsQ2K_shift<>+52(SB)/4, $0x00000004
+DATA gguf_lsQ2K_shift<>+56(SB)/4, $0x00000006
+DATA gguf_lsQ2K_shift<>+60(SB)/4, $0x00000006
+GLOBL gguf_lsQ2K_shift<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_m0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ3K_m0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ3K_m0<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ3K_m0<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ3K_m0<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ3K_m0<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ3K_m0<>+24(SB)/4, $0x00000000
+DATA gguf_lsQ3K_m0<>+28(SB)/4, $0x00000004
+DATA gguf_lsQ3K_m0<>+32(SB)/4, $0x00000008
+DATA gguf_lsQ3K_m0<>+36(SB)/4, $0x0000000c
+DATA gguf_lsQ3K_m0<>+40(SB)/4, $0x00000008
+DATA gguf_lsQ3K_m0<>+44(SB)/4, $0x0000000c
+DATA gguf_lsQ3K_m0<>+48(SB)/4, $0x00000008
+DATA gguf_lsQ3K_m0<>+52(SB)/4, $0x0000000c
+DATA gguf_lsQ3K_m0<>+56(SB)/4, $0x00000008
+DATA gguf_lsQ3K_m0<>+60(SB)/4, $0x0000000c
+GLOBL gguf_lsQ3K_m0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_s0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ3K_s0<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ3K_s0<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ3K_s0<>+24(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+28(SB)/4, $0x00000004
+DATA gguf_lsQ3K_s0<>+32(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+36(SB)/4, $0x00000004
+DATA gguf_lsQ3K_s0<>+40(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+44(SB)/4, $0x00000004
+DATA gguf_lsQ3K_s0<>+48(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+52(SB)/4, $0x00000004
+DATA gguf_lsQ3K_s0<>+56(SB)/4, $0x00000000
+DATA gguf_lsQ3K_s0<>+60(SB)/4, $0x00000004
+GLOBL gguf_lsQ3K_s0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_m1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ3K_m1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ3K_m1<>+8(SB)/4, $0x00000001
+DATA gguf_lsQ3K_m1<>+12(SB)/4, $0x00000005
+DATA gguf_lsQ3K_m1<>+16(SB)/4, $0x00000001
+DATA gguf_lsQ3K_m1<>+20(SB)/4, $0x00000005
+DATA gguf_lsQ3K_m1<>+24(SB)/4, $0x00000001
+DATA gguf_lsQ3K_m1<>+28(SB)/4, $0x00000005
+DATA gguf_lsQ3K_m1<>+32(SB)/4, $0x00000009
+DATA gguf_lsQ3K_m1<>+36(SB)/4, $0x0000000d
+DATA gguf_lsQ3K_m1<>+40(SB)/4, $0x00000009
+DATA gguf_lsQ3K_m1<>+44(SB)/4, $0x0000000d
+DATA gguf_lsQ3K_m1<>+48(SB)/4, $0x00000009
+DATA gguf_lsQ3K_m1<>+52(SB)/4, $0x0000000d
+DATA gguf_lsQ3K_m1<>+56(SB)/4, $0x00000009
+DATA gguf_lsQ3K_m1<>+60(SB)/4, $0x0000000d
+GLOBL gguf_lsQ3K_m1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_s1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ3K_s1<>+8(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+12(SB)/4, $0x00000005
+DATA gguf_lsQ3K_s1<>+16(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+20(SB)/4, $0x00000005
+DATA gguf_lsQ3K_s1<>+24(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+28(SB)/4, $0x00000005
+DATA gguf_lsQ3K_s1<>+32(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+36(SB)/4, $0x00000005
+DATA gguf_lsQ3K_s1<>+40(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+44(SB)/4, $0x00000005
+DATA gguf_lsQ3K_s1<>+48(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+52(SB)/4, $0x00000005
+DATA gguf_lsQ3K_s1<>+56(SB)/4, $0x00000001
+DATA gguf_lsQ3K_s1<>+60(SB)/4, $0x00000005
+GLOBL gguf_lsQ3K_s1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_m2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ3K_m2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ3K_m2<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ3K_m2<>+12(SB)/4, $0x00000006
+DATA gguf_lsQ3K_m2<>+16(SB)/4, $0x00000002
+DATA gguf_lsQ3K_m2<>+20(SB)/4, $0x00000006
+DATA gguf_lsQ3K_m2<>+24(SB)/4, $0x00000002
+DATA gguf_lsQ3K_m2<>+28(SB)/4, $0x00000006
+DATA gguf_lsQ3K_m2<>+32(SB)/4, $0x0000000a
+DATA gguf_lsQ3K_m2<>+36(SB)/4, $0x0000000e
+DATA gguf_lsQ3K_m2<>+40(SB)/4, $0x0000000a
+DATA gguf_lsQ3K_m2<>+44(SB)/4, $0x0000000e
+DATA gguf_lsQ3K_m2<>+48(SB)/4, $0x0000000a
+DATA gguf_lsQ3K_m2<>+52(SB)/4, $0x0000000e
+DATA gguf_lsQ3K_m2<>+56(SB)/4, $0x0000000a
+DATA gguf_lsQ3K_m2<>+60(SB)/4, $0x0000000e
+GLOBL gguf_lsQ3K_m2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_s2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ3K_s2<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+12(SB)/4, $0x00000006
+DATA gguf_lsQ3K_s2<>+16(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+20(SB)/4, $0x00000006
+DATA gguf_lsQ3K_s2<>+24(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+28(SB)/4, $0x00000006
+DATA gguf_lsQ3K_s2<>+32(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+36(SB)/4, $0x00000006
+DATA gguf_lsQ3K_s2<>+40(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+44(SB)/4, $0x00000006
+DATA gguf_lsQ3K_s2<>+48(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+52(SB)/4, $0x00000006
+DATA gguf_lsQ3K_s2<>+56(SB)/4, $0x00000002
+DATA gguf_lsQ3K_s2<>+60(SB)/4, $0x00000006
+GLOBL gguf_lsQ3K_s2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_m3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ3K_m3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ3K_m3<>+8(SB)/4, $0x00000003
+DATA gguf_lsQ3K_m3<>+12(SB)/4, $0x00000007
+DATA gguf_lsQ3K_m3<>+16(SB)/4, $0x00000003
+DATA gguf_lsQ3K_m3<>+20(SB)/4, $0x00000007
+DATA gguf_lsQ3K_m3<>+24(SB)/4, $0x00000003
+DATA gguf_lsQ3K_m3<>+28(SB)/4, $0x00000007
+DATA gguf_lsQ3K_m3<>+32(SB)/4, $0x0000000b
+DATA gguf_lsQ3K_m3<>+36(SB)/4, $0x0000000f
+DATA gguf_lsQ3K_m3<>+40(SB)/4, $0x0000000b
+DATA gguf_lsQ3K_m3<>+44(SB)/4, $0x0000000f
+DATA gguf_lsQ3K_m3<>+48(SB)/4, $0x0000000b
+DATA gguf_lsQ3K_m3<>+52(SB)/4, $0x0000000f
+DATA gguf_lsQ3K_m3<>+56(SB)/4, $0x0000000b
+DATA gguf_lsQ3K_m3<>+60(SB)/4, $0x0000000f
+GLOBL gguf_lsQ3K_m3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_s3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ3K_s3<>+8(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+12(SB)/4, $0x00000007
+DATA gguf_lsQ3K_s3<>+16(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+20(SB)/4, $0x00000007
+DATA gguf_lsQ3K_s3<>+24(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+28(SB)/4, $0x00000007
+DATA gguf_lsQ3K_s3<>+32(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+36(SB)/4, $0x00000007
+DATA gguf_lsQ3K_s3<>+40(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+44(SB)/4, $0x00000007
+DATA gguf_lsQ3K_s3<>+48(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+52(SB)/4, $0x00000007
+DATA gguf_lsQ3K_s3<>+56(SB)/4, $0x00000003
+DATA gguf_lsQ3K_s3<>+60(SB)/4, $0x00000007
+GLOBL gguf_lsQ3K_s3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_shift<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ3K_shift<>+4(SB)/4, $0x00000000
+DATA gguf_lsQ3K_shift<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ3K_shift<>+12(SB)/4, $0x00000002
+DATA gguf_lsQ3K_shift<>+16(SB)/4, $0x00000004
+DATA gguf_lsQ3K_shift<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ3K_shift<>+24(SB)/4, $0x00000006
+DATA gguf_lsQ3K_shift<>+28(SB)/4, $0x00000006
+DATA gguf_lsQ3K_shift<>+32(SB)/4, $0x00000000
+DATA gguf_lsQ3K_shift<>+36(SB)/4, $0x00000000
+DATA gguf_lsQ3K_shift<>+40(SB)/4, $0x00000002
+DATA gguf_lsQ3K_shift<>+44(SB)/4, $0x00000002
+DATA gguf_lsQ3K_shift<>+48(SB)/4, $0x00000004
+DATA gguf_lsQ3K_shift<>+52(SB)/4, $0x00000004
+DATA gguf_lsQ3K_shift<>+56(SB)/4, $0x00000006
+DATA gguf_lsQ3K_shift<>+60(SB)/4, $0x00000006
+GLOBL gguf_lsQ3K_shift<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ3K_bit<>+0(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+1(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+2(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+3(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+4(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+5(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+6(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+7(SB)/1, $0x01
+DATA gguf_lsQ3K_bit<>+8(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+9(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+10(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+11(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+12(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+13(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+14(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+15(SB)/1, $0x02
+DATA gguf_lsQ3K_bit<>+16(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+17(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+18(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+19(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+20(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+21(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+22(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+23(SB)/1, $0x04
+DATA gguf_lsQ3K_bit<>+24(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+25(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+26(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+27(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+28(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+29(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+30(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+31(SB)/1, $0x08
+DATA gguf_lsQ3K_bit<>+32(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+33(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+34(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+35(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+36(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+37(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+38(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+39(SB)/1, $0x10
+DATA gguf_lsQ3K_bit<>+40(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+41(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+42(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+43(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+44(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+45(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+46(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+47(SB)/1, $0x20
+DATA gguf_lsQ3K_bit<>+48(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+49(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+50(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+51(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+52(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+53(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+54(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+55(SB)/1, $0x40
+DATA gguf_lsQ3K_bit<>+56(SB)/1, $0x80
+DATA gguf_lsQ3K_bit<>+57(SB)/1, $0x80
+DATA gguf_lsQ3K_bit<>+58(SB)/1, $0x80
+DATA gguf_lsQ3K_bit<>+59(SB)/1, $0x80
+DATA gguf_lsQ3K_bit<>+60(SB)/1, $0x80
+DATA gguf_lsQ3K_bit<>+61(SB)/1, $0x80
+DATA gguf_lsQ3K_bit<>+62(SB)/1, $0x80
+DATA gguf_lsQ3K_bit<>+63(SB)/1, $0x80
+GLOBL gguf_lsQ3K_bit<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ4K_m0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ4K_m0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ4K_m0<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ4K_m0<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ4K_m0<>+16(SB)/4, $0x00000008
+DATA gguf_lsQ4K_m0<>+20(SB)/4, $0x0000000c
+DATA gguf_lsQ4K_m0<>+24(SB)/4, $0x00000008
+DATA gguf_lsQ4K_m0<>+28(SB)/4, $0x0000000c
+DATA gguf_lsQ4K_m0<>+32(SB)/4, $0x00000010
+DATA gguf_lsQ4K_m0<>+36(SB)/4, $0x00000014
+DATA gguf_lsQ4K_m0<>+40(SB)/4, $0x00000010
+DATA gguf_lsQ4K_m0<>+44(SB)/4, $0x00000014
+DATA gguf_lsQ4K_m0<>+48(SB)/4, $0x00000018
+DATA gguf_lsQ4K_m0<>+52(SB)/4, $0x0000001c
+DATA gguf_lsQ4K_m0<>+56(SB)/4, $0x00000018
+DATA gguf_lsQ4K_m0<>+60(SB)/4, $0x0000001c
+GLOBL gguf_lsQ4K_m0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ4K_m1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ4K_m1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ4K_m1<>+8(SB)/4, $0x00000001
+DATA gguf_lsQ4K_m1<>+12(SB)/4, $0x00000005
+DATA gguf_lsQ4K_m1<>+16(SB)/4, $0x00000009
+DATA gguf_lsQ4K_m1<>+20(SB)/4, $0x0000000d
+DATA gguf_lsQ4K_m1<>+24(SB)/4, $0x00000009
+DATA gguf_lsQ4K_m1<>+28(SB)/4, $0x0000000d
+DATA gguf_lsQ4K_m1<>+32(SB)/4, $0x00000011
+DATA gguf_lsQ4K_m1<>+36(SB)/4, $0x00000015
+DATA gguf_lsQ4K_m1<>+40(SB)/4, $0x00000011
+DATA gguf_lsQ4K_m1<>+44(SB)/4, $0x00000015
+DATA gguf_lsQ4K_m1<>+48(SB)/4, $0x00000019
+DATA gguf_lsQ4K_m1<>+52(SB)/4, $0x0000001d
+DATA gguf_lsQ4K_m1<>+56(SB)/4, $0x00000019
+DATA gguf_lsQ4K_m1<>+60(SB)/4, $0x0000001d
+GLOBL gguf_lsQ4K_m1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ4K_m2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ4K_m2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ4K_m2<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ4K_m2<>+12(SB)/4, $0x00000006
+DATA gguf_lsQ4K_m2<>+16(SB)/4, $0x0000000a
+DATA gguf_lsQ4K_m2<>+20(SB)/4, $0x0000000e
+DATA gguf_lsQ4K_m2<>+24(SB)/4, $0x0000000a
+DATA gguf_lsQ4K_m2<>+28(SB)/4, $0x0000000e
+DATA gguf_lsQ4K_m2<>+32(SB)/4, $0x00000012
+DATA gguf_lsQ4K_m2<>+36(SB)/4, $0x00000016
+DATA gguf_lsQ4K_m2<>+40(SB)/4, $0x00000012
+DATA gguf_lsQ4K_m2<>+44(SB)/4, $0x00000016
+DATA gguf_lsQ4K_m2<>+48(SB)/4, $0x0000001a
+DATA gguf_lsQ4K_m2<>+52(SB)/4, $0x0000001e
+DATA gguf_lsQ4K_m2<>+56(SB)/4, $0x0000001a
+DATA gguf_lsQ4K_m2<>+60(SB)/4, $0x0000001e
+GLOBL gguf_lsQ4K_m2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ4K_m3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ4K_m3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ4K_m3<>+8(SB)/4, $0x00000003
+DATA gguf_lsQ4K_m3<>+12(SB)/4, $0x00000007
+DATA gguf_lsQ4K_m3<>+16(SB)/4, $0x0000000b
+DATA gguf_lsQ4K_m3<>+20(SB)/4, $0x0000000f
+DATA gguf_lsQ4K_m3<>+24(SB)/4, $0x0000000b
+DATA gguf_lsQ4K_m3<>+28(SB)/4, $0x0000000f
+DATA gguf_lsQ4K_m3<>+32(SB)/4, $0x00000013
+DATA gguf_lsQ4K_m3<>+36(SB)/4, $0x00000017
+DATA gguf_lsQ4K_m3<>+40(SB)/4, $0x00000013
+DATA gguf_lsQ4K_m3<>+44(SB)/4, $0x00000017
+DATA gguf_lsQ4K_m3<>+48(SB)/4, $0x0000001b
+DATA gguf_lsQ4K_m3<>+52(SB)/4, $0x0000001f
+DATA gguf_lsQ4K_m3<>+56(SB)/4, $0x0000001b
+DATA gguf_lsQ4K_m3<>+60(SB)/4, $0x0000001f
+GLOBL gguf_lsQ4K_m3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_m0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ5K_m0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ5K_m0<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ5K_m0<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ5K_m0<>+16(SB)/4, $0x00000008
+DATA gguf_lsQ5K_m0<>+20(SB)/4, $0x0000000c
+DATA gguf_lsQ5K_m0<>+24(SB)/4, $0x00000008
+DATA gguf_lsQ5K_m0<>+28(SB)/4, $0x0000000c
+DATA gguf_lsQ5K_m0<>+32(SB)/4, $0x00000010
+DATA gguf_lsQ5K_m0<>+36(SB)/4, $0x00000014
+DATA gguf_lsQ5K_m0<>+40(SB)/4, $0x00000010
+DATA gguf_lsQ5K_m0<>+44(SB)/4, $0x00000014
+DATA gguf_lsQ5K_m0<>+48(SB)/4, $0x00000018
+DATA gguf_lsQ5K_m0<>+52(SB)/4, $0x0000001c
+DATA gguf_lsQ5K_m0<>+56(SB)/4, $0x00000018
+DATA gguf_lsQ5K_m0<>+60(SB)/4, $0x0000001c
+GLOBL gguf_lsQ5K_m0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_s0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ5K_s0<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ5K_s0<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ5K_s0<>+24(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+28(SB)/4, $0x00000004
+DATA gguf_lsQ5K_s0<>+32(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+36(SB)/4, $0x00000004
+DATA gguf_lsQ5K_s0<>+40(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+44(SB)/4, $0x00000004
+DATA gguf_lsQ5K_s0<>+48(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+52(SB)/4, $0x00000004
+DATA gguf_lsQ5K_s0<>+56(SB)/4, $0x00000000
+DATA gguf_lsQ5K_s0<>+60(SB)/4, $0x00000004
+GLOBL gguf_lsQ5K_s0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_m1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ5K_m1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ5K_m1<>+8(SB)/4, $0x00000001
+DATA gguf_lsQ5K_m1<>+12(SB)/4, $0x00000005
+DATA gguf_lsQ5K_m1<>+16(SB)/4, $0x00000009
+DATA gguf_lsQ5K_m1<>+20(SB)/4, $0x0000000d
+DATA gguf_lsQ5K_m1<>+24(SB)/4, $0x00000009
+DATA gguf_lsQ5K_m1<>+28(SB)/4, $0x0000000d
+DATA gguf_lsQ5K_m1<>+32(SB)/4, $0x00000011
+DATA gguf_lsQ5K_m1<>+36(SB)/4, $0x00000015
+DATA gguf_lsQ5K_m1<>+40(SB)/4, $0x00000011
+DATA gguf_lsQ5K_m1<>+44(SB)/4, $0x00000015
+DATA gguf_lsQ5K_m1<>+48(SB)/4, $0x00000019
+DATA gguf_lsQ5K_m1<>+52(SB)/4, $0x0000001d
+DATA gguf_lsQ5K_m1<>+56(SB)/4, $0x00000019
+DATA gguf_lsQ5K_m1<>+60(SB)/4, $0x0000001d
+GLOBL gguf_lsQ5K_m1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_s1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ5K_s1<>+8(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+12(SB)/4, $0x00000005
+DATA gguf_lsQ5K_s1<>+16(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+20(SB)/4, $0x00000005
+DATA gguf_lsQ5K_s1<>+24(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+28(SB)/4, $0x00000005
+DATA gguf_lsQ5K_s1<>+32(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+36(SB)/4, $0x00000005
+DATA gguf_lsQ5K_s1<>+40(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+44(SB)/4, $0x00000005
+DATA gguf_lsQ5K_s1<>+48(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+52(SB)/4, $0x00000005
+DATA gguf_lsQ5K_s1<>+56(SB)/4, $0x00000001
+DATA gguf_lsQ5K_s1<>+60(SB)/4, $0x00000005
+GLOBL gguf_lsQ5K_s1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_m2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ5K_m2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ5K_m2<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ5K_m2<>+12(SB)/4, $0x00000006
+DATA gguf_lsQ5K_m2<>+16(SB)/4, $0x0000000a
+DATA gguf_lsQ5K_m2<>+20(SB)/4, $0x0000000e
+DATA gguf_lsQ5K_m2<>+24(SB)/4, $0x0000000a
+DATA gguf_lsQ5K_m2<>+28(SB)/4, $0x0000000e
+DATA gguf_lsQ5K_m2<>+32(SB)/4, $0x00000012
+DATA gguf_lsQ5K_m2<>+36(SB)/4, $0x00000016
+DATA gguf_lsQ5K_m2<>+40(SB)/4, $0x00000012
+DATA gguf_lsQ5K_m2<>+44(SB)/4, $0x00000016
+DATA gguf_lsQ5K_m2<>+48(SB)/4, $0x0000001a
+DATA gguf_lsQ5K_m2<>+52(SB)/4, $0x0000001e
+DATA gguf_lsQ5K_m2<>+56(SB)/4, $0x0000001a
+DATA gguf_lsQ5K_m2<>+60(SB)/4, $0x0000001e
+GLOBL gguf_lsQ5K_m2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_s2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ5K_s2<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+12(SB)/4, $0x00000006
+DATA gguf_lsQ5K_s2<>+16(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+20(SB)/4, $0x00000006
+DATA gguf_lsQ5K_s2<>+24(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+28(SB)/4, $0x00000006
+DATA gguf_lsQ5K_s2<>+32(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+36(SB)/4, $0x00000006
+DATA gguf_lsQ5K_s2<>+40(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+44(SB)/4, $0x00000006
+DATA gguf_lsQ5K_s2<>+48(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+52(SB)/4, $0x00000006
+DATA gguf_lsQ5K_s2<>+56(SB)/4, $0x00000002
+DATA gguf_lsQ5K_s2<>+60(SB)/4, $0x00000006
+GLOBL gguf_lsQ5K_s2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_m3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ5K_m3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ5K_m3<>+8(SB)/4, $0x00000003
+DATA gguf_lsQ5K_m3<>+12(SB)/4, $0x00000007
+DATA gguf_lsQ5K_m3<>+16(SB)/4, $0x0000000b
+DATA gguf_lsQ5K_m3<>+20(SB)/4, $0x0000000f
+DATA gguf_lsQ5K_m3<>+24(SB)/4, $0x0000000b
+DATA gguf_lsQ5K_m3<>+28(SB)/4, $0x0000000f
+DATA gguf_lsQ5K_m3<>+32(SB)/4, $0x00000013
+DATA gguf_lsQ5K_m3<>+36(SB)/4, $0x00000017
+DATA gguf_lsQ5K_m3<>+40(SB)/4, $0x00000013
+DATA gguf_lsQ5K_m3<>+44(SB)/4, $0x00000017
+DATA gguf_lsQ5K_m3<>+48(SB)/4, $0x0000001b
+DATA gguf_lsQ5K_m3<>+52(SB)/4, $0x0000001f
+DATA gguf_lsQ5K_m3<>+56(SB)/4, $0x0000001b
+DATA gguf_lsQ5K_m3<>+60(SB)/4, $0x0000001f
+GLOBL gguf_lsQ5K_m3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_s3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ5K_s3<>+8(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+12(SB)/4, $0x00000007
+DATA gguf_lsQ5K_s3<>+16(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+20(SB)/4, $0x00000007
+DATA gguf_lsQ5K_s3<>+24(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+28(SB)/4, $0x00000007
+DATA gguf_lsQ5K_s3<>+32(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+36(SB)/4, $0x00000007
+DATA gguf_lsQ5K_s3<>+40(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+44(SB)/4, $0x00000007
+DATA gguf_lsQ5K_s3<>+48(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+52(SB)/4, $0x00000007
+DATA gguf_lsQ5K_s3<>+56(SB)/4, $0x00000003
+DATA gguf_lsQ5K_s3<>+60(SB)/4, $0x00000007
+GLOBL gguf_lsQ5K_s3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_shift<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+4(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+8(SB)/4, $0x00000004
+DATA gguf_lsQ5K_shift<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ5K_shift<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+20(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+24(SB)/4, $0x00000004
+DATA gguf_lsQ5K_shift<>+28(SB)/4, $0x00000004
+DATA gguf_lsQ5K_shift<>+32(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+36(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+40(SB)/4, $0x00000004
+DATA gguf_lsQ5K_shift<>+44(SB)/4, $0x00000004
+DATA gguf_lsQ5K_shift<>+48(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+52(SB)/4, $0x00000000
+DATA gguf_lsQ5K_shift<>+56(SB)/4, $0x00000004
+DATA gguf_lsQ5K_shift<>+60(SB)/4, $0x00000004
+GLOBL gguf_lsQ5K_shift<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ5K_bit<>+0(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+1(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+2(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+3(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+4(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+5(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+6(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+7(SB)/1, $0x01
+DATA gguf_lsQ5K_bit<>+8(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+9(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+10(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+11(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+12(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+13(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+14(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+15(SB)/1, $0x02
+DATA gguf_lsQ5K_bit<>+16(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+17(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+18(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+19(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+20(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+21(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+22(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+23(SB)/1, $0x04
+DATA gguf_lsQ5K_bit<>+24(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+25(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+26(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+27(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+28(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+29(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+30(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+31(SB)/1, $0x08
+DATA gguf_lsQ5K_bit<>+32(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+33(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+34(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+35(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+36(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+37(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+38(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+39(SB)/1, $0x10
+DATA gguf_lsQ5K_bit<>+40(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+41(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+42(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+43(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+44(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+45(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+46(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+47(SB)/1, $0x20
+DATA gguf_lsQ5K_bit<>+48(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+49(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+50(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+51(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+52(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+53(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+54(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+55(SB)/1, $0x40
+DATA gguf_lsQ5K_bit<>+56(SB)/1, $0x80
+DATA gguf_lsQ5K_bit<>+57(SB)/1, $0x80
+DATA gguf_lsQ5K_bit<>+58(SB)/1, $0x80
+DATA gguf_lsQ5K_bit<>+59(SB)/1, $0x80
+DATA gguf_lsQ5K_bit<>+60(SB)/1, $0x80
+DATA gguf_lsQ5K_bit<>+61(SB)/1, $0x80
+DATA gguf_lsQ5K_bit<>+62(SB)/1, $0x80
+DATA gguf_lsQ5K_bit<>+63(SB)/1, $0x80
+GLOBL gguf_lsQ5K_bit<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_m0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ6K_m0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ6K_m0<>+8(SB)/4, $0x00000008
+DATA gguf_lsQ6K_m0<>+12(SB)/4, $0x0000000c
+DATA gguf_lsQ6K_m0<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ6K_m0<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ6K_m0<>+24(SB)/4, $0x00000008
+DATA gguf_lsQ6K_m0<>+28(SB)/4, $0x0000000c
+DATA gguf_lsQ6K_m0<>+32(SB)/4, $0x00000010
+DATA gguf_lsQ6K_m0<>+36(SB)/4, $0x00000014
+DATA gguf_lsQ6K_m0<>+40(SB)/4, $0x00000018
+DATA gguf_lsQ6K_m0<>+44(SB)/4, $0x0000001c
+DATA gguf_lsQ6K_m0<>+48(SB)/4, $0x00000010
+DATA gguf_lsQ6K_m0<>+52(SB)/4, $0x00000014
+DATA gguf_lsQ6K_m0<>+56(SB)/4, $0x00000018
+DATA gguf_lsQ6K_m0<>+60(SB)/4, $0x0000001c
+GLOBL gguf_lsQ6K_m0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_s0<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ6K_s0<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ6K_s0<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ6K_s0<>+12(SB)/4, $0x00000004
+DATA gguf_lsQ6K_s0<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ6K_s0<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ6K_s0<>+24(SB)/4, $0x00000000
+DATA gguf_lsQ6K_s0<>+28(SB)/4, $0x00000004
+DATA gguf_lsQ6K_s0<>+32(SB)/4, $0x00000008
+DATA gguf_lsQ6K_s0<>+36(SB)/4, $0x0000000c
+DATA gguf_lsQ6K_s0<>+40(SB)/4, $0x00000008
+DATA gguf_lsQ6K_s0<>+44(SB)/4, $0x0000000c
+DATA gguf_lsQ6K_s0<>+48(SB)/4, $0x00000008
+DATA gguf_lsQ6K_s0<>+52(SB)/4, $0x0000000c
+DATA gguf_lsQ6K_s0<>+56(SB)/4, $0x00000008
+DATA gguf_lsQ6K_s0<>+60(SB)/4, $0x0000000c
+GLOBL gguf_lsQ6K_s0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_m1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ6K_m1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ6K_m1<>+8(SB)/4, $0x00000009
+DATA gguf_lsQ6K_m1<>+12(SB)/4, $0x0000000d
+DATA gguf_lsQ6K_m1<>+16(SB)/4, $0x00000001
+DATA gguf_lsQ6K_m1<>+20(SB)/4, $0x00000005
+DATA gguf_lsQ6K_m1<>+24(SB)/4, $0x00000009
+DATA gguf_lsQ6K_m1<>+28(SB)/4, $0x0000000d
+DATA gguf_lsQ6K_m1<>+32(SB)/4, $0x00000011
+DATA gguf_lsQ6K_m1<>+36(SB)/4, $0x00000015
+DATA gguf_lsQ6K_m1<>+40(SB)/4, $0x00000019
+DATA gguf_lsQ6K_m1<>+44(SB)/4, $0x0000001d
+DATA gguf_lsQ6K_m1<>+48(SB)/4, $0x00000011
+DATA gguf_lsQ6K_m1<>+52(SB)/4, $0x00000015
+DATA gguf_lsQ6K_m1<>+56(SB)/4, $0x00000019
+DATA gguf_lsQ6K_m1<>+60(SB)/4, $0x0000001d
+GLOBL gguf_lsQ6K_m1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_s1<>+0(SB)/4, $0x00000001
+DATA gguf_lsQ6K_s1<>+4(SB)/4, $0x00000005
+DATA gguf_lsQ6K_s1<>+8(SB)/4, $0x00000001
+DATA gguf_lsQ6K_s1<>+12(SB)/4, $0x00000005
+DATA gguf_lsQ6K_s1<>+16(SB)/4, $0x00000001
+DATA gguf_lsQ6K_s1<>+20(SB)/4, $0x00000005
+DATA gguf_lsQ6K_s1<>+24(SB)/4, $0x00000001
+DATA gguf_lsQ6K_s1<>+28(SB)/4, $0x00000005
+DATA gguf_lsQ6K_s1<>+32(SB)/4, $0x00000009
+DATA gguf_lsQ6K_s1<>+36(SB)/4, $0x0000000d
+DATA gguf_lsQ6K_s1<>+40(SB)/4, $0x00000009
+DATA gguf_lsQ6K_s1<>+44(SB)/4, $0x0000000d
+DATA gguf_lsQ6K_s1<>+48(SB)/4, $0x00000009
+DATA gguf_lsQ6K_s1<>+52(SB)/4, $0x0000000d
+DATA gguf_lsQ6K_s1<>+56(SB)/4, $0x00000009
+DATA gguf_lsQ6K_s1<>+60(SB)/4, $0x0000000d
+GLOBL gguf_lsQ6K_s1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_m2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ6K_m2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ6K_m2<>+8(SB)/4, $0x0000000a
+DATA gguf_lsQ6K_m2<>+12(SB)/4, $0x0000000e
+DATA gguf_lsQ6K_m2<>+16(SB)/4, $0x00000002
+DATA gguf_lsQ6K_m2<>+20(SB)/4, $0x00000006
+DATA gguf_lsQ6K_m2<>+24(SB)/4, $0x0000000a
+DATA gguf_lsQ6K_m2<>+28(SB)/4, $0x0000000e
+DATA gguf_lsQ6K_m2<>+32(SB)/4, $0x00000012
+DATA gguf_lsQ6K_m2<>+36(SB)/4, $0x00000016
+DATA gguf_lsQ6K_m2<>+40(SB)/4, $0x0000001a
+DATA gguf_lsQ6K_m2<>+44(SB)/4, $0x0000001e
+DATA gguf_lsQ6K_m2<>+48(SB)/4, $0x00000012
+DATA gguf_lsQ6K_m2<>+52(SB)/4, $0x00000016
+DATA gguf_lsQ6K_m2<>+56(SB)/4, $0x0000001a
+DATA gguf_lsQ6K_m2<>+60(SB)/4, $0x0000001e
+GLOBL gguf_lsQ6K_m2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_s2<>+0(SB)/4, $0x00000002
+DATA gguf_lsQ6K_s2<>+4(SB)/4, $0x00000006
+DATA gguf_lsQ6K_s2<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ6K_s2<>+12(SB)/4, $0x00000006
+DATA gguf_lsQ6K_s2<>+16(SB)/4, $0x00000002
+DATA gguf_lsQ6K_s2<>+20(SB)/4, $0x00000006
+DATA gguf_lsQ6K_s2<>+24(SB)/4, $0x00000002
+DATA gguf_lsQ6K_s2<>+28(SB)/4, $0x00000006
+DATA gguf_lsQ6K_s2<>+32(SB)/4, $0x0000000a
+DATA gguf_lsQ6K_s2<>+36(SB)/4, $0x0000000e
+DATA gguf_lsQ6K_s2<>+40(SB)/4, $0x0000000a
+DATA gguf_lsQ6K_s2<>+44(SB)/4, $0x0000000e
+DATA gguf_lsQ6K_s2<>+48(SB)/4, $0x0000000a
+DATA gguf_lsQ6K_s2<>+52(SB)/4, $0x0000000e
+DATA gguf_lsQ6K_s2<>+56(SB)/4, $0x0000000a
+DATA gguf_lsQ6K_s2<>+60(SB)/4, $0x0000000e
+GLOBL gguf_lsQ6K_s2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_m3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ6K_m3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ6K_m3<>+8(SB)/4, $0x0000000b
+DATA gguf_lsQ6K_m3<>+12(SB)/4, $0x0000000f
+DATA gguf_lsQ6K_m3<>+16(SB)/4, $0x00000003
+DATA gguf_lsQ6K_m3<>+20(SB)/4, $0x00000007
+DATA gguf_lsQ6K_m3<>+24(SB)/4, $0x0000000b
+DATA gguf_lsQ6K_m3<>+28(SB)/4, $0x0000000f
+DATA gguf_lsQ6K_m3<>+32(SB)/4, $0x00000013
+DATA gguf_lsQ6K_m3<>+36(SB)/4, $0x00000017
+DATA gguf_lsQ6K_m3<>+40(SB)/4, $0x0000001b
+DATA gguf_lsQ6K_m3<>+44(SB)/4, $0x0000001f
+DATA gguf_lsQ6K_m3<>+48(SB)/4, $0x00000013
+DATA gguf_lsQ6K_m3<>+52(SB)/4, $0x00000017
+DATA gguf_lsQ6K_m3<>+56(SB)/4, $0x0000001b
+DATA gguf_lsQ6K_m3<>+60(SB)/4, $0x0000001f
+GLOBL gguf_lsQ6K_m3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_s3<>+0(SB)/4, $0x00000003
+DATA gguf_lsQ6K_s3<>+4(SB)/4, $0x00000007
+DATA gguf_lsQ6K_s3<>+8(SB)/4, $0x00000003
+DATA gguf_lsQ6K_s3<>+12(SB)/4, $0x00000007
+DATA gguf_lsQ6K_s3<>+16(SB)/4, $0x00000003
+DATA gguf_lsQ6K_s3<>+20(SB)/4, $0x00000007
+DATA gguf_lsQ6K_s3<>+24(SB)/4, $0x00000003
+DATA gguf_lsQ6K_s3<>+28(SB)/4, $0x00000007
+DATA gguf_lsQ6K_s3<>+32(SB)/4, $0x0000000b
+DATA gguf_lsQ6K_s3<>+36(SB)/4, $0x0000000f
+DATA gguf_lsQ6K_s3<>+40(SB)/4, $0x0000000b
+DATA gguf_lsQ6K_s3<>+44(SB)/4, $0x0000000f
+DATA gguf_lsQ6K_s3<>+48(SB)/4, $0x0000000b
+DATA gguf_lsQ6K_s3<>+52(SB)/4, $0x0000000f
+DATA gguf_lsQ6K_s3<>+56(SB)/4, $0x0000000b
+DATA gguf_lsQ6K_s3<>+60(SB)/4, $0x0000000f
+GLOBL gguf_lsQ6K_s3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_shift<>+0(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+4(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+8(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+12(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+16(SB)/4, $0x00000004
+DATA gguf_lsQ6K_shift<>+20(SB)/4, $0x00000004
+DATA gguf_lsQ6K_shift<>+24(SB)/4, $0x00000004
+DATA gguf_lsQ6K_shift<>+28(SB)/4, $0x00000004
+DATA gguf_lsQ6K_shift<>+32(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+36(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+40(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+44(SB)/4, $0x00000000
+DATA gguf_lsQ6K_shift<>+48(SB)/4, $0x00000004
+DATA gguf_lsQ6K_shift<>+52(SB)/4, $0x00000004
+DATA gguf_lsQ6K_shift<>+56(SB)/4, $0x00000004
+DATA gguf_lsQ6K_shift<>+60(SB)/4, $0x00000004
+GLOBL gguf_lsQ6K_shift<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsQ6K_rot<>+0(SB)/4, $0x00000004
+DATA gguf_lsQ6K_rot<>+4(SB)/4, $0x00000004
+DATA gguf_lsQ6K_rot<>+8(SB)/4, $0x00000002
+DATA gguf_lsQ6K_rot<>+12(SB)/4, $0x00000002
+DATA gguf_lsQ6K_rot<>+16(SB)/4, $0x00000000
+DATA gguf_lsQ6K_rot<>+20(SB)/4, $0x00000000
+DATA gguf_lsQ6K_rot<>+24(SB)/4, $0x0000001e
+DATA gguf_lsQ6K_rot<>+28(SB)/4, $0x0000001e
+DATA gguf_lsQ6K_rot<>+32(SB)/4, $0x00000004
+DATA gguf_lsQ6K_rot<>+36(SB)/4, $0x00000004
+DATA gguf_lsQ6K_rot<>+40(SB)/4, $0x00000002
+DATA gguf_lsQ6K_rot<>+44(SB)/4, $0x00000002
+DATA gguf_lsQ6K_rot<>+48(SB)/4, $0x00000000
+DATA gguf_lsQ6K_rot<>+52(SB)/4, $0x00000000
+DATA gguf_lsQ6K_rot<>+56(SB)/4, $0x0000001e
+DATA gguf_lsQ6K_rot<>+60(SB)/4, $0x0000001e
+GLOBL gguf_lsQ6K_rot<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsIQ4XS_m0<>+0(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_m0<>+4(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_m0<>+8(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_m0<>+12(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_m0<>+16(SB)/4, $0x00000008
+DATA gguf_lsIQ4XS_m0<>+20(SB)/4, $0x00000008
+DATA gguf_lsIQ4XS_m0<>+24(SB)/4, $0x0000000c
+DATA gguf_lsIQ4XS_m0<>+28(SB)/4, $0x0000000c
+DATA gguf_lsIQ4XS_m0<>+32(SB)/4, $0x00000010
+DATA gguf_lsIQ4XS_m0<>+36(SB)/4, $0x00000010
+DATA gguf_lsIQ4XS_m0<>+40(SB)/4, $0x00000014
+DATA gguf_lsIQ4XS_m0<>+44(SB)/4, $0x00000014
+DATA gguf_lsIQ4XS_m0<>+48(SB)/4, $0x00000018
+DATA gguf_lsIQ4XS_m0<>+52(SB)/4, $0x00000018
+DATA gguf_lsIQ4XS_m0<>+56(SB)/4, $0x0000001c
+DATA gguf_lsIQ4XS_m0<>+60(SB)/4, $0x0000001c
+GLOBL gguf_lsIQ4XS_m0<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsIQ4XS_m1<>+0(SB)/4, $0x00000001
+DATA gguf_lsIQ4XS_m1<>+4(SB)/4, $0x00000001
+DATA gguf_lsIQ4XS_m1<>+8(SB)/4, $0x00000005
+DATA gguf_lsIQ4XS_m1<>+12(SB)/4, $0x00000005
+DATA gguf_lsIQ4XS_m1<>+16(SB)/4, $0x00000009
+DATA gguf_lsIQ4XS_m1<>+20(SB)/4, $0x00000009
+DATA gguf_lsIQ4XS_m1<>+24(SB)/4, $0x0000000d
+DATA gguf_lsIQ4XS_m1<>+28(SB)/4, $0x0000000d
+DATA gguf_lsIQ4XS_m1<>+32(SB)/4, $0x00000011
+DATA gguf_lsIQ4XS_m1<>+36(SB)/4, $0x00000011
+DATA gguf_lsIQ4XS_m1<>+40(SB)/4, $0x00000015
+DATA gguf_lsIQ4XS_m1<>+44(SB)/4, $0x00000015
+DATA gguf_lsIQ4XS_m1<>+48(SB)/4, $0x00000019
+DATA gguf_lsIQ4XS_m1<>+52(SB)/4, $0x00000019
+DATA gguf_lsIQ4XS_m1<>+56(SB)/4, $0x0000001d
+DATA gguf_lsIQ4XS_m1<>+60(SB)/4, $0x0000001d
+GLOBL gguf_lsIQ4XS_m1<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsIQ4XS_m2<>+0(SB)/4, $0x00000002
+DATA gguf_lsIQ4XS_m2<>+4(SB)/4, $0x00000002
+DATA gguf_lsIQ4XS_m2<>+8(SB)/4, $0x00000006
+DATA gguf_lsIQ4XS_m2<>+12(SB)/4, $0x00000006
+DATA gguf_lsIQ4XS_m2<>+16(SB)/4, $0x0000000a
+DATA gguf_lsIQ4XS_m2<>+20(SB)/4, $0x0000000a
+DATA gguf_lsIQ4XS_m2<>+24(SB)/4, $0x0000000e
+DATA gguf_lsIQ4XS_m2<>+28(SB)/4, $0x0000000e
+DATA gguf_lsIQ4XS_m2<>+32(SB)/4, $0x00000012
+DATA gguf_lsIQ4XS_m2<>+36(SB)/4, $0x00000012
+DATA gguf_lsIQ4XS_m2<>+40(SB)/4, $0x00000016
+DATA gguf_lsIQ4XS_m2<>+44(SB)/4, $0x00000016
+DATA gguf_lsIQ4XS_m2<>+48(SB)/4, $0x0000001a
+DATA gguf_lsIQ4XS_m2<>+52(SB)/4, $0x0000001a
+DATA gguf_lsIQ4XS_m2<>+56(SB)/4, $0x0000001e
+DATA gguf_lsIQ4XS_m2<>+60(SB)/4, $0x0000001e
+GLOBL gguf_lsIQ4XS_m2<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsIQ4XS_m3<>+0(SB)/4, $0x00000003
+DATA gguf_lsIQ4XS_m3<>+4(SB)/4, $0x00000003
+DATA gguf_lsIQ4XS_m3<>+8(SB)/4, $0x00000007
+DATA gguf_lsIQ4XS_m3<>+12(SB)/4, $0x00000007
+DATA gguf_lsIQ4XS_m3<>+16(SB)/4, $0x0000000b
+DATA gguf_lsIQ4XS_m3<>+20(SB)/4, $0x0000000b
+DATA gguf_lsIQ4XS_m3<>+24(SB)/4, $0x0000000f
+DATA gguf_lsIQ4XS_m3<>+28(SB)/4, $0x0000000f
+DATA gguf_lsIQ4XS_m3<>+32(SB)/4, $0x00000013
+DATA gguf_lsIQ4XS_m3<>+36(SB)/4, $0x00000013
+DATA gguf_lsIQ4XS_m3<>+40(SB)/4, $0x00000017
+DATA gguf_lsIQ4XS_m3<>+44(SB)/4, $0x00000017
+DATA gguf_lsIQ4XS_m3<>+48(SB)/4, $0x0000001b
+DATA gguf_lsIQ4XS_m3<>+52(SB)/4, $0x0000001b
+DATA gguf_lsIQ4XS_m3<>+56(SB)/4, $0x0000001f
+DATA gguf_lsIQ4XS_m3<>+60(SB)/4, $0x0000001f
+GLOBL gguf_lsIQ4XS_m3<>(SB), RODATA|NOPTR, $64
+
+DATA gguf_lsIQ4XS_shift<>+0(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+4(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_shift<>+8(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+12(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_shift<>+16(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+20(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_shift<>+24(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+28(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_shift<>+32(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+36(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_shift<>+40(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+44(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_shift<>+48(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+52(SB)/4, $0x00000004
+DATA gguf_lsIQ4XS_shift<>+56(SB)/4, $0x00000000
+DATA gguf_lsIQ4XS_shift<>+60(SB)/4, $0x00000004
+GLOBL gguf_lsIQ4XS_shift<>(SB), RODATA|NOPTR, $64
+
 DATA gguf_lsmink<>+0(SB)/4, $0x00000008
 DATA gguf_lsmink<>+4(SB)/4, $0x00000008
 DATA gguf_lsmink<>+8(SB)/4, $0x00000009
@@ -1828,71 +2482,71 @@ DATA gguf_lsmink<>+56(SB)/4, $0x0000000f
 DATA gguf_lsmink<>+60(SB)/4, $0x0000000f
 GLOBL gguf_lsmink<>(SB), RODATA|NOPTR, $64
 
-DATA gguf_lshsel<>+0(SB)/1, $0x01
-DATA gguf_lshsel<>+1(SB)/1, $0x01
-DATA gguf_lshsel<>+2(SB)/1, $0x01
-DATA gguf_lshsel<>+3(SB)/1, $0x01
-DATA gguf_lshsel<>+4(SB)/1, $0x01
-DATA gguf_lshsel<>+5(SB)/1, $0x01
-DATA gguf_lshsel<>+6(SB)/1, $0x01
-DATA gguf_lshsel<>+7(SB)/1, $0x01
-DATA gguf_lshsel<>+8(SB)/1, $0x02
-DATA gguf_lshsel<>+9(SB)/1, $0x02
-DATA gguf_lshsel<>+10(SB)/1, $0x02
-DATA gguf_lshsel<>+11(SB)/1, $0x02
-DATA gguf_lshsel<>+12(SB)/1, $0x02
-DATA gguf_lshsel<>+13(SB)/1, $0x02
-DATA gguf_lshsel<>+14(SB)/1, $0x02
-DATA gguf_lshsel<>+15(SB)/1, $0x02
-DATA gguf_lshsel<>+16(SB)/1, $0x04
-DATA gguf_lshsel<>+17(SB)/1, $0x04
-DATA gguf_lshsel<>+18(SB)/1, $0x04
-DATA gguf_lshsel<>+19(SB)/1, $0x04
-DATA gguf_lshsel<>+20(SB)/1, $0x04
-DATA gguf_lshsel<>+21(SB)/1, $0x04
-DATA gguf_lshsel<>+22(SB)/1, $0x04
-DATA gguf_lshsel<>+23(SB)/1, $0x04
-DATA gguf_lshsel<>+24(SB)/1, $0x08
-DATA gguf_lshsel<>+25(SB)/1, $0x08
-DATA gguf_lshsel<>+26(SB)/1, $0x08
-DATA gguf_lshsel<>+27(SB)/1, $0x08
-DATA gguf_lshsel<>+28(SB)/1, $0x08
-DATA gguf_lshsel<>+29(SB)/1, $0x08
-DATA gguf_lshsel<>+30(SB)/1, $0x08
-DATA gguf_lshsel<>+31(SB)/1, $0x08
-DATA gguf_lshsel<>+32(SB)/1, $0x10
-DATA gguf_lshsel<>+33(SB)/1, $0x10
-DATA gguf_lshsel<>+34(SB)/1, $0x10
-DATA gguf_lshsel<>+35(SB)/1, $0x10
-DATA gguf_lshsel<>+36(SB)/1, $0x10
-DATA gguf_lshsel<>+37(SB)/1, $0x10
-DATA gguf_lshsel<>+38(SB)/1, $0x10
-DATA gguf_lshsel<>+39(SB)/1, $0x10
-DATA gguf_lshsel<>+40(SB)/1, $0x20
-DATA gguf_lshsel<>+41(SB)/1, $0x20
-DATA gguf_lshsel<>+42(SB)/1, $0x20
-DATA gguf_lshsel<>+43(SB)/1, $0x20
-DATA gguf_lshsel<>+44(SB)/1, $0x20
-DATA gguf_lshsel<>+45(SB)/1, $0x20
-DATA gguf_lshsel<>+46(SB)/1, $0x20
-DATA gguf_lshsel<>+47(SB)/1, $0x20
-DATA gguf_lshsel<>+48(SB)/1, $0x40
-DATA gguf_lshsel<>+49(SB)/1, $0x40
-DATA gguf_lshsel<>+50(SB)/1, $0x40
-DATA gguf_lshsel<>+51(SB)/1, $0x40
-DATA gguf_lshsel<>+52(SB)/1, $0x40
-DATA gguf_lshsel<>+53(SB)/1, $0x40
-DATA gguf_lshsel<>+54(SB)/1, $0x40
-DATA gguf_lshsel<>+55(SB)/1, $0x40
-DATA gguf_lshsel<>+56(SB)/1, $0x80
-DATA gguf_lshsel<>+57(SB)/1, $0x80
-DATA gguf_lshsel<>+58(SB)/1, $0x80
-DATA gguf_lshsel<>+59(SB)/1, $0x80
-DATA gguf_lshsel<>+60(SB)/1, $0x80
-DATA gguf_lshsel<>+61(SB)/1, $0x80
-DATA gguf_lshsel<>+62(SB)/1, $0x80
-DATA gguf_lshsel<>+63(SB)/1, $0x80
-GLOBL gguf_lshsel<>(SB), RODATA|NOPTR, $64
+DATA gguf_c3f<>+0(SB)/1, $0x3f
+DATA gguf_c3f<>+1(SB)/1, $0x3f
+DATA gguf_c3f<>+2(SB)/1, $0x3f
+DATA gguf_c3f<>+3(SB)/1, $0x3f
+DATA gguf_c3f<>+4(SB)/1, $0x3f
+DATA gguf_c3f<>+5(SB)/1, $0x3f
+DATA gguf_c3f<>+6(SB)/1, $0x3f
+DATA gguf_c3f<>+7(SB)/1, $0x3f
+DATA gguf_c3f<>+8(SB)/1, $0x3f
+DATA gguf_c3f<>+9(SB)/1, $0x3f
+DATA gguf_c3f<>+10(SB)/1, $0x3f
+DATA gguf_c3f<>+11(SB)/1, $0x3f
+DATA gguf_c3f<>+12(SB)/1, $0x3f
+DATA gguf_c3f<>+13(SB)/1, $0x3f
+DATA gguf_c3f<>+14(SB)/1, $0x3f
+DATA gguf_c3f<>+15(SB)/1, $0x3f
+DATA gguf_c3f<>+16(SB)/1, $0x3f
+DATA gguf_c3f<>+17(SB)/1, $0x3f
+DATA gguf_c3f<>+18(SB)/1, $0x3f
+DATA gguf_c3f<>+19(SB)/1, $0x3f
+DATA gguf_c3f<>+20(SB)/1, $0x3f
+DATA gguf_c3f<>+21(SB)/1, $0x3f
+DATA gguf_c3f<>+22(SB)/1, $0x3f
+DATA gguf_c3f<>+23(SB)/1, $0x3f
+DATA gguf_c3f<>+24(SB)/1, $0x3f
+DATA gguf_c3f<>+25(SB)/1, $0x3f
+DATA gguf_c3f<>+26(SB)/1, $0x3f
+DATA gguf_c3f<>+27(SB)/1, $0x3f
+DATA gguf_c3f<>+28(SB)/1, $0x3f
+DATA gguf_c3f<>+29(SB)/1, $0x3f
+DATA gguf_c3f<>+30(SB)/1, $0x3f
+DATA gguf_c3f<>+31(SB)/1, $0x3f
+DATA gguf_c3f<>+32(SB)/1, $0x3f
+DATA gguf_c3f<>+33(SB)/1, $0x3f
+DATA gguf_c3f<>+34(SB)/1, $0x3f
+DATA gguf_c3f<>+35(SB)/1, $0x3f
+DATA gguf_c3f<>+36(SB)/1, $0x3f
+DATA gguf_c3f<>+37(SB)/1, $0x3f
+DATA gguf_c3f<>+38(SB)/1, $0x3f
+DATA gguf_c3f<>+39(SB)/1, $0x3f
+DATA gguf_c3f<>+40(SB)/1, $0x3f
+DATA gguf_c3f<>+41(SB)/1, $0x3f
+DATA gguf_c3f<>+42(SB)/1, $0x3f
+DATA gguf_c3f<>+43(SB)/1, $0x3f
+DATA gguf_c3f<>+44(SB)/1, $0x3f
+DATA gguf_c3f<>+45(SB)/1, $0x3f
+DATA gguf_c3f<>+46(SB)/1, $0x3f
+DATA gguf_c3f<>+47(SB)/1, $0x3f
+DATA gguf_c3f<>+48(SB)/1, $0x3f
+DATA gguf_c3f<>+49(SB)/1, $0x3f
+DATA gguf_c3f<>+50(SB)/1, $0x3f
+DATA gguf_c3f<>+51(SB)/1, $0x3f
+DATA gguf_c3f<>+52(SB)/1, $0x3f
+DATA gguf_c3f<>+53(SB)/1, $0x3f
+DATA gguf_c3f<>+54(SB)/1, $0x3f
+DATA gguf_c3f<>+55(SB)/1, $0x3f
+DATA gguf_c3f<>+56(SB)/1, $0x3f
+DATA gguf_c3f<>+57(SB)/1, $0x3f
+DATA gguf_c3f<>+58(SB)/1, $0x3f
+DATA gguf_c3f<>+59(SB)/1, $0x3f
+DATA gguf_c3f<>+60(SB)/1, $0x3f
+DATA gguf_c3f<>+61(SB)/1, $0x3f
+DATA gguf_c3f<>+62(SB)/1, $0x3f
+DATA gguf_c3f<>+63(SB)/1, $0x3f
+GLOBL gguf_c3f<>(SB), RODATA|NOPTR, $64
 
 DATA gguf_c30<>+0(SB)/1, $0x30
 DATA gguf_c30<>+1(SB)/1, $0x30
@@ -1959,72 +2613,6 @@ DATA gguf_c30<>+61(SB)/1, $0x30
 DATA gguf_c30<>+62(SB)/1, $0x30
 DATA gguf_c30<>+63(SB)/1, $0x30
 GLOBL gguf_c30<>(SB), RODATA|NOPTR, $64
-
-DATA gguf_nibhi<>+0(SB)/1, $0x0f
-DATA gguf_nibhi<>+1(SB)/1, $0x0f
-DATA gguf_nibhi<>+2(SB)/1, $0x0f
-DATA gguf_nibhi<>+3(SB)/1, $0x0f
-DATA gguf_nibhi<>+4(SB)/1, $0x0f
-DATA gguf_nibhi<>+5(SB)/1, $0x0f
-DATA gguf_nibhi<>+6(SB)/1, $0x0f
-DATA gguf_nibhi<>+7(SB)/1, $0x0f
-DATA gguf_nibhi<>+8(SB)/1, $0x0f
-DATA gguf_nibhi<>+9(SB)/1, $0x0f
-DATA gguf_nibhi<>+10(SB)/1, $0x0f
-DATA gguf_nibhi<>+11(SB)/1, $0x0f
-DATA gguf_nibhi<>+12(SB)/1, $0x0f
-DATA gguf_nibhi<>+13(SB)/1, $0x0f
-DATA gguf_nibhi<>+14(SB)/1, $0x0f
-DATA gguf_nibhi<>+15(SB)/1, $0x0f
-DATA gguf_nibhi<>+16(SB)/1, $0x0f
-DATA gguf_nibhi<>+17(SB)/1, $0x0f
-DATA gguf_nibhi<>+18(SB)/1, $0x0f
-DATA gguf_nibhi<>+19(SB)/1, $0x0f
-DATA gguf_nibhi<>+20(SB)/1, $0x0f
-DATA gguf_nibhi<>+21(SB)/1, $0x0f
-DATA gguf_nibhi<>+22(SB)/1, $0x0f
-DATA gguf_nibhi<>+23(SB)/1, $0x0f
-DATA gguf_nibhi<>+24(SB)/1, $0x0f
-DATA gguf_nibhi<>+25(SB)/1, $0x0f
-DATA gguf_nibhi<>+26(SB)/1, $0x0f
-DATA gguf_nibhi<>+27(SB)/1, $0x0f
-DATA gguf_nibhi<>+28(SB)/1, $0x0f
-DATA gguf_nibhi<>+29(SB)/1, $0x0f
-DATA gguf_nibhi<>+30(SB)/1, $0x0f
-DATA gguf_nibhi<>+31(SB)/1, $0x0f
-DATA gguf_nibhi<>+32(SB)/1, $0xf0
-DATA gguf_nibhi<>+33(SB)/1, $0xf0
-DATA gguf_nibhi<>+34(SB)/1, $0xf0
-DATA gguf_nibhi<>+35(SB)/1, $0xf0
-DATA gguf_nibhi<>+36(SB)/1, $0xf0
-DATA gguf_nibhi<>+37(SB)/1, $0xf0
-DATA gguf_nibhi<>+38(SB)/1, $0xf0
-DATA gguf_nibhi<>+39(SB)/1, $0xf0
-DATA gguf_nibhi<>+40(SB)/1, $0xf0
-DATA gguf_nibhi<>+41(SB)/1, $0xf0
-DATA gguf_nibhi<>+42(SB)/1, $0xf0
-DATA gguf_nibhi<>+43(SB)/1, $0xf0
-DATA gguf_nibhi<>+44(SB)/1, $0xf0
-DATA gguf_nibhi<>+45(SB)/1, $0xf0
-DATA gguf_nibhi<>+46(SB)/1, $0xf0
-DATA gguf_nibhi<>+47(SB)/1, $0xf0
-DATA gguf_nibhi<>+48(SB)/1, $0xf0
-DATA gguf_nibhi<>+49(SB)/1, $0xf0
-DATA gguf_nibhi<>+50(SB)/1, $0xf0
-DATA gguf_nibhi<>+51(SB)/1, $0xf0
-DATA gguf_nibhi<>+52(SB)/1, $0xf0
-DATA gguf_nibhi<>+53(SB)/1, $0xf0
-DATA gguf_nibhi<>+54(SB)/1, $0xf0
-DATA gguf_nibhi<>+55(SB)/1, $0xf0
-DATA gguf_nibhi<>+56(SB)/1, $0xf0
-DATA gguf_nibhi<>+57(SB)/1, $0xf0
-DATA gguf_nibhi<>+58(SB)/1, $0xf0
-DATA gguf_nibhi<>+59(SB)/1, $0xf0
-DATA gguf_nibhi<>+60(SB)/1, $0xf0
-DATA gguf_nibhi<>+61(SB)/1, $0xf0
-DATA gguf_nibhi<>+62(SB)/1, $0xf0
-DATA gguf_nibhi<>+63(SB)/1, $0xf0
-GLOBL gguf_nibhi<>(SB), RODATA|NOPTR, $64
 
 DATA gguf_q4khalf<>+0(SB)/4, $0x3f800000
 DATA gguf_q4khalf<>+4(SB)/4, $0x3d800000
@@ -25398,12 +25986,12 @@ ggufDecZMXFP4_done:
 // func ggufZQ2K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_1(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
-	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
-	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z3
-	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z4
-	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z5
+	VMOVDQU32 gguf_c03<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ2K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ2K_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ2K_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ2K_m3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ2K_shift<>+0(SB), Z5
 
 ggufZQ2K_1_row:
 	MOVQ   w+0(FP), AX
@@ -25435,20 +26023,20 @@ ggufZQ2K_1_unit:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VMOVDQU64    16(AX), Z10
-	VPERMD       Z10, Z2, Z11
-	VPSRLVD      Z1, Z11, Z11
+	VPERMD       Z10, Z1, Z11
+	VPSRLVD      Z5, Z11, Z11
 	VPANDD       Z0, Z11, Z11
 	VPDPBUSD     (CX), Z11, Z7
-	VPERMD       Z10, Z3, Z11
-	VPSRLVD      Z1, Z11, Z11
+	VPERMD       Z10, Z2, Z11
+	VPSRLVD      Z5, Z11, Z11
 	VPANDD       Z0, Z11, Z11
 	VPDPBUSD     64(CX), Z11, Z8
-	VPERMD       Z10, Z4, Z11
-	VPSRLVD      Z1, Z11, Z11
+	VPERMD       Z10, Z3, Z11
+	VPSRLVD      Z5, Z11, Z11
 	VPANDD       Z0, Z11, Z11
 	VPDPBUSD     128(CX), Z11, Z7
-	VPERMD       Z10, Z5, Z10
-	VPSRLVD      Z1, Z10, Z10
+	VPERMD       Z10, Z4, Z10
+	VPSRLVD      Z5, Z10, Z10
 	VPANDD       Z0, Z10, Z10
 	VPDPBUSD     192(CX), Z10, Z8
 	VPADDD       Z8, Z7, Z7
@@ -25490,12 +26078,12 @@ ggufZQ2K_1_set0:
 // func ggufZQ2K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_2(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
-	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
-	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z3
-	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z4
-	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z5
+	VMOVDQU32 gguf_c03<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ2K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ2K_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ2K_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ2K_m3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ2K_shift<>+0(SB), Z5
 
 ggufZQ2K_2_row:
 	MOVQ   w+0(FP), AX
@@ -25528,23 +26116,23 @@ ggufZQ2K_2_unit:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VMOVDQU64    16(AX), Z10
-	VPERMD       Z10, Z2, Z11
-	VPSRLVD      Z1, Z11, Z11
+	VPERMD       Z10, Z1, Z11
+	VPSRLVD      Z5, Z11, Z11
 	VPANDD       Z0, Z11, Z11
 	VPDPBUSD     (CX), Z11, Z8
 	VPDPBUSD     (CX)(DX*1), Z11, Z9
-	VPERMD       Z10, Z3, Z11
-	VPSRLVD      Z1, Z11, Z11
+	VPERMD       Z10, Z2, Z11
+	VPSRLVD      Z5, Z11, Z11
 	VPANDD       Z0, Z11, Z11
 	VPDPBUSD     64(CX), Z11, Z8
 	VPDPBUSD     64(CX)(DX*1), Z11, Z9
-	VPERMD       Z10, Z4, Z11
-	VPSRLVD      Z1, Z11, Z11
+	VPERMD       Z10, Z3, Z11
+	VPSRLVD      Z5, Z11, Z11
 	VPANDD       Z0, Z11, Z11
 	VPDPBUSD     128(CX), Z11, Z8
 	VPDPBUSD     128(CX)(DX*1), Z11, Z9
-	VPERMD       Z10, Z5, Z10
-	VPSRLVD      Z1, Z10, Z10
+	VPERMD       Z10, Z4, Z10
+	VPSRLVD      Z5, Z10, Z10
 	VPANDD       Z0, Z10, Z10
 	VPDPBUSD     192(CX), Z10, Z8
 	VPDPBUSD     192(CX)(DX*1), Z10, Z9
@@ -25606,12 +26194,12 @@ ggufZQ2K_2_set1:
 // func ggufZQ2K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_3(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
-	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
-	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z3
-	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z4
-	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z5
+	VMOVDQU32 gguf_c03<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ2K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ2K_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ2K_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ2K_m3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ2K_shift<>+0(SB), Z5
 
 ggufZQ2K_3_row:
 	MOVQ   w+0(FP), AX
@@ -25646,26 +26234,26 @@ ggufZQ2K_3_unit:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VMOVDQU64    16(AX), Z12
-	VPERMD       Z12, Z2, Z13
-	VPSRLVD      Z1, Z13, Z13
+	VPERMD       Z12, Z1, Z13
+	VPSRLVD      Z5, Z13, Z13
 	VPANDD       Z0, Z13, Z13
 	VPDPBUSD     (CX), Z13, Z9
 	VPDPBUSD     (CX)(DX*1), Z13, Z10
 	VPDPBUSD     (CX)(DX*2), Z13, Z11
-	VPERMD       Z12, Z3, Z13
-	VPSRLVD      Z1, Z13, Z13
+	VPERMD       Z12, Z2, Z13
+	VPSRLVD      Z5, Z13, Z13
 	VPANDD       Z0, Z13, Z13
 	VPDPBUSD     64(CX), Z13, Z9
 	VPDPBUSD     64(CX)(DX*1), Z13, Z10
 	VPDPBUSD     64(CX)(DX*2), Z13, Z11
-	VPERMD       Z12, Z4, Z13
-	VPSRLVD      Z1, Z13, Z13
+	VPERMD       Z12, Z3, Z13
+	VPSRLVD      Z5, Z13, Z13
 	VPANDD       Z0, Z13, Z13
 	VPDPBUSD     128(CX), Z13, Z9
 	VPDPBUSD     128(CX)(DX*1), Z13, Z10
 	VPDPBUSD     128(CX)(DX*2), Z13, Z11
-	VPERMD       Z12, Z5, Z12
-	VPSRLVD      Z1, Z12, Z12
+	VPERMD       Z12, Z4, Z12
+	VPSRLVD      Z5, Z12, Z12
 	VPANDD       Z0, Z12, Z12
 	VPDPBUSD     192(CX), Z12, Z9
 	VPDPBUSD     192(CX)(DX*1), Z12, Z10
@@ -25747,17 +26335,15 @@ ggufZQ2K_3_set2:
 // func ggufZQ2K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_4(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-
 ggufZQ2K_4_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
 	MOVQ   units+24(FP), SI
 	TESTQ  SI, SI
 	JZ     ggufZQ2K_4_tail
@@ -25766,73 +26352,73 @@ ggufZQ2K_4_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	MOVWLZX      80(AX), DI
+	VMOVD        DI, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, Z8
+	MOVWLZX      82(AX), DI
 	VMOVD        DI, X9
 	VCVTPH2PS    X9, X9
 	VBROADCASTSS X9, Z9
-	MOVWLZX      82(AX), DI
-	VMOVD        DI, X10
-	VCVTPH2PS    X10, X10
-	VBROADCASTSS X10, Z10
-	VPMOVZXBD    (AX), Z11
-	VPSRLD       $0x04, Z11, Z12
-	VPANDD       gguf_nib<>+0(SB), Z11, Z11
+	VPMOVZXBD    (AX), Z10
+	VPSRLD       $0x04, Z10, Z11
+	VPANDD       gguf_nib<>+0(SB), Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z8, Z10, Z10
 	VCVTDQ2PS    Z11, Z11
 	VMULPS       Z9, Z11, Z11
-	VCVTDQ2PS    Z12, Z12
-	VMULPS       Z10, Z12, Z12
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VMOVDQU64    16(AX), Z9
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z10
-	VPERMD       Z9, Z10, Z10
-	VPSRLVD      gguf_lsshift<>+0(SB), Z10, Z10
-	VPANDD       Z0, Z10, Z10
-	VPDPBUSD     (CX), Z10, Z5
-	VPDPBUSD     (CX)(DX*1), Z10, Z6
-	VPDPBUSD     (CX)(DX*2), Z10, Z7
-	VPDPBUSD     (CX)(BX*1), Z10, Z8
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z10
-	VPERMD       Z9, Z10, Z10
-	VPSRLVD      gguf_lsshift<>+0(SB), Z10, Z10
-	VPANDD       Z0, Z10, Z10
-	VPDPBUSD     64(CX), Z10, Z5
-	VPDPBUSD     64(CX)(DX*1), Z10, Z6
-	VPDPBUSD     64(CX)(DX*2), Z10, Z7
-	VPDPBUSD     64(CX)(BX*1), Z10, Z8
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z10
-	VPERMD       Z9, Z10, Z10
-	VPSRLVD      gguf_lsshift<>+0(SB), Z10, Z10
-	VPANDD       Z0, Z10, Z10
-	VPDPBUSD     128(CX), Z10, Z5
-	VPDPBUSD     128(CX)(DX*1), Z10, Z6
-	VPDPBUSD     128(CX)(DX*2), Z10, Z7
-	VPDPBUSD     128(CX)(BX*1), Z10, Z8
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z10
-	VPERMD       Z9, Z10, Z9
-	VPSRLVD      gguf_lsshift<>+0(SB), Z9, Z9
-	VPANDD       Z0, Z9, Z9
-	VPDPBUSD     192(CX), Z9, Z5
-	VPDPBUSD     192(CX)(DX*1), Z9, Z6
-	VPDPBUSD     192(CX)(DX*2), Z9, Z7
-	VPDPBUSD     192(CX)(BX*1), Z9, Z8
+	VMOVDQU64    16(AX), Z8
+	VMOVDQU32    gguf_lsQ2K_m0<>+0(SB), Z9
+	VPERMD       Z8, Z9, Z9
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z9, Z9
+	VPANDD       gguf_c03<>+0(SB), Z9, Z9
+	VPDPBUSD     (CX), Z9, Z4
+	VPDPBUSD     (CX)(DX*1), Z9, Z5
+	VPDPBUSD     (CX)(DX*2), Z9, Z6
+	VPDPBUSD     (CX)(BX*1), Z9, Z7
+	VMOVDQU32    gguf_lsQ2K_m1<>+0(SB), Z9
+	VPERMD       Z8, Z9, Z9
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z9, Z9
+	VPANDD       gguf_c03<>+0(SB), Z9, Z9
+	VPDPBUSD     64(CX), Z9, Z4
+	VPDPBUSD     64(CX)(DX*1), Z9, Z5
+	VPDPBUSD     64(CX)(DX*2), Z9, Z6
+	VPDPBUSD     64(CX)(BX*1), Z9, Z7
+	VMOVDQU32    gguf_lsQ2K_m2<>+0(SB), Z9
+	VPERMD       Z8, Z9, Z9
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z9, Z9
+	VPANDD       gguf_c03<>+0(SB), Z9, Z9
+	VPDPBUSD     128(CX), Z9, Z4
+	VPDPBUSD     128(CX)(DX*1), Z9, Z5
+	VPDPBUSD     128(CX)(DX*2), Z9, Z6
+	VPDPBUSD     128(CX)(BX*1), Z9, Z7
+	VMOVDQU32    gguf_lsQ2K_m3<>+0(SB), Z9
+	VPERMD       Z8, Z9, Z8
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z8, Z8
+	VPANDD       gguf_c03<>+0(SB), Z8, Z8
+	VPDPBUSD     192(CX), Z8, Z4
+	VPDPBUSD     192(CX)(DX*1), Z8, Z5
+	VPDPBUSD     192(CX)(DX*2), Z8, Z6
+	VPDPBUSD     192(CX)(BX*1), Z8, Z7
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       512(CX), Z4, Z4
+	VFMADD231PS  Z10, Z4, Z0
 	VCVTDQ2PS    Z5, Z5
-	VMULPS       512(CX), Z5, Z5
-	VFMADD231PS  Z11, Z5, Z1
+	VMULPS       512(CX)(DX*1), Z5, Z5
+	VFMADD231PS  Z10, Z5, Z1
 	VCVTDQ2PS    Z6, Z6
-	VMULPS       512(CX)(DX*1), Z6, Z6
-	VFMADD231PS  Z11, Z6, Z2
+	VMULPS       512(CX)(DX*2), Z6, Z6
+	VFMADD231PS  Z10, Z6, Z2
 	VCVTDQ2PS    Z7, Z7
-	VMULPS       512(CX)(DX*2), Z7, Z7
-	VFMADD231PS  Z11, Z7, Z3
-	VCVTDQ2PS    Z8, Z8
-	VMULPS       512(CX)(BX*1), Z8, Z8
-	VFMADD231PS  Z11, Z8, Z4
-	VFNMADD231PS 768(CX), Z12, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z12, Z2
-	VFNMADD231PS 768(CX)(DX*2), Z12, Z3
-	VFNMADD231PS 768(CX)(BX*1), Z12, Z4
+	VMULPS       512(CX)(BX*1), Z7, Z7
+	VFMADD231PS  Z10, Z7, Z3
+	VFNMADD231PS 768(CX), Z11, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z11, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z11, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z11, Z3
 	ADDQ         $0x00000054, AX
 	ADDQ         $0x00000340, CX
 	DECQ         SI
@@ -25843,65 +26429,65 @@ ggufZQ2K_4_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y9
-	VADDPS        Y9, Y1, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ2K_4_set0
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ2K_4_set0:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y9
-	VADDPS        Y9, Y2, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ2K_4_set1
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ2K_4_set1:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y9
-	VADDPS        Y9, Y3, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ2K_4_set2
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ2K_4_set2:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y9
-	VADDPS        Y9, Y4, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ2K_4_set3
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ2K_4_set3:
-	VMOVSS X10, (CX)
+	VMOVSS X9, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -25913,19 +26499,17 @@ ggufZQ2K_4_set3:
 // func ggufZQ2K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_5(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-
 ggufZQ2K_5_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ2K_5_tail
@@ -25934,82 +26518,82 @@ ggufZQ2K_5_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	MOVWLZX      80(AX), R8
+	VMOVD        R8, X10
+	VCVTPH2PS    X10, X10
+	VBROADCASTSS X10, Z10
+	MOVWLZX      82(AX), R8
 	VMOVD        R8, X11
 	VCVTPH2PS    X11, X11
 	VBROADCASTSS X11, Z11
-	MOVWLZX      82(AX), R8
-	VMOVD        R8, X12
-	VCVTPH2PS    X12, X12
-	VBROADCASTSS X12, Z12
-	VPMOVZXBD    (AX), Z13
-	VPSRLD       $0x04, Z13, Z14
-	VPANDD       gguf_nib<>+0(SB), Z13, Z13
+	VPMOVZXBD    (AX), Z12
+	VPSRLD       $0x04, Z12, Z13
+	VPANDD       gguf_nib<>+0(SB), Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z10, Z12, Z12
 	VCVTDQ2PS    Z13, Z13
 	VMULPS       Z11, Z13, Z13
-	VCVTDQ2PS    Z14, Z14
-	VMULPS       Z12, Z14, Z14
+	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VMOVDQU64    16(AX), Z11
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z12
-	VPERMD       Z11, Z12, Z12
-	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
-	VPANDD       Z0, Z12, Z12
-	VPDPBUSD     (CX), Z12, Z6
-	VPDPBUSD     (CX)(DX*1), Z12, Z7
-	VPDPBUSD     (CX)(DX*2), Z12, Z8
-	VPDPBUSD     (CX)(BX*1), Z12, Z9
-	VPDPBUSD     (SI), Z12, Z10
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z12
-	VPERMD       Z11, Z12, Z12
-	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
-	VPANDD       Z0, Z12, Z12
-	VPDPBUSD     64(CX), Z12, Z6
-	VPDPBUSD     64(CX)(DX*1), Z12, Z7
-	VPDPBUSD     64(CX)(DX*2), Z12, Z8
-	VPDPBUSD     64(CX)(BX*1), Z12, Z9
-	VPDPBUSD     64(SI), Z12, Z10
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z12
-	VPERMD       Z11, Z12, Z12
-	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
-	VPANDD       Z0, Z12, Z12
-	VPDPBUSD     128(CX), Z12, Z6
-	VPDPBUSD     128(CX)(DX*1), Z12, Z7
-	VPDPBUSD     128(CX)(DX*2), Z12, Z8
-	VPDPBUSD     128(CX)(BX*1), Z12, Z9
-	VPDPBUSD     128(SI), Z12, Z10
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z12
-	VPERMD       Z11, Z12, Z11
-	VPSRLVD      gguf_lsshift<>+0(SB), Z11, Z11
-	VPANDD       Z0, Z11, Z11
-	VPDPBUSD     192(CX), Z11, Z6
-	VPDPBUSD     192(CX)(DX*1), Z11, Z7
-	VPDPBUSD     192(CX)(DX*2), Z11, Z8
-	VPDPBUSD     192(CX)(BX*1), Z11, Z9
-	VPDPBUSD     192(SI), Z11, Z10
+	VMOVDQU64    16(AX), Z10
+	VMOVDQU32    gguf_lsQ2K_m0<>+0(SB), Z11
+	VPERMD       Z10, Z11, Z11
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z11, Z11
+	VPANDD       gguf_c03<>+0(SB), Z11, Z11
+	VPDPBUSD     (CX), Z11, Z5
+	VPDPBUSD     (CX)(DX*1), Z11, Z6
+	VPDPBUSD     (CX)(DX*2), Z11, Z7
+	VPDPBUSD     (CX)(BX*1), Z11, Z8
+	VPDPBUSD     (SI), Z11, Z9
+	VMOVDQU32    gguf_lsQ2K_m1<>+0(SB), Z11
+	VPERMD       Z10, Z11, Z11
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z11, Z11
+	VPANDD       gguf_c03<>+0(SB), Z11, Z11
+	VPDPBUSD     64(CX), Z11, Z5
+	VPDPBUSD     64(CX)(DX*1), Z11, Z6
+	VPDPBUSD     64(CX)(DX*2), Z11, Z7
+	VPDPBUSD     64(CX)(BX*1), Z11, Z8
+	VPDPBUSD     64(SI), Z11, Z9
+	VMOVDQU32    gguf_lsQ2K_m2<>+0(SB), Z11
+	VPERMD       Z10, Z11, Z11
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z11, Z11
+	VPANDD       gguf_c03<>+0(SB), Z11, Z11
+	VPDPBUSD     128(CX), Z11, Z5
+	VPDPBUSD     128(CX)(DX*1), Z11, Z6
+	VPDPBUSD     128(CX)(DX*2), Z11, Z7
+	VPDPBUSD     128(CX)(BX*1), Z11, Z8
+	VPDPBUSD     128(SI), Z11, Z9
+	VMOVDQU32    gguf_lsQ2K_m3<>+0(SB), Z11
+	VPERMD       Z10, Z11, Z10
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z10, Z10
+	VPANDD       gguf_c03<>+0(SB), Z10, Z10
+	VPDPBUSD     192(CX), Z10, Z5
+	VPDPBUSD     192(CX)(DX*1), Z10, Z6
+	VPDPBUSD     192(CX)(DX*2), Z10, Z7
+	VPDPBUSD     192(CX)(BX*1), Z10, Z8
+	VPDPBUSD     192(SI), Z10, Z9
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z12, Z5, Z0
 	VCVTDQ2PS    Z6, Z6
-	VMULPS       512(CX), Z6, Z6
-	VFMADD231PS  Z13, Z6, Z1
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z12, Z6, Z1
 	VCVTDQ2PS    Z7, Z7
-	VMULPS       512(CX)(DX*1), Z7, Z7
-	VFMADD231PS  Z13, Z7, Z2
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z12, Z7, Z2
 	VCVTDQ2PS    Z8, Z8
-	VMULPS       512(CX)(DX*2), Z8, Z8
-	VFMADD231PS  Z13, Z8, Z3
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z12, Z8, Z3
 	VCVTDQ2PS    Z9, Z9
-	VMULPS       512(CX)(BX*1), Z9, Z9
-	VFMADD231PS  Z13, Z9, Z4
-	VCVTDQ2PS    Z10, Z10
-	VMULPS       512(SI), Z10, Z10
-	VFMADD231PS  Z13, Z10, Z5
-	VFNMADD231PS 768(CX), Z14, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z14, Z2
-	VFNMADD231PS 768(CX)(DX*2), Z14, Z3
-	VFNMADD231PS 768(CX)(BX*1), Z14, Z4
-	VFNMADD231PS 768(SI), Z14, Z5
+	VMULPS       512(SI), Z9, Z9
+	VFMADD231PS  Z12, Z9, Z4
+	VFNMADD231PS 768(CX), Z13, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z13, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z13, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z13, Z3
+	VFNMADD231PS 768(SI), Z13, Z4
 	ADDQ         $0x00000054, AX
 	ADDQ         $0x00000340, CX
 	ADDQ         $0x00000340, SI
@@ -26021,80 +26605,80 @@ ggufZQ2K_5_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y11
-	VADDPS        Y11, Y1, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ2K_5_set0
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ2K_5_set0:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y11
-	VADDPS        Y11, Y2, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z1, Y10
+	VADDPS        Y10, Y1, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ2K_5_set1
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ2K_5_set1:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y11
-	VADDPS        Y11, Y3, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ2K_5_set2
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ2K_5_set2:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y11
-	VADDPS        Y11, Y4, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z3, Y10
+	VADDPS        Y10, Y3, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ2K_5_set3
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ2K_5_set3:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y11
-	VADDPS        Y11, Y5, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z4, Y10
+	VADDPS        Y10, Y4, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ2K_5_set4
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ2K_5_set4:
-	VMOVSS X12, (CX)
+	VMOVSS X11, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -26106,20 +26690,18 @@ ggufZQ2K_5_set4:
 // func ggufZQ2K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ2K_6(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-
 ggufZQ2K_6_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ2K_6_tail
@@ -26128,91 +26710,91 @@ ggufZQ2K_6_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	MOVWLZX      80(AX), R8
+	VMOVD        R8, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Z12
+	MOVWLZX      82(AX), R8
 	VMOVD        R8, X13
 	VCVTPH2PS    X13, X13
 	VBROADCASTSS X13, Z13
-	MOVWLZX      82(AX), R8
-	VMOVD        R8, X14
-	VCVTPH2PS    X14, X14
-	VBROADCASTSS X14, Z14
-	VPMOVZXBD    (AX), Z15
-	VPSRLD       $0x04, Z15, Z16
-	VPANDD       gguf_nib<>+0(SB), Z15, Z15
+	VPMOVZXBD    (AX), Z14
+	VPSRLD       $0x04, Z14, Z15
+	VPANDD       gguf_nib<>+0(SB), Z14, Z14
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z12, Z14, Z14
 	VCVTDQ2PS    Z15, Z15
 	VMULPS       Z13, Z15, Z15
-	VCVTDQ2PS    Z16, Z16
-	VMULPS       Z14, Z16, Z16
+	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VMOVDQU64    16(AX), Z13
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z14
-	VPERMD       Z13, Z14, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
-	VPANDD       Z0, Z14, Z14
-	VPDPBUSD     (CX), Z14, Z7
-	VPDPBUSD     (CX)(DX*1), Z14, Z8
-	VPDPBUSD     (CX)(DX*2), Z14, Z9
-	VPDPBUSD     (CX)(BX*1), Z14, Z10
-	VPDPBUSD     (SI), Z14, Z11
-	VPDPBUSD     (SI)(DX*1), Z14, Z12
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z14
-	VPERMD       Z13, Z14, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
-	VPANDD       Z0, Z14, Z14
-	VPDPBUSD     64(CX), Z14, Z7
-	VPDPBUSD     64(CX)(DX*1), Z14, Z8
-	VPDPBUSD     64(CX)(DX*2), Z14, Z9
-	VPDPBUSD     64(CX)(BX*1), Z14, Z10
-	VPDPBUSD     64(SI), Z14, Z11
-	VPDPBUSD     64(SI)(DX*1), Z14, Z12
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z14
-	VPERMD       Z13, Z14, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
-	VPANDD       Z0, Z14, Z14
-	VPDPBUSD     128(CX), Z14, Z7
-	VPDPBUSD     128(CX)(DX*1), Z14, Z8
-	VPDPBUSD     128(CX)(DX*2), Z14, Z9
-	VPDPBUSD     128(CX)(BX*1), Z14, Z10
-	VPDPBUSD     128(SI), Z14, Z11
-	VPDPBUSD     128(SI)(DX*1), Z14, Z12
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z14
-	VPERMD       Z13, Z14, Z13
-	VPSRLVD      gguf_lsshift<>+0(SB), Z13, Z13
-	VPANDD       Z0, Z13, Z13
-	VPDPBUSD     192(CX), Z13, Z7
-	VPDPBUSD     192(CX)(DX*1), Z13, Z8
-	VPDPBUSD     192(CX)(DX*2), Z13, Z9
-	VPDPBUSD     192(CX)(BX*1), Z13, Z10
-	VPDPBUSD     192(SI), Z13, Z11
-	VPDPBUSD     192(SI)(DX*1), Z13, Z12
+	VMOVDQU64    16(AX), Z12
+	VMOVDQU32    gguf_lsQ2K_m0<>+0(SB), Z13
+	VPERMD       Z12, Z13, Z13
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_c03<>+0(SB), Z13, Z13
+	VPDPBUSD     (CX), Z13, Z6
+	VPDPBUSD     (CX)(DX*1), Z13, Z7
+	VPDPBUSD     (CX)(DX*2), Z13, Z8
+	VPDPBUSD     (CX)(BX*1), Z13, Z9
+	VPDPBUSD     (SI), Z13, Z10
+	VPDPBUSD     (SI)(DX*1), Z13, Z11
+	VMOVDQU32    gguf_lsQ2K_m1<>+0(SB), Z13
+	VPERMD       Z12, Z13, Z13
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_c03<>+0(SB), Z13, Z13
+	VPDPBUSD     64(CX), Z13, Z6
+	VPDPBUSD     64(CX)(DX*1), Z13, Z7
+	VPDPBUSD     64(CX)(DX*2), Z13, Z8
+	VPDPBUSD     64(CX)(BX*1), Z13, Z9
+	VPDPBUSD     64(SI), Z13, Z10
+	VPDPBUSD     64(SI)(DX*1), Z13, Z11
+	VMOVDQU32    gguf_lsQ2K_m2<>+0(SB), Z13
+	VPERMD       Z12, Z13, Z13
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_c03<>+0(SB), Z13, Z13
+	VPDPBUSD     128(CX), Z13, Z6
+	VPDPBUSD     128(CX)(DX*1), Z13, Z7
+	VPDPBUSD     128(CX)(DX*2), Z13, Z8
+	VPDPBUSD     128(CX)(BX*1), Z13, Z9
+	VPDPBUSD     128(SI), Z13, Z10
+	VPDPBUSD     128(SI)(DX*1), Z13, Z11
+	VMOVDQU32    gguf_lsQ2K_m3<>+0(SB), Z13
+	VPERMD       Z12, Z13, Z12
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z12, Z12
+	VPANDD       gguf_c03<>+0(SB), Z12, Z12
+	VPDPBUSD     192(CX), Z12, Z6
+	VPDPBUSD     192(CX)(DX*1), Z12, Z7
+	VPDPBUSD     192(CX)(DX*2), Z12, Z8
+	VPDPBUSD     192(CX)(BX*1), Z12, Z9
+	VPDPBUSD     192(SI), Z12, Z10
+	VPDPBUSD     192(SI)(DX*1), Z12, Z11
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z14, Z6, Z0
 	VCVTDQ2PS    Z7, Z7
-	VMULPS       512(CX), Z7, Z7
-	VFMADD231PS  Z15, Z7, Z1
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z14, Z7, Z1
 	VCVTDQ2PS    Z8, Z8
-	VMULPS       512(CX)(DX*1), Z8, Z8
-	VFMADD231PS  Z15, Z8, Z2
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z14, Z8, Z2
 	VCVTDQ2PS    Z9, Z9
-	VMULPS       512(CX)(DX*2), Z9, Z9
-	VFMADD231PS  Z15, Z9, Z3
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z14, Z9, Z3
 	VCVTDQ2PS    Z10, Z10
-	VMULPS       512(CX)(BX*1), Z10, Z10
-	VFMADD231PS  Z15, Z10, Z4
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z14, Z10, Z4
 	VCVTDQ2PS    Z11, Z11
-	VMULPS       512(SI), Z11, Z11
-	VFMADD231PS  Z15, Z11, Z5
-	VCVTDQ2PS    Z12, Z12
-	VMULPS       512(SI)(DX*1), Z12, Z12
-	VFMADD231PS  Z15, Z12, Z6
-	VFNMADD231PS 768(CX), Z16, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z16, Z2
-	VFNMADD231PS 768(CX)(DX*2), Z16, Z3
-	VFNMADD231PS 768(CX)(BX*1), Z16, Z4
-	VFNMADD231PS 768(SI), Z16, Z5
-	VFNMADD231PS 768(SI)(DX*1), Z16, Z6
+	VMULPS       512(SI)(DX*1), Z11, Z11
+	VFMADD231PS  Z14, Z11, Z5
+	VFNMADD231PS 768(CX), Z15, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z15, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z15, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z15, Z3
+	VFNMADD231PS 768(SI), Z15, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z15, Z5
 	ADDQ         $0x00000054, AX
 	ADDQ         $0x00000340, CX
 	ADDQ         $0x00000340, SI
@@ -26224,95 +26806,95 @@ ggufZQ2K_6_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y13
-	VADDPS        Y13, Y1, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_6_set0
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_6_set0:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y13
-	VADDPS        Y13, Y2, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_6_set1
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_6_set1:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y13
-	VADDPS        Y13, Y3, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_6_set2
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_6_set2:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y13
-	VADDPS        Y13, Y4, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z3, Y12
+	VADDPS        Y12, Y3, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_6_set3
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_6_set3:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y13
-	VADDPS        Y13, Y5, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_6_set4
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_6_set4:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y13
-	VADDPS        Y13, Y6, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z5, Y12
+	VADDPS        Y12, Y5, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ2K_6_set5
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ2K_6_set5:
-	VMOVSS X14, (CX)
+	VMOVSS X13, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -26367,9 +26949,9 @@ ggufZQ2K_7_unit:
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
 	VMOVDQU64    16(AX), Z14
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ2K_m0<>+0(SB), Z15
 	VPERMD       Z14, Z15, Z15
-	VPSRLVD      gguf_lsshift<>+0(SB), Z15, Z15
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z15, Z15
 	VPANDD       gguf_c03<>+0(SB), Z15, Z15
 	VPDPBUSD     (CX), Z15, Z7
 	VPDPBUSD     (CX)(DX*1), Z15, Z8
@@ -26378,9 +26960,9 @@ ggufZQ2K_7_unit:
 	VPDPBUSD     (SI), Z15, Z11
 	VPDPBUSD     (SI)(DX*1), Z15, Z12
 	VPDPBUSD     (SI)(DX*2), Z15, Z13
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ2K_m1<>+0(SB), Z15
 	VPERMD       Z14, Z15, Z15
-	VPSRLVD      gguf_lsshift<>+0(SB), Z15, Z15
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z15, Z15
 	VPANDD       gguf_c03<>+0(SB), Z15, Z15
 	VPDPBUSD     64(CX), Z15, Z7
 	VPDPBUSD     64(CX)(DX*1), Z15, Z8
@@ -26389,9 +26971,9 @@ ggufZQ2K_7_unit:
 	VPDPBUSD     64(SI), Z15, Z11
 	VPDPBUSD     64(SI)(DX*1), Z15, Z12
 	VPDPBUSD     64(SI)(DX*2), Z15, Z13
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ2K_m2<>+0(SB), Z15
 	VPERMD       Z14, Z15, Z15
-	VPSRLVD      gguf_lsshift<>+0(SB), Z15, Z15
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z15, Z15
 	VPANDD       gguf_c03<>+0(SB), Z15, Z15
 	VPDPBUSD     128(CX), Z15, Z7
 	VPDPBUSD     128(CX)(DX*1), Z15, Z8
@@ -26400,9 +26982,9 @@ ggufZQ2K_7_unit:
 	VPDPBUSD     128(SI), Z15, Z11
 	VPDPBUSD     128(SI)(DX*1), Z15, Z12
 	VPDPBUSD     128(SI)(DX*2), Z15, Z13
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ2K_m3<>+0(SB), Z15
 	VPERMD       Z14, Z15, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z14, Z14
 	VPANDD       gguf_c03<>+0(SB), Z14, Z14
 	VPDPBUSD     192(CX), Z14, Z7
 	VPDPBUSD     192(CX)(DX*1), Z14, Z8
@@ -26610,9 +27192,9 @@ ggufZQ2K_8_unit:
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
 	VMOVDQU64    16(AX), Z16
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ2K_m0<>+0(SB), Z17
 	VPERMD       Z16, Z17, Z17
-	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z17, Z17
 	VPANDD       gguf_c03<>+0(SB), Z17, Z17
 	VPDPBUSD     (CX), Z17, Z8
 	VPDPBUSD     (CX)(DX*1), Z17, Z9
@@ -26622,9 +27204,9 @@ ggufZQ2K_8_unit:
 	VPDPBUSD     (SI)(DX*1), Z17, Z13
 	VPDPBUSD     (SI)(DX*2), Z17, Z14
 	VPDPBUSD     (SI)(BX*1), Z17, Z15
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ2K_m1<>+0(SB), Z17
 	VPERMD       Z16, Z17, Z17
-	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z17, Z17
 	VPANDD       gguf_c03<>+0(SB), Z17, Z17
 	VPDPBUSD     64(CX), Z17, Z8
 	VPDPBUSD     64(CX)(DX*1), Z17, Z9
@@ -26634,9 +27216,9 @@ ggufZQ2K_8_unit:
 	VPDPBUSD     64(SI)(DX*1), Z17, Z13
 	VPDPBUSD     64(SI)(DX*2), Z17, Z14
 	VPDPBUSD     64(SI)(BX*1), Z17, Z15
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ2K_m2<>+0(SB), Z17
 	VPERMD       Z16, Z17, Z17
-	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z17, Z17
 	VPANDD       gguf_c03<>+0(SB), Z17, Z17
 	VPDPBUSD     128(CX), Z17, Z8
 	VPDPBUSD     128(CX)(DX*1), Z17, Z9
@@ -26646,9 +27228,9 @@ ggufZQ2K_8_unit:
 	VPDPBUSD     128(SI)(DX*1), Z17, Z13
 	VPDPBUSD     128(SI)(DX*2), Z17, Z14
 	VPDPBUSD     128(SI)(BX*1), Z17, Z15
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ2K_m3<>+0(SB), Z17
 	VPERMD       Z16, Z17, Z16
-	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
+	VPSRLVD      gguf_lsQ2K_shift<>+0(SB), Z16, Z16
 	VPANDD       gguf_c03<>+0(SB), Z16, Z16
 	VPDPBUSD     192(CX), Z16, Z8
 	VPDPBUSD     192(CX)(DX*1), Z16, Z9
@@ -26930,17 +27512,17 @@ ggufDecZQ2K_tail:
 // func ggufZQ3K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_1(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
-	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
-	VMOVDQU32 gguf_lshm_0<>+0(SB), Z3
-	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z4
-	VMOVDQU32 gguf_lshm_1<>+0(SB), Z5
-	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z6
-	VMOVDQU32 gguf_lshm_2<>+0(SB), Z7
-	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z8
-	VMOVDQU32 gguf_lshm_3<>+0(SB), Z9
-	VMOVDQU32 gguf_lshsel<>+0(SB), Z10
+	VMOVDQU32 gguf_c03<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ3K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ3K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ3K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ3K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ3K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ3K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ3K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ3K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ3K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ3K_bit<>+0(SB), Z10
 	VMOVDQU32 gguf_c04<>+0(SB), Z11
 
 ggufZQ3K_1_row:
@@ -26992,33 +27574,33 @@ ggufZQ3K_1_unit:
 	VMULPS       512(CX), Z16, Z15
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
-	VMOVDQU64    (AX), Y17
 	VMOVDQU64    32(AX), Z18
-	VPERMD       Z18, Z2, Z19
-	VPSRLVD      Z1, Z19, Z19
+	VMOVDQU64    (AX), Y17
+	VPERMD       Z18, Z1, Z19
+	VPSRLVD      Z9, Z19, Z19
 	VPANDD       Z0, Z19, Z19
-	VPERMD       Z17, Z3, Z20
+	VPERMD       Z17, Z2, Z20
 	VPTESTMB     Z10, Z20, K1
 	VPADDB       Z11, Z19, K1, Z19
 	VPDPBUSD     (CX), Z19, Z13
-	VPERMD       Z18, Z4, Z19
-	VPSRLVD      Z1, Z19, Z19
+	VPERMD       Z18, Z3, Z19
+	VPSRLVD      Z9, Z19, Z19
 	VPANDD       Z0, Z19, Z19
-	VPERMD       Z17, Z5, Z20
+	VPERMD       Z17, Z4, Z20
 	VPTESTMB     Z10, Z20, K1
 	VPADDB       Z11, Z19, K1, Z19
 	VPDPBUSD     64(CX), Z19, Z14
-	VPERMD       Z18, Z6, Z19
-	VPSRLVD      Z1, Z19, Z19
+	VPERMD       Z18, Z5, Z19
+	VPSRLVD      Z9, Z19, Z19
 	VPANDD       Z0, Z19, Z19
-	VPERMD       Z17, Z7, Z20
+	VPERMD       Z17, Z6, Z20
 	VPTESTMB     Z10, Z20, K1
 	VPADDB       Z11, Z19, K1, Z19
 	VPDPBUSD     128(CX), Z19, Z13
-	VPERMD       Z18, Z8, Z18
-	VPSRLVD      Z1, Z18, Z18
+	VPERMD       Z18, Z7, Z18
+	VPSRLVD      Z9, Z18, Z18
 	VPANDD       Z0, Z18, Z18
-	VPERMD       Z17, Z9, Z19
+	VPERMD       Z17, Z8, Z19
 	VPTESTMB     Z10, Z19, K1
 	VPADDB       Z11, Z18, K1, Z18
 	VPDPBUSD     192(CX), Z18, Z14
@@ -27061,17 +27643,17 @@ ggufZQ3K_1_set0:
 // func ggufZQ3K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_2(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
-	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
-	VMOVDQU32 gguf_lshm_0<>+0(SB), Z3
-	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z4
-	VMOVDQU32 gguf_lshm_1<>+0(SB), Z5
-	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z6
-	VMOVDQU32 gguf_lshm_2<>+0(SB), Z7
-	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z8
-	VMOVDQU32 gguf_lshm_3<>+0(SB), Z9
-	VMOVDQU32 gguf_lshsel<>+0(SB), Z10
+	VMOVDQU32 gguf_c03<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ3K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ3K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ3K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ3K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ3K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ3K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ3K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ3K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ3K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ3K_bit<>+0(SB), Z10
 	VMOVDQU32 gguf_c04<>+0(SB), Z11
 
 ggufZQ3K_2_row:
@@ -27124,36 +27706,36 @@ ggufZQ3K_2_unit:
 	VMULPS       Z16, Z17, Z17
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
-	VMOVDQU64    (AX), Y18
 	VMOVDQU64    32(AX), Z16
-	VPERMD       Z16, Z2, Z19
-	VPSRLVD      Z1, Z19, Z19
+	VMOVDQU64    (AX), Y18
+	VPERMD       Z16, Z1, Z19
+	VPSRLVD      Z9, Z19, Z19
 	VPANDD       Z0, Z19, Z19
-	VPERMD       Z18, Z3, Z20
+	VPERMD       Z18, Z2, Z20
 	VPTESTMB     Z10, Z20, K1
 	VPADDB       Z11, Z19, K1, Z19
 	VPDPBUSD     (CX), Z19, Z14
 	VPDPBUSD     (CX)(DX*1), Z19, Z15
-	VPERMD       Z16, Z4, Z19
-	VPSRLVD      Z1, Z19, Z19
+	VPERMD       Z16, Z3, Z19
+	VPSRLVD      Z9, Z19, Z19
 	VPANDD       Z0, Z19, Z19
-	VPERMD       Z18, Z5, Z20
+	VPERMD       Z18, Z4, Z20
 	VPTESTMB     Z10, Z20, K1
 	VPADDB       Z11, Z19, K1, Z19
 	VPDPBUSD     64(CX), Z19, Z14
 	VPDPBUSD     64(CX)(DX*1), Z19, Z15
-	VPERMD       Z16, Z6, Z19
-	VPSRLVD      Z1, Z19, Z19
+	VPERMD       Z16, Z5, Z19
+	VPSRLVD      Z9, Z19, Z19
 	VPANDD       Z0, Z19, Z19
-	VPERMD       Z18, Z7, Z20
+	VPERMD       Z18, Z6, Z20
 	VPTESTMB     Z10, Z20, K1
 	VPADDB       Z11, Z19, K1, Z19
 	VPDPBUSD     128(CX), Z19, Z14
 	VPDPBUSD     128(CX)(DX*1), Z19, Z15
-	VPERMD       Z16, Z8, Z16
-	VPSRLVD      Z1, Z16, Z16
+	VPERMD       Z16, Z7, Z16
+	VPSRLVD      Z9, Z16, Z16
 	VPANDD       Z0, Z16, Z16
-	VPERMD       Z18, Z9, Z19
+	VPERMD       Z18, Z8, Z19
 	VPTESTMB     Z10, Z19, K1
 	VPADDB       Z11, Z16, K1, Z16
 	VPDPBUSD     192(CX), Z16, Z14
@@ -27216,17 +27798,17 @@ ggufZQ3K_2_set1:
 // func ggufZQ3K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_3(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-	VMOVDQU32 gguf_lsshift<>+0(SB), Z1
-	VMOVDQU32 gguf_lsqs_0<>+0(SB), Z2
-	VMOVDQU32 gguf_lshm_0<>+0(SB), Z3
-	VMOVDQU32 gguf_lsqs_1<>+0(SB), Z4
-	VMOVDQU32 gguf_lshm_1<>+0(SB), Z5
-	VMOVDQU32 gguf_lsqs_2<>+0(SB), Z6
-	VMOVDQU32 gguf_lshm_2<>+0(SB), Z7
-	VMOVDQU32 gguf_lsqs_3<>+0(SB), Z8
-	VMOVDQU32 gguf_lshm_3<>+0(SB), Z9
-	VMOVDQU32 gguf_lshsel<>+0(SB), Z10
+	VMOVDQU32 gguf_c03<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ3K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ3K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ3K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ3K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ3K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ3K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ3K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ3K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ3K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ3K_bit<>+0(SB), Z10
 	VMOVDQU32 gguf_c04<>+0(SB), Z11
 
 ggufZQ3K_3_row:
@@ -27281,39 +27863,39 @@ ggufZQ3K_3_unit:
 	VPXORD       Z15, Z15, Z15
 	VPXORD       Z16, Z16, Z16
 	VPXORD       Z17, Z17, Z17
-	VMOVDQU64    (AX), Y20
 	VMOVDQU64    32(AX), Z18
-	VPERMD       Z18, Z2, Z21
-	VPSRLVD      Z1, Z21, Z21
+	VMOVDQU64    (AX), Y20
+	VPERMD       Z18, Z1, Z21
+	VPSRLVD      Z9, Z21, Z21
 	VPANDD       Z0, Z21, Z21
-	VPERMD       Z20, Z3, Z22
+	VPERMD       Z20, Z2, Z22
 	VPTESTMB     Z10, Z22, K1
 	VPADDB       Z11, Z21, K1, Z21
 	VPDPBUSD     (CX), Z21, Z15
 	VPDPBUSD     (CX)(DX*1), Z21, Z16
 	VPDPBUSD     (CX)(DX*2), Z21, Z17
-	VPERMD       Z18, Z4, Z21
-	VPSRLVD      Z1, Z21, Z21
+	VPERMD       Z18, Z3, Z21
+	VPSRLVD      Z9, Z21, Z21
 	VPANDD       Z0, Z21, Z21
-	VPERMD       Z20, Z5, Z22
+	VPERMD       Z20, Z4, Z22
 	VPTESTMB     Z10, Z22, K1
 	VPADDB       Z11, Z21, K1, Z21
 	VPDPBUSD     64(CX), Z21, Z15
 	VPDPBUSD     64(CX)(DX*1), Z21, Z16
 	VPDPBUSD     64(CX)(DX*2), Z21, Z17
-	VPERMD       Z18, Z6, Z21
-	VPSRLVD      Z1, Z21, Z21
+	VPERMD       Z18, Z5, Z21
+	VPSRLVD      Z9, Z21, Z21
 	VPANDD       Z0, Z21, Z21
-	VPERMD       Z20, Z7, Z22
+	VPERMD       Z20, Z6, Z22
 	VPTESTMB     Z10, Z22, K1
 	VPADDB       Z11, Z21, K1, Z21
 	VPDPBUSD     128(CX), Z21, Z15
 	VPDPBUSD     128(CX)(DX*1), Z21, Z16
 	VPDPBUSD     128(CX)(DX*2), Z21, Z17
-	VPERMD       Z18, Z8, Z18
-	VPSRLVD      Z1, Z18, Z18
+	VPERMD       Z18, Z7, Z18
+	VPSRLVD      Z9, Z18, Z18
 	VPANDD       Z0, Z18, Z18
-	VPERMD       Z20, Z9, Z21
+	VPERMD       Z20, Z8, Z21
 	VPTESTMB     Z10, Z21, K1
 	VPADDB       Z11, Z18, K1, Z18
 	VPDPBUSD     192(CX), Z18, Z15
@@ -27396,17 +27978,15 @@ ggufZQ3K_3_set2:
 // func ggufZQ3K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_4(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-
 ggufZQ3K_4_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
 	MOVQ   units+24(FP), SI
 	TESTQ  SI, SI
 	JZ     ggufZQ3K_4_tail
@@ -27415,9 +27995,9 @@ ggufZQ3K_4_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	MOVWLZX      108(AX), DI
-	VMOVD        DI, X9
-	VCVTPH2PS    X9, X9
-	VBROADCASTSS X9, Z9
+	VMOVD        DI, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, Z8
 	MOVQ         96(AX), DI
 	MOVL         104(AX), R8
 	MOVQ         $0x0f0f0f0f0f0f0f0f, R9
@@ -27443,82 +28023,82 @@ ggufZQ3K_4_unit:
 	ORQ          R8, R12
 	SHLQ         $0x04, R12
 	ORQ          R12, DI
-	VMOVQ        R10, X10
-	VPINSRQ      $0x01, DI, X10, X10
-	VPMOVZXBD    X10, Z10
-	VPSUBD       gguf_thirtytwo<>+0(SB), Z10, Z10
-	VCVTDQ2PS    Z10, Z10
-	VMULPS       Z9, Z10, Z10
+	VMOVQ        R10, X9
+	VPINSRQ      $0x01, DI, X9, X9
+	VPMOVZXBD    X9, Z9
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VMOVDQU64    (AX), Y11
-	VMOVDQU64    32(AX), Z9
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z12
-	VPERMD       Z9, Z12, Z12
-	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
-	VPANDD       Z0, Z12, Z12
-	VMOVDQU32    gguf_lshm_0<>+0(SB), Z13
-	VPERMD       Z11, Z13, Z13
-	VPTESTMB     gguf_lshsel<>+0(SB), Z13, K1
-	VPADDB       gguf_c04<>+0(SB), Z12, K1, Z12
-	VPDPBUSD     (CX), Z12, Z5
-	VPDPBUSD     (CX)(DX*1), Z12, Z6
-	VPDPBUSD     (CX)(DX*2), Z12, Z7
-	VPDPBUSD     (CX)(BX*1), Z12, Z8
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z12
-	VPERMD       Z9, Z12, Z12
-	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
-	VPANDD       Z0, Z12, Z12
-	VMOVDQU32    gguf_lshm_1<>+0(SB), Z13
-	VPERMD       Z11, Z13, Z13
-	VPTESTMB     gguf_lshsel<>+0(SB), Z13, K1
-	VPADDB       gguf_c04<>+0(SB), Z12, K1, Z12
-	VPDPBUSD     64(CX), Z12, Z5
-	VPDPBUSD     64(CX)(DX*1), Z12, Z6
-	VPDPBUSD     64(CX)(DX*2), Z12, Z7
-	VPDPBUSD     64(CX)(BX*1), Z12, Z8
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z12
-	VPERMD       Z9, Z12, Z12
-	VPSRLVD      gguf_lsshift<>+0(SB), Z12, Z12
-	VPANDD       Z0, Z12, Z12
-	VMOVDQU32    gguf_lshm_2<>+0(SB), Z13
-	VPERMD       Z11, Z13, Z13
-	VPTESTMB     gguf_lshsel<>+0(SB), Z13, K1
-	VPADDB       gguf_c04<>+0(SB), Z12, K1, Z12
-	VPDPBUSD     128(CX), Z12, Z5
-	VPDPBUSD     128(CX)(DX*1), Z12, Z6
-	VPDPBUSD     128(CX)(DX*2), Z12, Z7
-	VPDPBUSD     128(CX)(BX*1), Z12, Z8
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z12
-	VPERMD       Z9, Z12, Z9
-	VPSRLVD      gguf_lsshift<>+0(SB), Z9, Z9
-	VPANDD       Z0, Z9, Z9
-	VMOVDQU32    gguf_lshm_3<>+0(SB), Z12
-	VPERMD       Z11, Z12, Z12
-	VPTESTMB     gguf_lshsel<>+0(SB), Z12, K1
-	VPADDB       gguf_c04<>+0(SB), Z9, K1, Z9
-	VPDPBUSD     192(CX), Z9, Z5
-	VPDPBUSD     192(CX)(DX*1), Z9, Z6
-	VPDPBUSD     192(CX)(DX*2), Z9, Z7
-	VPDPBUSD     192(CX)(BX*1), Z9, Z8
+	VMOVDQU64    32(AX), Z8
+	VMOVDQU64    (AX), Y10
+	VMOVDQU32    gguf_lsQ3K_m0<>+0(SB), Z11
+	VPERMD       Z8, Z11, Z11
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z11, Z11
+	VPANDD       gguf_c03<>+0(SB), Z11, Z11
+	VMOVDQU32    gguf_lsQ3K_s0<>+0(SB), Z12
+	VPERMD       Z10, Z12, Z12
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z12, K1
+	VPADDB       gguf_c04<>+0(SB), Z11, K1, Z11
+	VPDPBUSD     (CX), Z11, Z4
+	VPDPBUSD     (CX)(DX*1), Z11, Z5
+	VPDPBUSD     (CX)(DX*2), Z11, Z6
+	VPDPBUSD     (CX)(BX*1), Z11, Z7
+	VMOVDQU32    gguf_lsQ3K_m1<>+0(SB), Z11
+	VPERMD       Z8, Z11, Z11
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z11, Z11
+	VPANDD       gguf_c03<>+0(SB), Z11, Z11
+	VMOVDQU32    gguf_lsQ3K_s1<>+0(SB), Z12
+	VPERMD       Z10, Z12, Z12
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z12, K1
+	VPADDB       gguf_c04<>+0(SB), Z11, K1, Z11
+	VPDPBUSD     64(CX), Z11, Z4
+	VPDPBUSD     64(CX)(DX*1), Z11, Z5
+	VPDPBUSD     64(CX)(DX*2), Z11, Z6
+	VPDPBUSD     64(CX)(BX*1), Z11, Z7
+	VMOVDQU32    gguf_lsQ3K_m2<>+0(SB), Z11
+	VPERMD       Z8, Z11, Z11
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z11, Z11
+	VPANDD       gguf_c03<>+0(SB), Z11, Z11
+	VMOVDQU32    gguf_lsQ3K_s2<>+0(SB), Z12
+	VPERMD       Z10, Z12, Z12
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z12, K1
+	VPADDB       gguf_c04<>+0(SB), Z11, K1, Z11
+	VPDPBUSD     128(CX), Z11, Z4
+	VPDPBUSD     128(CX)(DX*1), Z11, Z5
+	VPDPBUSD     128(CX)(DX*2), Z11, Z6
+	VPDPBUSD     128(CX)(BX*1), Z11, Z7
+	VMOVDQU32    gguf_lsQ3K_m3<>+0(SB), Z11
+	VPERMD       Z8, Z11, Z8
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z8, Z8
+	VPANDD       gguf_c03<>+0(SB), Z8, Z8
+	VMOVDQU32    gguf_lsQ3K_s3<>+0(SB), Z11
+	VPERMD       Z10, Z11, Z11
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z11, K1
+	VPADDB       gguf_c04<>+0(SB), Z8, K1, Z8
+	VPDPBUSD     192(CX), Z8, Z4
+	VPDPBUSD     192(CX)(DX*1), Z8, Z5
+	VPDPBUSD     192(CX)(DX*2), Z8, Z6
+	VPDPBUSD     192(CX)(BX*1), Z8, Z7
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       512(CX), Z4, Z4
+	VFMADD231PS  Z9, Z4, Z0
 	VCVTDQ2PS    Z5, Z5
-	VMULPS       512(CX), Z5, Z5
-	VFMADD231PS  Z10, Z5, Z1
+	VMULPS       512(CX)(DX*1), Z5, Z5
+	VFMADD231PS  Z9, Z5, Z1
 	VCVTDQ2PS    Z6, Z6
-	VMULPS       512(CX)(DX*1), Z6, Z6
-	VFMADD231PS  Z10, Z6, Z2
+	VMULPS       512(CX)(DX*2), Z6, Z6
+	VFMADD231PS  Z9, Z6, Z2
 	VCVTDQ2PS    Z7, Z7
-	VMULPS       512(CX)(DX*2), Z7, Z7
-	VFMADD231PS  Z10, Z7, Z3
-	VCVTDQ2PS    Z8, Z8
-	VMULPS       512(CX)(BX*1), Z8, Z8
-	VFMADD231PS  Z10, Z8, Z4
-	VFNMADD231PS 768(CX), Z10, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z10, Z2
-	VFNMADD231PS 768(CX)(DX*2), Z10, Z3
-	VFNMADD231PS 768(CX)(BX*1), Z10, Z4
+	VMULPS       512(CX)(BX*1), Z7, Z7
+	VFMADD231PS  Z9, Z7, Z3
+	VFNMADD231PS 768(CX), Z9, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z9, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z9, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z9, Z3
 	ADDQ         $0x0000006e, AX
 	ADDQ         $0x00000340, CX
 	DECQ         SI
@@ -27529,65 +28109,65 @@ ggufZQ3K_4_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y9
-	VADDPS        Y9, Y1, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ3K_4_set0
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ3K_4_set0:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y9
-	VADDPS        Y9, Y2, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ3K_4_set1
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ3K_4_set1:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y9
-	VADDPS        Y9, Y3, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ3K_4_set2
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ3K_4_set2:
-	VMOVSS        X10, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y9
-	VADDPS        Y9, Y4, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ3K_4_set3
-	VADDSS        (CX), X10, X10
+	VADDSS        (CX), X9, X9
 
 ggufZQ3K_4_set3:
-	VMOVSS X10, (CX)
+	VMOVSS X9, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -27599,19 +28179,17 @@ ggufZQ3K_4_set3:
 // func ggufZQ3K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_5(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-
 ggufZQ3K_5_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ3K_5_tail
@@ -27620,9 +28198,9 @@ ggufZQ3K_5_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	MOVWLZX      108(AX), R8
-	VMOVD        R8, X11
-	VCVTPH2PS    X11, X11
-	VBROADCASTSS X11, Z11
+	VMOVD        R8, X10
+	VCVTPH2PS    X10, X10
+	VBROADCASTSS X10, Z10
 	MOVQ         96(AX), R8
 	MOVL         104(AX), R9
 	MOVQ         $0x0f0f0f0f0f0f0f0f, R10
@@ -27648,91 +28226,91 @@ ggufZQ3K_5_unit:
 	ORQ          R9, R13
 	SHLQ         $0x04, R13
 	ORQ          R13, R8
-	VMOVQ        R11, X12
-	VPINSRQ      $0x01, R8, X12, X12
-	VPMOVZXBD    X12, Z12
-	VPSUBD       gguf_thirtytwo<>+0(SB), Z12, Z12
-	VCVTDQ2PS    Z12, Z12
-	VMULPS       Z11, Z12, Z12
+	VMOVQ        R11, X11
+	VPINSRQ      $0x01, R8, X11, X11
+	VPMOVZXBD    X11, Z11
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z11, Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VMOVDQU64    (AX), Y13
-	VMOVDQU64    32(AX), Z11
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z14
-	VPERMD       Z11, Z14, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
-	VPANDD       Z0, Z14, Z14
-	VMOVDQU32    gguf_lshm_0<>+0(SB), Z15
-	VPERMD       Z13, Z15, Z15
-	VPTESTMB     gguf_lshsel<>+0(SB), Z15, K1
-	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
-	VPDPBUSD     (CX), Z14, Z6
-	VPDPBUSD     (CX)(DX*1), Z14, Z7
-	VPDPBUSD     (CX)(DX*2), Z14, Z8
-	VPDPBUSD     (CX)(BX*1), Z14, Z9
-	VPDPBUSD     (SI), Z14, Z10
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z14
-	VPERMD       Z11, Z14, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
-	VPANDD       Z0, Z14, Z14
-	VMOVDQU32    gguf_lshm_1<>+0(SB), Z15
-	VPERMD       Z13, Z15, Z15
-	VPTESTMB     gguf_lshsel<>+0(SB), Z15, K1
-	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
-	VPDPBUSD     64(CX), Z14, Z6
-	VPDPBUSD     64(CX)(DX*1), Z14, Z7
-	VPDPBUSD     64(CX)(DX*2), Z14, Z8
-	VPDPBUSD     64(CX)(BX*1), Z14, Z9
-	VPDPBUSD     64(SI), Z14, Z10
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z14
-	VPERMD       Z11, Z14, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
-	VPANDD       Z0, Z14, Z14
-	VMOVDQU32    gguf_lshm_2<>+0(SB), Z15
-	VPERMD       Z13, Z15, Z15
-	VPTESTMB     gguf_lshsel<>+0(SB), Z15, K1
-	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
-	VPDPBUSD     128(CX), Z14, Z6
-	VPDPBUSD     128(CX)(DX*1), Z14, Z7
-	VPDPBUSD     128(CX)(DX*2), Z14, Z8
-	VPDPBUSD     128(CX)(BX*1), Z14, Z9
-	VPDPBUSD     128(SI), Z14, Z10
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z14
-	VPERMD       Z11, Z14, Z11
-	VPSRLVD      gguf_lsshift<>+0(SB), Z11, Z11
-	VPANDD       Z0, Z11, Z11
-	VMOVDQU32    gguf_lshm_3<>+0(SB), Z14
-	VPERMD       Z13, Z14, Z14
-	VPTESTMB     gguf_lshsel<>+0(SB), Z14, K1
-	VPADDB       gguf_c04<>+0(SB), Z11, K1, Z11
-	VPDPBUSD     192(CX), Z11, Z6
-	VPDPBUSD     192(CX)(DX*1), Z11, Z7
-	VPDPBUSD     192(CX)(DX*2), Z11, Z8
-	VPDPBUSD     192(CX)(BX*1), Z11, Z9
-	VPDPBUSD     192(SI), Z11, Z10
+	VMOVDQU64    32(AX), Z10
+	VMOVDQU64    (AX), Y12
+	VMOVDQU32    gguf_lsQ3K_m0<>+0(SB), Z13
+	VPERMD       Z10, Z13, Z13
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_c03<>+0(SB), Z13, Z13
+	VMOVDQU32    gguf_lsQ3K_s0<>+0(SB), Z14
+	VPERMD       Z12, Z14, Z14
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z14, K1
+	VPADDB       gguf_c04<>+0(SB), Z13, K1, Z13
+	VPDPBUSD     (CX), Z13, Z5
+	VPDPBUSD     (CX)(DX*1), Z13, Z6
+	VPDPBUSD     (CX)(DX*2), Z13, Z7
+	VPDPBUSD     (CX)(BX*1), Z13, Z8
+	VPDPBUSD     (SI), Z13, Z9
+	VMOVDQU32    gguf_lsQ3K_m1<>+0(SB), Z13
+	VPERMD       Z10, Z13, Z13
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_c03<>+0(SB), Z13, Z13
+	VMOVDQU32    gguf_lsQ3K_s1<>+0(SB), Z14
+	VPERMD       Z12, Z14, Z14
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z14, K1
+	VPADDB       gguf_c04<>+0(SB), Z13, K1, Z13
+	VPDPBUSD     64(CX), Z13, Z5
+	VPDPBUSD     64(CX)(DX*1), Z13, Z6
+	VPDPBUSD     64(CX)(DX*2), Z13, Z7
+	VPDPBUSD     64(CX)(BX*1), Z13, Z8
+	VPDPBUSD     64(SI), Z13, Z9
+	VMOVDQU32    gguf_lsQ3K_m2<>+0(SB), Z13
+	VPERMD       Z10, Z13, Z13
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_c03<>+0(SB), Z13, Z13
+	VMOVDQU32    gguf_lsQ3K_s2<>+0(SB), Z14
+	VPERMD       Z12, Z14, Z14
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z14, K1
+	VPADDB       gguf_c04<>+0(SB), Z13, K1, Z13
+	VPDPBUSD     128(CX), Z13, Z5
+	VPDPBUSD     128(CX)(DX*1), Z13, Z6
+	VPDPBUSD     128(CX)(DX*2), Z13, Z7
+	VPDPBUSD     128(CX)(BX*1), Z13, Z8
+	VPDPBUSD     128(SI), Z13, Z9
+	VMOVDQU32    gguf_lsQ3K_m3<>+0(SB), Z13
+	VPERMD       Z10, Z13, Z10
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z10, Z10
+	VPANDD       gguf_c03<>+0(SB), Z10, Z10
+	VMOVDQU32    gguf_lsQ3K_s3<>+0(SB), Z13
+	VPERMD       Z12, Z13, Z13
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z13, K1
+	VPADDB       gguf_c04<>+0(SB), Z10, K1, Z10
+	VPDPBUSD     192(CX), Z10, Z5
+	VPDPBUSD     192(CX)(DX*1), Z10, Z6
+	VPDPBUSD     192(CX)(DX*2), Z10, Z7
+	VPDPBUSD     192(CX)(BX*1), Z10, Z8
+	VPDPBUSD     192(SI), Z10, Z9
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z11, Z5, Z0
 	VCVTDQ2PS    Z6, Z6
-	VMULPS       512(CX), Z6, Z6
-	VFMADD231PS  Z12, Z6, Z1
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z11, Z6, Z1
 	VCVTDQ2PS    Z7, Z7
-	VMULPS       512(CX)(DX*1), Z7, Z7
-	VFMADD231PS  Z12, Z7, Z2
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z11, Z7, Z2
 	VCVTDQ2PS    Z8, Z8
-	VMULPS       512(CX)(DX*2), Z8, Z8
-	VFMADD231PS  Z12, Z8, Z3
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z11, Z8, Z3
 	VCVTDQ2PS    Z9, Z9
-	VMULPS       512(CX)(BX*1), Z9, Z9
-	VFMADD231PS  Z12, Z9, Z4
-	VCVTDQ2PS    Z10, Z10
-	VMULPS       512(SI), Z10, Z10
-	VFMADD231PS  Z12, Z10, Z5
-	VFNMADD231PS 768(CX), Z12, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z12, Z2
-	VFNMADD231PS 768(CX)(DX*2), Z12, Z3
-	VFNMADD231PS 768(CX)(BX*1), Z12, Z4
-	VFNMADD231PS 768(SI), Z12, Z5
+	VMULPS       512(SI), Z9, Z9
+	VFMADD231PS  Z11, Z9, Z4
+	VFNMADD231PS 768(CX), Z11, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z11, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z11, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z11, Z3
+	VFNMADD231PS 768(SI), Z11, Z4
 	ADDQ         $0x0000006e, AX
 	ADDQ         $0x00000340, CX
 	ADDQ         $0x00000340, SI
@@ -27744,80 +28322,80 @@ ggufZQ3K_5_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y11
-	VADDPS        Y11, Y1, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ3K_5_set0
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ3K_5_set0:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y11
-	VADDPS        Y11, Y2, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z1, Y10
+	VADDPS        Y10, Y1, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ3K_5_set1
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ3K_5_set1:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y11
-	VADDPS        Y11, Y3, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ3K_5_set2
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ3K_5_set2:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y11
-	VADDPS        Y11, Y4, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z3, Y10
+	VADDPS        Y10, Y3, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ3K_5_set3
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ3K_5_set3:
-	VMOVSS        X12, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y11
-	VADDPS        Y11, Y5, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z4, Y10
+	VADDPS        Y10, Y4, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ3K_5_set4
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X11, X11
 
 ggufZQ3K_5_set4:
-	VMOVSS X12, (CX)
+	VMOVSS X11, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -27829,20 +28407,18 @@ ggufZQ3K_5_set4:
 // func ggufZQ3K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ3K_6(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_c03<>+0(SB), Z0
-
 ggufZQ3K_6_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ3K_6_tail
@@ -27851,9 +28427,9 @@ ggufZQ3K_6_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	MOVWLZX      108(AX), R8
-	VMOVD        R8, X13
-	VCVTPH2PS    X13, X13
-	VBROADCASTSS X13, Z13
+	VMOVD        R8, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Z12
 	MOVQ         96(AX), R8
 	MOVL         104(AX), R9
 	MOVQ         $0x0f0f0f0f0f0f0f0f, R10
@@ -27879,100 +28455,100 @@ ggufZQ3K_6_unit:
 	ORQ          R9, R13
 	SHLQ         $0x04, R13
 	ORQ          R13, R8
-	VMOVQ        R11, X14
-	VPINSRQ      $0x01, R8, X14, X14
-	VPMOVZXBD    X14, Z14
-	VPSUBD       gguf_thirtytwo<>+0(SB), Z14, Z14
-	VCVTDQ2PS    Z14, Z14
-	VMULPS       Z13, Z14, Z14
+	VMOVQ        R11, X13
+	VPINSRQ      $0x01, R8, X13, X13
+	VPMOVZXBD    X13, Z13
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z13, Z13
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       Z12, Z13, Z13
+	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VMOVDQU64    (AX), Y15
-	VMOVDQU64    32(AX), Z13
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z16
-	VPERMD       Z13, Z16, Z16
-	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
-	VPANDD       Z0, Z16, Z16
-	VMOVDQU32    gguf_lshm_0<>+0(SB), Z17
-	VPERMD       Z15, Z17, Z17
-	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
-	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
-	VPDPBUSD     (CX), Z16, Z7
-	VPDPBUSD     (CX)(DX*1), Z16, Z8
-	VPDPBUSD     (CX)(DX*2), Z16, Z9
-	VPDPBUSD     (CX)(BX*1), Z16, Z10
-	VPDPBUSD     (SI), Z16, Z11
-	VPDPBUSD     (SI)(DX*1), Z16, Z12
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z16
-	VPERMD       Z13, Z16, Z16
-	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
-	VPANDD       Z0, Z16, Z16
-	VMOVDQU32    gguf_lshm_1<>+0(SB), Z17
-	VPERMD       Z15, Z17, Z17
-	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
-	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
-	VPDPBUSD     64(CX), Z16, Z7
-	VPDPBUSD     64(CX)(DX*1), Z16, Z8
-	VPDPBUSD     64(CX)(DX*2), Z16, Z9
-	VPDPBUSD     64(CX)(BX*1), Z16, Z10
-	VPDPBUSD     64(SI), Z16, Z11
-	VPDPBUSD     64(SI)(DX*1), Z16, Z12
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z16
-	VPERMD       Z13, Z16, Z16
-	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
-	VPANDD       Z0, Z16, Z16
-	VMOVDQU32    gguf_lshm_2<>+0(SB), Z17
-	VPERMD       Z15, Z17, Z17
-	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
-	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
-	VPDPBUSD     128(CX), Z16, Z7
-	VPDPBUSD     128(CX)(DX*1), Z16, Z8
-	VPDPBUSD     128(CX)(DX*2), Z16, Z9
-	VPDPBUSD     128(CX)(BX*1), Z16, Z10
-	VPDPBUSD     128(SI), Z16, Z11
-	VPDPBUSD     128(SI)(DX*1), Z16, Z12
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z16
-	VPERMD       Z13, Z16, Z13
-	VPSRLVD      gguf_lsshift<>+0(SB), Z13, Z13
-	VPANDD       Z0, Z13, Z13
-	VMOVDQU32    gguf_lshm_3<>+0(SB), Z16
-	VPERMD       Z15, Z16, Z16
-	VPTESTMB     gguf_lshsel<>+0(SB), Z16, K1
-	VPADDB       gguf_c04<>+0(SB), Z13, K1, Z13
-	VPDPBUSD     192(CX), Z13, Z7
-	VPDPBUSD     192(CX)(DX*1), Z13, Z8
-	VPDPBUSD     192(CX)(DX*2), Z13, Z9
-	VPDPBUSD     192(CX)(BX*1), Z13, Z10
-	VPDPBUSD     192(SI), Z13, Z11
-	VPDPBUSD     192(SI)(DX*1), Z13, Z12
+	VMOVDQU64    32(AX), Z12
+	VMOVDQU64    (AX), Y14
+	VMOVDQU32    gguf_lsQ3K_m0<>+0(SB), Z15
+	VPERMD       Z12, Z15, Z15
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z15, Z15
+	VPANDD       gguf_c03<>+0(SB), Z15, Z15
+	VMOVDQU32    gguf_lsQ3K_s0<>+0(SB), Z16
+	VPERMD       Z14, Z16, Z16
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z16, K1
+	VPADDB       gguf_c04<>+0(SB), Z15, K1, Z15
+	VPDPBUSD     (CX), Z15, Z6
+	VPDPBUSD     (CX)(DX*1), Z15, Z7
+	VPDPBUSD     (CX)(DX*2), Z15, Z8
+	VPDPBUSD     (CX)(BX*1), Z15, Z9
+	VPDPBUSD     (SI), Z15, Z10
+	VPDPBUSD     (SI)(DX*1), Z15, Z11
+	VMOVDQU32    gguf_lsQ3K_m1<>+0(SB), Z15
+	VPERMD       Z12, Z15, Z15
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z15, Z15
+	VPANDD       gguf_c03<>+0(SB), Z15, Z15
+	VMOVDQU32    gguf_lsQ3K_s1<>+0(SB), Z16
+	VPERMD       Z14, Z16, Z16
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z16, K1
+	VPADDB       gguf_c04<>+0(SB), Z15, K1, Z15
+	VPDPBUSD     64(CX), Z15, Z6
+	VPDPBUSD     64(CX)(DX*1), Z15, Z7
+	VPDPBUSD     64(CX)(DX*2), Z15, Z8
+	VPDPBUSD     64(CX)(BX*1), Z15, Z9
+	VPDPBUSD     64(SI), Z15, Z10
+	VPDPBUSD     64(SI)(DX*1), Z15, Z11
+	VMOVDQU32    gguf_lsQ3K_m2<>+0(SB), Z15
+	VPERMD       Z12, Z15, Z15
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z15, Z15
+	VPANDD       gguf_c03<>+0(SB), Z15, Z15
+	VMOVDQU32    gguf_lsQ3K_s2<>+0(SB), Z16
+	VPERMD       Z14, Z16, Z16
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z16, K1
+	VPADDB       gguf_c04<>+0(SB), Z15, K1, Z15
+	VPDPBUSD     128(CX), Z15, Z6
+	VPDPBUSD     128(CX)(DX*1), Z15, Z7
+	VPDPBUSD     128(CX)(DX*2), Z15, Z8
+	VPDPBUSD     128(CX)(BX*1), Z15, Z9
+	VPDPBUSD     128(SI), Z15, Z10
+	VPDPBUSD     128(SI)(DX*1), Z15, Z11
+	VMOVDQU32    gguf_lsQ3K_m3<>+0(SB), Z15
+	VPERMD       Z12, Z15, Z12
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z12, Z12
+	VPANDD       gguf_c03<>+0(SB), Z12, Z12
+	VMOVDQU32    gguf_lsQ3K_s3<>+0(SB), Z15
+	VPERMD       Z14, Z15, Z15
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z15, K1
+	VPADDB       gguf_c04<>+0(SB), Z12, K1, Z12
+	VPDPBUSD     192(CX), Z12, Z6
+	VPDPBUSD     192(CX)(DX*1), Z12, Z7
+	VPDPBUSD     192(CX)(DX*2), Z12, Z8
+	VPDPBUSD     192(CX)(BX*1), Z12, Z9
+	VPDPBUSD     192(SI), Z12, Z10
+	VPDPBUSD     192(SI)(DX*1), Z12, Z11
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z13, Z6, Z0
 	VCVTDQ2PS    Z7, Z7
-	VMULPS       512(CX), Z7, Z7
-	VFMADD231PS  Z14, Z7, Z1
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z13, Z7, Z1
 	VCVTDQ2PS    Z8, Z8
-	VMULPS       512(CX)(DX*1), Z8, Z8
-	VFMADD231PS  Z14, Z8, Z2
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z13, Z8, Z2
 	VCVTDQ2PS    Z9, Z9
-	VMULPS       512(CX)(DX*2), Z9, Z9
-	VFMADD231PS  Z14, Z9, Z3
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z13, Z9, Z3
 	VCVTDQ2PS    Z10, Z10
-	VMULPS       512(CX)(BX*1), Z10, Z10
-	VFMADD231PS  Z14, Z10, Z4
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z13, Z10, Z4
 	VCVTDQ2PS    Z11, Z11
-	VMULPS       512(SI), Z11, Z11
-	VFMADD231PS  Z14, Z11, Z5
-	VCVTDQ2PS    Z12, Z12
-	VMULPS       512(SI)(DX*1), Z12, Z12
-	VFMADD231PS  Z14, Z12, Z6
-	VFNMADD231PS 768(CX), Z14, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z14, Z2
-	VFNMADD231PS 768(CX)(DX*2), Z14, Z3
-	VFNMADD231PS 768(CX)(BX*1), Z14, Z4
-	VFNMADD231PS 768(SI), Z14, Z5
-	VFNMADD231PS 768(SI)(DX*1), Z14, Z6
+	VMULPS       512(SI)(DX*1), Z11, Z11
+	VFMADD231PS  Z13, Z11, Z5
+	VFNMADD231PS 768(CX), Z13, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z13, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z13, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z13, Z3
+	VFNMADD231PS 768(SI), Z13, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z13, Z5
 	ADDQ         $0x0000006e, AX
 	ADDQ         $0x00000340, CX
 	ADDQ         $0x00000340, SI
@@ -27984,95 +28560,95 @@ ggufZQ3K_6_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y13
-	VADDPS        Y13, Y1, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ3K_6_set0
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ3K_6_set0:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y13
-	VADDPS        Y13, Y2, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ3K_6_set1
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ3K_6_set1:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y13
-	VADDPS        Y13, Y3, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ3K_6_set2
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ3K_6_set2:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y13
-	VADDPS        Y13, Y4, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z3, Y12
+	VADDPS        Y12, Y3, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ3K_6_set3
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ3K_6_set3:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y13
-	VADDPS        Y13, Y5, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ3K_6_set4
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ3K_6_set4:
-	VMOVSS        X14, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y13
-	VADDPS        Y13, Y6, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z5, Y12
+	VADDPS        Y12, Y5, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ3K_6_set5
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X13, X13
 
 ggufZQ3K_6_set5:
-	VMOVSS X14, (CX)
+	VMOVSS X13, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -28146,15 +28722,15 @@ ggufZQ3K_7_unit:
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
-	VMOVDQU64    (AX), Y16
 	VMOVDQU64    32(AX), Z14
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z17
+	VMOVDQU64    (AX), Y16
+	VMOVDQU32    gguf_lsQ3K_m0<>+0(SB), Z17
 	VPERMD       Z14, Z17, Z17
-	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z17, Z17
 	VPANDD       gguf_c03<>+0(SB), Z17, Z17
-	VMOVDQU32    gguf_lshm_0<>+0(SB), Z18
+	VMOVDQU32    gguf_lsQ3K_s0<>+0(SB), Z18
 	VPERMD       Z16, Z18, Z18
-	VPTESTMB     gguf_lshsel<>+0(SB), Z18, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z18, K1
 	VPADDB       gguf_c04<>+0(SB), Z17, K1, Z17
 	VPDPBUSD     (CX), Z17, Z7
 	VPDPBUSD     (CX)(DX*1), Z17, Z8
@@ -28163,13 +28739,13 @@ ggufZQ3K_7_unit:
 	VPDPBUSD     (SI), Z17, Z11
 	VPDPBUSD     (SI)(DX*1), Z17, Z12
 	VPDPBUSD     (SI)(DX*2), Z17, Z13
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ3K_m1<>+0(SB), Z17
 	VPERMD       Z14, Z17, Z17
-	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z17, Z17
 	VPANDD       gguf_c03<>+0(SB), Z17, Z17
-	VMOVDQU32    gguf_lshm_1<>+0(SB), Z18
+	VMOVDQU32    gguf_lsQ3K_s1<>+0(SB), Z18
 	VPERMD       Z16, Z18, Z18
-	VPTESTMB     gguf_lshsel<>+0(SB), Z18, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z18, K1
 	VPADDB       gguf_c04<>+0(SB), Z17, K1, Z17
 	VPDPBUSD     64(CX), Z17, Z7
 	VPDPBUSD     64(CX)(DX*1), Z17, Z8
@@ -28178,13 +28754,13 @@ ggufZQ3K_7_unit:
 	VPDPBUSD     64(SI), Z17, Z11
 	VPDPBUSD     64(SI)(DX*1), Z17, Z12
 	VPDPBUSD     64(SI)(DX*2), Z17, Z13
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ3K_m2<>+0(SB), Z17
 	VPERMD       Z14, Z17, Z17
-	VPSRLVD      gguf_lsshift<>+0(SB), Z17, Z17
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z17, Z17
 	VPANDD       gguf_c03<>+0(SB), Z17, Z17
-	VMOVDQU32    gguf_lshm_2<>+0(SB), Z18
+	VMOVDQU32    gguf_lsQ3K_s2<>+0(SB), Z18
 	VPERMD       Z16, Z18, Z18
-	VPTESTMB     gguf_lshsel<>+0(SB), Z18, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z18, K1
 	VPADDB       gguf_c04<>+0(SB), Z17, K1, Z17
 	VPDPBUSD     128(CX), Z17, Z7
 	VPDPBUSD     128(CX)(DX*1), Z17, Z8
@@ -28193,13 +28769,13 @@ ggufZQ3K_7_unit:
 	VPDPBUSD     128(SI), Z17, Z11
 	VPDPBUSD     128(SI)(DX*1), Z17, Z12
 	VPDPBUSD     128(SI)(DX*2), Z17, Z13
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ3K_m3<>+0(SB), Z17
 	VPERMD       Z14, Z17, Z14
-	VPSRLVD      gguf_lsshift<>+0(SB), Z14, Z14
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z14, Z14
 	VPANDD       gguf_c03<>+0(SB), Z14, Z14
-	VMOVDQU32    gguf_lshm_3<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ3K_s3<>+0(SB), Z17
 	VPERMD       Z16, Z17, Z17
-	VPTESTMB     gguf_lshsel<>+0(SB), Z17, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z17, K1
 	VPADDB       gguf_c04<>+0(SB), Z14, K1, Z14
 	VPDPBUSD     192(CX), Z14, Z7
 	VPDPBUSD     192(CX)(DX*1), Z14, Z8
@@ -28426,15 +29002,15 @@ ggufZQ3K_8_unit:
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
-	VMOVDQU64    (AX), Y18
 	VMOVDQU64    32(AX), Z16
-	VMOVDQU32    gguf_lsqs_0<>+0(SB), Z19
+	VMOVDQU64    (AX), Y18
+	VMOVDQU32    gguf_lsQ3K_m0<>+0(SB), Z19
 	VPERMD       Z16, Z19, Z19
-	VPSRLVD      gguf_lsshift<>+0(SB), Z19, Z19
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z19, Z19
 	VPANDD       gguf_c03<>+0(SB), Z19, Z19
-	VMOVDQU32    gguf_lshm_0<>+0(SB), Z20
+	VMOVDQU32    gguf_lsQ3K_s0<>+0(SB), Z20
 	VPERMD       Z18, Z20, Z20
-	VPTESTMB     gguf_lshsel<>+0(SB), Z20, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z20, K1
 	VPADDB       gguf_c04<>+0(SB), Z19, K1, Z19
 	VPDPBUSD     (CX), Z19, Z8
 	VPDPBUSD     (CX)(DX*1), Z19, Z9
@@ -28444,13 +29020,13 @@ ggufZQ3K_8_unit:
 	VPDPBUSD     (SI)(DX*1), Z19, Z13
 	VPDPBUSD     (SI)(DX*2), Z19, Z14
 	VPDPBUSD     (SI)(BX*1), Z19, Z15
-	VMOVDQU32    gguf_lsqs_1<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ3K_m1<>+0(SB), Z19
 	VPERMD       Z16, Z19, Z19
-	VPSRLVD      gguf_lsshift<>+0(SB), Z19, Z19
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z19, Z19
 	VPANDD       gguf_c03<>+0(SB), Z19, Z19
-	VMOVDQU32    gguf_lshm_1<>+0(SB), Z20
+	VMOVDQU32    gguf_lsQ3K_s1<>+0(SB), Z20
 	VPERMD       Z18, Z20, Z20
-	VPTESTMB     gguf_lshsel<>+0(SB), Z20, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z20, K1
 	VPADDB       gguf_c04<>+0(SB), Z19, K1, Z19
 	VPDPBUSD     64(CX), Z19, Z8
 	VPDPBUSD     64(CX)(DX*1), Z19, Z9
@@ -28460,13 +29036,13 @@ ggufZQ3K_8_unit:
 	VPDPBUSD     64(SI)(DX*1), Z19, Z13
 	VPDPBUSD     64(SI)(DX*2), Z19, Z14
 	VPDPBUSD     64(SI)(BX*1), Z19, Z15
-	VMOVDQU32    gguf_lsqs_2<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ3K_m2<>+0(SB), Z19
 	VPERMD       Z16, Z19, Z19
-	VPSRLVD      gguf_lsshift<>+0(SB), Z19, Z19
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z19, Z19
 	VPANDD       gguf_c03<>+0(SB), Z19, Z19
-	VMOVDQU32    gguf_lshm_2<>+0(SB), Z20
+	VMOVDQU32    gguf_lsQ3K_s2<>+0(SB), Z20
 	VPERMD       Z18, Z20, Z20
-	VPTESTMB     gguf_lshsel<>+0(SB), Z20, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z20, K1
 	VPADDB       gguf_c04<>+0(SB), Z19, K1, Z19
 	VPDPBUSD     128(CX), Z19, Z8
 	VPDPBUSD     128(CX)(DX*1), Z19, Z9
@@ -28476,13 +29052,13 @@ ggufZQ3K_8_unit:
 	VPDPBUSD     128(SI)(DX*1), Z19, Z13
 	VPDPBUSD     128(SI)(DX*2), Z19, Z14
 	VPDPBUSD     128(SI)(BX*1), Z19, Z15
-	VMOVDQU32    gguf_lsqs_3<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ3K_m3<>+0(SB), Z19
 	VPERMD       Z16, Z19, Z16
-	VPSRLVD      gguf_lsshift<>+0(SB), Z16, Z16
+	VPSRLVD      gguf_lsQ3K_shift<>+0(SB), Z16, Z16
 	VPANDD       gguf_c03<>+0(SB), Z16, Z16
-	VMOVDQU32    gguf_lshm_3<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ3K_s3<>+0(SB), Z19
 	VPERMD       Z18, Z19, Z19
-	VPTESTMB     gguf_lshsel<>+0(SB), Z19, K1
+	VPTESTMB     gguf_lsQ3K_bit<>+0(SB), Z19, K1
 	VPADDB       gguf_c04<>+0(SB), Z16, K1, Z16
 	VPDPBUSD     192(CX), Z16, Z8
 	VPDPBUSD     192(CX)(DX*1), Z16, Z9
@@ -28800,84 +29376,79 @@ ggufDecZQ3K_tail:
 // func ggufZQ4K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_1(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nibhi<>+0(SB), Z0
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsnib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ4K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ4K_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ4K_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ4K_m3<>+0(SB), Z4
 
 ggufZQ4K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ4K_1_tail
 
 ggufZQ4K_1_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z8
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z10
-	VPERMD          Z8, Z10, Z9
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z10
-	VPERMD          Z8, Z10, Z8
-	VPSRLVD         gguf_kshift<>+0(SB), Z9, Z9
-	VPANDD          gguf_kmasklo<>+0(SB), Z9, Z9
-	VPSRLD          $0x02, Z8, Z8
-	VPANDD          gguf_kmaskhi<>+0(SB), Z8, Z8
-	VPORD           Z8, Z9, Z9
-	VCVTDQ2PS       Z9, Z9
-	VCVTPH2PS       (AX), X11
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z10
-	VPERMPS         Z11, Z10, Z11
-	VMULPS          Z11, Z9, Z9
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z10
-	VPERMPS         Z9, Z10, Z8
-	VMULPS          gguf_q4khalf<>+0(SB), Z9, Z9
-	VMULPS          512(CX), Z9, Z9
-	VBROADCASTI64X4 16(AX), Z10
-	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z1, Z12
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z12, Z7, Z5
-	VBROADCASTI64X4 48(AX), Z10
-	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z2, Z12
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z12, Z7, Z6
-	VBROADCASTI64X4 80(AX), Z10
-	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z3, Z12
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z12, Z7, Z5
-	VBROADCASTI64X4 112(AX), Z10
-	VPANDD          Z0, Z10, Z10
-	VPERMPS         Z9, Z4, Z9
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VFMADD231PS     Z9, Z7, Z6
-	VFNMADD231PS    768(CX), Z8, Z5
-	ADDQ            $0x00000090, AX
-	ADDQ            $0x00000340, CX
-	DECQ            DX
-	JNZ             ggufZQ4K_1_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z8
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z10
+	VPERMD       Z8, Z10, Z9
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z10
+	VPERMD       Z8, Z10, Z8
+	VPSRLVD      gguf_kshift<>+0(SB), Z9, Z9
+	VPANDD       gguf_kmasklo<>+0(SB), Z9, Z9
+	VPSRLD       $0x02, Z8, Z8
+	VPANDD       gguf_kmaskhi<>+0(SB), Z8, Z8
+	VPORD        Z8, Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VCVTPH2PS    (AX), X11
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Z11, Z9, Z9
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z10
+	VPERMPS      Z9, Z10, Z8
+	VMULPS       gguf_q4khalf<>+0(SB), Z9, Z9
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z10
+	VPERMPS      Z9, Z10, Z9
+	VMULPS       512(CX), Z9, Z9
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VMOVDQU64    16(AX), Z10
+	VMOVDQU64    80(AX), Z12
+	VMOVDQU32    Z1, Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     (CX), Z13, Z6
+	VMOVDQU32    Z2, Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     64(CX), Z13, Z7
+	VMOVDQU32    Z3, Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     128(CX), Z13, Z6
+	VMOVDQU32    Z4, Z13
+	VPERMI2D     Z12, Z10, Z13
+	VPANDD       Z0, Z13, Z13
+	VPDPBUSD     192(CX), Z13, Z7
+	VPADDD       Z7, Z6, Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD231PS  Z9, Z6, Z5
+	VFNMADD231PS 768(CX), Z8, Z5
+	ADDQ         $0x00000090, AX
+	ADDQ         $0x00000340, CX
+	DECQ         DX
+	JNZ          ggufZQ4K_1_unit
 
 ggufZQ4K_1_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VADDPS        Z6, Z5, Z5
 	VEXTRACTF64X4 $0x01, Z5, Y8
 	VADDPS        Y8, Y5, Y8
 	VEXTRACTF32X4 $0x01, Y8, X9
@@ -28904,13 +29475,17 @@ ggufZQ4K_1_set0:
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_2(SB), NOSPLIT, $0-73
 	VMOVDQU32 gguf_lsnib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ4K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ4K_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ4K_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ4K_m3<>+0(SB), Z4
 
 ggufZQ4K_2_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ4K_2_tail
@@ -28919,58 +29494,58 @@ ggufZQ4K_2_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VPMOVZXBD    4(AX), Z5
-	VMOVDQU32    gguf_kpermp<>+0(SB), Z7
-	VPERMD       Z5, Z7, Z6
-	VMOVDQU32    gguf_kpermq<>+0(SB), Z7
-	VPERMD       Z5, Z7, Z5
-	VPSRLVD      gguf_kshift<>+0(SB), Z6, Z6
-	VPANDD       gguf_kmasklo<>+0(SB), Z6, Z6
-	VPSRLD       $0x02, Z5, Z5
-	VPANDD       gguf_kmaskhi<>+0(SB), Z5, Z5
-	VPORD        Z5, Z6, Z6
-	VCVTDQ2PS    Z6, Z6
-	VCVTPH2PS    (AX), X8
-	VMOVDQU32    gguf_kpermd<>+0(SB), Z7
-	VPERMPS      Z8, Z7, Z8
-	VMULPS       Z8, Z6, Z6
-	VMOVDQU32    gguf_lsmink<>+0(SB), Z7
-	VPERMPS      Z6, Z7, Z5
-	VMULPS       gguf_q4khalf<>+0(SB), Z6, Z6
-	VMOVDQU32    gguf_pairs16<>+0(SB), Z7
-	VPERMPS      Z6, Z7, Z6
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VMOVDQU64    16(AX), Z7
-	VMOVDQU64    80(AX), Z9
-	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z10
-	VPERMI2D     Z9, Z7, Z10
-	VPANDD       Z0, Z10, Z10
-	VPDPBUSD     (CX), Z10, Z3
-	VPDPBUSD     (CX)(DX*1), Z10, Z4
-	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z10
-	VPERMI2D     Z9, Z7, Z10
-	VPANDD       Z0, Z10, Z10
-	VPDPBUSD     64(CX), Z10, Z3
-	VPDPBUSD     64(CX)(DX*1), Z10, Z4
-	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z10
-	VPERMI2D     Z9, Z7, Z10
-	VPANDD       Z0, Z10, Z10
-	VPDPBUSD     128(CX), Z10, Z3
-	VPDPBUSD     128(CX)(DX*1), Z10, Z4
-	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z10
-	VPERMI2D     Z9, Z7, Z10
-	VPANDD       Z0, Z10, Z10
-	VPDPBUSD     192(CX), Z10, Z3
-	VPDPBUSD     192(CX)(DX*1), Z10, Z4
-	VCVTDQ2PS    Z3, Z3
-	VMULPS       512(CX), Z3, Z3
-	VFMADD231PS  Z6, Z3, Z1
-	VCVTDQ2PS    Z4, Z4
-	VMULPS       512(CX)(DX*1), Z4, Z4
-	VFMADD231PS  Z6, Z4, Z2
-	VFNMADD231PS 768(CX), Z5, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z5, Z2
+	VPMOVZXBD    4(AX), Z9
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z11
+	VPERMD       Z9, Z11, Z10
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z11
+	VPERMD       Z9, Z11, Z9
+	VPSRLVD      gguf_kshift<>+0(SB), Z10, Z10
+	VPANDD       gguf_kmasklo<>+0(SB), Z10, Z10
+	VPSRLD       $0x02, Z9, Z9
+	VPANDD       gguf_kmaskhi<>+0(SB), Z9, Z9
+	VPORD        Z9, Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VCVTPH2PS    (AX), X12
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z11
+	VPERMPS      Z12, Z11, Z12
+	VMULPS       Z12, Z10, Z10
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z11
+	VPERMPS      Z10, Z11, Z9
+	VMULPS       gguf_q4khalf<>+0(SB), Z10, Z10
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z11
+	VPERMPS      Z10, Z11, Z10
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VMOVDQU64    16(AX), Z11
+	VMOVDQU64    80(AX), Z13
+	VMOVDQU32    Z1, Z14
+	VPERMI2D     Z13, Z11, Z14
+	VPANDD       Z0, Z14, Z14
+	VPDPBUSD     (CX), Z14, Z7
+	VPDPBUSD     (CX)(DX*1), Z14, Z8
+	VMOVDQU32    Z2, Z14
+	VPERMI2D     Z13, Z11, Z14
+	VPANDD       Z0, Z14, Z14
+	VPDPBUSD     64(CX), Z14, Z7
+	VPDPBUSD     64(CX)(DX*1), Z14, Z8
+	VMOVDQU32    Z3, Z14
+	VPERMI2D     Z13, Z11, Z14
+	VPANDD       Z0, Z14, Z14
+	VPDPBUSD     128(CX), Z14, Z7
+	VPDPBUSD     128(CX)(DX*1), Z14, Z8
+	VMOVDQU32    Z4, Z14
+	VPERMI2D     Z13, Z11, Z14
+	VPANDD       Z0, Z14, Z14
+	VPDPBUSD     192(CX), Z14, Z7
+	VPDPBUSD     192(CX)(DX*1), Z14, Z8
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z10, Z7, Z5
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z10, Z8, Z6
+	VFNMADD231PS 768(CX), Z9, Z5
+	VFNMADD231PS 768(CX)(DX*1), Z9, Z6
 	ADDQ         $0x00000090, AX
 	ADDQ         $0x00000340, CX
 	DECQ         BX
@@ -28981,35 +29556,35 @@ ggufZQ4K_2_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y5
-	VADDPS        Y5, Y1, Y5
-	VEXTRACTF32X4 $0x01, Y5, X6
-	VADDPS        X5, X6, X6
-	VMOVHLPS      X6, X6, X5
-	VADDPS        X5, X6, X6
-	VMOVSHDUP     X6, X5
-	VADDSS        X5, X6, X6
+	VEXTRACTF64X4 $0x01, Z5, Y9
+	VADDPS        Y9, Y5, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_2_set0
-	VADDSS        (CX), X6, X6
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_2_set0:
-	VMOVSS        X6, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y5
-	VADDPS        Y5, Y2, Y5
-	VEXTRACTF32X4 $0x01, Y5, X6
-	VADDPS        X5, X6, X6
-	VMOVHLPS      X6, X6, X5
-	VADDPS        X5, X6, X6
-	VMOVSHDUP     X6, X5
-	VADDSS        X5, X6, X6
+	VEXTRACTF64X4 $0x01, Z6, Y9
+	VADDPS        Y9, Y6, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZQ4K_2_set1
-	VADDSS        (CX), X6, X6
+	VADDSS        (CX), X10, X10
 
 ggufZQ4K_2_set1:
-	VMOVSS X6, (CX)
+	VMOVSS X10, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29022,14 +29597,18 @@ ggufZQ4K_2_set1:
 // Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ4K_3(SB), NOSPLIT, $0-73
 	VMOVDQU32 gguf_lsnib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ4K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ4K_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ4K_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ4K_m3<>+0(SB), Z4
 
 ggufZQ4K_3_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ4K_3_tail
@@ -29038,67 +29617,67 @@ ggufZQ4K_3_unit:
 	PREFETCHT0   2048(AX)
 	PREFETCHT0   2112(AX)
 	PREFETCHT0   2176(AX)
-	VPMOVZXBD    4(AX), Z7
-	VMOVDQU32    gguf_kpermp<>+0(SB), Z9
-	VPERMD       Z7, Z9, Z8
-	VMOVDQU32    gguf_kpermq<>+0(SB), Z9
-	VPERMD       Z7, Z9, Z7
-	VPSRLVD      gguf_kshift<>+0(SB), Z8, Z8
-	VPANDD       gguf_kmasklo<>+0(SB), Z8, Z8
-	VPSRLD       $0x02, Z7, Z7
-	VPANDD       gguf_kmaskhi<>+0(SB), Z7, Z7
-	VPORD        Z7, Z8, Z8
+	VPMOVZXBD    4(AX), Z11
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z12
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z11
+	VPSRLVD      gguf_kshift<>+0(SB), Z12, Z12
+	VPANDD       gguf_kmasklo<>+0(SB), Z12, Z12
+	VPSRLD       $0x02, Z11, Z11
+	VPANDD       gguf_kmaskhi<>+0(SB), Z11, Z11
+	VPORD        Z11, Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VCVTPH2PS    (AX), X14
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z13
+	VPERMPS      Z14, Z13, Z14
+	VMULPS       Z14, Z12, Z12
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z13
+	VPERMPS      Z12, Z13, Z11
+	VMULPS       gguf_q4khalf<>+0(SB), Z12, Z12
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z13
+	VPERMPS      Z12, Z13, Z12
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VMOVDQU64    16(AX), Z13
+	VMOVDQU64    80(AX), Z15
+	VMOVDQU32    Z1, Z16
+	VPERMI2D     Z15, Z13, Z16
+	VPANDD       Z0, Z16, Z16
+	VPDPBUSD     (CX), Z16, Z8
+	VPDPBUSD     (CX)(DX*1), Z16, Z9
+	VPDPBUSD     (CX)(DX*2), Z16, Z10
+	VMOVDQU32    Z2, Z16
+	VPERMI2D     Z15, Z13, Z16
+	VPANDD       Z0, Z16, Z16
+	VPDPBUSD     64(CX), Z16, Z8
+	VPDPBUSD     64(CX)(DX*1), Z16, Z9
+	VPDPBUSD     64(CX)(DX*2), Z16, Z10
+	VMOVDQU32    Z3, Z16
+	VPERMI2D     Z15, Z13, Z16
+	VPANDD       Z0, Z16, Z16
+	VPDPBUSD     128(CX), Z16, Z8
+	VPDPBUSD     128(CX)(DX*1), Z16, Z9
+	VPDPBUSD     128(CX)(DX*2), Z16, Z10
+	VMOVDQU32    Z4, Z16
+	VPERMI2D     Z15, Z13, Z16
+	VPANDD       Z0, Z16, Z16
+	VPDPBUSD     192(CX), Z16, Z8
+	VPDPBUSD     192(CX)(DX*1), Z16, Z9
+	VPDPBUSD     192(CX)(DX*2), Z16, Z10
 	VCVTDQ2PS    Z8, Z8
-	VCVTPH2PS    (AX), X10
-	VMOVDQU32    gguf_kpermd<>+0(SB), Z9
-	VPERMPS      Z10, Z9, Z10
-	VMULPS       Z10, Z8, Z8
-	VMOVDQU32    gguf_lsmink<>+0(SB), Z9
-	VPERMPS      Z8, Z9, Z7
-	VMULPS       gguf_q4khalf<>+0(SB), Z8, Z8
-	VMOVDQU32    gguf_pairs16<>+0(SB), Z9
-	VPERMPS      Z8, Z9, Z8
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VMOVDQU64    16(AX), Z9
-	VMOVDQU64    80(AX), Z11
-	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z12
-	VPERMI2D     Z11, Z9, Z12
-	VPANDD       Z0, Z12, Z12
-	VPDPBUSD     (CX), Z12, Z4
-	VPDPBUSD     (CX)(DX*1), Z12, Z5
-	VPDPBUSD     (CX)(DX*2), Z12, Z6
-	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z12
-	VPERMI2D     Z11, Z9, Z12
-	VPANDD       Z0, Z12, Z12
-	VPDPBUSD     64(CX), Z12, Z4
-	VPDPBUSD     64(CX)(DX*1), Z12, Z5
-	VPDPBUSD     64(CX)(DX*2), Z12, Z6
-	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z12
-	VPERMI2D     Z11, Z9, Z12
-	VPANDD       Z0, Z12, Z12
-	VPDPBUSD     128(CX), Z12, Z4
-	VPDPBUSD     128(CX)(DX*1), Z12, Z5
-	VPDPBUSD     128(CX)(DX*2), Z12, Z6
-	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z12
-	VPERMI2D     Z11, Z9, Z12
-	VPANDD       Z0, Z12, Z12
-	VPDPBUSD     192(CX), Z12, Z4
-	VPDPBUSD     192(CX)(DX*1), Z12, Z5
-	VPDPBUSD     192(CX)(DX*2), Z12, Z6
-	VCVTDQ2PS    Z4, Z4
-	VMULPS       512(CX), Z4, Z4
-	VFMADD231PS  Z8, Z4, Z1
-	VCVTDQ2PS    Z5, Z5
-	VMULPS       512(CX)(DX*1), Z5, Z5
-	VFMADD231PS  Z8, Z5, Z2
-	VCVTDQ2PS    Z6, Z6
-	VMULPS       512(CX)(DX*2), Z6, Z6
-	VFMADD231PS  Z8, Z6, Z3
-	VFNMADD231PS 768(CX), Z7, Z1
-	VFNMADD231PS 768(CX)(DX*1), Z7, Z2
-	VFNMADD231PS 768(CX)(DX*2), Z7, Z3
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z12, Z8, Z5
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z12, Z9, Z6
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*2), Z10, Z10
+	VFMADD231PS  Z12, Z10, Z7
+	VFNMADD231PS 768(CX), Z11, Z5
+	VFNMADD231PS 768(CX)(DX*1), Z11, Z6
+	VFNMADD231PS 768(CX)(DX*2), Z11, Z7
 	ADDQ         $0x00000090, AX
 	ADDQ         $0x00000340, CX
 	DECQ         BX
@@ -29109,50 +29688,50 @@ ggufZQ4K_3_tail:
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z1, Y7
-	VADDPS        Y7, Y1, Y7
-	VEXTRACTF32X4 $0x01, Y7, X8
-	VADDPS        X7, X8, X8
-	VMOVHLPS      X8, X8, X7
-	VADDPS        X7, X8, X8
-	VMOVSHDUP     X8, X7
-	VADDSS        X7, X8, X8
+	VEXTRACTF64X4 $0x01, Z5, Y11
+	VADDPS        Y11, Y5, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set0
-	VADDSS        (CX), X8, X8
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_3_set0:
-	VMOVSS        X8, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y7
-	VADDPS        Y7, Y2, Y7
-	VEXTRACTF32X4 $0x01, Y7, X8
-	VADDPS        X7, X8, X8
-	VMOVHLPS      X8, X8, X7
-	VADDPS        X7, X8, X8
-	VMOVSHDUP     X8, X7
-	VADDSS        X7, X8, X8
+	VEXTRACTF64X4 $0x01, Z6, Y11
+	VADDPS        Y11, Y6, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set1
-	VADDSS        (CX), X8, X8
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_3_set1:
-	VMOVSS        X8, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y7
-	VADDPS        Y7, Y3, Y7
-	VEXTRACTF32X4 $0x01, Y7, X8
-	VADDPS        X7, X8, X8
-	VMOVHLPS      X8, X8, X7
-	VADDPS        X7, X8, X8
-	VMOVSHDUP     X8, X7
-	VADDSS        X7, X8, X8
+	VEXTRACTF64X4 $0x01, Z7, Y11
+	VADDPS        Y11, Y7, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZQ4K_3_set2
-	VADDSS        (CX), X8, X8
+	VADDSS        (CX), X12, X12
 
 ggufZQ4K_3_set2:
-	VMOVSS X8, (CX)
+	VMOVSS X12, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -29207,28 +29786,28 @@ ggufZQ4K_4_unit:
 	VPXORD       Z7, Z7, Z7
 	VMOVDQU64    16(AX), Z10
 	VMOVDQU64    80(AX), Z12
-	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z13
+	VMOVDQU32    gguf_lsQ4K_m0<>+0(SB), Z13
 	VPERMI2D     Z12, Z10, Z13
 	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
 	VPDPBUSD     (CX), Z13, Z4
 	VPDPBUSD     (CX)(DX*1), Z13, Z5
 	VPDPBUSD     (CX)(DX*2), Z13, Z6
 	VPDPBUSD     (CX)(BX*1), Z13, Z7
-	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z13
+	VMOVDQU32    gguf_lsQ4K_m1<>+0(SB), Z13
 	VPERMI2D     Z12, Z10, Z13
 	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
 	VPDPBUSD     64(CX), Z13, Z4
 	VPDPBUSD     64(CX)(DX*1), Z13, Z5
 	VPDPBUSD     64(CX)(DX*2), Z13, Z6
 	VPDPBUSD     64(CX)(BX*1), Z13, Z7
-	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z13
+	VMOVDQU32    gguf_lsQ4K_m2<>+0(SB), Z13
 	VPERMI2D     Z12, Z10, Z13
 	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
 	VPDPBUSD     128(CX), Z13, Z4
 	VPDPBUSD     128(CX)(DX*1), Z13, Z5
 	VPDPBUSD     128(CX)(DX*2), Z13, Z6
 	VPDPBUSD     128(CX)(BX*1), Z13, Z7
-	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z13
+	VMOVDQU32    gguf_lsQ4K_m3<>+0(SB), Z13
 	VPERMI2D     Z12, Z10, Z13
 	VPANDD       gguf_lsnib<>+0(SB), Z13, Z13
 	VPDPBUSD     192(CX), Z13, Z4
@@ -29377,7 +29956,7 @@ ggufZQ4K_5_unit:
 	VPXORD       Z9, Z9, Z9
 	VMOVDQU64    16(AX), Z12
 	VMOVDQU64    80(AX), Z14
-	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ4K_m0<>+0(SB), Z15
 	VPERMI2D     Z14, Z12, Z15
 	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
 	VPDPBUSD     (CX), Z15, Z5
@@ -29385,7 +29964,7 @@ ggufZQ4K_5_unit:
 	VPDPBUSD     (CX)(DX*2), Z15, Z7
 	VPDPBUSD     (CX)(BX*1), Z15, Z8
 	VPDPBUSD     (SI), Z15, Z9
-	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ4K_m1<>+0(SB), Z15
 	VPERMI2D     Z14, Z12, Z15
 	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
 	VPDPBUSD     64(CX), Z15, Z5
@@ -29393,7 +29972,7 @@ ggufZQ4K_5_unit:
 	VPDPBUSD     64(CX)(DX*2), Z15, Z7
 	VPDPBUSD     64(CX)(BX*1), Z15, Z8
 	VPDPBUSD     64(SI), Z15, Z9
-	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ4K_m2<>+0(SB), Z15
 	VPERMI2D     Z14, Z12, Z15
 	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
 	VPDPBUSD     128(CX), Z15, Z5
@@ -29401,7 +29980,7 @@ ggufZQ4K_5_unit:
 	VPDPBUSD     128(CX)(DX*2), Z15, Z7
 	VPDPBUSD     128(CX)(BX*1), Z15, Z8
 	VPDPBUSD     128(SI), Z15, Z9
-	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z15
+	VMOVDQU32    gguf_lsQ4K_m3<>+0(SB), Z15
 	VPERMI2D     Z14, Z12, Z15
 	VPANDD       gguf_lsnib<>+0(SB), Z15, Z15
 	VPDPBUSD     192(CX), Z15, Z5
@@ -29573,7 +30152,7 @@ ggufZQ4K_6_unit:
 	VPXORD       Z11, Z11, Z11
 	VMOVDQU64    16(AX), Z14
 	VMOVDQU64    80(AX), Z16
-	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ4K_m0<>+0(SB), Z17
 	VPERMI2D     Z16, Z14, Z17
 	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
 	VPDPBUSD     (CX), Z17, Z6
@@ -29582,7 +30161,7 @@ ggufZQ4K_6_unit:
 	VPDPBUSD     (CX)(BX*1), Z17, Z9
 	VPDPBUSD     (SI), Z17, Z10
 	VPDPBUSD     (SI)(DX*1), Z17, Z11
-	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ4K_m1<>+0(SB), Z17
 	VPERMI2D     Z16, Z14, Z17
 	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
 	VPDPBUSD     64(CX), Z17, Z6
@@ -29591,7 +30170,7 @@ ggufZQ4K_6_unit:
 	VPDPBUSD     64(CX)(BX*1), Z17, Z9
 	VPDPBUSD     64(SI), Z17, Z10
 	VPDPBUSD     64(SI)(DX*1), Z17, Z11
-	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ4K_m2<>+0(SB), Z17
 	VPERMI2D     Z16, Z14, Z17
 	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
 	VPDPBUSD     128(CX), Z17, Z6
@@ -29600,7 +30179,7 @@ ggufZQ4K_6_unit:
 	VPDPBUSD     128(CX)(BX*1), Z17, Z9
 	VPDPBUSD     128(SI), Z17, Z10
 	VPDPBUSD     128(SI)(DX*1), Z17, Z11
-	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z17
+	VMOVDQU32    gguf_lsQ4K_m3<>+0(SB), Z17
 	VPERMI2D     Z16, Z14, Z17
 	VPANDD       gguf_lsnib<>+0(SB), Z17, Z17
 	VPDPBUSD     192(CX), Z17, Z6
@@ -29794,7 +30373,7 @@ ggufZQ4K_7_unit:
 	VPXORD       Z13, Z13, Z13
 	VMOVDQU64    16(AX), Z16
 	VMOVDQU64    80(AX), Z18
-	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ4K_m0<>+0(SB), Z19
 	VPERMI2D     Z18, Z16, Z19
 	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
 	VPDPBUSD     (CX), Z19, Z7
@@ -29804,7 +30383,7 @@ ggufZQ4K_7_unit:
 	VPDPBUSD     (SI), Z19, Z11
 	VPDPBUSD     (SI)(DX*1), Z19, Z12
 	VPDPBUSD     (SI)(DX*2), Z19, Z13
-	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ4K_m1<>+0(SB), Z19
 	VPERMI2D     Z18, Z16, Z19
 	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
 	VPDPBUSD     64(CX), Z19, Z7
@@ -29814,7 +30393,7 @@ ggufZQ4K_7_unit:
 	VPDPBUSD     64(SI), Z19, Z11
 	VPDPBUSD     64(SI)(DX*1), Z19, Z12
 	VPDPBUSD     64(SI)(DX*2), Z19, Z13
-	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ4K_m2<>+0(SB), Z19
 	VPERMI2D     Z18, Z16, Z19
 	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
 	VPDPBUSD     128(CX), Z19, Z7
@@ -29824,7 +30403,7 @@ ggufZQ4K_7_unit:
 	VPDPBUSD     128(SI), Z19, Z11
 	VPDPBUSD     128(SI)(DX*1), Z19, Z12
 	VPDPBUSD     128(SI)(DX*2), Z19, Z13
-	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z19
+	VMOVDQU32    gguf_lsQ4K_m3<>+0(SB), Z19
 	VPERMI2D     Z18, Z16, Z19
 	VPANDD       gguf_lsnib<>+0(SB), Z19, Z19
 	VPDPBUSD     192(CX), Z19, Z7
@@ -30040,7 +30619,7 @@ ggufZQ4K_8_unit:
 	VPXORD       Z15, Z15, Z15
 	VMOVDQU64    16(AX), Z18
 	VMOVDQU64    80(AX), Z20
-	VMOVDQU32    gguf_lsq4_0<>+0(SB), Z21
+	VMOVDQU32    gguf_lsQ4K_m0<>+0(SB), Z21
 	VPERMI2D     Z20, Z18, Z21
 	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
 	VPDPBUSD     (CX), Z21, Z8
@@ -30051,7 +30630,7 @@ ggufZQ4K_8_unit:
 	VPDPBUSD     (SI)(DX*1), Z21, Z13
 	VPDPBUSD     (SI)(DX*2), Z21, Z14
 	VPDPBUSD     (SI)(BX*1), Z21, Z15
-	VMOVDQU32    gguf_lsq4_1<>+0(SB), Z21
+	VMOVDQU32    gguf_lsQ4K_m1<>+0(SB), Z21
 	VPERMI2D     Z20, Z18, Z21
 	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
 	VPDPBUSD     64(CX), Z21, Z8
@@ -30062,7 +30641,7 @@ ggufZQ4K_8_unit:
 	VPDPBUSD     64(SI)(DX*1), Z21, Z13
 	VPDPBUSD     64(SI)(DX*2), Z21, Z14
 	VPDPBUSD     64(SI)(BX*1), Z21, Z15
-	VMOVDQU32    gguf_lsq4_2<>+0(SB), Z21
+	VMOVDQU32    gguf_lsQ4K_m2<>+0(SB), Z21
 	VPERMI2D     Z20, Z18, Z21
 	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
 	VPDPBUSD     128(CX), Z21, Z8
@@ -30073,7 +30652,7 @@ ggufZQ4K_8_unit:
 	VPDPBUSD     128(SI)(DX*1), Z21, Z13
 	VPDPBUSD     128(SI)(DX*2), Z21, Z14
 	VPDPBUSD     128(SI)(BX*1), Z21, Z15
-	VMOVDQU32    gguf_lsq4_3<>+0(SB), Z21
+	VMOVDQU32    gguf_lsQ4K_m3<>+0(SB), Z21
 	VPERMI2D     Z20, Z18, Z21
 	VPANDD       gguf_lsnib<>+0(SB), Z21, Z21
 	VPDPBUSD     192(CX), Z21, Z8
@@ -30363,111 +30942,116 @@ ggufDecZQ4K_tail:
 // func ggufZQ5K_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ5K_1(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z5
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ5K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ5K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ5K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ5K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ5K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ5K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ5K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ5K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ5K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ5K_bit<>+0(SB), Z10
+	VMOVDQU32 gguf_c10<>+0(SB), Z11
 
 ggufZQ5K_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	VPXORD Z12, Z12, Z12
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZQ5K_1_tail
 
 ggufZQ5K_1_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z9
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z11
-	VPERMD          Z9, Z11, Z10
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z11
-	VPERMD          Z9, Z11, Z9
-	VPSRLVD         gguf_kshift<>+0(SB), Z10, Z10
-	VPANDD          gguf_kmasklo<>+0(SB), Z10, Z10
-	VPSRLD          $0x02, Z9, Z9
-	VPANDD          gguf_kmaskhi<>+0(SB), Z9, Z9
-	VPORD           Z9, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VCVTPH2PS       (AX), X12
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z11
-	VPERMPS         Z12, Z11, Z12
-	VMULPS          Z12, Z10, Z10
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z11
-	VPERMPS         Z10, Z11, Z9
-	VMULPS          512(CX), Z10, Z10
-	VBROADCASTI64X4 48(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VBROADCASTI64X4 16(AX), Z13
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z13, K1
-	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z10, Z2, Z14
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VFMADD231PS     Z14, Z8, Z6
-	VBROADCASTI64X4 80(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z13, K1
-	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z10, Z3, Z14
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VFMADD231PS     Z14, Z8, Z7
-	VBROADCASTI64X4 112(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z13, K1
-	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z10, Z4, Z14
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VFMADD231PS     Z14, Z8, Z6
-	VBROADCASTI64X4 144(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z13, K1
-	VPADDB          gguf_c10<>+0(SB), Z11, K1, Z11
-	VPERMPS         Z10, Z5, Z10
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VFMADD231PS     Z10, Z8, Z7
-	VFNMADD231PS    768(CX), Z9, Z6
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	DECQ            DX
-	JNZ             ggufZQ5K_1_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z15
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z16
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z15
+	VPSRLVD      gguf_kshift<>+0(SB), Z16, Z16
+	VPANDD       gguf_kmasklo<>+0(SB), Z16, Z16
+	VPSRLD       $0x02, Z15, Z15
+	VPANDD       gguf_kmaskhi<>+0(SB), Z15, Z15
+	VPORD        Z15, Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VCVTPH2PS    (AX), X18
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z17
+	VPERMPS      Z18, Z17, Z18
+	VMULPS       Z18, Z16, Z16
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z17
+	VPERMPS      Z16, Z17, Z15
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z17
+	VPERMPS      Z16, Z17, Z16
+	VMULPS       512(CX), Z16, Z16
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VMOVDQU64    48(AX), Z17
+	VMOVDQU64    112(AX), Z20
+	VMOVDQU64    16(AX), Y19
+	VMOVDQU32    Z1, Z21
+	VPERMI2D     Z20, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMD       Z19, Z2, Z22
+	VPTESTMB     Z10, Z22, K1
+	VPADDB       Z11, Z21, K1, Z21
+	VPDPBUSD     (CX), Z21, Z13
+	VMOVDQU32    Z3, Z21
+	VPERMI2D     Z20, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMD       Z19, Z4, Z22
+	VPTESTMB     Z10, Z22, K1
+	VPADDB       Z11, Z21, K1, Z21
+	VPDPBUSD     64(CX), Z21, Z14
+	VMOVDQU32    Z5, Z21
+	VPERMI2D     Z20, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMD       Z19, Z6, Z22
+	VPTESTMB     Z10, Z22, K1
+	VPADDB       Z11, Z21, K1, Z21
+	VPDPBUSD     128(CX), Z21, Z13
+	VMOVDQU32    Z7, Z21
+	VPERMI2D     Z20, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPANDD       Z0, Z21, Z21
+	VPERMD       Z19, Z8, Z17
+	VPTESTMB     Z10, Z17, K1
+	VPADDB       Z11, Z21, K1, Z21
+	VPDPBUSD     192(CX), Z21, Z14
+	VPADDD       Z14, Z13, Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD231PS  Z16, Z13, Z12
+	VFNMADD231PS 768(CX), Z15, Z12
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	DECQ         DX
+	JNZ          ggufZQ5K_1_unit
 
 ggufZQ5K_1_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VADDPS        Z7, Z6, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y9
-	VADDPS        Y9, Y6, Y9
-	VEXTRACTF32X4 $0x01, Y9, X10
-	VADDPS        X9, X10, X10
-	VMOVHLPS      X10, X10, X9
-	VADDPS        X9, X10, X10
-	VMOVSHDUP     X10, X9
-	VADDSS        X9, X10, X10
+	VEXTRACTF64X4 $0x01, Z12, Y15
+	VADDPS        Y15, Y12, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         CL, CL
 	JZ            ggufZQ5K_1_set0
-	VADDSS        (AX), X10, X10
+	VADDSS        (AX), X16, X16
 
 ggufZQ5K_1_set0:
-	VMOVSS X10, (AX)
+	VMOVSS X16, (AX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -30479,150 +31063,140 @@ ggufZQ5K_1_set0:
 // func ggufZQ5K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ5K_2(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z5
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ5K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ5K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ5K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ5K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ5K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ5K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ5K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ5K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ5K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ5K_bit<>+0(SB), Z10
+	VMOVDQU32 gguf_c10<>+0(SB), Z11
 
 ggufZQ5K_2_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ5K_2_tail
 
 ggufZQ5K_2_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z10
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z11
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z10
-	VPSRLVD         gguf_kshift<>+0(SB), Z11, Z11
-	VPANDD          gguf_kmasklo<>+0(SB), Z11, Z11
-	VPSRLD          $0x02, Z10, Z10
-	VPANDD          gguf_kmaskhi<>+0(SB), Z10, Z10
-	VPORD           Z10, Z11, Z11
-	VCVTDQ2PS       Z11, Z11
-	VCVTPH2PS       (AX), X13
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z12
-	VPERMPS         Z13, Z12, Z13
-	VMULPS          Z13, Z11, Z11
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z12
-	VPERMPS         Z11, Z12, Z10
-	VBROADCASTI64X4 48(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VBROADCASTI64X4 16(AX), Z14
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VPERMPS         Z11, Z2, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z7
-	VBROADCASTI64X4 80(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VPERMPS         Z11, Z3, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z7
-	VBROADCASTI64X4 112(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VPERMPS         Z11, Z4, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z7
-	VBROADCASTI64X4 144(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VPERMPS         Z11, Z5, Z11
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z11, Z9, Z7
-	VFNMADD231PS    768(CX), Z10, Z6
-	VFNMADD231PS    768(CX)(DX*1), Z10, Z7
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ5K_2_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z16
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z17
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z16
+	VPSRLVD      gguf_kshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_kmasklo<>+0(SB), Z17, Z17
+	VPSRLD       $0x02, Z16, Z16
+	VPANDD       gguf_kmaskhi<>+0(SB), Z16, Z16
+	VPORD        Z16, Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VCVTPH2PS    (AX), X19
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z18
+	VPERMPS      Z19, Z18, Z19
+	VMULPS       Z19, Z17, Z17
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z16
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z17
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VMOVDQU64    48(AX), Z18
+	VMOVDQU64    112(AX), Z21
+	VMOVDQU64    16(AX), Y20
+	VMOVDQU32    Z1, Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      Z9, Z22, Z22
+	VPANDD       Z0, Z22, Z22
+	VPERMD       Z20, Z2, Z23
+	VPTESTMB     Z10, Z23, K1
+	VPADDB       Z11, Z22, K1, Z22
+	VPDPBUSD     (CX), Z22, Z14
+	VPDPBUSD     (CX)(DX*1), Z22, Z15
+	VMOVDQU32    Z3, Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      Z9, Z22, Z22
+	VPANDD       Z0, Z22, Z22
+	VPERMD       Z20, Z4, Z23
+	VPTESTMB     Z10, Z23, K1
+	VPADDB       Z11, Z22, K1, Z22
+	VPDPBUSD     64(CX), Z22, Z14
+	VPDPBUSD     64(CX)(DX*1), Z22, Z15
+	VMOVDQU32    Z5, Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      Z9, Z22, Z22
+	VPANDD       Z0, Z22, Z22
+	VPERMD       Z20, Z6, Z23
+	VPTESTMB     Z10, Z23, K1
+	VPADDB       Z11, Z22, K1, Z22
+	VPDPBUSD     128(CX), Z22, Z14
+	VPDPBUSD     128(CX)(DX*1), Z22, Z15
+	VMOVDQU32    Z7, Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      Z9, Z22, Z22
+	VPANDD       Z0, Z22, Z22
+	VPERMD       Z20, Z8, Z18
+	VPTESTMB     Z10, Z18, K1
+	VPADDB       Z11, Z22, K1, Z22
+	VPDPBUSD     192(CX), Z22, Z14
+	VPDPBUSD     192(CX)(DX*1), Z22, Z15
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(CX), Z14, Z14
+	VFMADD231PS  Z17, Z14, Z12
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(CX)(DX*1), Z15, Z15
+	VFMADD231PS  Z17, Z15, Z13
+	VFNMADD231PS 768(CX), Z16, Z12
+	VFNMADD231PS 768(CX)(DX*1), Z16, Z13
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ5K_2_unit
 
 ggufZQ5K_2_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z6, Y10
-	VADDPS        Y10, Y6, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z12, Y16
+	VADDPS        Y16, Y12, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
 	TESTB         DL, DL
 	JZ            ggufZQ5K_2_set0
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X17, X17
 
 ggufZQ5K_2_set0:
-	VMOVSS        X11, (CX)
+	VMOVSS        X17, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y10
-	VADDPS        Y10, Y7, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z13, Y16
+	VADDPS        Y16, Y13, Y16
+	VEXTRACTF32X4 $0x01, Y16, X17
+	VADDPS        X16, X17, X17
+	VMOVHLPS      X17, X17, X16
+	VADDPS        X16, X17, X17
+	VMOVSHDUP     X17, X16
+	VADDSS        X16, X17, X17
 	TESTB         DL, DL
 	JZ            ggufZQ5K_2_set1
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X17, X17
 
 ggufZQ5K_2_set1:
-	VMOVSS X11, (CX)
+	VMOVSS X17, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -30634,187 +31208,165 @@ ggufZQ5K_2_set1:
 // func ggufZQ5K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ5K_3(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU32 gguf_spreadA8_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadA8_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadA8_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadA8_3<>+0(SB), Z5
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ5K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ5K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ5K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ5K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ5K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ5K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ5K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ5K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ5K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ5K_bit<>+0(SB), Z10
+	VMOVDQU32 gguf_c10<>+0(SB), Z11
 
 ggufZQ5K_3_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ5K_3_tail
 
 ggufZQ5K_3_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z12
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z13
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z12
-	VPSRLVD         gguf_kshift<>+0(SB), Z13, Z13
-	VPANDD          gguf_kmasklo<>+0(SB), Z13, Z13
-	VPSRLD          $0x02, Z12, Z12
-	VPANDD          gguf_kmaskhi<>+0(SB), Z12, Z12
-	VPORD           Z12, Z13, Z13
-	VCVTDQ2PS       Z13, Z13
-	VCVTPH2PS       (AX), X15
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z14
-	VPERMPS         Z15, Z14, Z15
-	VMULPS          Z15, Z13, Z13
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z14
-	VPERMPS         Z13, Z14, Z12
-	VBROADCASTI64X4 48(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VBROADCASTI64X4 16(AX), Z16
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VPERMPS         Z13, Z2, Z17
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z8
-	VBROADCASTI64X4 80(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VPERMPS         Z13, Z3, Z17
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z8
-	VBROADCASTI64X4 112(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VPERMPS         Z13, Z4, Z17
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z8
-	VBROADCASTI64X4 144(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VPERMPS         Z13, Z5, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(DX*2), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z13, Z11, Z8
-	VFNMADD231PS    768(CX), Z12, Z6
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z7
-	VFNMADD231PS    768(CX)(DX*2), Z12, Z8
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ5K_3_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z18
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z20
+	VPERMD       Z18, Z20, Z19
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z20
+	VPERMD       Z18, Z20, Z18
+	VPSRLVD      gguf_kshift<>+0(SB), Z19, Z19
+	VPANDD       gguf_kmasklo<>+0(SB), Z19, Z19
+	VPSRLD       $0x02, Z18, Z18
+	VPANDD       gguf_kmaskhi<>+0(SB), Z18, Z18
+	VPORD        Z18, Z19, Z19
+	VCVTDQ2PS    Z19, Z19
+	VCVTPH2PS    (AX), X21
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z20
+	VPERMPS      Z21, Z20, Z21
+	VMULPS       Z21, Z19, Z19
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z20
+	VPERMPS      Z19, Z20, Z18
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z20
+	VPERMPS      Z19, Z20, Z19
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VMOVDQU64    48(AX), Z20
+	VMOVDQU64    112(AX), Z23
+	VMOVDQU64    16(AX), Y22
+	VMOVDQU32    Z1, Z24
+	VPERMI2D     Z23, Z20, Z24
+	VPSRLVD      Z9, Z24, Z24
+	VPANDD       Z0, Z24, Z24
+	VPERMD       Z22, Z2, Z25
+	VPTESTMB     Z10, Z25, K1
+	VPADDB       Z11, Z24, K1, Z24
+	VPDPBUSD     (CX), Z24, Z15
+	VPDPBUSD     (CX)(DX*1), Z24, Z16
+	VPDPBUSD     (CX)(DX*2), Z24, Z17
+	VMOVDQU32    Z3, Z24
+	VPERMI2D     Z23, Z20, Z24
+	VPSRLVD      Z9, Z24, Z24
+	VPANDD       Z0, Z24, Z24
+	VPERMD       Z22, Z4, Z25
+	VPTESTMB     Z10, Z25, K1
+	VPADDB       Z11, Z24, K1, Z24
+	VPDPBUSD     64(CX), Z24, Z15
+	VPDPBUSD     64(CX)(DX*1), Z24, Z16
+	VPDPBUSD     64(CX)(DX*2), Z24, Z17
+	VMOVDQU32    Z5, Z24
+	VPERMI2D     Z23, Z20, Z24
+	VPSRLVD      Z9, Z24, Z24
+	VPANDD       Z0, Z24, Z24
+	VPERMD       Z22, Z6, Z25
+	VPTESTMB     Z10, Z25, K1
+	VPADDB       Z11, Z24, K1, Z24
+	VPDPBUSD     128(CX), Z24, Z15
+	VPDPBUSD     128(CX)(DX*1), Z24, Z16
+	VPDPBUSD     128(CX)(DX*2), Z24, Z17
+	VMOVDQU32    Z7, Z24
+	VPERMI2D     Z23, Z20, Z24
+	VPSRLVD      Z9, Z24, Z24
+	VPANDD       Z0, Z24, Z24
+	VPERMD       Z22, Z8, Z20
+	VPTESTMB     Z10, Z20, K1
+	VPADDB       Z11, Z24, K1, Z24
+	VPDPBUSD     192(CX), Z24, Z15
+	VPDPBUSD     192(CX)(DX*1), Z24, Z16
+	VPDPBUSD     192(CX)(DX*2), Z24, Z17
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(CX), Z15, Z15
+	VFMADD231PS  Z19, Z15, Z12
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       512(CX)(DX*1), Z16, Z16
+	VFMADD231PS  Z19, Z16, Z13
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       512(CX)(DX*2), Z17, Z17
+	VFMADD231PS  Z19, Z17, Z14
+	VFNMADD231PS 768(CX), Z18, Z12
+	VFNMADD231PS 768(CX)(DX*1), Z18, Z13
+	VFNMADD231PS 768(CX)(DX*2), Z18, Z14
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ5K_3_unit
 
 ggufZQ5K_3_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z6, Y12
-	VADDPS        Y12, Y6, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z12, Y18
+	VADDPS        Y18, Y12, Y18
+	VEXTRACTF32X4 $0x01, Y18, X19
+	VADDPS        X18, X19, X19
+	VMOVHLPS      X19, X19, X18
+	VADDPS        X18, X19, X19
+	VMOVSHDUP     X19, X18
+	VADDSS        X18, X19, X19
 	TESTB         DL, DL
 	JZ            ggufZQ5K_3_set0
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X19, X19
 
 ggufZQ5K_3_set0:
-	VMOVSS        X13, (CX)
+	VMOVSS        X19, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y12
-	VADDPS        Y12, Y7, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z13, Y18
+	VADDPS        Y18, Y13, Y18
+	VEXTRACTF32X4 $0x01, Y18, X19
+	VADDPS        X18, X19, X19
+	VMOVHLPS      X19, X19, X18
+	VADDPS        X18, X19, X19
+	VMOVSHDUP     X19, X18
+	VADDSS        X18, X19, X19
 	TESTB         DL, DL
 	JZ            ggufZQ5K_3_set1
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X19, X19
 
 ggufZQ5K_3_set1:
-	VMOVSS        X13, (CX)
+	VMOVSS        X19, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z8, Y12
-	VADDPS        Y12, Y8, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z14, Y18
+	VADDPS        Y18, Y14, Y18
+	VEXTRACTF32X4 $0x01, Y18, X19
+	VADDPS        X18, X19, X19
+	VMOVHLPS      X19, X19, X18
+	VADDPS        X18, X19, X19
+	VMOVSHDUP     X19, X18
+	VADDSS        X18, X19, X19
 	TESTB         DL, DL
 	JZ            ggufZQ5K_3_set2
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X19, X19
 
 ggufZQ5K_3_set2:
-	VMOVSS X13, (CX)
+	VMOVSS X19, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -30826,225 +31378,182 @@ ggufZQ5K_3_set2:
 // func ggufZQ5K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ5K_4(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-
 ggufZQ5K_4_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
 	MOVQ   units+24(FP), SI
 	TESTQ  SI, SI
 	JZ     ggufZQ5K_4_tail
 
 ggufZQ5K_4_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z10
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z11
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z12
-	VPERMD          Z10, Z12, Z10
-	VPSRLVD         gguf_kshift<>+0(SB), Z11, Z11
-	VPANDD          gguf_kmasklo<>+0(SB), Z11, Z11
-	VPSRLD          $0x02, Z10, Z10
-	VPANDD          gguf_kmaskhi<>+0(SB), Z10, Z10
-	VPORD           Z10, Z11, Z11
-	VCVTDQ2PS       Z11, Z11
-	VCVTPH2PS       (AX), X13
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z12
-	VPERMPS         Z13, Z12, Z13
-	VMULPS          Z13, Z11, Z11
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z12
-	VPERMPS         Z11, Z12, Z10
-	VBROADCASTI64X4 48(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VBROADCASTI64X4 16(AX), Z14
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z15
-	VPERMPS         Z11, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z12, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*1), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*2), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z5
-	VBROADCASTI64X4 80(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z15
-	VPERMPS         Z11, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z12, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*1), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*2), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z5
-	VBROADCASTI64X4 112(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z15
-	VPERMPS         Z11, Z15, Z15
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z12, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z15, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*1), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*2), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z5
-	VBROADCASTI64X4 144(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z14, K1
-	VPADDB          gguf_c10<>+0(SB), Z12, K1, Z12
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z14
-	VPERMPS         Z11, Z14, Z11
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z12, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z11, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*1), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z11, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*2), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z11, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(BX*1), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z11, Z9, Z5
-	VFNMADD231PS    768(CX), Z10, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z10, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z10, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z10, Z5
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	DECQ            SI
-	JNZ             ggufZQ5K_4_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z8
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z10
+	VPERMD       Z8, Z10, Z9
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z10
+	VPERMD       Z8, Z10, Z8
+	VPSRLVD      gguf_kshift<>+0(SB), Z9, Z9
+	VPANDD       gguf_kmasklo<>+0(SB), Z9, Z9
+	VPSRLD       $0x02, Z8, Z8
+	VPANDD       gguf_kmaskhi<>+0(SB), Z8, Z8
+	VPORD        Z8, Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VCVTPH2PS    (AX), X11
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z10
+	VPERMPS      Z11, Z10, Z11
+	VMULPS       Z11, Z9, Z9
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z10
+	VPERMPS      Z9, Z10, Z8
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z10
+	VPERMPS      Z9, Z10, Z9
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VMOVDQU64    48(AX), Z10
+	VMOVDQU64    112(AX), Z13
+	VMOVDQU64    16(AX), Y12
+	VMOVDQU32    gguf_lsQ5K_m0<>+0(SB), Z14
+	VPERMI2D     Z13, Z10, Z14
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z14, Z14
+	VPANDD       gguf_nib<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ5K_s0<>+0(SB), Z15
+	VPERMD       Z12, Z15, Z15
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z15, K1
+	VPADDB       gguf_c10<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     (CX), Z14, Z4
+	VPDPBUSD     (CX)(DX*1), Z14, Z5
+	VPDPBUSD     (CX)(DX*2), Z14, Z6
+	VPDPBUSD     (CX)(BX*1), Z14, Z7
+	VMOVDQU32    gguf_lsQ5K_m1<>+0(SB), Z14
+	VPERMI2D     Z13, Z10, Z14
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z14, Z14
+	VPANDD       gguf_nib<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ5K_s1<>+0(SB), Z15
+	VPERMD       Z12, Z15, Z15
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z15, K1
+	VPADDB       gguf_c10<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     64(CX), Z14, Z4
+	VPDPBUSD     64(CX)(DX*1), Z14, Z5
+	VPDPBUSD     64(CX)(DX*2), Z14, Z6
+	VPDPBUSD     64(CX)(BX*1), Z14, Z7
+	VMOVDQU32    gguf_lsQ5K_m2<>+0(SB), Z14
+	VPERMI2D     Z13, Z10, Z14
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z14, Z14
+	VPANDD       gguf_nib<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ5K_s2<>+0(SB), Z15
+	VPERMD       Z12, Z15, Z15
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z15, K1
+	VPADDB       gguf_c10<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     128(CX), Z14, Z4
+	VPDPBUSD     128(CX)(DX*1), Z14, Z5
+	VPDPBUSD     128(CX)(DX*2), Z14, Z6
+	VPDPBUSD     128(CX)(BX*1), Z14, Z7
+	VMOVDQU32    gguf_lsQ5K_m3<>+0(SB), Z14
+	VPERMI2D     Z13, Z10, Z14
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z14, Z14
+	VPANDD       gguf_nib<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ5K_s3<>+0(SB), Z10
+	VPERMD       Z12, Z10, Z10
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z10, K1
+	VPADDB       gguf_c10<>+0(SB), Z14, K1, Z14
+	VPDPBUSD     192(CX), Z14, Z4
+	VPDPBUSD     192(CX)(DX*1), Z14, Z5
+	VPDPBUSD     192(CX)(DX*2), Z14, Z6
+	VPDPBUSD     192(CX)(BX*1), Z14, Z7
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       512(CX), Z4, Z4
+	VFMADD231PS  Z9, Z4, Z0
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX)(DX*1), Z5, Z5
+	VFMADD231PS  Z9, Z5, Z1
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*2), Z6, Z6
+	VFMADD231PS  Z9, Z6, Z2
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(BX*1), Z7, Z7
+	VFMADD231PS  Z9, Z7, Z3
+	VFNMADD231PS 768(CX), Z8, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z8, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z8, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z8, Z3
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	DECQ         SI
+	JNZ          ggufZQ5K_4_unit
 
 ggufZQ5K_4_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z2, Y10
-	VADDPS        Y10, Y2, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ5K_4_set0
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X9, X9
 
 ggufZQ5K_4_set0:
-	VMOVSS        X11, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y10
-	VADDPS        Y10, Y3, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ5K_4_set1
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X9, X9
 
 ggufZQ5K_4_set1:
-	VMOVSS        X11, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y10
-	VADDPS        Y10, Y4, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ5K_4_set2
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X9, X9
 
 ggufZQ5K_4_set2:
-	VMOVSS        X11, (CX)
+	VMOVSS        X9, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y10
-	VADDPS        Y10, Y5, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
 	TESTB         DL, DL
 	JZ            ggufZQ5K_4_set3
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X9, X9
 
 ggufZQ5K_4_set3:
-	VMOVSS X11, (CX)
+	VMOVSS X9, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -31056,264 +31565,209 @@ ggufZQ5K_4_set3:
 // func ggufZQ5K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ5K_5(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-
 ggufZQ5K_5_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ5K_5_tail
 
 ggufZQ5K_5_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z12
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z13
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z14
-	VPERMD          Z12, Z14, Z12
-	VPSRLVD         gguf_kshift<>+0(SB), Z13, Z13
-	VPANDD          gguf_kmasklo<>+0(SB), Z13, Z13
-	VPSRLD          $0x02, Z12, Z12
-	VPANDD          gguf_kmaskhi<>+0(SB), Z12, Z12
-	VPORD           Z12, Z13, Z13
-	VCVTDQ2PS       Z13, Z13
-	VCVTPH2PS       (AX), X15
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z14
-	VPERMPS         Z15, Z14, Z15
-	VMULPS          Z15, Z13, Z13
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z14
-	VPERMPS         Z13, Z14, Z12
-	VBROADCASTI64X4 48(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VBROADCASTI64X4 16(AX), Z16
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z17
-	VPERMPS         Z13, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z6
-	VBROADCASTI64X4 80(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z17
-	VPERMPS         Z13, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z6
-	VBROADCASTI64X4 112(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z17
-	VPERMPS         Z13, Z17, Z17
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z17, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z6
-	VBROADCASTI64X4 144(AX), Z14
-	VPSRLVW         Z1, Z14, Z14
-	VPANDD          Z0, Z14, Z14
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z16, K1
-	VPADDB          gguf_c10<>+0(SB), Z14, K1, Z14
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z16
-	VPERMPS         Z13, Z16, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z13, Z11, Z6
-	VFNMADD231PS    768(CX), Z12, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z12, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z12, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z12, Z5
-	VFNMADD231PS    768(SI), Z12, Z6
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ5K_5_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z10
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z12
+	VPERMD       Z10, Z12, Z11
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z12
+	VPERMD       Z10, Z12, Z10
+	VPSRLVD      gguf_kshift<>+0(SB), Z11, Z11
+	VPANDD       gguf_kmasklo<>+0(SB), Z11, Z11
+	VPSRLD       $0x02, Z10, Z10
+	VPANDD       gguf_kmaskhi<>+0(SB), Z10, Z10
+	VPORD        Z10, Z11, Z11
+	VCVTDQ2PS    Z11, Z11
+	VCVTPH2PS    (AX), X13
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z12
+	VPERMPS      Z13, Z12, Z13
+	VMULPS       Z13, Z11, Z11
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z12
+	VPERMPS      Z11, Z12, Z10
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z12
+	VPERMPS      Z11, Z12, Z11
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VMOVDQU64    48(AX), Z12
+	VMOVDQU64    112(AX), Z15
+	VMOVDQU64    16(AX), Y14
+	VMOVDQU32    gguf_lsQ5K_m0<>+0(SB), Z16
+	VPERMI2D     Z15, Z12, Z16
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z16, Z16
+	VPANDD       gguf_nib<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ5K_s0<>+0(SB), Z17
+	VPERMD       Z14, Z17, Z17
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z17, K1
+	VPADDB       gguf_c10<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     (CX), Z16, Z5
+	VPDPBUSD     (CX)(DX*1), Z16, Z6
+	VPDPBUSD     (CX)(DX*2), Z16, Z7
+	VPDPBUSD     (CX)(BX*1), Z16, Z8
+	VPDPBUSD     (SI), Z16, Z9
+	VMOVDQU32    gguf_lsQ5K_m1<>+0(SB), Z16
+	VPERMI2D     Z15, Z12, Z16
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z16, Z16
+	VPANDD       gguf_nib<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ5K_s1<>+0(SB), Z17
+	VPERMD       Z14, Z17, Z17
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z17, K1
+	VPADDB       gguf_c10<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     64(CX), Z16, Z5
+	VPDPBUSD     64(CX)(DX*1), Z16, Z6
+	VPDPBUSD     64(CX)(DX*2), Z16, Z7
+	VPDPBUSD     64(CX)(BX*1), Z16, Z8
+	VPDPBUSD     64(SI), Z16, Z9
+	VMOVDQU32    gguf_lsQ5K_m2<>+0(SB), Z16
+	VPERMI2D     Z15, Z12, Z16
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z16, Z16
+	VPANDD       gguf_nib<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ5K_s2<>+0(SB), Z17
+	VPERMD       Z14, Z17, Z17
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z17, K1
+	VPADDB       gguf_c10<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     128(CX), Z16, Z5
+	VPDPBUSD     128(CX)(DX*1), Z16, Z6
+	VPDPBUSD     128(CX)(DX*2), Z16, Z7
+	VPDPBUSD     128(CX)(BX*1), Z16, Z8
+	VPDPBUSD     128(SI), Z16, Z9
+	VMOVDQU32    gguf_lsQ5K_m3<>+0(SB), Z16
+	VPERMI2D     Z15, Z12, Z16
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z16, Z16
+	VPANDD       gguf_nib<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ5K_s3<>+0(SB), Z12
+	VPERMD       Z14, Z12, Z12
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z12, K1
+	VPADDB       gguf_c10<>+0(SB), Z16, K1, Z16
+	VPDPBUSD     192(CX), Z16, Z5
+	VPDPBUSD     192(CX)(DX*1), Z16, Z6
+	VPDPBUSD     192(CX)(DX*2), Z16, Z7
+	VPDPBUSD     192(CX)(BX*1), Z16, Z8
+	VPDPBUSD     192(SI), Z16, Z9
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z11, Z5, Z0
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z11, Z6, Z1
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z11, Z7, Z2
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z11, Z8, Z3
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(SI), Z9, Z9
+	VFMADD231PS  Z11, Z9, Z4
+	VFNMADD231PS 768(CX), Z10, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z10, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z10, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z10, Z3
+	VFNMADD231PS 768(SI), Z10, Z4
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ5K_5_unit
 
 ggufZQ5K_5_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z2, Y12
-	VADDPS        Y12, Y2, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ5K_5_set0
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X11, X11
 
 ggufZQ5K_5_set0:
-	VMOVSS        X13, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y12
-	VADDPS        Y12, Y3, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z1, Y10
+	VADDPS        Y10, Y1, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ5K_5_set1
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X11, X11
 
 ggufZQ5K_5_set1:
-	VMOVSS        X13, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y12
-	VADDPS        Y12, Y4, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z2, Y10
+	VADDPS        Y10, Y2, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ5K_5_set2
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X11, X11
 
 ggufZQ5K_5_set2:
-	VMOVSS        X13, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y12
-	VADDPS        Y12, Y5, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z3, Y10
+	VADDPS        Y10, Y3, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ5K_5_set3
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X11, X11
 
 ggufZQ5K_5_set3:
-	VMOVSS        X13, (CX)
+	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y12
-	VADDPS        Y12, Y6, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z4, Y10
+	VADDPS        Y10, Y4, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
 	TESTB         DL, DL
 	JZ            ggufZQ5K_5_set4
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X11, X11
 
 ggufZQ5K_5_set4:
-	VMOVSS X13, (CX)
+	VMOVSS X11, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -31325,301 +31779,234 @@ ggufZQ5K_5_set4:
 // func ggufZQ5K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ5K_6(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-
 ggufZQ5K_6_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZQ5K_6_tail
 
 ggufZQ5K_6_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z14
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z15
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z14
-	VPSRLVD         gguf_kshift<>+0(SB), Z15, Z15
-	VPANDD          gguf_kmasklo<>+0(SB), Z15, Z15
-	VPSRLD          $0x02, Z14, Z14
-	VPANDD          gguf_kmaskhi<>+0(SB), Z14, Z14
-	VPORD           Z14, Z15, Z15
-	VCVTDQ2PS       Z15, Z15
-	VCVTPH2PS       (AX), X17
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z16
-	VPERMPS         Z17, Z16, Z17
-	VMULPS          Z17, Z15, Z15
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z14
-	VBROADCASTI64X4 48(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VBROADCASTI64X4 16(AX), Z18
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z19
-	VPERMPS         Z15, Z19, Z19
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z19, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z19, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z19, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z19, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z19, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z19, Z13, Z7
-	VBROADCASTI64X4 80(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z19
-	VPERMPS         Z15, Z19, Z19
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z19, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z19, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z19, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z19, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z19, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z19, Z13, Z7
-	VBROADCASTI64X4 112(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z19
-	VPERMPS         Z15, Z19, Z19
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z19, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z19, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z19, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z19, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z19, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z19, Z13, Z7
-	VBROADCASTI64X4 144(AX), Z16
-	VPSRLVW         Z1, Z16, Z16
-	VPANDD          Z0, Z16, Z16
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z15, Z13, Z7
-	VFNMADD231PS    768(CX), Z14, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z14, Z5
-	VFNMADD231PS    768(SI), Z14, Z6
-	VFNMADD231PS    768(SI)(DX*1), Z14, Z7
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ5K_6_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z12
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z14
+	VPERMD       Z12, Z14, Z13
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z14
+	VPERMD       Z12, Z14, Z12
+	VPSRLVD      gguf_kshift<>+0(SB), Z13, Z13
+	VPANDD       gguf_kmasklo<>+0(SB), Z13, Z13
+	VPSRLD       $0x02, Z12, Z12
+	VPANDD       gguf_kmaskhi<>+0(SB), Z12, Z12
+	VPORD        Z12, Z13, Z13
+	VCVTDQ2PS    Z13, Z13
+	VCVTPH2PS    (AX), X15
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z14
+	VPERMPS      Z15, Z14, Z15
+	VMULPS       Z15, Z13, Z13
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z14
+	VPERMPS      Z13, Z14, Z12
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z14
+	VPERMPS      Z13, Z14, Z13
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VMOVDQU64    48(AX), Z14
+	VMOVDQU64    112(AX), Z17
+	VMOVDQU64    16(AX), Y16
+	VMOVDQU32    gguf_lsQ5K_m0<>+0(SB), Z18
+	VPERMI2D     Z17, Z14, Z18
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z18, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ5K_s0<>+0(SB), Z19
+	VPERMD       Z16, Z19, Z19
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z19, K1
+	VPADDB       gguf_c10<>+0(SB), Z18, K1, Z18
+	VPDPBUSD     (CX), Z18, Z6
+	VPDPBUSD     (CX)(DX*1), Z18, Z7
+	VPDPBUSD     (CX)(DX*2), Z18, Z8
+	VPDPBUSD     (CX)(BX*1), Z18, Z9
+	VPDPBUSD     (SI), Z18, Z10
+	VPDPBUSD     (SI)(DX*1), Z18, Z11
+	VMOVDQU32    gguf_lsQ5K_m1<>+0(SB), Z18
+	VPERMI2D     Z17, Z14, Z18
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z18, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ5K_s1<>+0(SB), Z19
+	VPERMD       Z16, Z19, Z19
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z19, K1
+	VPADDB       gguf_c10<>+0(SB), Z18, K1, Z18
+	VPDPBUSD     64(CX), Z18, Z6
+	VPDPBUSD     64(CX)(DX*1), Z18, Z7
+	VPDPBUSD     64(CX)(DX*2), Z18, Z8
+	VPDPBUSD     64(CX)(BX*1), Z18, Z9
+	VPDPBUSD     64(SI), Z18, Z10
+	VPDPBUSD     64(SI)(DX*1), Z18, Z11
+	VMOVDQU32    gguf_lsQ5K_m2<>+0(SB), Z18
+	VPERMI2D     Z17, Z14, Z18
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z18, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ5K_s2<>+0(SB), Z19
+	VPERMD       Z16, Z19, Z19
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z19, K1
+	VPADDB       gguf_c10<>+0(SB), Z18, K1, Z18
+	VPDPBUSD     128(CX), Z18, Z6
+	VPDPBUSD     128(CX)(DX*1), Z18, Z7
+	VPDPBUSD     128(CX)(DX*2), Z18, Z8
+	VPDPBUSD     128(CX)(BX*1), Z18, Z9
+	VPDPBUSD     128(SI), Z18, Z10
+	VPDPBUSD     128(SI)(DX*1), Z18, Z11
+	VMOVDQU32    gguf_lsQ5K_m3<>+0(SB), Z18
+	VPERMI2D     Z17, Z14, Z18
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z18, Z18
+	VPANDD       gguf_nib<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ5K_s3<>+0(SB), Z14
+	VPERMD       Z16, Z14, Z14
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z14, K1
+	VPADDB       gguf_c10<>+0(SB), Z18, K1, Z18
+	VPDPBUSD     192(CX), Z18, Z6
+	VPDPBUSD     192(CX)(DX*1), Z18, Z7
+	VPDPBUSD     192(CX)(DX*2), Z18, Z8
+	VPDPBUSD     192(CX)(BX*1), Z18, Z9
+	VPDPBUSD     192(SI), Z18, Z10
+	VPDPBUSD     192(SI)(DX*1), Z18, Z11
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z13, Z6, Z0
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z13, Z7, Z1
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z13, Z8, Z2
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z13, Z9, Z3
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z13, Z10, Z4
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI)(DX*1), Z11, Z11
+	VFMADD231PS  Z13, Z11, Z5
+	VFNMADD231PS 768(CX), Z12, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z12, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z12, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z12, Z3
+	VFNMADD231PS 768(SI), Z12, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z12, Z5
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ5K_6_unit
 
 ggufZQ5K_6_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z2, Y14
-	VADDPS        Y14, Y2, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ5K_6_set0
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X13, X13
 
 ggufZQ5K_6_set0:
-	VMOVSS        X15, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y14
-	VADDPS        Y14, Y3, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ5K_6_set1
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X13, X13
 
 ggufZQ5K_6_set1:
-	VMOVSS        X15, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y14
-	VADDPS        Y14, Y4, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z2, Y12
+	VADDPS        Y12, Y2, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ5K_6_set2
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X13, X13
 
 ggufZQ5K_6_set2:
-	VMOVSS        X15, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y14
-	VADDPS        Y14, Y5, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z3, Y12
+	VADDPS        Y12, Y3, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ5K_6_set3
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X13, X13
 
 ggufZQ5K_6_set3:
-	VMOVSS        X15, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y14
-	VADDPS        Y14, Y6, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z4, Y12
+	VADDPS        Y12, Y4, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ5K_6_set4
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X13, X13
 
 ggufZQ5K_6_set4:
-	VMOVSS        X15, (CX)
+	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y14
-	VADDPS        Y14, Y7, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z5, Y12
+	VADDPS        Y12, Y5, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
 	TESTB         DL, DL
 	JZ            ggufZQ5K_6_set5
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X13, X13
 
 ggufZQ5K_6_set5:
-	VMOVSS X15, (CX)
+	VMOVSS X13, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -31649,207 +32036,131 @@ ggufZQ5K_7_row:
 	JZ     ggufZQ5K_7_tail
 
 ggufZQ5K_7_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z14
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z15
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z16
-	VPERMD          Z14, Z16, Z14
-	VPSRLVD         gguf_kshift<>+0(SB), Z15, Z15
-	VPANDD          gguf_kmasklo<>+0(SB), Z15, Z15
-	VPSRLD          $0x02, Z14, Z14
-	VPANDD          gguf_kmaskhi<>+0(SB), Z14, Z14
-	VPORD           Z14, Z15, Z15
-	VCVTDQ2PS       Z15, Z15
-	VCVTPH2PS       (AX), X17
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z16
-	VPERMPS         Z17, Z16, Z17
-	VMULPS          Z17, Z15, Z15
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z14
-	VBROADCASTI64X4 48(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VBROADCASTI64X4 16(AX), Z18
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z19
-	VPERMPS         Z15, Z19, Z19
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z19, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z19, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z19, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z19, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z19, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z19, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z19, Z13, Z6
-	VBROADCASTI64X4 80(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z19
-	VPERMPS         Z15, Z19, Z19
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z19, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z19, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z19, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z19, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z19, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z19, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z19, Z13, Z6
-	VBROADCASTI64X4 112(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z19
-	VPERMPS         Z15, Z19, Z19
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z19, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z19, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z19, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z19, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z19, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z19, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z19, Z13, Z6
-	VBROADCASTI64X4 144(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z18, K1
-	VPADDB          gguf_c10<>+0(SB), Z16, K1, Z16
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z15
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z16, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z15, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*2), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z15, Z13, Z6
-	VFNMADD231PS    768(CX), Z14, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z14, Z3
-	VFNMADD231PS    768(SI), Z14, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z14, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z14, Z6
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ5K_7_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z14
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z16
+	VPERMD       Z14, Z16, Z15
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z16
+	VPERMD       Z14, Z16, Z14
+	VPSRLVD      gguf_kshift<>+0(SB), Z15, Z15
+	VPANDD       gguf_kmasklo<>+0(SB), Z15, Z15
+	VPSRLD       $0x02, Z14, Z14
+	VPANDD       gguf_kmaskhi<>+0(SB), Z14, Z14
+	VPORD        Z14, Z15, Z15
+	VCVTDQ2PS    Z15, Z15
+	VCVTPH2PS    (AX), X17
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z16
+	VPERMPS      Z17, Z16, Z17
+	VMULPS       Z17, Z15, Z15
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z16
+	VPERMPS      Z15, Z16, Z14
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z16
+	VPERMPS      Z15, Z16, Z15
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VMOVDQU64    48(AX), Z16
+	VMOVDQU64    112(AX), Z19
+	VMOVDQU64    16(AX), Y18
+	VMOVDQU32    gguf_lsQ5K_m0<>+0(SB), Z20
+	VPERMI2D     Z19, Z16, Z20
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z20, Z20
+	VPANDD       gguf_nib<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ5K_s0<>+0(SB), Z21
+	VPERMD       Z18, Z21, Z21
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z21, K1
+	VPADDB       gguf_c10<>+0(SB), Z20, K1, Z20
+	VPDPBUSD     (CX), Z20, Z7
+	VPDPBUSD     (CX)(DX*1), Z20, Z8
+	VPDPBUSD     (CX)(DX*2), Z20, Z9
+	VPDPBUSD     (CX)(BX*1), Z20, Z10
+	VPDPBUSD     (SI), Z20, Z11
+	VPDPBUSD     (SI)(DX*1), Z20, Z12
+	VPDPBUSD     (SI)(DX*2), Z20, Z13
+	VMOVDQU32    gguf_lsQ5K_m1<>+0(SB), Z20
+	VPERMI2D     Z19, Z16, Z20
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z20, Z20
+	VPANDD       gguf_nib<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ5K_s1<>+0(SB), Z21
+	VPERMD       Z18, Z21, Z21
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z21, K1
+	VPADDB       gguf_c10<>+0(SB), Z20, K1, Z20
+	VPDPBUSD     64(CX), Z20, Z7
+	VPDPBUSD     64(CX)(DX*1), Z20, Z8
+	VPDPBUSD     64(CX)(DX*2), Z20, Z9
+	VPDPBUSD     64(CX)(BX*1), Z20, Z10
+	VPDPBUSD     64(SI), Z20, Z11
+	VPDPBUSD     64(SI)(DX*1), Z20, Z12
+	VPDPBUSD     64(SI)(DX*2), Z20, Z13
+	VMOVDQU32    gguf_lsQ5K_m2<>+0(SB), Z20
+	VPERMI2D     Z19, Z16, Z20
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z20, Z20
+	VPANDD       gguf_nib<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ5K_s2<>+0(SB), Z21
+	VPERMD       Z18, Z21, Z21
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z21, K1
+	VPADDB       gguf_c10<>+0(SB), Z20, K1, Z20
+	VPDPBUSD     128(CX), Z20, Z7
+	VPDPBUSD     128(CX)(DX*1), Z20, Z8
+	VPDPBUSD     128(CX)(DX*2), Z20, Z9
+	VPDPBUSD     128(CX)(BX*1), Z20, Z10
+	VPDPBUSD     128(SI), Z20, Z11
+	VPDPBUSD     128(SI)(DX*1), Z20, Z12
+	VPDPBUSD     128(SI)(DX*2), Z20, Z13
+	VMOVDQU32    gguf_lsQ5K_m3<>+0(SB), Z20
+	VPERMI2D     Z19, Z16, Z20
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z20, Z20
+	VPANDD       gguf_nib<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ5K_s3<>+0(SB), Z16
+	VPERMD       Z18, Z16, Z16
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z16, K1
+	VPADDB       gguf_c10<>+0(SB), Z20, K1, Z20
+	VPDPBUSD     192(CX), Z20, Z7
+	VPDPBUSD     192(CX)(DX*1), Z20, Z8
+	VPDPBUSD     192(CX)(DX*2), Z20, Z9
+	VPDPBUSD     192(CX)(BX*1), Z20, Z10
+	VPDPBUSD     192(SI), Z20, Z11
+	VPDPBUSD     192(SI)(DX*1), Z20, Z12
+	VPDPBUSD     192(SI)(DX*2), Z20, Z13
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z15, Z7, Z0
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z15, Z8, Z1
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z15, Z9, Z2
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z15, Z10, Z3
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z15, Z11, Z4
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z15, Z12, Z5
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*2), Z13, Z13
+	VFMADD231PS  Z15, Z13, Z6
+	VFNMADD231PS 768(CX), Z14, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z14, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z14, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z14, Z3
+	VFNMADD231PS 768(SI), Z14, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z14, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z14, Z6
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ5K_7_unit
 
 ggufZQ5K_7_tail:
 	MOVQ          ldy+64(FP), AX
@@ -31990,228 +32301,140 @@ ggufZQ5K_8_row:
 	JZ     ggufZQ5K_8_tail
 
 ggufZQ5K_8_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	VPMOVZXBD       4(AX), Z16
-	VMOVDQU32       gguf_kpermp<>+0(SB), Z18
-	VPERMD          Z16, Z18, Z17
-	VMOVDQU32       gguf_kpermq<>+0(SB), Z18
-	VPERMD          Z16, Z18, Z16
-	VPSRLVD         gguf_kshift<>+0(SB), Z17, Z17
-	VPANDD          gguf_kmasklo<>+0(SB), Z17, Z17
-	VPSRLD          $0x02, Z16, Z16
-	VPANDD          gguf_kmaskhi<>+0(SB), Z16, Z16
-	VPORD           Z16, Z17, Z17
-	VCVTDQ2PS       Z17, Z17
-	VCVTPH2PS       (AX), X19
-	VMOVDQU32       gguf_kpermd<>+0(SB), Z18
-	VPERMPS         Z19, Z18, Z19
-	VMULPS          Z19, Z17, Z17
-	VMOVDQU32       gguf_quadsk<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z16
-	VBROADCASTI64X4 48(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
-	VBROADCASTI64X4 16(AX), Z20
-	VPTESTMB        gguf_q5sel_0<>+0(SB), Z20, K1
-	VPADDB          gguf_c10<>+0(SB), Z18, K1, Z18
-	VMOVDQU32       gguf_spreadA8_0<>+0(SB), Z21
-	VPERMPS         Z17, Z21, Z21
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z21, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z21, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z21, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z21, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z21, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z21, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        (SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          256(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z21, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        (SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          256(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z21, Z15, Z7
-	VBROADCASTI64X4 80(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
-	VPTESTMB        gguf_q5sel_1<>+0(SB), Z20, K1
-	VPADDB          gguf_c10<>+0(SB), Z18, K1, Z18
-	VMOVDQU32       gguf_spreadA8_1<>+0(SB), Z21
-	VPERMPS         Z17, Z21, Z21
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z21, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z21, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z21, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z21, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z21, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z21, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        64(SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          320(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z21, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        64(SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          320(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z21, Z15, Z7
-	VBROADCASTI64X4 112(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
-	VPTESTMB        gguf_q5sel_2<>+0(SB), Z20, K1
-	VPADDB          gguf_c10<>+0(SB), Z18, K1, Z18
-	VMOVDQU32       gguf_spreadA8_2<>+0(SB), Z21
-	VPERMPS         Z17, Z21, Z21
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z21, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z21, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z21, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z21, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z21, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z21, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        128(SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          384(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z21, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        128(SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          384(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z21, Z15, Z7
-	VBROADCASTI64X4 144(AX), Z18
-	VPSRLVW         gguf_nibshift<>+0(SB), Z18, Z18
-	VPANDD          gguf_nib<>+0(SB), Z18, Z18
-	VPTESTMB        gguf_q5sel_3<>+0(SB), Z20, K1
-	VPADDB          gguf_c10<>+0(SB), Z18, K1, Z18
-	VMOVDQU32       gguf_spreadA8_3<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z17
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z18, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z17, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z18, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z18, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z18, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z18, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z18, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        192(SI)(DX*2), Z18, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          448(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        192(SI)(BX*1), Z18, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          448(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z17, Z15, Z7
-	VFNMADD231PS    768(CX), Z16, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z16, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z16, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z16, Z3
-	VFNMADD231PS    768(SI), Z16, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z16, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z16, Z6
-	VFNMADD231PS    768(SI)(BX*1), Z16, Z7
-	ADDQ            $0x000000b0, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ5K_8_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	VPMOVZXBD    4(AX), Z16
+	VMOVDQU32    gguf_kpermp<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z17
+	VMOVDQU32    gguf_kpermq<>+0(SB), Z18
+	VPERMD       Z16, Z18, Z16
+	VPSRLVD      gguf_kshift<>+0(SB), Z17, Z17
+	VPANDD       gguf_kmasklo<>+0(SB), Z17, Z17
+	VPSRLD       $0x02, Z16, Z16
+	VPANDD       gguf_kmaskhi<>+0(SB), Z16, Z16
+	VPORD        Z16, Z17, Z17
+	VCVTDQ2PS    Z17, Z17
+	VCVTPH2PS    (AX), X19
+	VMOVDQU32    gguf_kpermd<>+0(SB), Z18
+	VPERMPS      Z19, Z18, Z19
+	VMULPS       Z19, Z17, Z17
+	VMOVDQU32    gguf_lsmink<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z16
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z18
+	VPERMPS      Z17, Z18, Z17
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VMOVDQU64    48(AX), Z18
+	VMOVDQU64    112(AX), Z21
+	VMOVDQU64    16(AX), Y20
+	VMOVDQU32    gguf_lsQ5K_m0<>+0(SB), Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z22, Z22
+	VPANDD       gguf_nib<>+0(SB), Z22, Z22
+	VMOVDQU32    gguf_lsQ5K_s0<>+0(SB), Z23
+	VPERMD       Z20, Z23, Z23
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z23, K1
+	VPADDB       gguf_c10<>+0(SB), Z22, K1, Z22
+	VPDPBUSD     (CX), Z22, Z8
+	VPDPBUSD     (CX)(DX*1), Z22, Z9
+	VPDPBUSD     (CX)(DX*2), Z22, Z10
+	VPDPBUSD     (CX)(BX*1), Z22, Z11
+	VPDPBUSD     (SI), Z22, Z12
+	VPDPBUSD     (SI)(DX*1), Z22, Z13
+	VPDPBUSD     (SI)(DX*2), Z22, Z14
+	VPDPBUSD     (SI)(BX*1), Z22, Z15
+	VMOVDQU32    gguf_lsQ5K_m1<>+0(SB), Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z22, Z22
+	VPANDD       gguf_nib<>+0(SB), Z22, Z22
+	VMOVDQU32    gguf_lsQ5K_s1<>+0(SB), Z23
+	VPERMD       Z20, Z23, Z23
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z23, K1
+	VPADDB       gguf_c10<>+0(SB), Z22, K1, Z22
+	VPDPBUSD     64(CX), Z22, Z8
+	VPDPBUSD     64(CX)(DX*1), Z22, Z9
+	VPDPBUSD     64(CX)(DX*2), Z22, Z10
+	VPDPBUSD     64(CX)(BX*1), Z22, Z11
+	VPDPBUSD     64(SI), Z22, Z12
+	VPDPBUSD     64(SI)(DX*1), Z22, Z13
+	VPDPBUSD     64(SI)(DX*2), Z22, Z14
+	VPDPBUSD     64(SI)(BX*1), Z22, Z15
+	VMOVDQU32    gguf_lsQ5K_m2<>+0(SB), Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z22, Z22
+	VPANDD       gguf_nib<>+0(SB), Z22, Z22
+	VMOVDQU32    gguf_lsQ5K_s2<>+0(SB), Z23
+	VPERMD       Z20, Z23, Z23
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z23, K1
+	VPADDB       gguf_c10<>+0(SB), Z22, K1, Z22
+	VPDPBUSD     128(CX), Z22, Z8
+	VPDPBUSD     128(CX)(DX*1), Z22, Z9
+	VPDPBUSD     128(CX)(DX*2), Z22, Z10
+	VPDPBUSD     128(CX)(BX*1), Z22, Z11
+	VPDPBUSD     128(SI), Z22, Z12
+	VPDPBUSD     128(SI)(DX*1), Z22, Z13
+	VPDPBUSD     128(SI)(DX*2), Z22, Z14
+	VPDPBUSD     128(SI)(BX*1), Z22, Z15
+	VMOVDQU32    gguf_lsQ5K_m3<>+0(SB), Z22
+	VPERMI2D     Z21, Z18, Z22
+	VPSRLVD      gguf_lsQ5K_shift<>+0(SB), Z22, Z22
+	VPANDD       gguf_nib<>+0(SB), Z22, Z22
+	VMOVDQU32    gguf_lsQ5K_s3<>+0(SB), Z18
+	VPERMD       Z20, Z18, Z18
+	VPTESTMB     gguf_lsQ5K_bit<>+0(SB), Z18, K1
+	VPADDB       gguf_c10<>+0(SB), Z22, K1, Z22
+	VPDPBUSD     192(CX), Z22, Z8
+	VPDPBUSD     192(CX)(DX*1), Z22, Z9
+	VPDPBUSD     192(CX)(DX*2), Z22, Z10
+	VPDPBUSD     192(CX)(BX*1), Z22, Z11
+	VPDPBUSD     192(SI), Z22, Z12
+	VPDPBUSD     192(SI)(DX*1), Z22, Z13
+	VPDPBUSD     192(SI)(DX*2), Z22, Z14
+	VPDPBUSD     192(SI)(BX*1), Z22, Z15
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z17, Z8, Z0
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z17, Z9, Z1
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*2), Z10, Z10
+	VFMADD231PS  Z17, Z10, Z2
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(BX*1), Z11, Z11
+	VFMADD231PS  Z17, Z11, Z3
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI), Z12, Z12
+	VFMADD231PS  Z17, Z12, Z4
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*1), Z13, Z13
+	VFMADD231PS  Z17, Z13, Z5
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(SI)(DX*2), Z14, Z14
+	VFMADD231PS  Z17, Z14, Z6
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(SI)(BX*1), Z15, Z15
+	VFMADD231PS  Z17, Z15, Z7
+	VFNMADD231PS 768(CX), Z16, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z16, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z16, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z16, Z3
+	VFNMADD231PS 768(SI), Z16, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z16, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z16, Z6
+	VFNMADD231PS 768(SI)(BX*1), Z16, Z7
+	ADDQ         $0x000000b0, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ5K_8_unit
 
 ggufZQ5K_8_tail:
 	MOVQ          ldy+64(FP), AX
@@ -32569,144 +32792,130 @@ ggufZQ6K_1_set0:
 	RET
 
 // func ggufZQ6K_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_2(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c30<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z5
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ6K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ6K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ6K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ6K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ6K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ6K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ6K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ6K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ6K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ6K_rot<>+0(SB), Z10
 
 ggufZQ6K_2_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ6K_2_tail
 
 ggufZQ6K_2_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	PREFETCHT0      2240(AX)
-	MOVWLZX         208(AX), SI
-	VMOVD           SI, X10
-	VCVTPH2PS       X10, X10
-	VBROADCASTSS    X10, Z10
-	VPMOVSXBD       192(AX), Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          Z10, Z11, Z11
-	VMOVDQU64       (AX), Z12
-	VBROADCASTI64X4 128(AX), Z13
-	VPANDD          Z0, Z12, Z10
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z10, Z10
-	VPERMPS         Z11, Z2, Z14
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z7
-	VPSRLW          $0x04, Z12, Z10
-	VPANDD          Z0, Z10, Z10
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
-	VPANDD          Z1, Z12, Z12
-	VPORD           Z12, Z10, Z10
-	VPERMPS         Z11, Z3, Z12
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z7
-	VMOVDQU64       64(AX), Z12
-	VBROADCASTI64X4 160(AX), Z13
-	VPANDD          Z0, Z12, Z10
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z10, Z10
-	VPERMPS         Z11, Z4, Z14
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z7
-	VPSRLW          $0x04, Z12, Z10
-	VPANDD          Z0, Z10, Z10
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
-	VPANDD          Z1, Z12, Z12
-	VPORD           Z12, Z10, Z10
-	VPERMPS         Z11, Z5, Z12
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z6
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z7
-	VFNMADD231PS    768(CX), Z11, Z6
-	VFNMADD231PS    768(CX)(DX*1), Z11, Z7
-	ADDQ            $0x000000d2, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ6K_2_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	PREFETCHT0   2240(AX)
+	MOVWLZX      208(AX), SI
+	VMOVD        SI, X15
+	VCVTPH2PS    X15, X15
+	VBROADCASTSS X15, Z15
+	VPMOVSXBD    192(AX), Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       Z15, Z16, Z16
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VMOVDQU64    (AX), Z15
+	VMOVDQU64    64(AX), Z17
+	VMOVDQU64    128(AX), Z18
+	VMOVDQU32    Z1, Z19
+	VPERMI2D     Z17, Z15, Z19
+	VPSRLVD      Z9, Z19, Z19
+	VPERMD       Z18, Z2, Z20
+	VPROLVD      Z10, Z20, Z20
+	VPTERNLOGD   $0xe4, Z0, Z20, Z19
+	VPANDD       gguf_c3f<>+0(SB), Z19, Z19
+	VPDPBUSD     (CX), Z19, Z13
+	VPDPBUSD     (CX)(DX*1), Z19, Z14
+	VMOVDQU32    Z3, Z19
+	VPERMI2D     Z17, Z15, Z19
+	VPSRLVD      Z9, Z19, Z19
+	VPERMD       Z18, Z4, Z20
+	VPROLVD      Z10, Z20, Z20
+	VPTERNLOGD   $0xe4, Z0, Z20, Z19
+	VPANDD       gguf_c3f<>+0(SB), Z19, Z19
+	VPDPBUSD     64(CX), Z19, Z13
+	VPDPBUSD     64(CX)(DX*1), Z19, Z14
+	VMOVDQU32    Z5, Z19
+	VPERMI2D     Z17, Z15, Z19
+	VPSRLVD      Z9, Z19, Z19
+	VPERMD       Z18, Z6, Z20
+	VPROLVD      Z10, Z20, Z20
+	VPTERNLOGD   $0xe4, Z0, Z20, Z19
+	VPANDD       gguf_c3f<>+0(SB), Z19, Z19
+	VPDPBUSD     128(CX), Z19, Z13
+	VPDPBUSD     128(CX)(DX*1), Z19, Z14
+	VMOVDQU32    Z7, Z19
+	VPERMI2D     Z17, Z15, Z19
+	VPSRLVD      Z9, Z19, Z19
+	VPERMD       Z18, Z8, Z15
+	VPROLVD      Z10, Z15, Z15
+	VPTERNLOGD   $0xe4, Z0, Z15, Z19
+	VPANDD       gguf_c3f<>+0(SB), Z19, Z19
+	VPDPBUSD     192(CX), Z19, Z13
+	VPDPBUSD     192(CX)(DX*1), Z19, Z14
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(CX), Z13, Z13
+	VFMADD231PS  Z16, Z13, Z11
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(CX)(DX*1), Z14, Z14
+	VFMADD231PS  Z16, Z14, Z12
+	VFNMADD231PS 768(CX), Z16, Z11
+	VFNMADD231PS 768(CX)(DX*1), Z16, Z12
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ6K_2_unit
 
 ggufZQ6K_2_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z6, Y10
-	VADDPS        Y10, Y6, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z11, Y15
+	VADDPS        Y15, Y11, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZQ6K_2_set0
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X16, X16
 
 ggufZQ6K_2_set0:
-	VMOVSS        X11, (CX)
+	VMOVSS        X16, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y10
-	VADDPS        Y10, Y7, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
+	VEXTRACTF64X4 $0x01, Z12, Y15
+	VADDPS        Y15, Y12, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZQ6K_2_set1
-	VADDSS        (CX), X11, X11
+	VADDSS        (CX), X16, X16
 
 ggufZQ6K_2_set1:
-	VMOVSS X11, (CX)
+	VMOVSS X16, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -32716,181 +32925,155 @@ ggufZQ6K_2_set1:
 	RET
 
 // func ggufZQ6K_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_3(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c30<>+0(SB), Z1
-	VMOVDQU32 gguf_spread16_0<>+0(SB), Z2
-	VMOVDQU32 gguf_spread16_1<>+0(SB), Z3
-	VMOVDQU32 gguf_spread16_2<>+0(SB), Z4
-	VMOVDQU32 gguf_spread16_3<>+0(SB), Z5
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsQ6K_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsQ6K_s0<>+0(SB), Z2
+	VMOVDQU32 gguf_lsQ6K_m1<>+0(SB), Z3
+	VMOVDQU32 gguf_lsQ6K_s1<>+0(SB), Z4
+	VMOVDQU32 gguf_lsQ6K_m2<>+0(SB), Z5
+	VMOVDQU32 gguf_lsQ6K_s2<>+0(SB), Z6
+	VMOVDQU32 gguf_lsQ6K_m3<>+0(SB), Z7
+	VMOVDQU32 gguf_lsQ6K_s3<>+0(SB), Z8
+	VMOVDQU32 gguf_lsQ6K_shift<>+0(SB), Z9
+	VMOVDQU32 gguf_lsQ6K_rot<>+0(SB), Z10
 
 ggufZQ6K_3_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
 	MOVQ   units+24(FP), BX
 	TESTQ  BX, BX
 	JZ     ggufZQ6K_3_tail
 
 ggufZQ6K_3_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	PREFETCHT0      2240(AX)
-	MOVWLZX         208(AX), SI
-	VMOVD           SI, X12
-	VCVTPH2PS       X12, X12
-	VBROADCASTSS    X12, Z12
-	VPMOVSXBD       192(AX), Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          Z12, Z13, Z13
-	VMOVDQU64       (AX), Z14
-	VBROADCASTI64X4 128(AX), Z15
-	VPANDD          Z0, Z14, Z12
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
-	VPANDD          Z1, Z16, Z16
-	VPORD           Z16, Z12, Z12
-	VPERMPS         Z13, Z2, Z16
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(DX*2), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z8
-	VPSRLW          $0x04, Z14, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z12, Z12
-	VPERMPS         Z13, Z3, Z14
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z14, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(DX*2), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z14, Z11, Z8
-	VMOVDQU64       64(AX), Z14
-	VBROADCASTI64X4 160(AX), Z15
-	VPANDD          Z0, Z14, Z12
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
-	VPANDD          Z1, Z16, Z16
-	VPORD           Z16, Z12, Z12
-	VPERMPS         Z13, Z4, Z16
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(DX*2), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z8
-	VPSRLW          $0x04, Z14, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z12, Z12
-	VPERMPS         Z13, Z5, Z14
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z6
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z14, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(DX*2), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z14, Z11, Z8
-	VFNMADD231PS    768(CX), Z13, Z6
-	VFNMADD231PS    768(CX)(DX*1), Z13, Z7
-	VFNMADD231PS    768(CX)(DX*2), Z13, Z8
-	ADDQ            $0x000000d2, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZQ6K_3_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	PREFETCHT0   2240(AX)
+	MOVWLZX      208(AX), SI
+	VMOVD        SI, X17
+	VCVTPH2PS    X17, X17
+	VBROADCASTSS X17, Z17
+	VPMOVSXBD    192(AX), Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS       Z17, Z18, Z18
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
+	VMOVDQU64    (AX), Z17
+	VMOVDQU64    64(AX), Z19
+	VMOVDQU64    128(AX), Z20
+	VMOVDQU32    Z1, Z21
+	VPERMI2D     Z19, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPERMD       Z20, Z2, Z22
+	VPROLVD      Z10, Z22, Z22
+	VPTERNLOGD   $0xe4, Z0, Z22, Z21
+	VPANDD       gguf_c3f<>+0(SB), Z21, Z21
+	VPDPBUSD     (CX), Z21, Z14
+	VPDPBUSD     (CX)(DX*1), Z21, Z15
+	VPDPBUSD     (CX)(DX*2), Z21, Z16
+	VMOVDQU32    Z3, Z21
+	VPERMI2D     Z19, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPERMD       Z20, Z4, Z22
+	VPROLVD      Z10, Z22, Z22
+	VPTERNLOGD   $0xe4, Z0, Z22, Z21
+	VPANDD       gguf_c3f<>+0(SB), Z21, Z21
+	VPDPBUSD     64(CX), Z21, Z14
+	VPDPBUSD     64(CX)(DX*1), Z21, Z15
+	VPDPBUSD     64(CX)(DX*2), Z21, Z16
+	VMOVDQU32    Z5, Z21
+	VPERMI2D     Z19, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPERMD       Z20, Z6, Z22
+	VPROLVD      Z10, Z22, Z22
+	VPTERNLOGD   $0xe4, Z0, Z22, Z21
+	VPANDD       gguf_c3f<>+0(SB), Z21, Z21
+	VPDPBUSD     128(CX), Z21, Z14
+	VPDPBUSD     128(CX)(DX*1), Z21, Z15
+	VPDPBUSD     128(CX)(DX*2), Z21, Z16
+	VMOVDQU32    Z7, Z21
+	VPERMI2D     Z19, Z17, Z21
+	VPSRLVD      Z9, Z21, Z21
+	VPERMD       Z20, Z8, Z17
+	VPROLVD      Z10, Z17, Z17
+	VPTERNLOGD   $0xe4, Z0, Z17, Z21
+	VPANDD       gguf_c3f<>+0(SB), Z21, Z21
+	VPDPBUSD     192(CX), Z21, Z14
+	VPDPBUSD     192(CX)(DX*1), Z21, Z15
+	VPDPBUSD     192(CX)(DX*2), Z21, Z16
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(CX), Z14, Z14
+	VFMADD231PS  Z18, Z14, Z11
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(CX)(DX*1), Z15, Z15
+	VFMADD231PS  Z18, Z15, Z12
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       512(CX)(DX*2), Z16, Z16
+	VFMADD231PS  Z18, Z16, Z13
+	VFNMADD231PS 768(CX), Z18, Z11
+	VFNMADD231PS 768(CX)(DX*1), Z18, Z12
+	VFNMADD231PS 768(CX)(DX*2), Z18, Z13
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZQ6K_3_unit
 
 ggufZQ6K_3_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z6, Y12
-	VADDPS        Y12, Y6, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z11, Y17
+	VADDPS        Y17, Y11, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZQ6K_3_set0
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X18, X18
 
 ggufZQ6K_3_set0:
-	VMOVSS        X13, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y12
-	VADDPS        Y12, Y7, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z12, Y17
+	VADDPS        Y17, Y12, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZQ6K_3_set1
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X18, X18
 
 ggufZQ6K_3_set1:
-	VMOVSS        X13, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z8, Y12
-	VADDPS        Y12, Y8, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
+	VEXTRACTF64X4 $0x01, Z13, Y17
+	VADDPS        Y17, Y13, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZQ6K_3_set2
-	VADDSS        (CX), X13, X13
+	VADDSS        (CX), X18, X18
 
 ggufZQ6K_3_set2:
-	VMOVSS X13, (CX)
+	VMOVSS X18, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -32900,160 +33083,332 @@ ggufZQ6K_3_set2:
 	RET
 
 // func ggufZQ6K_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_4(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c30<>+0(SB), Z1
-
 ggufZQ6K_4_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
 	MOVQ   units+24(FP), SI
 	TESTQ  SI, SI
 	JZ     ggufZQ6K_4_tail
 
 ggufZQ6K_4_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	PREFETCHT0      2240(AX)
-	MOVWLZX         208(AX), DI
-	VMOVD           DI, X10
-	VCVTPH2PS       X10, X10
-	VBROADCASTSS    X10, Z10
-	VPMOVSXBD       192(AX), Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          Z10, Z11, Z11
-	VMOVDQU64       (AX), Z12
-	VBROADCASTI64X4 128(AX), Z13
-	VPANDD          Z0, Z12, Z10
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z10, Z10
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z14
-	VPERMPS         Z11, Z14, Z14
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        (CX), Z10, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          256(CX), Z6, Z6
-	VFMADD231PS     Z14, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX)(DX*1), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*2), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(BX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z5
-	VPSRLW          $0x04, Z12, Z10
-	VPANDD          Z0, Z10, Z10
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
-	VPANDD          Z1, Z12, Z12
-	VPORD           Z12, Z10, Z10
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z12
-	VPERMPS         Z11, Z12, Z12
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        64(CX), Z10, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          320(CX), Z6, Z6
-	VFMADD231PS     Z12, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX)(DX*1), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*2), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(BX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z5
-	VMOVDQU64       64(AX), Z12
-	VBROADCASTI64X4 160(AX), Z13
-	VPANDD          Z0, Z12, Z10
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z13, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z10, Z10
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z14
-	VPERMPS         Z11, Z14, Z14
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        128(CX), Z10, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          384(CX), Z6, Z6
-	VFMADD231PS     Z14, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX)(DX*1), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*2), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(BX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z5
-	VPSRLW          $0x04, Z12, Z10
-	VPANDD          Z0, Z10, Z10
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z13, Z12
-	VPANDD          Z1, Z12, Z12
-	VPORD           Z12, Z10, Z10
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z12
-	VPERMPS         Z11, Z12, Z12
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        192(CX), Z10, Z6
-	VCVTDQ2PS       Z6, Z6
-	VMULPS          448(CX), Z6, Z6
-	VFMADD231PS     Z12, Z6, Z2
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX)(DX*1), Z10, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX)(DX*1), Z7, Z7
-	VFMADD231PS     Z12, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*2), Z10, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*2), Z8, Z8
-	VFMADD231PS     Z12, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(BX*1), Z10, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(BX*1), Z9, Z9
-	VFMADD231PS     Z12, Z9, Z5
-	VFNMADD231PS    768(CX), Z11, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z11, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z11, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z11, Z5
-	ADDQ            $0x000000d2, AX
-	ADDQ            $0x00000340, CX
-	DECQ            SI
-	JNZ             ggufZQ6K_4_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	PREFETCHT0   2240(AX)
+	MOVWLZX      208(AX), DI
+	VMOVD        DI, X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, Z8
+	VPMOVSXBD    192(AX), Z9
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VMOVDQU64    (AX), Z8
+	VMOVDQU64    64(AX), Z10
+	VMOVDQU64    128(AX), Z11
+	VMOVDQU32    gguf_lsQ6K_m0<>+0(SB), Z12
+	VPERMI2D     Z10, Z8, Z12
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z12, Z12
+	VMOVDQU32    gguf_lsQ6K_s0<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z13
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z13, Z13
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z13, Z12
+	VPANDD       gguf_c3f<>+0(SB), Z12, Z12
+	VPDPBUSD     (CX), Z12, Z4
+	VPDPBUSD     (CX)(DX*1), Z12, Z5
+	VPDPBUSD     (CX)(DX*2), Z12, Z6
+	VPDPBUSD     (CX)(BX*1), Z12, Z7
+	VMOVDQU32    gguf_lsQ6K_m1<>+0(SB), Z12
+	VPERMI2D     Z10, Z8, Z12
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z12, Z12
+	VMOVDQU32    gguf_lsQ6K_s1<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z13
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z13, Z13
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z13, Z12
+	VPANDD       gguf_c3f<>+0(SB), Z12, Z12
+	VPDPBUSD     64(CX), Z12, Z4
+	VPDPBUSD     64(CX)(DX*1), Z12, Z5
+	VPDPBUSD     64(CX)(DX*2), Z12, Z6
+	VPDPBUSD     64(CX)(BX*1), Z12, Z7
+	VMOVDQU32    gguf_lsQ6K_m2<>+0(SB), Z12
+	VPERMI2D     Z10, Z8, Z12
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z12, Z12
+	VMOVDQU32    gguf_lsQ6K_s2<>+0(SB), Z13
+	VPERMD       Z11, Z13, Z13
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z13, Z13
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z13, Z12
+	VPANDD       gguf_c3f<>+0(SB), Z12, Z12
+	VPDPBUSD     128(CX), Z12, Z4
+	VPDPBUSD     128(CX)(DX*1), Z12, Z5
+	VPDPBUSD     128(CX)(DX*2), Z12, Z6
+	VPDPBUSD     128(CX)(BX*1), Z12, Z7
+	VMOVDQU32    gguf_lsQ6K_m3<>+0(SB), Z12
+	VPERMI2D     Z10, Z8, Z12
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z12, Z12
+	VMOVDQU32    gguf_lsQ6K_s3<>+0(SB), Z8
+	VPERMD       Z11, Z8, Z8
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z8, Z8
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z8, Z12
+	VPANDD       gguf_c3f<>+0(SB), Z12, Z12
+	VPDPBUSD     192(CX), Z12, Z4
+	VPDPBUSD     192(CX)(DX*1), Z12, Z5
+	VPDPBUSD     192(CX)(DX*2), Z12, Z6
+	VPDPBUSD     192(CX)(BX*1), Z12, Z7
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       512(CX), Z4, Z4
+	VFMADD231PS  Z9, Z4, Z0
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX)(DX*1), Z5, Z5
+	VFMADD231PS  Z9, Z5, Z1
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*2), Z6, Z6
+	VFMADD231PS  Z9, Z6, Z2
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(BX*1), Z7, Z7
+	VFMADD231PS  Z9, Z7, Z3
+	VFNMADD231PS 768(CX), Z9, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z9, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z9, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z9, Z3
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x00000340, CX
+	DECQ         SI
+	JNZ          ggufZQ6K_4_unit
 
 ggufZQ6K_4_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZQ6K_4_set0
+	VADDSS        (CX), X9, X9
+
+ggufZQ6K_4_set0:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZQ6K_4_set1
+	VADDSS        (CX), X9, X9
+
+ggufZQ6K_4_set1:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VEXTRACTF64X4 $0x01, Z2, Y8
+	VADDPS        Y8, Y2, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZQ6K_4_set2
+	VADDSS        (CX), X9, X9
+
+ggufZQ6K_4_set2:
+	VMOVSS        X9, (CX)
+	ADDQ          AX, CX
+	VEXTRACTF64X4 $0x01, Z3, Y8
+	VADDPS        Y8, Y3, Y8
+	VEXTRACTF32X4 $0x01, Y8, X9
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	TESTB         DL, DL
+	JZ            ggufZQ6K_4_set3
+	VADDSS        (CX), X9, X9
+
+ggufZQ6K_4_set3:
+	VMOVSS X9, (CX)
+	ADDQ   $0x04, y+56(FP)
+	MOVQ   rowBytes+16(FP), AX
+	ADDQ   AX, w+0(FP)
+	DECQ   nrows+8(FP)
+	JNZ    ggufZQ6K_4_row
+	VZEROUPPER
+	RET
+
+// func ggufZQ6K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+TEXT ·ggufZQ6K_5(SB), NOSPLIT, $0-73
+ggufZQ6K_5_row:
+	MOVQ   w+0(FP), AX
+	MOVQ   xa+40(FP), CX
+	MOVQ   ldx+48(FP), DX
+	LEAQ   (DX)(DX*2), BX
+	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	MOVQ   units+24(FP), DI
+	TESTQ  DI, DI
+	JZ     ggufZQ6K_5_tail
+
+ggufZQ6K_5_unit:
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	PREFETCHT0   2240(AX)
+	MOVWLZX      208(AX), R8
+	VMOVD        R8, X10
+	VCVTPH2PS    X10, X10
+	VBROADCASTSS X10, Z10
+	VPMOVSXBD    192(AX), Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VMOVDQU64    (AX), Z10
+	VMOVDQU64    64(AX), Z12
+	VMOVDQU64    128(AX), Z13
+	VMOVDQU32    gguf_lsQ6K_m0<>+0(SB), Z14
+	VPERMI2D     Z12, Z10, Z14
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ6K_s0<>+0(SB), Z15
+	VPERMD       Z13, Z15, Z15
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z15, Z15
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z15, Z14
+	VPANDD       gguf_c3f<>+0(SB), Z14, Z14
+	VPDPBUSD     (CX), Z14, Z5
+	VPDPBUSD     (CX)(DX*1), Z14, Z6
+	VPDPBUSD     (CX)(DX*2), Z14, Z7
+	VPDPBUSD     (CX)(BX*1), Z14, Z8
+	VPDPBUSD     (SI), Z14, Z9
+	VMOVDQU32    gguf_lsQ6K_m1<>+0(SB), Z14
+	VPERMI2D     Z12, Z10, Z14
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ6K_s1<>+0(SB), Z15
+	VPERMD       Z13, Z15, Z15
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z15, Z15
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z15, Z14
+	VPANDD       gguf_c3f<>+0(SB), Z14, Z14
+	VPDPBUSD     64(CX), Z14, Z5
+	VPDPBUSD     64(CX)(DX*1), Z14, Z6
+	VPDPBUSD     64(CX)(DX*2), Z14, Z7
+	VPDPBUSD     64(CX)(BX*1), Z14, Z8
+	VPDPBUSD     64(SI), Z14, Z9
+	VMOVDQU32    gguf_lsQ6K_m2<>+0(SB), Z14
+	VPERMI2D     Z12, Z10, Z14
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ6K_s2<>+0(SB), Z15
+	VPERMD       Z13, Z15, Z15
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z15, Z15
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z15, Z14
+	VPANDD       gguf_c3f<>+0(SB), Z14, Z14
+	VPDPBUSD     128(CX), Z14, Z5
+	VPDPBUSD     128(CX)(DX*1), Z14, Z6
+	VPDPBUSD     128(CX)(DX*2), Z14, Z7
+	VPDPBUSD     128(CX)(BX*1), Z14, Z8
+	VPDPBUSD     128(SI), Z14, Z9
+	VMOVDQU32    gguf_lsQ6K_m3<>+0(SB), Z14
+	VPERMI2D     Z12, Z10, Z14
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z14, Z14
+	VMOVDQU32    gguf_lsQ6K_s3<>+0(SB), Z10
+	VPERMD       Z13, Z10, Z10
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z10, Z10
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z10, Z14
+	VPANDD       gguf_c3f<>+0(SB), Z14, Z14
+	VPDPBUSD     192(CX), Z14, Z5
+	VPDPBUSD     192(CX)(DX*1), Z14, Z6
+	VPDPBUSD     192(CX)(DX*2), Z14, Z7
+	VPDPBUSD     192(CX)(BX*1), Z14, Z8
+	VPDPBUSD     192(SI), Z14, Z9
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z11, Z5, Z0
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z11, Z6, Z1
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z11, Z7, Z2
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z11, Z8, Z3
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(SI), Z9, Z9
+	VFMADD231PS  Z11, Z9, Z4
+	VFNMADD231PS 768(CX), Z11, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z11, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z11, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z11, Z3
+	VFNMADD231PS 768(SI), Z11, Z4
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ6K_5_unit
+
+ggufZQ6K_5_tail:
+	MOVQ          ldy+64(FP), AX
+	SHLQ          $0x02, AX
+	MOVQ          y+56(FP), CX
+	MOVB          acc+72(FP), DL
+	VEXTRACTF64X4 $0x01, Z0, Y10
+	VADDPS        Y10, Y0, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZQ6K_5_set0
+	VADDSS        (CX), X11, X11
+
+ggufZQ6K_5_set0:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
+	VEXTRACTF64X4 $0x01, Z1, Y10
+	VADDPS        Y10, Y1, Y10
+	VEXTRACTF32X4 $0x01, Y10, X11
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	TESTB         DL, DL
+	JZ            ggufZQ6K_5_set1
+	VADDSS        (CX), X11, X11
+
+ggufZQ6K_5_set1:
+	VMOVSS        X11, (CX)
+	ADDQ          AX, CX
 	VEXTRACTF64X4 $0x01, Z2, Y10
 	VADDPS        Y10, Y2, Y10
 	VEXTRACTF32X4 $0x01, Y10, X11
@@ -33063,10 +33418,10 @@ ggufZQ6K_4_tail:
 	VMOVSHDUP     X11, X10
 	VADDSS        X10, X11, X11
 	TESTB         DL, DL
-	JZ            ggufZQ6K_4_set0
+	JZ            ggufZQ6K_5_set2
 	VADDSS        (CX), X11, X11
 
-ggufZQ6K_4_set0:
+ggufZQ6K_5_set2:
 	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
 	VEXTRACTF64X4 $0x01, Z3, Y10
@@ -33078,10 +33433,10 @@ ggufZQ6K_4_set0:
 	VMOVSHDUP     X11, X10
 	VADDSS        X10, X11, X11
 	TESTB         DL, DL
-	JZ            ggufZQ6K_4_set1
+	JZ            ggufZQ6K_5_set3
 	VADDSS        (CX), X11, X11
 
-ggufZQ6K_4_set1:
+ggufZQ6K_5_set3:
 	VMOVSS        X11, (CX)
 	ADDQ          AX, CX
 	VEXTRACTF64X4 $0x01, Z4, Y10
@@ -33093,213 +33448,180 @@ ggufZQ6K_4_set1:
 	VMOVSHDUP     X11, X10
 	VADDSS        X10, X11, X11
 	TESTB         DL, DL
-	JZ            ggufZQ6K_4_set2
+	JZ            ggufZQ6K_5_set4
 	VADDSS        (CX), X11, X11
 
-ggufZQ6K_4_set2:
-	VMOVSS        X11, (CX)
-	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y10
-	VADDPS        Y10, Y5, Y10
-	VEXTRACTF32X4 $0x01, Y10, X11
-	VADDPS        X10, X11, X11
-	VMOVHLPS      X11, X11, X10
-	VADDPS        X10, X11, X11
-	VMOVSHDUP     X11, X10
-	VADDSS        X10, X11, X11
-	TESTB         DL, DL
-	JZ            ggufZQ6K_4_set3
-	VADDSS        (CX), X11, X11
-
-ggufZQ6K_4_set3:
+ggufZQ6K_5_set4:
 	VMOVSS X11, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
 	DECQ   nrows+8(FP)
-	JNZ    ggufZQ6K_4_row
+	JNZ    ggufZQ6K_5_row
 	VZEROUPPER
 	RET
 
-// func ggufZQ6K_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
-TEXT ·ggufZQ6K_5(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c30<>+0(SB), Z1
-
-ggufZQ6K_5_row:
+// func ggufZQ6K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+TEXT ·ggufZQ6K_6(SB), NOSPLIT, $0-73
+ggufZQ6K_6_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
-	JZ     ggufZQ6K_5_tail
+	JZ     ggufZQ6K_6_tail
 
-ggufZQ6K_5_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	PREFETCHT0      2240(AX)
-	MOVWLZX         208(AX), R8
-	VMOVD           R8, X12
-	VCVTPH2PS       X12, X12
-	VBROADCASTSS    X12, Z12
-	VPMOVSXBD       192(AX), Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          Z12, Z13, Z13
-	VMOVDQU64       (AX), Z14
-	VBROADCASTI64X4 128(AX), Z15
-	VPANDD          Z0, Z14, Z12
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
-	VPANDD          Z1, Z16, Z16
-	VPORD           Z16, Z12, Z12
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z16
-	VPERMPS         Z13, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z6
-	VPSRLW          $0x04, Z14, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z12, Z12
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z14
-	VPERMPS         Z13, Z14, Z14
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z14, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z14, Z11, Z6
-	VMOVDQU64       64(AX), Z14
-	VBROADCASTI64X4 160(AX), Z15
-	VPANDD          Z0, Z14, Z12
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z15, Z16
-	VPANDD          Z1, Z16, Z16
-	VPORD           Z16, Z12, Z12
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z16
-	VPERMPS         Z13, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z6
-	VPSRLW          $0x04, Z14, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z15, Z14
-	VPANDD          Z1, Z14, Z14
-	VPORD           Z14, Z12, Z12
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z14
-	VPERMPS         Z13, Z14, Z14
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z12, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z14, Z7, Z2
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z12, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z14, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z14, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z12, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z14, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z12, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z14, Z11, Z6
-	VFNMADD231PS    768(CX), Z13, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z13, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z13, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z13, Z5
-	VFNMADD231PS    768(SI), Z13, Z6
-	ADDQ            $0x000000d2, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ6K_5_unit
+ggufZQ6K_6_unit:
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	PREFETCHT0   2240(AX)
+	MOVWLZX      208(AX), R8
+	VMOVD        R8, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Z12
+	VPMOVSXBD    192(AX), Z13
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       Z12, Z13, Z13
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VMOVDQU64    (AX), Z12
+	VMOVDQU64    64(AX), Z14
+	VMOVDQU64    128(AX), Z15
+	VMOVDQU32    gguf_lsQ6K_m0<>+0(SB), Z16
+	VPERMI2D     Z14, Z12, Z16
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ6K_s0<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z17
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z17, Z17
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z17, Z16
+	VPANDD       gguf_c3f<>+0(SB), Z16, Z16
+	VPDPBUSD     (CX), Z16, Z6
+	VPDPBUSD     (CX)(DX*1), Z16, Z7
+	VPDPBUSD     (CX)(DX*2), Z16, Z8
+	VPDPBUSD     (CX)(BX*1), Z16, Z9
+	VPDPBUSD     (SI), Z16, Z10
+	VPDPBUSD     (SI)(DX*1), Z16, Z11
+	VMOVDQU32    gguf_lsQ6K_m1<>+0(SB), Z16
+	VPERMI2D     Z14, Z12, Z16
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ6K_s1<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z17
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z17, Z17
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z17, Z16
+	VPANDD       gguf_c3f<>+0(SB), Z16, Z16
+	VPDPBUSD     64(CX), Z16, Z6
+	VPDPBUSD     64(CX)(DX*1), Z16, Z7
+	VPDPBUSD     64(CX)(DX*2), Z16, Z8
+	VPDPBUSD     64(CX)(BX*1), Z16, Z9
+	VPDPBUSD     64(SI), Z16, Z10
+	VPDPBUSD     64(SI)(DX*1), Z16, Z11
+	VMOVDQU32    gguf_lsQ6K_m2<>+0(SB), Z16
+	VPERMI2D     Z14, Z12, Z16
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ6K_s2<>+0(SB), Z17
+	VPERMD       Z15, Z17, Z17
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z17, Z17
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z17, Z16
+	VPANDD       gguf_c3f<>+0(SB), Z16, Z16
+	VPDPBUSD     128(CX), Z16, Z6
+	VPDPBUSD     128(CX)(DX*1), Z16, Z7
+	VPDPBUSD     128(CX)(DX*2), Z16, Z8
+	VPDPBUSD     128(CX)(BX*1), Z16, Z9
+	VPDPBUSD     128(SI), Z16, Z10
+	VPDPBUSD     128(SI)(DX*1), Z16, Z11
+	VMOVDQU32    gguf_lsQ6K_m3<>+0(SB), Z16
+	VPERMI2D     Z14, Z12, Z16
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z16, Z16
+	VMOVDQU32    gguf_lsQ6K_s3<>+0(SB), Z12
+	VPERMD       Z15, Z12, Z12
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z12, Z12
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z12, Z16
+	VPANDD       gguf_c3f<>+0(SB), Z16, Z16
+	VPDPBUSD     192(CX), Z16, Z6
+	VPDPBUSD     192(CX)(DX*1), Z16, Z7
+	VPDPBUSD     192(CX)(DX*2), Z16, Z8
+	VPDPBUSD     192(CX)(BX*1), Z16, Z9
+	VPDPBUSD     192(SI), Z16, Z10
+	VPDPBUSD     192(SI)(DX*1), Z16, Z11
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z13, Z6, Z0
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z13, Z7, Z1
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z13, Z8, Z2
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z13, Z9, Z3
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z13, Z10, Z4
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI)(DX*1), Z11, Z11
+	VFMADD231PS  Z13, Z11, Z5
+	VFNMADD231PS 768(CX), Z13, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z13, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z13, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z13, Z3
+	VFNMADD231PS 768(SI), Z13, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z13, Z5
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ6K_6_unit
 
-ggufZQ6K_5_tail:
+ggufZQ6K_6_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
+	VEXTRACTF64X4 $0x01, Z0, Y12
+	VADDPS        Y12, Y0, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZQ6K_6_set0
+	VADDSS        (CX), X13, X13
+
+ggufZQ6K_6_set0:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
+	VEXTRACTF64X4 $0x01, Z1, Y12
+	VADDPS        Y12, Y1, Y12
+	VEXTRACTF32X4 $0x01, Y12, X13
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	TESTB         DL, DL
+	JZ            ggufZQ6K_6_set1
+	VADDSS        (CX), X13, X13
+
+ggufZQ6K_6_set1:
+	VMOVSS        X13, (CX)
+	ADDQ          AX, CX
 	VEXTRACTF64X4 $0x01, Z2, Y12
 	VADDPS        Y12, Y2, Y12
 	VEXTRACTF32X4 $0x01, Y12, X13
@@ -33309,10 +33631,10 @@ ggufZQ6K_5_tail:
 	VMOVSHDUP     X13, X12
 	VADDSS        X12, X13, X13
 	TESTB         DL, DL
-	JZ            ggufZQ6K_5_set0
+	JZ            ggufZQ6K_6_set2
 	VADDSS        (CX), X13, X13
 
-ggufZQ6K_5_set0:
+ggufZQ6K_6_set2:
 	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
 	VEXTRACTF64X4 $0x01, Z3, Y12
@@ -33324,10 +33646,10 @@ ggufZQ6K_5_set0:
 	VMOVSHDUP     X13, X12
 	VADDSS        X12, X13, X13
 	TESTB         DL, DL
-	JZ            ggufZQ6K_5_set1
+	JZ            ggufZQ6K_6_set3
 	VADDSS        (CX), X13, X13
 
-ggufZQ6K_5_set1:
+ggufZQ6K_6_set3:
 	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
 	VEXTRACTF64X4 $0x01, Z4, Y12
@@ -33339,10 +33661,10 @@ ggufZQ6K_5_set1:
 	VMOVSHDUP     X13, X12
 	VADDSS        X12, X13, X13
 	TESTB         DL, DL
-	JZ            ggufZQ6K_5_set2
+	JZ            ggufZQ6K_6_set4
 	VADDSS        (CX), X13, X13
 
-ggufZQ6K_5_set2:
+ggufZQ6K_6_set4:
 	VMOVSS        X13, (CX)
 	ADDQ          AX, CX
 	VEXTRACTF64X4 $0x01, Z5, Y12
@@ -33354,324 +33676,11 @@ ggufZQ6K_5_set2:
 	VMOVSHDUP     X13, X12
 	VADDSS        X12, X13, X13
 	TESTB         DL, DL
-	JZ            ggufZQ6K_5_set3
-	VADDSS        (CX), X13, X13
-
-ggufZQ6K_5_set3:
-	VMOVSS        X13, (CX)
-	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y12
-	VADDPS        Y12, Y6, Y12
-	VEXTRACTF32X4 $0x01, Y12, X13
-	VADDPS        X12, X13, X13
-	VMOVHLPS      X13, X13, X12
-	VADDPS        X12, X13, X13
-	VMOVSHDUP     X13, X12
-	VADDSS        X12, X13, X13
-	TESTB         DL, DL
-	JZ            ggufZQ6K_5_set4
-	VADDSS        (CX), X13, X13
-
-ggufZQ6K_5_set4:
-	VMOVSS X13, (CX)
-	ADDQ   $0x04, y+56(FP)
-	MOVQ   rowBytes+16(FP), AX
-	ADDQ   AX, w+0(FP)
-	DECQ   nrows+8(FP)
-	JNZ    ggufZQ6K_5_row
-	VZEROUPPER
-	RET
-
-// func ggufZQ6K_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
-TEXT ·ggufZQ6K_6(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_c30<>+0(SB), Z1
-
-ggufZQ6K_6_row:
-	MOVQ   w+0(FP), AX
-	MOVQ   xa+40(FP), CX
-	MOVQ   ldx+48(FP), DX
-	LEAQ   (DX)(DX*2), BX
-	LEAQ   (CX)(DX*4), SI
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	MOVQ   units+24(FP), DI
-	TESTQ  DI, DI
-	JZ     ggufZQ6K_6_tail
-
-ggufZQ6K_6_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	PREFETCHT0      2240(AX)
-	MOVWLZX         208(AX), R8
-	VMOVD           R8, X14
-	VCVTPH2PS       X14, X14
-	VBROADCASTSS    X14, Z14
-	VPMOVSXBD       192(AX), Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          Z14, Z15, Z15
-	VMOVDQU64       (AX), Z16
-	VBROADCASTI64X4 128(AX), Z17
-	VPANDD          Z0, Z16, Z14
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
-	VPANDD          Z1, Z18, Z18
-	VPORD           Z18, Z14, Z14
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z7
-	VPSRLW          $0x04, Z16, Z14
-	VPANDD          Z0, Z14, Z14
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
-	VPANDD          Z1, Z16, Z16
-	VPORD           Z16, Z14, Z14
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z7
-	VMOVDQU64       64(AX), Z16
-	VBROADCASTI64X4 160(AX), Z17
-	VPANDD          Z0, Z16, Z14
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
-	VPANDD          Z1, Z18, Z18
-	VPORD           Z18, Z14, Z14
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z7
-	VPSRLW          $0x04, Z16, Z14
-	VPANDD          Z0, Z14, Z14
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
-	VPANDD          Z1, Z16, Z16
-	VPORD           Z16, Z14, Z14
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z2
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z7
-	VFNMADD231PS    768(CX), Z15, Z2
-	VFNMADD231PS    768(CX)(DX*1), Z15, Z3
-	VFNMADD231PS    768(CX)(DX*2), Z15, Z4
-	VFNMADD231PS    768(CX)(BX*1), Z15, Z5
-	VFNMADD231PS    768(SI), Z15, Z6
-	VFNMADD231PS    768(SI)(DX*1), Z15, Z7
-	ADDQ            $0x000000d2, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ6K_6_unit
-
-ggufZQ6K_6_tail:
-	MOVQ          ldy+64(FP), AX
-	SHLQ          $0x02, AX
-	MOVQ          y+56(FP), CX
-	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z2, Y14
-	VADDPS        Y14, Y2, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
-	TESTB         DL, DL
-	JZ            ggufZQ6K_6_set0
-	VADDSS        (CX), X15, X15
-
-ggufZQ6K_6_set0:
-	VMOVSS        X15, (CX)
-	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y14
-	VADDPS        Y14, Y3, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
-	TESTB         DL, DL
-	JZ            ggufZQ6K_6_set1
-	VADDSS        (CX), X15, X15
-
-ggufZQ6K_6_set1:
-	VMOVSS        X15, (CX)
-	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y14
-	VADDPS        Y14, Y4, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
-	TESTB         DL, DL
-	JZ            ggufZQ6K_6_set2
-	VADDSS        (CX), X15, X15
-
-ggufZQ6K_6_set2:
-	VMOVSS        X15, (CX)
-	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y14
-	VADDPS        Y14, Y5, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
-	TESTB         DL, DL
-	JZ            ggufZQ6K_6_set3
-	VADDSS        (CX), X15, X15
-
-ggufZQ6K_6_set3:
-	VMOVSS        X15, (CX)
-	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y14
-	VADDPS        Y14, Y6, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
-	TESTB         DL, DL
-	JZ            ggufZQ6K_6_set4
-	VADDSS        (CX), X15, X15
-
-ggufZQ6K_6_set4:
-	VMOVSS        X15, (CX)
-	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y14
-	VADDPS        Y14, Y7, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
-	TESTB         DL, DL
 	JZ            ggufZQ6K_6_set5
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X13, X13
 
 ggufZQ6K_6_set5:
-	VMOVSS X15, (CX)
+	VMOVSS X13, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -33681,7 +33690,7 @@ ggufZQ6K_6_set5:
 	RET
 
 // func ggufZQ6K_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_7(SB), NOSPLIT, $0-73
 ggufZQ6K_7_row:
 	MOVQ   w+0(FP), AX
@@ -33701,199 +33710,120 @@ ggufZQ6K_7_row:
 	JZ     ggufZQ6K_7_tail
 
 ggufZQ6K_7_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	PREFETCHT0      2240(AX)
-	MOVWLZX         208(AX), R8
-	VMOVD           R8, X14
-	VCVTPH2PS       X14, X14
-	VBROADCASTSS    X14, Z14
-	VPMOVSXBD       192(AX), Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          Z14, Z15, Z15
-	VMOVDQU64       (AX), Z16
-	VBROADCASTI64X4 128(AX), Z17
-	VPANDD          gguf_nib<>+0(SB), Z16, Z14
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
-	VPANDD          gguf_c30<>+0(SB), Z18, Z18
-	VPORD           Z18, Z14, Z14
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VPSRLW          $0x04, Z16, Z14
-	VPANDD          gguf_nib<>+0(SB), Z14, Z14
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
-	VPANDD          gguf_c30<>+0(SB), Z16, Z16
-	VPORD           Z16, Z14, Z14
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VMOVDQU64       64(AX), Z16
-	VBROADCASTI64X4 160(AX), Z17
-	VPANDD          gguf_nib<>+0(SB), Z16, Z14
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z17, Z18
-	VPANDD          gguf_c30<>+0(SB), Z18, Z18
-	VPORD           Z18, Z14, Z14
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z18
-	VPERMPS         Z15, Z18, Z18
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z18, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z6
-	VPSRLW          $0x04, Z16, Z14
-	VPANDD          gguf_nib<>+0(SB), Z14, Z14
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z17, Z16
-	VPANDD          gguf_c30<>+0(SB), Z16, Z16
-	VPORD           Z16, Z14, Z14
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VFNMADD231PS    768(CX), Z15, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z15, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z15, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z15, Z3
-	VFNMADD231PS    768(SI), Z15, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z15, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z15, Z6
-	ADDQ            $0x000000d2, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ6K_7_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	PREFETCHT0   2240(AX)
+	MOVWLZX      208(AX), R8
+	VMOVD        R8, X14
+	VCVTPH2PS    X14, X14
+	VBROADCASTSS X14, Z14
+	VPMOVSXBD    192(AX), Z15
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       Z14, Z15, Z15
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VMOVDQU64    (AX), Z14
+	VMOVDQU64    64(AX), Z16
+	VMOVDQU64    128(AX), Z17
+	VMOVDQU32    gguf_lsQ6K_m0<>+0(SB), Z18
+	VPERMI2D     Z16, Z14, Z18
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ6K_s0<>+0(SB), Z19
+	VPERMD       Z17, Z19, Z19
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z19, Z19
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z19, Z18
+	VPANDD       gguf_c3f<>+0(SB), Z18, Z18
+	VPDPBUSD     (CX), Z18, Z7
+	VPDPBUSD     (CX)(DX*1), Z18, Z8
+	VPDPBUSD     (CX)(DX*2), Z18, Z9
+	VPDPBUSD     (CX)(BX*1), Z18, Z10
+	VPDPBUSD     (SI), Z18, Z11
+	VPDPBUSD     (SI)(DX*1), Z18, Z12
+	VPDPBUSD     (SI)(DX*2), Z18, Z13
+	VMOVDQU32    gguf_lsQ6K_m1<>+0(SB), Z18
+	VPERMI2D     Z16, Z14, Z18
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ6K_s1<>+0(SB), Z19
+	VPERMD       Z17, Z19, Z19
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z19, Z19
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z19, Z18
+	VPANDD       gguf_c3f<>+0(SB), Z18, Z18
+	VPDPBUSD     64(CX), Z18, Z7
+	VPDPBUSD     64(CX)(DX*1), Z18, Z8
+	VPDPBUSD     64(CX)(DX*2), Z18, Z9
+	VPDPBUSD     64(CX)(BX*1), Z18, Z10
+	VPDPBUSD     64(SI), Z18, Z11
+	VPDPBUSD     64(SI)(DX*1), Z18, Z12
+	VPDPBUSD     64(SI)(DX*2), Z18, Z13
+	VMOVDQU32    gguf_lsQ6K_m2<>+0(SB), Z18
+	VPERMI2D     Z16, Z14, Z18
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ6K_s2<>+0(SB), Z19
+	VPERMD       Z17, Z19, Z19
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z19, Z19
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z19, Z18
+	VPANDD       gguf_c3f<>+0(SB), Z18, Z18
+	VPDPBUSD     128(CX), Z18, Z7
+	VPDPBUSD     128(CX)(DX*1), Z18, Z8
+	VPDPBUSD     128(CX)(DX*2), Z18, Z9
+	VPDPBUSD     128(CX)(BX*1), Z18, Z10
+	VPDPBUSD     128(SI), Z18, Z11
+	VPDPBUSD     128(SI)(DX*1), Z18, Z12
+	VPDPBUSD     128(SI)(DX*2), Z18, Z13
+	VMOVDQU32    gguf_lsQ6K_m3<>+0(SB), Z18
+	VPERMI2D     Z16, Z14, Z18
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z18, Z18
+	VMOVDQU32    gguf_lsQ6K_s3<>+0(SB), Z14
+	VPERMD       Z17, Z14, Z14
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z14, Z14
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z14, Z18
+	VPANDD       gguf_c3f<>+0(SB), Z18, Z18
+	VPDPBUSD     192(CX), Z18, Z7
+	VPDPBUSD     192(CX)(DX*1), Z18, Z8
+	VPDPBUSD     192(CX)(DX*2), Z18, Z9
+	VPDPBUSD     192(CX)(BX*1), Z18, Z10
+	VPDPBUSD     192(SI), Z18, Z11
+	VPDPBUSD     192(SI)(DX*1), Z18, Z12
+	VPDPBUSD     192(SI)(DX*2), Z18, Z13
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z15, Z7, Z0
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z15, Z8, Z1
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z15, Z9, Z2
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z15, Z10, Z3
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z15, Z11, Z4
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z15, Z12, Z5
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*2), Z13, Z13
+	VFMADD231PS  Z15, Z13, Z6
+	VFNMADD231PS 768(CX), Z15, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z15, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z15, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z15, Z3
+	VFNMADD231PS 768(SI), Z15, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z15, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z15, Z6
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ6K_7_unit
 
 ggufZQ6K_7_tail:
 	MOVQ          ldy+64(FP), AX
@@ -34013,7 +33943,7 @@ ggufZQ6K_7_set6:
 	RET
 
 // func ggufZQ6K_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
+// Requires: AVX, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZQ6K_8(SB), NOSPLIT, $0-73
 ggufZQ6K_8_row:
 	MOVQ   w+0(FP), AX
@@ -34034,220 +33964,129 @@ ggufZQ6K_8_row:
 	JZ     ggufZQ6K_8_tail
 
 ggufZQ6K_8_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	PREFETCHT0      2240(AX)
-	MOVWLZX         208(AX), R8
-	VMOVD           R8, X16
-	VCVTPH2PS       X16, X16
-	VBROADCASTSS    X16, Z16
-	VPMOVSXBD       192(AX), Z17
-	VCVTDQ2PS       Z17, Z17
-	VMULPS          Z16, Z17, Z17
-	VMOVDQU64       (AX), Z18
-	VBROADCASTI64X4 128(AX), Z19
-	VPANDD          gguf_nib<>+0(SB), Z18, Z16
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z19, Z20
-	VPANDD          gguf_c30<>+0(SB), Z20, Z20
-	VPORD           Z20, Z16, Z16
-	VMOVDQU32       gguf_spread16_0<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        (SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          256(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        (SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          256(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VPSRLW          $0x04, Z18, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z19, Z18
-	VPANDD          gguf_c30<>+0(SB), Z18, Z18
-	VPORD           Z18, Z16, Z16
-	VMOVDQU32       gguf_spread16_1<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        64(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          320(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        64(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          320(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VMOVDQU64       64(AX), Z18
-	VBROADCASTI64X4 160(AX), Z19
-	VPANDD          gguf_nib<>+0(SB), Z18, Z16
-	VPSLLVW         gguf_shift6_0<>+0(SB), Z19, Z20
-	VPANDD          gguf_c30<>+0(SB), Z20, Z20
-	VPORD           Z20, Z16, Z16
-	VMOVDQU32       gguf_spread16_2<>+0(SB), Z20
-	VPERMPS         Z17, Z20, Z20
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z20, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z20, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z20, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z20, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z20, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z20, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        128(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          384(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z20, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        128(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          384(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z20, Z15, Z7
-	VPSRLW          $0x04, Z18, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VPSRLVW         gguf_shift6_1<>+0(SB), Z19, Z18
-	VPANDD          gguf_c30<>+0(SB), Z18, Z18
-	VPORD           Z18, Z16, Z16
-	VMOVDQU32       gguf_spread16_3<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        192(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          448(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        192(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          448(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VFNMADD231PS    768(CX), Z17, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z17, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z17, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z17, Z3
-	VFNMADD231PS    768(SI), Z17, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z17, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z17, Z6
-	VFNMADD231PS    768(SI)(BX*1), Z17, Z7
-	ADDQ            $0x000000d2, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZQ6K_8_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	PREFETCHT0   2240(AX)
+	MOVWLZX      208(AX), R8
+	VMOVD        R8, X16
+	VCVTPH2PS    X16, X16
+	VBROADCASTSS X16, Z16
+	VPMOVSXBD    192(AX), Z17
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       Z16, Z17, Z17
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VMOVDQU64    (AX), Z16
+	VMOVDQU64    64(AX), Z18
+	VMOVDQU64    128(AX), Z19
+	VMOVDQU32    gguf_lsQ6K_m0<>+0(SB), Z20
+	VPERMI2D     Z18, Z16, Z20
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ6K_s0<>+0(SB), Z21
+	VPERMD       Z19, Z21, Z21
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z21, Z21
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z21, Z20
+	VPANDD       gguf_c3f<>+0(SB), Z20, Z20
+	VPDPBUSD     (CX), Z20, Z8
+	VPDPBUSD     (CX)(DX*1), Z20, Z9
+	VPDPBUSD     (CX)(DX*2), Z20, Z10
+	VPDPBUSD     (CX)(BX*1), Z20, Z11
+	VPDPBUSD     (SI), Z20, Z12
+	VPDPBUSD     (SI)(DX*1), Z20, Z13
+	VPDPBUSD     (SI)(DX*2), Z20, Z14
+	VPDPBUSD     (SI)(BX*1), Z20, Z15
+	VMOVDQU32    gguf_lsQ6K_m1<>+0(SB), Z20
+	VPERMI2D     Z18, Z16, Z20
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ6K_s1<>+0(SB), Z21
+	VPERMD       Z19, Z21, Z21
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z21, Z21
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z21, Z20
+	VPANDD       gguf_c3f<>+0(SB), Z20, Z20
+	VPDPBUSD     64(CX), Z20, Z8
+	VPDPBUSD     64(CX)(DX*1), Z20, Z9
+	VPDPBUSD     64(CX)(DX*2), Z20, Z10
+	VPDPBUSD     64(CX)(BX*1), Z20, Z11
+	VPDPBUSD     64(SI), Z20, Z12
+	VPDPBUSD     64(SI)(DX*1), Z20, Z13
+	VPDPBUSD     64(SI)(DX*2), Z20, Z14
+	VPDPBUSD     64(SI)(BX*1), Z20, Z15
+	VMOVDQU32    gguf_lsQ6K_m2<>+0(SB), Z20
+	VPERMI2D     Z18, Z16, Z20
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ6K_s2<>+0(SB), Z21
+	VPERMD       Z19, Z21, Z21
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z21, Z21
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z21, Z20
+	VPANDD       gguf_c3f<>+0(SB), Z20, Z20
+	VPDPBUSD     128(CX), Z20, Z8
+	VPDPBUSD     128(CX)(DX*1), Z20, Z9
+	VPDPBUSD     128(CX)(DX*2), Z20, Z10
+	VPDPBUSD     128(CX)(BX*1), Z20, Z11
+	VPDPBUSD     128(SI), Z20, Z12
+	VPDPBUSD     128(SI)(DX*1), Z20, Z13
+	VPDPBUSD     128(SI)(DX*2), Z20, Z14
+	VPDPBUSD     128(SI)(BX*1), Z20, Z15
+	VMOVDQU32    gguf_lsQ6K_m3<>+0(SB), Z20
+	VPERMI2D     Z18, Z16, Z20
+	VPSRLVD      gguf_lsQ6K_shift<>+0(SB), Z20, Z20
+	VMOVDQU32    gguf_lsQ6K_s3<>+0(SB), Z16
+	VPERMD       Z19, Z16, Z16
+	VPROLVD      gguf_lsQ6K_rot<>+0(SB), Z16, Z16
+	VPTERNLOGD   $0xe4, gguf_nib<>+0(SB), Z16, Z20
+	VPANDD       gguf_c3f<>+0(SB), Z20, Z20
+	VPDPBUSD     192(CX), Z20, Z8
+	VPDPBUSD     192(CX)(DX*1), Z20, Z9
+	VPDPBUSD     192(CX)(DX*2), Z20, Z10
+	VPDPBUSD     192(CX)(BX*1), Z20, Z11
+	VPDPBUSD     192(SI), Z20, Z12
+	VPDPBUSD     192(SI)(DX*1), Z20, Z13
+	VPDPBUSD     192(SI)(DX*2), Z20, Z14
+	VPDPBUSD     192(SI)(BX*1), Z20, Z15
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z17, Z8, Z0
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z17, Z9, Z1
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*2), Z10, Z10
+	VFMADD231PS  Z17, Z10, Z2
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(BX*1), Z11, Z11
+	VFMADD231PS  Z17, Z11, Z3
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI), Z12, Z12
+	VFMADD231PS  Z17, Z12, Z4
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*1), Z13, Z13
+	VFMADD231PS  Z17, Z13, Z5
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(SI)(DX*2), Z14, Z14
+	VFMADD231PS  Z17, Z14, Z6
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(SI)(BX*1), Z15, Z15
+	VFMADD231PS  Z17, Z15, Z7
+	VFNMADD231PS 768(CX), Z17, Z0
+	VFNMADD231PS 768(CX)(DX*1), Z17, Z1
+	VFNMADD231PS 768(CX)(DX*2), Z17, Z2
+	VFNMADD231PS 768(CX)(BX*1), Z17, Z3
+	VFNMADD231PS 768(SI), Z17, Z4
+	VFNMADD231PS 768(SI)(DX*1), Z17, Z5
+	VFNMADD231PS 768(SI)(DX*2), Z17, Z6
+	VFNMADD231PS 768(SI)(BX*1), Z17, Z7
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZQ6K_8_unit
 
 ggufZQ6K_8_tail:
 	MOVQ          ldy+64(FP), AX
@@ -34495,121 +34334,114 @@ ggufDecZQ6K_tail:
 // func ggufZIQ4XS_1(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_1(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadB8_0<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadB8_1<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadB8_2<>+0(SB), Z5
-	VMOVDQU32 gguf_spreadB8_3<>+0(SB), Z6
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsIQ4XS_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsIQ4XS_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsIQ4XS_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsIQ4XS_m3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsIQ4XS_shift<>+0(SB), Z5
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z6
 
 ggufZIQ4XS_1_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
 	MOVQ   units+24(FP), DX
 	TESTQ  DX, DX
 	JZ     ggufZIQ4XS_1_tail
 
 ggufZIQ4XS_1_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), BX
-	VMOVD           BX, X10
-	VCVTPH2PS       X10, X10
-	VBROADCASTSS    X10, Z10
-	MOVL            4(AX), BX
-	MOVQ            BX, DI
-	SHLQ            $0x10, DI
-	ORQ             DI, BX
-	MOVQ            $0x0000ffff0000ffff, SI
-	ANDQ            SI, BX
-	MOVQ            BX, DI
-	SHLQ            $0x08, DI
-	ORQ             DI, BX
-	MOVQ            $0x00ff00ff00ff00ff, SI
-	ANDQ            SI, BX
-	MOVQ            BX, DI
-	SHLQ            $0x04, DI
-	ORQ             DI, BX
-	MOVQ            $0x0f0f0f0f0f0f0f0f, SI
-	ANDQ            SI, BX
-	MOVWLZX         2(AX), SI
-	MOVQ            SI, DI
-	SHLQ            $0x18, DI
-	ORQ             DI, SI
-	MOVQ            $0x000000ff000000ff, DI
-	ANDQ            DI, SI
-	MOVQ            SI, DI
-	SHLQ            $0x0c, DI
-	ORQ             DI, SI
-	MOVQ            $0x000f000f000f000f, DI
-	ANDQ            DI, SI
-	MOVQ            SI, DI
-	SHLQ            $0x06, DI
-	ORQ             DI, SI
-	MOVQ            $0x0303030303030303, DI
-	ANDQ            DI, SI
-	SHLQ            $0x04, SI
-	ORQ             SI, BX
-	VMOVQ           BX, X11
-	VPMOVZXBD       X11, Y11
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z11, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          Z10, Z11, Z11
-	VMULPS          512(CX), Z11, Z10
-	VBROADCASTI64X4 8(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSHUFB         Z12, Z2, Z12
-	VPERMPS         Z10, Z3, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VFMADD231PS     Z13, Z9, Z7
-	VBROADCASTI64X4 40(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSHUFB         Z12, Z2, Z12
-	VPERMPS         Z10, Z4, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VFMADD231PS     Z13, Z9, Z8
-	VBROADCASTI64X4 72(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSHUFB         Z12, Z2, Z12
-	VPERMPS         Z10, Z5, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VFMADD231PS     Z13, Z9, Z7
-	VBROADCASTI64X4 104(AX), Z12
-	VPSRLVW         Z1, Z12, Z12
-	VPANDD          Z0, Z12, Z12
-	VPSHUFB         Z12, Z2, Z12
-	VPERMPS         Z10, Z6, Z10
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX), Z12, Z9
-	VCVTDQ2PS       Z9, Z9
-	VFMADD231PS     Z10, Z9, Z8
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z10
-	VPERMPS         Z11, Z10, Z10
-	VFNMADD231PS    768(CX), Z10, Z7
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	DECQ            DX
-	JNZ             ggufZIQ4XS_1_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), BX
+	VMOVD        BX, X10
+	VCVTPH2PS    X10, X10
+	VBROADCASTSS X10, Z10
+	MOVL         4(AX), BX
+	MOVQ         BX, DI
+	SHLQ         $0x10, DI
+	ORQ          DI, BX
+	MOVQ         $0x0000ffff0000ffff, SI
+	ANDQ         SI, BX
+	MOVQ         BX, DI
+	SHLQ         $0x08, DI
+	ORQ          DI, BX
+	MOVQ         $0x00ff00ff00ff00ff, SI
+	ANDQ         SI, BX
+	MOVQ         BX, DI
+	SHLQ         $0x04, DI
+	ORQ          DI, BX
+	MOVQ         $0x0f0f0f0f0f0f0f0f, SI
+	ANDQ         SI, BX
+	MOVWLZX      2(AX), SI
+	MOVQ         SI, DI
+	SHLQ         $0x18, DI
+	ORQ          DI, SI
+	MOVQ         $0x000000ff000000ff, DI
+	ANDQ         DI, SI
+	MOVQ         SI, DI
+	SHLQ         $0x0c, DI
+	ORQ          DI, SI
+	MOVQ         $0x000f000f000f000f, DI
+	ANDQ         DI, SI
+	MOVQ         SI, DI
+	SHLQ         $0x06, DI
+	ORQ          DI, SI
+	MOVQ         $0x0303030303030303, DI
+	ANDQ         DI, SI
+	SHLQ         $0x04, SI
+	ORQ          SI, BX
+	VMOVQ        BX, X11
+	VPMOVZXBD    X11, Y11
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z11, Z11
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z10
+	VPERMPS      Z11, Z10, Z10
+	VMULPS       512(CX), Z10, Z12
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VMOVDQU64    8(AX), Z13
+	VMOVDQU64    72(AX), Z14
+	VMOVDQU32    Z1, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     (CX), Z15, Z8
+	VMOVDQU32    Z2, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     64(CX), Z15, Z9
+	VMOVDQU32    Z3, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     128(CX), Z15, Z8
+	VMOVDQU32    Z4, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     192(CX), Z15, Z9
+	VPADDD       Z9, Z8, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z12, Z8, Z7
+	VFNMADD231PS 768(CX), Z10, Z7
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	DECQ         DX
+	JNZ          ggufZIQ4XS_1_unit
 
 ggufZIQ4XS_1_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), AX
 	MOVB          acc+72(FP), CL
-	VADDPS        Z8, Z7, Z7
 	VEXTRACTF64X4 $0x01, Z7, Y10
 	VADDPS        Y10, Y7, Y10
 	VEXTRACTF32X4 $0x01, Y10, X11
@@ -34635,13 +34467,13 @@ ggufZIQ4XS_1_set0:
 // func ggufZIQ4XS_2(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_2(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadB8_0<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadB8_1<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadB8_2<>+0(SB), Z5
-	VMOVDQU32 gguf_spreadB8_3<>+0(SB), Z6
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsIQ4XS_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsIQ4XS_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsIQ4XS_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsIQ4XS_m3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsIQ4XS_shift<>+0(SB), Z5
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z6
 
 ggufZIQ4XS_2_row:
 	MOVQ   w+0(FP), AX
@@ -34654,120 +34486,98 @@ ggufZIQ4XS_2_row:
 	JZ     ggufZIQ4XS_2_tail
 
 ggufZIQ4XS_2_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), SI
-	VMOVD           SI, X11
-	VCVTPH2PS       X11, X11
-	VBROADCASTSS    X11, Z11
-	MOVL            4(AX), SI
-	MOVQ            SI, R8
-	SHLQ            $0x10, R8
-	ORQ             R8, SI
-	MOVQ            $0x0000ffff0000ffff, DI
-	ANDQ            DI, SI
-	MOVQ            SI, R8
-	SHLQ            $0x08, R8
-	ORQ             R8, SI
-	MOVQ            $0x00ff00ff00ff00ff, DI
-	ANDQ            DI, SI
-	MOVQ            SI, R8
-	SHLQ            $0x04, R8
-	ORQ             R8, SI
-	MOVQ            $0x0f0f0f0f0f0f0f0f, DI
-	ANDQ            DI, SI
-	MOVWLZX         2(AX), DI
-	MOVQ            DI, R8
-	SHLQ            $0x18, R8
-	ORQ             R8, DI
-	MOVQ            $0x000000ff000000ff, R8
-	ANDQ            R8, DI
-	MOVQ            DI, R8
-	SHLQ            $0x0c, R8
-	ORQ             R8, DI
-	MOVQ            $0x000f000f000f000f, R8
-	ANDQ            R8, DI
-	MOVQ            DI, R8
-	SHLQ            $0x06, R8
-	ORQ             R8, DI
-	MOVQ            $0x0303030303030303, R8
-	ANDQ            R8, DI
-	SHLQ            $0x04, DI
-	ORQ             DI, SI
-	VMOVQ           SI, X12
-	VPMOVZXBD       X12, Y12
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z12, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          Z11, Z12, Z12
-	VBROADCASTI64X4 8(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VPERMPS         Z12, Z3, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z7
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z8
-	VBROADCASTI64X4 40(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VPERMPS         Z12, Z4, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z7
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z8
-	VBROADCASTI64X4 72(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VPERMPS         Z12, Z5, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z7
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z8
-	VBROADCASTI64X4 104(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VPERMPS         Z12, Z6, Z13
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z7
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z8
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z11
-	VPERMPS         Z12, Z11, Z11
-	VFNMADD231PS    768(CX), Z11, Z7
-	VFNMADD231PS    768(CX)(DX*1), Z11, Z8
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZIQ4XS_2_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), SI
+	VMOVD        SI, X11
+	VCVTPH2PS    X11, X11
+	VBROADCASTSS X11, Z11
+	MOVL         4(AX), SI
+	MOVQ         SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, SI
+	MOVQ         $0x0000ffff0000ffff, DI
+	ANDQ         DI, SI
+	MOVQ         SI, R8
+	SHLQ         $0x08, R8
+	ORQ          R8, SI
+	MOVQ         $0x00ff00ff00ff00ff, DI
+	ANDQ         DI, SI
+	MOVQ         SI, R8
+	SHLQ         $0x04, R8
+	ORQ          R8, SI
+	MOVQ         $0x0f0f0f0f0f0f0f0f, DI
+	ANDQ         DI, SI
+	MOVWLZX      2(AX), DI
+	MOVQ         DI, R8
+	SHLQ         $0x18, R8
+	ORQ          R8, DI
+	MOVQ         $0x000000ff000000ff, R8
+	ANDQ         R8, DI
+	MOVQ         DI, R8
+	SHLQ         $0x0c, R8
+	ORQ          R8, DI
+	MOVQ         $0x000f000f000f000f, R8
+	ANDQ         R8, DI
+	MOVQ         DI, R8
+	SHLQ         $0x06, R8
+	ORQ          R8, DI
+	MOVQ         $0x0303030303030303, R8
+	ANDQ         R8, DI
+	SHLQ         $0x04, DI
+	ORQ          DI, SI
+	VMOVQ        SI, X12
+	VPMOVZXBD    X12, Y12
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z11
+	VPERMPS      Z12, Z11, Z11
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VMOVDQU64    8(AX), Z13
+	VMOVDQU64    72(AX), Z14
+	VMOVDQU32    Z1, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     (CX), Z15, Z9
+	VPDPBUSD     (CX)(DX*1), Z15, Z10
+	VMOVDQU32    Z2, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     64(CX), Z15, Z9
+	VPDPBUSD     64(CX)(DX*1), Z15, Z10
+	VMOVDQU32    Z3, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     128(CX), Z15, Z9
+	VPDPBUSD     128(CX)(DX*1), Z15, Z10
+	VMOVDQU32    Z4, Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      Z5, Z15, Z15
+	VPANDD       Z0, Z15, Z15
+	VPSHUFB      Z15, Z6, Z15
+	VPDPBUSD     192(CX), Z15, Z9
+	VPDPBUSD     192(CX)(DX*1), Z15, Z10
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX), Z9, Z9
+	VFMADD231PS  Z11, Z9, Z7
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*1), Z10, Z10
+	VFMADD231PS  Z11, Z10, Z8
+	VFNMADD231PS 768(CX), Z11, Z7
+	VFNMADD231PS 768(CX)(DX*1), Z11, Z8
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZIQ4XS_2_unit
 
 ggufZIQ4XS_2_tail:
 	MOVQ          ldy+64(FP), AX
@@ -34814,13 +34624,13 @@ ggufZIQ4XS_2_set1:
 // func ggufZIQ4XS_3(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_3(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z2
-	VMOVDQU32 gguf_spreadB8_0<>+0(SB), Z3
-	VMOVDQU32 gguf_spreadB8_1<>+0(SB), Z4
-	VMOVDQU32 gguf_spreadB8_2<>+0(SB), Z5
-	VMOVDQU32 gguf_spreadB8_3<>+0(SB), Z6
+	VMOVDQU32 gguf_nib<>+0(SB), Z0
+	VMOVDQU32 gguf_lsIQ4XS_m0<>+0(SB), Z1
+	VMOVDQU32 gguf_lsIQ4XS_m1<>+0(SB), Z2
+	VMOVDQU32 gguf_lsIQ4XS_m2<>+0(SB), Z3
+	VMOVDQU32 gguf_lsIQ4XS_m3<>+0(SB), Z4
+	VMOVDQU32 gguf_lsIQ4XS_shift<>+0(SB), Z5
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z6
 
 ggufZIQ4XS_3_row:
 	MOVQ   w+0(FP), AX
@@ -34834,141 +34644,107 @@ ggufZIQ4XS_3_row:
 	JZ     ggufZIQ4XS_3_tail
 
 ggufZIQ4XS_3_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), SI
-	VMOVD           SI, X13
-	VCVTPH2PS       X13, X13
-	VBROADCASTSS    X13, Z13
-	MOVL            4(AX), SI
-	MOVQ            SI, R8
-	SHLQ            $0x10, R8
-	ORQ             R8, SI
-	MOVQ            $0x0000ffff0000ffff, DI
-	ANDQ            DI, SI
-	MOVQ            SI, R8
-	SHLQ            $0x08, R8
-	ORQ             R8, SI
-	MOVQ            $0x00ff00ff00ff00ff, DI
-	ANDQ            DI, SI
-	MOVQ            SI, R8
-	SHLQ            $0x04, R8
-	ORQ             R8, SI
-	MOVQ            $0x0f0f0f0f0f0f0f0f, DI
-	ANDQ            DI, SI
-	MOVWLZX         2(AX), DI
-	MOVQ            DI, R8
-	SHLQ            $0x18, R8
-	ORQ             R8, DI
-	MOVQ            $0x000000ff000000ff, R8
-	ANDQ            R8, DI
-	MOVQ            DI, R8
-	SHLQ            $0x0c, R8
-	ORQ             R8, DI
-	MOVQ            $0x000f000f000f000f, R8
-	ANDQ            R8, DI
-	MOVQ            DI, R8
-	SHLQ            $0x06, R8
-	ORQ             R8, DI
-	MOVQ            $0x0303030303030303, R8
-	ANDQ            R8, DI
-	SHLQ            $0x04, DI
-	ORQ             DI, SI
-	VMOVQ           SI, X14
-	VPMOVZXBD       X14, Y14
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z14, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          Z13, Z14, Z14
-	VBROADCASTI64X4 8(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VPERMPS         Z14, Z3, Z15
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(DX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(DX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z8
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (CX)(DX*2), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(CX)(DX*2), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z9
-	VBROADCASTI64X4 40(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VPERMPS         Z14, Z4, Z15
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(DX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(DX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z8
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(CX)(DX*2), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(CX)(DX*2), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z9
-	VBROADCASTI64X4 72(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VPERMPS         Z14, Z5, Z15
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(DX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(DX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z8
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(CX)(DX*2), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(CX)(DX*2), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z9
-	VBROADCASTI64X4 104(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VPERMPS         Z14, Z6, Z15
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z7
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(DX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(DX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z8
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(CX)(DX*2), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(CX)(DX*2), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z9
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z13
-	VPERMPS         Z14, Z13, Z13
-	VFNMADD231PS    768(CX), Z13, Z7
-	VFNMADD231PS    768(CX)(DX*1), Z13, Z8
-	VFNMADD231PS    768(CX)(DX*2), Z13, Z9
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	DECQ            BX
-	JNZ             ggufZIQ4XS_3_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), SI
+	VMOVD        SI, X13
+	VCVTPH2PS    X13, X13
+	VBROADCASTSS X13, Z13
+	MOVL         4(AX), SI
+	MOVQ         SI, R8
+	SHLQ         $0x10, R8
+	ORQ          R8, SI
+	MOVQ         $0x0000ffff0000ffff, DI
+	ANDQ         DI, SI
+	MOVQ         SI, R8
+	SHLQ         $0x08, R8
+	ORQ          R8, SI
+	MOVQ         $0x00ff00ff00ff00ff, DI
+	ANDQ         DI, SI
+	MOVQ         SI, R8
+	SHLQ         $0x04, R8
+	ORQ          R8, SI
+	MOVQ         $0x0f0f0f0f0f0f0f0f, DI
+	ANDQ         DI, SI
+	MOVWLZX      2(AX), DI
+	MOVQ         DI, R8
+	SHLQ         $0x18, R8
+	ORQ          R8, DI
+	MOVQ         $0x000000ff000000ff, R8
+	ANDQ         R8, DI
+	MOVQ         DI, R8
+	SHLQ         $0x0c, R8
+	ORQ          R8, DI
+	MOVQ         $0x000f000f000f000f, R8
+	ANDQ         R8, DI
+	MOVQ         DI, R8
+	SHLQ         $0x06, R8
+	ORQ          R8, DI
+	MOVQ         $0x0303030303030303, R8
+	ANDQ         R8, DI
+	SHLQ         $0x04, DI
+	ORQ          DI, SI
+	VMOVQ        SI, X14
+	VPMOVZXBD    X14, Y14
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z14, Z14
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z13, Z14, Z14
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z13
+	VPERMPS      Z14, Z13, Z13
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VMOVDQU64    8(AX), Z15
+	VMOVDQU64    72(AX), Z16
+	VMOVDQU32    Z1, Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      Z5, Z17, Z17
+	VPANDD       Z0, Z17, Z17
+	VPSHUFB      Z17, Z6, Z17
+	VPDPBUSD     (CX), Z17, Z10
+	VPDPBUSD     (CX)(DX*1), Z17, Z11
+	VPDPBUSD     (CX)(DX*2), Z17, Z12
+	VMOVDQU32    Z2, Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      Z5, Z17, Z17
+	VPANDD       Z0, Z17, Z17
+	VPSHUFB      Z17, Z6, Z17
+	VPDPBUSD     64(CX), Z17, Z10
+	VPDPBUSD     64(CX)(DX*1), Z17, Z11
+	VPDPBUSD     64(CX)(DX*2), Z17, Z12
+	VMOVDQU32    Z3, Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      Z5, Z17, Z17
+	VPANDD       Z0, Z17, Z17
+	VPSHUFB      Z17, Z6, Z17
+	VPDPBUSD     128(CX), Z17, Z10
+	VPDPBUSD     128(CX)(DX*1), Z17, Z11
+	VPDPBUSD     128(CX)(DX*2), Z17, Z12
+	VMOVDQU32    Z4, Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      Z5, Z17, Z17
+	VPANDD       Z0, Z17, Z17
+	VPSHUFB      Z17, Z6, Z17
+	VPDPBUSD     192(CX), Z17, Z10
+	VPDPBUSD     192(CX)(DX*1), Z17, Z11
+	VPDPBUSD     192(CX)(DX*2), Z17, Z12
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX), Z10, Z10
+	VFMADD231PS  Z13, Z10, Z7
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(DX*1), Z11, Z11
+	VFMADD231PS  Z13, Z11, Z8
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(CX)(DX*2), Z12, Z12
+	VFMADD231PS  Z13, Z12, Z9
+	VFNMADD231PS 768(CX), Z13, Z7
+	VFNMADD231PS 768(CX)(DX*1), Z13, Z8
+	VFNMADD231PS 768(CX)(DX*2), Z13, Z9
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	DECQ         BX
+	JNZ          ggufZIQ4XS_3_unit
 
 ggufZIQ4XS_3_tail:
 	MOVQ          ldy+64(FP), AX
@@ -35030,249 +34806,197 @@ ggufZIQ4XS_3_set2:
 // func ggufZIQ4XS_4(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_4(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z2
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z0
 
 ggufZIQ4XS_4_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
 	MOVQ   units+24(FP), SI
 	TESTQ  SI, SI
 	JZ     ggufZIQ4XS_4_tail
 
 ggufZIQ4XS_4_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), DI
-	VMOVD           DI, X11
-	VCVTPH2PS       X11, X11
-	VBROADCASTSS    X11, Z11
-	MOVL            4(AX), DI
-	MOVQ            DI, R9
-	SHLQ            $0x10, R9
-	ORQ             R9, DI
-	MOVQ            $0x0000ffff0000ffff, R8
-	ANDQ            R8, DI
-	MOVQ            DI, R9
-	SHLQ            $0x08, R9
-	ORQ             R9, DI
-	MOVQ            $0x00ff00ff00ff00ff, R8
-	ANDQ            R8, DI
-	MOVQ            DI, R9
-	SHLQ            $0x04, R9
-	ORQ             R9, DI
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R8
-	ANDQ            R8, DI
-	MOVWLZX         2(AX), R8
-	MOVQ            R8, R9
-	SHLQ            $0x18, R9
-	ORQ             R9, R8
-	MOVQ            $0x000000ff000000ff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R9
-	SHLQ            $0x0c, R9
-	ORQ             R9, R8
-	MOVQ            $0x000f000f000f000f, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R9
-	SHLQ            $0x06, R9
-	ORQ             R9, R8
-	MOVQ            $0x0303030303030303, R9
-	ANDQ            R9, R8
-	SHLQ            $0x04, R8
-	ORQ             R8, DI
-	VMOVQ           DI, X12
-	VPMOVZXBD       X12, Y12
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z12, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          Z11, Z12, Z12
-	VBROADCASTI64X4 8(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VMOVDQU32       gguf_spreadB8_0<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z5
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z6
-	VBROADCASTI64X4 40(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VMOVDQU32       gguf_spreadB8_1<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z5
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z6
-	VBROADCASTI64X4 72(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VMOVDQU32       gguf_spreadB8_2<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z5
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z6
-	VBROADCASTI64X4 104(AX), Z11
-	VPSRLVW         Z1, Z11, Z11
-	VPANDD          Z0, Z11, Z11
-	VPSHUFB         Z11, Z2, Z11
-	VMOVDQU32       gguf_spreadB8_3<>+0(SB), Z13
-	VPERMPS         Z12, Z13, Z13
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z11, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z13, Z7, Z3
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z11, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z13, Z8, Z4
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z11, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z13, Z9, Z5
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z11, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z13, Z10, Z6
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z11
-	VPERMPS         Z12, Z11, Z11
-	VFNMADD231PS    768(CX), Z11, Z3
-	VFNMADD231PS    768(CX)(DX*1), Z11, Z4
-	VFNMADD231PS    768(CX)(DX*2), Z11, Z5
-	VFNMADD231PS    768(CX)(BX*1), Z11, Z6
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	DECQ            SI
-	JNZ             ggufZIQ4XS_4_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), DI
+	VMOVD        DI, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Z9
+	MOVL         4(AX), DI
+	MOVQ         DI, R9
+	SHLQ         $0x10, R9
+	ORQ          R9, DI
+	MOVQ         $0x0000ffff0000ffff, R8
+	ANDQ         R8, DI
+	MOVQ         DI, R9
+	SHLQ         $0x08, R9
+	ORQ          R9, DI
+	MOVQ         $0x00ff00ff00ff00ff, R8
+	ANDQ         R8, DI
+	MOVQ         DI, R9
+	SHLQ         $0x04, R9
+	ORQ          R9, DI
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R8
+	ANDQ         R8, DI
+	MOVWLZX      2(AX), R8
+	MOVQ         R8, R9
+	SHLQ         $0x18, R9
+	ORQ          R9, R8
+	MOVQ         $0x000000ff000000ff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R9
+	SHLQ         $0x0c, R9
+	ORQ          R9, R8
+	MOVQ         $0x000f000f000f000f, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R9
+	SHLQ         $0x06, R9
+	ORQ          R9, R8
+	MOVQ         $0x0303030303030303, R9
+	ANDQ         R9, R8
+	SHLQ         $0x04, R8
+	ORQ          R8, DI
+	VMOVQ        DI, X10
+	VPMOVZXBD    X10, Y10
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       Z9, Z10, Z10
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z9
+	VPERMPS      Z10, Z9, Z9
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VMOVDQU64    8(AX), Z11
+	VMOVDQU64    72(AX), Z12
+	VMOVDQU32    gguf_lsIQ4XS_m0<>+0(SB), Z13
+	VPERMI2D     Z12, Z11, Z13
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_nib<>+0(SB), Z13, Z13
+	VPSHUFB      Z13, Z0, Z13
+	VPDPBUSD     (CX), Z13, Z5
+	VPDPBUSD     (CX)(DX*1), Z13, Z6
+	VPDPBUSD     (CX)(DX*2), Z13, Z7
+	VPDPBUSD     (CX)(BX*1), Z13, Z8
+	VMOVDQU32    gguf_lsIQ4XS_m1<>+0(SB), Z13
+	VPERMI2D     Z12, Z11, Z13
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_nib<>+0(SB), Z13, Z13
+	VPSHUFB      Z13, Z0, Z13
+	VPDPBUSD     64(CX), Z13, Z5
+	VPDPBUSD     64(CX)(DX*1), Z13, Z6
+	VPDPBUSD     64(CX)(DX*2), Z13, Z7
+	VPDPBUSD     64(CX)(BX*1), Z13, Z8
+	VMOVDQU32    gguf_lsIQ4XS_m2<>+0(SB), Z13
+	VPERMI2D     Z12, Z11, Z13
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_nib<>+0(SB), Z13, Z13
+	VPSHUFB      Z13, Z0, Z13
+	VPDPBUSD     128(CX), Z13, Z5
+	VPDPBUSD     128(CX)(DX*1), Z13, Z6
+	VPDPBUSD     128(CX)(DX*2), Z13, Z7
+	VPDPBUSD     128(CX)(BX*1), Z13, Z8
+	VMOVDQU32    gguf_lsIQ4XS_m3<>+0(SB), Z13
+	VPERMI2D     Z12, Z11, Z13
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z13, Z13
+	VPANDD       gguf_nib<>+0(SB), Z13, Z13
+	VPSHUFB      Z13, Z0, Z13
+	VPDPBUSD     192(CX), Z13, Z5
+	VPDPBUSD     192(CX)(DX*1), Z13, Z6
+	VPDPBUSD     192(CX)(DX*2), Z13, Z7
+	VPDPBUSD     192(CX)(BX*1), Z13, Z8
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       512(CX), Z5, Z5
+	VFMADD231PS  Z9, Z5, Z1
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX)(DX*1), Z6, Z6
+	VFMADD231PS  Z9, Z6, Z2
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*2), Z7, Z7
+	VFMADD231PS  Z9, Z7, Z3
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(BX*1), Z8, Z8
+	VFMADD231PS  Z9, Z8, Z4
+	VFNMADD231PS 768(CX), Z9, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z9, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z9, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z9, Z4
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	DECQ         SI
+	JNZ          ggufZIQ4XS_4_unit
 
 ggufZIQ4XS_4_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z3, Y11
-	VADDPS        Y11, Y3, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z1, Y9
+	VADDPS        Y9, Y1, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_4_set0
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X10, X10
 
 ggufZIQ4XS_4_set0:
-	VMOVSS        X12, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y11
-	VADDPS        Y11, Y4, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z2, Y9
+	VADDPS        Y9, Y2, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_4_set1
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X10, X10
 
 ggufZIQ4XS_4_set1:
-	VMOVSS        X12, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y11
-	VADDPS        Y11, Y5, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z3, Y9
+	VADDPS        Y9, Y3, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_4_set2
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X10, X10
 
 ggufZIQ4XS_4_set2:
-	VMOVSS        X12, (CX)
+	VMOVSS        X10, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y11
-	VADDPS        Y11, Y6, Y11
-	VEXTRACTF32X4 $0x01, Y11, X12
-	VADDPS        X11, X12, X12
-	VMOVHLPS      X12, X12, X11
-	VADDPS        X11, X12, X12
-	VMOVSHDUP     X12, X11
-	VADDSS        X11, X12, X12
+	VEXTRACTF64X4 $0x01, Z4, Y9
+	VADDPS        Y9, Y4, Y9
+	VEXTRACTF32X4 $0x01, Y9, X10
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_4_set3
-	VADDSS        (CX), X12, X12
+	VADDSS        (CX), X10, X10
 
 ggufZIQ4XS_4_set3:
-	VMOVSS X12, (CX)
+	VMOVSS X10, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -35284,9 +35008,7 @@ ggufZIQ4XS_4_set3:
 // func ggufZIQ4XS_5(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_5(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z2
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z0
 
 ggufZIQ4XS_5_row:
 	MOVQ   w+0(FP), AX
@@ -35294,278 +35016,216 @@ ggufZIQ4XS_5_row:
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZIQ4XS_5_tail
 
 ggufZIQ4XS_5_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), R8
-	VMOVD           R8, X13
-	VCVTPH2PS       X13, X13
-	VBROADCASTSS    X13, Z13
-	MOVL            4(AX), R8
-	MOVQ            R8, R10
-	SHLQ            $0x10, R10
-	ORQ             R10, R8
-	MOVQ            $0x0000ffff0000ffff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x08, R10
-	ORQ             R10, R8
-	MOVQ            $0x00ff00ff00ff00ff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R8
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R9
-	ANDQ            R9, R8
-	MOVWLZX         2(AX), R9
-	MOVQ            R9, R10
-	SHLQ            $0x18, R10
-	ORQ             R10, R9
-	MOVQ            $0x000000ff000000ff, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x0c, R10
-	ORQ             R10, R9
-	MOVQ            $0x000f000f000f000f, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x06, R10
-	ORQ             R10, R9
-	MOVQ            $0x0303030303030303, R10
-	ANDQ            R10, R9
-	SHLQ            $0x04, R9
-	ORQ             R9, R8
-	VMOVQ           R8, X14
-	VPMOVZXBD       X14, Y14
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z14, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          Z13, Z14, Z14
-	VBROADCASTI64X4 8(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VMOVDQU32       gguf_spreadB8_0<>+0(SB), Z15
-	VPERMPS         Z14, Z15, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z6
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z7
-	VBROADCASTI64X4 40(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VMOVDQU32       gguf_spreadB8_1<>+0(SB), Z15
-	VPERMPS         Z14, Z15, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z6
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z7
-	VBROADCASTI64X4 72(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VMOVDQU32       gguf_spreadB8_2<>+0(SB), Z15
-	VPERMPS         Z14, Z15, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z6
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z7
-	VBROADCASTI64X4 104(AX), Z13
-	VPSRLVW         Z1, Z13, Z13
-	VPANDD          Z0, Z13, Z13
-	VPSHUFB         Z13, Z2, Z13
-	VMOVDQU32       gguf_spreadB8_3<>+0(SB), Z15
-	VPERMPS         Z14, Z15, Z15
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z13, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z15, Z8, Z3
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z13, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z15, Z9, Z4
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z13, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z15, Z10, Z5
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z13, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z15, Z11, Z6
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z13, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z15, Z12, Z7
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z13
-	VPERMPS         Z14, Z13, Z13
-	VFNMADD231PS    768(CX), Z13, Z3
-	VFNMADD231PS    768(CX)(DX*1), Z13, Z4
-	VFNMADD231PS    768(CX)(DX*2), Z13, Z5
-	VFNMADD231PS    768(CX)(BX*1), Z13, Z6
-	VFNMADD231PS    768(SI), Z13, Z7
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZIQ4XS_5_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), R8
+	VMOVD        R8, X11
+	VCVTPH2PS    X11, X11
+	VBROADCASTSS X11, Z11
+	MOVL         4(AX), R8
+	MOVQ         R8, R10
+	SHLQ         $0x10, R10
+	ORQ          R10, R8
+	MOVQ         $0x0000ffff0000ffff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x08, R10
+	ORQ          R10, R8
+	MOVQ         $0x00ff00ff00ff00ff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R8
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R9
+	ANDQ         R9, R8
+	MOVWLZX      2(AX), R9
+	MOVQ         R9, R10
+	SHLQ         $0x18, R10
+	ORQ          R10, R9
+	MOVQ         $0x000000ff000000ff, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x0c, R10
+	ORQ          R10, R9
+	MOVQ         $0x000f000f000f000f, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x06, R10
+	ORQ          R10, R9
+	MOVQ         $0x0303030303030303, R10
+	ANDQ         R10, R9
+	SHLQ         $0x04, R9
+	ORQ          R9, R8
+	VMOVQ        R8, X12
+	VPMOVZXBD    X12, Y12
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z11
+	VPERMPS      Z12, Z11, Z11
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VMOVDQU64    8(AX), Z13
+	VMOVDQU64    72(AX), Z14
+	VMOVDQU32    gguf_lsIQ4XS_m0<>+0(SB), Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z15, Z15
+	VPANDD       gguf_nib<>+0(SB), Z15, Z15
+	VPSHUFB      Z15, Z0, Z15
+	VPDPBUSD     (CX), Z15, Z6
+	VPDPBUSD     (CX)(DX*1), Z15, Z7
+	VPDPBUSD     (CX)(DX*2), Z15, Z8
+	VPDPBUSD     (CX)(BX*1), Z15, Z9
+	VPDPBUSD     (SI), Z15, Z10
+	VMOVDQU32    gguf_lsIQ4XS_m1<>+0(SB), Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z15, Z15
+	VPANDD       gguf_nib<>+0(SB), Z15, Z15
+	VPSHUFB      Z15, Z0, Z15
+	VPDPBUSD     64(CX), Z15, Z6
+	VPDPBUSD     64(CX)(DX*1), Z15, Z7
+	VPDPBUSD     64(CX)(DX*2), Z15, Z8
+	VPDPBUSD     64(CX)(BX*1), Z15, Z9
+	VPDPBUSD     64(SI), Z15, Z10
+	VMOVDQU32    gguf_lsIQ4XS_m2<>+0(SB), Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z15, Z15
+	VPANDD       gguf_nib<>+0(SB), Z15, Z15
+	VPSHUFB      Z15, Z0, Z15
+	VPDPBUSD     128(CX), Z15, Z6
+	VPDPBUSD     128(CX)(DX*1), Z15, Z7
+	VPDPBUSD     128(CX)(DX*2), Z15, Z8
+	VPDPBUSD     128(CX)(BX*1), Z15, Z9
+	VPDPBUSD     128(SI), Z15, Z10
+	VMOVDQU32    gguf_lsIQ4XS_m3<>+0(SB), Z15
+	VPERMI2D     Z14, Z13, Z15
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z15, Z15
+	VPANDD       gguf_nib<>+0(SB), Z15, Z15
+	VPSHUFB      Z15, Z0, Z15
+	VPDPBUSD     192(CX), Z15, Z6
+	VPDPBUSD     192(CX)(DX*1), Z15, Z7
+	VPDPBUSD     192(CX)(DX*2), Z15, Z8
+	VPDPBUSD     192(CX)(BX*1), Z15, Z9
+	VPDPBUSD     192(SI), Z15, Z10
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       512(CX), Z6, Z6
+	VFMADD231PS  Z11, Z6, Z1
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX)(DX*1), Z7, Z7
+	VFMADD231PS  Z11, Z7, Z2
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*2), Z8, Z8
+	VFMADD231PS  Z11, Z8, Z3
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(BX*1), Z9, Z9
+	VFMADD231PS  Z11, Z9, Z4
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(SI), Z10, Z10
+	VFMADD231PS  Z11, Z10, Z5
+	VFNMADD231PS 768(CX), Z11, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z11, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z11, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z11, Z4
+	VFNMADD231PS 768(SI), Z11, Z5
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZIQ4XS_5_unit
 
 ggufZIQ4XS_5_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z3, Y13
-	VADDPS        Y13, Y3, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z1, Y11
+	VADDPS        Y11, Y1, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_5_set0
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X12, X12
 
 ggufZIQ4XS_5_set0:
-	VMOVSS        X14, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y13
-	VADDPS        Y13, Y4, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z2, Y11
+	VADDPS        Y11, Y2, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_5_set1
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X12, X12
 
 ggufZIQ4XS_5_set1:
-	VMOVSS        X14, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y13
-	VADDPS        Y13, Y5, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z3, Y11
+	VADDPS        Y11, Y3, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_5_set2
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X12, X12
 
 ggufZIQ4XS_5_set2:
-	VMOVSS        X14, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y13
-	VADDPS        Y13, Y6, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z4, Y11
+	VADDPS        Y11, Y4, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_5_set3
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X12, X12
 
 ggufZIQ4XS_5_set3:
-	VMOVSS        X14, (CX)
+	VMOVSS        X12, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y13
-	VADDPS        Y13, Y7, Y13
-	VEXTRACTF32X4 $0x01, Y13, X14
-	VADDPS        X13, X14, X14
-	VMOVHLPS      X14, X14, X13
-	VADDPS        X13, X14, X14
-	VMOVSHDUP     X14, X13
-	VADDSS        X13, X14, X14
+	VEXTRACTF64X4 $0x01, Z5, Y11
+	VADDPS        Y11, Y5, Y11
+	VEXTRACTF32X4 $0x01, Y11, X12
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_5_set4
-	VADDSS        (CX), X14, X14
+	VADDSS        (CX), X12, X12
 
 ggufZIQ4XS_5_set4:
-	VMOVSS X14, (CX)
+	VMOVSS X12, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -35577,9 +35237,7 @@ ggufZIQ4XS_5_set4:
 // func ggufZIQ4XS_6(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_6(SB), NOSPLIT, $0-73
-	VMOVDQU64 gguf_nib<>+0(SB), Z0
-	VMOVDQU64 gguf_nibshift<>+0(SB), Z1
-	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z2
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z0
 
 ggufZIQ4XS_6_row:
 	MOVQ   w+0(FP), AX
@@ -35587,315 +35245,241 @@ ggufZIQ4XS_6_row:
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZIQ4XS_6_tail
 
 ggufZIQ4XS_6_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), R8
-	VMOVD           R8, X15
-	VCVTPH2PS       X15, X15
-	VBROADCASTSS    X15, Z15
-	MOVL            4(AX), R8
-	MOVQ            R8, R10
-	SHLQ            $0x10, R10
-	ORQ             R10, R8
-	MOVQ            $0x0000ffff0000ffff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x08, R10
-	ORQ             R10, R8
-	MOVQ            $0x00ff00ff00ff00ff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R8
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R9
-	ANDQ            R9, R8
-	MOVWLZX         2(AX), R9
-	MOVQ            R9, R10
-	SHLQ            $0x18, R10
-	ORQ             R10, R9
-	MOVQ            $0x000000ff000000ff, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x0c, R10
-	ORQ             R10, R9
-	MOVQ            $0x000f000f000f000f, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x06, R10
-	ORQ             R10, R9
-	MOVQ            $0x0303030303030303, R10
-	ANDQ            R10, R9
-	SHLQ            $0x04, R9
-	ORQ             R9, R8
-	VMOVQ           R8, X16
-	VPMOVZXBD       X16, Y16
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z16, Z16
-	VCVTDQ2PS       Z16, Z16
-	VMULPS          Z15, Z16, Z16
-	VBROADCASTI64X4 8(AX), Z15
-	VPSRLVW         Z1, Z15, Z15
-	VPANDD          Z0, Z15, Z15
-	VPSHUFB         Z15, Z2, Z15
-	VMOVDQU32       gguf_spreadB8_0<>+0(SB), Z17
-	VPERMPS         Z16, Z17, Z17
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(DX*2), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (CX)(BX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(CX)(BX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI), Z15, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z7
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        (SI)(DX*1), Z15, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          256(SI)(DX*1), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z8
-	VBROADCASTI64X4 40(AX), Z15
-	VPSRLVW         Z1, Z15, Z15
-	VPANDD          Z0, Z15, Z15
-	VPSHUFB         Z15, Z2, Z15
-	VMOVDQU32       gguf_spreadB8_1<>+0(SB), Z17
-	VPERMPS         Z16, Z17, Z17
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(DX*2), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(CX)(BX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(CX)(BX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI), Z15, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z7
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        64(SI)(DX*1), Z15, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          320(SI)(DX*1), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z8
-	VBROADCASTI64X4 72(AX), Z15
-	VPSRLVW         Z1, Z15, Z15
-	VPANDD          Z0, Z15, Z15
-	VPSHUFB         Z15, Z2, Z15
-	VMOVDQU32       gguf_spreadB8_2<>+0(SB), Z17
-	VPERMPS         Z16, Z17, Z17
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(DX*2), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(CX)(BX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(CX)(BX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI), Z15, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z7
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        128(SI)(DX*1), Z15, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          384(SI)(DX*1), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z8
-	VBROADCASTI64X4 104(AX), Z15
-	VPSRLVW         Z1, Z15, Z15
-	VPANDD          Z0, Z15, Z15
-	VPSHUFB         Z15, Z2, Z15
-	VMOVDQU32       gguf_spreadB8_3<>+0(SB), Z17
-	VPERMPS         Z16, Z17, Z17
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX), Z15, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX), Z9, Z9
-	VFMADD231PS     Z17, Z9, Z3
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*1), Z15, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*1), Z10, Z10
-	VFMADD231PS     Z17, Z10, Z4
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(DX*2), Z15, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(DX*2), Z11, Z11
-	VFMADD231PS     Z17, Z11, Z5
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(CX)(BX*1), Z15, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(CX)(BX*1), Z12, Z12
-	VFMADD231PS     Z17, Z12, Z6
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI), Z15, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI), Z13, Z13
-	VFMADD231PS     Z17, Z13, Z7
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        192(SI)(DX*1), Z15, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          448(SI)(DX*1), Z14, Z14
-	VFMADD231PS     Z17, Z14, Z8
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z15
-	VPERMPS         Z16, Z15, Z15
-	VFNMADD231PS    768(CX), Z15, Z3
-	VFNMADD231PS    768(CX)(DX*1), Z15, Z4
-	VFNMADD231PS    768(CX)(DX*2), Z15, Z5
-	VFNMADD231PS    768(CX)(BX*1), Z15, Z6
-	VFNMADD231PS    768(SI), Z15, Z7
-	VFNMADD231PS    768(SI)(DX*1), Z15, Z8
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZIQ4XS_6_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), R8
+	VMOVD        R8, X13
+	VCVTPH2PS    X13, X13
+	VBROADCASTSS X13, Z13
+	MOVL         4(AX), R8
+	MOVQ         R8, R10
+	SHLQ         $0x10, R10
+	ORQ          R10, R8
+	MOVQ         $0x0000ffff0000ffff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x08, R10
+	ORQ          R10, R8
+	MOVQ         $0x00ff00ff00ff00ff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R8
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R9
+	ANDQ         R9, R8
+	MOVWLZX      2(AX), R9
+	MOVQ         R9, R10
+	SHLQ         $0x18, R10
+	ORQ          R10, R9
+	MOVQ         $0x000000ff000000ff, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x0c, R10
+	ORQ          R10, R9
+	MOVQ         $0x000f000f000f000f, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x06, R10
+	ORQ          R10, R9
+	MOVQ         $0x0303030303030303, R10
+	ANDQ         R10, R9
+	SHLQ         $0x04, R9
+	ORQ          R9, R8
+	VMOVQ        R8, X14
+	VPMOVZXBD    X14, Y14
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z14, Z14
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       Z13, Z14, Z14
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z13
+	VPERMPS      Z14, Z13, Z13
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VMOVDQU64    8(AX), Z15
+	VMOVDQU64    72(AX), Z16
+	VMOVDQU32    gguf_lsIQ4XS_m0<>+0(SB), Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z17, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VPSHUFB      Z17, Z0, Z17
+	VPDPBUSD     (CX), Z17, Z7
+	VPDPBUSD     (CX)(DX*1), Z17, Z8
+	VPDPBUSD     (CX)(DX*2), Z17, Z9
+	VPDPBUSD     (CX)(BX*1), Z17, Z10
+	VPDPBUSD     (SI), Z17, Z11
+	VPDPBUSD     (SI)(DX*1), Z17, Z12
+	VMOVDQU32    gguf_lsIQ4XS_m1<>+0(SB), Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z17, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VPSHUFB      Z17, Z0, Z17
+	VPDPBUSD     64(CX), Z17, Z7
+	VPDPBUSD     64(CX)(DX*1), Z17, Z8
+	VPDPBUSD     64(CX)(DX*2), Z17, Z9
+	VPDPBUSD     64(CX)(BX*1), Z17, Z10
+	VPDPBUSD     64(SI), Z17, Z11
+	VPDPBUSD     64(SI)(DX*1), Z17, Z12
+	VMOVDQU32    gguf_lsIQ4XS_m2<>+0(SB), Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z17, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VPSHUFB      Z17, Z0, Z17
+	VPDPBUSD     128(CX), Z17, Z7
+	VPDPBUSD     128(CX)(DX*1), Z17, Z8
+	VPDPBUSD     128(CX)(DX*2), Z17, Z9
+	VPDPBUSD     128(CX)(BX*1), Z17, Z10
+	VPDPBUSD     128(SI), Z17, Z11
+	VPDPBUSD     128(SI)(DX*1), Z17, Z12
+	VMOVDQU32    gguf_lsIQ4XS_m3<>+0(SB), Z17
+	VPERMI2D     Z16, Z15, Z17
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z17, Z17
+	VPANDD       gguf_nib<>+0(SB), Z17, Z17
+	VPSHUFB      Z17, Z0, Z17
+	VPDPBUSD     192(CX), Z17, Z7
+	VPDPBUSD     192(CX)(DX*1), Z17, Z8
+	VPDPBUSD     192(CX)(DX*2), Z17, Z9
+	VPDPBUSD     192(CX)(BX*1), Z17, Z10
+	VPDPBUSD     192(SI), Z17, Z11
+	VPDPBUSD     192(SI)(DX*1), Z17, Z12
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       512(CX), Z7, Z7
+	VFMADD231PS  Z13, Z7, Z1
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX)(DX*1), Z8, Z8
+	VFMADD231PS  Z13, Z8, Z2
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*2), Z9, Z9
+	VFMADD231PS  Z13, Z9, Z3
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(BX*1), Z10, Z10
+	VFMADD231PS  Z13, Z10, Z4
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(SI), Z11, Z11
+	VFMADD231PS  Z13, Z11, Z5
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI)(DX*1), Z12, Z12
+	VFMADD231PS  Z13, Z12, Z6
+	VFNMADD231PS 768(CX), Z13, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z13, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z13, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z13, Z4
+	VFNMADD231PS 768(SI), Z13, Z5
+	VFNMADD231PS 768(SI)(DX*1), Z13, Z6
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZIQ4XS_6_unit
 
 ggufZIQ4XS_6_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z3, Y15
-	VADDPS        Y15, Y3, Y15
-	VEXTRACTF32X4 $0x01, Y15, X16
-	VADDPS        X15, X16, X16
-	VMOVHLPS      X16, X16, X15
-	VADDPS        X15, X16, X16
-	VMOVSHDUP     X16, X15
-	VADDSS        X15, X16, X16
+	VEXTRACTF64X4 $0x01, Z1, Y13
+	VADDPS        Y13, Y1, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_6_set0
-	VADDSS        (CX), X16, X16
+	VADDSS        (CX), X14, X14
 
 ggufZIQ4XS_6_set0:
-	VMOVSS        X16, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y15
-	VADDPS        Y15, Y4, Y15
-	VEXTRACTF32X4 $0x01, Y15, X16
-	VADDPS        X15, X16, X16
-	VMOVHLPS      X16, X16, X15
-	VADDPS        X15, X16, X16
-	VMOVSHDUP     X16, X15
-	VADDSS        X15, X16, X16
+	VEXTRACTF64X4 $0x01, Z2, Y13
+	VADDPS        Y13, Y2, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_6_set1
-	VADDSS        (CX), X16, X16
+	VADDSS        (CX), X14, X14
 
 ggufZIQ4XS_6_set1:
-	VMOVSS        X16, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y15
-	VADDPS        Y15, Y5, Y15
-	VEXTRACTF32X4 $0x01, Y15, X16
-	VADDPS        X15, X16, X16
-	VMOVHLPS      X16, X16, X15
-	VADDPS        X15, X16, X16
-	VMOVSHDUP     X16, X15
-	VADDSS        X15, X16, X16
+	VEXTRACTF64X4 $0x01, Z3, Y13
+	VADDPS        Y13, Y3, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_6_set2
-	VADDSS        (CX), X16, X16
+	VADDSS        (CX), X14, X14
 
 ggufZIQ4XS_6_set2:
-	VMOVSS        X16, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y15
-	VADDPS        Y15, Y6, Y15
-	VEXTRACTF32X4 $0x01, Y15, X16
-	VADDPS        X15, X16, X16
-	VMOVHLPS      X16, X16, X15
-	VADDPS        X15, X16, X16
-	VMOVSHDUP     X16, X15
-	VADDSS        X15, X16, X16
+	VEXTRACTF64X4 $0x01, Z4, Y13
+	VADDPS        Y13, Y4, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_6_set3
-	VADDSS        (CX), X16, X16
+	VADDSS        (CX), X14, X14
 
 ggufZIQ4XS_6_set3:
-	VMOVSS        X16, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y15
-	VADDPS        Y15, Y7, Y15
-	VEXTRACTF32X4 $0x01, Y15, X16
-	VADDPS        X15, X16, X16
-	VMOVHLPS      X16, X16, X15
-	VADDPS        X15, X16, X16
-	VMOVSHDUP     X16, X15
-	VADDSS        X15, X16, X16
+	VEXTRACTF64X4 $0x01, Z5, Y13
+	VADDPS        Y13, Y5, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_6_set4
-	VADDSS        (CX), X16, X16
+	VADDSS        (CX), X14, X14
 
 ggufZIQ4XS_6_set4:
-	VMOVSS        X16, (CX)
+	VMOVSS        X14, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z8, Y15
-	VADDPS        Y15, Y8, Y15
-	VEXTRACTF32X4 $0x01, Y15, X16
-	VADDPS        X15, X16, X16
-	VMOVHLPS      X16, X16, X15
-	VADDPS        X15, X16, X16
-	VMOVSHDUP     X16, X15
-	VADDSS        X15, X16, X16
+	VEXTRACTF64X4 $0x01, Z6, Y13
+	VADDPS        Y13, Y6, Y13
+	VEXTRACTF32X4 $0x01, Y13, X14
+	VADDPS        X13, X14, X14
+	VMOVHLPS      X14, X14, X13
+	VADDPS        X13, X14, X14
+	VMOVSHDUP     X14, X13
+	VADDSS        X13, X14, X14
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_6_set5
-	VADDSS        (CX), X16, X16
+	VADDSS        (CX), X14, X14
 
 ggufZIQ4XS_6_set5:
-	VMOVSS X16, (CX)
+	VMOVSS X14, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -35907,362 +35491,274 @@ ggufZIQ4XS_6_set5:
 // func ggufZIQ4XS_7(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_7(SB), NOSPLIT, $0-73
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z0
+
 ggufZIQ4XS_7_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
-	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZIQ4XS_7_tail
 
 ggufZIQ4XS_7_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), R8
-	VMOVD           R8, X14
-	VCVTPH2PS       X14, X14
-	VBROADCASTSS    X14, Z14
-	MOVL            4(AX), R8
-	MOVQ            R8, R10
-	SHLQ            $0x10, R10
-	ORQ             R10, R8
-	MOVQ            $0x0000ffff0000ffff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x08, R10
-	ORQ             R10, R8
-	MOVQ            $0x00ff00ff00ff00ff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R8
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R9
-	ANDQ            R9, R8
-	MOVWLZX         2(AX), R9
-	MOVQ            R9, R10
-	SHLQ            $0x18, R10
-	ORQ             R10, R9
-	MOVQ            $0x000000ff000000ff, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x0c, R10
-	ORQ             R10, R9
-	MOVQ            $0x000f000f000f000f, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x06, R10
-	ORQ             R10, R9
-	MOVQ            $0x0303030303030303, R10
-	ANDQ            R10, R9
-	SHLQ            $0x04, R9
-	ORQ             R9, R8
-	VMOVQ           R8, X15
-	VPMOVZXBD       X15, Y15
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z15, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          Z14, Z15, Z15
-	VBROADCASTI64X4 8(AX), Z14
-	VPSRLVW         gguf_nibshift<>+0(SB), Z14, Z14
-	VPANDD          gguf_nib<>+0(SB), Z14, Z14
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z16
-	VPSHUFB         Z14, Z16, Z14
-	VMOVDQU32       gguf_spreadB8_0<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        (CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          256(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VBROADCASTI64X4 40(AX), Z14
-	VPSRLVW         gguf_nibshift<>+0(SB), Z14, Z14
-	VPANDD          gguf_nib<>+0(SB), Z14, Z14
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z16
-	VPSHUFB         Z14, Z16, Z14
-	VMOVDQU32       gguf_spreadB8_1<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        64(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          320(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VBROADCASTI64X4 72(AX), Z14
-	VPSRLVW         gguf_nibshift<>+0(SB), Z14, Z14
-	VPANDD          gguf_nib<>+0(SB), Z14, Z14
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z16
-	VPSHUFB         Z14, Z16, Z14
-	VMOVDQU32       gguf_spreadB8_2<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        128(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          384(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VBROADCASTI64X4 104(AX), Z14
-	VPSRLVW         gguf_nibshift<>+0(SB), Z14, Z14
-	VPANDD          gguf_nib<>+0(SB), Z14, Z14
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z16
-	VPSHUFB         Z14, Z16, Z14
-	VMOVDQU32       gguf_spreadB8_3<>+0(SB), Z16
-	VPERMPS         Z15, Z16, Z16
-	VPXORD          Z7, Z7, Z7
-	VPDPBUSD        192(CX), Z14, Z7
-	VCVTDQ2PS       Z7, Z7
-	VMULPS          448(CX), Z7, Z7
-	VFMADD231PS     Z16, Z7, Z0
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX)(DX*1), Z14, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX)(DX*1), Z8, Z8
-	VFMADD231PS     Z16, Z8, Z1
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*2), Z14, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*2), Z9, Z9
-	VFMADD231PS     Z16, Z9, Z2
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(BX*1), Z14, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(BX*1), Z10, Z10
-	VFMADD231PS     Z16, Z10, Z3
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(SI), Z14, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(SI), Z11, Z11
-	VFMADD231PS     Z16, Z11, Z4
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI)(DX*1), Z14, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI)(DX*1), Z12, Z12
-	VFMADD231PS     Z16, Z12, Z5
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*2), Z14, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*2), Z13, Z13
-	VFMADD231PS     Z16, Z13, Z6
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z14
-	VPERMPS         Z15, Z14, Z14
-	VFNMADD231PS    768(CX), Z14, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z14, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z14, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z14, Z3
-	VFNMADD231PS    768(SI), Z14, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z14, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z14, Z6
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZIQ4XS_7_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), R8
+	VMOVD        R8, X15
+	VCVTPH2PS    X15, X15
+	VBROADCASTSS X15, Z15
+	MOVL         4(AX), R8
+	MOVQ         R8, R10
+	SHLQ         $0x10, R10
+	ORQ          R10, R8
+	MOVQ         $0x0000ffff0000ffff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x08, R10
+	ORQ          R10, R8
+	MOVQ         $0x00ff00ff00ff00ff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R8
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R9
+	ANDQ         R9, R8
+	MOVWLZX      2(AX), R9
+	MOVQ         R9, R10
+	SHLQ         $0x18, R10
+	ORQ          R10, R9
+	MOVQ         $0x000000ff000000ff, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x0c, R10
+	ORQ          R10, R9
+	MOVQ         $0x000f000f000f000f, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x06, R10
+	ORQ          R10, R9
+	MOVQ         $0x0303030303030303, R10
+	ANDQ         R10, R9
+	SHLQ         $0x04, R9
+	ORQ          R9, R8
+	VMOVQ        R8, X16
+	VPMOVZXBD    X16, Y16
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z16, Z16
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       Z15, Z16, Z16
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z15
+	VPERMPS      Z16, Z15, Z15
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VMOVDQU64    8(AX), Z17
+	VMOVDQU64    72(AX), Z18
+	VMOVDQU32    gguf_lsIQ4XS_m0<>+0(SB), Z19
+	VPERMI2D     Z18, Z17, Z19
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z19, Z19
+	VPANDD       gguf_nib<>+0(SB), Z19, Z19
+	VPSHUFB      Z19, Z0, Z19
+	VPDPBUSD     (CX), Z19, Z8
+	VPDPBUSD     (CX)(DX*1), Z19, Z9
+	VPDPBUSD     (CX)(DX*2), Z19, Z10
+	VPDPBUSD     (CX)(BX*1), Z19, Z11
+	VPDPBUSD     (SI), Z19, Z12
+	VPDPBUSD     (SI)(DX*1), Z19, Z13
+	VPDPBUSD     (SI)(DX*2), Z19, Z14
+	VMOVDQU32    gguf_lsIQ4XS_m1<>+0(SB), Z19
+	VPERMI2D     Z18, Z17, Z19
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z19, Z19
+	VPANDD       gguf_nib<>+0(SB), Z19, Z19
+	VPSHUFB      Z19, Z0, Z19
+	VPDPBUSD     64(CX), Z19, Z8
+	VPDPBUSD     64(CX)(DX*1), Z19, Z9
+	VPDPBUSD     64(CX)(DX*2), Z19, Z10
+	VPDPBUSD     64(CX)(BX*1), Z19, Z11
+	VPDPBUSD     64(SI), Z19, Z12
+	VPDPBUSD     64(SI)(DX*1), Z19, Z13
+	VPDPBUSD     64(SI)(DX*2), Z19, Z14
+	VMOVDQU32    gguf_lsIQ4XS_m2<>+0(SB), Z19
+	VPERMI2D     Z18, Z17, Z19
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z19, Z19
+	VPANDD       gguf_nib<>+0(SB), Z19, Z19
+	VPSHUFB      Z19, Z0, Z19
+	VPDPBUSD     128(CX), Z19, Z8
+	VPDPBUSD     128(CX)(DX*1), Z19, Z9
+	VPDPBUSD     128(CX)(DX*2), Z19, Z10
+	VPDPBUSD     128(CX)(BX*1), Z19, Z11
+	VPDPBUSD     128(SI), Z19, Z12
+	VPDPBUSD     128(SI)(DX*1), Z19, Z13
+	VPDPBUSD     128(SI)(DX*2), Z19, Z14
+	VMOVDQU32    gguf_lsIQ4XS_m3<>+0(SB), Z19
+	VPERMI2D     Z18, Z17, Z19
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z19, Z19
+	VPANDD       gguf_nib<>+0(SB), Z19, Z19
+	VPSHUFB      Z19, Z0, Z19
+	VPDPBUSD     192(CX), Z19, Z8
+	VPDPBUSD     192(CX)(DX*1), Z19, Z9
+	VPDPBUSD     192(CX)(DX*2), Z19, Z10
+	VPDPBUSD     192(CX)(BX*1), Z19, Z11
+	VPDPBUSD     192(SI), Z19, Z12
+	VPDPBUSD     192(SI)(DX*1), Z19, Z13
+	VPDPBUSD     192(SI)(DX*2), Z19, Z14
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(CX), Z8, Z8
+	VFMADD231PS  Z15, Z8, Z1
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX)(DX*1), Z9, Z9
+	VFMADD231PS  Z15, Z9, Z2
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*2), Z10, Z10
+	VFMADD231PS  Z15, Z10, Z3
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(BX*1), Z11, Z11
+	VFMADD231PS  Z15, Z11, Z4
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(SI), Z12, Z12
+	VFMADD231PS  Z15, Z12, Z5
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI)(DX*1), Z13, Z13
+	VFMADD231PS  Z15, Z13, Z6
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(SI)(DX*2), Z14, Z14
+	VFMADD231PS  Z15, Z14, Z7
+	VFNMADD231PS 768(CX), Z15, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z15, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z15, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z15, Z4
+	VFNMADD231PS 768(SI), Z15, Z5
+	VFNMADD231PS 768(SI)(DX*1), Z15, Z6
+	VFNMADD231PS 768(SI)(DX*2), Z15, Z7
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZIQ4XS_7_unit
 
 ggufZIQ4XS_7_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z0, Y14
-	VADDPS        Y14, Y0, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z1, Y15
+	VADDPS        Y15, Y1, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_7_set0
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X16, X16
 
 ggufZIQ4XS_7_set0:
-	VMOVSS        X15, (CX)
+	VMOVSS        X16, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z1, Y14
-	VADDPS        Y14, Y1, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z2, Y15
+	VADDPS        Y15, Y2, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_7_set1
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X16, X16
 
 ggufZIQ4XS_7_set1:
-	VMOVSS        X15, (CX)
+	VMOVSS        X16, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y14
-	VADDPS        Y14, Y2, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z3, Y15
+	VADDPS        Y15, Y3, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_7_set2
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X16, X16
 
 ggufZIQ4XS_7_set2:
-	VMOVSS        X15, (CX)
+	VMOVSS        X16, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y14
-	VADDPS        Y14, Y3, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z4, Y15
+	VADDPS        Y15, Y4, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_7_set3
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X16, X16
 
 ggufZIQ4XS_7_set3:
-	VMOVSS        X15, (CX)
+	VMOVSS        X16, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y14
-	VADDPS        Y14, Y4, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z5, Y15
+	VADDPS        Y15, Y5, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_7_set4
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X16, X16
 
 ggufZIQ4XS_7_set4:
-	VMOVSS        X15, (CX)
+	VMOVSS        X16, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y14
-	VADDPS        Y14, Y5, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z6, Y15
+	VADDPS        Y15, Y6, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_7_set5
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X16, X16
 
 ggufZIQ4XS_7_set5:
-	VMOVSS        X15, (CX)
+	VMOVSS        X16, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y14
-	VADDPS        Y14, Y6, Y14
-	VEXTRACTF32X4 $0x01, Y14, X15
-	VADDPS        X14, X15, X15
-	VMOVHLPS      X15, X15, X14
-	VADDPS        X14, X15, X15
-	VMOVSHDUP     X15, X14
-	VADDSS        X14, X15, X15
+	VEXTRACTF64X4 $0x01, Z7, Y15
+	VADDPS        Y15, Y7, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VADDPS        X15, X16, X16
+	VMOVHLPS      X16, X16, X15
+	VADDPS        X15, X16, X16
+	VMOVSHDUP     X16, X15
+	VADDSS        X15, X16, X16
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_7_set6
-	VADDSS        (CX), X15, X15
+	VADDSS        (CX), X16, X16
 
 ggufZIQ4XS_7_set6:
-	VMOVSS X15, (CX)
+	VMOVSS X16, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)
@@ -36274,13 +35770,14 @@ ggufZIQ4XS_7_set6:
 // func ggufZIQ4XS_8(w *byte, nrows int, rowBytes int, units int, tail int, xa *byte, ldx int, y *float32, ldy int, acc bool)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512VNNI, F16C, MMX+
 TEXT ·ggufZIQ4XS_8(SB), NOSPLIT, $0-73
+	VMOVDQU64 gguf_book_iq4nl<>+0(SB), Z0
+
 ggufZIQ4XS_8_row:
 	MOVQ   w+0(FP), AX
 	MOVQ   xa+40(FP), CX
 	MOVQ   ldx+48(FP), DX
 	LEAQ   (DX)(DX*2), BX
 	LEAQ   (CX)(DX*4), SI
-	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
@@ -36288,385 +35785,284 @@ ggufZIQ4XS_8_row:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
 	MOVQ   units+24(FP), DI
 	TESTQ  DI, DI
 	JZ     ggufZIQ4XS_8_tail
 
 ggufZIQ4XS_8_unit:
-	PREFETCHT0      2048(AX)
-	PREFETCHT0      2112(AX)
-	PREFETCHT0      2176(AX)
-	MOVWLZX         (AX), R8
-	VMOVD           R8, X16
-	VCVTPH2PS       X16, X16
-	VBROADCASTSS    X16, Z16
-	MOVL            4(AX), R8
-	MOVQ            R8, R10
-	SHLQ            $0x10, R10
-	ORQ             R10, R8
-	MOVQ            $0x0000ffff0000ffff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x08, R10
-	ORQ             R10, R8
-	MOVQ            $0x00ff00ff00ff00ff, R9
-	ANDQ            R9, R8
-	MOVQ            R8, R10
-	SHLQ            $0x04, R10
-	ORQ             R10, R8
-	MOVQ            $0x0f0f0f0f0f0f0f0f, R9
-	ANDQ            R9, R8
-	MOVWLZX         2(AX), R9
-	MOVQ            R9, R10
-	SHLQ            $0x18, R10
-	ORQ             R10, R9
-	MOVQ            $0x000000ff000000ff, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x0c, R10
-	ORQ             R10, R9
-	MOVQ            $0x000f000f000f000f, R10
-	ANDQ            R10, R9
-	MOVQ            R9, R10
-	SHLQ            $0x06, R10
-	ORQ             R10, R9
-	MOVQ            $0x0303030303030303, R10
-	ANDQ            R10, R9
-	SHLQ            $0x04, R9
-	ORQ             R9, R8
-	VMOVQ           R8, X17
-	VPMOVZXBD       X17, Y17
-	VPSUBD          gguf_thirtytwo<>+0(SB), Z17, Z17
-	VCVTDQ2PS       Z17, Z17
-	VMULPS          Z16, Z17, Z17
-	VBROADCASTI64X4 8(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z18
-	VPSHUFB         Z16, Z18, Z16
-	VMOVDQU32       gguf_spreadB8_0<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        (CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          256(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        (CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          256(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        (CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          256(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        (CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          256(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        (SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          256(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        (SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          256(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        (SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          256(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        (SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          256(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VBROADCASTI64X4 40(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z18
-	VPSHUFB         Z16, Z18, Z16
-	VMOVDQU32       gguf_spreadB8_1<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        64(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          320(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        64(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          320(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        64(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          320(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        64(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          320(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        64(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          320(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        64(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          320(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        64(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          320(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        64(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          320(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VBROADCASTI64X4 72(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z18
-	VPSHUFB         Z16, Z18, Z16
-	VMOVDQU32       gguf_spreadB8_2<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        128(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          384(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        128(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          384(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        128(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          384(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        128(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          384(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        128(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          384(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        128(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          384(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        128(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          384(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        128(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          384(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VBROADCASTI64X4 104(AX), Z16
-	VPSRLVW         gguf_nibshift<>+0(SB), Z16, Z16
-	VPANDD          gguf_nib<>+0(SB), Z16, Z16
-	VMOVDQU64       gguf_book_iq4nl<>+0(SB), Z18
-	VPSHUFB         Z16, Z18, Z16
-	VMOVDQU32       gguf_spreadB8_3<>+0(SB), Z18
-	VPERMPS         Z17, Z18, Z18
-	VPXORD          Z8, Z8, Z8
-	VPDPBUSD        192(CX), Z16, Z8
-	VCVTDQ2PS       Z8, Z8
-	VMULPS          448(CX), Z8, Z8
-	VFMADD231PS     Z18, Z8, Z0
-	VPXORD          Z9, Z9, Z9
-	VPDPBUSD        192(CX)(DX*1), Z16, Z9
-	VCVTDQ2PS       Z9, Z9
-	VMULPS          448(CX)(DX*1), Z9, Z9
-	VFMADD231PS     Z18, Z9, Z1
-	VPXORD          Z10, Z10, Z10
-	VPDPBUSD        192(CX)(DX*2), Z16, Z10
-	VCVTDQ2PS       Z10, Z10
-	VMULPS          448(CX)(DX*2), Z10, Z10
-	VFMADD231PS     Z18, Z10, Z2
-	VPXORD          Z11, Z11, Z11
-	VPDPBUSD        192(CX)(BX*1), Z16, Z11
-	VCVTDQ2PS       Z11, Z11
-	VMULPS          448(CX)(BX*1), Z11, Z11
-	VFMADD231PS     Z18, Z11, Z3
-	VPXORD          Z12, Z12, Z12
-	VPDPBUSD        192(SI), Z16, Z12
-	VCVTDQ2PS       Z12, Z12
-	VMULPS          448(SI), Z12, Z12
-	VFMADD231PS     Z18, Z12, Z4
-	VPXORD          Z13, Z13, Z13
-	VPDPBUSD        192(SI)(DX*1), Z16, Z13
-	VCVTDQ2PS       Z13, Z13
-	VMULPS          448(SI)(DX*1), Z13, Z13
-	VFMADD231PS     Z18, Z13, Z5
-	VPXORD          Z14, Z14, Z14
-	VPDPBUSD        192(SI)(DX*2), Z16, Z14
-	VCVTDQ2PS       Z14, Z14
-	VMULPS          448(SI)(DX*2), Z14, Z14
-	VFMADD231PS     Z18, Z14, Z6
-	VPXORD          Z15, Z15, Z15
-	VPDPBUSD        192(SI)(BX*1), Z16, Z15
-	VCVTDQ2PS       Z15, Z15
-	VMULPS          448(SI)(BX*1), Z15, Z15
-	VFMADD231PS     Z18, Z15, Z7
-	VMOVDQU32       gguf_quadsB8<>+0(SB), Z16
-	VPERMPS         Z17, Z16, Z16
-	VFNMADD231PS    768(CX), Z16, Z0
-	VFNMADD231PS    768(CX)(DX*1), Z16, Z1
-	VFNMADD231PS    768(CX)(DX*2), Z16, Z2
-	VFNMADD231PS    768(CX)(BX*1), Z16, Z3
-	VFNMADD231PS    768(SI), Z16, Z4
-	VFNMADD231PS    768(SI)(DX*1), Z16, Z5
-	VFNMADD231PS    768(SI)(DX*2), Z16, Z6
-	VFNMADD231PS    768(SI)(BX*1), Z16, Z7
-	ADDQ            $0x00000088, AX
-	ADDQ            $0x00000340, CX
-	ADDQ            $0x00000340, SI
-	DECQ            DI
-	JNZ             ggufZIQ4XS_8_unit
+	PREFETCHT0   2048(AX)
+	PREFETCHT0   2112(AX)
+	PREFETCHT0   2176(AX)
+	MOVWLZX      (AX), R8
+	VMOVD        R8, X17
+	VCVTPH2PS    X17, X17
+	VBROADCASTSS X17, Z17
+	MOVL         4(AX), R8
+	MOVQ         R8, R10
+	SHLQ         $0x10, R10
+	ORQ          R10, R8
+	MOVQ         $0x0000ffff0000ffff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x08, R10
+	ORQ          R10, R8
+	MOVQ         $0x00ff00ff00ff00ff, R9
+	ANDQ         R9, R8
+	MOVQ         R8, R10
+	SHLQ         $0x04, R10
+	ORQ          R10, R8
+	MOVQ         $0x0f0f0f0f0f0f0f0f, R9
+	ANDQ         R9, R8
+	MOVWLZX      2(AX), R9
+	MOVQ         R9, R10
+	SHLQ         $0x18, R10
+	ORQ          R10, R9
+	MOVQ         $0x000000ff000000ff, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x0c, R10
+	ORQ          R10, R9
+	MOVQ         $0x000f000f000f000f, R10
+	ANDQ         R10, R9
+	MOVQ         R9, R10
+	SHLQ         $0x06, R10
+	ORQ          R10, R9
+	MOVQ         $0x0303030303030303, R10
+	ANDQ         R10, R9
+	SHLQ         $0x04, R9
+	ORQ          R9, R8
+	VMOVQ        R8, X18
+	VPMOVZXBD    X18, Y18
+	VPSUBD       gguf_thirtytwo<>+0(SB), Z18, Z18
+	VCVTDQ2PS    Z18, Z18
+	VMULPS       Z17, Z18, Z18
+	VMOVDQU32    gguf_pairs16<>+0(SB), Z17
+	VPERMPS      Z18, Z17, Z17
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
+	VMOVDQU64    8(AX), Z19
+	VMOVDQU64    72(AX), Z20
+	VMOVDQU32    gguf_lsIQ4XS_m0<>+0(SB), Z21
+	VPERMI2D     Z20, Z19, Z21
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z21, Z21
+	VPANDD       gguf_nib<>+0(SB), Z21, Z21
+	VPSHUFB      Z21, Z0, Z21
+	VPDPBUSD     (CX), Z21, Z9
+	VPDPBUSD     (CX)(DX*1), Z21, Z10
+	VPDPBUSD     (CX)(DX*2), Z21, Z11
+	VPDPBUSD     (CX)(BX*1), Z21, Z12
+	VPDPBUSD     (SI), Z21, Z13
+	VPDPBUSD     (SI)(DX*1), Z21, Z14
+	VPDPBUSD     (SI)(DX*2), Z21, Z15
+	VPDPBUSD     (SI)(BX*1), Z21, Z16
+	VMOVDQU32    gguf_lsIQ4XS_m1<>+0(SB), Z21
+	VPERMI2D     Z20, Z19, Z21
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z21, Z21
+	VPANDD       gguf_nib<>+0(SB), Z21, Z21
+	VPSHUFB      Z21, Z0, Z21
+	VPDPBUSD     64(CX), Z21, Z9
+	VPDPBUSD     64(CX)(DX*1), Z21, Z10
+	VPDPBUSD     64(CX)(DX*2), Z21, Z11
+	VPDPBUSD     64(CX)(BX*1), Z21, Z12
+	VPDPBUSD     64(SI), Z21, Z13
+	VPDPBUSD     64(SI)(DX*1), Z21, Z14
+	VPDPBUSD     64(SI)(DX*2), Z21, Z15
+	VPDPBUSD     64(SI)(BX*1), Z21, Z16
+	VMOVDQU32    gguf_lsIQ4XS_m2<>+0(SB), Z21
+	VPERMI2D     Z20, Z19, Z21
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z21, Z21
+	VPANDD       gguf_nib<>+0(SB), Z21, Z21
+	VPSHUFB      Z21, Z0, Z21
+	VPDPBUSD     128(CX), Z21, Z9
+	VPDPBUSD     128(CX)(DX*1), Z21, Z10
+	VPDPBUSD     128(CX)(DX*2), Z21, Z11
+	VPDPBUSD     128(CX)(BX*1), Z21, Z12
+	VPDPBUSD     128(SI), Z21, Z13
+	VPDPBUSD     128(SI)(DX*1), Z21, Z14
+	VPDPBUSD     128(SI)(DX*2), Z21, Z15
+	VPDPBUSD     128(SI)(BX*1), Z21, Z16
+	VMOVDQU32    gguf_lsIQ4XS_m3<>+0(SB), Z21
+	VPERMI2D     Z20, Z19, Z21
+	VPSRLVD      gguf_lsIQ4XS_shift<>+0(SB), Z21, Z21
+	VPANDD       gguf_nib<>+0(SB), Z21, Z21
+	VPSHUFB      Z21, Z0, Z21
+	VPDPBUSD     192(CX), Z21, Z9
+	VPDPBUSD     192(CX)(DX*1), Z21, Z10
+	VPDPBUSD     192(CX)(DX*2), Z21, Z11
+	VPDPBUSD     192(CX)(BX*1), Z21, Z12
+	VPDPBUSD     192(SI), Z21, Z13
+	VPDPBUSD     192(SI)(DX*1), Z21, Z14
+	VPDPBUSD     192(SI)(DX*2), Z21, Z15
+	VPDPBUSD     192(SI)(BX*1), Z21, Z16
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       512(CX), Z9, Z9
+	VFMADD231PS  Z17, Z9, Z1
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       512(CX)(DX*1), Z10, Z10
+	VFMADD231PS  Z17, Z10, Z2
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       512(CX)(DX*2), Z11, Z11
+	VFMADD231PS  Z17, Z11, Z3
+	VCVTDQ2PS    Z12, Z12
+	VMULPS       512(CX)(BX*1), Z12, Z12
+	VFMADD231PS  Z17, Z12, Z4
+	VCVTDQ2PS    Z13, Z13
+	VMULPS       512(SI), Z13, Z13
+	VFMADD231PS  Z17, Z13, Z5
+	VCVTDQ2PS    Z14, Z14
+	VMULPS       512(SI)(DX*1), Z14, Z14
+	VFMADD231PS  Z17, Z14, Z6
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       512(SI)(DX*2), Z15, Z15
+	VFMADD231PS  Z17, Z15, Z7
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       512(SI)(BX*1), Z16, Z16
+	VFMADD231PS  Z17, Z16, Z8
+	VFNMADD231PS 768(CX), Z17, Z1
+	VFNMADD231PS 768(CX)(DX*1), Z17, Z2
+	VFNMADD231PS 768(CX)(DX*2), Z17, Z3
+	VFNMADD231PS 768(CX)(BX*1), Z17, Z4
+	VFNMADD231PS 768(SI), Z17, Z5
+	VFNMADD231PS 768(SI)(DX*1), Z17, Z6
+	VFNMADD231PS 768(SI)(DX*2), Z17, Z7
+	VFNMADD231PS 768(SI)(BX*1), Z17, Z8
+	ADDQ         $0x00000088, AX
+	ADDQ         $0x00000340, CX
+	ADDQ         $0x00000340, SI
+	DECQ         DI
+	JNZ          ggufZIQ4XS_8_unit
 
 ggufZIQ4XS_8_tail:
 	MOVQ          ldy+64(FP), AX
 	SHLQ          $0x02, AX
 	MOVQ          y+56(FP), CX
 	MOVB          acc+72(FP), DL
-	VEXTRACTF64X4 $0x01, Z0, Y16
-	VADDPS        Y16, Y0, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z1, Y17
+	VADDPS        Y17, Y1, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set0
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set0:
-	VMOVSS        X17, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z1, Y16
-	VADDPS        Y16, Y1, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z2, Y17
+	VADDPS        Y17, Y2, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set1
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set1:
-	VMOVSS        X17, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z2, Y16
-	VADDPS        Y16, Y2, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z3, Y17
+	VADDPS        Y17, Y3, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set2
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set2:
-	VMOVSS        X17, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z3, Y16
-	VADDPS        Y16, Y3, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z4, Y17
+	VADDPS        Y17, Y4, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set3
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set3:
-	VMOVSS        X17, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z4, Y16
-	VADDPS        Y16, Y4, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z5, Y17
+	VADDPS        Y17, Y5, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set4
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set4:
-	VMOVSS        X17, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z5, Y16
-	VADDPS        Y16, Y5, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z6, Y17
+	VADDPS        Y17, Y6, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set5
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set5:
-	VMOVSS        X17, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z6, Y16
-	VADDPS        Y16, Y6, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z7, Y17
+	VADDPS        Y17, Y7, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set6
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set6:
-	VMOVSS        X17, (CX)
+	VMOVSS        X18, (CX)
 	ADDQ          AX, CX
-	VEXTRACTF64X4 $0x01, Z7, Y16
-	VADDPS        Y16, Y7, Y16
-	VEXTRACTF32X4 $0x01, Y16, X17
-	VADDPS        X16, X17, X17
-	VMOVHLPS      X17, X17, X16
-	VADDPS        X16, X17, X17
-	VMOVSHDUP     X17, X16
-	VADDSS        X16, X17, X17
+	VEXTRACTF64X4 $0x01, Z8, Y17
+	VADDPS        Y17, Y8, Y17
+	VEXTRACTF32X4 $0x01, Y17, X18
+	VADDPS        X17, X18, X18
+	VMOVHLPS      X18, X18, X17
+	VADDPS        X17, X18, X18
+	VMOVSHDUP     X18, X17
+	VADDSS        X17, X18, X18
 	TESTB         DL, DL
 	JZ            ggufZIQ4XS_8_set7
-	VADDSS        (CX), X17, X17
+	VADDSS        (CX), X18, X18
 
 ggufZIQ4XS_8_set7:
-	VMOVSS X17, (CX)
+	VMOVSS X18, (CX)
 	ADDQ   $0x04, y+56(FP)
 	MOVQ   rowBytes+16(FP), AX
 	ADDQ   AX, w+0(FP)

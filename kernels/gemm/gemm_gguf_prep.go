@@ -52,13 +52,13 @@ func ggufLayoutB(t gguf.Type) bool {
 // takes them lane-stationary: chunk c's lane l (4 bytes) holds values
 // 4c…4c+3 of the unit's 16 values 16l…16l+15 (sub-block l, or half l%2
 // of group l/2), so that a lane sees one scale in every chunk (the
-// generator's gtype.lsFrom: q2_K and q3_K, and q4_K from two rows). XSI
-// and A are then per 16 values (as subs16's).
+// generator's gtype.lsFrom: q2_K, q3_K, q4_K, q5_K and iq4_xs, and q6_K
+// from two rows). XSI and A are then per 16 values (as subs16's).
 func ggufLaneStationary(t gguf.Type, m int) bool {
 	switch t {
-	case gguf.TypeQ2_K, gguf.TypeQ3_K:
+	case gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeIQ4_XS:
 		return true
-	case gguf.TypeQ4_K:
+	case gguf.TypeQ6_K:
 		return m >= 2
 	}
 	return false

@@ -96,12 +96,12 @@ var types = []gtype{
 	{name: "MXFP4", bs: 32, bb: 17, layoutB: true, z: 128, book: &mxfp4, qs: 1},
 	{name: "Q2K", bs: 256, bb: 84, subs16: true, min: -1, lsFrom: 1},
 	{name: "Q3K", bs: 256, bb: 110, subs16: true, z: 4, lsFrom: 1},
-	// (q4_K's one-row kernel is faster with its nibbles in place: the
-	// two-table VPERMI2D takes VPDPBUSD's port)
-	{name: "Q4K", bs: 256, bb: 144, min: -1, lsFrom: 2},
-	{name: "Q5K", bs: 256, bb: 176, min: -1},
-	{name: "Q6K", bs: 256, bb: 210, subs16: true, z: 32},
-	{name: "IQ4XS", bs: 256, bb: 136, layoutB: true, z: 128, book: &iq4nl},
+	{name: "Q4K", bs: 256, bb: 144, min: -1, lsFrom: 1},
+	{name: "Q5K", bs: 256, bb: 176, min: -1, lsFrom: 1},
+	// (q6_K's one-row kernel is 4% faster in chunk order: its two permutes
+	// a chunk take VPDPBUSD's port)
+	{name: "Q6K", bs: 256, bb: 210, subs16: true, z: 32, lsFrom: 2},
+	{name: "IQ4XS", bs: 256, bb: 136, layoutB: true, z: 128, book: &iq4nl, lsFrom: 1},
 }
 
 // unitW is the bytes of weights per unit of 256 values.
@@ -149,7 +149,6 @@ var consts struct {
 	shift2    [4]Mem
 	shift6    [2]Mem // q6_K's high bits to bits 4–5 (see makeConsts)
 	c30       Mem
-	nibHi     Mem    // q4_K's row kernels: [0x0f ×32, 0xf0 ×32]
 	q4KHalf   Mem    // f32 1, 1/16 alternating: the odd groups' scales
 	hsel      [4]Mem // q3_K: the hmask bit of chunk c's two groups, per byte
 	q5sel     [4]Mem // q5_K: the qh bit of chunk c's two groups, per byte
@@ -158,17 +157,11 @@ var consts struct {
 	// q4_K/q5_K's scale decode (unitScalesOrder) and their mins' quad order
 	kPermP, kPermQ, kShift, kMaskLo, kMaskHi, kPermD, quadsK Mem
 	nibShift                                                 Mem // words: 0 in the low half, 4 in the high
-	// the lane-stationary chunks of q2_K and q3_K (chunkLS): per chunk c
-	// the VPERMD index of each lane's dword of qs and of hmask; the
-	// lanes' two-bit shift and their hmask bit
-	lsQs, lsHm      [4]Mem
-	lsShift, lsHsel Mem
-	// q4_K lane-stationary: the VPERMI2D index of chunk c into the 32
-	// dwords of qs, the lanes' nibble (0x0f, or 0xf0 in place: the
-	// odd groups), the mins' spread (lane l: group l/2's)
-	lsQ4   [4]Mem
-	lsNib  Mem
+	// the lane-stationary chunks (chunkLS): per type, see lsSpec; the
+	// q4_K/q5_K mins' spread (lane l: group l/2's)
+	ls     map[string]*lsSpec
 	lsMinK Mem
+	c3f    Mem
 	// the decoder: layout B's qword order to natural, per-16 spread of 8
 	// scales, even dwords, 2048
 	natB, pairs16, evens, c2048, sign Mem
@@ -265,53 +258,14 @@ func makeConsts() {
 		}
 		c.shift6[par] = wordsConst(fmt.Sprintf("gguf_shift6_%d", par), w)
 	}
-	// lane l is sub-block l = 8h + 2j + l16 of values 128h + 32j + 16·l16
-	// + i: qs byte 32h + 16·l16 + i at shift 2j, hmask byte 16·l16 + i bit
-	// 4h + j; chunk c takes i = 4c…4c+3
-	lsShift, lsHsel := make([]uint32, 16), make([]byte, 64)
-	for ch := 0; ch < 4; ch++ {
-		qs, hm := make([]uint32, 16), make([]uint32, 16)
-		for l := range qs {
-			h, j, l16 := l/8, (l%8)/2, l%2
-			qs[l] = uint32(4*(2*h+l16) + ch)
-			hm[l] = uint32(4*l16 + ch)
-			lsShift[l] = uint32(2 * j)
-			for b := 0; b < 4; b++ {
-				lsHsel[4*l+b] = byte(1 << (4*h + j))
-			}
-		}
-		c.lsQs[ch] = dwordsConst(fmt.Sprintf("gguf_lsqs_%d", ch), qs)
-		c.lsHm[ch] = dwordsConst(fmt.Sprintf("gguf_lshm_%d", ch), hm)
-	}
-	c.lsShift = dwordsConst("gguf_lsshift", lsShift)
-	// q4_K: lane l is half l%2 of group g = l/2, value 32g + 16(l%2) + i:
-	// qs byte 32(g/2) + 16(l%2) + i, nibble g%2
-	lsNib := make([]byte, 64)
+	makeLSConsts()
 	lsMinK := make([]uint32, 16)
-	for ch := 0; ch < 4; ch++ {
-		q4 := make([]uint32, 16)
-		for l := range q4 {
-			g := l / 2
-			q4[l] = uint32(8*(g/2) + 4*(l%2) + ch)
-			lsMinK[l] = uint32(8 + g)
-			for b := 0; b < 4; b++ {
-				lsNib[4*l+b] = byte(0x0f << (4 * (g % 2)))
-			}
-		}
-		c.lsQ4[ch] = dwordsConst(fmt.Sprintf("gguf_lsq4_%d", ch), q4)
+	for l := range lsMinK {
+		lsMinK[l] = uint32(8 + l/2)
 	}
-	c.lsNib = bytesConst("gguf_lsnib", lsNib...)
 	c.lsMinK = dwordsConst("gguf_lsmink", lsMinK)
-	c.lsHsel = bytesConst("gguf_lshsel", lsHsel...)
+	c.c3f = bytesConst("gguf_c3f", 0x3f)
 	c.c30 = bytesConst("gguf_c30", 0x30)
-	nh := make([]byte, 64)
-	for i := range nh {
-		nh[i] = 0x0f
-		if i >= 32 {
-			nh[i] = 0xf0
-		}
-	}
-	c.nibHi = bytesConst("gguf_nibhi", nh...)
 	half := make([]uint32, 16)
 	for i := range half {
 		half[i] = f32bits(1)
@@ -649,18 +603,13 @@ func layoutKind(t gtype) string {
 // kernel hoisted them (hoist), registers: a zmm load per use would cost
 // the one-row decode a load slot per chunk for each.
 var cst struct {
-	nib, nibShift, c80, c03, c30, nibHi, book Op
+	nib, nibShift, c80, c03, c30, book Op
 }
-
-// rowKernel is set while a row kernel not lane-stationary (not the
-// decoder) is emitted: its q4_K chunks keep the high nibbles in place
-// (chunk).
-var rowKernel bool
 
 // memConsts points cst at the constants in memory.
 func memConsts(t gtype) {
 	cst.nib, cst.nibShift, cst.c80, cst.c03 = consts.nib, consts.nibShift, consts.c80, consts.c03
-	cst.c30, cst.nibHi = consts.c30, consts.nibHi
+	cst.c30 = consts.c30
 	cst.book = nil
 	if t.book != nil {
 		cst.book = bookMem(t)
@@ -682,13 +631,7 @@ func hoist(t gtype) {
 		cst.c03 = load(consts.c03)
 	case "Q6K":
 		cst.nib, cst.c30 = load(consts.nib), load(consts.c30)
-	case "Q4K":
-		if rowKernel {
-			cst.nibHi = load(consts.nibHi)
-		} else {
-			cst.nib, cst.nibShift = load(consts.nib), load(consts.nibShift)
-		}
-	case "Q5K", "IQ4XS":
+	case "Q4K", "Q5K", "IQ4XS":
 		cst.nib, cst.nibShift = load(consts.nib), load(consts.nibShift)
 	default: // the nibble pairs of the 32-value block types
 		cst.nib = load(consts.nib)
@@ -749,14 +692,6 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 		off := 16
 		if t.name == "Q5K" {
 			off = 48
-		}
-		if t.name == "Q4K" && rowKernel {
-			// the high nibbles left in place (16u): one AND instead of a
-			// shift and an AND; the row kernel takes 1/16 of the odd
-			// groups' scales (q4KHalf)
-			VBROADCASTI64X4(Mem{Base: wp, Disp: off + 32*c}, z)
-			VPANDD(cst.nibHi, z, z)
-			break
 		}
 		nibbles32(Mem{Base: wp, Disp: off + 32*c}, z)
 		if t.name == "Q5K" {
@@ -825,18 +760,132 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 	return z
 }
 
-// lsOps are the operands of the lane-stationary chunks: the VPERMD
-// indexes (registers, or constants loaded at each use) and the shifts
-// and hmask bits.
-type lsOps struct {
-	qs, hm                [4]Op
-	shift, hsel, c04, nib Op
+// lsSpec is how a type's lane-stationary chunk c gathers lane l's 4
+// values (16l + 4c…4c+3 of the unit): the dword of the block's bits that
+// holds them (main: at offset main, 64 or 128 bytes, VPERMD or
+// VPERMI2D), shifted right by the lane's shift and masked; then, for the
+// types with a fifth or third bit (sec: a second run of bits), that run's
+// dword: tested against the lane's bit (+add where set: q3_K, q5_K), or
+// rotated by the lane's rot so that q6_K's two high bits land at 4–5 and
+// merged; iq4_xs then looks its nibbles up in the codebook.
+type lsSpec struct {
+	main, mainBytes int
+	mainIdx         [4]Mem
+	shift           *Mem // nil: none
+	mask            Mem
+	sec, secBytes   int // 0 bytes: none
+	secIdx          [4]Mem
+	bit, add        *Mem
+	rot             *Mem
 }
 
-// lsConsts are the lane-stationary operands, the indexes in registers for
-// inReg (few activation rows leave the registers free).
+// lsLane is a type's lane-stationary layout: for lane l and chunk c, the
+// dword of main and its shift, and of sec and its bit (or q6_K's rotate).
+type lsLane func(l, c int) (mainDW, shift, secDW int, bit uint32)
+
+// makeLSConsts builds consts.ls from each type's lsLane. Lane l holds
+// values 16l…16l+15 of the unit: sub-block l = 8h + 2j + l%2 for the
+// types with 16 (q2_K, q3_K, q6_K), half l%2 of group g = l/2 for the
+// others.
+func makeLSConsts() {
+	type def struct {
+		name            string
+		main, mainBytes int
+		shift           bool
+		mask            Mem
+		sec, secBytes   int
+		add             Mem
+		rot             bool
+		lane            lsLane
+	}
+	nib := consts.nib
+	lsNib := make([]byte, 64) // q4_K: the odd groups' nibbles kept in place (16u)
+	for i := range lsNib {
+		lsNib[i] = byte(0x0f << (4 * ((i / 8) % 2)))
+	}
+	defs := []def{
+		{name: "Q2K", main: 16, mainBytes: 64, shift: true, mask: consts.c03,
+			lane: func(l, c int) (int, int, int, uint32) {
+				h, j := l/8, (l%8)/2 // qs byte 32h + 16(l%2) + i at shift 2j
+				return 4*(2*h+l%2) + c, 2 * j, 0, 0
+			}},
+		{name: "Q3K", main: 32, mainBytes: 64, shift: true, mask: consts.c03, sec: 0, secBytes: 32, add: consts.c04,
+			lane: func(l, c int) (int, int, int, uint32) {
+				h, j := l/8, (l%8)/2 // as q2_K; hmask byte 16(l%2) + i, bit 4h + j
+				return 4*(2*h+l%2) + c, 2 * j, 4*(l%2) + c, 1 << (4*h + j)
+			}},
+		{name: "Q4K", main: 16, mainBytes: 128, mask: bytesConst("gguf_lsnib", lsNib...),
+			lane: func(l, c int) (int, int, int, uint32) {
+				g := l / 2 // qs byte 32(g/2) + 16(l%2) + i, nibble g%2 (in place)
+				return 8*(g/2) + 4*(l%2) + c, 0, 0, 0
+			}},
+		{name: "Q5K", main: 48, mainBytes: 128, shift: true, mask: nib, sec: 16, secBytes: 32, add: consts.c10,
+			lane: func(l, c int) (int, int, int, uint32) {
+				g := l / 2 // as q4_K, the nibble shifted down; qh byte 16(l%2) + i, bit g
+				return 8*(g/2) + 4*(l%2) + c, 4 * (g % 2), 4*(l%2) + c, 1 << g
+			}},
+		{name: "Q6K", main: 0, mainBytes: 128, shift: true, mask: nib, sec: 128, secBytes: 64, rot: true,
+			lane: func(l, c int) (int, int, int, uint32) {
+				// sub-block l = 8h + 2t + l%2: ql byte 64h + 32(t%2) + 16(l%2) + i,
+				// nibble t/2; qh byte 32h + 16(l%2) + i, bits 2t, 2t+1 → 4, 5
+				h, t := l/8, (l%8)/2
+				return 16*h + 8*(t%2) + 4*(l%2) + c, 4 * (t / 2), 8*h + 4*(l%2) + c, uint32((4 - 2*t) & 31)
+			}},
+		{name: "IQ4XS", main: 8, mainBytes: 128, shift: true, mask: nib,
+			lane: func(l, c int) (int, int, int, uint32) {
+				g := l / 2 // qs byte 16g + 4c + i, nibble l%2
+				return 4*g + c, 4 * (l % 2), 0, 0
+			}},
+	}
+	consts.ls = map[string]*lsSpec{}
+	for _, d := range defs {
+		sp := &lsSpec{main: d.main, mainBytes: d.mainBytes, mask: d.mask, sec: d.sec, secBytes: d.secBytes}
+		shift, bits := make([]uint32, 16), make([]uint32, 16)
+		for c := 0; c < 4; c++ {
+			mi, si := make([]uint32, 16), make([]uint32, 16)
+			for l := range mi {
+				m, sh, sd, b := d.lane(l, c)
+				mi[l], si[l], shift[l], bits[l] = uint32(m), uint32(sd), uint32(sh), b
+			}
+			sp.mainIdx[c] = dwordsConst(fmt.Sprintf("gguf_ls%s_m%d", d.name, c), mi)
+			if d.secBytes > 0 {
+				sp.secIdx[c] = dwordsConst(fmt.Sprintf("gguf_ls%s_s%d", d.name, c), si)
+			}
+		}
+		if d.shift {
+			m := dwordsConst(fmt.Sprintf("gguf_ls%s_shift", d.name), shift)
+			sp.shift = &m
+		}
+		switch {
+		case d.rot:
+			m := dwordsConst(fmt.Sprintf("gguf_ls%s_rot", d.name), bits)
+			sp.rot = &m
+		case d.secBytes > 0:
+			bs := make([]byte, 64)
+			for i := range bs {
+				bs[i] = byte(bits[i/4])
+			}
+			m := bytesConst(fmt.Sprintf("gguf_ls%s_bit", d.name), bs...)
+			sp.bit, sp.add = &m, &d.add
+		}
+		consts.ls[d.name] = sp
+	}
+}
+
+// lsOps are a kernel's lane-stationary operands: the spec's constants,
+// the indexes in registers where the rows leave them free.
+type lsOps struct {
+	sp            *lsSpec
+	mainIdx       [4]Op
+	secIdx        [4]Op
+	shift, mask   Op
+	bit, add, rot Op
+	book          Op
+}
+
+// lsConsts loads t's lane-stationary operands (into registers for inReg).
 func lsConsts(t gtype, inReg bool) lsOps {
-	o := lsOps{shift: consts.lsShift, hsel: consts.lsHsel, c04: consts.c04, nib: consts.lsNib}
+	sp := consts.ls[t.name]
 	load := func(m Mem) Op {
 		if !inReg {
 			return m
@@ -845,68 +894,93 @@ func lsConsts(t gtype, inReg bool) lsOps {
 		VMOVDQU32(m, z)
 		return z
 	}
-	if t.name == "Q4K" {
-		o.nib = load(consts.lsNib)
-		return o
-	}
-	o.shift = load(consts.lsShift)
+	o := lsOps{sp: sp, mask: load(sp.mask)}
 	for c := 0; c < 4; c++ {
-		o.qs[c], o.hm[c] = load(consts.lsQs[c]), consts.lsHm[c]
-		if t.name == "Q3K" {
-			o.hm[c] = load(consts.lsHm[c])
+		o.mainIdx[c] = load(sp.mainIdx[c])
+		if sp.secBytes > 0 {
+			o.secIdx[c] = load(sp.secIdx[c])
 		}
 	}
-	if t.name == "Q3K" {
-		o.hsel, o.c04 = load(consts.lsHsel), load(consts.c04)
+	if sp.shift != nil {
+		o.shift = load(*sp.shift)
+	}
+	if sp.bit != nil {
+		o.bit, o.add = load(*sp.bit), load(*sp.add)
+	}
+	if sp.rot != nil {
+		o.rot = load(*sp.rot)
+	}
+	if t.book != nil {
+		z := ZMM() // VPSHUFB's table: a register
+		VMOVDQU64(bookMem(t), z)
+		o.book = z
 	}
 	return o
 }
 
-// chunkLS emits chunk c of a q2_K or q3_K unit lane-stationary (gtype.ls):
-// lane l's dword of qs moved to it (VPERMD straight from the block) and
-// shifted by its two-bit field's place; q3_K adds 4 where the lane's
-// hmask bit is set.
+// chunkLS emits chunk c of a unit lane-stationary (gtype.lsFrom, lsSpec):
+// each lane's dword of the block's bits moved to it (VPERMD, or VPERMI2D
+// over 128 bytes), shifted and masked, then its high bits.
 func chunkLS(t gtype, wp Register, c int, o lsOps, st *unitState) VecVirtual {
-	reg := func(op Op) Op {
-		if m, inMem := op.(Mem); inMem {
-			z := ZMM()
-			VMOVDQU32(m, z)
-			return z
-		}
-		return op
+	sp := o.sp
+	reg := func(op Op) VecVirtual {
+		z := ZMM()
+		VMOVDQU32(op, z)
+		return z
 	}
-	if t.name == "Q4K" {
-		if c == 0 { // the unit's 128 bytes of qs
-			st.l6, st.qh6 = ZMM(), ZMM()
-			VMOVDQU64(Mem{Base: wp, Disp: 16}, st.l6)
-			VMOVDQU64(Mem{Base: wp, Disp: 80}, st.qh6)
+	if c == 0 { // the unit's bits, loaded once
+		st.l6 = ZMM()
+		VMOVDQU64(Mem{Base: wp, Disp: sp.main}, st.l6)
+		if sp.mainBytes == 128 {
+			st.qh6 = ZMM()
+			VMOVDQU64(Mem{Base: wp, Disp: sp.main + 64}, st.qh6)
 		}
-		u := ZMM()
-		VMOVDQU32(consts.lsQ4[c], u)
-		VPERMI2D(st.qh6, st.l6, u)
-		VPANDD(o.nib, u, u)
-		return u
-	}
-	if c == 0 { // the unit's qs (and hmask: the block's first 32 bytes), loaded once
-		off := 16
-		if t.name == "Q3K" {
-			off = 32
+		switch sp.secBytes {
+		case 32:
 			st.hq = ZMM()
-			VMOVDQU64(Mem{Base: wp}, st.hq.AsY())
+			VMOVDQU64(Mem{Base: wp, Disp: sp.sec}, st.hq.AsY())
+		case 64:
+			st.hq = ZMM()
+			VMOVDQU64(Mem{Base: wp, Disp: sp.sec}, st.hq)
 		}
-		st.z2 = ZMM()
-		VMOVDQU64(Mem{Base: wp, Disp: off}, st.z2)
 	}
-	u := ZMM()
-	VPERMD(st.z2, reg(o.qs[c]), u)
-	VPSRLVD(o.shift, u, u)
-	VPANDD(cst.c03, u, u)
-	if t.name == "Q3K" {
+	var u VecVirtual
+	if sp.mainBytes == 128 {
+		u = reg(o.mainIdx[c]) // VPERMI2D overwrites its index
+		VPERMI2D(st.qh6, st.l6, u)
+	} else {
+		idx := o.mainIdx[c]
+		if _, inMem := idx.(Mem); inMem {
+			idx = reg(idx)
+		}
+		u = ZMM()
+		VPERMD(st.l6, idx, u)
+	}
+	if o.shift != nil {
+		VPSRLVD(o.shift, u, u)
+	}
+	if sp.secBytes == 0 || o.rot == nil {
+		VPANDD(o.mask, u, u)
+	}
+	if sp.secBytes > 0 {
+		idx := o.secIdx[c]
+		if _, inMem := idx.(Mem); inMem {
+			idx = reg(idx)
+		}
 		h := ZMM()
-		VPERMD(st.hq, reg(o.hm[c]), h)
-		k := K()
-		VPTESTMB(o.hsel, h, k)
-		VPADDB(o.c04, u, k, u)
+		VPERMD(st.hq, idx, h)
+		if o.rot != nil { // q6_K: u = (u & 0x0f) | (h rotated & 0x30)
+			VPROLVD(o.rot, h, h)
+			VPTERNLOGD(U8(0xe4), o.mask, h, u) // mask ? u : h
+			VPANDD(consts.c3f, u, u)
+		} else {
+			k := K()
+			VPTESTMB(o.bit, h, k)
+			VPADDB(o.add, u, k, u)
+		}
+	}
+	if o.book != nil {
+		VPSHUFB(u, o.book, u)
 	}
 	return u
 }
@@ -955,10 +1029,8 @@ func kernel(t gtype, m int) {
 	// row: an accumulator and a sum; the chunk's weights, scales and
 	// temporaries take ~8), the chunks' scale spreads too for few rows
 	lsk := t.ls(m)
-	rowKernel = !lsk
-	defer func() { rowKernel = false }()
 	switch {
-	case t.name == "Q4K" && lsk: // its constants in lsConsts
+	case lsk: // its constants in lsConsts
 		memConsts(t)
 	case m <= 6:
 		hoist(t)
