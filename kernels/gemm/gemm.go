@@ -169,6 +169,10 @@ type prepared struct {
 	xs  []float32
 	gg  []byte // the GGUF kernels' activation units (ggufPrep)
 	gt  []byte // their tiles of 16 rows (ggufTilePrep)
+	// a tail unit's values, scales and sums padded with zeros (ggufPrepUnits)
+	pad    []int8
+	padS   []float32
+	padSum []int32
 }
 
 type workspace struct {

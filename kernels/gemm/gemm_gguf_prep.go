@@ -140,9 +140,10 @@ func ggufPrepUnits(a *args, unitBytes int, fill func(dst []byte, xq []int8, xs [
 	p := &a.ws.pre
 	p.gg = grow(p.gg, a.m*n*unitBytes)
 	g := a.kp / quant.GroupK
-	var pad [ggufUnitK]int8
-	var padS [8]float32
-	var padSum [8]int32
+	// (the tail's padding in the workspace: arrays here would be moved to
+	// the heap at every call, fill being a func value)
+	p.pad, p.padS, p.padSum = grow(p.pad, ggufUnitK), grow(p.padS, 8), grow(p.padSum, 8)
+	pad, padS, padSum := p.pad[:ggufUnitK], p.padS[:8], p.padSum[:8]
 	for r := 0; r < a.m; r++ {
 		xq := a.xq[r*a.kp : (r+1)*a.kp]
 		xs := a.xs[r*g : (r+1)*g]
@@ -154,13 +155,13 @@ func ggufPrepUnits(a *args, unitBytes int, fill func(dst []byte, xq []int8, xs [
 				continue
 			}
 			// the tail: its chunks, then zeros
-			clear(pad[:])
-			clear(padS[:])
-			clear(padSum[:])
-			copy(pad[:], xq[u*ggufUnitK:a.k])
-			copy(padS[:], xs[u*8:a.k/quant.GroupK])
-			copy(padSum[:], xsum[u*8:a.k/quant.GroupK])
-			fill(dst, pad[:], padS[:], padSum[:])
+			clear(pad)
+			clear(padS)
+			clear(padSum)
+			copy(pad, xq[u*ggufUnitK:a.k])
+			copy(padS, xs[u*8:a.k/quant.GroupK])
+			copy(padSum, xsum[u*8:a.k/quant.GroupK])
+			fill(dst, pad, padS, padSum)
 		}
 	}
 	a.pre = p
