@@ -127,7 +127,8 @@ func NewCmdBench(f *cli.Factory, runF func(*BenchOptions) error) *cobra.Command 
 			bound: its weights resident at the read ceiling plus the
 			missing ones (the bytes read per token, at most the weights) at
 			the disk read ceiling, measured once (Linux: 256 MiB of the model
-			file in 4 MiB O_DIRECT reads, 4 in flight). --lock-hot N locks
+			file in O_DIRECT reads of one expert matrix each, spread over
+			the file, 8 in flight: what paged decode reads). --lock-hot N locks
 			each MoE layer's N most-routed experts (by an untimed 64-token
 			prefill) in RAM first, where RLIMIT_MEMLOCK allows (a refusal is
 			reported, not fatal). See docs/larger-than-ram.md.
