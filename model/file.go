@@ -293,6 +293,7 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.SetPrefetch(PrefetchDefault()) // expert prefetch (prefetch.go)
+	m.startPreload()                 // the page cache warmed in the background (preload.go)
 	return m, nil
 }
 

@@ -578,6 +578,7 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.SetPrefetch(PrefetchDefault()) // expert prefetch (prefetch.go)
+	m.startPreload()                 // the page cache warmed in the background (preload.go)
 	return m, nil
 }
 

@@ -58,7 +58,8 @@ type Model struct {
 	// model file's mapping (nil: none), freed by releaseCopied at Close
 	copied        []byte
 	releaseCopied func([]byte) error
-	restore       func() // undoes kernel.SetChooser
+	preload       *preloader // the background page-cache reader of a mapped model (preload.go)
+	restore       func()     // undoes kernel.SetChooser
 	kdaTmp        map[int][]*kda.LayerCache
 	mlaTmp        mla.LayerCache // mlaMixer's batch of the sequences' caches
 	routing       moe.Routing    // the MoE blocks' routing, reused layer after layer
@@ -365,6 +366,7 @@ func (m *Model) Options() LoadOptions { return m.opt }
 // restores the kernel chooser that Load replaced. The model must not be
 // used afterwards.
 func (m *Model) Close() error {
+	m.stopPreload() // before the mapping goes
 	if m.restore != nil {
 		m.restore()
 		m.restore = nil

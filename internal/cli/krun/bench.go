@@ -445,6 +445,11 @@ func runBench(o *BenchOptions) error {
 			}
 			fmt.Fprintf(o.Err, "krun: %s: weights %s, expert prefetch %s\n", name, where, state)
 		}
+		// measured from a warmed page cache, as a model that has run a while
+		// is (model.PreloadEnv); the first tokens of a cold start are slower
+		if p := m.WaitPreload(); p.Planned > 0 {
+			fmt.Fprintf(o.Err, "krun: %s: preloaded %s of the weights into the page cache in %.1f s\n", name, cli.HumanBytes(p.Walked), p.Duration.Seconds())
+		}
 		if err := o.lockHot(m); err != nil {
 			m.Close()
 			return err

@@ -80,6 +80,9 @@ func TestBenchPageIns(t *testing.T) {
 		if !strings.Contains(stderr, "expert prefetch "+map[bool]string{false: "off", true: "on"}[want]) {
 			t.Errorf("--no-prefetch=%v: stderr says %q", off, stderr)
 		}
+		if model.PrefetchSupported && !strings.Contains(stderr, "of the weights into the page cache") {
+			t.Errorf("--load map: no preload before measuring: %q", stderr)
+		}
 		for _, r := range rows {
 			if r.Prefetch != want {
 				t.Errorf("--no-prefetch=%v %s: prefetch %v", off, r.Test, r.Prefetch)
@@ -91,7 +94,7 @@ func TestBenchPageIns(t *testing.T) {
 	}
 
 	// copied into memory: no prefetch, said so; a bad --load is a usage error
-	if _, stderr := benchJSON(t, nil, out, "--load", "copy", "-p", "4", "-n", "0", "-t", "1", "-r", "1"); !strings.Contains(stderr, "weights copied into memory") || !strings.Contains(stderr, "expert prefetch off") {
+	if _, stderr := benchJSON(t, nil, out, "--load", "copy", "-p", "4", "-n", "0", "-t", "1", "-r", "1"); !strings.Contains(stderr, "weights copied into memory") || !strings.Contains(stderr, "expert prefetch off") || strings.Contains(stderr, "preloaded") {
 		t.Errorf("--load copy: stderr says %q", stderr)
 	}
 	if _, _, err := run(t, "bench", out, "--load", "heap", "-p", "4", "-n", "0"); cli.ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--load") {
