@@ -292,8 +292,10 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 		m.Close()
 		return nil, err
 	}
-	m.SetPrefetch(PrefetchDefault()) // expert prefetch (prefetch.go)
-	m.startPreload()                 // the page cache warmed in the background (preload.go)
+	locate := func(b []byte) (int, int64, bool) { off, ok := f.Offset(b); return 0, off, ok }
+	m.startExpertCache(locate, func() (blockReader, error) { return openDirect([]string{f.Path}) }) // expertcache.go
+	m.SetPrefetch(PrefetchDefault())                                                                // expert prefetch (prefetch.go)
+	m.startPreload()                                                                                // the page cache warmed in the background (preload.go)
 	return m, nil
 }
 

@@ -577,8 +577,9 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 		m.Close()
 		return nil, err
 	}
-	m.SetPrefetch(PrefetchDefault()) // expert prefetch (prefetch.go)
-	m.startPreload()                 // the page cache warmed in the background (preload.go)
+	m.startExpertCache(f.Locate, func() (blockReader, error) { return openDirect(f.Parts) }) // expertcache.go
+	m.SetPrefetch(PrefetchDefault())                                                         // expert prefetch (prefetch.go)
+	m.startPreload()                                                                         // the page cache warmed in the background (preload.go)
 	return m, nil
 }
 

@@ -6,10 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// directAlign is the alignment of direct I/O's offsets, lengths and
-// buffer (the logical block size of any device, at most a page).
-const directAlign = 4096
-
 // openVerifyReader opens path for direct I/O (O_DIRECT: the page cache is
 // bypassed), or through the page cache where the file system refuses it
 // (tmpfs, some network file systems).

@@ -4,9 +4,6 @@ package model
 
 import "os"
 
-// directAlign: no direct I/O here.
-const directAlign = 4096
-
 // openVerifyReader opens path through the page cache (no direct I/O here).
 func openVerifyReader(path string) (*verifyReader, error) {
 	f, err := os.Open(path)

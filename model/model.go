@@ -58,8 +58,9 @@ type Model struct {
 	// model file's mapping (nil: none), freed by releaseCopied at Close
 	copied        []byte
 	releaseCopied func([]byte) error
-	preload       *preloader // the background page-cache reader of a mapped model (preload.go)
-	restore       func()     // undoes kernel.SetChooser
+	preload       *preloader   // the background page-cache reader of a mapped model (preload.go)
+	cache         *expertCache // the routed experts of a mapped model too large for memory (expertcache.go)
+	restore       func()       // undoes kernel.SetChooser
 	kdaTmp        map[int][]*kda.LayerCache
 	mlaTmp        mla.LayerCache // mlaMixer's batch of the sequences' caches
 	routing       moe.Routing    // the MoE blocks' routing, reused layer after layer
@@ -371,9 +372,9 @@ func (m *Model) Close() error {
 		m.restore()
 		m.restore = nil
 	}
-	var err error
+	err := m.closeExpertCache() // its experts back into the mapping
 	if m.closer != nil {
-		err = m.closer.Close()
+		err = errors.Join(err, m.closer.Close())
 		m.closer = nil
 		m.Embed.Data = nil
 	}

@@ -48,6 +48,10 @@ func PrefetchDefault() bool { return os.Getenv(PrefetchEnv) != "0" }
 // unless KTUNE_PREFETCH=0), not copied out of it (LoadOptions.Weights), on Linux
 // and macOS; for other models it removes any hook and returns false.
 func (m *Model) SetPrefetch(on bool) bool {
+	if m.cache != nil { // the expert cache's hooks instead (expertcache.go)
+		m.cacheHooks(on)
+		return on
+	}
 	on = on && m.mapped && m.copied == nil && prefetchSupported
 	for l := range m.Layers {
 		if b := m.Layers[l].MoE; b != nil {

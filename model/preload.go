@@ -127,20 +127,41 @@ func (m *Model) preloadBudget() int64 {
 
 // startPreload starts the background reader for a mapped model, unless
 // KTUNE_PRELOAD=0, the OS cannot prefetch, or nothing is mapped.
+//
+// With an expert cache (expertcache.go) it walks the hot weights alone,
+// then fills the cache's slots by its own reads.
 func (m *Model) startPreload() {
 	if !m.mapped || m.copied != nil || !prefetchSupported || os.Getenv(PreloadEnv) == "0" {
 		return
 	}
-	views := m.preloadViews(m.preloadBudget())
-	if len(views) == 0 {
+	budget := m.preloadBudget()
+	c := m.cache
+	var order []int
+	if c != nil {
+		budget = min(budget, m.hotBytes())
+		order = c.fillOrder(m)
+	}
+	views := m.preloadViews(budget)
+	if len(views) == 0 && len(order) == 0 {
 		return
 	}
 	p := &preloader{done: make(chan struct{})}
 	for _, v := range views {
 		p.planned += int64(len(v))
 	}
+	if c != nil {
+		p.planned += int64(min(len(order), len(c.owner))) * int64(c.slotBytes)
+	}
 	m.preload = p
-	go p.run(views)
+	go func() {
+		p.run(views)
+		if c != nil {
+			start := time.Now().Add(-p.duration)
+			p.walked += c.fill(order, &p.stop)
+			p.duration = time.Since(start)
+		}
+		close(p.done)
+	}()
 }
 
 // run walks views in batches of preloadBatch bytes: it advises the next
@@ -150,11 +171,13 @@ func (m *Model) startPreload() {
 // supported (before Linux 5.14, macOS) it waits instead until the batch's
 // last page is resident.
 func (p *preloader) run(views [][]byte) {
-	defer close(p.done)
 	start := time.Now()
 	var vec []byte
 	var walked int64
 	batches := preloadBatches(views, preloadBatch)
+	if len(batches) == 0 {
+		return
+	}
 	advise := func(b [][]byte) {
 		for _, v := range b {
 			willNeed(v, &vec)

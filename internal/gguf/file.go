@@ -302,6 +302,24 @@ func (f *File) Offset(b []byte) (int64, bool) {
 	return 0, false
 }
 
+// Locate returns the part (an index of Parts) and the offset in that
+// part's file of the bytes b, where b lies in one part's mapping.
+func (f *File) Locate(b []byte) (part int, off int64, ok bool) {
+	if len(b) == 0 || f.closed {
+		return 0, 0, false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for i, q := range f.parts {
+		if len(q.data) > 0 {
+			base := uintptr(unsafe.Pointer(unsafe.SliceData(q.data)))
+			if p >= base && p-base+uintptr(len(b)) <= uintptr(len(q.data)) {
+				return i, int64(p - base), true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
 // DataSize is the bytes of tensor data in all parts (what a model reads in
 // place from the mapping).
 func (f *File) DataSize() int64 {

@@ -238,6 +238,9 @@ type BenchRow struct {
 	// read per token, at most BytesTok.
 	DiskCeilingGBs float64 `json:"disk_ceiling_gbs,omitempty"`
 	PagedBoundFrac float64 `json:"paged_bound_frac,omitempty"`
+	// ExpertCacheHit: of the routed experts the timed runs looked up in
+	// the model's expert cache, the fraction found there; nil without one.
+	ExpertCacheHit *float64 `json:"expert_cache_hit_frac,omitempty"`
 }
 
 // diskBlock is the size of one read of the disk ceiling where the model
@@ -444,11 +447,14 @@ func runBench(o *BenchOptions) error {
 				where = "copied into memory (" + cli.HumanBytes(n) + ")"
 			}
 			fmt.Fprintf(o.Err, "krun: %s: weights %s, expert prefetch %s\n", name, where, state)
+			if c := m.ExpertCache(); c.Slots > 0 {
+				fmt.Fprintf(o.Err, "krun: %s: expert cache of %d experts in %s (read with O_DIRECT)\n", name, c.Slots, cli.HumanBytes(c.Bytes))
+			}
 		}
 		// measured from a warmed page cache, as a model that has run a while
 		// is (model.PreloadEnv); the first tokens of a cold start are slower
 		if p := m.WaitPreload(); p.Planned > 0 {
-			fmt.Fprintf(o.Err, "krun: %s: preloaded %s of the weights into the page cache in %.1f s\n", name, cli.HumanBytes(p.Walked), p.Duration.Seconds())
+			fmt.Fprintf(o.Err, "krun: %s: preloaded %s of the weights into memory in %.1f s\n", name, cli.HumanBytes(p.Walked), p.Duration.Seconds())
 		}
 		if err := o.lockHot(m); err != nil {
 			m.Close()
@@ -526,6 +532,7 @@ func runBench(o *BenchOptions) error {
 						}
 					}
 					var pg ioDelta // page-ins of the timed decode steps
+					c0 := m.ExpertCache()
 					for rep := range o.Reps {
 						secs, err := decodeRun(m, d, n, V, rep, nil, &pg)
 						if err != nil {
@@ -533,6 +540,7 @@ func runBench(o *BenchOptions) error {
 						}
 						r.Samples = append(r.Samples, float64(n)/secs)
 					}
+					r.ExpertCacheHit = cacheHit(c0, m.ExpertCache())
 					r.Mean, r.SD = meanSD(r.Samples)
 					r.BytesTok, r.CeilingGBs = bytesTok, ceiling[th]/1e9
 					r.BoundFrac = float64(bytesTok) * r.Mean / ceiling[th]
@@ -850,6 +858,17 @@ func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler, pg *ioDel
 }
 
 // pagedNote is the stderr line's page-in part of a row that paged in.
+// cacheHit is the expert cache's hit fraction between two of its stats;
+// nil without a cache or lookups.
+func cacheHit(a, b model.ExpertCacheStats) *float64 {
+	h, n := b.Hits-a.Hits, b.Hits-a.Hits+b.Misses-a.Misses
+	if b.Slots == 0 || n <= 0 {
+		return nil
+	}
+	f := float64(h) / float64(n)
+	return &f
+}
+
 func pagedNote(r *BenchRow) string {
 	if r.PageInsTok == nil || (*r.PageInsTok == 0 && (r.DiskBytesTok == nil || *r.DiskBytesTok == 0)) {
 		return ""
@@ -860,6 +879,9 @@ func pagedNote(r *BenchRow) string {
 	}
 	if r.PagedBoundFrac > 0 {
 		s += fmt.Sprintf(", %.0f%% of the paged bound (disk %.2f GB/s)", 100*r.PagedBoundFrac, r.DiskCeilingGBs)
+	}
+	if r.ExpertCacheHit != nil {
+		s += fmt.Sprintf(", %.0f%% expert cache hits", 100**r.ExpertCacheHit)
 	}
 	return s
 }

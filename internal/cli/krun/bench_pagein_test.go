@@ -80,7 +80,7 @@ func TestBenchPageIns(t *testing.T) {
 		if !strings.Contains(stderr, "expert prefetch "+map[bool]string{false: "off", true: "on"}[want]) {
 			t.Errorf("--no-prefetch=%v: stderr says %q", off, stderr)
 		}
-		if model.PrefetchSupported && !strings.Contains(stderr, "of the weights into the page cache") {
+		if model.PrefetchSupported && !strings.Contains(stderr, "of the weights into memory") {
 			t.Errorf("--load map: no preload before measuring: %q", stderr)
 		}
 		for _, r := range rows {
