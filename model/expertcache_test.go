@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ktune/ktune/internal/gguf"
@@ -22,11 +23,13 @@ import (
 type bufReader struct {
 	fs      []*os.File
 	corrupt func(part int, off int64, b []byte) error
+	delay   time.Duration // before each read: a slow disk
 	reads   atomic.Int64
 }
 
 func (r *bufReader) ReadAt(part int, dst []byte, off int64) (int, error) {
 	r.reads.Add(1)
+	time.Sleep(r.delay)
 	n, err := r.fs[part].ReadAt(dst, off)
 	if err == io.EOF {
 		err = nil
@@ -134,8 +137,8 @@ func cacheModels(t *testing.T) (*tinyCase, []cacheModel) {
 // model's, on a model file and a GGUF; it reads a miss, finds a hit, and
 // keeps each expert either in its slot (the file's bytes) or on its view
 // of the mapping. Reads that fail leave the experts on the mapping (same
-// logits, counted); reads that return wrong bytes change the logits (the
-// comparison sees them).
+// logits, counted); slow reads are waited for; reads that return wrong
+// bytes change the logits (the comparison sees them).
 func TestExpertCache(t *testing.T) {
 	t.Setenv(ExpertCacheEnv, "0")
 	t.Setenv(PreloadEnv, "0")
@@ -192,6 +195,10 @@ func TestExpertCache(t *testing.T) {
 			}
 			if misses[5] <= 5 {
 				t.Errorf("5 slots: %d misses (want more: evictions read again)", misses[5])
+			}
+			// a slow disk: experts computed before their reads end would differ
+			if got, st := run(5, &bufReader{delay: 2 * time.Millisecond}); !same(got) || st.Misses == 0 {
+				t.Errorf("slow reads: same logits %v, %+v", same(got), st)
 			}
 			planted := errors.New("planted")
 			got, st := run(5, &bufReader{corrupt: func(int, int64, []byte) error { return planted }})
