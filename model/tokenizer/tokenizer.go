@@ -66,7 +66,8 @@ type Tokenizer struct {
 	vocab   [][]byte         // id -> token bytes, for the BPE ranks
 	special map[string]int32 // special token text -> id
 	spText  map[int32]string // id -> special token text
-	spOrder []string         // special token texts, longest first (for matching)
+	spOrder []string         // special token texts, longest first
+	spMatch specialMatcher   // finds them in one pass
 	split   *splitter
 
 	bos, eos, pad, unk int32 // -1 when absent
@@ -228,6 +229,7 @@ func build(vocab [][]byte, cfg *tokenizerConfig) (*Tokenizer, error) {
 		t.spOrder = append(t.spOrder, name)
 	}
 	slices.SortStableFunc(t.spOrder, func(a, b string) int { return len(b) - len(a) })
+	t.spMatch = newSpecialMatcher(t.spOrder)
 
 	look := func(field string, name tokenName) (int32, error) {
 		if name == "" {
@@ -318,15 +320,55 @@ func (t *Tokenizer) encodeWithSpecials(ids []int32, s string) []int32 {
 
 // findSpecial returns the byte offset and text of the leftmost special token in s (the longest
 // one at that offset), or -1.
-func (t *Tokenizer) findSpecial(s string) (int, string) {
-	best, bestName := -1, ""
-	for _, name := range t.spOrder { // longest first: a tie at one offset keeps the longest
-		i := strings.Index(s, name)
-		if i >= 0 && (best < 0 || i < best) {
-			best, bestName = i, name
+func (t *Tokenizer) findSpecial(s string) (int, string) { return t.spMatch.find(s) }
+
+// specialMatcher finds special-token texts in time linear in the text: only at a byte that
+// starts some name does it look further, along the set of the names' prefixes, as far as one
+// still matches (at most the longest name's length). (Searching for each of the 258 names in
+// turn, and again after every match, took time quadratic in a text full of special tokens.)
+type specialMatcher struct {
+	first    [256]bool       // bytes some name starts with
+	prefixes map[string]bool // every prefix of every name; true where it is a whole name
+	longest  int
+}
+
+func newSpecialMatcher(names []string) specialMatcher {
+	m := specialMatcher{prefixes: map[string]bool{}}
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		m.first[n[0]] = true
+		m.longest = max(m.longest, len(n))
+		for l := 1; l < len(n); l++ {
+			m.prefixes[n[:l]] = m.prefixes[n[:l]] || false
+		}
+		m.prefixes[n] = true
+	}
+	return m
+}
+
+// find returns the offset and text of the leftmost name in s, the longest one there; -1 if none.
+func (m *specialMatcher) find(s string) (int, string) {
+	for i := 0; i < len(s); i++ {
+		if !m.first[s[i]] {
+			continue
+		}
+		best := 0
+		for l := 1; l <= m.longest && i+l <= len(s); l++ {
+			whole, ok := m.prefixes[s[i:i+l]]
+			if !ok {
+				break
+			}
+			if whole {
+				best = l
+			}
+		}
+		if best > 0 {
+			return i, s[i : i+best]
 		}
 	}
-	return best, bestName
+	return -1, ""
 }
 
 func (t *Tokenizer) encodeOrdinary(ids []int32, s string) []int32 {
