@@ -54,6 +54,10 @@ func ConfigFromGGUF(f *gguf.File) (*arch.Config, error) {
 		RoutedScalingFactor:     1,
 	}
 	c.NumHiddenLayers = r.int(key("block_count"))
+	if n := c.NumHiddenLayers; n > len(f.Tensors) { // checked before the per-layer keys allocate from it
+		r.fail(key("block_count"), fmt.Sprintf("is %d, but the file holds %d tensors (every layer has its own)", n, len(f.Tensors)))
+		c.NumHiddenLayers = 0
+	}
 	c.HiddenSize = r.int(key("embedding_length"))
 	c.IntermediateSize = r.int(key("feed_forward_length"))
 	c.NumAttentionHeads = r.int(key("attention.head_count"))

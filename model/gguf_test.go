@@ -377,6 +377,7 @@ func TestGGUFBadInput(t *testing.T) {
 		{"foreign architecture", setKV("general.architecture", "llama"), []string{`"llama"`, "not a Kimi Linear file"}},
 		{"missing key", setKV("kimi-linear.kda.head_dim", nil), []string{`"kimi-linear.kda.head_dim"`, "no such metadata key"}},
 		{"key of the wrong type", setKV("kimi-linear.embedding_length", "wide"), []string{`"kimi-linear.embedding_length"`}},
+		{"huge block_count", setKV("kimi-linear.block_count", uint32(1<<31-1)), []string{`"kimi-linear.block_count"`, "is 2147483647", "tensors"}},
 		{"layer pattern length", setKV("kimi-linear.attention.head_count_kv", []int32{0, 1}), []string{"head_count_kv", "one per layer"}},
 		{"softmax gating", setKV("kimi-linear.expert_gating_func", uint32(1)), []string{"expert_gating_func", "sigmoid"}},
 		{"missing tensor", tensor("blk.1.ssm_f_b.weight", func(*gguf.WriteTensor) bool { return false }), []string{"1 missing tensors", "blk.1.ssm_f_b.weight"}},
