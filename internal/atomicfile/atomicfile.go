@@ -11,8 +11,10 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -42,10 +44,102 @@ func Write(path string, write func(w io.Writer) error) error {
 	})
 }
 
+// NotFileError is an output path that names something that is neither a
+// file nor a stream: a folder, a socket, a block device, a dangling
+// symbolic link. Nothing is written.
+type NotFileError struct {
+	Path, What string
+}
+
+func (e *NotFileError) Error() string {
+	return fmt.Sprintf("%s is %s, not a file to write", e.Path, e.What)
+}
+
+// Target is how path is written: a regular file (or none yet) is replaced
+// atomically (Path: where, a symbolic link's target resolved, so that the
+// link stays and its target gets the new file); a character device (such
+// as /dev/null or a terminal), a named pipe, or "-" (standard output) is
+// written straight through (Stream, true); anything else is a
+// NotFileError. A named pipe with no reader is an error, not a wait.
+func Target(path string) (where string, stream bool, err error) {
+	if path == "-" {
+		return path, true, nil
+	}
+	lst, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, false, nil
+	case err != nil:
+		return "", false, err
+	}
+	st := lst
+	if lst.Mode()&fs.ModeSymlink != 0 {
+		if st, err = os.Stat(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", false, &NotFileError{path, "a symbolic link to a missing file"}
+			}
+			return "", false, err
+		}
+	}
+	m := st.Mode()
+	switch {
+	case m.IsRegular():
+		if st != lst { // the link's target, replaced in its own folder
+			if path, err = filepath.EvalSymlinks(path); err != nil {
+				return "", false, err
+			}
+		}
+		return path, false, nil
+	case m&fs.ModeCharDevice != 0, m&fs.ModeNamedPipe != 0:
+		return path, true, nil
+	case m.IsDir():
+		return "", false, &NotFileError{path, "a folder"}
+	case m&fs.ModeSocket != 0:
+		return "", false, &NotFileError{path, "a socket"}
+	case m&fs.ModeDevice != 0:
+		return "", false, &NotFileError{path, "a block device"}
+	}
+	return "", false, &NotFileError{path, "not a regular file"}
+}
+
+// openStream opens a stream target for writing (standard output for "-",
+// which is not to be closed: close false).
+func openStream(path string) (f *os.File, close bool, err error) {
+	if path == "-" {
+		return os.Stdout, false, nil
+	}
+	f, err = openNoWait(path)
+	return f, err == nil, err
+}
+
 // WriteFile is Write for writers that need the file itself (to seek, or to
 // write a header last with WriteAt): write gets the temporary file, which
 // is then synced and renamed over path. Errors wrap write's error (%w).
+// What path names decides (Target): a symbolic link's target is replaced,
+// a device, a named pipe or "-" is written straight through (a writer that
+// seeks fails there), anything else is refused.
 func WriteFile(path string, write func(f *os.File) error) error {
+	where, stream, err := Target(path)
+	if err != nil {
+		return err
+	}
+	if stream {
+		f, closeIt, err := openStream(where)
+		if err != nil {
+			return fmt.Errorf("%s: cannot open: %w", path, err)
+		}
+		err = write(f)
+		if closeIt {
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: cannot write: %w", path, err)
+		}
+		return nil
+	}
+	path = where
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -111,6 +205,9 @@ type Stale struct {
 func RemoveStale(path string) ([]Stale, error) {
 	if !lockSupported {
 		return nil, nil
+	}
+	if where, stream, err := Target(path); err == nil && !stream {
+		path = where // a link's target: its temporary files are beside it
 	}
 	dir, prefix := filepath.Dir(path), tempPrefix(path)
 	ents, err := os.ReadDir(dir)

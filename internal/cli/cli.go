@@ -17,6 +17,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
+	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cpu"
 )
 
@@ -128,13 +129,15 @@ func OneLine(err error) string {
 	return strings.Join(parts, "; ")
 }
 
-// ExitCode is 0 for nil, 2 for a UsageError, 1 otherwise.
+// ExitCode is 0 for nil, 2 for a UsageError or an output path that is
+// not a file (atomicfile.NotFileError), 1 otherwise.
 func ExitCode(err error) int {
 	var u *UsageError
+	var nf *atomicfile.NotFileError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.As(err, &nf):
 		return 2
 	}
 	return 1

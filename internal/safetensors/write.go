@@ -1,15 +1,18 @@
 package safetensors
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/ktune/ktune/internal/atomicfile"
 )
 
 // WriteTensor is one tensor to write: Data holds its little-endian row-major
@@ -24,65 +27,46 @@ type WriteTensor struct {
 // Write writes a safetensors file holding tensors, in the given order and
 // without gaps, and metadata (omitted when empty). The header is padded with
 // spaces to a multiple of 8 bytes so that the data section starts 8-byte
-// aligned. The file is written atomically: to a temporary file in the same
-// folder, synced, then renamed over path.
+// aligned. The file is written atomically (atomicfile: to a temporary
+// file in the same folder, synced, then renamed over path; a symbolic
+// link's target replaced, a device or pipe written through, anything else
+// refused).
 func Write(path string, metadata map[string]string, tensors []WriteTensor) error {
 	header, err := encodeHeader(path, metadata, tensors)
 	if err != nil {
 		return err
 	}
 
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	// the folder must exist (atomicfile would make it)
+	if dir := filepath.Dir(path); path != "-" {
+		if _, err := os.Stat(dir); err != nil {
+			return ioError(path, "cannot create temporary file", err)
+		}
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return ioError(path, "cannot create temporary file", err)
+	err = atomicfile.Write(path, func(w io.Writer) error {
+		var lenBuf [8]byte
+		binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(header)))
+		if _, err := w.Write(lenBuf[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(header); err != nil {
+			return err
+		}
+		for _, t := range tensors {
+			if _, err := w.Write(t.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var nf *atomicfile.NotFileError
+	switch {
+	case errors.As(err, &nf):
+		return err
+	case err != nil:
+		return ioError(path, "cannot write", err)
 	}
-	tmpPath := tmp.Name()
-	fail := func(msg string, err error) error {
-		tmp.Close()
-		os.Remove(tmpPath)
-		return ioError(path, msg, err)
-	}
-
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	var lenBuf [8]byte
-	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(header)))
-	w.Write(lenBuf[:])
-	w.Write(header)
-	for _, t := range tensors {
-		w.Write(t.Data)
-	}
-	if err := w.Flush(); err != nil {
-		return fail("cannot write", err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fail("cannot set permissions", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail("cannot sync", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmpPath)
-		return ioError(path, "cannot close temporary file", err)
-	}
-	if err := os.Rename(tmpPath, path); err != nil {
-		os.Remove(tmpPath)
-		return ioError(path, "cannot rename temporary file", err)
-	}
-	syncDir(dir)
 	return nil
-}
-
-// syncDir makes a rename durable where the system allows it; failures are
-// ignored because some systems cannot sync folders.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // encodeHeader validates tensors and builds the padded header JSON.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 )
 
@@ -18,6 +19,9 @@ func checkOutput(flag, path string, inputs ...string) error {
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
 		return cli.Usagef("%s %s: is a folder; want a file name", flag, path)
+	}
+	if _, _, err := atomicfile.Target(path); err != nil { // a socket, a dangling link
+		return cli.Usagef("%s %v", flag, err)
 	}
 	dir := filepath.Dir(path)
 	if dst, err := os.Stat(dir); err != nil || !dst.IsDir() {

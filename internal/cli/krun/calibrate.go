@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/tokenizer"
@@ -148,6 +149,9 @@ func readPrompts(path string, ids bool, tok *tokenizer.Tokenizer) ([][]int32, er
 // that does not take new files.
 func checkImatrixOutput(out string, inputs ...string) error {
 	st, err := os.Stat(out)
+	if _, _, terr := atomicfile.Target(out); terr != nil && !(err == nil && st.IsDir()) {
+		return cli.Usagef("calibrate: -o %v", terr)
+	}
 	switch {
 	case err == nil && st.IsDir():
 		return cli.Usagef("calibrate: -o %s is a folder; give a file name", out)
@@ -182,7 +186,7 @@ func runCalibrate(o *CalibrateOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkImatrixOutput(o.Output, o.Model, o.Prompts); err != nil {
+	if err := checkImatrixOutput(o.Output, inputFiles(o.Model, o.Tokenizer, o.Prompts)...); err != nil {
 		return err
 	}
 	if st, err := os.Stat(o.Prompts); err == nil && st.IsDir() {

@@ -306,17 +306,30 @@ func (o *ConvertOptions) fitPlan() (*model.FitPlan, error) {
 	return p, nil
 }
 
-// checkOutput refuses, before any work, an output path that is a folder,
-// that is one of the checkpoint folder's files (the same file through a
-// link or another name too: os.SameFile), or whose folder does not take
-// new files.
-func checkOutput(dir, out string) error {
-	var inputs []string
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		inputs = append(inputs, filepath.Join(dir, e.Name()))
+// inputFiles are the files a command reads from paths, which an output
+// must not replace: a folder's files (a checkpoint: its shards, index,
+// config, tokenizer), every part of a split GGUF file, any other path
+// itself; "" is skipped.
+func inputFiles(paths ...string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && st.IsDir():
+			ents, _ := os.ReadDir(p)
+			for _, e := range ents {
+				out = append(out, filepath.Join(p, e.Name()))
+			}
+		case err == nil && isGGUF(p):
+			out = append(out, ggufInputs(p)...)
+		default:
+			out = append(out, p)
+		}
 	}
-	return checkOutputOf(inputs, dir, out)
+	return out
 }
 
 // ggufInputs are the files of a GGUF input convert must not overwrite:
@@ -337,8 +350,17 @@ func checkOutputOf(inputs []string, dir, out string) error {
 }
 
 // checkOutputFor is checkOutputOf for command cmd (its messages' prefix).
+// Beyond the folder and the inputs, what the path names must be writable
+// as a file (atomicfile.Target): a socket or a dangling link is refused,
+// and a named pipe too, since these files' headers are written last.
 func checkOutputFor(cmd string, inputs []string, dir, out string) error {
 	st, err := os.Stat(out)
+	if err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		return cli.Usagef(cmd+": -o %s is a named pipe; this file's header is written last, so it needs a file (or a device such as %s)", out, os.DevNull)
+	}
+	if _, _, terr := atomicfile.Target(out); terr != nil && !(err == nil && st.IsDir()) {
+		return cli.Usagef(cmd+": -o %v", terr)
+	}
 	switch {
 	case err == nil && st.IsDir():
 		example := "model.kt"
@@ -421,11 +443,12 @@ func runConvert(o *ConvertOptions) error {
 		if !st.IsDir() && !fromGGUF {
 			return cli.Usagef("convert: %s is not a checkpoint folder (config.json and safetensors) nor a GGUF file", o.Dir)
 		}
+		extra := inputFiles(o.Imatrix) // --imatrix is an input too
 		if fromGGUF {
-			if err := checkOutputOf(ggufInputs(o.Dir), "", o.Output); err != nil {
+			if err := checkOutputOf(append(ggufInputs(o.Dir), extra...), "", o.Output); err != nil {
 				return err
 			}
-		} else if err := checkOutput(o.Dir, o.Output); err != nil {
+		} else if err := checkOutputOf(append(inputFiles(o.Dir), extra...), o.Dir, o.Output); err != nil {
 			return err
 		}
 		if o.Imatrix != "" {
