@@ -494,6 +494,14 @@ func runGenerate(o *GenerateOptions) error {
 	}
 	fmt.Fprintf(o.Err, "krun: memory: peak RSS %s; Go heap %s (from the OS); weights %s in memory, %s mapped\n",
 		rss, cli.HumanBytes(int64(ms.HeapSys)), cli.HumanBytes(mem.WeightsHeap), cli.HumanBytes(mem.WeightsMapped))
+	if c := m.ExpertCache(); c.Slots > 0 {
+		hit := 0.0
+		if n := c.Hits + c.Misses; n > 0 {
+			hit = float64(c.Hits) / float64(n)
+		}
+		fmt.Fprintf(o.Err, "krun: expert cache: %d experts in %s, %.0f%% of the routed experts found there, %s read with O_DIRECT\n",
+			c.Slots, cli.HumanBytes(c.Bytes), 100*hit, cli.HumanBytes(c.ReadBytes))
+	}
 	if o.CacheSpill != "" {
 		heap, file := st.BytesByTier()
 		fmt.Fprintf(o.Err, "krun: state %s heap, MLA cache %s file-backed in %s\n", cli.HumanBytes(heap), cli.HumanBytes(file), o.CacheSpill)
