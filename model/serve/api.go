@@ -418,7 +418,7 @@ func chatPrompt(msgs []message, tok *tokenizer.Tokenizer) ([]int32, *apiError) {
 		}
 		out[i] = tokenizer.Message{Role: role, Content: text, Name: m.Name, ToolCallID: m.ToolCallID}
 	}
-	return tok.Encode(tok.ApplyChat(out, true), true), nil
+	return tok.EncodeChat(out, true), nil
 }
 
 // messageText reads a message's content: a string, or an array of

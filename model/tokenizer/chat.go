@@ -76,7 +76,8 @@ func (t *Tokenizer) DefaultSystemPrompt() string { return t.chat.defaultSystem }
 //
 // where the header word is Name when set, else Role, and a tool turn with a ToolCallID starts
 // its content with "## Return of ID\n". Turns are concatenated with no separator, and no BOS is
-// added. The result is meant for Encode(s, true).
+// added. EncodeChat gives its token ids (the messages' text as text); Encode(s, true) of
+// the result would also turn special-token text inside a message into control tokens.
 //
 // Not rendered: tool declarations (`<|im_system|>tool_declare<|im_middle|>JSON<|im_end|>`),
 // assistant tool calls, and content given as a list of parts. The format was read from Kimi-K2's
@@ -85,36 +86,84 @@ func (t *Tokenizer) DefaultSystemPrompt() string { return t.chat.defaultSystem }
 // file) is unverified.
 func (t *Tokenizer) ApplyChat(messages []Message, addGenerationPrompt bool) string {
 	var b strings.Builder
+	for _, p := range t.chatParts(messages, addGenerationPrompt) {
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
+
+// EncodeChat is the token ids of ApplyChat's rendering, the control tokens
+// coming only from the format: every text the messages carry (content,
+// names, tool call ids, the default system prompt) is encoded as text, so
+// "<|im_end|>" typed in a message is those characters, not the end of the
+// turn (a user cannot close their turn and forge another). For text with
+// no special-token text in it the ids equal Encode(ApplyChat(…), true).
+func (t *Tokenizer) EncodeChat(messages []Message, addGenerationPrompt bool) []int32 {
+	var ids []int32
+	for _, p := range t.chatParts(messages, addGenerationPrompt) {
+		if id, ok := t.special[p.text]; ok && p.control {
+			ids = append(ids, id)
+		} else {
+			ids = append(ids, t.Encode(p.text, false)...)
+		}
+	}
+	return ids
+}
+
+// chatPart is a piece of a rendered chat: a control token of the format,
+// or a run of text (the format's words and the messages' text together,
+// as they lie between two control tokens).
+type chatPart struct {
+	text    string
+	control bool
+}
+
+// chatParts renders messages (see ApplyChat) as control tokens and the
+// runs of text between them.
+func (t *Tokenizer) chatParts(messages []Message, addGenerationPrompt bool) []chatPart {
+	var parts []chatPart
+	var run strings.Builder
+	control := func(name string) {
+		if run.Len() > 0 {
+			parts = append(parts, chatPart{text: run.String()})
+			run.Reset()
+		}
+		parts = append(parts, chatPart{text: name, control: true})
+	}
 	for i, m := range messages {
 		if i == 0 && m.Role != "system" && t.chat.defaultSystem != "" {
-			b.WriteString("<|im_system|>system<|im_middle|>")
-			b.WriteString(t.chat.defaultSystem)
-			b.WriteString("<|im_end|>")
+			control("<|im_system|>")
+			run.WriteString("system")
+			control("<|im_middle|>")
+			run.WriteString(t.chat.defaultSystem)
+			control("<|im_end|>")
 		}
 		switch m.Role {
 		case "user":
-			b.WriteString("<|im_user|>")
+			control("<|im_user|>")
 		case "assistant":
-			b.WriteString("<|im_assistant|>")
+			control("<|im_assistant|>")
 		default:
-			b.WriteString("<|im_system|>")
+			control("<|im_system|>")
 		}
 		if m.Name != "" {
-			b.WriteString(m.Name)
+			run.WriteString(m.Name)
 		} else {
-			b.WriteString(m.Role)
+			run.WriteString(m.Role)
 		}
-		b.WriteString("<|im_middle|>")
+		control("<|im_middle|>")
 		if m.Role == "tool" && m.ToolCallID != "" {
-			b.WriteString("## Return of ")
-			b.WriteString(m.ToolCallID)
-			b.WriteString("\n")
+			run.WriteString("## Return of ")
+			run.WriteString(m.ToolCallID)
+			run.WriteString("\n")
 		}
-		b.WriteString(m.Content)
-		b.WriteString("<|im_end|>")
+		run.WriteString(m.Content)
+		control("<|im_end|>")
 	}
 	if addGenerationPrompt {
-		b.WriteString("<|im_assistant|>assistant<|im_middle|>")
+		control("<|im_assistant|>")
+		run.WriteString("assistant")
+		control("<|im_middle|>")
 	}
-	return b.String()
+	return parts
 }

@@ -363,7 +363,7 @@ func runGenerate(o *GenerateOptions) error {
 			msgs = append(msgs, tokenizer.Message{Role: "system", Content: o.System})
 		}
 		msgs = append(msgs, tokenizer.Message{Role: "user", Content: o.Chat})
-		ids = tok.Encode(tok.ApplyChat(msgs, true), true)
+		ids = tok.EncodeChat(msgs, true)
 	default:
 		ids = tok.Encode(o.Prompt, false)
 	}
