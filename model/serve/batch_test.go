@@ -1,9 +1,14 @@
 package serve
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // prompts returns n different prompts of different lengths: the golden
@@ -67,10 +72,13 @@ func TestPrefixCache(t *testing.T) {
 		{"extends", longer, len(base)},
 		{"repeat", longer, len(longer)},
 		{"shares a chunk", other, 32},
+		// the snapshot at 32 has no logits to sample from: the whole
+		// prompt must not come from it (that waited forever), 16 do
+		{"equals a mid-prompt snapshot", base[:32], 16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body := map[string]any{"prompt": c.prompt, "max_tokens": 10, "temperature": 0, "ignore_eos": true}
-			got, want := complete(t, ts.URL, body), complete(t, ref.URL, body)
+			got, want := completeWithin(t, ts.URL, body, time.Minute), complete(t, ref.URL, body)
 			if got.Usage.PromptTokensDetails == nil || got.Usage.PromptTokensDetails.CachedTokens != c.cached {
 				t.Errorf("usage %+v; want %d cached tokens", got.Usage, c.cached)
 			}
@@ -80,7 +88,7 @@ func TestPrefixCache(t *testing.T) {
 		})
 	}
 	mt := metricsOf(t, ts.URL)
-	if mt["prefix_cache_hits_total"] != 3 || mt["prefix_cache_hit_tokens_total"] != float64(len(base)+len(longer)+32) {
+	if mt["prefix_cache_hits_total"] != 4 || mt["prefix_cache_hit_tokens_total"] != float64(len(base)+len(longer)+32+16) {
 		t.Errorf("metrics: %v hits, %v hit tokens", mt["prefix_cache_hits_total"], mt["prefix_cache_hit_tokens_total"])
 	}
 }
@@ -120,4 +128,25 @@ func TestPrefixCacheBudget(t *testing.T) {
 	if c.Usage.PromptTokensDetails.CachedTokens != 0 {
 		t.Errorf("the least recently used prompt was not evicted: %+v", c.Usage)
 	}
+}
+
+// completeWithin is complete with a deadline: a request that hangs fails.
+func completeWithin(t testing.TB, url string, body map[string]any, d time.Duration) completion {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	c := &http.Client{Timeout: d}
+	resp, err := c.Post(url+"/v1/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("no answer within %v: %v", d, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, out)
+	}
+	var cp completion
+	if err := json.Unmarshal(out, &cp); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return cp
 }
