@@ -518,7 +518,7 @@ func runBench(o *BenchOptions) error {
 					r.BoundFrac = float64(passBytes) / float64(p) * r.Mean / ceiling[th]
 					o.paged(&r, pg, passBytes/int64(p), ceiling[th])
 					rows = append(rows, r)
-					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the weights' read bound%s\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac, pagedNote(&r))
+					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %s of the weights' read bound%s\n", name, dt, th, r.Test, r.Mean, r.SD, boundPct(r.BoundFrac), pagedNote(&r))
 				}
 				for _, n := range tgs {
 					if n == 0 {
@@ -546,7 +546,7 @@ func runBench(o *BenchOptions) error {
 					r.BoundFrac = float64(bytesTok) * r.Mean / ceiling[th]
 					o.paged(&r, pg, bytesTok, ceiling[th])
 					rows = append(rows, r)
-					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %.0f%% of the bound%s\n", name, dt, th, r.Test, r.Mean, r.SD, 100*r.BoundFrac, pagedNote(&r))
+					fmt.Fprintf(o.Err, "krun: %s %s t=%d %s: %.2f ± %.2f tokens/s, %s of the bound%s\n", name, dt, th, r.Test, r.Mean, r.SD, boundPct(r.BoundFrac), pagedNote(&r))
 				}
 				if o.Ops && len(pps) > 0 && pps[0] > 0 {
 					pr, err := prefillBreakdown(m, name, dt, th, d, pps[0])
@@ -858,6 +858,19 @@ func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler, pg *ioDel
 }
 
 // pagedNote is the stderr line's page-in part of a row that paged in.
+// aboveBound is the fraction of a bound past which a row is marked: a
+// rate above its read bound means the run read less than the bound counts
+// (weights a prefill reuses from cache) or the ceiling measured low.
+const aboveBound = 1.05
+
+// boundPct formats a fraction of a bound, marking one above it.
+func boundPct(f float64) string {
+	if f > aboveBound {
+		return fmt.Sprintf("%.0f%% (above the bound: fewer bytes read than counted, or a ceiling measured low)", 100*f)
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
 // cacheHit is the expert cache's hit fraction between two of its stats;
 // nil without a cache or lookups.
 func cacheHit(a, b model.ExpertCacheStats) *float64 {
@@ -1054,7 +1067,7 @@ func (o *BenchOptions) write(rows []BenchRow, ops []OpRow) error {
 	for _, r := range rows {
 		bound := ""
 		if r.BoundFrac > 0 {
-			bound = fmt.Sprintf("%.0f%% (%s/tok @ %.1f GB/s)", 100*r.BoundFrac, cli.HumanBytes(r.BytesTok), r.CeilingGBs)
+			bound = fmt.Sprintf("%s (%s/tok @ %.1f GB/s)", boundPct(r.BoundFrac), cli.HumanBytes(r.BytesTok), r.CeilingGBs)
 		}
 		row := []string{r.Model, r.DType, r.Params, strconv.Itoa(r.Threads), r.Test, fmt.Sprintf("%.2f ± %.2f", r.Mean, r.SD), bound}
 		if paged {

@@ -203,3 +203,15 @@ func TestBenchPageInProbes(t *testing.T) {
 		t.Errorf("the read ceiling was measured (%d runs) before a refusal", n-measured)
 	}
 }
+
+// TestBoundPct: a row above its bound says so; one at or below it does not.
+func TestBoundPct(t *testing.T) {
+	for f, want := range map[float64]string{0.9: "90%", 1.0: "100%", 1.05: "105%"} {
+		if got := boundPct(f); got != want {
+			t.Errorf("boundPct(%v) = %q, want %q", f, got, want)
+		}
+	}
+	if got := boundPct(2.38); !strings.HasPrefix(got, "238% (above the bound") {
+		t.Errorf("boundPct(2.38) = %q, want it marked above the bound", got)
+	}
+}
