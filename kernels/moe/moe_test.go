@@ -243,3 +243,34 @@ func TestTopK(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteRenormalize: with renormalisation the top-k weights sum to the
+// scale; with top-1 the weight is the expert's sigmoid score times the
+// scale, not renormalised to 1 (the rule the spec gives: renormalised only
+// if TopK > 1); without renormalisation the scores are kept.
+func TestRouteRenormalize(t *testing.T) {
+	logits := []float32{0.5, -1, 2, 0.25}
+	bias := make([]float32, 4)
+	sig := func(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
+	near := func(a, b float32) bool { return math.Abs(float64(a-b)) <= 1e-6*math.Abs(float64(b)) }
+	for _, c := range []struct {
+		k      int
+		renorm bool
+		want   []float32
+	}{
+		{1, true, []float32{2.5 * sig(2)}},
+		{1, false, []float32{2.5 * sig(2)}},
+		{2, true, []float32{2.5 * sig(2) / (sig(2) + sig(0.5)), 2.5 * sig(0.5) / (sig(2) + sig(0.5))}},
+		{2, false, []float32{2.5 * sig(2), 2.5 * sig(0.5)}},
+	} {
+		cfg := &RouterConfig{Experts: 4, TopK: c.k, Groups: 1, TopKGroup: 1, Renormalize: c.renorm, Scale: 2.5}
+		ids, w := make([]int32, c.k), make([]float32, c.k)
+		Route(ids, w, nil, logits, bias, 1, cfg)
+		for i := range w {
+			if !near(w[i], c.want[i]) {
+				t.Errorf("top-%d renormalize=%v: w = %v, want %v (ids %v)", c.k, c.renorm, w, c.want, ids)
+				break
+			}
+		}
+	}
+}

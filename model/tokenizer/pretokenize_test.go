@@ -99,3 +99,27 @@ func TestSplitRuns(t *testing.T) {
 		t.Errorf("chunkRunes = %q", got)
 	}
 }
+
+// TestRunCap: a run of more than 25,000 characters of one kind (the
+// reference tokenizer's cap, tokenization_kimi.py) is encoded as its first
+// 25,000 and the rest, and a run of exactly 25,000 as one.
+func TestRunCap(t *testing.T) {
+	tok := newTestTokenizer(t)
+	const limit = 25_000
+	// "the" repeated after 0, 1 or 2 x: its BPE merges "he", so for one of
+	// the three a cut one character early or late splits an "he"
+	for _, lead := range []string{"", "x", "xx"} {
+		text := lead + strings.Repeat("the", limit)
+		run := func(n int) string { return text[:n] }
+		for _, n := range []int{limit - 1, limit, limit + 1, limit + 7} {
+			got := tok.Encode(run(n), false)
+			want := tok.encodeOrdinary(nil, run(min(n, limit)))
+			if n > limit {
+				want = tok.encodeOrdinary(want, text[limit:n])
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("a run of %d (lead %q): not cut at %d", n, lead, limit)
+			}
+		}
+	}
+}
