@@ -16,6 +16,7 @@ import (
 	"github.com/ktune/ktune/internal/gguf"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/kernels/mla"
 	"github.com/ktune/ktune/model/kfile"
 )
 
@@ -408,7 +409,7 @@ func (l *GGUFLayout) Fit(budget int64, opt FitOptions) (GGUFFit, error) {
 	f := GGUFFit{Budget: budget, Context: opt.Context, Seqs: opt.Seqs, CacheDType: opt.CacheDType}
 	s := l.Cfg.Shapes() // the states as EstimateMemory counts them
 	f.KDAState = int64(opt.Seqs) * l.kdaPerSeq
-	f.MLACache = int64(opt.Seqs) * int64(opt.Context) * int64(s.NumMLALayers) * int64(cacheRowBytes(s.MLACacheValuesPerToken, opt.CacheDType))
+	f.MLACache = int64(opt.Seqs) * int64(opt.Context) * int64(s.NumMLALayers) * int64(mla.RowBytes(s.MLACacheValuesPerToken, opt.CacheDType))
 	switch f.Reserve = opt.Reserve; {
 	case f.Reserve == 0:
 		f.Reserve = DefaultReserve(budget)

@@ -12,6 +12,7 @@ import (
 	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/safetensors"
+	"github.com/ktune/ktune/kernels/mla"
 )
 
 // readTensors returns every tensor of the checkpoint in dir (copied) and
@@ -323,4 +324,29 @@ func TestTiedEmbeddings(t *testing.T) {
 	}
 	// a tied config with an lm_head in the checkpoint: an extra tensor
 	wantLoadError(t, writeCheckpoint(t, tied, ts, 1), "1 extra tensors", headName)
+}
+
+// TestCacheEstimate: the memory estimate's MLA cache per token is what a
+// state's caches allocate: after a prompt filling part of a second page,
+// the state holds the KDA state plus two pages' tokens ×
+// MLACachePerToken, for every cache dtype.
+func TestCacheEstimate(t *testing.T) {
+	dir := tinyDir(t)
+	for _, dt := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8} {
+		m := mustLoad(t, dir, LoadOptions{CacheDType: dt})
+		r := m.Memory()
+		st := m.NewState(0)
+		ids := make([]int32, mla.DefaultPageTokens+1)
+		for i := range ids {
+			ids[i] = int32(1 + i%(m.Shapes.Vocab-1))
+		}
+		if _, err := m.Prefill(st, ids); err != nil {
+			t.Fatal(err)
+		}
+		want := r.KDAStatePerSeq + 2*mla.DefaultPageTokens*r.MLACachePerToken
+		if got := st.Bytes(); got != want {
+			t.Errorf("cache %s: state holds %d bytes after %d tokens, the estimate says %d", dt, got, len(ids), want)
+		}
+		st.Free()
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
+	"github.com/ktune/ktune/kernels/mla"
 )
 
 // MemoryReport is what a model keeps resident, and what its states cost.
@@ -105,7 +106,7 @@ func EstimateMemory(cfg *arch.Config, opt LoadOptions, embedBytes int) (MemoryRe
 	// kda.LayerCache keeps a window of W (not W−1) pre-conv values per
 	// channel, so this is a little above arch's KDAStateBytesPerSeq.
 	r.KDAStatePerSeq = int64(s.NumKDALayers) * 4 * (3*int64(s.KDAProj)*int64(s.ConvKernel) + int64(s.KDAStateValues))
-	r.MLACachePerToken = int64(s.NumMLALayers) * int64(cacheRowBytes(s.MLACacheValuesPerToken, opt.CacheDType))
+	r.MLACachePerToken = int64(s.NumMLALayers) * int64(mla.RowBytes(s.MLACacheValuesPerToken, opt.CacheDType))
 	r.MLACacheSpillDir = opt.CacheSpillDir
 	r.budget()
 	return r, nil
@@ -152,17 +153,6 @@ func linearDType(name string, opt *LoadOptions) kernel.DType {
 		return opt.ExpertDType
 	}
 	return opt.AttnDType
-}
-
-// cacheRowBytes is one token's storage in one MLA layer (mla.Cache.RowBytes).
-func cacheRowBytes(w int, dt kernel.DType) int {
-	switch dt {
-	case kernel.BF16:
-		return 2 * w
-	case kernel.Q8:
-		return w + 8
-	}
-	return 4 * w
 }
 
 // checkFits refuses a budget above the available memory.

@@ -258,10 +258,9 @@ func TestKimi48BStateBytes(t *testing.T) {
 	if got, want := c.KDAStateBytesPerSeq(), int64(20*(32*128*128+3*4096*3)*4); got != want || got != 44_892_160 {
 		t.Errorf("KDAStateBytesPerSeq() = %d, want %d", got, want)
 	}
-	for _, tc := range []struct{ bpv, want int64 }{{2, 8064}, {1, 4032}, {4, 16128}} {
-		if got := c.MLACacheBytesPerToken(int(tc.bpv)); got != tc.want {
-			t.Errorf("MLACacheBytesPerToken(%d) = %d, want %d", tc.bpv, got, tc.want)
-		}
+	// the MLA cache's bytes per token are mla.RowBytes's (model.EstimateMemory)
+	if s := c.Shapes(); s.NumMLALayers*s.MLACacheValuesPerToken != 7*576 {
+		t.Errorf("MLA cache values per token %d × %d layers, want 576 × 7", s.MLACacheValuesPerToken, s.NumMLALayers)
 	}
 }
 

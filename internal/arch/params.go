@@ -121,15 +121,6 @@ func (c *Config) kdaStateBytes() (n int64, ok bool) {
 	return n, !k.overflow
 }
 
-// MLACacheBytesPerToken returns the MLA cache bytes per token of context,
-// across all MLA layers, storing (kv_lora_rank + qk_rope_head_dim) values per
-// layer at bytesPerValue bytes each. For the 48B model at BF16 (2): 8,064.
-func (c *Config) MLACacheBytesPerToken(bytesPerValue int) int64 {
-	s := c.Shapes()
-	var k counter
-	return k.mul(int64(s.NumMLALayers), int64(s.MLACacheValuesPerToken), int64(bytesPerValue))
-}
-
 // counter does int64 arithmetic that records overflow instead of wrapping.
 type counter struct{ overflow bool }
 

@@ -321,6 +321,5 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("NumTensors() = %d, len(TensorNames()) = %d", n, len(c.TensorNames()))
 		}
 		_ = c.KDAStateBytesPerSeq()
-		_ = c.MLACacheBytesPerToken(2)
 	})
 }

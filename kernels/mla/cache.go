@@ -33,6 +33,7 @@ type Cache struct {
 	q8         [][]int8    // Q8 pages
 	q8s        [][]float32 // Q8 scales: 2 per token
 	n          int
+	bytes      int64 // the pages' bytes, as allocated
 }
 
 // NewCache returns an empty cache whose pages are heap memory.
@@ -70,21 +71,25 @@ func (c *Cache) Len() int { return c.n }
 func (c *Cache) Width() int { return c.R + c.DR }
 
 // RowBytes is the storage of one token.
-func (c *Cache) RowBytes() int {
-	w := c.Width()
-	switch c.DType {
+func (c *Cache) RowBytes() int { return RowBytes(c.Width(), c.DType) }
+
+// RowBytes is the storage of one token of width values (R+DR) in a cache
+// of dtype dt: the one formula the pages are cut by and the memory
+// estimates use (a Q8 row: its int8 values and two f32 scales).
+func RowBytes(width int, dt kernel.DType) int {
+	switch dt {
 	case kernel.BF16:
-		return 2 * w
+		return 2 * width
 	case kernel.Q8:
-		return w + 8
+		return width + 8
 	}
-	return 4 * w
+	return 4 * width
 }
 
 func (c *Cache) pages() int { return max(len(c.f32), len(c.b16), len(c.q8)) }
 
-// Bytes is the memory the cache holds (whole pages).
-func (c *Cache) Bytes() int64 { return int64(c.pages()) * int64(c.PageTokens*c.RowBytes()) }
+// Bytes is the memory the cache holds: what its allocator gave it.
+func (c *Cache) Bytes() int64 { return c.bytes }
 
 // Capacity is the number of tokens the allocated pages hold.
 func (c *Cache) Capacity() int { return c.pages() * c.PageTokens }
@@ -102,6 +107,7 @@ func (c *Cache) Reserve(n int) error {
 		if len(b) != pt*c.RowBytes() {
 			return fmt.Errorf("mla: cache page %d: allocator returned %d bytes, want %d", c.pages(), len(b), pt*c.RowBytes())
 		}
+		c.bytes += int64(len(b))
 		switch c.DType {
 		case kernel.F32:
 			c.f32 = append(c.f32, f32View(b))
@@ -122,6 +128,7 @@ func (c *Cache) Reserve(n int) error {
 func (c *Cache) Release() {
 	c.n = 0
 	c.f32, c.b16, c.q8, c.q8s = nil, nil, nil, nil
+	c.bytes = 0
 }
 
 // Reset empties the cache, keeping its pages for reuse.
