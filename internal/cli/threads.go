@@ -48,8 +48,8 @@ func ThreadList(w io.Writer, flag, s string, def []int) ([]int, error) {
 	var out, over []int
 	for _, part := range parts {
 		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
+		if part == "" { // "1,,2": a typo, not a list of two
+			return nil, Usagef("%s: an empty thread count in %q (want e.g. 1,2,4 or 1-8)", flag, s)
 		}
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(strings.TrimSpace(lo))
@@ -79,9 +79,6 @@ func ThreadList(w io.Writer, flag, s string, def []int) ([]int, error) {
 			return []int{n}, nil
 		}
 		return nil, Usagef("%s: %s above the %d usable CPUs of this machine%s", flag, joinInts(over), n, usableWhy())
-	}
-	if len(out) == 0 {
-		return nil, Usagef("%s: no thread count in %q", flag, s)
 	}
 	sort.Ints(out)
 	return slices.Compact(out), nil

@@ -34,7 +34,9 @@ func TestThreadList(t *testing.T) {
 		{"-1", nil, false, "bad thread count"},
 		{"2-1", nil, false, "bad thread count"},
 		{"abc", nil, false, "bad thread count"},
-		{",", nil, false, "no thread count"},
+		{",", nil, false, "an empty thread count"},
+		{"1,,2", nil, false, `an empty thread count in "1,,2"`},
+		{"1,2,", nil, false, "an empty thread count"},
 	} {
 		var w bytes.Buffer
 		got, err := ThreadList(&w, "--threads", tc.in, []int{1, 2})
