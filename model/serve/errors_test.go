@@ -24,6 +24,8 @@ func TestBadRequests(t *testing.T) {
 		typ, code                string
 	}{
 		{"bad JSON", "POST", cmpl, `{"prompt": [1,`, 400, bad, "invalid_json"},
+		{"another model", "POST", cmpl, `{"model": "gpt-4", "prompt": [1]}`, 404, bad, "model_not_found"},
+		{"another model, chat", "POST", chat, `{"model": "kimi", "messages": [{"role": "user", "content": "x"}]}`, 404, bad, "model_not_found"},
 		{"not an object", "POST", cmpl, `[1, 2]`, 400, bad, "invalid_json"},
 		{"empty body", "POST", cmpl, ``, 400, bad, "invalid_json"},
 		{"data after the object", "POST", cmpl, `{"prompt": [1]} {}`, 400, bad, "invalid_json"},

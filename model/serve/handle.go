@@ -4,6 +4,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -55,6 +56,11 @@ func (s *Server) handleCompletion(chat bool) http.HandlerFunc {
 			return
 		}
 		rc.SetReadDeadline(time.Time{})
+		if req.Model != nil && *req.Model != "" && *req.Model != s.opt.ModelName { // as OpenAI answers
+			fail(&apiError{http.StatusNotFound, "invalid_request_error", "model_not_found",
+				fmt.Sprintf("the model %q does not exist; this server has %q (GET /v1/models)", *req.Model, s.opt.ModelName)})
+			return
+		}
 		j, aerr := req.check(chat, eng.tok, eng.vocab, s.opt.Ctx)
 		if aerr != nil {
 			fail(aerr)
