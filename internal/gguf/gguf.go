@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 )
 
 // TensorInfo describes one tensor.
@@ -48,10 +49,10 @@ type Error struct {
 func (e *Error) Error() string {
 	s := "gguf: " + e.Path + ": "
 	if e.Tensor != "" {
-		s += "tensor " + strconv.Quote(e.Tensor) + ": "
+		s += "tensor " + quoteName(e.Tensor) + ": "
 	}
 	if e.Key != "" {
-		s += "metadata " + strconv.Quote(e.Key) + ": "
+		s += "metadata " + quoteName(e.Key) + ": "
 	}
 	s += e.Msg
 	if e.Err != nil {
@@ -59,6 +60,19 @@ func (e *Error) Error() string {
 	}
 	return s
 }
+
+// quoteName quotes a key or tensor name read from a file for a message:
+// a long one (a corrupt file's bytes read as a name) is cut to its first
+// nameShown bytes and its length, so that the message stays one short line.
+func quoteName(n string) string {
+	if len(n) <= nameShown {
+		return strconv.Quote(n)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(strings.ToValidUTF8(n[:nameShown], "\uFFFD")), len(n))
+}
+
+// nameShown is the most bytes of a name a message shows.
+const nameShown = 64
 
 // Unwrap returns the underlying error, so that errors.Is(err,
 // fs.ErrNotExist) works on errors from Open.
