@@ -105,7 +105,7 @@ type FitOptions struct {
 
 // DefaultReserve is the memory a plan leaves to the OS by default: 15% of
 // the budget, at most 3 GiB.
-func DefaultReserve(budget int64) int64 { return min(3<<30, budget*15/100) }
+func DefaultReserve(budget int64) int64 { return min(3<<30, budget/100*15) } // (budget·15 overflows for exabytes)
 
 // FitChoice is one candidate format of a group.
 type FitChoice struct {

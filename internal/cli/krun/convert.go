@@ -295,7 +295,7 @@ func (o *ConvertOptions) fitPlan() (*model.FitPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	fo, err := o.FitFlags.options(cfg, o.search())
+	fo, err := o.FitFlags.options(o.Err, cfg, o.search())
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ type FitFlags struct {
 
 // register adds the flags to cmd.
 func (f *FitFlags) register(cmd *cobra.Command, prefix string) {
-	cmd.Flags().IntVar(&f.Ctx, "ctx", 32768, prefix+"context tokens per sequence the MLA cache is budgeted for (capped at the model's maximum length)")
+	cmd.Flags().IntVar(&f.Ctx, "ctx", defaultFitCtx, prefix+"context tokens per sequence the MLA cache is budgeted for (capped at the model's maximum length)")
 	cmd.Flags().IntVar(&f.Seqs, "seqs", 1, prefix+"sequences run at once")
 	cmd.Flags().StringVar(&f.CacheDType, "cache-dtype", "bf16", prefix+"MLA cache format the plan budgets: f32, bf16 or q8")
 	cmd.Flags().StringVar(&f.Reserve, "reserve", "", prefix+"memory left to the OS (default 15% of the budget, at most 3GiB; 0: none)")
@@ -56,8 +56,13 @@ func fitFormatNames() []string {
 	return n
 }
 
-// options checks the flags and returns the planner's options.
-func (f *FitFlags) options(cfg *arch.Config, search bool) (model.FitOptions, error) {
+// defaultFitCtx is --ctx's default.
+const defaultFitCtx = 32768
+
+// options checks the flags and returns the planner's options; a --ctx
+// above the model's maximum length is capped, with a warning on w where
+// it was given (the default is capped quietly).
+func (f *FitFlags) options(w io.Writer, cfg *arch.Config, search bool) (model.FitOptions, error) {
 	o := model.FitOptions{Context: f.Ctx, Seqs: f.Seqs, Search: search}
 	if f.Ctx < 1 {
 		return o, cli.Usagef("--ctx %d: want at least 1 token", f.Ctx)
@@ -65,8 +70,11 @@ func (f *FitFlags) options(cfg *arch.Config, search bool) (model.FitOptions, err
 	if f.Seqs < 1 {
 		return o, cli.Usagef("--seqs %d: want at least 1", f.Seqs)
 	}
-	if cfg != nil && cfg.ModelMaxLength > 0 {
-		o.Context = min(o.Context, cfg.ModelMaxLength)
+	if cfg != nil && cfg.ModelMaxLength > 0 && o.Context > cfg.ModelMaxLength {
+		if f.Ctx != defaultFitCtx {
+			fmt.Fprintf(w, "warning: --ctx %d: the model's maximum length is %d tokens; budgeting %d\n", o.Context, cfg.ModelMaxLength, cfg.ModelMaxLength)
+		}
+		o.Context = cfg.ModelMaxLength
 	}
 	var err error
 	if o.CacheDType, err = cacheDType(f.CacheDType); err != nil {
@@ -241,7 +249,7 @@ func planPreset(name string) (model.LoadOptions, error) { return presetOptions(n
 // fitBudgets parses the fit flags for cfg and the --fit budgets (none
 // without --fit).
 func (o *PlanOptions) fitBudgets(cfg *arch.Config) (model.FitOptions, []int64, error) {
-	fo, err := o.FitFlags.options(cfg, false)
+	fo, err := o.FitFlags.options(o.Err, cfg, false)
 	if err != nil {
 		return fo, nil, err
 	}

@@ -1,6 +1,7 @@
 package krun
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestPlanFlags(t *testing.T) {
 	if !got.Kimi48B || got.Fit != "24G,32G" || got.Ctx != 4096 || got.Seqs != 2 || got.CacheDType != "q8" || got.Reserve != "2G" || got.Formats != "q8,q4" || got.Format != "md" {
 		t.Errorf("options %+v", got)
 	}
-	fo, err := got.FitFlags.options(nil, false)
+	fo, err := got.FitFlags.options(io.Discard, nil, false)
 	if err != nil || fo.Context != 4096 || fo.Seqs != 2 || fo.Reserve != 2<<30 || len(fo.Formats) != 2 {
 		t.Errorf("fit options %+v, %v", fo, err)
 	}
@@ -92,6 +93,14 @@ func TestPlanProbes(t *testing.T) {
 		{Name: "plan model and kimi48b", Setup: setup, Args: []string{"plan", "{dir}/m", "--kimi48b", "--fit", "24G"}, Code: 2, Err: "not both"},
 		{Name: "plan no fit", Args: []string{"plan", "--kimi48b"}, Code: 2, Err: "--fit SIZE"},
 		{Name: "plan bad ctx", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--ctx", "0"}, Code: 2, Err: "--ctx 0"},
+		{Name: "plan ctx past the model", Args: []string{"plan", "--kimi48b", "--fit", "64G", "--ctx", "2000000"}, Code: 0,
+			Err: "warning: --ctx 2000000: the model's maximum length is 1048576 tokens; budgeting 1048576"},
+		{Name: "plan an exabyte", Args: []string{"plan", "--kimi48b", "--fit", "1048576T"}, Code: 0,
+			Check: func(t testing.TB, dir, stdout, stderr string) {
+				if !strings.Contains(stdout, "3.0 GiB reserved for the OS") || strings.Contains(stdout, "unknown") {
+					t.Errorf("the reserve of a 1 EiB budget: %s", stdout)
+				}
+			}},
 		{Name: "plan bad format", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--formats", "q8,q7"}, Code: 2, Err: `"q7" is not one of`},
 		{Name: "plan bad cache", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--cache-dtype", "q4"}, Code: 2, Err: "--cache-dtype"},
 		{Name: "plan bad preset", Args: []string{"plan", "--kimi48b", "--preset", "q7"}, Code: 2, Err: "unknown preset"},
