@@ -3,6 +3,9 @@ package model
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/pool"
@@ -53,7 +56,8 @@ func (m *Model) Prefill(st *State, ids []int32) ([]float32, error) {
 }
 
 // PrefillWith is Prefill with options.
-func (m *Model) PrefillWith(st *State, ids []int32, opt PrefillOptions) ([]float32, error) {
+func (m *Model) PrefillWith(st *State, ids []int32, opt PrefillOptions) (_ []float32, err error) {
+	defer m.guard(debug.SetPanicOnFault(true), &err)
 	if len(ids) == 0 {
 		return nil, errors.New("model: prefill of no tokens")
 	}
@@ -130,7 +134,8 @@ func (m *Model) Decode(sts []*State, ids []int32) ([][]float32, error) {
 // floats each): a decode loop that reuses its buffers touches no fresh
 // memory per step (on the VM the project measures on, the 160 pages of a
 // new [V] buffer faulted in at ~13 µs each: ~2 ms of a ~15 ms step).
-func (m *Model) DecodeTo(out [][]float32, sts []*State, ids []int32) error {
+func (m *Model) DecodeTo(out [][]float32, sts []*State, ids []int32) (err error) {
+	defer m.guard(debug.SetPanicOnFault(true), &err)
 	if len(sts) == 0 || len(sts) != len(ids) {
 		return fmt.Errorf("model: decode of %d states with %d tokens; want one token per state", len(sts), len(ids))
 	}
@@ -166,11 +171,81 @@ func (m *Model) DecodeTo(out [][]float32, sts []*State, ids []int32) error {
 	return nil
 }
 
+// FaultError is a memory fault while the model read its mapped weights:
+// the file was cut short, rewritten or could not be read (an I/O error on
+// a mapped page) under the running model. The call that met it returns
+// it; its states are left part-way (free them), and every later step of
+// the model returns it too (Model.Fault): load the model again.
+type FaultError struct {
+	Path string  // the model file
+	Addr uintptr // the faulting address
+	Err  error   // the runtime's error
+}
+
+func (e *FaultError) Error() string {
+	if e.Addr == 0 {
+		return fmt.Sprintf("model: %s: %v since the model loaded it (its weights are read from the file as they are now); load it again", e.Path, e.Err)
+	}
+	return fmt.Sprintf("model: %s: reading its mapped weights failed at %#x: the file was cut short, changed or could not be read while the model ran; load it again (%v)", e.Path, e.Addr, e.Err)
+}
+
+func (e *FaultError) Unwrap() error { return e.Err }
+
+// CheckFile compares a mapped model's file with what it was at load: a
+// file rewritten in place (same file, another size or modification time)
+// is a FaultError from now on, as a fault would be, since the mapping
+// reads the new bytes. A file replaced by another (renamed over it) or
+// removed leaves the mapped one, still intact, in use. It returns Fault.
+func (m *Model) CheckFile() error {
+	if m.fileID == nil || m.fault.Load() != nil {
+		return m.Fault()
+	}
+	st, err := os.Stat(m.file)
+	if err == nil && os.SameFile(st, m.fileID) && (st.Size() != m.fileID.Size() || !st.ModTime().Equal(m.fileID.ModTime())) {
+		m.fault.CompareAndSwap(nil, &FaultError{Path: m.file, Err: fmt.Errorf("changed in place (%d bytes, modified %s; %d at load)",
+			st.Size(), st.ModTime().Format(time.RFC3339), m.fileID.Size())})
+	}
+	return m.Fault()
+}
+
+// Fault is the FaultError the model met, nil if none.
+func (m *Model) Fault() error {
+	if f := m.fault.Load(); f != nil {
+		return f
+	}
+	return nil
+}
+
+// guard is the deferred end of a step: it restores the goroutine's
+// panic-on-fault setting (old) and turns a memory fault inside the model's
+// file mapping, on this goroutine or a pool worker's (pool.Panic), into a
+// FaultError in *err, remembered by the model. Any other panic goes on.
+func (m *Model) guard(old bool, err *error) {
+	debug.SetPanicOnFault(old)
+	v := recover()
+	if v == nil {
+		return
+	}
+	if e, ok := v.(error); ok {
+		var fa interface{ Addr() uintptr }
+		if errors.As(e, &fa) && m.inFile != nil && m.inFile(fa.Addr()) {
+			f := &FaultError{Path: m.file, Addr: fa.Addr(), Err: e}
+			m.fault.CompareAndSwap(nil, f)
+			*err = f
+			return
+		}
+	}
+	panic(v)
+}
+
 // checkStep rejects bad input before any state changes: foreign, nil or
 // repeated states, token ids outside the vocabulary, full states.
 func (m *Model) checkStep(sts []*State, ids []int32, T int) error {
 	if m.Embed.Data == nil {
 		return errors.New("model: the model is closed")
+	}
+	if f := m.fault.Load(); f != nil {
+		return f
 	}
 	seen := map[*State]bool{}
 	for b, st := range sts {

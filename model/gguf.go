@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -577,6 +578,8 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 		m.Close()
 		return nil, err
 	}
+	m.file, m.inFile = f.Path, f.Contains // a fault there is a FaultError (forward.go)
+	m.fileID, _ = os.Stat(f.Path)
 	m.startExpertCache(f.Locate, func() (blockReader, error) { return openDirect(f.Parts) }) // expertcache.go
 	m.SetPrefetch(PrefetchDefault())                                                         // expert prefetch (prefetch.go)
 	m.startPreload()                                                                         // the page cache warmed in the background (preload.go)

@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/gguf"
@@ -58,9 +59,13 @@ type Model struct {
 	// model file's mapping (nil: none), freed by releaseCopied at Close
 	copied        []byte
 	releaseCopied func([]byte) error
-	preload       *preloader   // the background page-cache reader of a mapped model (preload.go)
-	cache         *expertCache // the routed experts of a mapped model too large for memory (expertcache.go)
-	restore       func()       // undoes kernel.SetChooser
+	preload       *preloader                 // the background page-cache reader of a mapped model (preload.go)
+	cache         *expertCache               // the routed experts of a mapped model too large for memory (expertcache.go)
+	file          string                     // the model file a mapped model's weights are read from
+	inFile        func(addr uintptr) bool    // whether addr lies in that file's mapping (nil: no mapping)
+	fileID        os.FileInfo                // that file at load (CheckFile)
+	fault         atomic.Pointer[FaultError] // the fault a step met (Fault)
+	restore       func()                     // undoes kernel.SetChooser
 	kdaTmp        map[int][]*kda.LayerCache
 	mlaTmp        mla.LayerCache // mlaMixer's batch of the sequences' caches
 	routing       moe.Routing    // the MoE blocks' routing, reused layer after layer

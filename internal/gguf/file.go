@@ -302,6 +302,20 @@ func (f *File) Offset(b []byte) (int64, bool) {
 	return 0, false
 }
 
+// Contains reports whether addr lies in one of the file's mappings (a
+// memory fault there is the file's: cut short or unreadable).
+func (f *File) Contains(addr uintptr) bool {
+	for _, q := range f.parts {
+		if len(q.data) > 0 {
+			base := uintptr(unsafe.Pointer(unsafe.SliceData(q.data)))
+			if addr >= base && addr-base < uintptr(len(q.data)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Locate returns the part (an index of Parts) and the offset in that
 // part's file of the bytes b, where b lies in one part's mapping.
 func (f *File) Locate(b []byte) (part int, off int64, ok bool) {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,6 +165,36 @@ type Pool struct {
 	placeGn  atomic.Uint64
 	orders   Orders
 	pinErr   atomic.Pointer[error]
+	panicked atomic.Pointer[Panic] // a worker's panic in the running job, re-raised by the caller
+}
+
+// Panic is a panic raised in a pool worker while it ran a job: the caller
+// of Run, For, ForDynamic or ForEach re-raises it (after every worker has
+// finished the job) as a *Panic holding the worker's value and stack, so
+// that one goroutine can recover what any of the job's threads raised. The
+// workers turn memory faults into panics (debug.SetPanicOnFault): a fault
+// in a mapped file that shrank or could not be read is then a Value with
+// an Addr method, not a crash.
+type Panic struct {
+	Value any
+	Stack []byte // the worker's stack when it panicked
+}
+
+func (p *Panic) Error() string { return fmt.Sprintf("pool worker: %v\n%s", p.Value, p.Stack) }
+
+// Unwrap is Value where it is an error (a runtime.Error for a fault).
+func (p *Panic) Unwrap() error { e, _ := p.Value.(error); return e }
+
+// runRecover runs fn(w) and returns what it panicked with (nil if it
+// returned), with the stack of the panic.
+func runRecover(fn func(w int), w int) (p *Panic) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = &Panic{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	fn(w)
+	return nil
 }
 
 // New starts a pool of size threads (the caller counts as one, so size−1
@@ -306,7 +337,9 @@ func (p *Pool) runLocked(threads int, fn func(w int)) {
 			w.wake <- struct{}{}
 		}
 	}
-	fn(0)
+	// the caller's share: a panic in it waits for the workers to finish
+	// (the next job must not start under them), then goes on
+	mine := runRecover(fn, 0)
 	for spin := 0; p.left.Load() > 0; spin++ {
 		if spin > 1000 {
 			runtime.Gosched()
@@ -314,6 +347,13 @@ func (p *Pool) runLocked(threads int, fn func(w int)) {
 	}
 	for _, w := range p.workers[1:threads] {
 		w.fn = nil // keep nothing of the caller's alive
+	}
+	theirs := p.panicked.Swap(nil)
+	switch {
+	case mine != nil:
+		panic(mine.Value)
+	case theirs != nil:
+		panic(theirs)
 	}
 }
 
@@ -450,6 +490,7 @@ func (p *Pool) Close() {
 
 func (p *Pool) loop(w *worker, ready chan struct{}) {
 	runtime.LockOSThread()
+	debug.SetPanicOnFault(true) // a fault in mapped weights: a panic the caller gets (Panic)
 	// read the sequence before New returns: a first Run right after New
 	// must find this worker waiting for a later sequence, not miss its job
 	last := p.seq.Load()
@@ -465,7 +506,9 @@ func (p *Pool) loop(w *worker, ready chan struct{}) {
 			p.pin(w)
 		}
 		if w.want.Load() == s {
-			w.fn(w.id)
+			if pn := runRecover(w.fn, w.id); pn != nil {
+				p.panicked.CompareAndSwap(nil, pn)
+			}
 			p.left.Add(-1)
 		}
 	}

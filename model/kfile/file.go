@@ -77,6 +77,15 @@ func (f *File) Size() int64 { return f.Header.FileSize }
 // Bytes returns a tensor's bytes (a view of the mapping).
 func (f *File) Bytes(t *Tensor) []byte { return f.data[t.Offset : t.Offset+t.Size : t.Offset+t.Size] }
 
+// Contains reports whether addr lies in the file's mapping.
+func (f *File) Contains(addr uintptr) bool {
+	if len(f.data) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	return addr >= base && addr-base < uintptr(len(f.data))
+}
+
 // Offset reports whether b is a view of the mapping (as Bytes gives),
 // and if so the file offset it starts at.
 func (f *File) Offset(b []byte) (int64, bool) {

@@ -7,9 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/model"
 )
 
 // TestBadRequests: each malformed request is refused with its status and
@@ -308,5 +313,78 @@ func TestSlowClient(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "request_timeout") {
 		t.Errorf("slow body: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestModelFileCut: the model file cut short under a running server (a
+// mapped model): the server stays up, the next request gets a 503 naming
+// the file (the change is seen before the step runs; a fault met inside a
+// step is model.FaultError, TestFaultError), and /health says "error".
+func TestModelFileCut(t *testing.T) {
+	t.Setenv(model.PreloadEnv, "0")
+	var path string
+	ts := startServerWith(t, Options{}, false, func(dir string) (*model.Model, error) {
+		path = filepath.Join(t.TempDir(), "tiny.kt")
+		if err := model.ConvertFile(dir, path, model.LoadOptions{DType: kernel.Q8}, map[string]string{"preset": "test"}, nil); err != nil {
+			return nil, err
+		}
+		return model.LoadFile(path, model.LoadOptions{Weights: model.WeightsMap, Threads: 2, NoVerify: true})
+	})
+	body := `{"prompt": [1, 2, 3], "max_tokens": 2}`
+	if status, out := do(t, "POST", ts.URL+"/v1/completions", body); status != http.StatusOK {
+		t.Fatalf("intact file: %d %s", status, out)
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	status, out := do(t, "POST", ts.URL+"/v1/completions", `{"prompt": [4, 5, 6, 7], "max_tokens": 2}`)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(out), "tiny.kt") || !strings.Contains(string(out), "4096 bytes") {
+		t.Errorf("the request after the cut: %d %s", status, out)
+	}
+	status, out = do(t, "GET", ts.URL+"/health", "")
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(out), `"status":"error"`) || !strings.Contains(string(out), "tiny.kt") {
+		t.Errorf("/health after the fault: %d %s", status, out)
+	}
+	status, out = do(t, "POST", ts.URL+"/v1/completions", body)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(out), "model_unavailable") {
+		t.Errorf("a later request: %d %s", status, out)
+	}
+}
+
+// TestModelFileRewritten: the model file rewritten in place (same size,
+// other bytes) under a running server: the next request gets a 503 naming
+// the file instead of an answer from weights that are no longer the
+// model's, and /health says "error".
+func TestModelFileRewritten(t *testing.T) {
+	t.Setenv(model.PreloadEnv, "0")
+	var path string
+	ts := startServerWith(t, Options{}, false, func(dir string) (*model.Model, error) {
+		path = filepath.Join(t.TempDir(), "tiny.kt")
+		if err := model.ConvertFile(dir, path, model.LoadOptions{DType: kernel.Q8}, map[string]string{"preset": "test"}, nil); err != nil {
+			return nil, err
+		}
+		return model.LoadFile(path, model.LoadOptions{Weights: model.WeightsMap, Threads: 2, NoVerify: true})
+	})
+	body := `{"prompt": [1, 2, 3], "max_tokens": 2}`
+	if status, out := do(t, "POST", ts.URL+"/v1/completions", body); status != http.StatusOK {
+		t.Fatalf("intact file: %d %s", status, out)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	if _, err := f.WriteAt(make([]byte, 64), st.Size()/2); err != nil { // in place: same file, same size
+		t.Fatal(err)
+	}
+	f.Close()
+	later := st.ModTime().Add(time.Second) // a coarse clock may not move
+	os.Chtimes(path, later, later)
+	status, out := do(t, "POST", ts.URL+"/v1/completions", body)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(out), "changed in place") || !strings.Contains(string(out), "tiny.kt") {
+		t.Errorf("a request after the rewrite: %d %s", status, out)
+	}
+	if status, out := do(t, "GET", ts.URL+"/health", ""); status != http.StatusServiceUnavailable || !strings.Contains(string(out), `"status":"error"`) {
+		t.Errorf("/health after the rewrite: %d %s", status, out)
 	}
 }

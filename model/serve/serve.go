@@ -230,6 +230,8 @@ func (s *Server) engine() (*engine, *apiError) {
 		return nil, &apiError{http.StatusServiceUnavailable, "unavailable_error", "shutting_down", "the server is shutting down"}
 	case s.eng == nil:
 		return nil, &apiError{http.StatusServiceUnavailable, "unavailable_error", "loading", "the model is loading"}
+	case s.eng.m.CheckFile() != nil: // its file changed under it (model.FaultError): no step can run
+		return nil, &apiError{http.StatusServiceUnavailable, "unavailable_error", "model_unavailable", s.eng.m.Fault().Error()}
 	}
 	return s.eng, nil
 }
@@ -340,8 +342,14 @@ func (s *Server) method(m string, h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	loading, draining := s.eng == nil, s.draining
+	var fault error
+	if !loading {
+		fault = s.eng.m.CheckFile()
+	}
 	s.mu.Unlock()
 	switch {
+	case fault != nil:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "error", "error": fault.Error()})
 	case draining:
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
 	case loading:

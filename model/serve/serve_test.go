@@ -101,8 +101,17 @@ type testServer struct {
 // withTok) until the test ends.
 func startServer(t testing.TB, opt Options, withTok bool) *testServer {
 	t.Helper()
+	return startServerWith(t, opt, withTok, func(dir string) (*model.Model, error) {
+		return model.Load(dir, model.LoadOptions{Threads: 2})
+	})
+}
+
+// startServerWith is startServer with the model load gets from the tiny
+// model's folder.
+func startServerWith(t testing.TB, opt Options, withTok bool, load func(dir string) (*model.Model, error)) *testServer {
+	t.Helper()
 	g := loadTinyGolden(t)
-	m, err := model.Load(g.dir, model.LoadOptions{Threads: 2})
+	m, err := load(g.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
