@@ -197,6 +197,12 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 		logf(opt.Log, "resuming: %d of %d entries already measured (%s)", len(units)-todo, len(units), j.Path())
 	}
 	finished := len(units) - todo
+	var resumed float64 // the interrupted runs' tuning time, from the journal
+	for _, u := range units {
+		if e, ok := done[u.key()]; ok {
+			resumed += e.TuneSeconds
+		}
+	}
 	var cur *problems
 	var overrun time.Duration // mean time a unit ran past its slice
 	overruns := 0
@@ -232,6 +238,7 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 		if err := t.tuneMemPolicy(u, &e); err != nil {
 			return nil, "", err
 		}
+		e.TuneSeconds = time.Since(unitStart).Seconds()
 		prof.Put(e)
 		if err := j.Add(e); err != nil {
 			return nil, "", err
@@ -250,7 +257,7 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 	cur.release()
 	mergeThreadBudgets(prof)
 	votePlacements(prof)
-	prof.Stats = profile.Stats{WallSeconds: time.Since(start).Seconds(), Budget: budgetString(opt.Budget)}
+	prof.Stats = profile.Stats{WallSeconds: time.Since(start).Seconds() + resumed, Budget: budgetString(opt.Budget)}
 	for _, e := range prof.Entries {
 		prof.Stats.Space += e.Space
 		prof.Stats.Measured += e.Measured
@@ -268,7 +275,7 @@ func budgetString(d time.Duration) string {
 	if d <= 0 {
 		return "none"
 	}
-	return d.String()
+	return d.Round(time.Second).String() // 9m6s, not 9m6.240093222s
 }
 
 func unitName(u unit) string {

@@ -317,6 +317,17 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatalf("final profile: %v", warns)
 	}
 	t.Logf("%s", strings.TrimSpace(log.String()))
+	// the wall time counts the killed runs' tuning too (the journal's)
+	var tuned float64
+	for _, e := range p.Entries {
+		if e.TuneSeconds <= 0 {
+			t.Errorf("%s: tune_seconds %v", e.Key(), e.TuneSeconds)
+		}
+		tuned += e.TuneSeconds
+	}
+	if p.Stats.WallSeconds < tuned {
+		t.Errorf("wall_seconds %.3f, less than the entries' %.3f s of tuning: the resumed part alone", p.Stats.WallSeconds, tuned)
+	}
 	var resumed, total int
 	if _, err := fmt.Sscanf(log.String(), "resuming: %d of %d", &resumed, &total); err != nil || resumed < 5 || total != 8 {
 		t.Errorf("the last run did not resume from the ≥ 5 entries the killed runs finished: %q", log.String())

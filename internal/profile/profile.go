@@ -120,6 +120,9 @@ type Entry struct {
 	// Space and Measured count this entry's candidates.
 	Space    int `json:"space"`
 	Measured int `json:"measured"`
+	// TuneSeconds is how long tuning this entry took (a resumed run adds
+	// its journal's entries' to its own wall time).
+	TuneSeconds float64 `json:"tune_seconds,omitempty"`
 }
 
 // Result is one measured candidate.
