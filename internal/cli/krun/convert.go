@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -383,21 +384,17 @@ func checkOutputFor(cmd string, inputs []string, dir, out string) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return cli.Usagef(cmd+": -o %s: %v", out, errors.Unwrap(err))
 	}
-	// the nearest existing folder must take a new file (the atomic write
-	// makes the missing ones)
+	// the folder must exist (as every command's outputs: a typo in it is
+	// not a tree to create) and take a new file
 	d := filepath.Dir(out)
-	for {
-		st, err := os.Stat(d)
-		if err == nil {
-			if !st.IsDir() {
-				return cli.Usagef(cmd+": -o %s: %s is not a folder", out, d)
-			}
-			break
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		if err == nil || errors.Is(err, syscall.ENOTDIR) {
+			return cli.Usagef(cmd+": -o %s: %s is not a folder", out, d)
 		}
-		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
-			return cli.Usagef(cmd+": -o %s: %v", out, errors.Unwrap(err))
+		if errors.Is(err, fs.ErrNotExist) {
+			return cli.Usagef(cmd+": -o %s: folder %s does not exist", out, d)
 		}
-		d = filepath.Dir(d)
+		return cli.Usagef(cmd+": -o %s: %v", out, errors.Unwrap(err))
 	}
 	f, err := os.CreateTemp(d, ".krun-write-check-")
 	if err != nil {

@@ -276,6 +276,7 @@ func TestKrunProbes(t *testing.T) {
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/out"}, Code: 2, Err: "is a folder", Timeout: fast},
 		{Name: "convert/out-under-a-file", Setup: func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "f", "x") },
 			Args: []string{"convert", "{dir}/m", "-o", "{dir}/f/o.kt"}, Code: 2, Err: "not a directory"},
+		{Name: "convert/out-folder-missing", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/new/dirs/o.kt"}, Code: 2, Err: "new/dirs does not exist"},
 		{Name: "convert/missing-folder", Args: []string{"convert", "{dir}/none", "-o", "{dir}/o.kt"}, Code: 2, Err: "no such file"},
 		{Name: "convert/file-not-folder", Setup: kt, Args: []string{"convert", "{dir}/m.kt", "-o", "{dir}/o.kt"}, Code: 2, Err: "not a checkpoint folder"},
 		{Name: "convert/bad-preset", Setup: ckpt, Args: []string{"convert", "{dir}/m", "-o", "{dir}/o.kt", "--preset", "q7"}, Code: 2, Err: "unknown preset"},
