@@ -243,6 +243,14 @@ func (c *Ceilings) Validate() error {
 	if c.Schema != Schema {
 		return fmt.Errorf("roofline: ceilings schema %d, want %d", c.Schema, Schema)
 	}
+	for _, g := range []struct {
+		name string
+		v    float64
+	}{{"clock_ghz", c.ClockGHz}, {"nominal_ghz", c.NominalGHz}} {
+		if !(g.v >= 0) || math.IsInf(g.v, 0) || g.v > 100 { // 0: not measured, not reported
+			return fmt.Errorf("roofline: %s %v: want 0 (unknown) or a clock in GHz", g.name, g.v)
+		}
+	}
 	for _, cc := range c.Compute {
 		if cc.Name == "" || cc.Threads < 1 || !(cc.GFLOPS > 0) || math.IsInf(cc.GFLOPS, 0) {
 			return fmt.Errorf("roofline: bad compute ceiling %+v", cc)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +169,18 @@ func TestJSONRoundTrip(t *testing.T) {
 	bad.Compute = []ComputeCeiling{{Name: "x", Threads: 1, GFLOPS: math.NaN()}}
 	if err := bad.Validate(); err == nil {
 		t.Error("NaN ceiling accepted")
+	}
+	for _, ghz := range []float64{-1, math.NaN(), math.Inf(1), 1e6} {
+		bad = *c
+		bad.ClockGHz = ghz
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "clock_ghz") {
+			t.Errorf("clock_ghz %v: %v, want refused", ghz, err)
+		}
+	}
+	bad = *c
+	bad.ClockGHz, bad.NominalGHz = 0, 0 // unknown: allowed
+	if err := bad.Validate(); err != nil {
+		t.Errorf("clock unknown (0): %v", err)
 	}
 }
 

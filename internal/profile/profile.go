@@ -9,6 +9,7 @@ package profile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -324,10 +325,16 @@ func (p *Profile) Validate() (whole error, entries []error) {
 	if err := p.checkSchema(); err != nil {
 		return err, nil
 	}
+	seen := map[string]bool{}
 	for i := range p.Entries {
 		e := &p.Entries[i]
 		if err := e.Check(p.CPU.Arch); err != nil {
 			entries = append(entries, entryError(e, err))
+		}
+		if k := e.Key(); seen[k] {
+			entries = append(entries, entryError(e, errors.New("a second entry for this op, dtype, class, shape and thread budget")))
+		} else {
+			seen[k] = true
 		}
 	}
 	return nil, entries

@@ -156,6 +156,12 @@ func TestShow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// an entry given twice is an error of that entry
+	dup := *p
+	dup.Entries = append(slices.Clone(p.Entries), p.Entries[0])
+	if whole, errs := dup.Validate(); whole != nil || len(errs) != 1 || !strings.Contains(errs[0].Error(), "a second entry") {
+		t.Errorf("a profile with an entry twice: %v, %v", whole, errs)
+	}
 	p.Noisy = []string{"other processes used 1.00 CPUs on average"}
 	noisy := filepath.Join(t.TempDir(), filepath.Base(path))
 	if err := p.Write(noisy); err != nil {
