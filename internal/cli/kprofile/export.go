@@ -163,6 +163,14 @@ func runExport(f *cli.Factory, o *ExportOptions) error {
 	} else if p.Model != "" {
 		name = p.Model
 	}
+	most := 0
+	for _, e := range p.Entries {
+		most = max(most, e.Threads)
+	}
+	if most > 0 && o.Threads > most {
+		fmt.Fprintf(f.Err, "warning: --threads %d: %s was tuned at %d threads at most; its %d-thread choices are exported (tune on the deployment machine for %d)\n",
+			o.Threads, o.Profile, most, most, o.Threads)
+	}
 	x, err := Export(p, cfg, name, o.Threads)
 	if err != nil {
 		return cli.Usagef("%s: %v", o.Profile, err)

@@ -231,6 +231,8 @@ func kprofileProbes() []clitest.Probe {
 			Err: "/no/r.html: folder "},
 		{Name: "compare/html-over-input", Setup: profileFile(nil), Args: []string{"compare", "--html", "{dir}/q.json", "{dir}/p.json", "{dir}/q.json"}, Code: 2,
 			Err: "refusing to write over it"},
+		{Name: "export/threads-above-the-profile", Setup: profileFile(nil), Args: []string{"export", "--threads", "99", "-o", "{dir}/out.json", "{dir}/p.json"}, Code: 0,
+			Creates: []string{"out.json"}, Err: "warning: --threads 99: "},
 		{Name: "export/no-threads", Setup: profileFile(nil), Args: []string{"export", "{dir}/p.json"}, Code: 2, Err: "--threads N (1 to 65536) is required"},
 		{Name: "export/flag-threads-1e6", Setup: profileFile(nil), Args: []string{"export", "--threads", "1000000", "{dir}/p.json"}, Code: 2, Err: "--threads N (1 to 65536)"},
 		{Name: "export/over-input", Setup: profileFile(nil), Args: []string{"export", "--threads", "2", "-o", "{dir}/p.json", "{dir}/p.json"}, Code: 2,
