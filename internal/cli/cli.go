@@ -6,10 +6,16 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/olekukonko/tablewriter"
@@ -130,13 +136,17 @@ func OneLine(err error) string {
 }
 
 // ExitCode is 0 for nil, 2 for a UsageError or an output path that is
-// not a file (atomicfile.NotFileError), 1 otherwise.
+// not a file (atomicfile.NotFileError), 128 + the signal for Interrupted,
+// 1 otherwise.
 func ExitCode(err error) int {
 	var u *UsageError
 	var nf *atomicfile.NotFileError
+	var in *Interrupted
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &in):
+		return atomicfile.SignalExitCode(in.Signal)
 	case errors.As(err, &u), errors.As(err, &nf):
 		return 2
 	}
@@ -163,4 +173,49 @@ func FlagErrors(cmd *cobra.Command) {
 		}
 	}
 	wrap(cmd)
+}
+
+// Interrupted is a command stopped by SIGINT or SIGTERM: it exits with
+// 128 + the signal's number, as a shell reports it (130, 143), like krun
+// convert.
+type Interrupted struct {
+	Signal os.Signal
+	Err    error
+}
+
+func (e *Interrupted) Error() string { return e.Err.Error() }
+func (e *Interrupted) Unwrap() error { return e.Err }
+
+// SignalContext is a context cancelled by SIGINT or SIGTERM, its stop
+// function, and interrupted, which wraps err as the Interrupted error of
+// the signal that cancelled it (err itself where none did).
+func SignalContext(parent context.Context) (ctx context.Context, stop func(), interrupted func(err error) error) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 1)
+	var got atomic.Value
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			got.Store(s)
+			cancel()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel()
+		})
+	}
+	interrupted = func(err error) error {
+		if s, ok := got.Load().(os.Signal); ok {
+			return &Interrupted{Signal: s, Err: err}
+		}
+		return err
+	}
+	return ctx, stop, interrupted
 }

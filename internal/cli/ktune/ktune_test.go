@@ -241,7 +241,8 @@ func TestNoisyRun(t *testing.T) {
 }
 
 // TestInterruptedRecheck: Ctrl-C during the end-of-run re-check is not
-// swallowed: the run fails with a message and the profile is marked noisy.
+// swallowed: the run fails with a message and exit 130, and the profile is
+// marked noisy.
 func TestInterruptedRecheck(t *testing.T) {
 	defer func(m func(context.Context, roofline.Options) (*roofline.Ceilings, error), r func(context.Context, *roofline.Ceilings) (roofline.Drift, error)) {
 		measureCeilings, recheckCeilings = m, r
@@ -260,8 +261,8 @@ func TestInterruptedRecheck(t *testing.T) {
 	}
 	dir := t.TempDir()
 	_, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
-	if code == 0 || !strings.Contains(errs, "interrupted during the end-of-run re-check") {
-		t.Fatalf("exit %d: %s", code, errs)
+	if code != 130 || !strings.Contains(errs, "interrupted during the end-of-run re-check") {
+		t.Fatalf("exit %d (want 130, as SIGINT, like krun convert): %s", code, errs)
 	}
 	m, _ := filepath.Glob(filepath.Join(dir, "ktune-profile-*.json"))
 	if len(m) != 1 {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 
@@ -149,7 +148,7 @@ func runRoofline(ctx context.Context, opts *RooflineOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	ctx, stop, interrupted := cli.SignalContext(ctx)
 	defer stop()
 	if err := checkFormat(opts.Format); err != nil {
 		return err
@@ -176,7 +175,7 @@ func runRoofline(ctx context.Context, opts *RooflineOptions) error {
 	mo.Progress = func(done, total int, what string) { prog("ceilings", done, total, what) }
 	c, err := roofline.Measure(ctx, mo)
 	if err != nil {
-		return err
+		return interrupted(err)
 	}
 	var pts []roofline.Point
 	if len(specs) > 0 {
@@ -185,7 +184,7 @@ func runRoofline(ctx context.Context, opts *RooflineOptions) error {
 		var skipped []error
 		pts, skipped, err = roofline.MeasurePoints(ctx, specs, po)
 		if err != nil {
-			return err
+			return interrupted(err)
 		}
 		for _, e := range skipped {
 			fmt.Fprintf(opts.Err, "skipped point: %v\n", e)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -192,7 +190,7 @@ func runTune(o *TuneOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop, interrupted := cli.SignalContext(context.Background())
 	defer stop()
 	start := time.Now()
 	info := cpu.Get()
@@ -218,7 +216,7 @@ func runTune(o *TuneOptions) error {
 			Progress: func(done, total int, what string) { prog("ceilings", done, total, what) }})
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted while measuring the ceilings: nothing was written")
+				return interrupted(fmt.Errorf("interrupted while measuring the ceilings: nothing was written"))
 			}
 			return fmt.Errorf("ceilings: %v", err)
 		}
@@ -262,7 +260,7 @@ func runTune(o *TuneOptions) error {
 	p, path, err := tune(ctx, opt)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: what was measured is kept and the next run resumes (%v)", err)
+			return interrupted(fmt.Errorf("interrupted: what was measured is kept and the next run resumes (%v)", err))
 		}
 		return err
 	}
@@ -291,8 +289,8 @@ func runTune(o *TuneOptions) error {
 		}
 		p.Ceilings, rewrite = raw, true
 	}
-	interrupted := ctx.Err() != nil
-	if interrupted { // during the re-check: the profile stands, its quiet is unproven
+	stopped := ctx.Err() != nil
+	if stopped { // during the re-check: the profile stands, its quiet is unproven
 		noisy = append(noisy, "the end-of-run re-check was interrupted: whether the machine stayed quiet is unknown")
 		rewrite = true
 	}
@@ -302,8 +300,8 @@ func runTune(o *TuneOptions) error {
 			return err
 		}
 	}
-	if interrupted {
-		return fmt.Errorf("interrupted during the end-of-run re-check: %s is written and marked noisy (not re-checked); plots and the table are skipped", path)
+	if stopped {
+		return interrupted(fmt.Errorf("interrupted during the end-of-run re-check: %s is written and marked noisy (not re-checked); plots and the table are skipped", path))
 	}
 	fmt.Fprintln(o.Out)
 	if err := summaryTable(o.Out, o.Format, p, ceil); err != nil {
