@@ -18,7 +18,7 @@ func prompts(g tinyGolden, n int) [][]int32 {
 	for i := range out {
 		L := 5 + 7*i
 		for k := range L {
-			out[i] = append(out[i], (g.prompt[k%len(g.prompt)]+int32(31*i+k/len(g.prompt)))%512)
+			out[i] = append(out[i], (g.prompt[k%len(g.prompt)]+int32(31*i+k/len(g.prompt)))%int32(g.vocab))
 		}
 	}
 	return out

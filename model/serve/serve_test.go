@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/tokenizer"
@@ -32,6 +33,7 @@ type tinyGolden struct {
 	dir    string
 	prompt []int32 // input_ids row 0
 	gen    []int32 // generated_ids row 0 (greedy)
+	vocab  int     // config.json's vocab_size
 }
 
 func loadTinyGolden(t testing.TB) tinyGolden {
@@ -48,7 +50,11 @@ func loadTinyGolden(t testing.TB) tinyGolden {
 		}
 	}
 	T, n := f.Dims(t, "input_ids")[1], f.Dims(t, "generated_ids")[1]
-	g := tinyGolden{dir: dir}
+	cfg, err := arch.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := tinyGolden{dir: dir, vocab: cfg.VocabSize}
 	for _, v := range f.I64(t, "input_ids")[:T] {
 		g.prompt = append(g.prompt, int32(v))
 	}

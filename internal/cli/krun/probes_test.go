@@ -224,7 +224,12 @@ func TestKrunProbes(t *testing.T) {
 	}
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	gen := func(args ...string) []string { return append([]string{"generate", "{dir}/m.kt", "-n", "2"}, args...) }
-	long := strings.TrimSuffix(strings.Repeat("1,", 4097), ",") // the tiny config's model_max_length is 4096
+	tinyCfg, err := peekConfig(tiny) // no constant of the golden folder in an expectation
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxLen, vocab := tinyCfg.ModelMaxLength, tinyCfg.VocabSize
+	long := strings.TrimSuffix(strings.Repeat("1,", maxLen+1), ",")
 	fast := 10 * time.Second                                    // a hang guard; "before measuring" is ceilingRuns
 	ids := func(lines string) func(t testing.TB, dir string) {  // the checkpoint and a prompts file
 		return func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "p", lines) }
@@ -396,7 +401,7 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "generate/ids-not-numbers", Setup: kt, Args: gen("--ids", "1,x"), Code: 2, Err: `"x" is not a token id`},
 		{Name: "generate/ids-outside-vocab", Setup: kt, Args: gen("--ids", "1,99999"), Code: 2, Err: "outside"},
 		{Name: "generate/ids-empty", Setup: kt, Args: gen("--ids", ","), Code: 2, Err: "no token ids"},
-		{Name: "generate/prompt-too-long", Setup: kt, Args: gen("--ids", long), Code: 2, Err: "the prompt is 4097 tokens, longer than the model's maximum length 4096"},
+		{Name: "generate/prompt-too-long", Setup: kt, Args: gen("--ids", long), Code: 2, Err: fmt.Sprintf("the prompt is %d tokens, longer than the model's maximum length %d", maxLen+1, maxLen)},
 		{Name: "generate/prompt-past-tokenizer-limit", Setup: func(t testing.TB, dir string) {
 			kt(t, dir)
 			clitest.WriteFile(t, dir, "tokenizer_config.json", `{"model_max_length": 3}`)
@@ -547,7 +552,7 @@ func TestKrunProbes(t *testing.T) {
 			Args: calib(), Code: 2, Err: "is a folder; give a file of prompts"},
 		{Name: "calibrate/prompts-empty", Setup: ids("\n  \n"), Args: calib(), Code: 2, Err: "holds no prompts"},
 		{Name: "calibrate/prompts-bad-id", Setup: ids("1,2\n3,x\n"), Args: calib(), Code: 2, Err: `p line 2: "x" is not a token id`},
-		{Name: "calibrate/prompts-outside-vocab", Setup: ids("1,2\n3,512\n"), Args: calib(), Code: 2, Err: "prompt 2, token 1 is id 512, outside"},
+		{Name: "calibrate/prompts-outside-vocab", Setup: ids(fmt.Sprintf("1,2\n3,%d\n", vocab)), Args: calib(), Code: 2, Err: fmt.Sprintf("prompt 2, token 1 is id %d, outside", vocab)},
 		{Name: "calibrate/no-tokenizer", Setup: ids("hello world"), Args: []string{"calibrate", "{dir}/m", "--prompts", "{dir}/p", "-o", "{dir}/o.imatrix"}, Code: 2, Err: "--tokenizer DIR, or token ids with --ids"},
 		{Name: "calibrate/out-is-folder", Setup: func(t testing.TB, dir string) { ids("1,2")(t, dir); os.Mkdir(filepath.Join(dir, "o.imatrix"), 0o755) },
 			Args: calib(), Code: 2, Err: "is a folder"},
@@ -727,15 +732,16 @@ func TestMaxLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	L := cfg.ModelMaxLength // the golden config's (no constant of the golden folder here)
 	for _, c := range []struct {
 		tok  string // tokenizer_config.json ("": none)
 		want int
 	}{
-		{"", 4096},
-		{`{"model_max_length": 100}`, 100},
-		{`{"model_max_length": 1000000000000000019884624838656}`, 4096},
-		{`{"model_max_length": 8192}`, 4096},
-		{`{"bos_token": "x"}`, 4096},
+		{"", L},
+		{fmt.Sprintf(`{"model_max_length": %d}`, L/2), L / 2},
+		{`{"model_max_length": 1000000000000000019884624838656}`, L},
+		{fmt.Sprintf(`{"model_max_length": %d}`, 2*L), L},
+		{`{"bos_token": "x"}`, L},
 	} {
 		os.Remove(filepath.Join(dir, "tokenizer_config.json"))
 		if c.tok != "" {
