@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/ktune/ktune/internal/testexec"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,9 @@ import (
 
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/profile"
+	"github.com/ktune/ktune/internal/testexec"
 	"github.com/ktune/ktune/roofline"
 )
 
@@ -320,5 +322,40 @@ func TestBadMaskEnvExit2(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), strings.SplitN(env, "=", 2)[0]) {
 			t.Errorf("%s: %v\n%s", env, err, out)
 		}
+	}
+}
+
+// TestSummaryTable: a run with more choices than a terminal shows prints
+// one row per op (choices, thread budgets, the median and range of the
+// speedups over the default) and writes the whole table beside the
+// profile; a small one prints the whole table.
+func TestSummaryTable(t *testing.T) {
+	p := &profile.Profile{}
+	for i := 0; i < 2*summaryRows; i++ {
+		op := []string{"gemm.gemv", "norm.rmsnorm"}[i%2]
+		p.Entries = append(p.Entries, profile.Entry{Op: op, DType: kernel.F32, Class: kernel.ClassF32, ShapeClass: "decode-1",
+			Shape: kernel.Shape{{Key: "n", Value: 16 + i}}, Threads: 1 + i%4/2,
+			Best: profile.Result{Variant: "generic", Median: 1e-3, FLOPs: 1e6, Bytes: 1e6}, Default: &profile.Result{Median: float64(1+i%3) * 1e-3}})
+	}
+	full := filepath.Join(t.TempDir(), "choices.md")
+	var b strings.Builder
+	if err := summaryTable(&b, "text", p, nil, full); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "\n"); n > summaryRows || !strings.Contains(out, "gemm.gemv") || !strings.Contains(out, "(1.00–3.00×)") || !strings.Contains(out, full) {
+		t.Errorf("%d lines:\n%s", n, out)
+	}
+	raw, err := os.ReadFile(full)
+	if err != nil || strings.Count(string(raw), "| gemm.gemv") != summaryRows {
+		t.Errorf("the full table: %v\n%.300s", err, raw)
+	}
+	b.Reset()
+	p.Entries = p.Entries[:4]
+	if err := summaryTable(&b, "text", p, nil, full+".small"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "vs default") || strings.Contains(b.String(), "choices in all") {
+		t.Errorf("a small run's table:\n%s", b.String())
 	}
 }

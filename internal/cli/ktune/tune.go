@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/atomicfile"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
@@ -304,7 +306,7 @@ func runTune(o *TuneOptions) error {
 		return interrupted(fmt.Errorf("interrupted during the end-of-run re-check: %s is written and marked noisy (not re-checked); plots and the table are skipped", path))
 	}
 	fmt.Fprintln(o.Out)
-	if err := summaryTable(o.Out, o.Format, p, ceil); err != nil {
+	if err := summaryTable(o.Out, o.Format, p, ceil, strings.TrimSuffix(path, ".json")+"-choices.md"); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "\nprofile: %s\n", path)
@@ -331,9 +333,66 @@ func runTune(o *TuneOptions) error {
 
 // summaryTable prints the profile's choices: the table kprofile show prints
 // (reports.ChoicesTable).
-func summaryTable(w io.Writer, format string, p *profile.Profile, ceil *roofline.Ceilings) error {
-	return cli.Table(w, format, reports.ChoicesHeader, reports.ChoicesTable(p, ceil))
+func summaryTable(w io.Writer, format string, p *profile.Profile, ceil *roofline.Ceilings, full string) error {
+	rows := reports.ChoicesTable(p, ceil)
+	if len(rows) <= summaryRows {
+		return cli.Table(w, format, reports.ChoicesHeader, rows)
+	}
+	// a terminal's worth: one row per op; the whole table in a file
+	var b strings.Builder
+	if err := cli.Table(&b, "md", reports.ChoicesHeader, rows); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteBytes(full, []byte(b.String())); err != nil {
+		return err
+	}
+	type opSum struct {
+		n       int
+		threads []int
+		speedup []float64
+	}
+	var order []string
+	by := map[string]*opSum{}
+	for _, r := range reports.ChoiceRows(p) {
+		s := by[r.E.Op]
+		if s == nil {
+			s = &opSum{}
+			by[r.E.Op] = s
+			order = append(order, r.E.Op)
+		}
+		s.n++
+		if !slices.Contains(s.threads, r.E.Threads) {
+			s.threads = append(s.threads, r.E.Threads)
+		}
+		if x := r.E.Speedup(); x > 0 {
+			s.speedup = append(s.speedup, x)
+		}
+	}
+	var tab [][]string
+	for _, op := range order {
+		s := by[op]
+		slices.Sort(s.threads)
+		vs := "—"
+		if len(s.speedup) > 0 {
+			slices.Sort(s.speedup)
+			vs = fmt.Sprintf("%.2f× (%.2f–%.2f×)", s.speedup[len(s.speedup)/2], s.speedup[0], s.speedup[len(s.speedup)-1])
+		}
+		th := make([]string, len(s.threads))
+		for i, t := range s.threads {
+			th[i] = fmt.Sprint(t)
+		}
+		tab = append(tab, []string{op, fmt.Sprint(s.n), strings.Join(th, ","), vs})
+	}
+	if err := cli.Table(w, format, []string{"op", "choices", "threads", "vs default (median, range)"}, tab); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d choices in all: %s (kprofile show prints them too)\n", len(rows), full)
+	return nil
 }
+
+// summaryRows is the most rows ktune prints of its choices; a run with more
+// prints one row per op and writes the whole table beside the profile.
+const summaryRows = 40
 
 // profilePlots draws a roofline per thread count with the tuned kernels'
 // points (the best entry per op, shape class and thread count it ran on;
