@@ -230,8 +230,8 @@ func TestKrunProbes(t *testing.T) {
 	}
 	maxLen, vocab := tinyCfg.ModelMaxLength, tinyCfg.VocabSize
 	long := strings.TrimSuffix(strings.Repeat("1,", maxLen+1), ",")
-	fast := 10 * time.Second                                    // a hang guard; "before measuring" is ceilingRuns
-	ids := func(lines string) func(t testing.TB, dir string) {  // the checkpoint and a prompts file
+	fast := 10 * time.Second                                   // a hang guard; "before measuring" is ceilingRuns
+	ids := func(lines string) func(t testing.TB, dir string) { // the checkpoint and a prompts file
 		return func(t testing.TB, dir string) { ckpt(t, dir); clitest.WriteFile(t, dir, "p", lines) }
 	}
 	calib := func(args ...string) []string {
