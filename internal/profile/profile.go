@@ -265,6 +265,11 @@ func Read(path string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parse(path, b)
+}
+
+// parse is Read of the bytes b of the file at path.
+func parse(path string, b []byte) (*Profile, error) {
 	var p Profile
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%s: not a ktune profile (corrupt JSON?): %v", path, err)
