@@ -321,19 +321,8 @@ func TestSlowClient(t *testing.T) {
 // the file (the change is seen before the step runs; a fault met inside a
 // step is model.FaultError, TestFaultError), and /health says "error".
 func TestModelFileCut(t *testing.T) {
-	t.Setenv(model.PreloadEnv, "0")
-	var path string
-	ts := startServerWith(t, Options{}, false, func(dir string) (*model.Model, error) {
-		path = filepath.Join(t.TempDir(), "tiny.kt")
-		if err := model.ConvertFile(dir, path, model.LoadOptions{DType: kernel.Q8}, map[string]string{"preset": "test"}, nil); err != nil {
-			return nil, err
-		}
-		return model.LoadFile(path, model.LoadOptions{Weights: model.WeightsMap, Threads: 2, NoVerify: true})
-	})
+	ts, path := startMappedServer(t)
 	body := `{"prompt": [1, 2, 3], "max_tokens": 2}`
-	if status, out := do(t, "POST", ts.URL+"/v1/completions", body); status != http.StatusOK {
-		t.Fatalf("intact file: %d %s", status, out)
-	}
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
@@ -356,19 +345,8 @@ func TestModelFileCut(t *testing.T) {
 // the file instead of an answer from weights that are no longer the
 // model's, and /health says "error".
 func TestModelFileRewritten(t *testing.T) {
-	t.Setenv(model.PreloadEnv, "0")
-	var path string
-	ts := startServerWith(t, Options{}, false, func(dir string) (*model.Model, error) {
-		path = filepath.Join(t.TempDir(), "tiny.kt")
-		if err := model.ConvertFile(dir, path, model.LoadOptions{DType: kernel.Q8}, map[string]string{"preset": "test"}, nil); err != nil {
-			return nil, err
-		}
-		return model.LoadFile(path, model.LoadOptions{Weights: model.WeightsMap, Threads: 2, NoVerify: true})
-	})
+	ts, path := startMappedServer(t)
 	body := `{"prompt": [1, 2, 3], "max_tokens": 2}`
-	if status, out := do(t, "POST", ts.URL+"/v1/completions", body); status != http.StatusOK {
-		t.Fatalf("intact file: %d %s", status, out)
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -387,4 +365,24 @@ func TestModelFileRewritten(t *testing.T) {
 	if status, out := do(t, "GET", ts.URL+"/health", ""); status != http.StatusServiceUnavailable || !strings.Contains(string(out), `"status":"error"`) {
 		t.Errorf("/health after the rewrite: %d %s", status, out)
 	}
+}
+
+// startMappedServer serves the tiny model converted to a .kt file in a
+// temporary folder and mapped from it (so that the test can change the
+// file under the server), after one request that must succeed.
+func startMappedServer(t *testing.T) (*testServer, string) {
+	t.Helper()
+	t.Setenv(model.PreloadEnv, "0")
+	var path string
+	ts := startServerWith(t, Options{}, false, func(dir string) (*model.Model, error) {
+		path = filepath.Join(t.TempDir(), "tiny.kt")
+		if err := model.ConvertFile(dir, path, model.LoadOptions{DType: kernel.Q8}, map[string]string{"preset": "test"}, nil); err != nil {
+			return nil, err
+		}
+		return model.LoadFile(path, model.LoadOptions{Weights: model.WeightsMap, Threads: 2, NoVerify: true})
+	})
+	if status, out := do(t, "POST", ts.URL+"/v1/completions", `{"prompt": [1, 2, 3], "max_tokens": 2}`); status != http.StatusOK {
+		t.Fatalf("intact file: %d %s", status, out)
+	}
+	return ts, path
 }
