@@ -30,8 +30,10 @@ type BlockWeights struct {
 	// ascending order (the order they are started in): a model whose
 	// experts are mapped from a file asks the OS to start reading them
 	// (madvise WILLNEED), so that the reads of the later experts overlap
-	// the first ones' compute. It must not modify experts nor keep it
-	// past the call; nil costs nothing.
+	// the first ones' compute, or reads them into memory of its own and
+	// points their matrices there (the same bytes: model's expert cache).
+	// It must not change what the experts compute nor keep the slice past
+	// the call; nil costs nothing.
 	Prefetch func(experts []int)
 }
 
