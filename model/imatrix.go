@@ -148,6 +148,11 @@ func readImatrix(path string) (*Imatrix, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return parseImatrix(f, path)
+}
+
+// parseImatrix is readImatrix on the opened file f (read from path).
+func parseImatrix(f *safetensors.File, path string) (*Imatrix, error) {
 	md := f.Metadata()
 	switch v := md["format"]; {
 	case v == ImatrixFormat:

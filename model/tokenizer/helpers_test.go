@@ -103,17 +103,30 @@ func trainVocab(t testing.TB, corpus string, merges int) [][]byte {
 // writeModel writes vocab as a tiktoken.model file.
 func writeModel(t testing.TB, dir string, vocab [][]byte) {
 	t.Helper()
-	var b bytes.Buffer
-	for r, tok := range vocab {
-		fmt.Fprintf(&b, "%s %d\n", base64.StdEncoding.EncodeToString(tok), r)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ModelFile), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ModelFile), modelBytes(vocab), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// modelBytes is vocab as the contents of a tiktoken.model file.
+func modelBytes(vocab [][]byte) []byte {
+	var b bytes.Buffer
+	for r, tok := range vocab {
+		fmt.Fprintf(&b, "%s %d\n", base64.StdEncoding.EncodeToString(tok), r)
+	}
+	return b.Bytes()
+}
+
 // writeConfig writes a tokenizer_config.json in Kimi's shape for a vocabulary of n ranks.
 func writeConfig(t testing.TB, dir string, n int, template string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), configBytes(t, n, template), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// configBytes is writeConfig's tokenizer_config.json.
+func configBytes(t testing.TB, n int, template string) []byte {
 	t.Helper()
 	dec := map[string]any{}
 	for off, name := range specialNames {
@@ -134,9 +147,7 @@ func writeConfig(t testing.TB, dir string, n int, template string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return raw
 }
 
 var testVocab [][]byte

@@ -35,6 +35,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,10 @@ const (
 	maxBlock = 400_000
 	maxRun   = 25_000
 )
+
+// maxSpecialLen bounds a special token's text (Kimi's longest is 25 bytes): finding them costs
+// up to this many steps per byte of text, and a model file chooses them.
+const maxSpecialLen = 128
 
 // Tokenizer encodes and decodes Kimi token ids. It is safe for concurrent use.
 type Tokenizer struct {
@@ -114,17 +119,27 @@ func (n *tokenName) UnmarshalJSON(b []byte) error {
 // Load reads tiktoken.model and tokenizer_config.json from dir.
 func Load(dir string) (*Tokenizer, error) {
 	mpath := filepath.Join(dir, ModelFile)
-	vocab, err := readRanks(mpath)
+	f, err := os.Open(mpath)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
+	defer f.Close()
 	cpath := filepath.Join(dir, ConfigFile)
 	raw, err := os.ReadFile(cpath)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
+	return parse(f, mpath, raw, cpath)
+}
+
+// parse is Load on the contents of the two files (their paths for messages).
+func parse(model io.Reader, mpath string, config []byte, cpath string) (*Tokenizer, error) {
+	vocab, err := readRanks(model, mpath)
+	if err != nil {
+		return nil, err
+	}
 	var cfg tokenizerConfig
-	if err := json.Unmarshal(raw, &cfg); err != nil {
+	if err := json.Unmarshal(config, &cfg); err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: %w", cpath, err)
 	}
 	t, err := build(vocab, &cfg)
@@ -134,17 +149,19 @@ func Load(dir string) (*Tokenizer, error) {
 	return t, nil
 }
 
-// readRanks parses a tiktoken.model file into id -> token bytes. It requires ranks 0..n-1,
-// each once, distinct tokens, and every single byte present (else BPE could not finish).
-func readRanks(path string) ([][]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+// readRanks parses a tiktoken.model file (read from r; path for messages) into id -> token
+// bytes. It requires ranks 0..n-1, each once, distinct tokens, and every single byte present
+// (else BPE could not finish). A rank is checked against the number of lines before it sizes
+// anything: memory stays proportional to the file.
+func readRanks(r io.Reader, path string) ([][]byte, error) {
+	type entry struct {
+		tok  []byte
+		rank int
+		line int
 	}
-	defer f.Close()
-	var vocab [][]byte
+	var entries []entry
 	seen := make(map[string]int)
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	line := 0
 	for sc.Scan() {
@@ -155,7 +172,7 @@ func readRanks(path string) ([][]byte, error) {
 		}
 		fields := strings.Fields(text)
 		if len(fields) != 2 {
-			return nil, fmt.Errorf("tokenizer: %s:%d: want \"base64token rank\", got %q", path, line, text)
+			return nil, fmt.Errorf("tokenizer: %s:%d: want \"base64token rank\", got %q", path, line, cut(text))
 		}
 		tok, err := base64.StdEncoding.DecodeString(fields[0])
 		if err != nil {
@@ -166,30 +183,29 @@ func readRanks(path string) ([][]byte, error) {
 		}
 		rank, err := strconv.ParseInt(fields[1], 10, 32)
 		if err != nil || rank < 0 {
-			return nil, fmt.Errorf("tokenizer: %s:%d: bad rank %q", path, line, fields[1])
+			return nil, fmt.Errorf("tokenizer: %s:%d: bad rank %q", path, line, cut(fields[1]))
 		}
 		if prev, dup := seen[string(tok)]; dup {
-			return nil, fmt.Errorf("tokenizer: %s:%d: token %q repeats line %d", path, line, tok, prev)
+			return nil, fmt.Errorf("tokenizer: %s:%d: token %q repeats line %d", path, line, cut(string(tok)), prev)
 		}
 		seen[string(tok)] = line
-		for int(rank) >= len(vocab) {
-			vocab = append(vocab, nil)
-		}
-		if vocab[rank] != nil {
-			return nil, fmt.Errorf("tokenizer: %s:%d: rank %d given twice", path, line, rank)
-		}
-		vocab[rank] = tok
+		entries = append(entries, entry{tok, int(rank), line})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
 	}
-	if len(vocab) == 0 {
+	if len(entries) == 0 {
 		return nil, fmt.Errorf("tokenizer: %s: no tokens", path)
 	}
-	for r, tok := range vocab {
-		if tok == nil {
-			return nil, fmt.Errorf("tokenizer: %s: ranks are not 0..%d: rank %d is missing", path, len(vocab)-1, r)
+	vocab := make([][]byte, len(entries))
+	for _, e := range entries {
+		if e.rank >= len(vocab) {
+			return nil, fmt.Errorf("tokenizer: %s:%d: rank %d is past the file's %d tokens (ranks must be 0..%d)", path, e.line, e.rank, len(vocab), len(vocab)-1)
 		}
+		if vocab[e.rank] != nil {
+			return nil, fmt.Errorf("tokenizer: %s:%d: rank %d given twice", path, e.line, e.rank)
+		}
+		vocab[e.rank] = e.tok
 	}
 	for b := 0; b < 256; b++ {
 		if _, ok := seen[string([]byte{byte(b)})]; !ok {
@@ -197,6 +213,14 @@ func readRanks(path string) ([][]byte, error) {
 		}
 	}
 	return vocab, nil
+}
+
+// cut shortens text quoted in a message to its first 64 bytes.
+func cut(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // build assembles a Tokenizer from BPE ranks and a parsed config.
@@ -220,6 +244,9 @@ func build(vocab [][]byte, cfg *tokenizerConfig) (*Tokenizer, error) {
 		name := fmt.Sprintf("<|reserved_token_%d|>", id)
 		if e, ok := cfg.AddedTokensDecoder[strconv.Itoa(id)]; ok && e.Content != "" {
 			name = e.Content
+		}
+		if len(name) > maxSpecialLen {
+			return nil, fmt.Errorf("special token %d is %d bytes long (%q); the longest accepted is %d", id, len(name), cut(name), maxSpecialLen)
 		}
 		if prev, dup := t.special[name]; dup {
 			return nil, fmt.Errorf("special token %q has two ids, %d and %d", name, prev, id)
@@ -323,27 +350,53 @@ func (t *Tokenizer) encodeWithSpecials(ids []int32, s string) []int32 {
 func (t *Tokenizer) findSpecial(s string) (int, string) { return t.spMatch.find(s) }
 
 // specialMatcher finds special-token texts in time linear in the text: only at a byte that
-// starts some name does it look further, along the set of the names' prefixes, as far as one
-// still matches (at most the longest name's length). (Searching for each of the 258 names in
-// turn, and again after every match, took time quadratic in a text full of special tokens.)
+// starts some name does it look further, down a trie of the names' bytes, as far as one still
+// matches (at most the longest name's length). (Searching for each of the 258 names in turn,
+// and again after every match, took time quadratic in a text full of special tokens; a set of
+// every prefix took time quadratic in a name's length, which a model file chooses.)
 type specialMatcher struct {
-	first    [256]bool       // bytes some name starts with
-	prefixes map[string]bool // every prefix of every name; true where it is a whole name
-	longest  int
+	first [256]bool  // bytes some name starts with
+	nodes []trieNode // nodes[0] is the root
+}
+
+type trieNode struct {
+	whole bool      // a name ends here
+	kids  []trieKid // few: a linear scan beats a map
+}
+
+type trieKid struct {
+	b    byte
+	node int32
+}
+
+// child returns the node below n along byte b, or 0.
+func (m *specialMatcher) child(n int32, b byte) int32 {
+	for _, k := range m.nodes[n].kids {
+		if k.b == b {
+			return k.node
+		}
+	}
+	return 0
 }
 
 func newSpecialMatcher(names []string) specialMatcher {
-	m := specialMatcher{prefixes: map[string]bool{}}
+	m := specialMatcher{nodes: []trieNode{{}}}
 	for _, n := range names {
 		if n == "" {
 			continue
 		}
 		m.first[n[0]] = true
-		m.longest = max(m.longest, len(n))
-		for l := 1; l < len(n); l++ {
-			m.prefixes[n[:l]] = m.prefixes[n[:l]] || false
+		node := int32(0)
+		for i := 0; i < len(n); i++ {
+			next := m.child(node, n[i])
+			if next == 0 {
+				next = int32(len(m.nodes))
+				m.nodes = append(m.nodes, trieNode{})
+				m.nodes[node].kids = append(m.nodes[node].kids, trieKid{n[i], next})
+			}
+			node = next
 		}
-		m.prefixes[n] = true
+		m.nodes[node].whole = true
 	}
 	return m
 }
@@ -354,14 +407,13 @@ func (m *specialMatcher) find(s string) (int, string) {
 		if !m.first[s[i]] {
 			continue
 		}
-		best := 0
-		for l := 1; l <= m.longest && i+l <= len(s); l++ {
-			whole, ok := m.prefixes[s[i:i+l]]
-			if !ok {
+		best, node := 0, int32(0)
+		for j := i; j < len(s); j++ {
+			if node = m.child(node, s[j]); node == 0 {
 				break
 			}
-			if whole {
-				best = l
+			if m.nodes[node].whole {
+				best = j + 1 - i
 			}
 		}
 		if best > 0 {

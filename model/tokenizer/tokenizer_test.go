@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -297,7 +298,10 @@ func TestLoadErrors(t *testing.T) {
 		{"bad base64", "!!! 0\n", "{}", "base64"},
 		{"bad rank", "YQ== x\n", "{}", "bad rank"},
 		{"missing byte", "YQ== 0\n", "{}", "byte 0x00 has no token"},
-		{"rank gap", "YQ== 1\n", "{}", "rank 0 is missing"},
+		{"rank gap", "YQ== 1\n", "{}", ModelFile + ":1: rank 1 is past the file's 1 tokens"},
+		{"rank twice", "YQ== 0\nYg== 0\n", "{}", ModelFile + ":2: rank 0 given twice"},
+		// A rank sized the vocabulary before it was checked: 2³¹−1 allocated 48 GiB.
+		{"huge rank", "YQ== 2147483647\n", "{}", "rank 2147483647 is past the file's 1 tokens"},
 		{"bad json", "", "{", ConfigFile},
 		{"eos not special", "", `{"eos_token": "nope"}`, "eos_token \"nope\""},
 		{"bad template", "", `{"chat_template": 3}`, "chat_template"},
@@ -386,5 +390,33 @@ func BenchmarkEncodeSpecials(b *testing.B) {
 				tok.Encode(text, true)
 			}
 		})
+	}
+}
+
+// TestLongSpecialName: a special token's text comes from the model's files; finding one costs
+// up to its length in steps per byte of text, so a name longer than maxSpecialLen is refused
+// (a 1 MB name of "x" took 180 s to encode 2 MB of "x"), and one of that length works.
+func TestLongSpecialName(t *testing.T) {
+	vocab := trainVocab(t, strings.Repeat(trainCorpus, 2), 40)
+	id := len(vocab) + 7
+	config := func(name string) []byte {
+		return []byte(fmt.Sprintf(`{"added_tokens_decoder": {"%d": {"content": %q}}}`, id, name))
+	}
+	_, err := parse(bytes.NewReader(modelBytes(vocab)), ModelFile, config(strings.Repeat("x", 1<<20)), ConfigFile)
+	if want := fmt.Sprintf("%s: special token %d is %d bytes long", ConfigFile, id, 1<<20); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("1 MB special token: %v, want %q", err, want)
+	}
+	long := strings.Repeat("x", maxSpecialLen)
+	tok, err := parse(bytes.NewReader(modelBytes(vocab)), ModelFile, config(long), ConfigFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "a" + long + "b" + long[1:]
+	ids := tok.Encode(text, true)
+	if n := len(slices.DeleteFunc(slices.Clone(ids), func(x int32) bool { return x != int32(id) })); n != 1 {
+		t.Errorf("the long special id %d %d times in the %d ids, want once", id, n, len(ids))
+	}
+	if got := tok.Decode(ids); got != text {
+		t.Errorf("round trip gave %q", got)
 	}
 }
