@@ -388,11 +388,17 @@ func (p *FitPlan) setBase(cfg *arch.Config, opt FitOptions) error {
 func minBudget(need, reserve int64) int64 {
 	switch {
 	case reserve > 0:
-		return need + reserve
+		return need + min(reserve, math.MaxInt64-need)
 	case reserve < 0:
 		return need
 	}
 	// budget − min(3 GiB, 15% budget) ≥ need
+	if need > math.MaxInt64-3<<30 {
+		return math.MaxInt64
+	}
+	if need > math.MaxInt64/100 { // need·100 would overflow; 15% is far past 3 GiB
+		return need + 3<<30
+	}
 	if b := (need*100 + 84) / 85; DefaultReserve(b) < 3<<30 {
 		for b-DefaultReserve(b) < need {
 			b++

@@ -397,3 +397,22 @@ func TestPlanFormats(t *testing.T) {
 		t.Error("stored formats accepted")
 	}
 }
+
+// TestMinBudget: the least budget whose default reserve leaves need bytes,
+// exact where the reserve is 15% (one byte less does not leave need), and
+// neither overflowing nor looping for needs near the int64 limit (a plan of
+// 10⁸ sequences once spun here with a negative budget).
+func TestMinBudget(t *testing.T) {
+	for _, need := range []int64{1, 1000, 1 << 30, 17<<30 - 1, 17 << 30, 17<<30 + 1, 40 << 30, 1 << 50, 1<<61 + 12345, math.MaxInt64/100 + 1, math.MaxInt64 - 3<<30, math.MaxInt64} {
+		b := minBudget(need, 0)
+		if b < need || b-DefaultReserve(b) < need && b != math.MaxInt64 {
+			t.Errorf("minBudget(%d) = %d leaves %d", need, b, b-DefaultReserve(b))
+		}
+		if b != math.MaxInt64 && (b-1)-DefaultReserve(b-1) >= need {
+			t.Errorf("minBudget(%d) = %d, but %d leaves enough", need, b, b-1)
+		}
+	}
+	if b := minBudget(math.MaxInt64-5, 1<<30); b != math.MaxInt64 {
+		t.Errorf("minBudget near the limit with a reserve = %d", b)
+	}
+}

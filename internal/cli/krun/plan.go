@@ -59,16 +59,23 @@ func fitFormatNames() []string {
 // defaultFitCtx is --ctx's default.
 const defaultFitCtx = 32768
 
+// The largest --seqs and --ctx a plan takes (far past any machine's
+// memory; their product sizes the cache in 64-bit arithmetic).
+const (
+	maxFitSeqs = 1 << 16
+	maxFitCtx  = 1 << 24
+)
+
 // options checks the flags and returns the planner's options; a --ctx
 // above the model's maximum length is capped, with a warning on w where
 // it was given (the default is capped quietly).
 func (f *FitFlags) options(w io.Writer, cfg *arch.Config, search bool) (model.FitOptions, error) {
 	o := model.FitOptions{Context: f.Ctx, Seqs: f.Seqs, Search: search}
-	if f.Ctx < 1 {
-		return o, cli.Usagef("--ctx %d: want at least 1 token", f.Ctx)
+	if f.Ctx < 1 || f.Ctx > maxFitCtx {
+		return o, cli.Usagef("--ctx %d: want 1 to %d tokens", f.Ctx, maxFitCtx)
 	}
-	if f.Seqs < 1 {
-		return o, cli.Usagef("--seqs %d: want at least 1", f.Seqs)
+	if f.Seqs < 1 || f.Seqs > maxFitSeqs {
+		return o, cli.Usagef("--seqs %d: want 1 to %d", f.Seqs, maxFitSeqs)
 	}
 	if cfg != nil && cfg.ModelMaxLength > 0 && o.Context > cfg.ModelMaxLength {
 		if f.Ctx != defaultFitCtx {

@@ -93,6 +93,8 @@ func TestPlanProbes(t *testing.T) {
 		{Name: "plan model and kimi48b", Setup: setup, Args: []string{"plan", "{dir}/m", "--kimi48b", "--fit", "24G"}, Code: 2, Err: "not both"},
 		{Name: "plan no fit", Args: []string{"plan", "--kimi48b"}, Code: 2, Err: "--fit SIZE"},
 		{Name: "plan bad ctx", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--ctx", "0"}, Code: 2, Err: "--ctx 0"},
+		{Name: "plan absurd seqs", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--seqs", "999999999999"}, Code: 2, Err: "--seqs 999999999999: want 1 to 65536"},
+		{Name: "plan absurd ctx", Args: []string{"plan", "--kimi48b", "--fit", "24G", "--ctx", "99999999999"}, Code: 2, Err: "--ctx 99999999999: want 1 to 16777216 tokens"},
 		{Name: "plan ctx past the model", Args: []string{"plan", "--kimi48b", "--fit", "64G", "--ctx", "2000000"}, Code: 0,
 			Err: "warning: --ctx 2000000: the model's maximum length is 1048576 tokens; budgeting 1048576"},
 		{Name: "plan an exabyte", Args: []string{"plan", "--kimi48b", "--fit", "1048576T"}, Code: 0,
