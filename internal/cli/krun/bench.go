@@ -447,7 +447,10 @@ func runBench(o *BenchOptions) error {
 				where = "copied into memory (" + cli.HumanBytes(n) + ")"
 			}
 			fmt.Fprintf(o.Err, "krun: %s: weights %s, expert prefetch %s\n", name, where, state)
-			if c := m.ExpertCache(); c.Slots > 0 {
+			switch c := m.ExpertCache(); {
+			case c.Slots > 0 && o.NoPrefetch: // its hooks are the prefetch's: every expert reads the mapping
+				fmt.Fprintf(o.Err, "krun: %s: expert cache of %d experts in %s unused (--no-prefetch)\n", name, c.Slots, cli.HumanBytes(c.Bytes))
+			case c.Slots > 0:
 				fmt.Fprintf(o.Err, "krun: %s: expert cache of %d experts in %s (read with O_DIRECT)\n", name, c.Slots, cli.HumanBytes(c.Bytes))
 			}
 		}

@@ -93,6 +93,25 @@ func TestBenchPageIns(t *testing.T) {
 		}
 	}
 
+	// the expert cache (forced; Linux on a file system that takes O_DIRECT)
+	// is the prefetch's hooks: --no-prefetch leaves it unused, and says so
+	t.Run("expert cache", func(t *testing.T) {
+		t.Setenv(model.ExpertCacheEnv, "1")
+		for _, off := range []bool{false, true} {
+			args := []string{out, "--load", "map", "-p", "0", "-n", "2", "-t", "1", "-r", "1"}
+			if off {
+				args = append(args, "--no-prefetch")
+			}
+			_, stderr := benchJSON(t, nil, args...)
+			if !strings.Contains(stderr, "expert cache of") {
+				t.Skipf("no expert cache here: %s", stderr)
+			}
+			if unused := strings.Contains(stderr, "unused (--no-prefetch)"); unused != off {
+				t.Errorf("--no-prefetch=%v: stderr says %q", off, stderr)
+			}
+		}
+	})
+
 	// copied into memory: no prefetch, said so; a bad --load is a usage error
 	if _, stderr := benchJSON(t, nil, out, "--load", "copy", "-p", "4", "-n", "0", "-t", "1", "-r", "1"); !strings.Contains(stderr, "weights copied into memory") || !strings.Contains(stderr, "expert prefetch off") || strings.Contains(stderr, "preloaded") {
 		t.Errorf("--load copy: stderr says %q", stderr)
