@@ -293,7 +293,7 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.file, m.inFile = f.Path, f.Contains // a fault there is a FaultError (forward.go)
-	m.fileID, _ = os.Stat(f.Path)
+	m.statFiles([]string{f.Path})
 	locate := func(b []byte) (int, int64, bool) { off, ok := f.Offset(b); return 0, off, ok }
 	m.startExpertCache(locate, func() (blockReader, error) { return openDirect([]string{f.Path}) }) // expertcache.go
 	m.SetPrefetch(PrefetchDefault())                                                                // expert prefetch (prefetch.go)

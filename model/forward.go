@@ -197,15 +197,35 @@ func (e *FaultError) Unwrap() error { return e.Err }
 // reads the new bytes. A file replaced by another (renamed over it) or
 // removed leaves the mapped one, still intact, in use. It returns Fault.
 func (m *Model) CheckFile() error {
-	if m.fileID == nil || m.fault.Load() != nil {
+	if m.fault.Load() != nil {
 		return m.Fault()
 	}
-	st, err := os.Stat(m.file)
-	if err == nil && os.SameFile(st, m.fileID) && (st.Size() != m.fileID.Size() || !st.ModTime().Equal(m.fileID.ModTime())) {
-		m.fault.CompareAndSwap(nil, &FaultError{Path: m.file, Err: fmt.Errorf("changed in place (%d bytes, modified %s; %d at load)",
-			st.Size(), st.ModTime().Format(time.RFC3339), m.fileID.Size())})
+	for _, f := range m.files {
+		st, err := os.Stat(f.path)
+		if err == nil && os.SameFile(st, f.info) && (st.Size() != f.info.Size() || !st.ModTime().Equal(f.info.ModTime())) {
+			m.fault.CompareAndSwap(nil, &FaultError{Path: f.path, Err: fmt.Errorf("changed in place (%d bytes, modified %s; %d at load)",
+				st.Size(), st.ModTime().Format(time.RFC3339), f.info.Size())})
+			break
+		}
 	}
 	return m.Fault()
+}
+
+// fileStamp is a file a mapped model reads as it was at load.
+type fileStamp struct {
+	path string
+	info os.FileInfo
+}
+
+// statFiles records the files (a split GGUF's parts) a mapped model reads
+// its weights from, for CheckFile.
+func (m *Model) statFiles(paths []string) {
+	m.files = m.files[:0]
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			m.files = append(m.files, fileStamp{p, st})
+		}
+	}
 }
 
 // Fault is the FaultError the model met, nil if none.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -579,7 +578,7 @@ func loadGGUF(f *gguf.File, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.file, m.inFile = f.Path, f.Contains // a fault there is a FaultError (forward.go)
-	m.fileID, _ = os.Stat(f.Path)
+	m.statFiles(f.Parts)
 	m.startExpertCache(f.Locate, func() (blockReader, error) { return openDirect(f.Parts) }) // expertcache.go
 	m.SetPrefetch(PrefetchDefault())                                                         // expert prefetch (prefetch.go)
 	m.startPreload()                                                                         // the page cache warmed in the background (preload.go)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/gguf"
@@ -494,5 +495,70 @@ func TestGGUFThreads(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// splitGGUF writes the GGUF file at path into dir as two parts
+// (m-00001-of-00002.gguf, m-00002-of-00002.gguf), as llama-gguf-split
+// does: the metadata in the first, the tensors shared out, split.* keys in
+// both. It returns the parts' paths.
+func splitGGUF(t *testing.T, path, dir string) []string {
+	t.Helper()
+	var kv []gguf.KV
+	var ts []gguf.WriteTensor
+	rewriteGGUF(t, path, t.TempDir(), func(k []gguf.KV, w []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
+		kv, ts = k, w
+		return k, w
+	})
+	split := func(no int) []gguf.KV {
+		return []gguf.KV{{Key: gguf.KeySplitNo, Value: gguf.MustValue(uint16(no))},
+			{Key: gguf.KeySplitCount, Value: gguf.MustValue(uint16(2))},
+			{Key: gguf.KeySplitTensorsCount, Value: gguf.MustValue(int32(len(ts)))}}
+	}
+	half := len(ts) / 2
+	var paths []string
+	for no, part := range [][]gguf.WriteTensor{ts[:half], ts[half:]} {
+		meta := split(no)
+		if no == 0 {
+			meta = append(slices.Clone(kv), meta...)
+		}
+		var b bytes.Buffer
+		if err := gguf.Write(&b, meta, part); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("m-%05d-of-00002.gguf", no+1))
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// TestCheckFileSplit: a split GGUF model mapped from its parts; the second
+// part rewritten in place makes CheckFile a FaultError naming that part
+// (only the first part was compared once).
+func TestCheckFileSplit(t *testing.T) {
+	t.Setenv(PreloadEnv, "0")
+	_, f32, _ := ggufFiles(t)
+	parts := splitGGUF(t, f32, t.TempDir())
+	m := mustLoadGGUF(t, parts[0], LoadOptions{Weights: WeightsMap, Threads: 1})
+	if err := m.CheckFile(); err != nil {
+		t.Fatalf("intact parts: %v", err)
+	}
+	f, err := os.OpenFile(parts[1], os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	if _, err := f.WriteAt(make([]byte, 64), st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	later := st.ModTime().Add(time.Second) // a coarse clock may not move
+	os.Chtimes(parts[1], later, later)
+	var fe *FaultError
+	if err := m.CheckFile(); !errors.As(err, &fe) || fe.Path != parts[1] || !strings.Contains(err.Error(), "changed in place") {
+		t.Errorf("second part rewritten: %v, want a FaultError naming %s", err, parts[1])
 	}
 }

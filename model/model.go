@@ -63,7 +63,7 @@ type Model struct {
 	cache         *expertCache               // the routed experts of a mapped model too large for memory (expertcache.go)
 	file          string                     // the model file a mapped model's weights are read from
 	inFile        func(addr uintptr) bool    // whether addr lies in that file's mapping (nil: no mapping)
-	fileID        os.FileInfo                // that file at load (CheckFile)
+	files         []fileStamp                // that file's parts (a split GGUF's) as they were at load (CheckFile)
 	fault         atomic.Pointer[FaultError] // the fault a step met (Fault)
 	restore       func()                     // undoes kernel.SetChooser
 	kdaTmp        map[int][]*kda.LayerCache
