@@ -4,6 +4,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
@@ -41,6 +42,10 @@ const kimiPattern = `[\p{Han}]+` +
 type splitter struct {
 	re *regexp2.Regexp
 }
+
+// kimiSplitter is Kimi's pattern compiled once: every tokenizer shares it
+// (a compiled regexp2 pattern is safe for concurrent use).
+var kimiSplitter = sync.OnceValues(func() (*splitter, error) { return newSplitter(kimiPattern) })
 
 func newSplitter(pattern string) (*splitter, error) {
 	re, err := regexp2.Compile(pattern, regexp2.None)

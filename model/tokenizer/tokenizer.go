@@ -225,7 +225,7 @@ func cut(s string) string {
 
 // build assembles a Tokenizer from BPE ranks and a parsed config.
 func build(vocab [][]byte, cfg *tokenizerConfig) (*Tokenizer, error) {
-	sp, err := newSplitter(kimiPattern)
+	sp, err := kimiSplitter()
 	if err != nil {
 		return nil, err
 	}
