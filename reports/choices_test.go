@@ -29,3 +29,24 @@ func TestChoicesTable(t *testing.T) {
 		}
 	}
 }
+
+// TestConfirmSummary counts each kind of confirmed choice once.
+func TestConfirmSummary(t *testing.T) {
+	p := &profile.Profile{}
+	if s := ConfirmSummary(p); s != "" {
+		t.Errorf("no confirm records: %q", s)
+	}
+	add := func(base, chosen string) {
+		p.Entries = append(p.Entries, profile.Entry{Confirm: &profile.Confirm{Base: base, Rounds: 3, Chosen: chosen}})
+	}
+	add(profile.ConfirmDefault, profile.ConfirmDefault)
+	add(profile.ConfirmDefault, profile.ConfirmDefault)
+	add(profile.ConfirmDefault, profile.ConfirmSearch)
+	add(profile.ConfirmSearch, profile.ConfirmFewerThreads)
+	add(profile.ConfirmSearch, profile.ConfirmSearch) // the winner stood against a smaller budget's choice
+	p.Entries = append(p.Entries, profile.Entry{})
+	want := "confirmed in 3 alternating rounds against the default: 1 of 5 challenged choices beat it, 2 kept the default (not faster by the margin), 1 took a smaller thread budget's choice"
+	if s := ConfirmSummary(p); s != want {
+		t.Errorf("got  %q\nwant %q", s, want)
+	}
+}

@@ -25,6 +25,11 @@ type MeasureOptions struct {
 	StopRatio float64
 	// ColdBytes is how many bytes of weights a cold workload cycles through.
 	ColdBytes int64
+	// ConfirmRounds is how many alternating rounds confirm an entry's
+	// choice against the untuned default (0: 3); MinGain the least
+	// relative gain every round must show (0: 0.03). See tuner.confirm.
+	ConfirmRounds int
+	MinGain       float64
 	// Now is the clock (tests may replace it); nil is time.Now.
 	Now func() time.Time
 }
@@ -34,6 +39,20 @@ var (
 	DefaultMeasure = MeasureOptions{SampleTime: 4 * time.Millisecond, Samples: 7, Noisy: 0.15, StopRatio: 1.3, ColdBytes: 512 << 20}
 	QuickMeasure   = MeasureOptions{SampleTime: 2 * time.Millisecond, Samples: 6, Noisy: 0.25, StopRatio: 1.2, ColdBytes: 256 << 20}
 )
+
+func (m *MeasureOptions) confirmRounds() int {
+	if m.ConfirmRounds > 0 {
+		return m.ConfirmRounds
+	}
+	return 3
+}
+
+func (m *MeasureOptions) minGain() float64 {
+	if m.MinGain > 0 {
+		return m.MinGain
+	}
+	return 0.03
+}
 
 func (m *MeasureOptions) now() time.Time {
 	if m.Now != nil {

@@ -23,6 +23,10 @@ type tuner struct {
 	gateKey  string
 	gateProb kernel.Problem
 	rng      *rand.Rand
+	// chosen is each (op, dtype, class, shape)'s choice at the largest
+	// thread budget tuned so far: the fewer-threads challenger of the next
+	// budget (units run in increasing budgets).
+	chosen map[string]candidate
 }
 
 // candidate is one point of a unit's search space.
@@ -149,15 +153,19 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 		}
 	}
 	// the untuned default (what the dispatcher picks without a profile)
+	var dc *candidate // the default, where it is a candidate of this unit
 	if dv := kernel.Default(u.w.Op, u.w.DType); dv != nil && !dv.Reference {
-		dc := candidate{dv, dv.DefaultConfig(u.w.Shape, u.threads), pool.Compact}
+		dc = &candidate{dv, dv.DefaultConfig(u.w.Shape, u.threads), pool.Compact}
 		if dv.Class == u.class {
-			try(dc)
+			try(*dc)
 			if r, ok := results[dc.key()]; ok && r.Median > 0 {
 				e.Default = &r
 			}
-		} else if r, err := t.timeChecked(u.w, ps, dc); err == nil {
+		} else if r, err := t.timeChecked(u.w, ps, *dc); err == nil {
 			e.Default = &r
+		}
+		if dv.Class != u.class || e.Default == nil {
+			dc = nil
 		}
 	}
 	// analytic seeds: every variant's default configuration
@@ -220,19 +228,31 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 	// medians beat the DRAM read ceiling by half), so the figure reported
 	// is a fresh measurement of the chosen candidate, not the one that
 	// chose it.
-	if len(results) > 1 {
-		for _, c := range space {
-			if c.key() == candidateKey(best) {
-				if r, err := t.time(u.w, ps, c, 0); err == nil && r.Median > 0 {
-					e.Best.Median, e.Best.Lo, e.Best.Hi, e.Best.N = r.Median, r.Lo, r.Hi, r.N
-				}
-				break
-			}
+	var winner candidate
+	for _, c := range slices.Concat(space, seeds) {
+		if c.key() == candidateKey(best) {
+			winner = c
+			break
+		}
+	}
+	if dc != nil && dc.key() == candidateKey(best) {
+		winner = *dc
+	}
+	if len(results) > 1 && winner.v != nil {
+		if r, err := t.time(u.w, ps, winner, 0); err == nil && r.Median > 0 {
+			e.Best.Median, e.Best.Lo, e.Best.Hi, e.Best.N = r.Median, r.Lo, r.Hi, r.N
+		}
+	}
+	// The choice must beat the untuned default, and a smaller thread
+	// budget's choice, measured alternately (tuner.confirm).
+	if winner.v != nil {
+		if err := t.confirmUnit(u, ps, &e, dc, winner); err != nil {
+			return e, err
 		}
 	}
 	var rest []profile.Result
 	for _, r := range results {
-		if r.Median > 0 && !(r.Variant == best.Variant && r.Params.String() == best.Params.String() && r.Placement == best.Placement) {
+		if r.Median > 0 && candidateKey(&r) != candidateKey(&e.Best) {
 			rest = append(rest, r)
 		}
 	}

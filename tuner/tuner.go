@@ -82,8 +82,8 @@ func (u unit) key() string {
 // of other settings is not resumed).
 func (opt *Options) journalSettings() string {
 	m := opt.Measure
-	return fmt.Sprintf("quick=%v seed=%d sample=%v samples=%d noisy=%g stop=%g cold=%d", opt.Quick, opt.Seed,
-		m.SampleTime, m.Samples, m.Noisy, m.StopRatio, m.ColdBytes)
+	return fmt.Sprintf("quick=%v seed=%d sample=%v samples=%d noisy=%g stop=%g cold=%d confirm=%d gain=%g", opt.Quick, opt.Seed,
+		m.SampleTime, m.Samples, m.Noisy, m.StopRatio, m.ColdBytes, m.confirmRounds(), m.minGain())
 }
 
 // DefaultThreads is the machine's default thread list
@@ -182,7 +182,8 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 			}
 		}
 	}
-	t := &tuner{opt: opt, refs: map[string][]float32{}, verified: map[string]error{}, rng: rand.New(rand.NewPCG(opt.Seed, 7))}
+	t := &tuner{opt: opt, refs: map[string][]float32{}, verified: map[string]error{}, chosen: map[string]candidate{},
+		rng: rand.New(rand.NewPCG(opt.Seed, 7))}
 	var deadline time.Time
 	if opt.Budget > 0 {
 		deadline = start.Add(opt.Budget)
@@ -209,6 +210,7 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 	for _, u := range units {
 		if e, ok := done[u.key()]; ok {
 			prof.Put(e)
+			t.noteChoice(u, e.Best)
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -255,7 +257,6 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 		}
 	}
 	cur.release()
-	mergeThreadBudgets(prof)
 	votePlacements(prof)
 	prof.Stats = profile.Stats{WallSeconds: time.Since(start).Seconds() + resumed, Budget: budgetString(opt.Budget)}
 	for _, e := range prof.Entries {
@@ -290,33 +291,6 @@ func logf(w io.Writer, format string, args ...any) {
 
 func drop(p *profile.Profile, key string) {
 	p.Entries = slices.DeleteFunc(p.Entries, func(e profile.Entry) bool { return e.Key() == key })
-}
-
-// mergeThreadBudgets makes each budget's best the fastest over budgets ≤ it
-// (a small op may run best on fewer threads than it was given).
-func mergeThreadBudgets(p *profile.Profile) {
-	type group struct{ op, dt, class, shape string }
-	byGroup := map[group][]int{}
-	for i, e := range p.Entries {
-		g := group{e.Op, string(e.DType), string(e.Class), e.Shape.String()}
-		byGroup[g] = append(byGroup[g], i)
-	}
-	for _, idx := range byGroup {
-		sort.Slice(idx, func(a, b int) bool { return p.Entries[idx[a]].Threads < p.Entries[idx[b]].Threads })
-		bestSoFar := p.Entries[idx[0]].Best
-		for _, i := range idx[1:] {
-			e := &p.Entries[i]
-			if bestSoFar.Median > 0 && bestSoFar.Median < e.Best.Median {
-				e.RunnersUp = append([]profile.Result{e.Best}, e.RunnersUp...)
-				if len(e.RunnersUp) > 5 {
-					e.RunnersUp = e.RunnersUp[:5]
-				}
-				e.Best = bestSoFar
-			} else {
-				bestSoFar = e.Best
-			}
-		}
-	}
 }
 
 // votePlacements records, per thread budget, the placement that won most

@@ -180,6 +180,13 @@ func TestLoadBadProfiles(t *testing.T) {
 		{"stale-variant", "stale variant", writeProfile(t, dir+"/v", func(p *profile.Profile) { p.Entries[0].Best.Variant = "removed_in_v2" }), false},
 		{"stale-param", "stale parameters", writeProfile(t, dir+"/q", func(p *profile.Profile) { p.Entries[0].Best.Params["tile"] = 3 }), false},
 		{"missing", "no such file", filepath.Join(dir, "absent.json"), true},
+		{"confirm-ratio", "confirm: challenger search: ratio -1", writeProfile(t, dir+"/c", func(p *profile.Profile) {
+			p.Entries[0].Confirm = &profile.Confirm{Base: profile.ConfirmDefault, Rounds: 1, Margin: 0.03, Chosen: profile.ConfirmSearch,
+				Challengers: []profile.Challenger{{Role: profile.ConfirmSearch, Result: p.Entries[0].Best, Ratios: []float64{-1}}}}
+		}), false},
+		{"confirm-chosen", "is neither the base nor a challenger", writeProfile(t, dir+"/d", func(p *profile.Profile) {
+			p.Entries[0].Confirm = &profile.Confirm{Base: profile.ConfirmDefault, Rounds: 1, Margin: 0.03, Chosen: profile.ConfirmFewerThreads}
+		}), false},
 	}
 	cases[0].path = filepath.Join(dir, "corrupt.json")
 	os.WriteFile(cases[0].path, []byte(`{"schema": 1, "fingerprint": "x", "entries": [`), 0o644)

@@ -124,7 +124,38 @@ type Entry struct {
 	// TuneSeconds is how long tuning this entry took (a resumed run adds
 	// its journal's entries' to its own wall time).
 	TuneSeconds float64 `json:"tune_seconds,omitempty"`
+	// Confirm records how Best was confirmed against the untuned default
+	// (nil: nothing challenged it, or an older profile).
+	Confirm *Confirm `json:"confirm,omitempty"`
 }
+
+// Confirm is the check that keeps a profile from being worse than none:
+// the base (the untuned default, or the search's winner where the default
+// is of another class) and each challenger (the search's winner, the
+// choice of a smaller thread budget) re-timed alternately, Rounds rounds;
+// a challenger replaces the base only where it beat it in every round by
+// more than Margin, and the fastest such one is chosen.
+type Confirm struct {
+	Base        string       `json:"base"` // ConfirmDefault or ConfirmSearch
+	Rounds      int          `json:"rounds"`
+	Margin      float64      `json:"margin"` // the relative gain each round had to show
+	Challengers []Challenger `json:"challengers"`
+	Chosen      string       `json:"chosen"` // Base, or the chosen challenger's Role
+}
+
+// Challenger is one candidate of a Confirm.
+type Challenger struct {
+	Role   string    `json:"role"` // ConfirmSearch or ConfirmFewerThreads
+	Result Result    `json:"result"`
+	Ratios []float64 `json:"ratios"` // its median seconds over the base's, per round
+}
+
+// The roles of a Confirm.
+const (
+	ConfirmDefault      = "default"       // the untuned default
+	ConfirmSearch       = "search"        // the search's winner
+	ConfirmFewerThreads = "fewer-threads" // the choice of a smaller thread budget
+)
 
 // Result is one measured candidate.
 type Result struct {
@@ -379,6 +410,9 @@ func (e *Entry) Check(arch string) error {
 			return err
 		}
 	}
+	if err := e.Confirm.check(); err != nil {
+		return fmt.Errorf("confirm: %w", err)
+	}
 	op := kernel.LookupOp(e.Op)
 	if op == nil {
 		return fmt.Errorf("stale op: unknown op %q", e.Op)
@@ -404,6 +438,44 @@ func (e *Entry) Check(arch string) error {
 
 // checkFigures wants a finite median (positive when positive is set) and
 // finite, non-negative counts.
+// check checks a Confirm's figures (nil is none).
+func (c *Confirm) check() error {
+	if c == nil {
+		return nil
+	}
+	if c.Base != ConfirmDefault && c.Base != ConfirmSearch {
+		return fmt.Errorf("base %q: want %q or %q", c.Base, ConfirmDefault, ConfirmSearch)
+	}
+	if c.Rounds < 1 || c.Rounds > 100 || len(c.Challengers) > 8 {
+		return fmt.Errorf("%d rounds, %d challengers: want 1 to 100 rounds, at most 8 challengers", c.Rounds, len(c.Challengers))
+	}
+	if math.IsNaN(c.Margin) || c.Margin < 0 || c.Margin >= 1 {
+		return fmt.Errorf("margin %v: want 0 to 1", c.Margin)
+	}
+	chosen := c.Chosen == c.Base
+	for _, ch := range c.Challengers {
+		if ch.Role != ConfirmSearch && ch.Role != ConfirmFewerThreads || ch.Role == c.Base {
+			return fmt.Errorf("challenger role %q", ch.Role)
+		}
+		if len(ch.Ratios) != c.Rounds {
+			return fmt.Errorf("challenger %s: %d ratios for %d rounds", ch.Role, len(ch.Ratios), c.Rounds)
+		}
+		for _, r := range ch.Ratios {
+			if !(r > 0) || math.IsInf(r, 0) {
+				return fmt.Errorf("challenger %s: ratio %v: want a positive finite number", ch.Role, r)
+			}
+		}
+		if err := checkFigures("challenger "+ch.Role, &ch.Result, true); err != nil {
+			return err
+		}
+		chosen = chosen || c.Chosen == ch.Role
+	}
+	if !chosen {
+		return fmt.Errorf("chosen %q is neither the base nor a challenger", c.Chosen)
+	}
+	return nil
+}
+
 func checkFigures(what string, r *Result, positive bool) error {
 	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) || x < 0 }
 	switch {

@@ -114,6 +114,12 @@ func runShow(f *cli.Factory, o *ShowOptions) error {
 	}
 
 	heading("Choices")
+	if c := reports.ConfirmSummary(p); c != "" {
+		fmt.Fprintln(w, c)
+		if o.Format == "md" || o.Format == "markdown" {
+			fmt.Fprintln(w)
+		}
+	}
 	return cli.Table(w, o.Format, reports.ChoicesHeader, reports.ChoicesTable(p, m.C))
 }
 

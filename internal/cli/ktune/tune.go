@@ -322,6 +322,9 @@ func runTune(o *TuneOptions) error {
 	fmt.Fprintf(o.Out, "tuned %d entries, %d of %d candidates measured (%.0f%%), %d rejected by the correctness gate, in %s\n",
 		len(p.Entries), p.Stats.Measured, p.Stats.Space, 100*float64(p.Stats.Measured)/float64(max(p.Stats.Space, 1)),
 		p.Stats.Rejected, time.Since(start).Round(time.Second))
+	if c := reports.ConfirmSummary(p); c != "" {
+		fmt.Fprintln(o.Out, c)
+	}
 	for _, n := range noisy {
 		fmt.Fprintf(o.Err, "warning: %s\n", n)
 	}
