@@ -143,26 +143,10 @@ func SpeedupCell(e *profile.Entry) string {
 // untuned default (tuner.confirm): "" when no entry records it (a profile
 // from before the check).
 func ConfirmSummary(p *profile.Profile) string {
-	var n, tuned, kept, fewer, rounds int
-	for _, e := range p.Entries {
-		c := e.Confirm
-		if c == nil {
-			continue
-		}
-		n++
-		rounds = max(rounds, c.Rounds)
-		switch {
-		case c.Chosen == c.Base && c.Base == profile.ConfirmDefault:
-			kept++
-		case c.Chosen == profile.ConfirmFewerThreads:
-			fewer++
-		case c.Chosen != c.Base:
-			tuned++
-		}
-	}
-	if n == 0 {
+	c := p.ConfirmCounts()
+	if c.Challenged == 0 {
 		return ""
 	}
 	return fmt.Sprintf("confirmed in %d alternating rounds against the default: %d of %d challenged choices beat it, %d kept the default (not faster by the margin), %d took a smaller thread budget's choice",
-		rounds, tuned, n, kept, fewer)
+		c.Rounds, c.Tuned, c.Challenged, c.Kept, c.Fewer)
 }

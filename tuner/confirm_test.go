@@ -3,10 +3,13 @@ package tuner
 import (
 	"context"
 	"math"
+	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/profile"
 )
@@ -145,5 +148,67 @@ func TestDecide(t *testing.T) {
 		if math.Abs(margin-c.wantMargin) > 1e-12 || pick != c.wantPick || len(ratios) != len(c.chall) {
 			t.Errorf("%s: margin %v pick %d, want %v and %d", c.name, margin, pick, c.wantMargin, c.wantPick)
 		}
+	}
+}
+
+// TestInstallNoisy: this machine's profile, marked noisy by ktune, is not
+// used (the defaults run, and a warning says why and how to use it); named
+// (--profile, KTUNE_PROFILE) it is used, with a warning; a quiet one is
+// used, and the line on it counts its confirmed choices.
+func TestInstallNoisy(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("HOME", home)
+	if err := os.MkdirAll(profile.DefaultDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(noisy bool) string {
+		return writeProfile(t, profile.DefaultDir(), func(p *profile.Profile) {
+			p.Fingerprint = cpu.Fingerprint()
+			if noisy {
+				p.Noisy = []string{"the DRAM ceiling moved 30%"}
+			}
+			p.Entries[0].Confirm = &profile.Confirm{Base: profile.ConfirmDefault, Rounds: 3, Margin: 0.03, Chosen: profile.ConfirmSearch,
+				Challengers: []profile.Challenger{{Role: profile.ConfirmSearch, Result: p.Entries[0].Best, Ratios: []float64{0.5, 0.5, 0.5}}}}
+		})
+	}
+	chosen := func() string {
+		return kernel.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 64), 1).Variant.Name
+	}
+	def := kernel.Default(workOp, kernel.F32).Name
+	defer kernel.SetChooser(nil)()
+
+	path := write(true)
+	if err := os.Rename(path, profile.DefaultPath()); err != nil {
+		t.Fatal(err)
+	}
+	used, info, warns := profile.InstallFrom("")
+	if used != "" || info != "" || len(warns) != 1 || !strings.Contains(warns[0], "tuned while the machine was busy (the DRAM ceiling moved 30%); not used") ||
+		!strings.Contains(warns[0], "--profile "+profile.DefaultPath()) {
+		t.Errorf("found noisy profile: used %q, info %q, warnings %q", used, info, warns)
+	}
+	if c := chosen(); c != def {
+		t.Errorf("with a refused profile the kernel chosen is %s, want the default %s", c, def)
+	}
+
+	used, info, warns = profile.InstallFrom(profile.DefaultPath())
+	if used == "" || len(warns) != 1 || !strings.Contains(warns[0], "used because it was named") || !strings.Contains(info, "marked noisy") {
+		t.Errorf("named noisy profile: used %q, info %q, warnings %q", used, info, warns)
+	}
+	if c := chosen(); c != "good" {
+		t.Errorf("with the named profile the kernel chosen is %s, want good", c)
+	}
+
+	path = write(false)
+	if err := os.Rename(path, profile.DefaultPath()); err != nil {
+		t.Fatal(err)
+	}
+	used, info, warns = profile.InstallFrom("")
+	want := "tuning profile " + profile.DefaultPath() + ": 1 choices; of 1 challenged in 3 alternating rounds, 1 beat the default, 0 kept it, 0 took a smaller thread budget's choice"
+	if used == "" || len(warns) != 0 || info != want {
+		t.Errorf("quiet profile: used %q, warnings %q\ninfo %q\nwant %q", used, warns, info, want)
+	}
+	if used, _, _ := profile.InstallFrom("off"); used != "" {
+		t.Errorf("off: used %q", used)
 	}
 }

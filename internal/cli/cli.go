@@ -31,6 +31,10 @@ import (
 type Factory struct {
 	Out io.Writer
 	Err io.Writer
+	// Profile is the tuning profile the command was told to use (krun
+	// --profile: a path, or "off"); "" leaves it to KTUNE_PROFILE, else
+	// this machine's.
+	Profile string
 }
 
 // Doc trims a heredoc help text.

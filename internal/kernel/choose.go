@@ -60,7 +60,7 @@ func Choose(op string, dt DType, s Shape, threads int, classes ...Class) Choice 
 	if f == nil {
 		if c := CurrentChooser(); c != nil {
 			if ch, ok := c.Choose(op, dt, s, threads, classes); ok && ch.Variant != nil && usable(ch, dt, s, classes) {
-				Debugf("chose %s for %s dtype=%s threads=%d: %s %s", ch.Variant.Name, op, dt, threads, s, ch.Config.Params)
+				Debugf("chose %s for %s dtype=%s threads=%d: %s %s (the profile's)", ch.Variant.Name, op, dt, threads, s, ch.Config.Params)
 				return ch
 			}
 		}
@@ -69,7 +69,11 @@ func Choose(op string, dt DType, s Shape, threads int, classes ...Class) Choice 
 	if v == nil {
 		return Choice{}
 	}
-	return Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
+	ch := Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
+	if f == nil && debug {
+		Debugf("chose %s for %s dtype=%s threads=%d: %s %s (the default: no profile choice)", v.Name, op, dt, threads, s, ch.Config.Params)
+	}
+	return ch
 }
 
 func usable(ch Choice, dt DType, s Shape, classes []Class) bool {

@@ -588,26 +588,90 @@ func threadDistance(budget, asked int) float64 {
 
 // Install loads the profile named by KTUNE_PROFILE (a path; "off" for
 // none), else this machine's profile in DefaultDir when it exists, and
-// installs it as the kernel chooser and its thread placement on the default
-// pool. It returns the path used ("" for none) and the warnings to show.
-func Install() (path string, warnings []string) {
-	path = os.Getenv("KTUNE_PROFILE")
+// installs it (InstallFrom).
+func Install() (path, info string, warnings []string) {
+	return InstallFrom(os.Getenv("KTUNE_PROFILE"))
+}
+
+// InstallFrom installs the profile at path ("off" or "none": none; "":
+// this machine's profile in DefaultDir when it exists) as the kernel
+// chooser and its thread placement on the default pool. It returns the
+// path used ("" for none), what was loaded (Describe) and the warnings to
+// show. A profile found in DefaultDir that ktune marked
+// noisy (tuned while the machine was busy) is not used: a profile named
+// by path is, with a warning.
+func InstallFrom(path string) (used, info string, warnings []string) {
+	named := path != ""
 	switch {
 	case path == "off" || path == "none":
-		return "", nil
+		return "", "", nil
 	case path == "":
 		path = DefaultPath()
 		if _, err := os.Stat(path); err != nil {
-			return "", nil
+			return "", "", nil
 		}
 	}
 	p, warns := Load(path)
 	if p == nil {
-		return "", warns
+		return "", "", warns
+	}
+	if len(p.Noisy) > 0 {
+		if !named {
+			return "", "", append(warns, fmt.Sprintf("%s: tuned while the machine was busy (%s); not used: run ktune again on a quiet machine, or name it (--profile %s, or KTUNE_PROFILE) to use it",
+				path, p.Noisy[0], path))
+		}
+		warns = append(warns, fmt.Sprintf("%s: tuned while the machine was busy (%s); used because it was named", path, p.Noisy[0]))
 	}
 	p.Install()
 	kernel.Debugf("profile %s: %d entries", path, len(p.Entries))
-	return path, warns
+	return path, p.Describe(path), warns
+}
+
+// Describe is one line on the profile at path: its choices and how they
+// were confirmed against the untuned default (ConfirmCounts).
+func (p *Profile) Describe(path string) string {
+	s := fmt.Sprintf("tuning profile %s: %d choices", path, len(p.Entries))
+	if c := p.ConfirmCounts(); c.Challenged > 0 {
+		s += fmt.Sprintf("; of %d challenged in %d alternating rounds, %d beat the default, %d kept it, %d took a smaller thread budget's choice",
+			c.Challenged, c.Rounds, c.Tuned, c.Kept, c.Fewer)
+	} else {
+		s += " (not confirmed against the default: tuned by an older ktune)"
+	}
+	if len(p.Noisy) > 0 {
+		s += "; marked noisy"
+	}
+	return s
+}
+
+// ConfirmCounts counts the entries by how their Confirm ended.
+type ConfirmCounts struct {
+	Challenged int // entries with a Confirm
+	Rounds     int // the most rounds one ran
+	Tuned      int // a challenger replaced the untuned default
+	Kept       int // the untuned default stayed
+	Fewer      int // a smaller thread budget's choice was taken
+}
+
+// ConfirmCounts counts p's entries by their Confirm.
+func (p *Profile) ConfirmCounts() ConfirmCounts {
+	var c ConfirmCounts
+	for _, e := range p.Entries {
+		x := e.Confirm
+		if x == nil {
+			continue
+		}
+		c.Challenged++
+		c.Rounds = max(c.Rounds, x.Rounds)
+		switch {
+		case x.Chosen == x.Base && x.Base == ConfirmDefault:
+			c.Kept++
+		case x.Chosen == ConfirmFewerThreads:
+			c.Fewer++
+		case x.Chosen != x.Base:
+			c.Tuned++
+		}
+	}
+	return c
 }
 
 // ThreadPlacement is the placement chosen for one thread budget.

@@ -312,13 +312,17 @@ func installProfile(o *cli.Factory) { installProfileQuiet(o)() }
 // function that prints its warnings and path (called once the model is
 // open, so that a refused model is one error line).
 func installProfileQuiet(o *cli.Factory) func() {
-	path, warns := profile.Install()
+	path := o.Profile
+	if path == "" {
+		path = os.Getenv("KTUNE_PROFILE")
+	}
+	_, info, warns := profile.InstallFrom(path)
 	return func() {
 		for _, w := range warns {
 			fmt.Fprintln(o.Err, "krun: warning:", w)
 		}
-		if path != "" {
-			fmt.Fprintln(o.Err, "krun: tuning profile", path)
+		if info != "" {
+			fmt.Fprintln(o.Err, "krun:", info)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cli/clitest"
 	"github.com/ktune/ktune/internal/half"
 	"github.com/ktune/ktune/internal/testexec"
@@ -437,6 +438,7 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "generate/profile-no-fingerprint", Setup: profile(`{"schema": 1, "entries": [{"op": "gemm.gemv", "variant": "avx1024"}]}`), Args: gen("--ids", "1,2"), Code: 0, Err: "no schema or fingerprint", Check: usesDefaults},
 		{Name: "generate/profile-missing", Setup: func(t testing.TB, dir string) { kt(t, dir); t.Setenv("KTUNE_PROFILE", filepath.Join(dir, "none.json")) },
 			Args: gen("--ids", "1,2"), Code: 0, Err: "no such file", Check: usesDefaults},
+		{Name: "generate/profile-flag-missing", Setup: kt, Args: gen("--ids", "1,2", "--profile", "{dir}/absent.json"), Code: 0, Err: "absent.json: no such file", Check: usesDefaults},
 		// ---- info --verify: the checks of loading (row 9)
 		{Name: "info/verify-missing-tensor", Setup: ktWith(func(t testing.TB) func(*kfile.Header, []byte) []byte {
 			return replaceInHeader(t, `"model.norm.weight"`, `"model.norm.weighx"`)
@@ -624,7 +626,7 @@ func TestKrunProbes(t *testing.T) {
 
 // TestExitCodesDocumented: every krun command's help states the exit codes.
 func TestExitCodesDocumented(t *testing.T) {
-	clitest.ExitCodesDocumented(t, NewCmdRoot(nil))
+	clitest.ExitCodesDocumented(t, NewCmdRoot(&cli.Factory{}))
 }
 
 // TestConvertSignal: SIGTERM (and SIGINT) during convert removes the

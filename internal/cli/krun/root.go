@@ -80,6 +80,7 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	isa.Register(cmd)
+	cmd.PersistentFlags().StringVar(&f.Profile, "profile", "", "tuning profile to use (off: none); default $KTUNE_PROFILE, else this machine's from ktune, which is not used when ktune marked it noisy")
 	cmd.AddCommand(NewCmdConvert(f, nil), NewCmdGenerate(f, nil), NewCmdBench(f, nil), NewCmdInfo(f, nil))
 	cmd.AddCommand(NewCmdServe(f, nil))
 	cmd.AddCommand(NewCmdPlan(f, nil))
