@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ktune/ktune/internal/profile"
@@ -149,4 +150,18 @@ func ConfirmSummary(p *profile.Profile) string {
 	}
 	return fmt.Sprintf("confirmed in %d alternating rounds against the default: %d of %d challenged choices beat it, %d kept the default (not faster by the margin), %d took a smaller thread budget's choice",
 		c.Rounds, c.Tuned, c.Challenged, c.Kept, c.Fewer)
+}
+
+// EndToEndHeader heads EndToEndRows.
+var EndToEndHeader = []string{"test", "threads", "without profile (tok/s)", "with (tok/s)", "with ÷ without (rounds)"}
+
+// EndToEndRows is the end-to-end check's table: per row the median tokens/s
+// each way and the ratio's median and range over the rounds.
+func EndToEndRows(e *profile.EndToEnd) [][]string {
+	var rows [][]string
+	for _, r := range e.Rows {
+		rows = append(rows, []string{r.Test, fmt.Sprint(r.Threads), fmt.Sprintf("%.1f", r.Without), fmt.Sprintf("%.1f", r.With),
+			fmt.Sprintf("%.3f (%.3f–%.3f)", r.Ratio(), slices.Min(r.Ratios), slices.Max(r.Ratios))})
+	}
+	return rows
 }

@@ -208,6 +208,21 @@ func TestInstallNoisy(t *testing.T) {
 	if used == "" || len(warns) != 0 || info != want {
 		t.Errorf("quiet profile: used %q, warnings %q\ninfo %q\nwant %q", used, warns, info, want)
 	}
+	// a loss end to end: not used unless named
+	path = writeProfile(t, profile.DefaultDir(), func(p *profile.Profile) {
+		p.Fingerprint = cpu.Fingerprint()
+		p.EndToEnd = &profile.EndToEnd{Model: "m", Rounds: 1, Rows: []profile.EndToEndRow{{Test: "pp64", Threads: 1, With: 9, Without: 10, Ratios: []float64{0.9}}}}
+		p.EndToEnd.Judge()
+	})
+	if err := os.Rename(path, profile.DefaultPath()); err != nil {
+		t.Fatal(err)
+	}
+	if used, _, warns := profile.InstallFrom(""); used != "" || len(warns) != 1 || !strings.Contains(warns[0], "slower with it than without (pp64 at 1 threads 0.90×); not used") {
+		t.Errorf("losing profile: used %q, warnings %q", used, warns)
+	}
+	if used, info, warns := profile.InstallFrom(profile.DefaultPath()); used == "" || len(warns) != 1 || !strings.Contains(info, "end to end 0.90×") {
+		t.Errorf("named losing profile: used %q, info %q, warnings %q", used, info, warns)
+	}
 	if used, _, _ := profile.InstallFrom("off"); used != "" {
 		t.Errorf("off: used %q", used)
 	}

@@ -63,6 +63,9 @@ type Profile struct {
 	// during the run, other processes taking CPU time, quota throttling
 	// (empty: a quiet run).
 	Noisy []string `json:"noisy,omitempty"`
+	// EndToEnd is the engine run with this profile and without it, ktune's
+	// last step (nil: not run).
+	EndToEnd *EndToEnd `json:"end_to_end,omitempty"`
 
 	// choices caches Choose's answers once installed (the engine asks per
 	// call); a pointer so that copies of a Profile stay plain values.
@@ -127,6 +130,129 @@ type Entry struct {
 	// Confirm records how Best was confirmed against the untuned default
 	// (nil: nothing challenged it, or an older profile).
 	Confirm *Confirm `json:"confirm,omitempty"`
+}
+
+// EndToEnd is the engine timed with the profile and without it: a model
+// (Model) run alternately both ways, Rounds rounds, at each thread budget
+// and test (prompt processing ppN, generation tgN).
+type EndToEnd struct {
+	Model   string        `json:"model"`
+	Rounds  int           `json:"rounds"`
+	Rows    []EndToEndRow `json:"rows"`
+	Verdict string        `json:"verdict"` // VerdictGain, VerdictNone or VerdictLoss
+}
+
+// EndToEndRow is one test at one thread budget.
+type EndToEndRow struct {
+	Test    string    `json:"test"` // "pp64", "pp512", "tg16"
+	Threads int       `json:"threads"`
+	Without float64   `json:"without_tps"` // tokens/s without the profile, the median over the rounds
+	With    float64   `json:"with_tps"`    // with it
+	Ratios  []float64 `json:"ratios"`      // with/without, per round
+}
+
+// The verdicts of an EndToEnd: some row faster in every round by more
+// than EndToEndMargin and none slower so; none either way; some row slower
+// in every round by more than the margin.
+const (
+	VerdictGain = "gain"
+	VerdictNone = "no gain"
+	VerdictLoss = "loss"
+)
+
+// EndToEndMargin is the least relative change, in every round, that makes
+// a row a gain or a loss.
+const EndToEndMargin = 0.03
+
+// Judge sets the verdict from the rows.
+func (e *EndToEnd) Judge() {
+	gain, loss := false, false
+	for _, r := range e.Rows {
+		if len(r.Ratios) == 0 {
+			continue
+		}
+		if slices.Max(r.Ratios) < 1-EndToEndMargin {
+			loss = true
+		}
+		if slices.Min(r.Ratios) > 1+EndToEndMargin {
+			gain = true
+		}
+	}
+	switch {
+	case loss:
+		e.Verdict = VerdictLoss
+	case gain:
+		e.Verdict = VerdictGain
+	default:
+		e.Verdict = VerdictNone
+	}
+}
+
+// Worst names the row of the least median ratio: "tg16 at 2 threads 0.91×".
+func (e *EndToEnd) Worst() string {
+	w := -1
+	for i, r := range e.Rows {
+		if w < 0 || r.Ratio() < e.Rows[w].Ratio() {
+			w = i
+		}
+	}
+	if w < 0 {
+		return "no rows"
+	}
+	r := e.Rows[w]
+	return fmt.Sprintf("%s at %d threads %.2f×", r.Test, r.Threads, r.Ratio())
+}
+
+// Gain summarises the record in a line: "end to end 1.02× (0.99–1.04×) over
+// 6 rows, 3 rounds: no gain".
+func (e *EndToEnd) Gain() string {
+	var q []float64
+	for _, r := range e.Rows {
+		q = append(q, r.Ratio())
+	}
+	if len(q) == 0 {
+		return "end to end: no rows"
+	}
+	slices.Sort(q)
+	return fmt.Sprintf("end to end %.2f× (%.2f–%.2f×) over %d rows, %d rounds: %s", q[len(q)/2], q[0], q[len(q)-1], len(q), e.Rounds, e.Verdict)
+}
+
+// Ratio is a row's median ratio over the rounds (with/without).
+func (r EndToEndRow) Ratio() float64 {
+	if len(r.Ratios) == 0 {
+		return 0
+	}
+	s := slices.Clone(r.Ratios)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// check checks the record's figures (nil is none).
+func (e *EndToEnd) check() error {
+	if e == nil {
+		return nil
+	}
+	if e.Verdict != VerdictGain && e.Verdict != VerdictNone && e.Verdict != VerdictLoss {
+		return fmt.Errorf("end_to_end: verdict %q", e.Verdict)
+	}
+	if e.Rounds < 1 || e.Rounds > 100 || len(e.Rows) > 1000 {
+		return fmt.Errorf("end_to_end: %d rounds, %d rows", e.Rounds, len(e.Rows))
+	}
+	for _, r := range e.Rows {
+		bad := func(x float64) bool { return !(x > 0) || math.IsInf(x, 0) }
+		if bad(r.With) || bad(r.Without) || len(r.Ratios) != e.Rounds || r.Threads < 1 || r.Threads > MaxThreads {
+			return fmt.Errorf("end_to_end: row %s threads=%d: %v with, %v without, %d ratios", r.Test, r.Threads, r.With, r.Without, len(r.Ratios))
+		}
+		for _, q := range r.Ratios {
+			if bad(q) {
+				return fmt.Errorf("end_to_end: row %s threads=%d: ratio %v", r.Test, r.Threads, q)
+			}
+		}
+	}
+	return nil
 }
 
 // Confirm is the check that keeps a profile from being worse than none:
@@ -335,6 +461,9 @@ func Load(path string) (p *Profile, warnings []string) {
 	if fp := cpu.Fingerprint(); p.Fingerprint != fp {
 		return nil, []string{fmt.Sprintf("%s: profile is for CPU %s, this is %s (run ktune here); using defaults", path, p.Fingerprint, fp)}
 	}
+	if err := p.EndToEnd.check(); err != nil {
+		return nil, []string{fmt.Sprintf("%s: %v; using defaults", path, err)}
+	}
 	kept := p.Entries[:0]
 	for _, e := range p.Entries {
 		if err := e.usable(); err != nil {
@@ -359,6 +488,9 @@ const MaxThreads = 1 << 16
 // CPU's features.
 func (p *Profile) Validate() (whole error, entries []error) {
 	if err := p.checkSchema(); err != nil {
+		return err, nil
+	}
+	if err := p.EndToEnd.check(); err != nil {
 		return err, nil
 	}
 	seen := map[string]bool{}
@@ -615,6 +747,13 @@ func InstallFrom(path string) (used, info string, warnings []string) {
 	if p == nil {
 		return "", "", warns
 	}
+	if e := p.EndToEnd; e != nil && e.Verdict == VerdictLoss {
+		if !named {
+			return "", "", append(warns, fmt.Sprintf("%s: ktune's end-to-end check found the engine slower with it than without (%s); not used: run ktune again, or name it (--profile %s, or KTUNE_PROFILE) to use it",
+				path, e.Worst(), path))
+		}
+		warns = append(warns, fmt.Sprintf("%s: ktune's end-to-end check found the engine slower with it than without (%s); used because it was named", path, e.Worst()))
+	}
 	if len(p.Noisy) > 0 {
 		if !named {
 			return "", "", append(warns, fmt.Sprintf("%s: tuned while the machine was busy (%s); not used: run ktune again on a quiet machine, or name it (--profile %s, or KTUNE_PROFILE) to use it",
@@ -636,6 +775,9 @@ func (p *Profile) Describe(path string) string {
 			c.Challenged, c.Rounds, c.Tuned, c.Kept, c.Fewer)
 	} else {
 		s += " (not confirmed against the default: tuned by an older ktune)"
+	}
+	if p.EndToEnd != nil {
+		s += "; " + p.EndToEnd.Gain()
 	}
 	if len(p.Noisy) > 0 {
 		s += "; marked noisy"
@@ -729,6 +871,10 @@ func UsePlacement(threads int) {
 		applyPlacement(p.PlacementFor(threads), threads)
 	}
 }
+
+// ApplyPlacement applies p's placement for a thread count to the default
+// pool (as UsePlacement does for the installed profile).
+func (p *Profile) ApplyPlacement(threads int) { applyPlacement(p.PlacementFor(threads), threads) }
 
 // applyPlacement sets the default pool's placement by name for a thread
 // count; a placement that cannot hold that many threads (pcores past the

@@ -120,7 +120,21 @@ func runShow(f *cli.Factory, o *ShowOptions) error {
 			fmt.Fprintln(w)
 		}
 	}
-	return cli.Table(w, o.Format, reports.ChoicesHeader, reports.ChoicesTable(p, m.C))
+	if err := cli.Table(w, o.Format, reports.ChoicesHeader, reports.ChoicesTable(p, m.C)); err != nil {
+		return err
+	}
+	if e := p.EndToEnd; e != nil {
+		heading("End to end")
+		fmt.Fprintf(w, "%s, %d alternating rounds with the profile and without\n", e.Model, e.Rounds)
+		if o.Format == "md" || o.Format == "markdown" {
+			fmt.Fprintln(w)
+		}
+		if err := cli.Table(w, o.Format, reports.EndToEndHeader, reports.EndToEndRows(e)); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, e.Gain())
+	}
+	return nil
 }
 
 func machineRows(m *machine) [][]string {

@@ -9,16 +9,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ktune/ktune/internal/arch"
 	"github.com/ktune/ktune/internal/cli"
 	"github.com/ktune/ktune/internal/cpu"
+	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/internal/testexec"
 	"github.com/ktune/ktune/roofline"
+	"github.com/ktune/ktune/tuner/endtoend"
 )
 
 // TestDetectFlags: flags reach the options without running anything.
@@ -81,18 +85,33 @@ func TestDefaultRunAndTables(t *testing.T) {
 		o.MaxWorkingSet, o.MinTime, o.Reps = 1<<20, time.Millisecond, 1
 		return roofline.Measure(ctx, o)
 	}
+	// the end-to-end check on the tiny model, short
+	defer func(f func(context.Context, *profile.Profile, endtoend.Options) (*profile.EndToEnd, error)) {
+		runEndToEnd = f
+	}(runEndToEnd)
+	tiny, err := arch.Load(golden.Load(t, golden.TinyModel)[0].Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEndToEnd = func(ctx context.Context, p *profile.Profile, o endtoend.Options) (*profile.EndToEnd, error) {
+		o.Config, o.Rounds, o.Prompts, o.Gen, o.MinTime = tiny, 2, []int{8}, 4, 5*time.Millisecond
+		return endtoend.Run(ctx, p, o)
+	}
 	dir := t.TempDir()
 	out, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"fingerprint", "norm.rmsnorm", "profile: " + dir, "vs default", "roofline.svg", "roofline-t1.png", "%"} {
+	for _, want := range []string{"fingerprint", "norm.rmsnorm", "profile: " + dir, "vs default", "roofline.svg", "roofline-t1.png", "%",
+		"end-to-end check (synthetic", " pp8 ", " tg4 ", "end to end "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "ktune-profile-*.json")); len(m) != 1 {
 		t.Errorf("profile files %v, want one", m)
+	} else if p, err := profile.Read(m[0]); err != nil || p.EndToEnd == nil || len(p.EndToEnd.Rows) != 2 {
+		t.Errorf("the end-to-end check is not in the profile: %v", err)
 	}
 	out, _, _ = runMain(t, "variants", "-o", "md", "--op", "norm.rmsnorm")
 	if !strings.Contains(out, "| norm.rmsnorm") {
@@ -216,7 +235,7 @@ func TestNoisyRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			drift, loads = tc.drift, append([]cpu.Load(nil), tc.loads...)
 			dir := t.TempDir()
-			_, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
+			_, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir, "--check=false")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
@@ -239,6 +258,41 @@ func TestNoisyRun(t *testing.T) {
 				t.Errorf("want %q in the profile and the warnings: %v\n%s", tc.noisy, p.Noisy, errs)
 			}
 		})
+	}
+}
+
+// TestEndToEndLoss: a profile the end-to-end check finds slower is kept,
+// recorded as a loss, and said so (krun then does not use it unless named:
+// tuner.TestInstallNoisy's sibling in package profile).
+func TestEndToEndLoss(t *testing.T) {
+	defer func(m func(context.Context, roofline.Options) (*roofline.Ceilings, error), f func(context.Context, *profile.Profile, endtoend.Options) (*profile.EndToEnd, error)) {
+		measureCeilings, runEndToEnd = m, f
+	}(measureCeilings, runEndToEnd)
+	measureCeilings = func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error) {
+		o.MaxWorkingSet, o.MinTime, o.Reps, o.Kinds = 1<<20, time.Millisecond, 1, []string{roofline.KindRead}
+		return roofline.Measure(ctx, o)
+	}
+	var threads []int
+	runEndToEnd = func(ctx context.Context, p *profile.Profile, o endtoend.Options) (*profile.EndToEnd, error) {
+		threads = o.Threads
+		e := &profile.EndToEnd{Model: "fake", Rounds: 2, Rows: []profile.EndToEndRow{{Test: "tg16", Threads: 1, With: 8, Without: 10, Ratios: []float64{0.8, 0.8}}}}
+		e.Judge()
+		return e, nil
+	}
+	dir := t.TempDir()
+	out, errs, code := runMain(t, "--quick", "--only", "norm", "--threads", "1", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "warning: the engine ran slower with the new profile than without it (tg16 at 1 threads 0.80×)") || !strings.Contains(out, ": loss") {
+		t.Errorf("no loss said:\n%s\n%s", out, errs)
+	}
+	if !slices.Equal(threads, []int{1}) {
+		t.Errorf("checked at threads %v, want the one tuned: [1]", threads)
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "ktune-profile-*.json"))
+	if p, err := profile.Read(m[0]); err != nil || p.EndToEnd == nil || p.EndToEnd.Verdict != profile.VerdictLoss {
+		t.Errorf("profile record: %v", err)
 	}
 }
 

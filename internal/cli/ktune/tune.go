@@ -20,6 +20,7 @@ import (
 	"github.com/ktune/ktune/reports"
 	"github.com/ktune/ktune/roofline"
 	"github.com/ktune/ktune/tuner"
+	"github.com/ktune/ktune/tuner/endtoend"
 )
 
 // TuneOptions are the main job's options.
@@ -42,7 +43,12 @@ type TuneOptions struct {
 	Ceilings func(ctx context.Context, o roofline.Options) (*roofline.Ceilings, error)
 	// Tune replaces tuner.Run (tests).
 	Tune func(ctx context.Context, opt tuner.Options) (*profile.Profile, string, error)
+	// Check runs the end-to-end check (--check).
+	Check bool
 }
+
+// runEndToEnd is the end-to-end check (tests shrink it).
+var runEndToEnd = endtoend.Run
 
 func (o *TuneOptions) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -54,6 +60,7 @@ func (o *TuneOptions) register(cmd *cobra.Command) {
 	fl.StringVar(&o.Threads, "threads", "", "thread budgets to tune, comma-separated (default 1, 2, 4, …, the physical cores and the usable CPUs: see ktune detect)")
 	fl.StringVar(&o.Config, "config", "", "a model config.json (default: the built-in Kimi-Linear-48B-A3B)")
 	fl.StringVarP(&o.Format, "output", "o", "text", "summary table format: text or md")
+	fl.BoolVar(&o.Check, "check", true, "end with the end-to-end check: the engine on a synthetic model at Kimi Linear's widths (2 layers, q4), with the new profile and without it, alternating (pp64, pp512, tg16 at 1 thread and the most tuned); a profile slower end to end is marked so and krun does not use it unless named")
 	fl.BoolVar(&o.ListWorkloads, "list-workloads", false, "list what would be tuned (with --quick, --only, --config): each workload's timed shape and the shape its candidates are checked at against the reference, then exit")
 }
 
@@ -305,6 +312,11 @@ func runTune(o *TuneOptions) error {
 	if stopped {
 		return interrupted(fmt.Errorf("interrupted during the end-of-run re-check: %s is written and marked noisy (not re-checked); plots and the table are skipped", path))
 	}
+	if o.Check {
+		if err := o.endToEnd(ctx, p, path, opt.Threads, prog, interrupted); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(o.Out)
 	if err := summaryTable(o.Out, o.Format, p, ceil, strings.TrimSuffix(path, ".json")+"-choices.md"); err != nil {
 		return err
@@ -330,6 +342,42 @@ func runTune(o *TuneOptions) error {
 	}
 	if len(noisy) > 0 {
 		fmt.Fprintf(o.Err, "warning: the profile is marked noisy (kprofile show says so): its choices stand, its figures and %% of roof are suspect; run ktune again on a quiet machine\n")
+	}
+	return nil
+}
+
+// endToEnd runs the end-to-end check on p (written at path), records it in
+// the profile and prints its table; a loss is a warning (krun then does not
+// use the profile unless it is named).
+func (o *TuneOptions) endToEnd(ctx context.Context, p *profile.Profile, path string, threads []int,
+	prog func(phase string, done, total int, what string), interrupted func(error) error) error {
+	if threads == nil {
+		threads = tuner.DefaultThreads()
+	}
+	budgets := []int{slices.Min(threads)}
+	if mx := slices.Max(threads); mx != budgets[0] {
+		budgets = append(budgets, mx)
+	}
+	start := time.Now()
+	rec, err := runEndToEnd(ctx, p, endtoend.Options{Threads: budgets,
+		Progress: func(done, total int, what string) { prog("end-to-end check", done, total, what) }})
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(fmt.Errorf("interrupted during the end-to-end check: %s is written without it; plots and the table are skipped", path))
+		}
+		return fmt.Errorf("end-to-end check: %w", err)
+	}
+	p.EndToEnd = rec
+	if err := p.Write(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "\nend-to-end check (%s, %d alternating rounds, %s):\n", rec.Model, rec.Rounds, time.Since(start).Round(time.Second))
+	if err := cli.Table(o.Out, o.Format, reports.EndToEndHeader, reports.EndToEndRows(rec)); err != nil {
+		return err
+	}
+	fmt.Fprintln(o.Out, rec.Gain())
+	if rec.Verdict == profile.VerdictLoss {
+		fmt.Fprintf(o.Err, "warning: the engine ran slower with the new profile than without it (%s): krun will not use it unless it is named (--profile %s); run ktune again on a quiet machine\n", rec.Worst(), path)
 	}
 	return nil
 }
