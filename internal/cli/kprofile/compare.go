@@ -229,6 +229,9 @@ func runCompare(f *cli.Factory, o *CompareOptions) error {
 			roofNote = "ceilings from " + m.CeilFrom
 		}
 		line := fmt.Sprintf("%s = %s: %s, fingerprint %s, ktune %s, %s; %s", letters[j], m.Path, m.Name, m.P.Fingerprint, m.P.KtuneVersion, m.P.Created.Format("2006-01-02"), roofNote)
+		if e := m.P.EndToEnd; e != nil {
+			line += "; " + e.Gain()
+		}
 		if md {
 			line = "- " + line
 		}

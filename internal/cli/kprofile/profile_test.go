@@ -262,12 +262,25 @@ func TestCompare(t *testing.T) {
 	a := genProfile(t, filepath.Join(dir, "a"), "test-a-0001", "", 1, nil)
 	// B: half as fast, masked, and without the MLA entries
 	b := genProfile(t, filepath.Join(dir, "b"), "test-b-0002", "max-isa=avx2", 0.5, func(e *profile.Entry) bool { return strings.HasPrefix(e.Op, "mla.") })
+	// B's end-to-end check lost: compare and show say so
+	pb, err := profile.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb.EndToEnd = &profile.EndToEnd{Model: "synthetic", Rounds: 2, Rows: []profile.EndToEndRow{{Test: "tg16", Threads: 1, With: 9, Without: 10, Ratios: []float64{0.9, 0.9}}}}
+	pb.EndToEnd.Judge()
+	if err := pb.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, code := runKprofile("show", b); code != 0 || !strings.Contains(out, "End to end") || !strings.Contains(out, "0.900 (0.900–0.900)") || !strings.Contains(out, "end to end 0.90× (0.90–0.90×) over 1 rows, 2 rounds: loss") {
+		t.Errorf("show: exit %d %s\n%s", code, errs, out)
+	}
 	html := filepath.Join(dir, "compare.html")
 	out, errs, code := runKprofile("compare", "-o", "md", "--html", html, a, b)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"- A = " + a, "[max-isa=avx2]", "B / A", "A chosen", "A % roof", "0.50×", "geomean (", "wrote " + html} {
+	for _, want := range []string{"- A = " + a, "[max-isa=avx2]", "B / A", "A chosen", "A % roof", "0.50×", "geomean (", "wrote " + html, "end to end 0.90×"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare lacks %q:\n%s", want, out)
 		}
