@@ -148,8 +148,12 @@ func ConfirmSummary(p *profile.Profile) string {
 	if c.Challenged == 0 {
 		return ""
 	}
-	return fmt.Sprintf("confirmed in %d alternating rounds against the default: %d of %d challenged choices beat it, %d kept the default (not faster by the margin), %d took a smaller thread budget's choice",
+	s := fmt.Sprintf("confirmed in %d alternating rounds against the default: %d of %d challenged choices beat it, %d kept the default (not faster by the margin), %d took a smaller thread budget's choice",
 		c.Rounds, c.Tuned, c.Challenged, c.Kept, c.Fewer)
+	if c.Busy > 0 {
+		s += fmt.Sprintf("; %d kept their base because other processes were busy during the rounds", c.Busy)
+	}
+	return s
 }
 
 // EndToEndHeader heads EndToEndRows.

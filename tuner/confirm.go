@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/profile"
@@ -30,11 +31,12 @@ func (t *tuner) noteChoice(u unit, r profile.Result) {
 }
 
 // confirmUnit decides an entry's choice among the base and its challengers
-// (tuner.confirm) and records it: the base is the untuned default dc where
+// (tuner.confirm) and records it (with no challenger, the winner is timed
+// again when retime: see tuneUnit): the base is the untuned default dc where
 // it is a candidate of this unit, else the search's winner; the
 // challengers are the winner (when it is not the base) and the choice of
 // the group's largest smaller thread budget (when it differs from both).
-func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidate, winner candidate) error {
+func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidate, winner candidate, retime bool) error {
 	base, baseRole := winner, profile.ConfirmSearch
 	if dc != nil {
 		base, baseRole = *dc, profile.ConfirmDefault
@@ -47,6 +49,11 @@ func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidat
 		chall = append(chall, challenger{profile.ConfirmFewerThreads, f})
 	}
 	if len(chall) == 0 {
+		if retime {
+			if r, err := t.time(u.w, ps, winner, 0); err == nil && r.Median > 0 {
+				e.Best.Median, e.Best.Lo, e.Best.Hi, e.Best.N = r.Median, r.Lo, r.Hi, r.N
+			}
+		}
 		t.noteChoice(u, e.Best)
 		return nil
 	}
@@ -55,10 +62,7 @@ func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidat
 		return fmt.Errorf("tuner: %s: confirming the choice: %w", unitName(u), err)
 	}
 	e.Confirm = c
-	if c.Chosen != profile.ConfirmSearch { // the winner is a runner-up now
-		e.RunnersUp = append([]profile.Result{e.Best}, e.RunnersUp...)
-	}
-	e.Best = chosen
+	e.Best = chosen // (the search's winner, when not chosen, is among the runners-up)
 	if baseRole == profile.ConfirmDefault { // its figure from the same rounds
 		e.Default = &baseRes
 	}
@@ -80,8 +84,15 @@ type challenger struct {
 // the base's is below 1 − margin in every round, and the qualifier of the
 // least median ratio is chosen; none: the base stays. The chosen one's
 // Result carries the median of its round medians (Lo, Hi their extremes).
+// Rounds during which other processes were busy (Options.SampleLoad) keep
+// the base, and say so (Confirm.Busy).
 func (t *tuner) confirm(w Workload, ps *problems, base candidate, baseRole string, chall []challenger) (c *profile.Confirm, chosen, baseRes profile.Result, err error) {
 	rounds := t.opt.Measure.confirmRounds()
+	sample := t.opt.SampleLoad
+	if sample == nil {
+		sample = cpu.SampleLoad
+	}
+	l0, loadErr := sample()
 	all := append([]candidate{base}, make([]candidate, len(chall))...)
 	for i, c := range chall {
 		all[i+1] = c.c
@@ -121,6 +132,11 @@ func (t *tuner) confirm(w Workload, ps *problems, base candidate, baseRole strin
 	c = &profile.Confirm{Base: baseRole, Rounds: rounds, Margin: margin, Chosen: baseRole}
 	for i, ch := range chall {
 		c.Challengers = append(c.Challengers, profile.Challenger{Role: ch.role, Result: roundsResult(times[i+1]), Ratios: ratios[i]})
+	}
+	if l1, err := sample(); err == nil && loadErr == nil {
+		if w := l1.Since(l0).Warning(); w != "" {
+			c.Busy, pick = w, 0 // a choice measured while others ran is not kept
+		}
 	}
 	if pick > 0 {
 		c.Chosen = chall[pick-1].role

@@ -88,11 +88,18 @@ func TestConfirmTimingFault(t *testing.T) {
 		name   string
 		cost   int64
 		chosen string
-	}{{"slower measured faster", costs["slower"], "base"}, {"truly faster", costs["faster"], "fake"}} {
+		others time.Duration // CPU time other processes took during the rounds
+	}{{"slower measured faster", costs["slower"], "base", 0}, {"truly faster", costs["faster"], "fake", 0},
+		{"truly faster, rounds busy", costs["faster"], "base", time.Hour}} {
 		t.Run(c.name, func(t *testing.T) {
 			fakeCost.Store(c.cost)
 			busy.Store(true)
 			opt := quickOpts(t, t.TempDir())
+			samples := 0
+			opt.SampleLoad = func() (cpu.Load, error) { // virtual: the rounds last 1 s, others took c.others
+				samples++
+				return cpu.Load{Wall: time.Unix(int64(samples), 0), Busy: time.Duration(samples/2) * c.others}, nil
+			}
 			opt.Workloads = []Workload{{Op: faultOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, 64), ShapeClass: "decode-1"}}
 			opt.Measure.Now = func() time.Time { return time.Unix(0, vclock.Load()) }
 			p, _, err := Run(context.Background(), opt)
@@ -112,6 +119,9 @@ func TestConfirmTimingFault(t *testing.T) {
 			wantRole := map[string]string{"base": profile.ConfirmDefault, "fake": profile.ConfirmSearch}[c.chosen]
 			if e.Confirm.Base != profile.ConfirmDefault || e.Confirm.Chosen != wantRole || len(e.Confirm.Challengers) != 1 {
 				t.Errorf("confirm %+v, want base default, chosen %s, one challenger", *e.Confirm, wantRole)
+			}
+			if busy := e.Confirm.Busy != ""; busy != (c.others > 0) || busy && !strings.Contains(e.Confirm.Busy, "other processes used") {
+				t.Errorf("confirm busy %q with others taking %v", e.Confirm.Busy, c.others)
 			}
 			// the figures are the alternating rounds', not the busy search's
 			if e.Default == nil || e.Default.Median != float64(costs["base"])/1e9 {

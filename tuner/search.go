@@ -238,15 +238,11 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 	if dc != nil && dc.key() == candidateKey(best) {
 		winner = *dc
 	}
-	if len(results) > 1 && winner.v != nil {
-		if r, err := t.time(u.w, ps, winner, 0); err == nil && r.Median > 0 {
-			e.Best.Median, e.Best.Lo, e.Best.Hi, e.Best.N = r.Median, r.Lo, r.Hi, r.N
-		}
-	}
 	// The choice must beat the untuned default, and a smaller thread
-	// budget's choice, measured alternately (tuner.confirm).
+	// budget's choice, measured alternately (tuner.confirm), whose rounds
+	// give the figures; with nothing to confirm, the winner is re-timed.
 	if winner.v != nil {
-		if err := t.confirmUnit(u, ps, &e, dc, winner); err != nil {
+		if err := t.confirmUnit(u, ps, &e, dc, winner, len(results) > 1); err != nil {
 			return e, err
 		}
 	}

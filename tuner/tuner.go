@@ -57,6 +57,10 @@ type Options struct {
 	Nodes []cpu.Node
 	// SetMemPolicy applies a policy (nil: pool.SetMemPolicy; tests fake it).
 	SetMemPolicy func(p pool.MemPolicy, nodes []cpu.Node) error
+	// SampleLoad samples the machine's CPU use around each confirmation
+	// (nil: cpu.SampleLoad; tests fake it): rounds during which other
+	// processes took more than cpu.BusyThreshold CPUs keep the default.
+	SampleLoad func() (cpu.Load, error)
 }
 
 // Event reports progress: unit Done of Total finished (or started when

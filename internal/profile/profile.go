@@ -140,6 +140,9 @@ type EndToEnd struct {
 	Rounds  int           `json:"rounds"`
 	Rows    []EndToEndRow `json:"rows"`
 	Verdict string        `json:"verdict"` // VerdictGain, VerdictNone or VerdictLoss
+	// Busy says why the check ran on a busy machine (its figures are
+	// suspect; "" when quiet).
+	Busy string `json:"busy,omitempty"`
 }
 
 // EndToEndRow is one test at one thread budget.
@@ -214,7 +217,11 @@ func (e *EndToEnd) Gain() string {
 		return "end to end: no rows"
 	}
 	slices.Sort(q)
-	return fmt.Sprintf("end to end %.2f× (%.2f–%.2f×) over %d rows, %d rounds: %s", q[len(q)/2], q[0], q[len(q)-1], len(q), e.Rounds, e.Verdict)
+	s := fmt.Sprintf("end to end %.2f× (%.2f–%.2f×) over %d rows, %d rounds: %s", q[len(q)/2], q[0], q[len(q)-1], len(q), e.Rounds, e.Verdict)
+	if e.Busy != "" {
+		s += " (measured on a busy machine)"
+	}
+	return s
 }
 
 // Ratio is a row's median ratio over the rounds (with/without).
@@ -267,6 +274,9 @@ type Confirm struct {
 	Margin      float64      `json:"margin"` // the relative gain each round had to show
 	Challengers []Challenger `json:"challengers"`
 	Chosen      string       `json:"chosen"` // Base, or the chosen challenger's Role
+	// Busy says why the rounds ran on a busy machine (cpu.Busyness's
+	// warning); a busy confirmation keeps the base.
+	Busy string `json:"busy,omitempty"`
 }
 
 // Challenger is one candidate of a Confirm.
@@ -773,6 +783,9 @@ func (p *Profile) Describe(path string) string {
 	if c := p.ConfirmCounts(); c.Challenged > 0 {
 		s += fmt.Sprintf("; of %d challenged in %d alternating rounds, %d beat the default, %d kept it, %d took a smaller thread budget's choice",
 			c.Challenged, c.Rounds, c.Tuned, c.Kept, c.Fewer)
+		if c.Busy > 0 {
+			s += fmt.Sprintf(" (%d kept their base: the machine was busy)", c.Busy)
+		}
 	} else {
 		s += " (not confirmed against the default: tuned by an older ktune)"
 	}
@@ -792,6 +805,7 @@ type ConfirmCounts struct {
 	Tuned      int // a challenger replaced the untuned default
 	Kept       int // the untuned default stayed
 	Fewer      int // a smaller thread budget's choice was taken
+	Busy       int // the rounds ran on a busy machine (the base kept)
 }
 
 // ConfirmCounts counts p's entries by their Confirm.
@@ -804,6 +818,9 @@ func (p *Profile) ConfirmCounts() ConfirmCounts {
 		}
 		c.Challenged++
 		c.Rounds = max(c.Rounds, x.Rounds)
+		if x.Busy != "" {
+			c.Busy++
+		}
 		switch {
 		case x.Chosen == x.Base && x.Base == ConfirmDefault:
 			c.Kept++

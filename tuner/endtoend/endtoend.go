@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ktune/ktune/internal/arch"
+	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/profile"
@@ -39,6 +40,9 @@ type Options struct {
 	MinTime time.Duration
 	// Progress, when set, hears each measurement as it starts.
 	Progress func(done, total int, what string)
+	// SampleLoad samples the machine's CPU use around the check (nil:
+	// cpu.SampleLoad): a busy check says so (EndToEnd.Busy).
+	SampleLoad func() (cpu.Load, error)
 }
 
 func (o *Options) defaults() error {
@@ -72,6 +76,9 @@ func (o *Options) defaults() error {
 	}
 	if o.MinTime == 0 {
 		o.MinTime = 250 * time.Millisecond
+	}
+	if o.SampleLoad == nil {
+		o.SampleLoad = cpu.SampleLoad
 	}
 	return nil
 }
@@ -175,6 +182,7 @@ func Run(ctx context.Context, p *profile.Profile, opt Options) (*profile.EndToEn
 	for i := range cells {
 		cells[i] = make([]cell, len(tests))
 	}
+	l0, loadErr := opt.SampleLoad()
 	total := len(opt.Threads) * 2 * (opt.Rounds*len(tests) + 1)
 	done := 0
 	step := func(what string) error {
@@ -238,6 +246,9 @@ func Run(ctx context.Context, p *profile.Profile, opt Options) (*profile.EndToEn
 		}
 	}
 	rec.Judge()
+	if l1, err := opt.SampleLoad(); err == nil && loadErr == nil {
+		rec.Busy = l1.Since(l0).Warning()
+	}
 	return rec, nil
 }
 

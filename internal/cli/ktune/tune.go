@@ -378,6 +378,9 @@ func (o *TuneOptions) endToEnd(ctx context.Context, p *profile.Profile, path str
 		return err
 	}
 	fmt.Fprintln(o.Out, rec.Gain())
+	if rec.Busy != "" {
+		fmt.Fprintf(o.Err, "warning: end-to-end check: %s: its figures are suspect\n", rec.Busy)
+	}
 	if rec.Verdict == profile.VerdictLoss {
 		fmt.Fprintf(o.Err, "warning: the engine ran slower with the new profile than without it (%s): krun will not use it unless it is named (--profile %s); run ktune again on a quiet machine\n", rec.Worst(), path)
 	}
