@@ -62,7 +62,7 @@ func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidat
 		return fmt.Errorf("tuner: %s: confirming the choice: %w", unitName(u), err)
 	}
 	e.Confirm = c
-	e.Best = chosen // (the search's winner, when not chosen, is among the runners-up)
+	e.Best = chosen                         // (the search's winner, when not chosen, is among the runners-up)
 	if baseRole == profile.ConfirmDefault { // its figure from the same rounds
 		e.Default = &baseRes
 	}
