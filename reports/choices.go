@@ -153,6 +153,9 @@ func ConfirmSummary(p *profile.Profile) string {
 	if c.Busy > 0 {
 		s += fmt.Sprintf("; %d kept their base because other processes were busy during the rounds", c.Busy)
 	}
+	if c.Skipped > 0 {
+		s += fmt.Sprintf("; %d kept the default unconfirmed because the budget ran out", c.Skipped)
+	}
 	return s
 }
 

@@ -32,11 +32,12 @@ func (t *tuner) noteChoice(u unit, r profile.Result) {
 
 // confirmUnit decides an entry's choice among the base and its challengers
 // (tuner.confirm) and records it (with no challenger, the winner is timed
-// again when retime: see tuneUnit): the base is the untuned default dc where
+// again when retime: see tuneUnit; when late, past the unit's slice of the
+// budget, a challenged default stays unconfirmed): the base is the untuned default dc where
 // it is a candidate of this unit, else the search's winner; the
 // challengers are the winner (when it is not the base) and the choice of
 // the group's largest smaller thread budget (when it differs from both).
-func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidate, winner candidate, retime bool) error {
+func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidate, winner candidate, retime, late bool) error {
 	base, baseRole := winner, profile.ConfirmSearch
 	if dc != nil {
 		base, baseRole = *dc, profile.ConfirmDefault
@@ -54,6 +55,14 @@ func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidat
 				e.Best.Median, e.Best.Lo, e.Best.Hi, e.Best.N = r.Median, r.Lo, r.Hi, r.N
 			}
 		}
+		t.noteChoice(u, e.Best)
+		return nil
+	}
+	if late && baseRole == profile.ConfirmDefault {
+		// past the unit's slice of the budget: no time to confirm a
+		// challenger, so the default stays (never worse than no profile)
+		e.Confirm = &profile.Confirm{Base: baseRole, Chosen: baseRole, Skipped: "the budget ran out before the confirmation"}
+		e.Best = *e.Default
 		t.noteChoice(u, e.Best)
 		return nil
 	}

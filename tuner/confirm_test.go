@@ -11,6 +11,7 @@ import (
 
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
+	"github.com/ktune/ktune/internal/pool"
 	"github.com/ktune/ktune/internal/profile"
 )
 
@@ -113,6 +114,7 @@ func TestConfirmTimingFault(t *testing.T) {
 			if e.Confirm == nil {
 				t.Fatalf("no confirmation; best %s", e.Best.Variant)
 			}
+
 			if e.Best.Variant != c.chosen {
 				t.Errorf("best %s, want %s (confirm %+v)", e.Best.Variant, c.chosen, *e.Confirm)
 			}
@@ -235,5 +237,28 @@ func TestInstallNoisy(t *testing.T) {
 	}
 	if used, _, _ := profile.InstallFrom("off"); used != "" {
 		t.Errorf("off: used %q", used)
+	}
+}
+
+// TestConfirmLate: past the unit's slice of the budget a challenged
+// default stays, unconfirmed and said so, without a round timed.
+func TestConfirmLate(t *testing.T) {
+	tu := &tuner{opt: quickOpts(t, t.TempDir()), chosen: map[string]candidate{}}
+	w := Workload{Op: faultOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, 64), ShapeClass: "decode-1"}
+	u := unit{w, kernel.ClassF32, 1}
+	base, _ := kernel.Lookup(faultOp + "/base")
+	fake, _ := kernel.Lookup(faultOp + "/fake")
+	dc := &candidate{base, kernel.Config{Threads: 1, Params: kernel.Values{}}, pool.Compact}
+	def := profile.Result{Variant: "base", Threads: 1, Median: 2e-3}
+	e := profile.Entry{Op: faultOp, DType: kernel.F32, Class: kernel.ClassF32, Shape: w.Shape, Threads: 1,
+		Best: profile.Result{Variant: "fake", Threads: 1, Median: 1e-3}, Default: &def}
+	if err := tu.confirmUnit(u, nil, &e, dc, candidate{fake, kernel.Config{Threads: 1, Params: kernel.Values{}}, pool.Compact}, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if e.Best.Variant != "base" || e.Confirm == nil || e.Confirm.Skipped == "" || e.Confirm.Rounds != 0 {
+		t.Errorf("late: best %s, confirm %+v; want the default kept, skipped", e.Best.Variant, e.Confirm)
+	}
+	if err := e.Check(""); err != nil {
+		t.Errorf("check: %v", err)
 	}
 }

@@ -242,7 +242,7 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 	// budget's choice, measured alternately (tuner.confirm), whose rounds
 	// give the figures; with nothing to confirm, the winner is re-timed.
 	if winner.v != nil {
-		if err := t.confirmUnit(u, ps, &e, dc, winner, len(results) > 1); err != nil {
+		if err := t.confirmUnit(u, ps, &e, dc, winner, len(results) > 1, over()); err != nil {
 			return e, err
 		}
 	}

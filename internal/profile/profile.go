@@ -277,6 +277,9 @@ type Confirm struct {
 	// Busy says why the rounds ran on a busy machine (cpu.Busyness's
 	// warning); a busy confirmation keeps the base.
 	Busy string `json:"busy,omitempty"`
+	// Skipped says why no round ran (the budget was spent): the base
+	// stays, Rounds is 0.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Challenger is one candidate of a Confirm.
@@ -588,6 +591,12 @@ func (c *Confirm) check() error {
 	if c.Base != ConfirmDefault && c.Base != ConfirmSearch {
 		return fmt.Errorf("base %q: want %q or %q", c.Base, ConfirmDefault, ConfirmSearch)
 	}
+	if c.Skipped != "" {
+		if c.Rounds != 0 || len(c.Challengers) != 0 || c.Chosen != c.Base {
+			return fmt.Errorf("skipped (%s) but %d rounds, %d challengers, chosen %q", c.Skipped, c.Rounds, len(c.Challengers), c.Chosen)
+		}
+		return nil
+	}
 	if c.Rounds < 1 || c.Rounds > 100 || len(c.Challengers) > 8 {
 		return fmt.Errorf("%d rounds, %d challengers: want 1 to 100 rounds, at most 8 challengers", c.Rounds, len(c.Challengers))
 	}
@@ -786,6 +795,9 @@ func (p *Profile) Describe(path string) string {
 		if c.Busy > 0 {
 			s += fmt.Sprintf(" (%d kept their base: the machine was busy)", c.Busy)
 		}
+		if c.Skipped > 0 {
+			s += fmt.Sprintf(" (%d kept the default unconfirmed: the budget ran out)", c.Skipped)
+		}
 	} else {
 		s += " (not confirmed against the default: tuned by an older ktune)"
 	}
@@ -806,6 +818,7 @@ type ConfirmCounts struct {
 	Kept       int // the untuned default stayed
 	Fewer      int // a smaller thread budget's choice was taken
 	Busy       int // the rounds ran on a busy machine (the base kept)
+	Skipped    int // no time was left to confirm (the default kept)
 }
 
 // ConfirmCounts counts p's entries by their Confirm.
@@ -820,6 +833,9 @@ func (p *Profile) ConfirmCounts() ConfirmCounts {
 		c.Rounds = max(c.Rounds, x.Rounds)
 		if x.Busy != "" {
 			c.Busy++
+		}
+		if x.Skipped != "" {
+			c.Skipped++
 		}
 		switch {
 		case x.Chosen == x.Base && x.Base == ConfirmDefault:
