@@ -11,12 +11,13 @@ import (
 )
 
 // ChoicesHeader heads ChoicesTable.
-var ChoicesHeader = []string{"op", "dtype", "shape", "threads", "class", "chosen", "achieved", "% of roof", "vs default"}
+var ChoicesHeader = []string{"op", "dtype", "shape", "threads", "class", "chosen", "untuned default", "achieved", "% of roof", "vs default"}
 
 // ChoicesTable is the one table of a profile's choices, printed by ktune
 // after a run and by kprofile show: per (op, dtype, projection, shape,
-// threads) the fastest class's choice, its rate, its % of roof (c nil:
-// unknown) and its speedup over the untuned default.
+// threads) the fastest class's choice, what the engine runs untuned
+// ("same" when the choice kept it), the choice's rate, its % of roof (c
+// nil: unknown) and its speedup over the untuned default.
 func ChoicesTable(p *profile.Profile, c *roofline.Ceilings) [][]string {
 	var tab [][]string
 	for _, r := range ChoiceRows(p) {
@@ -26,7 +27,7 @@ func ChoicesTable(p *profile.Profile, c *roofline.Ceilings) [][]string {
 		if r.Extra > 0 {
 			class += fmt.Sprintf(" (of %d)", r.Extra+1)
 		}
-		tab = append(tab, []string{e.Op, string(e.DType), ShapeCell(e), fmt.Sprint(e.Threads), class, ChoiceCell(e),
+		tab = append(tab, []string{e.Op, string(e.DType), ShapeCell(e), fmt.Sprint(e.Threads), class, ChoiceCell(e), DefaultCell(e),
 			FormatRate(v) + " " + unit, RoofCellOrDash(c, e), SpeedupCell(e)})
 	}
 	return tab
@@ -108,13 +109,33 @@ func RoofCellOrDash(c *roofline.Ceilings, e *profile.Entry) string {
 
 // ChoiceCell is "variant params", with the threads used when fewer than the
 // budget.
-func ChoiceCell(e *profile.Entry) string {
-	r := e.Best
+func ChoiceCell(e *profile.Entry) string { return resultCell(&e.Best, e.Threads) }
+
+// DefaultCell is the untuned default's variant, parameters, threads and
+// placement where they differ from the choice ("same" where the choice
+// kept it, "—" where no default was timed).
+func DefaultCell(e *profile.Entry) string {
+	switch {
+	case e.Default == nil:
+		return "—"
+	case e.KeepsDefault():
+		return "same"
+	}
+	s := resultCell(e.Default, e.Threads)
+	if e.Default.Placement != e.Best.Placement && e.Default.Placement != "" {
+		s += " " + e.Default.Placement
+	}
+	return s
+}
+
+// resultCell is a result's variant, parameters, and threads where fewer
+// than the budget.
+func resultCell(r *profile.Result, budget int) string {
 	s := r.Variant
 	if len(r.Params) > 0 {
 		s += " " + r.Params.String()
 	}
-	if r.Threads > 0 && r.Threads != e.Threads {
+	if r.Threads > 0 && r.Threads != budget {
 		s += fmt.Sprintf(" (%d thr)", r.Threads)
 	}
 	return s

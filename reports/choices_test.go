@@ -28,6 +28,17 @@ func TestChoicesTable(t *testing.T) {
 			t.Errorf("row %q lacks %q", row, want)
 		}
 	}
+	// the untuned default: "same" when kept, else what it is (and where)
+	e := &p.Entries[1]
+	d := e.Best
+	e.Default = &d
+	if c := DefaultCell(e); c != "same" {
+		t.Errorf("default kept: cell %q", c)
+	}
+	d.Variant, d.Placement, e.Best.Placement = "vdefault", "unpinned", "compact"
+	if c := DefaultCell(e); c != "vdefault unpinned" {
+		t.Errorf("default beaten: cell %q", c)
+	}
 }
 
 // TestConfirmSummary counts each kind of confirmed choice once.

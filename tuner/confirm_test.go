@@ -132,7 +132,49 @@ func TestConfirmTimingFault(t *testing.T) {
 			if err := e.Check(""); err != nil {
 				t.Errorf("entry check: %v", err)
 			}
+			if keeps := c.chosen == "base"; e.KeepsDefault() != keeps {
+				t.Errorf("KeepsDefault %v with %s chosen", e.KeepsDefault(), c.chosen)
+			}
 		})
+	}
+}
+
+// TestChooseKeepsDefault: an entry that kept the untuned default answers
+// nothing, so the engine runs its default configured for the shape at
+// hand (the entry's configuration was the default's at the tuned shape,
+// and may not be the default here); an entry whose choice beat the
+// default answers with it. A Choose that returns every entry's choice
+// fails the first case.
+func TestChooseKeepsDefault(t *testing.T) {
+	defer kernel.SetChooser(nil)()
+	s := kernel.MakeShape([]string{"n"}, 64)
+	tuned := profile.Result{Variant: "good", Params: kernel.Values{"tile": 8, "rounds": 2}, Threads: 1, Placement: "compact", Median: 1e-6}
+	def := kernel.Default(workOp, kernel.F32)
+	good, err := kernel.Lookup(workOp + "/good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		dflt profile.Result
+		want kernel.Choice
+	}{
+		{"kept the default", tuned, kernel.Choice{Variant: def, Config: def.DefaultConfig(s, 1)}},
+		{"beat the default", profile.Result{Variant: "good", Params: kernel.Values{"tile": 1, "rounds": 3}, Threads: 1, Placement: "compact", Median: 2e-6},
+			kernel.Choice{Variant: good, Config: kernel.Config{Threads: 1, Params: tuned.Params}}},
+	} {
+		p := profile.NewProfile("test", kernel.DefaultClasses)
+		d := c.dflt
+		p.Entries = []profile.Entry{{Op: workOp, DType: kernel.F32, Class: kernel.ClassF32, Shape: s, Threads: 1, Best: tuned, Default: &d}}
+		if got := p.Entries[0].KeepsDefault(); got != (c.name == "kept the default") {
+			t.Errorf("%s: KeepsDefault %v", c.name, got)
+		}
+		kernel.SetChooser(p)
+		got := kernel.Choose(workOp, kernel.F32, s, 1)
+		if got.Variant != c.want.Variant || got.Config.Threads != c.want.Config.Threads || got.Config.Params.String() != c.want.Config.Params.String() {
+			t.Errorf("%s: chose %s %v t=%d, want %s %v t=%d", c.name, got.Variant.Name, got.Config.Params, got.Config.Threads,
+				c.want.Variant.Name, c.want.Config.Params, c.want.Config.Threads)
+		}
 	}
 }
 

@@ -37,7 +37,7 @@ type candidate struct {
 }
 
 func (c candidate) key() string {
-	return fmt.Sprintf("%s %s t=%d %s", c.v.Name, c.cfg.Params, c.cfg.Threads, c.pl)
+	return profile.CandidateKey(c.v.Name, c.cfg.Params, c.cfg.Threads, c.pl)
 }
 
 // problems holds a workload's problem copies: one, or for cold workloads
@@ -62,7 +62,15 @@ func (p *problems) release() {
 	}
 }
 
-func newProblems(w Workload, coldBytes int64) (*problems, error) {
+// drawn is how many of a workload's copies newProblems draws from seeds
+// when its problems are kernel.Copiers.
+const drawn = 2
+
+// newProblems builds w's problems: those of prev (the last workload's)
+// reshaped where they are kernel.Reshapers of w's op and dtype that hold
+// the weights w needs, else drawn from seeds; for cold workloads, copies
+// past the first two are copies (kernel.Copier) of them.
+func newProblems(w Workload, coldBytes int64, prev *problems) (*problems, error) {
 	op := kernel.LookupOp(w.Op)
 	if op == nil {
 		return nil, fmt.Errorf("tuner: op %s not registered", w.Op)
@@ -74,7 +82,35 @@ func newProblems(w Workload, coldBytes int64) (*problems, error) {
 		}
 	}
 	ps := &problems{w: w}
-	for i := 0; i < copies; i++ {
+	if prev != nil && prev.w.Op == w.Op && prev.w.DType == w.DType && prev.w.Cold == w.Cold {
+		for i := 0; i < copies && i < len(prev.list); i++ {
+			r, ok := prev.list[i].(kernel.Reshaper)
+			if !ok {
+				break
+			}
+			p, ok := r.Reshape(w.Shape, uint64(1000+i))
+			if !ok {
+				break
+			}
+			ps.list = append(ps.list, p)
+		}
+	}
+	if len(ps.list) == 0 && prev != nil {
+		// nothing shared: the last workload's memory goes before this one's
+		// is drawn (a MoE block at full width is GiBs; the heap would
+		// otherwise grow to hold both)
+		prev.release()
+		runtime.GC()
+	}
+	for i := len(ps.list); i < copies; i++ {
+		// two seeds drawn (a family may vary the data's form by seed,
+		// Q4's min by its parity), the rest copies of them
+		if i >= drawn {
+			if c, ok := ps.list[i%drawn].(kernel.Copier); ok {
+				ps.list = append(ps.list, c.Copy())
+				continue
+			}
+		}
 		p, err := op.NewProblem(w.Shape, w.DType, uint64(1000+i))
 		if err != nil {
 			return nil, fmt.Errorf("tuner: %s at %s: %v", w.Op, w.Shape, err)
@@ -152,10 +188,13 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 			best = &rr
 		}
 	}
-	// the untuned default (what the dispatcher picks without a profile)
-	var dc *candidate // the default, where it is a candidate of this unit
-	if dv := kernel.Default(u.w.Op, u.w.DType); dv != nil && !dv.Reference {
-		dc = &candidate{dv, dv.DefaultConfig(u.w.Shape, u.threads), pool.Compact}
+	// the untuned default: what the engine runs without a profile (its
+	// default variant for the run's classes, of whichever class, the
+	// variant's default configuration, the pool's initial placement), the
+	// base every choice is confirmed against
+	var dc *candidate
+	if dv := kernel.Default(u.w.Op, u.w.DType, t.opt.Classes...); dv != nil && !dv.Reference {
+		dc = &candidate{dv, dv.DefaultConfig(u.w.Shape, u.threads), defaultPlacement(u.threads)}
 		if dv.Class == u.class {
 			try(*dc)
 			if r, ok := results[dc.key()]; ok && r.Median > 0 {
@@ -164,7 +203,7 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 		} else if r, err := t.timeChecked(u.w, ps, *dc); err == nil {
 			e.Default = &r
 		}
-		if dv.Class != u.class || e.Default == nil {
+		if e.Default == nil {
 			dc = nil
 		}
 	}
@@ -230,12 +269,12 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 	// chose it.
 	var winner candidate
 	for _, c := range slices.Concat(space, seeds) {
-		if c.key() == candidateKey(best) {
+		if c.key() == best.CandidateKey() {
 			winner = c
 			break
 		}
 	}
-	if dc != nil && dc.key() == candidateKey(best) {
+	if dc != nil && dc.key() == best.CandidateKey() {
 		winner = *dc
 	}
 	// The choice must beat the untuned default, and a smaller thread
@@ -248,19 +287,13 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 	}
 	var rest []profile.Result
 	for _, r := range results {
-		if r.Median > 0 && candidateKey(&r) != candidateKey(&e.Best) {
+		if r.Median > 0 && r.CandidateKey() != e.Best.CandidateKey() {
 			rest = append(rest, r)
 		}
 	}
 	sort.Slice(rest, func(i, j int) bool { return rest[i].Median < rest[j].Median })
 	e.RunnersUp = rest[:min(len(rest), 5)]
 	return e, nil
-}
-
-// candidateKey is candidate.key of a result.
-func candidateKey(r *profile.Result) string {
-	pl, _ := pool.ParsePlacement(r.Placement)
-	return fmt.Sprintf("%s %s t=%d %s", r.Variant, r.Params, r.Threads, pl)
 }
 
 func firstReject(r []profile.Reject) string {
@@ -309,6 +342,17 @@ func neighbours(c candidate, space []candidate) []candidate {
 		}
 	}
 	return out
+}
+
+// defaultPlacement is the thread placement the engine runs without a
+// profile: the pool's initial one (pool.Initial) for several threads;
+// one thread runs on the caller alone, timed as Compact like the search's
+// one-thread candidates.
+func defaultPlacement(threads int) pool.Placement {
+	if threads == 1 {
+		return pool.Compact
+	}
+	return pool.Initial
 }
 
 // timeChecked gates and times a candidate outside the search (the default
@@ -400,7 +444,7 @@ func (t *tuner) tuneMemPolicy(u unit, e *profile.Entry) error {
 		if err := t.opt.SetMemPolicy(p, t.opt.Nodes); err != nil {
 			return fmt.Errorf("tuner: memory policy %v: %v", p, err)
 		}
-		ps, err := newProblems(u.w, t.opt.Measure.ColdBytes)
+		ps, err := newProblems(u.w, t.opt.Measure.ColdBytes, nil)
 		if err != nil {
 			return err
 		}

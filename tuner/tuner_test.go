@@ -540,8 +540,8 @@ func TestCandidateKeyOfResult(t *testing.T) {
 	}
 	for _, c := range space {
 		r := profile.Result{Variant: c.v.Name, Params: c.cfg.Params, Threads: c.cfg.Threads, Placement: c.pl.String()}
-		if got := candidateKey(&r); got != c.key() {
-			t.Fatalf("candidateKey %q, key %q", got, c.key())
+		if got := r.CandidateKey(); got != c.key() {
+			t.Fatalf("CandidateKey %q, key %q", got, c.key())
 		}
 	}
 }

@@ -47,6 +47,10 @@ const (
 	numPlacements
 )
 
+// Initial is the placement a pool starts with, and so the one the engine
+// runs without a tuning profile (a profile's placement replaces it).
+const Initial = Unpinned
+
 var placementNames = [numPlacements]string{"unpinned", "compact", "spread", "smt", "pcores"}
 
 func (p Placement) String() string {
@@ -207,6 +211,7 @@ func New(size int) *Pool {
 		size = max(info.Usable, 1)
 	}
 	p := &Pool{size: size}
+	p.place.Store(int32(Initial))
 	p.forBody, p.dynBody, p.eachBody = p.forRun, p.dynRun, p.eachRun
 	if canPin && !quotaBound(&info.Topology) {
 		p.orders = OrdersFor(&info.Topology)

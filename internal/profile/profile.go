@@ -316,6 +316,30 @@ type Result struct {
 	Stopped bool `json:"stopped,omitempty"`
 }
 
+// CandidateKey names a candidate: its variant, parameters, thread count and
+// placement.
+func CandidateKey(variant string, params kernel.Values, threads int, pl pool.Placement) string {
+	return fmt.Sprintf("%s %s t=%d %s", variant, params, threads, pl)
+}
+
+// CandidateKey names the candidate r measured (a placement left out or
+// unknown reads as the pool's initial one).
+func (r *Result) CandidateKey() string {
+	pl, err := pool.ParsePlacement(r.Placement)
+	if err != nil {
+		pl = pool.Initial
+	}
+	return CandidateKey(r.Variant, r.Params, r.Threads, pl)
+}
+
+// KeepsDefault reports whether the entry's choice is the untuned default
+// (nothing measured beat it, or nothing beat it in the confirmation
+// rounds). The engine then runs its own default as it would without a
+// profile, configured for the shape at hand: Choose defers to it.
+func (e *Entry) KeepsDefault() bool {
+	return e.Default != nil && e.Best.CandidateKey() == e.Default.CandidateKey()
+}
+
 // GFLOPs is the achieved rate; GBs the achieved traffic.
 func (r Result) GFLOPs() float64 { return r.FLOPs / r.Median / 1e9 }
 
@@ -338,10 +362,14 @@ func (e *Entry) Key() string {
 	return fmt.Sprintf("%s|%s|%s|%s|%d", e.Op, e.DType, e.Class, e.Shape, e.Threads)
 }
 
-// Speedup is the default's median over the best's (0 when unknown).
+// Speedup is the default's median over the best's (0 when unknown; 1
+// when the best is the default).
 func (e *Entry) Speedup() float64 {
-	if e.Default == nil || e.Best.Median <= 0 {
+	switch {
+	case e.Default == nil || e.Best.Median <= 0:
 		return 0
+	case e.KeepsDefault(): // one candidate: its two figures differ by noise alone
+		return 1
 	}
 	return e.Default.Median / e.Best.Median
 }
@@ -662,7 +690,9 @@ func (e *Entry) config() kernel.Config {
 
 // Choose implements kernel.Chooser: among the entries for op and dtype in
 // an allowed class, the nearest shape and thread budget (the largest
-// budget ≤ threads, else the smallest), then the fastest class there. The
+// budget ≤ threads, else the smallest), then the fastest class there; an
+// entry that kept the untuned default answers nothing (ok=false), so that
+// the engine runs its default exactly as without a profile. The
 // configuration is validated at the caller's shape by kernel.Choose.
 func (p *Profile) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
 	cache := p.choices
@@ -697,7 +727,7 @@ func (p *Profile) choose(op string, dt kernel.DType, s kernel.Shape, threads int
 			best, bestD = e, d
 		}
 	}
-	if best == nil {
+	if best == nil || best.KeepsDefault() {
 		return kernel.Choice{}, false
 	}
 	v, err := kernel.Lookup(op + "/" + best.Best.Variant)

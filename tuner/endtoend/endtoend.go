@@ -113,7 +113,7 @@ func Run(ctx context.Context, p *profile.Profile, opt Options) (*profile.EndToEn
 			p.ApplyPlacement(threads)
 		} else {
 			kernel.SetChooser(nil)
-			pool.Default().SetPlacement(pool.Compact) // what an engine without a profile runs
+			pool.Default().SetPlacement(pool.Initial) // what an engine without a profile runs
 		}
 		m.SetThreads(threads)
 	}
