@@ -232,10 +232,11 @@ func Run(ctx context.Context, opt Options) (*profile.Profile, string, error) {
 		}
 		unitStart := time.Now()
 		if cur == nil || !cur.matches(u.w) {
-			cur.release()
-			if cur, err = newProblems(u.w, opt.Measure.ColdBytes); err != nil {
+			prev := cur
+			if cur, err = newProblems(u.w, opt.Measure.ColdBytes, prev); err != nil {
 				return nil, "", err
 			}
+			prev.release()
 		}
 		e, err := t.tuneUnit(u, cur, slice)
 		if err != nil {
@@ -355,31 +356,50 @@ func numaNote(nodes []cpu.Node) string {
 	return "one node: memory policy not tuned (nothing to choose)"
 }
 
-// planUnits lists what a run measures: each workload in each allowed
-// accuracy class that has candidates, at each thread count. A class whose
-// only candidates are the pure-Go variants is left out when another allowed
-// class of the workload has SIMD ones: they never win (e.g. the f32 class
-// of q5 and the K formats, whose SIMD kernels are int8act), and the
-// engine's default choice serves them if that class is the only one
-// allowed.
+// planUnits lists what a run measures: each workload in the accuracy
+// classes worth tuning, at each thread count. Of the engine's default
+// classes (kernel.DefaultClasses) only the class of the engine's default
+// variant for the allowed classes is tuned: the engine never runs the
+// others' variants unless a profile's choice beats its default, and on
+// the machines measured none did (the f32 class of a quantized GEMV or MoE
+// block is 1.3–3× slower than the int8act default; they were half of a
+// full run's time). A class allowed beyond those (--allow bf16act) is
+// tuned as asked. A class that has no candidate is left out, and so is one
+// whose only candidates are the pure-Go variants beside a class with SIMD
+// ones (they never win: e.g. the f32 class of q5 and the K formats, whose
+// SIMD kernels are int8act).
 func planUnits(ws []Workload, classes []kernel.Class, threads []int) []unit {
 	var units []unit
 	for _, w := range ws {
-		simd := false // a class of w has a candidate other than the pure-Go ones
-		for _, c := range classes {
-			simd = simd || !pureGoOnly(kernel.Candidates(w.Op, w.DType, []kernel.Class{c}))
-		}
-		for _, c := range classes {
-			cands := kernel.Candidates(w.Op, w.DType, []kernel.Class{c})
-			if len(cands) == 0 || simd && pureGoOnly(cands) {
-				continue
-			}
+		for _, c := range tunedClasses(w, classes) {
 			for _, t := range threads {
 				units = append(units, unit{w, c, t})
 			}
 		}
 	}
 	return units
+}
+
+// tunedClasses are the classes planUnits tunes a workload in.
+func tunedClasses(w Workload, classes []kernel.Class) []kernel.Class {
+	simd := false // a class of w has a candidate other than the pure-Go ones
+	for _, c := range classes {
+		simd = simd || !pureGoOnly(kernel.Candidates(w.Op, w.DType, []kernel.Class{c}))
+	}
+	var keep []kernel.Class
+	for _, c := range classes {
+		cands := kernel.Candidates(w.Op, w.DType, []kernel.Class{c})
+		if len(cands) > 0 && !(simd && pureGoOnly(cands)) {
+			keep = append(keep, c)
+		}
+	}
+	def := kernel.Default(w.Op, w.DType, classes...)
+	if def == nil || def.Reference || !slices.Contains(keep, def.Class) {
+		return keep
+	}
+	return slices.DeleteFunc(keep, func(c kernel.Class) bool {
+		return c != def.Class && slices.Contains(kernel.DefaultClasses, c)
+	})
 }
 
 // pureGoOnly reports whether every candidate is a pure-Go variant

@@ -173,6 +173,24 @@ type Problem interface {
 	Output() []float32
 }
 
+// A Copier is a Problem that makes another copy of itself in memory of its
+// own (the same inputs; an output of its own). The tuner's cold workloads
+// cycle through hundreds of MiB of weight copies: copying one is two
+// orders of magnitude faster than drawing it again, and a cache misses
+// identical bytes at another address as it misses different ones.
+type Copier interface {
+	Copy() Problem
+}
+
+// A Reshaper is a Problem that gives a problem at another shape holding
+// the same weights, with activations drawn from seed and an output of its
+// own: the tuner moves between an op's token counts (decode 1…8, prefill
+// 64, 512) without drawing hundreds of MiB of weights again. ok is false
+// where the weights at s would differ (another width, expert count…).
+type Reshaper interface {
+	Reshape(s Shape, seed uint64) (p Problem, ok bool)
+}
+
 // Instance is a variant prepared for one problem and configuration.
 type Instance interface {
 	// Run computes the op on the problem's inputs into its output.

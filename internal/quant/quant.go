@@ -42,6 +42,7 @@ package quant
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ktune/ktune/internal/kernel"
 )
@@ -69,6 +70,16 @@ type Matrix struct {
 	Np, Kp int  // padded: Np to PanelRows, Kp to GroupK (Q8, Q4, Q3, Q6, Q5, Q2), SuperK (Q3K…Q6K), 2 (BF16) or K (F32)
 	HasMin bool // Q4 with a per-group min (w = d·q + m)
 	Data   []byte
+}
+
+// Clone returns a copy with data of its own (nil: nil).
+func (m *Matrix) Clone() *Matrix {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Data = slices.Clone(m.Data)
+	return &c
 }
 
 // Panels is the number of row panels.

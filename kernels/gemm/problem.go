@@ -43,6 +43,35 @@ func (p *problem) DType() kernel.DType { return p.dt }
 func (p *problem) Output() []float32   { return p.y }
 func (p *problem) Reset()              { clear(p.y) }
 
+// Copy implements kernel.Copier: the weights copied, the activations
+// shared (read only), an output of its own.
+func (p *problem) Copy() kernel.Problem {
+	c := *p
+	c.w, c.wu = p.w.Clone(), p.wu.Clone()
+	c.y = make([]float32, len(p.y))
+	return &c
+}
+
+// Reshape implements kernel.Reshaper: another row count m, the same
+// weights (n and k must match).
+func (p *problem) Reshape(s kernel.Shape, seed uint64) (kernel.Problem, bool) {
+	m, n, k := s.Get("m"), s.Get("n"), s.Get("k")
+	if m < 1 || n != p.n || k != p.k {
+		return nil, false
+	}
+	c := &problem{op: p.op, shape: s, dt: p.dt, m: m, n: n, k: k, w: p.w, wu: p.wu}
+	c.drawX(rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1)))
+	return c, true
+}
+
+// drawX draws X ~ N(0,1) and makes the output.
+func (p *problem) drawX(r *rand.Rand) {
+	p.x, p.y = make([]float32, p.m*p.k), make([]float32, p.m*p.n)
+	for i := range p.x {
+		p.x[i] = float32(r.NormFloat64())
+	}
+}
+
 func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
 	return func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
 		m, n, k := s.Get("m"), s.Get("n"), s.Get("k")
@@ -50,10 +79,8 @@ func newProblem(op string) func(s kernel.Shape, dt kernel.DType, seed uint64) (k
 			return nil, fmt.Errorf("%s: shape %s: m, n, k must be ≥ 1", op, s)
 		}
 		r := rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1))
-		p := &problem{op: op, shape: s, dt: dt, m: m, n: n, k: k, x: make([]float32, m*k), y: make([]float32, m*n)}
-		for i := range p.x {
-			p.x[i] = float32(r.NormFloat64())
-		}
+		p := &problem{op: op, shape: s, dt: dt, m: m, n: n, k: k}
+		p.drawX(r)
 		hasMin := dt == kernel.Q4 && seed%2 == 1
 		var err error
 		if p.w, err = randomMatrix(r, dt, n, k, hasMin); err != nil {

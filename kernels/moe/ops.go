@@ -87,11 +87,35 @@ func newProblem(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, e
 	if err != nil {
 		return nil, err
 	}
-	p := &problem{shape: s, dt: dt, b: b, n: n, x: make([]float32, n*c), y: make([]float32, n*c)}
+	p := &problem{shape: s, dt: dt, b: b, n: n}
+	p.drawX(r)
+	return p, nil
+}
+
+// drawX draws the tokens' activations ~ N(0,1) and makes the output.
+func (p *problem) drawX(r *rand.Rand) {
+	c := p.b.Hidden
+	p.x, p.y = make([]float32, p.n*c), make([]float32, p.n*c)
 	for j := range p.x {
 		p.x[j] = float32(r.NormFloat64())
 	}
-	return p, nil
+}
+
+// Reshape implements kernel.Reshaper: another token count n, the same
+// block (e, k, c and i must match).
+func (p *problem) Reshape(s kernel.Shape, seed uint64) (kernel.Problem, bool) {
+	n := s.Get("n")
+	for _, key := range []string{"e", "k", "c", "i"} {
+		if s.Get(key) != p.shape.Get(key) {
+			return nil, false
+		}
+	}
+	if n < 1 {
+		return nil, false
+	}
+	q := &problem{shape: s, dt: p.dt, b: p.b, n: n}
+	q.drawX(rand.New(rand.NewPCG(seed, 11)))
+	return q, true
 }
 
 // expectedExperts is how many distinct experts n tokens touch on average

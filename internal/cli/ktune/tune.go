@@ -175,6 +175,11 @@ func containsClass(cs []kernel.Class, c kernel.Class) bool {
 // ceilings re-measured (about 5 s on 2 cores), the plots and the table.
 const endReserve = 15 * time.Second
 
+// checkReserve is the part kept for the end-to-end check (--check): 18–20 s
+// on 2 cores (3 rounds of pp64, pp512, tg16 both ways at two budgets,
+// each at least 250 ms, and the model's build).
+const checkReserve = 25 * time.Second
+
 // dramSampleEvery is how often the DRAM read ceiling is re-measured while
 // tuning (a few hundred milliseconds each time on 2 cores); tests whose
 // verdict must not hang on the host's real bandwidth turn dramSampling off.
@@ -247,9 +252,14 @@ func runTune(o *TuneOptions) error {
 				}
 			}
 		}
-		// the budget covers the whole job: the ceilings, the tuning, and
-		// the re-check, plots and table at the end (endReserve)
-		opt.Budget = max(opt.Budget-took-endReserve, opt.Budget/4)
+		// the budget covers the whole job: the ceilings, the tuning, the
+		// re-check, plots and table at the end (endReserve) and the
+		// end-to-end check
+		reserve := endReserve
+		if o.Check {
+			reserve += checkReserve
+		}
+		opt.Budget = max(opt.Budget-took-reserve, opt.Budget/4)
 	}
 	opt.Log = o.Err
 	opt.Progress = func(ev tuner.Event) {
