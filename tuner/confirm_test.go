@@ -3,6 +3,7 @@ package tuner
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -175,6 +176,19 @@ func TestChooseKeepsDefault(t *testing.T) {
 			t.Errorf("%s: chose %s %v t=%d, want %s %v t=%d", c.name, got.Variant.Name, got.Config.Params, got.Config.Threads,
 				c.want.Variant.Name, c.want.Config.Params, c.want.Config.Threads)
 		}
+		// a call 4× the shape still takes an entry's choice; 8× away the
+		// engine's default runs (profile.MaxShapeDistance)
+		for _, n := range []int{256, 512} {
+			far := kernel.MakeShape([]string{"n"}, n)
+			got := kernel.Choose(workOp, kernel.F32, far, 1)
+			want := c.want
+			if n == 512 {
+				want = kernel.Choice{Variant: def, Config: def.DefaultConfig(far, 1)}
+			}
+			if got.Variant != want.Variant || got.Config.Params.String() != want.Config.Params.String() {
+				t.Errorf("%s at n=%d: chose %s %v, want %s %v", c.name, n, got.Variant.Name, got.Config.Params, want.Variant.Name, want.Config.Params)
+			}
+		}
 	}
 }
 
@@ -302,5 +316,80 @@ func TestConfirmLate(t *testing.T) {
 	}
 	if err := e.Check(""); err != nil {
 		t.Errorf("check: %v", err)
+	}
+}
+
+// reserveOp is timed on the virtual clock: "base" (the default) costs
+// 1 ms a run, "wide" 0.7 ms at every one of its 200 parameter values, a
+// space that takes longer to measure than the slice TestConfirmReserve
+// gives, so the search would take all of it.
+const reserveOp = "tunetest.reserve"
+
+type reserveInst struct {
+	p    *workProblem
+	cost int64
+}
+
+func (in reserveInst) Run() { vclock.Add(in.cost); copy(in.p.y, in.p.x) }
+
+func init() {
+	kernel.RegisterOp(&kernel.Op{Name: reserveOp, ShapeKeys: []string{"n"}, DTypes: []kernel.DType{kernel.F32},
+		NewProblem: func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
+			n := s.Get("n")
+			p := &workProblem{s: s, x: make([]float32, n), y: make([]float32, n)}
+			for i := range p.x {
+				p.x[i] = float32(i%5) - 2
+			}
+			return p, nil
+		},
+		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost { return kernel.Cost{FLOPs: 1, Bytes: 8} },
+	})
+	vals := make([]int, 200)
+	for i := range vals {
+		vals[i] = i + 1
+	}
+	for _, v := range []struct {
+		name   string
+		prio   int
+		ref    bool
+		cost   int64
+		params []kernel.Param
+	}{{"reference", 0, true, 0, nil}, {"base", 20, false, 1_000_000, nil},
+		{"wide", 10, false, 700_000, []kernel.Param{{Name: "p", Values: vals, Default: 1}}}} {
+		kernel.Register(&kernel.Variant{Op: reserveOp, Name: v.name, Priority: v.prio, Reference: v.ref,
+			DTypes: []kernel.DType{kernel.F32}, Class: kernel.ClassF32, Params: v.params,
+			New: func(p kernel.Problem, cfg kernel.Config) (kernel.Instance, error) {
+				return reserveInst{p.(*workProblem), v.cost}, nil
+			}})
+	}
+}
+
+// TestConfirmReserve: the search leaves the part of the unit's slice that
+// confirming its winner takes, so a unit given a few times the default's
+// timing confirms (three rounds) instead of searching to the end of its
+// slice and keeping the default unconfirmed. A search that ignores the
+// reserve fails it.
+func TestConfirmReserve(t *testing.T) {
+	opt := quickOpts(t, t.TempDir())
+	opt.Measure.Now = func() time.Time { return time.Unix(0, vclock.Load()) }
+	opt.SampleLoad = func() (cpu.Load, error) { return cpu.Load{Wall: time.Unix(vclock.Load()/1e9, 0)}, nil }
+	tu := &tuner{opt: opt, refs: map[string][]float32{}, verified: map[string]error{}, chosen: map[string]candidate{},
+		rng: rand.New(rand.NewPCG(1, 7))}
+	w := Workload{Op: reserveOp, DType: kernel.F32, Shape: kernel.MakeShape([]string{"n"}, 64), ShapeClass: "decode-1"}
+	ps, err := newProblems(w, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the default's first timing: its samples, the warm-up and a rerun
+	// when noisy; the slice holds about 20 of them
+	e, err := tu.tuneUnit(unit{w, kernel.ClassF32, 1}, ps, 20*time.Duration(2*max(opt.Measure.Samples, 6)+2)*opt.Measure.SampleTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Confirm == nil || e.Confirm.Skipped != "" || e.Confirm.Rounds != 3 {
+		t.Errorf("confirm %+v (measured %d of %d): want three rounds, not skipped", e.Confirm, e.Measured, e.Space)
+	}
+	if e.Best.Variant != "wide" || e.Confirm != nil && e.Confirm.Chosen != profile.ConfirmSearch {
+		t.Errorf("best %s, want wide (30%% faster) confirmed", e.Best.Variant)
 	}
 }

@@ -149,7 +149,13 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 		e.Mem = "dram"
 	}
 	start := t.opt.Measure.now()
-	over := func() bool { return slice > 0 && t.opt.Measure.now().Sub(start) > slice }
+	// the search stops where the slice left is what confirming its
+	// winner takes (reserve: the rounds of the default and one
+	// challenger, each about the default's first timing); past the whole
+	// slice (late) the confirmation is skipped and the default stays
+	var reserve time.Duration
+	late := func() bool { return slice > 0 && t.opt.Measure.now().Sub(start) > slice }
+	over := func() bool { return slice > 0 && t.opt.Measure.now().Sub(start) > slice-reserve }
 	space := t.space(u)
 	e.Space = len(space)
 	inSpace := map[string]bool{}
@@ -195,6 +201,7 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 	var dc *candidate
 	if dv := kernel.Default(u.w.Op, u.w.DType, t.opt.Classes...); dv != nil && !dv.Reference {
 		dc = &candidate{dv, dv.DefaultConfig(u.w.Shape, u.threads), defaultPlacement(u.threads)}
+		t0 := t.opt.Measure.now()
 		if dv.Class == u.class {
 			try(*dc)
 			if r, ok := results[dc.key()]; ok && r.Median > 0 {
@@ -203,6 +210,7 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 		} else if r, err := t.timeChecked(u.w, ps, *dc); err == nil {
 			e.Default = &r
 		}
+		reserve = time.Duration(2*t.opt.Measure.confirmRounds()) * t.opt.Measure.now().Sub(t0)
 		if e.Default == nil {
 			dc = nil
 		}
@@ -281,7 +289,7 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 	// budget's choice, measured alternately (tuner.confirm), whose rounds
 	// give the figures; with nothing to confirm, the winner is re-timed.
 	if winner.v != nil {
-		if err := t.confirmUnit(u, ps, &e, dc, winner, len(results) > 1, over()); err != nil {
+		if err := t.confirmUnit(u, ps, &e, dc, winner, len(results) > 1, late()); err != nil {
 			return e, err
 		}
 	}

@@ -691,8 +691,9 @@ func (e *Entry) config() kernel.Config {
 // Choose implements kernel.Chooser: among the entries for op and dtype in
 // an allowed class, the nearest shape and thread budget (the largest
 // budget ≤ threads, else the smallest), then the fastest class there; an
-// entry that kept the untuned default answers nothing (ok=false), so that
-// the engine runs its default exactly as without a profile. The
+// entry that kept the untuned default, or one farther than
+// MaxShapeDistance from the call's shape, answers nothing (ok=false), so
+// that the engine runs its default exactly as without a profile. The
 // configuration is validated at the caller's shape by kernel.Choose.
 func (p *Profile) Choose(op string, dt kernel.DType, s kernel.Shape, threads int, classes []kernel.Class) (kernel.Choice, bool) {
 	cache := p.choices
@@ -727,7 +728,7 @@ func (p *Profile) choose(op string, dt kernel.DType, s kernel.Shape, threads int
 			best, bestD = e, d
 		}
 	}
-	if best == nil || best.KeepsDefault() {
+	if best == nil || best.KeepsDefault() || shapeDistance(best.Shape, s) > MaxShapeDistance {
 		return kernel.Choice{}, false
 	}
 	v, err := kernel.Lookup(op + "/" + best.Best.Variant)
@@ -741,6 +742,14 @@ func (p *Profile) choose(op string, dt kernel.DType, s kernel.Shape, threads int
 	}
 	return kernel.Choice{Variant: v, Config: cfg}, true
 }
+
+// MaxShapeDistance is how far (shapeDistance: a factor of 4 in one
+// dimension, or of 2 in two) a call's shape may lie from the nearest
+// entry's for the entry's choice to be used; farther, the engine runs its
+// default. A choice measured on the MoE experts' gate/up at 16 rows of
+// 1024 was otherwise applied to the dense layer's at 512 rows of 9216
+// (distance 5.2), where it made prefill 8–15% slower end to end.
+const MaxShapeDistance = 2.0
 
 // shapeDistance is Σ |log2(a/b)| over the keys; a key missing from either
 // counts as far.
