@@ -360,10 +360,11 @@ func numaNote(nodes []cpu.Node) string {
 // classes worth tuning, at each thread count. Of the engine's default
 // classes (kernel.DefaultClasses) only the class of the engine's default
 // variant for the allowed classes is tuned: the engine never runs the
-// others' variants unless a profile's choice beats its default, and on
-// the machines measured none did (the f32 class of a quantized GEMV or MoE
-// block is 1.3–3× slower than the int8act default; they were half of a
-// full run's time). A class allowed beyond those (--allow bf16act) is
+// others' variants unless a profile's choice beats its default, and they
+// rarely could: in a full run on an AMX Xeon VM (2026-12-06) the f32
+// class's best was slower than the int8act default in 209 of 216 entries
+// of the quantized matmuls and MoE blocks, 1.7× at the median, and its
+// units took 40% of the run. A class allowed beyond those (--allow bf16act) is
 // tuned as asked. A class that has no candidate is left out, and so is one
 // whose only candidates are the pure-Go variants beside a class with SIMD
 // ones (they never win: e.g. the f32 class of q5 and the K formats, whose

@@ -36,7 +36,8 @@ type Options struct {
 	Prompts []int
 	Gen     int
 	// MinTime is the least time one measurement runs its test for (again
-	// and again; 0: 250 ms): a single short pass is mostly noise.
+	// and again, at least minPasses times; 0: 250 ms): a single short pass
+	// is mostly noise.
 	MinTime time.Duration
 	// Progress, when set, hears each measurement as it starts.
 	Progress func(done, total int, what string)
@@ -156,18 +157,21 @@ func Run(ctx context.Context, p *profile.Profile, opt Options) (*profile.EndToEn
 		}
 		return time.Since(t0).Seconds(), nil
 	}
+	// a measurement is the median pass of at least minPasses: a pass that
+	// met a stall (a GC cycle, a burst of page faults) moves it no more
+	// than any other (timed as the mean of one or two passes, the pp512
+	// row at 1 thread read 0.6× in one round of three, both ways the same)
 	rate := func(tokens int, pass func(int) (float64, error)) func() (float64, error) {
 		return func() (float64, error) {
-			var secs float64
-			var n int
-			for start := time.Now(); n == 0 || time.Since(start) < opt.MinTime; n++ {
+			var secs []float64
+			for start := time.Now(); len(secs) < minPasses || time.Since(start) < opt.MinTime; {
 				s, err := pass(tokens)
 				if err != nil {
 					return 0, err
 				}
-				secs += s
+				secs = append(secs, s)
 			}
-			return float64(n*tokens) / secs, nil
+			return float64(tokens) / median(secs), nil
 		}
 	}
 	var tests []test
@@ -251,6 +255,9 @@ func Run(ctx context.Context, p *profile.Profile, opt Options) (*profile.EndToEn
 	}
 	return rec, nil
 }
+
+// minPasses is the least number of passes one measurement times.
+const minPasses = 3
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)
