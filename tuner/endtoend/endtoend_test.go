@@ -13,11 +13,18 @@ import (
 )
 
 // slowProfile chooses the float64 reference for every q4 matrix-vector
-// product: a profile that makes the engine slower (a planted loss).
+// product: a profile that makes the engine slower (a planted loss). Its
+// entries lie every 4× in n and k, so that every shape of the model is
+// within profile.MaxShapeDistance of one.
 func slowProfile() *profile.Profile {
 	p := profile.NewProfile("test", kernel.DefaultClasses)
-	p.Entries = []profile.Entry{{Op: "gemm.gemv", DType: kernel.Q4, Class: kernel.ClassF32, Shape: kernel.MakeShape([]string{"m", "n", "k"}, 1, 64, 64), Threads: 1,
-		Best: profile.Result{Variant: "reference", Threads: 1, Median: 1e-6}}}
+	for n := 16; n <= 1<<18; n *= 4 {
+		for k := 16; k <= 1<<18; k *= 4 {
+			p.Entries = append(p.Entries, profile.Entry{Op: "gemm.gemv", DType: kernel.Q4, Class: kernel.ClassF32,
+				Shape: kernel.MakeShape([]string{"m", "n", "k"}, 1, n, k), Threads: 1,
+				Best: profile.Result{Variant: "reference", Threads: 1, Median: 1e-6}})
+		}
+	}
 	return p
 }
 
