@@ -33,8 +33,9 @@ func (t *tuner) noteChoice(u unit, r profile.Result) {
 // confirmUnit decides an entry's choice among the base and its challengers
 // (tuner.confirm) and records it (with no challenger, the winner is timed
 // again when retime: see tuneUnit; when late, past the unit's slice of the
-// budget, a challenged default stays unconfirmed): the base is the untuned default dc where
-// it is a candidate of this unit, else the search's winner; the
+// budget, a challenged default stays unconfirmed): the base is the
+// untuned default dc (what the engine runs without a profile, of
+// whichever class) where it was timed, else the search's winner; the
 // challengers are the winner (when it is not the base) and the choice of
 // the group's largest smaller thread budget (when it differs from both).
 func (t *tuner) confirmUnit(u unit, ps *problems, e *profile.Entry, dc *candidate, winner candidate, retime, late bool) error {
