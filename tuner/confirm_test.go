@@ -55,14 +55,7 @@ func (in faultInst) Run() {
 
 func init() {
 	kernel.RegisterOp(&kernel.Op{Name: faultOp, ShapeKeys: []string{"n"}, DTypes: []kernel.DType{kernel.F32},
-		NewProblem: func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
-			n := s.Get("n")
-			p := &workProblem{s: s, x: make([]float32, n), y: make([]float32, n)}
-			for i := range p.x {
-				p.x[i] = float32(i%5) - 2
-			}
-			return p, nil
-		},
+		NewProblem: fixedProblem,
 		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost {
 			return kernel.Cost{FLOPs: float64(s.Get("n")), Bytes: 8 * float64(s.Get("n"))}
 		},
@@ -334,15 +327,8 @@ func (in reserveInst) Run() { vclock.Add(in.cost); copy(in.p.y, in.p.x) }
 
 func init() {
 	kernel.RegisterOp(&kernel.Op{Name: reserveOp, ShapeKeys: []string{"n"}, DTypes: []kernel.DType{kernel.F32},
-		NewProblem: func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
-			n := s.Get("n")
-			p := &workProblem{s: s, x: make([]float32, n), y: make([]float32, n)}
-			for i := range p.x {
-				p.x[i] = float32(i%5) - 2
-			}
-			return p, nil
-		},
-		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost { return kernel.Cost{FLOPs: 1, Bytes: 8} },
+		NewProblem: fixedProblem,
+		Cost:       func(s kernel.Shape, dt kernel.DType) kernel.Cost { return kernel.Cost{FLOPs: 1, Bytes: 8} },
 	})
 	vals := make([]int, 200)
 	for i := range vals {

@@ -456,16 +456,20 @@ func TestMemPolicyFakeTopology(t *testing.T) {
 
 const offgridOp = "tunetest.offgrid"
 
+// fixedProblem is the synthetic ops' problem that does not depend on the
+// seed: n inputs i%5 − 2 and n outputs.
+func fixedProblem(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
+	n := s.Get("n")
+	p := &workProblem{s: s, x: make([]float32, n), y: make([]float32, n)}
+	for i := range p.x {
+		p.x[i] = float32(i%5) - 2
+	}
+	return p, nil
+}
+
 func init() {
 	kernel.RegisterOp(&kernel.Op{Name: offgridOp, ShapeKeys: []string{"n"}, DTypes: []kernel.DType{kernel.F32},
-		NewProblem: func(s kernel.Shape, dt kernel.DType, seed uint64) (kernel.Problem, error) {
-			n := s.Get("n")
-			p := &workProblem{s: s, x: make([]float32, n), y: make([]float32, n)}
-			for i := range p.x {
-				p.x[i] = float32(i%5) - 2
-			}
-			return p, nil
-		},
+		NewProblem: fixedProblem,
 		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost {
 			return kernel.Cost{FLOPs: float64(s.Get("n")), Bytes: 8 * float64(s.Get("n"))}
 		},
