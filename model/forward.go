@@ -491,9 +491,12 @@ func (m *Model) mlp(f *MLP, y, x []float32, M int) {
 	gemm.LinearClasses(m.opt.Classes, y, hid, f.Down, M, false, m.opt.Threads) // y [M, C]
 }
 
-// kdaMixer runs KDA layer l on x [B·T, C] into y [B·T, C]. The kernel wants
-// the batch's states side by side ([B][H][D][D]); a batch of several
-// sequences is gathered into a scratch cache and scattered back.
+// kdaMixer runs KDA layer l on x [B·T, C] into y [B·T, C]. A batch of
+// several sequences runs on a scratch cache whose convolution windows
+// ([B][H·D][W], small) are gathered and scattered back, and whose states
+// are the sequences' own (kda.LayerCache.States: 2 MiB each at Kimi's
+// widths, which copying in and out had made 10% of a decode step at 8
+// sequences).
 func (m *Model) kdaMixer(l int, y, x []float32, sts []*State, T int) {
 	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe}
 	if len(sts) == 1 {
@@ -504,17 +507,19 @@ func (m *Model) kdaMixer(l int, y, x []float32, sts []*State, T int) {
 	c := m.kdaScratch(l, B)
 	for b, st := range sts {
 		gatherKDA(c, b, st.kda[l], false)
+		c.States[b] = st.kda[l].State
 	}
 	w.Forward(y, x, B, T, c, opt)
 	for b, st := range sts {
 		gatherKDA(c, b, st.kda[l], true)
 	}
+	clear(c.States) // the scratch keeps no sequence's memory
 }
 
-// gatherKDA copies one sequence's cache s into slot b of the batch cache c
-// (or back, when back is set).
+// gatherKDA copies one sequence's convolution windows s into slot b of the
+// batch cache c (or back, when back is set).
 func gatherKDA(c *kda.LayerCache, b int, s *kda.LayerCache, back bool) {
-	for _, p := range [][2][]float32{{c.ConvQ, s.ConvQ}, {c.ConvK, s.ConvK}, {c.ConvV, s.ConvV}, {c.State, s.State}} {
+	for _, p := range [][2][]float32{{c.ConvQ, s.ConvQ}, {c.ConvK, s.ConvK}, {c.ConvV, s.ConvV}} {
 		n := len(p[1])
 		slot := p[0][b*n : (b+1)*n]
 		if back {
@@ -526,7 +531,8 @@ func gatherKDA(c *kda.LayerCache, b int, s *kda.LayerCache, back bool) {
 }
 
 // kdaScratch returns a batch cache of B sequences for layer l, reused
-// across decode steps.
+// across decode steps: convolution windows of its own, the states the
+// caller's (States, len B).
 func (m *Model) kdaScratch(l, B int) *kda.LayerCache {
 	if m.kdaTmp == nil {
 		m.kdaTmp = map[int][]*kda.LayerCache{}
@@ -537,7 +543,9 @@ func (m *Model) kdaScratch(l, B int) *kda.LayerCache {
 		m.kdaTmp[B] = cs
 	}
 	if cs[l] == nil {
-		cs[l] = m.Layers[l].KDA.NewLayerCache(B)
+		c := m.Layers[l].KDA.NewLayerCache(B)
+		c.State, c.States = nil, make([][]float32, B)
+		cs[l] = c
 	}
 	return cs[l]
 }

@@ -43,6 +43,10 @@ type Tensors struct {
 	Scale         float32
 	O             []float32 // [B,T,H,V], written
 	State         []float32 // [B,H,K,V] (or [B,H,V,K] with StateVK), updated
+	// States, if set, holds each sequence's state apart ([H,K,V] or
+	// [H,V,K] each, len B) and State is unused: a batch of sequences whose
+	// states live in their own memory runs without gathering them.
+	States [][]float32
 	// StateVK says State is value-major ([V][K] per head), the layout the
 	// "layout=vk" parameter of the decode variants runs natively; other
 	// kernels see it transposed around their call.
@@ -54,8 +58,23 @@ func (t *Tensors) check() error {
 		return fmt.Errorf("kda: bad sizes B=%d T=%d H=%d K=%d V=%d", t.B, t.T, t.H, t.K, t.V)
 	}
 	nk, nv, nb := t.B*t.T*t.H*t.K, t.B*t.T*t.H*t.V, t.B*t.T*t.H
-	if len(t.Q) < nk || len(t.Kk) < nk || len(t.G) < nk || len(t.Vv) < nv || len(t.O) < nv || len(t.Beta) < nb || len(t.State) < t.B*t.H*t.K*t.V {
+	if len(t.Q) < nk || len(t.Kk) < nk || len(t.G) < nk || len(t.Vv) < nv || len(t.O) < nv || len(t.Beta) < nb {
 		return fmt.Errorf("kda: tensor shorter than B=%d T=%d H=%d K=%d V=%d needs", t.B, t.T, t.H, t.K, t.V)
+	}
+	ns := t.H * t.K * t.V
+	if t.States == nil {
+		if len(t.State) < t.B*ns {
+			return fmt.Errorf("kda: state shorter than B=%d H=%d K=%d V=%d needs", t.B, t.H, t.K, t.V)
+		}
+		return nil
+	}
+	if len(t.States) < t.B {
+		return fmt.Errorf("kda: %d states for B=%d sequences", len(t.States), t.B)
+	}
+	for b, st := range t.States[:t.B] {
+		if len(st) < ns {
+			return fmt.Errorf("kda: state %d holds %d floats; H=%d K=%d V=%d need %d", b, len(st), t.H, t.K, t.V, ns)
+		}
 	}
 	return nil
 }
@@ -64,8 +83,13 @@ func (t *Tensors) check() error {
 func (t *Tensors) head(b, h int) (o, s, q, k, v, g, beta []float32) {
 	ko := (b*t.T*t.H + h) * t.K
 	vo := (b*t.T*t.H + h) * t.V
-	so := (b*t.H + h) * t.K * t.V
-	return t.O[vo:], t.State[so : so+t.K*t.V], t.Q[ko:], t.Kk[ko:], t.Vv[vo:], t.G[ko:], t.Beta[b*t.T*t.H+h:]
+	n := t.K * t.V
+	if t.States != nil {
+		s = t.States[b][h*n : (h+1)*n]
+	} else {
+		s = t.State[(b*t.H+h)*n : (b*t.H+h+1)*n]
+	}
+	return t.O[vo:], s, t.Q[ko:], t.Kk[ko:], t.Vv[vo:], t.G[ko:], t.Beta[b*t.T*t.H+h:]
 }
 
 // headFn runs one (sequence, head) with strides sq = H·K, sv = H·V, sb = H.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ktune/ktune/internal/golden"
@@ -83,7 +84,7 @@ func TestGolden(t *testing.T) {
 // decodeAll feeds the sequence one token at a time through a decode kernel.
 func decodeAll(tn *Tensors, fn headFn, cfg kernel.Config) {
 	B, T, H, K, V := tn.B, tn.T, tn.H, tn.K, tn.V
-	step := Tensors{B: B, T: 1, H: H, K: K, V: V, Scale: tn.Scale, State: tn.State, StateVK: tn.StateVK,
+	step := Tensors{B: B, T: 1, H: H, K: K, V: V, Scale: tn.Scale, State: tn.State, States: tn.States, StateVK: tn.StateVK,
 		Q: make([]float32, B*H*K), Kk: make([]float32, B*H*K), G: make([]float32, B*H*K),
 		Vv: make([]float32, B*H*V), Beta: make([]float32, B*H), O: make([]float32, B*H*V)}
 	for t := 0; t < T; t++ {
@@ -249,5 +250,56 @@ func TestStateLayouts(t *testing.T) {
 			kerneltest.Close(t, label+" o", got.O, want.O, tolerance(kernel.ClassF32, nil))
 			kerneltest.Close(t, label+" state", back, want.State, tolerance(kernel.ClassF32, nil))
 		}
+	}
+}
+
+// TestSeparateStates: every variant gives the same bits with each
+// sequence's state in its own slice (Tensors.States, as the engine's
+// batched decode runs) as with the states side by side, in both layouts;
+// a States list too short for the batch is refused by check.
+func TestSeparateStates(t *testing.T) {
+	base := randomTensors(8, 3, 5, 2, 32, 48, -5)
+	for _, vk := range []bool{false, true} {
+		for _, v := range append(kernel.Variants(OpPrefill), kernel.Variants(OpDecode)...) {
+			if !v.Available() {
+				continue
+			}
+			fn := v.Impl.(headFn)
+			for _, vals := range v.Space(nil) {
+				want, got := clone(base), clone(base)
+				want.StateVK, got.StateVK = vk, vk
+				n := got.H * got.K * got.V
+				for b := range got.B { // each state in a slice of its own, the shared one poisoned
+					got.States = append(got.States, append([]float32(nil), got.State[b*n:(b+1)*n]...))
+				}
+				for i := range got.State {
+					got.State[i] = float32(math.NaN())
+				}
+				if err := got.check(); err != nil {
+					t.Fatal(err)
+				}
+				if v.Op == OpDecode {
+					decodeAll(&want, fn, kernel.Config{Threads: 2, Params: vals})
+					decodeAll(&got, fn, kernel.Config{Threads: 2, Params: vals})
+				} else {
+					run(&want, fn, 2, vals)
+					run(&got, fn, 2, vals)
+				}
+				label := fmt.Sprintf("%s %v vk=%v", v.ID(), vals, vk)
+				if !slices.Equal(got.O, want.O) {
+					t.Errorf("%s: outputs differ", label)
+				}
+				for b := range got.B {
+					if !slices.Equal(got.States[b], want.State[b*n:(b+1)*n]) {
+						t.Errorf("%s: state %d differs", label, b)
+					}
+				}
+			}
+		}
+	}
+	short := clone(base)
+	short.States = [][]float32{short.State}
+	if short.check() == nil {
+		t.Error("check accepted 1 state for 3 sequences")
 	}
 }

@@ -37,6 +37,9 @@ type LayerCache struct {
 	B                   int
 	ConvQ, ConvK, ConvV []float32 // [B][H·D][W]
 	State               []float32 // [B][H][D][D]
+	// States, if set, are the sequences' states apart ([H][D][D] each,
+	// len B), used instead of State (see Tensors.States).
+	States [][]float32
 }
 
 // NewLayerCache returns the empty cache of a fresh batch.
@@ -158,7 +161,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	// ---- the recurrence: o [B,T,H,D], the state carried in the cache
 	t := &lt.t
 	*t = Tensors{B: B, T: T, H: H, K: D, V: D, Q: qp, Kk: kp, G: f, Vv: vp, Beta: beta,
-		Scale: float32(1 / math.Sqrt(float64(D))), O: o, State: c.State}
+		Scale: float32(1 / math.Sqrt(float64(D))), O: o, State: c.State, States: c.States}
 	plan := opt.Chunked
 	op := OpPrefill
 	if T == 1 {
