@@ -46,8 +46,8 @@ func TestBatchingExact(t *testing.T) {
 			t.Errorf("prompt %d (%d tokens): alone %v, batched %v", i, len(ps[i]), alone[i], together[i])
 		}
 	}
-	if mt := metricsOf(t, ts.URL); mt["decode_batch_mean"] <= 1 {
-		t.Errorf("mean decode batch %v: the concurrent requests never decoded together", mt["decode_batch_mean"])
+	if mt := metricsOf(t, ts.URL); batchMean(mt) <= 1 {
+		t.Errorf("mean decode batch %v: the concurrent requests never decoded together", batchMean(mt))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -385,4 +386,120 @@ func startMappedServer(t *testing.T) (*testServer, string) {
 		t.Fatalf("intact file: %d %s", status, out)
 	}
 	return ts, path
+}
+
+// TestDrain: when Serve's context ends, /ready answers 503 at once while
+// the listener stays open, /health stays 200 (alive), a new completion is
+// refused with a retryable 503, and a request taken before the drain (its
+// body still arriving) runs to its end; then Serve returns and the port
+// closes.
+func TestDrain(t *testing.T) {
+	ts := startServer(t, Options{Grace: 20 * time.Second, ReadTimeout: 10 * time.Second}, false)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- ts.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+	if st, b := do(t, "GET", url+"/ready", ""); st != 200 || !strings.Contains(string(b), `"ready"`) {
+		t.Fatalf("/ready before the drain: %d %s", st, b)
+	}
+	// a request in flight: its handler runs, its body half sent
+	body := `{"prompt": [1, 2, 3], "max_tokens": 5, "ignore_eos": true}`
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:10])
+	for deadline := time.Now().Add(5 * time.Second); ts.inflight.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached its handler")
+		}
+	}
+	cancel()
+	for deadline := time.Now().Add(5 * time.Second); ts.readiness() != "draining"; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not start draining")
+		}
+	}
+	if st, b := do(t, "GET", url+"/ready", ""); st != 503 || !strings.Contains(string(b), `"draining"`) {
+		t.Errorf("/ready while draining: %d %s; want 503 draining", st, b)
+	}
+	if st, b := do(t, "GET", url+"/health", ""); st != 200 || !strings.Contains(string(b), `"draining"`) {
+		t.Errorf("/health while draining: %d %s; want 200 draining", st, b)
+	}
+	req, _ := http.NewRequest("POST", url+"/v1/completions", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "shutting_down") {
+		t.Errorf("a new request while draining: %d (Retry-After %q) %s; want 503 shutting_down", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	select {
+	case err := <-served:
+		t.Fatalf("Serve returned (%v) with a request in flight", err)
+	default:
+	}
+	// the rest of the body: the request taken before the drain completes
+	io.WriteString(conn, body[10:])
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(r.Body)
+	if r.StatusCode != 200 || !strings.Contains(string(out), `"finish_reason":"length"`) {
+		t.Errorf("the request in flight: %d %s", r.StatusCode, out)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the last request")
+	}
+	if _, err := http.Get(url + "/ready"); err == nil {
+		t.Error("the server still accepts connections after the drain")
+	}
+}
+
+// TestDrainDelay: with nothing in flight the server still answers /ready
+// with 503 for DrainDelay after its context ends, then closes its port.
+func TestDrainDelay(t *testing.T) {
+	const delay = 400 * time.Millisecond
+	ts := startServer(t, Options{DrainDelay: delay}, false)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ts.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+	t0 := time.Now()
+	cancel()
+	for deadline := time.Now().Add(5 * time.Second); ts.readiness() != "draining"; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not start draining")
+		}
+	}
+	if st, b := do(t, "GET", url+"/ready", ""); st != 503 || !strings.Contains(string(b), `"draining"`) {
+		t.Errorf("/ready during the drain delay: %d %s", st, b)
+	}
+	select {
+	case err := <-served:
+		if took := time.Since(t0); err != nil || took < delay {
+			t.Errorf("Serve returned %v after %s; want nil after at least %s", err, took, delay)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
 }

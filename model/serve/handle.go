@@ -30,6 +30,8 @@ func (s *Server) handleCompletion(chat bool) http.HandlerFunc {
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
+		s.inflight.Add(1) // a drain waits for it
+		defer s.inflight.Add(-1)
 		fail := func(e *apiError) {
 			if e.Status == http.StatusServiceUnavailable { // loading, busy, shutting down: a retry may succeed
 				w.Header().Set("Retry-After", "1")
@@ -79,9 +81,12 @@ func (s *Server) handleCompletion(chat bool) http.HandlerFunc {
 		if !a.counted {
 			s.met.count(ep, status)
 		}
-		if a.usage != nil {
+		switch {
+		case a.usage != nil:
 			s.logf("%s %s %d: %d prompt tokens (%d cached), %d generated, %s, %.2fs", r.Method, r.URL.Path, status,
 				a.usage.PromptTokens, a.usage.PromptTokensDetails.CachedTokens, a.usage.CompletionTokens, a.finish, time.Since(t0).Seconds())
+		case status == 499:
+			s.logf("%s %s 499: the client left after %.2fs", r.Method, r.URL.Path, time.Since(t0).Seconds())
 		}
 	}
 }

@@ -1,42 +1,160 @@
-// /metrics: counters in Prometheus' text format.
+// /metrics: the server's counters, gauges and latency histograms, kept
+// by the Prometheus client library in the server's own registry (with the
+// Go runtime's and the process's collectors) and served in its exposition
+// format.
 
 package serve
 
 import (
-	"fmt"
-	"io"
-	"slices"
-	"strings"
+	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// metrics are the server's counters, updated by the handlers and the
-// scheduler, read by /metrics.
+// Histogram buckets, in seconds (or sequences for the batch size).
+var (
+	ttftBuckets     = []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80}
+	itlBuckets      = []float64{.005, .01, .02, .04, .06, .08, .1, .15, .2, .3, .5, 1, 2, 5}
+	queueBuckets    = []float64{.001, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+	durationBuckets = []float64{.1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80, 160, 320, 640}
+	batchBuckets    = []float64{1, 2, 4, 8, 16, 32, 64, 128}
+)
+
+// metrics are the server's metrics, updated by the handlers and the
+// scheduler. The atomics are what the gauges and counters computed at
+// scrape time read; the collectors are the library's.
 type metrics struct {
-	mu       sync.Mutex
-	requests map[[2]string]int64 // (endpoint, status) → count
-	recent   [16]struct {        // generated tokens per second, a ring
+	reg *prometheus.Registry
+
+	requests                              *prometheus.CounterVec // endpoint, code
+	stopped, truncated, cancelled, failed prometheus.Counter
+	promptTokens, cachedTokens            prometheus.Counter
+	prefillTokens, completionTokens       prometheus.Counter
+	decodeSteps                           prometheus.Counter
+
+	ttft, itl, queue, duration, decodeStep prometheus.Histogram
+	decodeBatch                            prometheus.Histogram
+
+	waiting, running, stateBytes atomic.Int64
+	decodeTokens, decodeNanos    atomic.Int64 // also read by the perf test
+	prefillN, prefillNanos       atomic.Int64
+
+	mu     sync.Mutex
+	recent [16]struct { // decoded tokens per second, a ring
 		sec    int64
 		tokens int64
 	}
+}
 
-	waiting, running, stateBytes                   atomic.Int64
-	promptTokens, cachedTokens, prefillTokens      atomic.Int64
-	completionTokens, decodeSteps, decodeTokens    atomic.Int64
-	prefillNanos, decodeNanos                      atomic.Int64
-	stopped, truncated, cancelled, failed          atomic.Int64
-	admittedN, queueNanos, firstTokenN, firstNanos atomic.Int64
+// newMetrics registers the server's metrics; ready reports 1 when the
+// server admits work, cache the prefix cache's figures (nil while loading).
+func newMetrics(parallel int, ready func() bool, cache func() *cacheStats) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	r := m.reg
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	counter := func(name, help string) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ktune", Name: name, Help: help})
+		r.MustRegister(c)
+		return c
+	}
+	hist := func(name, help string, b []float64) prometheus.Histogram {
+		h := prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ktune", Name: name, Help: help, Buckets: b})
+		r.MustRegister(h)
+		return h
+	}
+	gauge := func(name, help string, f func() float64) {
+		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "ktune", Name: name, Help: help}, f))
+	}
+	cacheCounter := func(name, help string, f func(*cacheStats) int64) {
+		r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "ktune", Name: name, Help: help}, func() float64 {
+			if c := cache(); c != nil {
+				return float64(f(c))
+			}
+			return 0
+		}))
+	}
+	cacheGauge := func(name, help string, f func(*cacheStats) float64) {
+		gauge(name, help, func() float64 {
+			if c := cache(); c != nil {
+				return f(c)
+			}
+			return 0
+		})
+	}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ktune", Name: "requests_total",
+		Help: "HTTP requests answered, by endpoint and status (499: the client left)."}, []string{"endpoint", "code"})
+	r.MustRegister(m.requests)
+	m.stopped = counter("requests_finished_total", `Sequences finished with "stop".`)
+	m.truncated = counter("requests_truncated_total", `Sequences finished with "length".`)
+	m.cancelled = counter("requests_cancelled_total", "Sequences whose client left before the end.")
+	m.failed = counter("requests_failed_total", "Sequences ended by an error.")
+	m.promptTokens = counter("prompt_tokens_total", "Prompt tokens of admitted requests.")
+	m.cachedTokens = counter("prompt_tokens_cached_total", "Prompt tokens taken from the prefix cache.")
+	m.prefillTokens = counter("prefill_tokens_total", "Prompt tokens prefilled (computed).")
+	m.completionTokens = counter("completion_tokens_total", "Tokens generated by finished requests.")
+	m.decodeSteps = counter("decode_steps_total", "Batched decode steps.")
+	r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "ktune", Name: "decode_tokens_total",
+		Help: "Tokens decoded (sequences over all decode steps)."}, func() float64 { return float64(m.decodeTokens.Load()) }))
+
+	m.ttft = hist("time_to_first_token_seconds", "Time from a request's arrival to its first token.", ttftBuckets)
+	m.itl = hist("inter_token_latency_seconds", "Time between two successive tokens of a sequence.", itlBuckets)
+	m.queue = hist("queue_seconds", "Time from a request's arrival to its admission.", queueBuckets)
+	m.duration = hist("request_duration_seconds", "Time from a request's arrival to its last token (finished requests).", durationBuckets)
+	m.decodeStep = hist("decode_step_seconds", "Time of one batched decode step.", itlBuckets)
+	m.decodeBatch = hist("decode_batch_size", "Sequences in one batched decode step.", batchBuckets)
+
+	gauge("ready", "1 when the model is loaded and the server admits requests (GET /ready answers 200).", func() float64 {
+		if ready() {
+			return 1
+		}
+		return 0
+	})
+	gauge("slots", "The most sequences running at once (--parallel).", func() float64 { return float64(parallel) })
+	gauge("requests_waiting", "Requests in the queue.", func() float64 { return float64(m.waiting.Load()) })
+	gauge("requests_running", "Sequences prefilling or decoding.", func() float64 { return float64(m.running.Load()) })
+	gauge("state_bytes", "KDA state and MLA cache memory of the running sequences.", func() float64 { return float64(m.stateBytes.Load()) })
+	gauge("prefill_tokens_per_second", "Prefill throughput while prefilling (since the start).", func() float64 {
+		return ratio(m.prefillN.Load()*1e9, m.prefillNanos.Load())
+	})
+	gauge("decode_tokens_per_second", "Decode throughput while decoding, all sequences of a batch (since the start).", func() float64 {
+		return ratio(m.decodeTokens.Load()*1e9, m.decodeNanos.Load())
+	})
+	gauge("decode_tokens_per_second_recent", "Tokens decoded per second over the last 10 s.", m.recentRate)
+
+	cacheCounter("prefix_cache_hits_total", "Requests that started from a cached prefix.", func(c *cacheStats) int64 { return c.Hits })
+	cacheCounter("prefix_cache_misses_total", "Requests that found no cached prefix.", func(c *cacheStats) int64 { return c.Misses })
+	cacheCounter("prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.", func(c *cacheStats) int64 { return c.HitTokens })
+	cacheCounter("prefix_cache_inserts_total", "Snapshots added.", func(c *cacheStats) int64 { return c.Inserts })
+	cacheCounter("prefix_cache_evictions_total", "Snapshots evicted for room.", func(c *cacheStats) int64 { return c.Evictions })
+	cacheGauge("prefix_cache_entries", "Snapshots held.", func(c *cacheStats) float64 { return float64(c.Entries) })
+	cacheGauge("prefix_cache_bytes", "Memory of the snapshots held.", func(c *cacheStats) float64 { return float64(c.Bytes) })
+	cacheGauge("prefix_cache_budget_bytes", "The prefix cache's budget (--cache-mem).", func(c *cacheStats) float64 { return float64(c.Budget) })
+	cacheGauge("prefix_cache_usage_ratio", "Memory of the snapshots held over the budget (0 without a cache).", func(c *cacheStats) float64 {
+		return ratio(c.Bytes, c.Budget)
+	})
+	return m
+}
+
+func ratio(n, d int64) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// handler serves the registry.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
 func (m *metrics) count(endpoint string, status int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.requests == nil {
-		m.requests = map[[2]string]int64{}
-	}
-	m.requests[[2]string{endpoint, fmt.Sprint(status)}]++
+	m.requests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
 }
 
 func (m *metrics) setQueue(waiting, running int) {
@@ -47,19 +165,21 @@ func (m *metrics) setQueue(waiting, running int) {
 func (m *metrics) setStateBytes(n int64) { m.stateBytes.Store(n) }
 
 func (m *metrics) admitted(prompt, cached int, wait time.Duration) {
-	m.promptTokens.Add(int64(prompt))
-	m.cachedTokens.Add(int64(cached))
-	m.admittedN.Add(1)
-	m.queueNanos.Add(int64(wait))
+	m.promptTokens.Add(float64(prompt))
+	m.cachedTokens.Add(float64(cached))
+	m.queue.Observe(wait.Seconds())
 }
 
 func (m *metrics) prefilled(n int, d time.Duration) {
-	m.prefillTokens.Add(int64(n))
+	m.prefillTokens.Add(float64(n))
+	m.prefillN.Add(int64(n))
 	m.prefillNanos.Add(int64(d))
 }
 
 func (m *metrics) decoded(batch int, d time.Duration) {
-	m.decodeSteps.Add(1)
+	m.decodeSteps.Inc()
+	m.decodeBatch.Observe(float64(batch))
+	m.decodeStep.Observe(d.Seconds())
 	m.decodeTokens.Add(int64(batch))
 	m.decodeNanos.Add(int64(d))
 	now := time.Now().Unix()
@@ -72,17 +192,23 @@ func (m *metrics) decoded(batch int, d time.Duration) {
 	m.mu.Unlock()
 }
 
-func (m *metrics) firstToken(d time.Duration) {
-	m.firstTokenN.Add(1)
-	m.firstNanos.Add(int64(d))
+// token records a sequence's token sampled at now: the time to first
+// token for its first, the gap since its previous one after that.
+func (m *metrics) token(first bool, since time.Duration) {
+	if first {
+		m.ttft.Observe(since.Seconds())
+	} else {
+		m.itl.Observe(since.Seconds())
+	}
 }
 
-func (m *metrics) finished(reason string, generated int) {
-	m.completionTokens.Add(int64(generated))
+func (m *metrics) finished(reason string, generated int, d time.Duration) {
+	m.completionTokens.Add(float64(generated))
+	m.duration.Observe(d.Seconds())
 	if reason == "stop" {
-		m.stopped.Add(1)
+		m.stopped.Inc()
 	} else {
-		m.truncated.Add(1)
+		m.truncated.Inc()
 	}
 }
 
@@ -99,65 +225,4 @@ func (m *metrics) recentRate() float64 {
 		}
 	}
 	return float64(n) / 10
-}
-
-// write prints every metric (e: the engine, nil while loading).
-func (m *metrics) write(w io.Writer, e *engine) {
-	var b strings.Builder
-	metric := func(name, typ, help string, v any) {
-		fmt.Fprintf(&b, "# HELP ktune_%s %s\n# TYPE ktune_%s %s\nktune_%s %v\n", name, help, name, typ, name, v)
-	}
-	ratio := func(n, d int64) float64 {
-		if d == 0 {
-			return 0
-		}
-		return float64(n) / float64(d)
-	}
-	m.mu.Lock()
-	keys := make([][2]string, 0, len(m.requests))
-	for k := range m.requests {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, c [2]string) int { return strings.Compare(a[0]+" "+a[1], c[0]+" "+c[1]) })
-	b.WriteString("# HELP ktune_requests_total HTTP requests answered, by endpoint and status (499: the client left).\n# TYPE ktune_requests_total counter\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "ktune_requests_total{endpoint=%q,code=%q} %d\n", k[0], k[1], m.requests[k])
-	}
-	m.mu.Unlock()
-	ready := 0
-	if e != nil {
-		ready = 1
-	}
-	metric("ready", "gauge", "1 when the model is loaded.", ready)
-	metric("requests_waiting", "gauge", "Requests in the queue.", m.waiting.Load())
-	metric("requests_running", "gauge", "Sequences prefilling or decoding.", m.running.Load())
-	metric("requests_finished_total", "counter", `Sequences finished with "stop".`, m.stopped.Load())
-	metric("requests_truncated_total", "counter", `Sequences finished with "length".`, m.truncated.Load())
-	metric("requests_cancelled_total", "counter", "Sequences whose client left before the end.", m.cancelled.Load())
-	metric("requests_failed_total", "counter", "Sequences ended by an error.", m.failed.Load())
-	metric("prompt_tokens_total", "counter", "Prompt tokens of admitted requests.", m.promptTokens.Load())
-	metric("prompt_tokens_cached_total", "counter", "Prompt tokens taken from the prefix cache.", m.cachedTokens.Load())
-	metric("prefill_tokens_total", "counter", "Prompt tokens prefilled (computed).", m.prefillTokens.Load())
-	metric("completion_tokens_total", "counter", "Tokens generated by finished requests.", m.completionTokens.Load())
-	metric("decode_steps_total", "counter", "Batched decode steps.", m.decodeSteps.Load())
-	metric("decode_tokens_total", "counter", "Tokens decoded (sequences over all decode steps).", m.decodeTokens.Load())
-	metric("prefill_tokens_per_second", "gauge", "Prefill throughput while prefilling.", ratio(m.prefillTokens.Load()*1e9, m.prefillNanos.Load()))
-	metric("decode_tokens_per_second", "gauge", "Decode throughput while decoding (all sequences of a batch).", ratio(m.decodeTokens.Load()*1e9, m.decodeNanos.Load()))
-	metric("decode_tokens_per_second_recent", "gauge", "Tokens decoded per second over the last 10 s.", m.recentRate())
-	metric("decode_batch_mean", "gauge", "Mean sequences per decode step.", ratio(m.decodeTokens.Load(), m.decodeSteps.Load()))
-	metric("queue_seconds_mean", "gauge", "Mean wait from arrival to admission.", ratio(m.queueNanos.Load(), m.admittedN.Load()*1e9))
-	metric("time_to_first_token_seconds_mean", "gauge", "Mean time from arrival to the first token.", ratio(m.firstNanos.Load(), m.firstTokenN.Load()*1e9))
-	metric("state_bytes", "gauge", "KDA state and MLA cache memory of the running sequences.", m.stateBytes.Load())
-	if e != nil {
-		c := e.cache.stats()
-		metric("prefix_cache_hits_total", "counter", "Requests that started from a cached prefix.", c.Hits)
-		metric("prefix_cache_misses_total", "counter", "Requests that found no cached prefix.", c.Misses)
-		metric("prefix_cache_hit_tokens_total", "counter", "Prompt tokens served from the prefix cache.", c.HitTokens)
-		metric("prefix_cache_inserts_total", "counter", "Snapshots added.", c.Inserts)
-		metric("prefix_cache_evictions_total", "counter", "Snapshots evicted for room.", c.Evictions)
-		metric("prefix_cache_entries", "gauge", "Snapshots held.", c.Entries)
-		metric("prefix_cache_bytes", "gauge", "Memory of the snapshots held.", c.Bytes)
-		metric("prefix_cache_budget_bytes", "gauge", "The prefix cache's budget (--cache-mem).", c.Budget)
-	}
-	io.WriteString(w, b.String())
 }

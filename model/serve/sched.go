@@ -79,7 +79,7 @@ type seq struct {
 	buf     []float32     // penalised logits
 	dec     []float32     // the sequence's decode logits, reused every step
 	text    *textStream
-	first   time.Time // first token sampled
+	last    time.Time // the last token sampled
 }
 
 // event is what a sequence sends its handler: new text and ids (with their
@@ -214,7 +214,7 @@ func (e *engine) step() {
 	// ---- leave: cancelled sequences (the client went away)
 	e.running = slices.DeleteFunc(e.running, func(s *seq) bool {
 		if s.ctx.Err() != nil {
-			e.met.cancelled.Add(1)
+			e.met.cancelled.Inc()
 			e.finish(s, "", nil)
 			return true
 		}
@@ -232,7 +232,7 @@ func (e *engine) step() {
 		e.nrun = len(e.running) + 1 // counted as running from here (one too many if it fails below)
 		e.mu.Unlock()
 		if s.ctx.Err() != nil {
-			e.met.cancelled.Add(1)
+			e.met.cancelled.Inc()
 			continue
 		}
 		if err := e.admit(s); err != nil {
@@ -397,10 +397,13 @@ func (e *engine) advance(s *seq) {
 		e.finish(s, "", &apiError{http.StatusInternalServerError, "server_error", "sampling_failed", err.Error()})
 		return
 	}
+	now := time.Now()
 	if s.gen == 0 {
-		s.first = time.Now()
-		e.met.firstToken(s.first.Sub(s.queued))
+		e.met.token(true, now.Sub(s.queued))
+	} else {
+		e.met.token(false, now.Sub(s.last))
 	}
+	s.last = now
 	s.gen++
 	s.history = append(s.history, id)
 	if s.counts != nil {
@@ -439,7 +442,7 @@ func (e *engine) finish(s *seq, reason string, err *apiError, evs ...event) {
 	// /metrics after its response sees its request there
 	switch {
 	case err != nil:
-		e.met.failed.Add(1)
+		e.met.failed.Inc()
 		s.out.put(event{err: err})
 	case reason != "":
 		last := event{finish: reason, usage: &usage{PromptTokens: len(s.j.prompt), CompletionTokens: s.gen,
@@ -448,7 +451,7 @@ func (e *engine) finish(s *seq, reason string, err *apiError, evs ...event) {
 			last.text, last.ids, last.lps = evs[0].text, evs[0].ids, evs[0].lps
 		}
 		last.text += s.text.flush()
-		e.met.finished(reason, s.gen)
+		e.met.finished(reason, s.gen, time.Since(s.queued))
 		s.out.put(last)
 	}
 	if s.st != nil {

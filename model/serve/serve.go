@@ -7,8 +7,9 @@
 //	s.Start(m, tok)              // the model is loaded: requests run
 //
 // Endpoints: POST /v1/chat/completions, POST /v1/completions, GET
-// /v1/models (and /v1/models/{id}), GET /health, GET /metrics (plain text,
-// Prometheus exposition format).
+// /v1/models (and /v1/models/{id}), GET /health (liveness), GET /ready
+// (readiness: 503 while loading or draining), GET /metrics (Prometheus
+// exposition format: counters, gauges, latency histograms).
 //
 // # Scheduling: continuous batching
 //
@@ -109,6 +110,11 @@ type Options struct {
 	// Grace is how long Serve lets running requests finish after its
 	// context ends before cancelling them (default 10 s).
 	Grace time.Duration
+	// DrainDelay is the least time Serve keeps listening after its context
+	// ends, answering /ready and new requests with 503, even with nothing
+	// left to finish: the time a balancer's health check or Kubernetes'
+	// endpoint update takes to send no more requests here (default 0).
+	DrainDelay time.Duration
 	// Log, if set, receives one line per request and the server's events.
 	Log io.Writer
 }
@@ -160,22 +166,34 @@ type Server struct {
 	eng      *engine // nil while loading
 	draining bool
 
-	met     metrics
-	logMu   sync.Mutex
-	started atomic.Bool
+	met      *metrics
+	inflight atomic.Int64 // completion requests being answered
+	logMu    sync.Mutex
+	started  atomic.Bool
 }
 
 // New returns a server in the loading state.
 func New(opt Options) *Server {
 	opt.defaults()
 	s := &Server{opt: opt, created: time.Now().Unix()}
+	s.met = newMetrics(opt.Parallel, func() bool { return s.readiness() == "" }, func() *cacheStats {
+		s.mu.Lock()
+		e := s.eng
+		s.mu.Unlock()
+		if e == nil {
+			return nil
+		}
+		c := e.cache.stats()
+		return &c
+	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/chat/completions", s.post(s.handleCompletion(true)))
 	mux.HandleFunc("/v1/completions", s.post(s.handleCompletion(false)))
 	mux.HandleFunc("/v1/models", s.get(s.handleModels))
 	mux.HandleFunc("/v1/models/{id...}", s.get(s.handleModel))
 	mux.HandleFunc("/health", s.handleHealth)
-	mux.HandleFunc("/metrics", s.handleMetrics)
+	mux.HandleFunc("/ready", s.handleReady)
+	mux.Handle("/metrics", s.met.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, "not_found_error", "not_found", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
 	})
@@ -199,7 +217,7 @@ func (s *Server) Start(m *model.Model, tok *tokenizer.Tokenizer) error {
 			s.opt.Ctx = min(n, 4096)
 		}
 	}
-	e := newEngine(m, tok, &s.opt, &s.met)
+	e := newEngine(m, tok, &s.opt, s.met)
 	s.mu.Lock()
 	s.eng = e
 	s.mu.Unlock()
@@ -239,7 +257,7 @@ func (s *Server) engine() (*engine, *apiError) {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Server", "ktune")
-	if s.opt.APIKey != "" && r.URL.Path != "/health" && !s.authorized(r) {
+	if s.opt.APIKey != "" && r.URL.Path != "/health" && r.URL.Path != "/ready" && !s.authorized(r) {
 		s.met.count(endpointOf(r.URL.Path), http.StatusUnauthorized)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ktune"`)
 		writeError(w, &apiError{http.StatusUnauthorized, "authentication_error", "invalid_api_key", "missing or wrong API key (give it as Authorization: Bearer KEY)"})
@@ -269,10 +287,13 @@ func subtleEqual(a, b string) bool {
 	return d == 0
 }
 
-// Serve runs an HTTP server on ln until ctx ends, then shuts down
-// gracefully: it stops accepting, refuses new requests with 503, lets
-// running ones finish for Options.Grace, cancels those left (a stream ends
-// with an error event) and returns. It does not Close the server.
+// Serve runs an HTTP server on ln until ctx ends, then drains and shuts
+// down: at once /ready answers 503 and new completion requests 503
+// ("shutting_down", Retry-After), while the listener stays open so that a
+// balancer's health check reads the change; the requests already taken
+// (queued or running) run to their end for up to Options.Grace; those left
+// then are cancelled (a stream ends with an error event); then the server
+// closes its connections and returns. It does not Close the server.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
@@ -292,26 +313,41 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.draining = true
 	e := s.eng
 	s.mu.Unlock()
+	hs.SetKeepAlivesEnabled(false) // a balancer's next request opens a connection and meets the drain
+	t0 := time.Now()
 	if e != nil { // else the model never loaded: nothing runs
-		s.logf("shutting down: finishing running requests (up to %s)", s.opt.Grace)
+		s.logf("draining: /ready and new requests answer 503; requests in flight: %d (they have up to %s)", s.inflight.Load(), s.opt.Grace)
+		if !s.waitIdle(s.opt.Grace) {
+			s.logf("draining: cancelling the %d requests left after %s", s.inflight.Load(), s.opt.Grace)
+			e.cancelAll()
+			s.waitIdle(5 * time.Second)
+		}
 	}
-	gctx, cancel := context.WithTimeout(context.Background(), s.opt.Grace)
+	if rest := s.opt.DrainDelay - time.Since(t0); rest > 0 {
+		time.Sleep(rest)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := hs.Shutdown(gctx)
-	if err != nil && e != nil {
-		s.logf("shutting down: cancelling the requests left")
-		e.cancelAll()
-		cctx, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel2()
-		err = hs.Shutdown(cctx)
-	}
-	if err != nil {
+	if err := hs.Shutdown(cctx); err != nil {
 		hs.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// waitIdle waits up to d for the completion requests in flight to end; it
+// reports whether they did.
+func (s *Server) waitIdle(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for s.inflight.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -339,23 +375,52 @@ func (s *Server) method(m string, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+// readiness is "" when the server admits requests, else why not:
+// "loading", "draining" or the model's fault.
+func (s *Server) readiness() string {
 	s.mu.Lock()
-	loading, draining := s.eng == nil, s.draining
-	var fault error
-	if !loading {
-		fault = s.eng.m.CheckFile()
-	}
-	s.mu.Unlock()
+	defer s.mu.Unlock()
 	switch {
-	case fault != nil:
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "error", "error": fault.Error()})
-	case draining:
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down"})
-	case loading:
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "loading"})
-	default:
+	case s.eng == nil:
+		return "loading"
+	case s.eng.m.CheckFile() != nil:
+		return s.eng.m.Fault().Error()
+	case s.draining:
+		return "draining"
+	}
+	return ""
+}
+
+// handleHealth is liveness: 200 while the process serves or drains, 503
+// while the model loads (as llama-server answers: a script that waits for
+// /health waits for the model) and when the model's file failed under it
+// (a restart is the cure).
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	switch why := s.readiness(); why {
+	case "":
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	case "draining", "loading":
+		st := http.StatusOK
+		if why == "loading" {
+			st = http.StatusServiceUnavailable
+		}
+		writeJSON(w, st, map[string]string{"status": why})
+	default:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "error", "error": why})
+	}
+}
+
+// handleReady is readiness: 200 when the server admits requests, 503
+// while loading, draining (from the moment Serve's context ends) or after
+// a fault.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	switch why := s.readiness(); why {
+	case "":
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	case "draining", "loading":
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": why})
+	default:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "error", "error": why})
 	}
 }
 
@@ -376,14 +441,6 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	}
 	s.met.count("models", http.StatusOK)
 	writeJSON(w, http.StatusOK, s.modelObject())
-}
-
-func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	e := s.eng
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	s.met.write(w, e)
 }
 
 // newID returns a response id: prefix and 24 random hex digits.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,8 @@ import (
 	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/tokenizer"
+	"github.com/prometheus/common/expfmt"
+	prommodel "github.com/prometheus/common/model"
 )
 
 // ---- fixtures: the golden tiny model, a byte-level tokenizer for it
@@ -356,7 +359,7 @@ func TestHealthModelsMetrics(t *testing.T) {
 		t.Errorf("metrics Content-Type %q", resp.Header.Get("Content-Type"))
 	}
 	mt := parseMetrics(t, string(b))
-	if mt[`requests_total{endpoint="completions",code="200"}`] != 1 || mt["completion_tokens_total"] != 3 || mt["ready"] != 1 {
+	if mt[`requests_total{code="200",endpoint="completions"}`] != 1 || mt["completion_tokens_total"] != 3 || mt["ready"] != 1 {
 		t.Errorf("metrics:\n%s", b)
 	}
 }
@@ -379,6 +382,15 @@ func parseMetrics(t testing.TB, text string) map[string]float64 {
 	return out
 }
 
+// batchMean is the mean decode batch: the decode_batch_size histogram's
+// sum over its count (0 before any decode).
+func batchMean(mt map[string]float64) float64 {
+	if mt["decode_batch_size_count"] == 0 {
+		return 0
+	}
+	return mt["decode_batch_size_sum"] / mt["decode_batch_size_count"]
+}
+
 // metricsOf fetches /metrics.
 func metricsOf(t testing.TB, url string) map[string]float64 {
 	t.Helper()
@@ -396,5 +408,57 @@ func waitGoroutines(t testing.TB, n int) {
 			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMetricsHistograms: /metrics parses as Prometheus' text format, and
+// after one streamed request of n tokens its histograms hold one time to
+// first token, n-1 inter-token gaps, one queue time and one duration; the
+// waiting/running gauges are back at 0 and ready is 1.
+func TestMetricsHistograms(t *testing.T) {
+	ts := startServer(t, Options{}, false)
+	const n = 6
+	resp := startStream(t, ts.URL, `{"prompt": [1, 2, 3], "max_tokens": 6, "ignore_eos": true, "stream": true}`)
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	r, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	p := expfmt.NewTextParser(prommodel.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r.Body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	count := func(name string) uint64 {
+		f := fams["ktune_"+name]
+		if f == nil || len(f.Metric) != 1 || f.Metric[0].Histogram == nil {
+			t.Fatalf("no histogram ktune_%s", name)
+		}
+		h := f.Metric[0].Histogram
+		if len(h.Bucket) < 5 || math.IsNaN(h.GetSampleSum()) || h.GetSampleSum() < 0 {
+			t.Errorf("ktune_%s: %d buckets, sum %v", name, len(h.Bucket), h.GetSampleSum())
+		}
+		return h.GetSampleCount()
+	}
+	for name, want := range map[string]uint64{"time_to_first_token_seconds": 1, "inter_token_latency_seconds": n - 1,
+		"queue_seconds": 1, "request_duration_seconds": 1, "decode_step_seconds": n - 1, "decode_batch_size": n - 1} {
+		if got := count(name); got != want {
+			t.Errorf("ktune_%s: %d observations; want %d", name, got, want)
+		}
+	}
+	gauge := func(name string) float64 {
+		f := fams["ktune_"+name]
+		if f == nil || len(f.Metric) != 1 || f.Metric[0].Gauge == nil {
+			t.Fatalf("no gauge ktune_%s", name)
+		}
+		return f.Metric[0].Gauge.GetValue()
+	}
+	if gauge("ready") != 1 || gauge("requests_waiting") != 0 || gauge("requests_running") != 0 || gauge("slots") != float64(ts.Options().Parallel) {
+		t.Errorf("gauges: ready %v, waiting %v, running %v, slots %v", gauge("ready"), gauge("requests_waiting"), gauge("requests_running"), gauge("slots"))
+	}
+	if fams["process_resident_memory_bytes"] == nil || fams["go_goroutines"] == nil {
+		t.Error("no process or Go runtime metrics")
 	}
 }

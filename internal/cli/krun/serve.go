@@ -18,6 +18,7 @@ import (
 	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/serve"
+	"time"
 )
 
 // ServeOptions are serve's flags.
@@ -31,6 +32,8 @@ type ServeOptions struct {
 	APIKey       string
 	Alias        string
 	Queue        int
+	Grace        time.Duration // on SIGTERM, the running requests' time to finish
+	DrainDelay   time.Duration // on SIGTERM, the least time /ready answers 503 before the port closes
 	PrefillChunk int
 	Threads      int
 	CacheMem     string
@@ -59,8 +62,13 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 			checkpoint folder converted on the fly into --dtype's formats — over
 			the OpenAI HTTP API, for chat UIs, editor plugins and scripts:
 			POST /v1/chat/completions and /v1/completions (with "stream": true,
-			server-sent events), GET /v1/models, GET /health ("loading" until the
-			model is loaded, then "ok") and GET /metrics (plain text).
+			server-sent events), GET /v1/models, GET /health (liveness: 503
+			"loading" until the model is loaded, then 200 "ok", "draining" while
+			draining), GET /ready (readiness for a balancer or Kubernetes: 200
+			only while requests are admitted) and GET /metrics (Prometheus:
+			counters, gauges of waiting and running requests and state-cache
+			use, histograms of time to first token, inter-token latency, queue
+			time and request duration).
 
 			Requests are batched continuously: up to --parallel sequences decode
 			together, one token each per step; a new prompt is prefilled
@@ -83,10 +91,14 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 			return_token_ids.
 
 			The server listens on 127.0.0.1 unless --host says otherwise; with
-			--api-key (default $KRUN_API_KEY) every request but /health must
-			carry "Authorization: Bearer KEY". SIGINT or SIGTERM stop it
-			gracefully: it stops accepting, lets running requests finish for
-			10 s, then cancels the rest; a second signal ends it at once.
+			--api-key (default $KRUN_API_KEY) every request but /health and
+			/ready must carry "Authorization: Bearer KEY".
+			SIGINT or SIGTERM drain it: /ready answers 503 at once and new
+			requests get 503 with Retry-After (a balancer sends them elsewhere),
+			the requests already taken run to their end for up to --grace, the
+			rest are cancelled (a stream ends with an error event), then, no
+			sooner than --drain-delay after the signal, it exits; a second
+			signal ends it at once.
 		`) + exitCodes,
 		Example: "  krun serve kimi-q4.kt --parallel 4\n" +
 			"  krun serve ./tiny --port 0 --ctx 2048\n" +
@@ -112,6 +124,8 @@ func NewCmdServe(f *cli.Factory, runF func(*ServeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.APIKey, "api-key", os.Getenv("KRUN_API_KEY"), "require this key (Authorization: Bearer KEY); default $KRUN_API_KEY")
 	fl.StringVar(&opts.Alias, "alias", "", "model id in the API (default MODEL's base name)")
 	fl.IntVar(&opts.Queue, "queue", 64, "most requests waiting for a place; more get 503")
+	fl.DurationVar(&opts.Grace, "grace", 20*time.Second, "on SIGTERM, how long the requests already taken may run before they are cancelled")
+	fl.DurationVar(&opts.DrainDelay, "drain-delay", 0, "on SIGTERM, the least time to keep answering /ready and new requests with 503 before the port closes (behind a balancer: its health-check interval; on Kubernetes: a few seconds)")
 	fl.IntVar(&opts.PrefillChunk, "prefill-chunk", 256, "most prompt tokens prefilled per step, between decode steps")
 	fl.IntVarP(&opts.Threads, "threads", "t", 0, "threads (default the usable CPUs, see ktune detect; more are clamped to them)")
 	fl.StringVar(&opts.CacheMem, "cache-mem", "1GiB", "prefix cache memory (bytes, or with KiB, MiB, GiB; 0: no prefix cache)")
@@ -135,6 +149,10 @@ func (o *ServeOptions) check() error {
 		return cli.Usagef("serve: --port %d; want 0..65535", o.Port)
 	case strings.TrimSpace(o.Host) == "":
 		return cli.Usagef("serve: --host is empty")
+	case o.Grace <= 0:
+		return cli.Usagef("serve: --grace %s; want a positive duration", o.Grace)
+	case o.DrainDelay < 0:
+		return cli.Usagef("serve: --drain-delay %s; want 0 or more", o.DrainDelay)
 	case o.Parallel < 1 || o.Parallel > 256:
 		return cli.Usagef("serve: --parallel %d; want 1..256", o.Parallel)
 	case o.Ctx < 0:
@@ -257,7 +275,7 @@ func runServe(o *ServeOptions) error {
 		mem = -1 // no prefix cache
 	}
 	s := serve.New(serve.Options{ModelName: alias, Parallel: o.Parallel, Queue: o.Queue, Ctx: ctxLen,
-		PrefillChunk: o.PrefillChunk, CacheMem: mem, APIKey: o.APIKey, Log: o.Out})
+		PrefillChunk: o.PrefillChunk, CacheMem: mem, APIKey: o.APIKey, Grace: o.Grace, DrainDelay: o.DrainDelay, Log: o.Out})
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ctx, ln) }()
 
