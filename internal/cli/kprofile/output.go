@@ -1,6 +1,7 @@
 package kprofile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -26,6 +27,14 @@ func checkOutput(flag, path string, inputs ...string) error {
 	dir := filepath.Dir(path)
 	if dst, err := os.Stat(dir); err != nil || !dst.IsDir() {
 		return cli.Usagef("%s %s: folder %s does not exist", flag, path, dir)
+	}
+	if st == nil || st.Mode().IsRegular() { // the file goes in as a temporary renamed over it: the folder must take one
+		f, err := os.CreateTemp(dir, ".kprofile-check-*")
+		if err != nil {
+			return cli.Usagef("%s %s: cannot write in folder %s: %v", flag, path, dir, errors.Unwrap(err))
+		}
+		f.Close()
+		os.Remove(f.Name())
 	}
 	if st == nil {
 		return nil

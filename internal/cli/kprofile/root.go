@@ -77,6 +77,6 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 			return err
 		},
 	})
-	cmd.AddCommand(NewCmdShow(f, nil), NewCmdCompare(f, nil), NewCmdExport(f, nil), NewCmdBench(f, nil), NewCmdRegress(f, nil))
+	cmd.AddCommand(NewCmdShow(f, nil), NewCmdCompare(f, nil), NewCmdExport(f, nil), NewCmdBench(f, nil), NewCmdRegress(f, nil), NewCmdServeBench(f, nil))
 	return cmd
 }
