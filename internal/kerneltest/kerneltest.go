@@ -145,7 +145,7 @@ func CheckVariant(t *testing.T, v *kernel.Variant, dt kernel.DType, shapes []ker
 		t.Fatalf("%s: op not registered", v.ID())
 	}
 	for _, s := range shapes {
-		want, err := kernel.ReferenceOutput(op, s, dt, seed)
+		want, err := ReferenceOutput(op, s, dt, seed)
 		if err != nil {
 			t.Fatalf("reference at %s: %v", s, err)
 		}

@@ -121,21 +121,49 @@ func dotRef(p *problem, acts []float64) []float32 {
 //     kernel adds nothing to that rounding but f32 arithmetic. (The class
 //     tolerance alone admits damage up to its size: 1% noise on an int8act
 //     output, whose rounding costs ~0.5%, is inside its 2%.)
+//
+// For gateup (y = silu(g)·u) the same, on gateupBounds.
 func dotCheck(p *problem, cls kernel.Class, got, want []float32) error {
-	op := kernel.LookupOp(p.op)
-	sc, fl := dotScales(p), dotFloors(p)
-	if _, err := kerneltest.DotCompare(got, want, sc, fl, op.Tol(cls, p.shape)); err != nil {
+	return boundsOf(p, cls).check(got, want)
+}
+
+// dotBounds are dotCheck's bounds on p for class cls.
+func dotBounds(p *problem, cls kernel.Class) *bounds {
+	b := &bounds{sc: dotScales(p), fl: dotFloors(p), tol: kernel.LookupOp(p.op).Tol(cls, p.shape), of: "the reference"}
+	if acts := roundedActs(p, cls); acts != nil {
+		b.rounded = dotRef(p, acts)
+	}
+	return b
+}
+
+// bounds are what dotCheck holds an output to, computed
+// from the problem and the class alone: each output's scale and floor
+// (kerneltest.DotCompare), the class tolerance, and for the classes that
+// round activations the ideal output on the rounded activations (held to
+// the f32 tolerance).
+type bounds struct {
+	sc, fl  []float64
+	tol     kernel.Tolerance
+	rounded []float32
+	cls     kernel.Class
+	shape   kernel.Shape
+	op      string
+	of      string // what rounded is, for the message
+}
+
+func (b *bounds) check(got, want []float32) error {
+	if _, err := kerneltest.DotCompare(got, want, b.sc, b.fl, b.tol); err != nil {
 		return fmt.Errorf("vs the float64 reference: %v", err)
 	}
-	if acts := roundedActs(p, cls); acts != nil {
-		if _, err := kerneltest.DotCompare(got, dotRef(p, acts), sc, fl, op.Tol(kernel.ClassF32, p.shape)); err != nil {
-			return fmt.Errorf("vs the reference on %s-rounded activations: %v", cls, err)
+	if b.rounded != nil {
+		if _, err := kerneltest.DotCompare(got, b.rounded, b.sc, b.fl, kernel.LookupOp(b.op).Tol(kernel.ClassF32, b.shape)); err != nil {
+			return fmt.Errorf("vs %s on %s-rounded activations: %v", b.of, b.cls, err)
 		}
 	}
 	return nil
 }
 
-// gateupCheck is dotCheck for gateup's y = silu(g)·u, g and u two dot
+// gateupBounds are dotCheck's bounds for gateup's y = silu(g)·u, g and u two dot
 // products over the same activations: each output's scale and floor are
 // first-order propagations of the two products' (ρ_y = |silu′(g)·u|·ρ_g +
 // |silu(g)|·ρ_u, the same for the floors, g and u the float64 products).
@@ -147,8 +175,7 @@ func dotCheck(p *problem, cls kernel.Class, got, want []float32) error {
 // k = 257 measured 0.0205 for q4k and 0.0179 for q2 against a 2% class
 // tolerance, while their rounding costs 0.008 on 1024 outputs and both
 // equal the reference on their rounded activations to f32 precision.)
-func gateupCheck(p *problem, cls kernel.Class, got, want []float32) error {
-	op := kernel.LookupOp(p.op)
+func gateupBounds(p *problem, cls kernel.Class) *bounds {
 	wg, wu := p.w.Dequantize(), p.wu.Dequantize()
 	sg := kerneltest.DotScales(p.x, wg, p.m, p.n, p.k, quant.GroupK)
 	su := kerneltest.DotScales(p.x, wu, p.m, p.n, p.k, quant.GroupK)
@@ -165,20 +192,15 @@ func gateupCheck(p *problem, cls kernel.Class, got, want []float32) error {
 		sc[i] = dg*sg[i] + du*su[i]
 		fl[i] = dg*fg[i] + du*fu[i]
 	}
-	if _, err := kerneltest.DotCompare(got, want, sc, fl, op.Tol(cls, p.shape)); err != nil {
-		return fmt.Errorf("vs the float64 reference: %v", err)
-	}
+	b := &bounds{sc: sc, fl: fl, tol: kernel.LookupOp(p.op).Tol(cls, p.shape), of: "silu(g)·u"}
 	if r := roundedActs(p, cls); r != nil {
 		g, u := dotProducts(p, r, wg), dotProducts(p, r, wu)
-		y := make([]float32, len(g))
+		b.rounded = make([]float32, len(g))
 		for i := range g {
-			y[i] = float32(g[i] / (1 + math.Exp(-g[i])) * u[i])
-		}
-		if _, err := kerneltest.DotCompare(got, y, sc, fl, op.Tol(kernel.ClassF32, p.shape)); err != nil {
-			return fmt.Errorf("vs silu(g)·u on %s-rounded activations: %v", cls, err)
+			b.rounded[i] = float32(g[i] / (1 + math.Exp(-g[i])) * u[i])
 		}
 	}
-	return nil
+	return b
 }
 
 // dotProducts is the float64 acts [m, k] · wᵀ (w [n, k] row-major).
@@ -385,7 +407,7 @@ func truncatedActs(p *problem, kk int) []float64 {
 	return acts
 }
 
-// TestGateUpCheckCatchesPlants: gateupCheck passes silu(g)·u computed on
+// TestGateUpCheckCatchesPlants: dotCheck passes silu(g)·u computed on
 // the class's rounded activations and fails a NaN, 1% noise, the last k
 // term dropped from both products, and gate and up swapped, at small and
 // larger shapes, f32 and int8act, for Q8, Q4 and Q4K weights.
@@ -426,7 +448,7 @@ func TestGateUpCheckCatchesPlants(t *testing.T) {
 						acts = r
 					}
 					good := gu(acts, wg, wu, p.k)
-					if err := gateupCheck(p, cls, good, want); err != nil {
+					if err := dotCheck(p, cls, good, want); err != nil {
 						t.Errorf("%s %s %s seed %d: the ideal output fails: %v", s, dt, cls, seed, err)
 					}
 					noisy := append([]float32(nil), good...)
@@ -445,7 +467,7 @@ func TestGateUpCheckCatchesPlants(t *testing.T) {
 						{"last k term dropped", gu(acts, wg, wu, p.k-1)},
 						{"gate and up swapped", gu(acts, wu, wg, p.k)},
 					} {
-						if err := gateupCheck(p, cls, pl.out, want); err == nil {
+						if err := dotCheck(p, cls, pl.out, want); err == nil {
 							t.Errorf("%s %s %s seed %d: %s passes", s, dt, cls, seed, pl.name)
 						}
 					}

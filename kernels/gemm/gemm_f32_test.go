@@ -46,7 +46,7 @@ func TestF32Edges(t *testing.T) {
 					for _, m := range ms {
 						for _, nk := range nks {
 							s := kernel.MakeShape(shapeKeys, m, nk[0], nk[1])
-							want, err := kernel.ReferenceOutput(kernel.LookupOp(v.Op), s, dt, seed)
+							want, err := kerneltest.ReferenceOutput(kernel.LookupOp(v.Op), s, dt, seed)
 							if err != nil {
 								t.Fatal(err)
 							}

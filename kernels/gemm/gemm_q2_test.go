@@ -36,26 +36,18 @@ func TestQ2Shapes(t *testing.T) {
 			}
 			threadCounts := shapeThreads(seed)
 			for _, op := range []string{OpGEMV, OpGEMM} {
-				o := kernel.LookupOp(op)
-				want, err := kernel.ReferenceOutput(o, s, kernel.Q2, seed)
-				if err != nil {
-					t.Fatal(err)
-				}
 				for _, v := range kernel.Candidates(op, kernel.Q2, []kernel.Class{kernel.ClassF32, kernel.ClassInt8Act, kernel.ClassBF16Act}) {
 					if emulatedPortable(v) {
 						continue
 					}
 					for _, threads := range threadCounts {
-						p, err := o.NewProblem(s, kernel.Q2, seed)
-						if err != nil {
-							t.Fatal(err)
-						}
+						p, want := sharedProblem(t, op, s, kernel.Q2, seed)
 						cfg := v.DefaultConfig(s, threads)
 						got, err := kernel.RunOutput(v, p, cfg)
 						if err != nil {
 							t.Fatal(err)
 						}
-						if err := dotCheck(p.(*problem), v.Class, got, want); err != nil {
+						if err := dotCheck(p, v.Class, got, want); err != nil {
 							t.Errorf("%s at %s seed=%d threads=%d %v: %v", v.ID(), s, seed, threads, cfg.Params, err)
 						}
 					}

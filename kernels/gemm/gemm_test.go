@@ -37,7 +37,7 @@ func testShapes(op string) []kernel.Shape {
 
 // TestVariants checks every variant of every op and dtype against the
 // reference (seeds 1 and 2: Q4 with and without a min); gateup under its
-// error model (gateupCheck), the others at the class tolerance.
+// error model (dotCheck), the others at the class tolerance.
 func TestVariants(t *testing.T) {
 	for _, op := range allOps {
 		t.Run(op, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestVariants(t *testing.T) {
 
 // checkGateUpVariant is kerneltest.CheckVariant for gateup (the default
 // configuration and the first two of the space at every test shape), each
-// output through gateupCheck.
+// output through dotCheck.
 func checkGateUpVariant(t *testing.T, v *kernel.Variant, dt kernel.DType, seed uint64) {
 	t.Helper()
 	checkGateUpShapes(t, v, dt, seed, testShapes(OpGateUp))
@@ -69,12 +69,7 @@ func checkGateUpVariant(t *testing.T, v *kernel.Variant, dt kernel.DType, seed u
 // checkGateUpShapes is checkGateUpVariant at the given shapes.
 func checkGateUpShapes(t *testing.T, v *kernel.Variant, dt kernel.DType, seed uint64, shapes []kernel.Shape) {
 	t.Helper()
-	o := kernel.LookupOp(OpGateUp)
 	for _, s := range shapes {
-		want, err := kernel.ReferenceOutput(o, s, dt, seed)
-		if err != nil {
-			t.Fatalf("reference at %s: %v", s, err)
-		}
 		cfgs := []kernel.Config{v.DefaultConfig(s, 1)}
 		for i, vals := range v.Space(s) {
 			if i >= 2 {
@@ -83,15 +78,12 @@ func checkGateUpShapes(t *testing.T, v *kernel.Variant, dt kernel.DType, seed ui
 			cfgs = append(cfgs, kernel.Config{Threads: 1, Params: vals})
 		}
 		for _, cfg := range cfgs {
-			p, err := o.NewProblem(s, dt, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, want := sharedProblem(t, OpGateUp, s, dt, seed)
 			got, err := kernel.RunOutput(v, p, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := gateupCheck(p.(*problem), v.Class, got, want); err != nil {
+			if err := dotCheck(p, v.Class, got, want); err != nil {
 				t.Errorf("%s at %s dtype=%s seed=%d %v: %v", v.ID(), s, dt, seed, cfg.Params, err)
 			}
 		}

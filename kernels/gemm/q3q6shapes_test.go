@@ -62,42 +62,30 @@ func testQ3Q6Shapes(t *testing.T, variants []string, dts ...kernel.DType) {
 // its count), and checks it against the reference.
 func checkShapeCycled(t *testing.T, op, name string, dt kernel.DType, s kernel.Shape, seed uint64, threads, turn int) {
 	t.Helper()
-	o := kernel.LookupOp(op)
 	v, err := kernel.Lookup(op + "/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := kernel.ReferenceOutput(o, s, dt, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := o.NewProblem(s, dt, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, want := sharedProblem(t, op, s, dt, seed)
 	cfg := v.DefaultConfig(s, threads)
 	for _, prm := range v.Params {
 		if prm.Name != "grain" && len(prm.Values) > 0 {
 			cfg.Params[prm.Name] = prm.Values[turn%len(prm.Values)]
 		}
 	}
-	checkShapeConfig(t, v, o, dt, s, seed, cfg, want, p)
+	checkShapeConfig(t, v, dt, s, seed, cfg, want, p)
 }
 
-// checkShapeConfig runs variant v of op o at cfg on the problem p (made
-// with seed) and checks it against the reference output want.
-func checkShapeConfig(t *testing.T, v *kernel.Variant, o *kernel.Op, dt kernel.DType, s kernel.Shape, seed uint64, cfg kernel.Config, want []float32, p kernel.Problem) {
+// checkShapeConfig runs variant v at cfg on the problem p (made with
+// seed) and checks it against the reference output want.
+func checkShapeConfig(t *testing.T, v *kernel.Variant, dt kernel.DType, s kernel.Shape, seed uint64, cfg kernel.Config, want []float32, p *problem) {
 	t.Helper()
-	op, threads := o.Name, cfg.Threads
+	threads := cfg.Threads
 	got, err := kernel.RunOutput(v, p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := dotCheck
-	if op == OpGateUp {
-		check = gateupCheck
-	}
-	if err := check(p.(*problem), v.Class, got, want); err != nil {
+	if err := dotCheck(p, v.Class, got, want); err != nil {
 		t.Errorf("%s at %s dtype=%s seed=%d threads=%d %v: %v", v.ID(), s, dt, seed, threads, cfg.Params, err)
 	}
 }
