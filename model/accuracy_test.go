@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ktune/ktune/internal/cli/krun"
+	"github.com/ktune/ktune/cli/krun"
 	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/kernels/gemm"

@@ -141,16 +141,16 @@ func (c *Ceilings) PeakFLOPs(what string, threads int) float64 {
 }
 
 func scaleThreads(list []ComputeCeiling, threads int) float64 {
-	i := nearestThreads(len(list), func(i int) int { return list[i].Threads }, threads)
+	i := NearestThreads(len(list), func(i int) int { return list[i].Threads }, threads)
 	if i < 0 || list[i].Threads < 1 {
 		return 0
 	}
 	return list[i].GFLOPS * float64(threads) / float64(list[i].Threads)
 }
 
-// nearestThreads returns the index of the entry with the largest thread
+// NearestThreads returns the index of the entry with the largest thread
 // count not above threads, else the one with the smallest; -1 if n is 0.
-func nearestThreads(n int, at func(i int) int, threads int) int {
+func NearestThreads(n int, at func(i int) int, threads int) int {
 	below, smallest := -1, -1
 	for i := 0; i < n; i++ {
 		t := at(i)
@@ -203,7 +203,7 @@ func (c *Ceilings) Sweep(kind string, threads int) *BandwidthSweep {
 			idx = append(idx, i)
 		}
 	}
-	j := nearestThreads(len(idx), func(j int) int { return c.Sweeps[idx[j]].Threads }, threads)
+	j := NearestThreads(len(idx), func(j int) int { return c.Sweeps[idx[j]].Threads }, threads)
 	if j < 0 {
 		return nil
 	}

@@ -239,7 +239,7 @@ func measureWith(ctx context.Context, o Options, cache *cpu.Cache) (*Ceilings, e
 					}
 				}
 				s.Points = append(s.Points, pt)
-				if err := step(fmt.Sprintf("%s %s, %d threads", kind, humanBytes(ws), t)); err != nil {
+				if err := step(fmt.Sprintf("%s %s, %d threads", kind, HumanBytes(ws), t)); err != nil {
 					return nil, err
 				}
 			}
@@ -386,7 +386,8 @@ func timeRate(minTime time.Duration, reps int, calib, run func(n int64)) float64
 	return best
 }
 
-func humanBytes(b int64) string {
+// HumanBytes writes a byte count as KiB, MiB or GiB (whole GiB exact).
+func HumanBytes(b int64) string {
 	switch {
 	case b >= 1<<30 && b%(1<<30) == 0:
 		return fmt.Sprintf("%d GiB", b>>30)

@@ -41,7 +41,7 @@ func Plateaus(pts []BWPoint, c cpu.Cache, threads int) []Plateau {
 				}
 			}
 			in = []float64{best.GBs}
-			p.Note = "no point in the window; nearest used (" + humanBytes(best.Bytes) + ")"
+			p.Note = "no point in the window; nearest used (" + HumanBytes(best.Bytes) + ")"
 		}
 		p.GBs, p.Points = median(in), len(in)
 		if p.Note != "" {

@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/ktune/ktune/internal/cli/kprofile"
+	"github.com/ktune/ktune/cli/kprofile"
 )
 
 func main() { os.Exit(kprofile.Main(os.Args[1:], os.Stdout, os.Stderr)) }

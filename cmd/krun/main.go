@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/ktune/ktune/internal/cli/krun"
+	"github.com/ktune/ktune/cli/krun"
 )
 
 func main() { os.Exit(krun.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/ktune/ktune/internal/cli/ktune"
+	"github.com/ktune/ktune/cli/ktune"
 )
 
 func main() { os.Exit(ktune.Main(os.Args[1:], os.Stdout, os.Stderr)) }

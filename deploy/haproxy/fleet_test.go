@@ -27,8 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ktune/ktune/cli/krun"
 	"github.com/ktune/ktune/internal/arch"
-	"github.com/ktune/ktune/internal/cli/krun"
 	"github.com/ktune/ktune/internal/golden"
 	"github.com/ktune/ktune/internal/testexec"
 )

@@ -39,8 +39,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ktune/ktune/internal/cli"
-	"github.com/ktune/ktune/internal/cli/krun"
+	"github.com/ktune/ktune/cli"
+	"github.com/ktune/ktune/cli/krun"
 	"github.com/ktune/ktune/model/serve"
 )
 

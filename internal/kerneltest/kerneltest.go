@@ -12,16 +12,17 @@ package kerneltest
 import (
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ktune/ktune/internal/benchconf"
 	"github.com/ktune/ktune/internal/cpu"
 	"github.com/ktune/ktune/internal/kernel"
-	"github.com/ktune/ktune/internal/version"
+	"github.com/ktune/ktune/internal/pool"
 )
 
 // Required parses KTUNE_REQUIRE (empty set when unset).
@@ -37,6 +38,12 @@ func Required() (cpu.Set, error) {
 // of the package's ops (families), checks KTUNE_REQUIRE against the
 // hardware, then runs the tests.
 func Main(m *testing.M, families ...string) {
+	// KTUNE_TEST_POOL_SIZE sizes the default pool: a child a test re-runs
+	// with it checks thread splits over more workers than the machine has
+	// CPUs (the extra workers park)
+	if n, err := strconv.Atoi(os.Getenv("KTUNE_TEST_POOL_SIZE")); err == nil && n > 0 {
+		pool.SetDefaultSize(n)
+	}
 	info := cpu.Get()
 	fmt.Fprintf(os.Stderr, "kerneltest: %s, fingerprint %s, effective %s\n", info.Brand, info.Fingerprint(), info.Effective)
 	for _, o := range kernel.Ops() {
@@ -75,24 +82,10 @@ func Main(m *testing.M, families ...string) {
 	if f := flag.Lookup("test.bench"); f != nil {
 		flag.Parse()
 		if f.Value.String() != "" {
-			PrintBenchConfig(os.Stdout)
+			benchconf.Write(os.Stdout)
 		}
 	}
 	os.Exit(m.Run())
-}
-
-// PrintBenchConfig writes the file-level configuration lines of a Go
-// benchmark-format file (benchfmt) and the units' directions, so benchstat
-// and kprofile see which machine and build produced the figures.
-func PrintBenchConfig(w io.Writer) {
-	info := cpu.Get()
-	fmt.Fprintf(w, "fingerprint: %s\n", info.Fingerprint())
-	fmt.Fprintf(w, "effective-features: %s\n", info.Effective)
-	fmt.Fprintf(w, "ktune-version: %s\n", version.String())
-	fmt.Fprintf(w, "go-version: %s\n", version.Go())
-	for _, u := range []string{"GFLOP/s", "GB/s", "GOP/s", "tokens/s"} {
-		fmt.Fprintf(w, "Unit %s better=higher\n", u)
-	}
 }
 
 func inFamilies(o *kernel.Op, families []string) bool {

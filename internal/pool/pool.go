@@ -12,14 +12,11 @@ package pool
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/ktune/ktune/internal/cpu"
@@ -233,22 +230,24 @@ var (
 	def     *Pool
 )
 
-// Default is the process-wide pool, one thread per usable CPU.
-//
-// In test binaries only (testing.Testing), KTUNE_TEST_POOL_SIZE sizes it
-// instead, so that tests can split work over more workers than the machine
-// has CPUs (the extra workers park rather than spin); programs ignore it.
+// Default is the process-wide pool, one thread per usable CPU (or the size
+// SetDefaultSize gave).
 func Default() *Pool {
-	defOnce.Do(func() {
-		size := 0
-		if testing.Testing() {
-			if n, err := strconv.Atoi(os.Getenv("KTUNE_TEST_POOL_SIZE")); err == nil && n > 0 {
-				size = n
-			}
-		}
-		def = New(size)
-	})
+	defOnce.Do(func() { def = New(0) })
 	return def
+}
+
+// SetDefaultSize sizes the process-wide pool, n workers instead of one per
+// usable CPU; it must come before the first Default. For test binaries
+// (kerneltest.Main reads KTUNE_TEST_POOL_SIZE), which split work over more workers than the
+// machine has CPUs (the extra workers park rather than spin); programs size
+// their own pools.
+func SetDefaultSize(n int) {
+	made := true
+	defOnce.Do(func() { def, made = New(n), false })
+	if made && def.Size() != n {
+		panic(fmt.Sprintf("pool: SetDefaultSize(%d) after the default pool was made with %d workers", n, def.Size()))
+	}
 }
 
 // Size is the largest thread count Run accepts.
