@@ -3,6 +3,7 @@ package pool
 import (
 	"reflect"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -277,4 +278,30 @@ func TestLoopsAllocateNothing(t *testing.T) {
 			t.Errorf("a closure made per call at %d threads counted %v allocations; the check misses it", th, n)
 		}
 	}
+}
+
+// TestSetDefaultSize: the size given before the first Default is the
+// default pool's; asking for another once it exists panics (a test that
+// believes it runs on 7 workers while it runs on 2 checks nothing).
+func TestSetDefaultSize(t *testing.T) {
+	saved := def
+	defOnce, def = sync.Once{}, nil
+	defer func() { // the pool the other tests had, or none yet
+		defOnce, def = sync.Once{}, saved
+		if saved != nil {
+			defOnce.Do(func() {})
+		}
+	}()
+	SetDefaultSize(5)
+	if n := Default().Size(); n != 5 {
+		t.Fatalf("default pool of %d workers, want 5", n)
+	}
+	SetDefaultSize(5) // the same size again: no change, no panic
+	defer Default().Close()
+	defer func() {
+		if recover() == nil {
+			t.Error("SetDefaultSize(3) after the default pool was made with 5 workers did not panic")
+		}
+	}()
+	SetDefaultSize(3)
 }
