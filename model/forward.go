@@ -319,10 +319,10 @@ func (m *Model) forward(sts []*State, ids []int32, T int, keep keepRows, hook fu
 		hook = func(int, []float32) {}
 	}
 	// ---- embedding: h [M, C], row b·T+t = token t of sequence b
-	t0 := m.prof.start()    // op timing for LoadOptions.Profiler (no-op without one)
+	t0 := m.timing.start()  // op timing for LoadOptions.OpTimer (no-op without one)
 	h := scratch.Get(M * C) // every row written below
 	m.rows(M, rowTask{op: rowEmbed, dst: h, ids: ids, c: C})
-	t0 = m.prof.lap(t0, OpEmbed, -1, M)
+	t0 = m.timing.lap(t0, OpEmbed, -1, M)
 	hook(0, h)
 	xn := scratch.Get(M * C) // a sublayer's normalised input [M, C]
 	y := scratch.Get(M * C)  // a sublayer's output [M, C]
@@ -330,9 +330,9 @@ func (m *Model) forward(sts []*State, ids []int32, T int, keep keepRows, hook fu
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		// ---- mixer: h += KDA or MLA (RMSNorm_in(h)), states extended
-		t0 = m.prof.start()
+		t0 = m.timing.start()
 		m.rmsNorm(xn, h, ly.InNorm, eps, M) // xn [M, C]
-		t0 = m.prof.lap(t0, OpNorm, l, M)
+		t0 = m.timing.lap(t0, OpNorm, l, M)
 		// the last layer of a pass whose caller reads the last rows, or
 		// none: an MLA mixer runs its queries for those rows alone (the
 		// cache takes every token), and so does the feed-forward
@@ -341,7 +341,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, keep keepRows, hook fu
 		switch ly.Kind {
 		case arch.KDA:
 			m.kdaMixer(l, y, xn, sts, T) // y [M, C]
-			t0 = m.prof.lap(t0, OpKDA, l, M)
+			t0 = m.timing.lap(t0, OpKDA, l, M)
 		case arch.MLA:
 			rows := mla.RowsAll
 			if lastRows {
@@ -351,7 +351,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, keep keepRows, hook fu
 				}
 			}
 			m.mlaMixer(l, y, xn, sts, T, rows) // y [mixRows, C]
-			t0 = m.prof.lap(t0, OpMLA, l, M)
+			t0 = m.timing.lap(t0, OpMLA, l, M)
 		}
 		if l == len(m.Layers)-1 && keep == keepNone {
 			scratch.Put(h)
@@ -372,20 +372,20 @@ func (m *Model) forward(sts []*State, ids []int32, T int, keep keepRows, hook fu
 			M = B
 		}
 		m.addRows(h, y, M) // h [M, C]
-		t0 = m.prof.lap(t0, OpOther, l, M)
+		t0 = m.timing.lap(t0, OpOther, l, M)
 		// ---- feed-forward: h += MoE or dense MLP (RMSNorm_post(h))
 		m.rmsNorm(xn, h, ly.PostNorm, eps, M) // xn [M, C]
-		t0 = m.prof.lap(t0, OpNorm, l, M)
+		t0 = m.timing.lap(t0, OpNorm, l, M)
 		if ly.MoE != nil {
 			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes, Observe: m.observe, Routing: &m.routing}) // y [M, C]
 			m.countExperts(l, r)
-			t0 = m.prof.lap(t0, OpMoE, l, M)
+			t0 = m.timing.lap(t0, OpMoE, l, M)
 		} else {
 			m.mlp(ly.MLP, y, xn, M) // y [M, C]
-			t0 = m.prof.lap(t0, OpMLP, l, M)
+			t0 = m.timing.lap(t0, OpMLP, l, M)
 		}
 		m.addRows(h, y, M) // h [M, C]
-		m.prof.lap(t0, OpOther, l, M)
+		m.timing.lap(t0, OpOther, l, M)
 		hook(l+1, h)
 	}
 	for _, st := range sts {
@@ -464,16 +464,16 @@ func (m *Model) addRows(h, y []float32, M int) {
 // logits computes dst [n, V] = RMSNorm_final(h [n, C])·lm_headᵀ.
 func (m *Model) logits(dst, h []float32, n int) {
 	C := m.Shapes.Hidden
-	t0 := m.prof.start()
+	t0 := m.timing.start()
 	xn := scratch.Get(n * C) // [n, C]
 	defer scratch.Put(xn)
 	norm.RMSNorm(xn, h[:n*C], m.Norm, float32(m.Cfg.RMSNormEps))
-	t0 = m.prof.lap(t0, OpNorm, -1, n)
+	t0 = m.timing.lap(t0, OpNorm, -1, n)
 	if m.observe != nil {
 		m.observe(m.LMHead, xn, n)
 	}
 	gemm.LinearClasses(m.opt.Classes, dst, xn, m.LMHead, n, false, m.opt.Threads) // dst [n, V]
-	m.prof.lap(t0, OpLMHead, -1, n)
+	m.timing.lap(t0, OpLMHead, -1, n)
 }
 
 // mlp computes y [M, C] = down·(silu(gate·x) ⊙ (up·x)) for x [M, C].

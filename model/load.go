@@ -147,7 +147,7 @@ func checkTensors(cfg *arch.Config, ck *safetensors.Checkpoint) error {
 // weights fit together; it returns the model and its heap bytes (tensors
 // src did not map in place, and MLA's split kv_b_proj).
 func build(cfg *arch.Config, src Source, opt LoadOptions) (*Model, int64, error) {
-	m := &Model{Cfg: cfg, Shapes: cfg.Shapes(), opt: opt, prof: timer{opt.Profiler}}
+	m := &Model{Cfg: cfg, Shapes: cfg.Shapes(), opt: opt, timing: timer{opt.OpTimer}}
 	ld := &loader{src: src, opt: &m.opt}
 	ld.build(m)
 	if ld.err != nil {

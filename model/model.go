@@ -72,7 +72,7 @@ type Model struct {
 	row           rowTask        // the running row-wise step (rows)
 	rowBody       func(w, lo, hi int)
 	free          stateList // states given back by State.Free
-	prof          timer     // LoadOptions.Profiler
+	timing        timer     // LoadOptions.OpTimer
 	hits          [][]int64 // [layer][expert] tokens routed to each expert (nil for dense layers)
 	// observe, if set, sees the input x [rows, w.K] of every weight matrix
 	// w the forward pass multiplies (Calibrate); nil costs nothing.
@@ -194,9 +194,9 @@ type LoadOptions struct {
 	// are fed in chunks that continue the state (default DefaultPrefillChunk).
 	PrefillChunk int
 
-	// Profiler, if set, receives the time of every op of the forward pass
+	// OpTimer, if set, receives the time of every op of the forward pass
 	// (see Ops); nil costs nothing.
-	Profiler Profiler
+	OpTimer OpTimer
 	// Weights is where LoadFile keeps a model file's packed matrices:
 	// copied into memory (huge pages where the OS has them) when they fit
 	// (WeightsAuto, the default), always (WeightsCopy) or read in place

@@ -72,7 +72,7 @@ func Random(cfg *arch.Config, opt LoadOptions, seed uint64) (*Model, error) {
 
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s := cfg.Shapes()
-	m := &Model{Cfg: cfg, Shapes: s, opt: opt, mem: mem, prof: timer{opt.Profiler}}
+	m := &Model{Cfg: cfg, Shapes: s, opt: opt, mem: mem, timing: timer{opt.OpTimer}}
 	mat := func(n, k int, dt kernel.DType) *quant.Matrix { return randomMatrix(r, dt, n, k) }
 	attn, ffn, ex := opt.AttnDType, opt.FFNDType, opt.ExpertDType
 
@@ -282,7 +282,7 @@ func (m *Model) ExpertMatrixBytes() int64 {
 }
 
 // DecodeWeightBytesByOp splits DecodeWeightBytes by op family (the
-// Profiler's Op… names): each op's weight bytes ÷ the read bandwidth is
+// OpTimer's Op… names): each op's weight bytes ÷ the read bandwidth is
 // that op's roof. Norms are not counted (a few KiB).
 func (m *Model) DecodeWeightBytesByOp() map[string]int64 {
 	n := map[string]int64{}

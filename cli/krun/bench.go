@@ -836,7 +836,7 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 // decodeRun times n decode steps of one sequence after a context of d
 // tokens (at least one, untimed) and returns the seconds; pg, if set,
 // adds the steps' page-ins.
-func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler, pg *ioDelta) (float64, error) {
+func decodeRun(m *model.Model, d, n, V, salt int, prof model.OpTimer, pg *ioDelta) (float64, error) {
 	st := m.NewState(0)
 	defer st.Free()
 	lg := warmLogits(V) // the logits of the context and of every step
@@ -845,8 +845,8 @@ func decodeRun(m *model.Model, d, n, V, salt int, prof model.Profiler, pg *ioDel
 	}
 	ids := benchIDs(n, V, salt+7)
 	out, sts := [][]float32{lg}, []*model.State{st}
-	m.SetProfiler(prof)
-	defer m.SetProfiler(nil)
+	m.SetOpTimer(prof)
+	defer m.SetOpTimer(nil)
 	io0, t0 := sampleIO(), time.Now()
 	for i := range n {
 		if err := m.DecodeTo(out, sts, ids[i:i+1]); err != nil {
@@ -925,7 +925,7 @@ func (o *BenchOptions) lockHot(m *model.Model) error {
 	return nil
 }
 
-// opTimes sums a Profiler's reports by op family, and by family and layer.
+// opTimes sums a OpTimer's reports by op family, and by family and layer.
 type opTimes struct {
 	fam   map[string]time.Duration
 	layer map[opLayer]time.Duration
@@ -945,7 +945,7 @@ func (t *opTimes) Op(op string, layer, tokens int, d time.Duration) {
 	t.layer[opLayer{op, layer}] += d
 }
 
-// opsBreakdown times n decode tokens with the profiler on and compares
+// opsBreakdown times n decode tokens with the op timer on and compares
 // each op family's time per token with its roof (its weight bytes per
 // decode token at the read ceiling).
 func opsBreakdown(m *model.Model, name, dt string, th, d, n int, ceiling float64) []OpRow {
@@ -967,7 +967,7 @@ func opsBreakdown(m *model.Model, name, dt string, th, d, n int, ceiling float64
 }
 
 // prefillBreakdown times one prefill of p tokens (after a context of d)
-// with the profiler on: each op family's time per prompt token, then each
+// with the op timer on: each op family's time per prompt token, then each
 // layer's share of it.
 func prefillBreakdown(m *model.Model, name, dt string, th, d, p int) ([]OpRow, error) {
 	st := m.NewState(0)
@@ -979,9 +979,9 @@ func prefillBreakdown(m *model.Model, name, dt string, th, d, p int) ([]OpRow, e
 		}
 	}
 	times := newOpTimes()
-	m.SetProfiler(times)
+	m.SetOpTimer(times)
 	_, err := m.PrefillWith(st, benchIDs(p, m.Shapes.Vocab, 99), lg)
-	m.SetProfiler(nil)
+	m.SetOpTimer(nil)
 	if err != nil {
 		return nil, err
 	}

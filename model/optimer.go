@@ -7,7 +7,7 @@ import (
 	"github.com/ktune/ktune/kernels/moe"
 )
 
-// Op families the forward pass reports to a Profiler.
+// Op families the forward pass reports to a OpTimer.
 const (
 	OpEmbed  = "embed"   // embedding lookup
 	OpNorm   = "norm"    // the RMSNorms (input, post-attention, final)
@@ -22,15 +22,15 @@ const (
 // Ops lists the op families in forward order.
 var Ops = []string{OpEmbed, OpNorm, OpKDA, OpMLA, OpMoE, OpMLP, OpLMHead, OpOther}
 
-// Profiler receives the wall time of each op of the forward pass: its
+// OpTimer receives the wall time of each op of the forward pass: its
 // family (Op… constants), the layer (−1 outside the layers) and the number
 // of token rows it ran on. It is called on the forward pass's goroutine.
-type Profiler interface {
+type OpTimer interface {
 	Op(op string, layer, tokens int, d time.Duration)
 }
 
-// SetProfiler installs p (nil: none) for later passes.
-func (m *Model) SetProfiler(p Profiler) { m.opt.Profiler, m.prof = p, timer{p} }
+// SetOpTimer installs p (nil: none) for later passes.
+func (m *Model) SetOpTimer(p OpTimer) { m.opt.OpTimer, m.timing = p, timer{p} }
 
 // SetThreads changes the number of threads later passes use (≤ 0: every
 // usable CPU; more than the usable CPUs run as that many).
@@ -45,9 +45,9 @@ func threadsFor(n int) int {
 	return pool.Default().Threads(n)
 }
 
-// timer calls a Profiler around each op; with none it does nothing (not
+// timer calls a OpTimer around each op; with none it does nothing (not
 // even read the clock).
-type timer struct{ p Profiler }
+type timer struct{ p OpTimer }
 
 // start returns the time an op starts.
 func (t timer) start() time.Time {
