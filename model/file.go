@@ -61,7 +61,7 @@ func inputErr(err error) error {
 
 // ConvertFile converts the Hugging Face checkpoint in dir into a model
 // file at out (written atomically): config.json verbatim, then every tensor
-// of Plan(cfg, opt) in model order — matrices packed in the dtypes opt
+// of TensorSpecs(cfg, opt) in model order — matrices packed in the dtypes opt
 // chooses, small tensors as raw f32, the embedding table raw in its
 // checkpoint dtype. One tensor is converted at a time. meta is added to
 // the header; progress, if set, is called after each tensor.
@@ -183,7 +183,7 @@ func writeModelFile(out string, cfgJSON []byte, cfg *arch.Config, src Source, op
 // tensor's name, layout, format and shape; Write fills the rest) in Plan
 // order, and its meta: the formats, the source, then meta.
 func modelTable(cfg *arch.Config, src Source, opt LoadOptions, source string, meta map[string]string) ([]TensorSpec, []kfile.Tensor, map[string]string, error) {
-	plan, err := Plan(cfg, opt)
+	plan, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		return nil, nil, nil, inputErr(err)
 	}

@@ -594,7 +594,7 @@ func (s *GGUFSource) estimate(cfg *arch.Config, opt LoadOptions) (MemoryReport, 
 	if err != nil {
 		return r, err
 	}
-	plan, err := Plan(cfg, opt)
+	plan, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		return r, err
 	}

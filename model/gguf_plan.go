@@ -162,7 +162,7 @@ type ggufPlan struct {
 func newGGUFPlan(cfg *arch.Config) (*ggufPlan, error) {
 	opt := LoadOptions{}
 	opt.storedDefaults()
-	specs, err := Plan(cfg, opt)
+	specs, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		return nil, err
 	}

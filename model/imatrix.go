@@ -276,7 +276,7 @@ func quantized(dt kernel.DType) bool {
 // (Q8/Q6/Q5/Q4/Q3/Q2) into those im weights and those it lacks (which get the
 // unweighted search), by name in model order.
 func ImatrixCoverage(cfg *arch.Config, opt LoadOptions, im *Imatrix) (weighted, missing []string, err error) {
-	plan, err := Plan(cfg, opt)
+	plan, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -336,7 +336,7 @@ func TestPlanFitConvertLoad(t *testing.T) {
 
 func mustPlan(t *testing.T, cfg *arch.Config, opt LoadOptions) []TensorSpec {
 	t.Helper()
-	specs, err := Plan(cfg, opt)
+	specs, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

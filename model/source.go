@@ -305,12 +305,12 @@ func (t TensorSpec) Elements() int64 {
 	return n
 }
 
-// Plan lists the tensors a model of cfg built under opt reads, in model
+// TensorSpecs lists the tensors a model of cfg built under opt reads, in model
 // order, with the form each is held in: exactly the calls Load makes on
 // its Source (it runs the same build against a recording source). With
 // tied embeddings the table appears twice: as EmbeddingTable and as the
 // Packed lm_head. A model file stores one entry per TensorSpec.
-func Plan(cfg *arch.Config, opt LoadOptions) ([]TensorSpec, error) {
+func TensorSpecs(cfg *arch.Config, opt LoadOptions) ([]TensorSpec, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}

@@ -298,7 +298,7 @@ func WriteSynthetic(cfg *arch.Config, out string, opt LoadOptions, seed uint64, 
 		return err
 	}
 	source, m := syntheticMeta(seed, meta)
-	plan, err := Plan(cfg, opt)
+	plan, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		return err
 	}

@@ -212,7 +212,7 @@ func BenchmarkSyntheticSource(b *testing.B) {
 func TestSyntheticAhead(t *testing.T) {
 	cfg := tinySynthConfig(t, 3)
 	opt := LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}
-	plan, err := Plan(cfg, opt)
+	plan, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
