@@ -157,6 +157,34 @@ func ExitCode(err error) int {
 	return 1
 }
 
+// Main runs the command tree root with args and returns the exit code:
+// 0 done, else the error printed on one line to stderr and code(err)
+// (ExitCode when code is nil); an unknown command is a usage error (2),
+// printed with cobra's suggestion and where the commands are listed.
+func Main(root *cobra.Command, args []string, stdout, stderr io.Writer, code func(error) int) int {
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	FlagErrors(root)
+	root.SilenceErrors = true // printed here, on one line
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	if code == nil {
+		code = ExitCode
+	}
+	msg, c := OneLine(err), code(err)
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra's suggestions come on lines of their own
+		c = 2
+		msg = strings.Join(strings.Fields(strings.Replace(err.Error(), "\n\nDid you mean this?", "; did you mean", 1)), " ")
+		msg += " (" + root.Name() + " --help lists the commands)"
+	}
+	fmt.Fprintln(stderr, "Error:", msg)
+	return c
+}
+
 // FlagErrors makes cobra's flag parsing and argument errors (an unknown
 // flag, a bad value, a missing or extra argument) UsageErrors (exit 2),
 // for cmd and every command below it.

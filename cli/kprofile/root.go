@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,30 +18,16 @@ import (
 
 // Main runs kprofile with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	f := &cli.Factory{Out: stdout, Err: stderr}
-	cmd := NewCmdRoot(f)
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	cli.FlagErrors(cmd)
-	cmd.SilenceErrors = true // printed here, on one line
-	if err := cmd.Execute(); err != nil {
-		msg := err.Error()
-		code := cli.ExitCode(err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		if strings.HasPrefix(msg, "unknown command ") {
-			// cobra's suggestions come on lines of their own
-			code = 2
-			msg = strings.Join(strings.Fields(strings.Replace(msg, "\n\nDid you mean this?", "; did you mean", 1)), " ")
-			msg += " (kprofile --help lists the commands)"
-		}
-		fmt.Fprintln(stderr, "Error:", msg)
-		return code
+	return cli.Main(NewCmdRoot(&cli.Factory{Out: stdout, Err: stderr}), args, stdout, stderr, exitCode)
+}
+
+// exitCode is cli.ExitCode, or the code a command chose (exitError).
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
 	}
-	return 0
+	return cli.ExitCode(err)
 }
 
 // NewCmdRoot builds the kprofile command tree.

@@ -25,18 +25,7 @@ import (
 
 // Main runs krun with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	f := &cli.Factory{Out: stdout, Err: stderr}
-	cmd := NewCmdRoot(f)
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	cli.FlagErrors(cmd)
-	cmd.SilenceErrors = true
-	err := cmd.Execute()
-	if err != nil {
-		fmt.Fprintln(stderr, "Error:", cli.OneLine(err))
-	}
-	return exitCode(err)
+	return cli.Main(NewCmdRoot(&cli.Factory{Out: stdout, Err: stderr}), args, stdout, stderr, exitCode)
 }
 
 // exitCode is cli.ExitCode, with a bad model input (a checkpoint or model

@@ -3,7 +3,6 @@
 package ktune
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -14,18 +13,7 @@ import (
 
 // Main runs ktune with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	f := &cli.Factory{Out: stdout, Err: stderr}
-	cmd := NewCmdRoot(f)
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	cli.FlagErrors(cmd)
-	cmd.SilenceErrors = true
-	err := cmd.Execute()
-	if err != nil {
-		fmt.Fprintln(stderr, "Error:", cli.OneLine(err))
-	}
-	return cli.ExitCode(err)
+	return cli.Main(NewCmdRoot(&cli.Factory{Out: stdout, Err: stderr}), args, stdout, stderr, nil)
 }
 
 // NewCmdRoot builds the ktune command tree.
