@@ -123,7 +123,7 @@ func (m *Model) Calibrate(prompts [][]int32, progress func(done, total int)) (*I
 		if cap(xn) < n*C {
 			xn = make([]float32, n*C)
 		}
-		norm.RMSNorm(xn[:n*C], h, m.Norm, float32(m.Cfg.RMSNormEps)) // lm_head's input [n, C]
+		norm.RMSNormWith(m.rules(), xn[:n*C], h, m.Norm, float32(m.Cfg.RMSNormEps)) // lm_head's input [n, C]
 		add(head, C, xn, n)
 	}
 	im := &Imatrix{Digest: ShapeDigest(m.Cfg), Config: configSizes(m.Cfg), Entries: map[string]*ImatrixEntry{}}

@@ -343,9 +343,6 @@ func loadFile(f *kfile.File, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.mem = mem
-	if opt.Chooser != nil {
-		m.restore = kernel.SetChooser(opt.Chooser)
-	}
 	return m, nil
 }
 

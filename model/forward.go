@@ -377,7 +377,7 @@ func (m *Model) forward(sts []*State, ids []int32, T int, keep keepRows, hook fu
 		m.rmsNorm(xn, h, ly.PostNorm, eps, M) // xn [M, C]
 		t0 = m.timing.lap(t0, OpNorm, l, M)
 		if ly.MoE != nil {
-			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Classes: m.opt.Classes, Observe: m.observe, Routing: &m.routing}) // y [M, C]
+			r := ly.MoE.Forward(y, xn, M, moe.BlockOptions{Threads: th, Rules: m.rules(), Observe: m.observe, Routing: &m.routing}) // y [M, C]
 			m.countExperts(l, r)
 			t0 = m.timing.lap(t0, OpMoE, l, M)
 		} else {
@@ -440,7 +440,7 @@ func (m *Model) rowRange(_, lo, hi int) {
 			m.Embed.Row(t.dst[i*C:(i+1)*C], int(t.ids[i]))
 		}
 	case rowNorm:
-		norm.RMSNorm(t.dst[lo*C:hi*C], t.x[lo*C:hi*C], t.w, t.eps)
+		norm.RMSNormWith(m.rules(), t.dst[lo*C:hi*C], t.x[lo*C:hi*C], t.w, t.eps)
 	case rowAdd:
 		// row by row: vmath.Axpy rounds its last len mod 16 elements
 		// apart, so a split of the rows must not move them
@@ -467,12 +467,12 @@ func (m *Model) logits(dst, h []float32, n int) {
 	t0 := m.timing.start()
 	xn := scratch.Get(n * C) // [n, C]
 	defer scratch.Put(xn)
-	norm.RMSNorm(xn, h[:n*C], m.Norm, float32(m.Cfg.RMSNormEps))
+	norm.RMSNormWith(m.rules(), xn, h[:n*C], m.Norm, float32(m.Cfg.RMSNormEps))
 	t0 = m.timing.lap(t0, OpNorm, -1, n)
 	if m.observe != nil {
 		m.observe(m.LMHead, xn, n)
 	}
-	gemm.LinearClasses(m.opt.Classes, dst, xn, m.LMHead, n, false, m.opt.Threads) // dst [n, V]
+	gemm.LinearWith(m.rules(), dst, xn, m.LMHead, n, false, m.opt.Threads) // dst [n, V]
 	m.timing.lap(t0, OpLMHead, -1, n)
 }
 
@@ -484,11 +484,11 @@ func (m *Model) mlp(f *MLP, y, x []float32, M int) {
 		m.observe(f.Gate, x[:M*f.Gate.K], M)
 		m.observe(f.Up, x[:M*f.Up.K], M)
 	}
-	gemm.DefaultGateUp(hid, x, f.Gate, f.Up, M, m.opt.Threads, m.opt.Classes...)
+	gemm.GateUpWith(m.rules(), hid, x, f.Gate, f.Up, M, m.opt.Threads)
 	if m.observe != nil {
 		m.observe(f.Down, hid, M)
 	}
-	gemm.LinearClasses(m.opt.Classes, y, hid, f.Down, M, false, m.opt.Threads) // y [M, C]
+	gemm.LinearWith(m.rules(), y, hid, f.Down, M, false, m.opt.Threads) // y [M, C]
 }
 
 // kdaMixer runs KDA layer l on x [B·T, C] into y [B·T, C]. A batch of
@@ -498,7 +498,7 @@ func (m *Model) mlp(f *MLP, y, x []float32, M int) {
 // widths, which copying in and out had made 10% of a decode step at 8
 // sequences).
 func (m *Model) kdaMixer(l int, y, x []float32, sts []*State, T int) {
-	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe}
+	w, opt := m.Layers[l].KDA, kda.LayerOptions{Threads: m.opt.Threads, Rules: m.rules(), Observe: m.observe}
 	if len(sts) == 1 {
 		w.Forward(y, x, 1, T, sts[0].kda[l], opt)
 		return
@@ -559,5 +559,5 @@ func (m *Model) mlaMixer(l int, y, x []float32, sts []*State, T int, rows mla.Ro
 		c.Seqs = append(c.Seqs, st.mla[l])
 	}
 	defer clear(c.Seqs)
-	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Classes: m.opt.Classes, Observe: m.observe, Rows: rows})
+	m.Layers[l].MLA.Forward(y, x, len(sts), T, c, mla.LayerOptions{Threads: m.opt.Threads, Rules: m.rules(), Observe: m.observe, Rows: rows})
 }

@@ -82,9 +82,6 @@ func buildFrom(cfg *arch.Config, src interface {
 	mem.WeightsMapped, mem.WeightsHeap = int64(len(m.Embed.Data)), heap
 	mem.budget()
 	m.mem = mem
-	if opt.Chooser != nil {
-		m.restore = kernel.SetChooser(opt.Chooser)
-	}
 	return m, nil
 }
 

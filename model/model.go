@@ -13,9 +13,9 @@
 // load.go; the memory report and the refusal of models that do not fit in
 // memory.go; synthetic models for benchmarks in random.go.
 //
-// Every kernel call asks the installed tuning profile (kernel.Choose) for
-// its variant and parameters, else runs the defaults; LoadOptions.Chooser
-// installs one, and KTUNE_DEBUG=1 logs the choices.
+// Every kernel call asks the model's tuning profile (LoadOptions.Chooser,
+// carried down in kernel.Rules) for its variant and parameters, else runs
+// the defaults; KTUNE_DEBUG=1 logs the choices.
 //
 // A Model is safe for use by one goroutine at a time (the kernels share one
 // worker pool); States belong to the Model that made them.
@@ -65,7 +65,6 @@ type Model struct {
 	inFile        func(addr uintptr) bool    // whether addr lies in that file's mapping (nil: no mapping)
 	files         []fileStamp                // that file's parts (a split GGUF's) as they were at load (CheckFile)
 	fault         atomic.Pointer[FaultError] // the fault a step met (Fault)
-	restore       func()                     // undoes kernel.SetChooser
 	kdaTmp        map[int][]*kda.LayerCache
 	mlaTmp        mla.LayerCache // mlaMixer's batch of the sequences' caches
 	routing       moe.Routing    // the MoE blocks' routing, reused layer after layer
@@ -162,8 +161,9 @@ type LoadOptions struct {
 	// Classes are the accuracy classes the feed-forward and lm_head matmuls
 	// may use (nil: kernel.DefaultClasses, f32 and int8act).
 	Classes []kernel.Class
-	// Chooser, if set, is installed process-wide (kernel.SetChooser) for
-	// the model's life; Close restores the previous one.
+	// Chooser, if set, is the model's tuning profile: every kernel call of
+	// its forward pass asks it first (kernel.Rules). It is the model's own:
+	// another model in the process keeps its own.
 	Chooser kernel.Chooser
 	// CacheDType is the MLA latent cache's format: F32 (default), BF16, Q8.
 	CacheDType kernel.DType
@@ -367,16 +367,21 @@ func (o *LoadOptions) checkGroupDTypes(cfg *arch.Config) error {
 // Options returns the options the model was loaded with, defaults filled in.
 func (m *Model) Options() LoadOptions { return m.opt }
 
-// Close releases the checkpoint or model-file mapping (the embedding table,
-// and for a model file every weight, reads it) and
-// restores the kernel chooser that Load replaced. The model must not be
-// used afterwards.
+// SetChooser changes the tuning profile later passes follow (nil: the
+// defaults).
+func (m *Model) SetChooser(c kernel.Chooser) { m.opt.Chooser = c }
+
+// rules are the kernel choices the model's calls follow: its tuning
+// profile and accuracy classes.
+func (m *Model) rules() kernel.Rules {
+	return kernel.Rules{Chooser: m.opt.Chooser, Classes: m.opt.Classes}
+}
+
+// Close releases the checkpoint or model-file mapping (the embedding
+// table, and for a model file every weight, reads it). The model must not
+// be used afterwards.
 func (m *Model) Close() error {
-	m.stopPreload() // before the mapping goes
-	if m.restore != nil {
-		m.restore()
-		m.restore = nil
-	}
+	m.stopPreload()             // before the mapping goes
 	err := m.closeExpertCache() // its experts back into the mapping
 	if m.closer != nil {
 		err = errors.Join(err, m.closer.Close())

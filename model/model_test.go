@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sync"
 	"testing"
@@ -293,30 +294,47 @@ func (c *countingChooser) Choose(op string, dt kernel.DType, s kernel.Shape, thr
 	return kernel.Choice{}, false
 }
 
-// TestChooser: LoadOptions.Chooser is installed for the model's life and
-// every kernel family of a forward pass consults it; Close restores the
-// previous chooser.
+// TestChooser: LoadOptions.Chooser is the model's own: every kernel family
+// of its forward pass consults it (the norms too), and another model's
+// passes, before, between and after (its Close included), never do.
 func TestChooser(t *testing.T) {
 	c := loadTiny(t)[0]
 	ch := &countingChooser{ops: map[string]int{}}
-	before := kernel.CurrentChooser()
+	other := &countingChooser{ops: map[string]int{}}
+	run := func(m *Model) {
+		t.Helper()
+		st := m.NewState(0)
+		if _, err := m.Prefill(st, c.ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Decode([]*State{st}, c.gen[0][:1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mo, err := Load(c.f.Dir(), LoadOptions{DType: kernel.Q8, Chooser: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mo.Close()
 	m, err := Load(c.f.Dir(), LoadOptions{DType: kernel.Q8, Chooser: ch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := m.NewState(0)
-	if _, err := m.Prefill(st, c.ids[0]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Decode([]*State{st}, c.gen[0][:1]); err != nil {
-		t.Fatal(err)
-	}
+	run(m)
+	asked := maps.Clone(ch.ops)
+	run(mo) // loaded first, run after: its own chooser, not the later model's
 	m.Close()
-	if kernel.CurrentChooser() != before {
-		t.Errorf("Close did not restore the previous chooser")
+	run(mo) // after the other model's Close
+	if !maps.Equal(ch.ops, asked) {
+		t.Errorf("another model's passes asked this model's chooser: %v, then %v", asked, ch.ops)
+	}
+	for op := range asked {
+		if other.ops[op] == 0 {
+			t.Errorf("%s: the other model's passes never asked its own chooser", op)
+		}
 	}
 	t.Logf("ops asked: %v", ch.ops)
-	want := []string{"gemm.gemv", "gemm.gemm", "gemm.gateup", "moe.block"}
+	want := []string{"gemm.gemv", "gemm.gemm", "gemm.gateup", "moe.block", "norm.rmsnorm"}
 	if m.Shapes.NumKDALayers > 0 {
 		want = append(want, "kda.prefill", "kda.decode")
 	}

@@ -119,9 +119,6 @@ func Random(cfg *arch.Config, opt LoadOptions, seed uint64) (*Model, error) {
 	if err := m.validate(); err != nil {
 		return nil, fmt.Errorf("model: %s: %w", cfg.Source, err)
 	}
-	if opt.Chooser != nil {
-		m.restore = kernel.SetChooser(opt.Chooser)
-	}
 	return m, nil
 }
 

@@ -121,8 +121,7 @@ func (p Point) RoofCell(c *Ceilings) string {
 }
 
 // PointSpec names a kernel run to measure: an op at a shape and dtype,
-// run with the default variant (kernel.Choose: a tuning profile's choice
-// when one is installed).
+// run with the default variant (kernel.Choose).
 type PointSpec struct {
 	Label string
 	Op    string

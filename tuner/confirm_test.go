@@ -140,7 +140,6 @@ func TestConfirmTimingFault(t *testing.T) {
 // default answers with it. A Choose that returns every entry's choice
 // fails the first case.
 func TestChooseKeepsDefault(t *testing.T) {
-	defer kernel.SetChooser(nil)()
 	s := kernel.MakeShape([]string{"n"}, 64)
 	tuned := profile.Result{Variant: "good", Params: kernel.Values{"tile": 8, "rounds": 2}, Threads: 1, Placement: "compact", Median: 1e-6}
 	def := kernel.Default(workOp, kernel.F32)
@@ -163,8 +162,8 @@ func TestChooseKeepsDefault(t *testing.T) {
 		if got := p.Entries[0].KeepsDefault(); got != (c.name == "kept the default") {
 			t.Errorf("%s: KeepsDefault %v", c.name, got)
 		}
-		kernel.SetChooser(p)
-		got := kernel.Choose(workOp, kernel.F32, s, 1)
+		r := kernel.Rules{Chooser: p}
+		got := r.Choose(workOp, kernel.F32, s, 1)
 		if got.Variant != c.want.Variant || got.Config.Threads != c.want.Config.Threads || got.Config.Params.String() != c.want.Config.Params.String() {
 			t.Errorf("%s: chose %s %v t=%d, want %s %v t=%d", c.name, got.Variant.Name, got.Config.Params, got.Config.Threads,
 				c.want.Variant.Name, c.want.Config.Params, c.want.Config.Threads)
@@ -173,7 +172,7 @@ func TestChooseKeepsDefault(t *testing.T) {
 		// engine's default runs (profile.MaxShapeDistance)
 		for _, n := range []int{256, 512} {
 			far := kernel.MakeShape([]string{"n"}, n)
-			got := kernel.Choose(workOp, kernel.F32, far, 1)
+			got := r.Choose(workOp, kernel.F32, far, 1)
 			want := c.want
 			if n == 512 {
 				want = kernel.Choice{Variant: def, Config: def.DefaultConfig(far, 1)}
@@ -233,30 +232,34 @@ func TestInstallNoisy(t *testing.T) {
 				Challengers: []profile.Challenger{{Role: profile.ConfirmSearch, Result: p.Entries[0].Best, Ratios: []float64{0.5, 0.5, 0.5}}}}
 		})
 	}
-	chosen := func() string {
-		return kernel.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 64), 1).Variant.Name
+	// what a model given the installed profile (nil: none) as its chooser runs
+	chosen := func(p *profile.Profile) string {
+		var c kernel.Chooser
+		if p != nil {
+			c = p
+		}
+		return kernel.Rules{Chooser: c}.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 64), 1).Variant.Name
 	}
 	def := kernel.Default(workOp, kernel.F32).Name
-	defer kernel.SetChooser(nil)()
 
 	path := write(true)
 	if err := os.Rename(path, profile.DefaultPath()); err != nil {
 		t.Fatal(err)
 	}
-	used, info, warns := profile.InstallFrom("")
+	p, used, info, warns := profile.InstallFrom("")
 	if used != "" || info != "" || len(warns) != 1 || !strings.Contains(warns[0], "tuned while the machine was busy (the DRAM ceiling moved 30%); not used") ||
 		!strings.Contains(warns[0], "--profile "+profile.DefaultPath()) {
 		t.Errorf("found noisy profile: used %q, info %q, warnings %q", used, info, warns)
 	}
-	if c := chosen(); c != def {
+	if c := chosen(p); c != def {
 		t.Errorf("with a refused profile the kernel chosen is %s, want the default %s", c, def)
 	}
 
-	used, info, warns = profile.InstallFrom(profile.DefaultPath())
+	p, used, info, warns = profile.InstallFrom(profile.DefaultPath())
 	if used == "" || len(warns) != 1 || !strings.Contains(warns[0], "used because it was named") || !strings.Contains(info, "marked noisy") {
 		t.Errorf("named noisy profile: used %q, info %q, warnings %q", used, info, warns)
 	}
-	if c := chosen(); c != "good" {
+	if c := chosen(p); c != "good" {
 		t.Errorf("with the named profile the kernel chosen is %s, want good", c)
 	}
 
@@ -264,7 +267,7 @@ func TestInstallNoisy(t *testing.T) {
 	if err := os.Rename(path, profile.DefaultPath()); err != nil {
 		t.Fatal(err)
 	}
-	used, info, warns = profile.InstallFrom("")
+	_, used, info, warns = profile.InstallFrom("")
 	want := "tuning profile " + profile.DefaultPath() + ": 1 choices; of 1 challenged in 3 alternating rounds, 1 beat the default, 0 kept it, 0 took a smaller thread budget's choice"
 	if used == "" || len(warns) != 0 || info != want {
 		t.Errorf("quiet profile: used %q, warnings %q\ninfo %q\nwant %q", used, warns, info, want)
@@ -278,13 +281,13 @@ func TestInstallNoisy(t *testing.T) {
 	if err := os.Rename(path, profile.DefaultPath()); err != nil {
 		t.Fatal(err)
 	}
-	if used, _, warns := profile.InstallFrom(""); used != "" || len(warns) != 1 || !strings.Contains(warns[0], "slower with it than without (pp64 at 1 threads 0.90×); not used") {
+	if _, used, _, warns := profile.InstallFrom(""); used != "" || len(warns) != 1 || !strings.Contains(warns[0], "slower with it than without (pp64 at 1 threads 0.90×); not used") {
 		t.Errorf("losing profile: used %q, warnings %q", used, warns)
 	}
-	if used, info, warns := profile.InstallFrom(profile.DefaultPath()); used == "" || len(warns) != 1 || !strings.Contains(info, "end to end 0.90×") {
+	if _, used, info, warns := profile.InstallFrom(profile.DefaultPath()); used == "" || len(warns) != 1 || !strings.Contains(info, "end to end 0.90×") {
 		t.Errorf("named losing profile: used %q, info %q, warnings %q", used, info, warns)
 	}
-	if used, _, _ := profile.InstallFrom("off"); used != "" {
+	if p, used, _, _ := profile.InstallFrom("off"); used != "" || p != nil {
 		t.Errorf("off: used %q", used)
 	}
 }

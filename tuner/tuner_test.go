@@ -146,7 +146,7 @@ func TestSearchFindsKnownBest(t *testing.T) {
 			}
 			restore := lp.Install()
 			defer restore()
-			c := kernel.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 100), 1)
+			c := kernel.Rules{Chooser: lp}.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 100), 1)
 			if c.Variant.Name != "good" || c.Config.Params["tile"] != 4 {
 				t.Errorf("Choose with the profile: %s %v", c.Variant.Name, c.Config.Params)
 			}
@@ -211,15 +211,17 @@ func TestLoadBadProfiles(t *testing.T) {
 			if c.whole != (p == nil) {
 				t.Fatalf("profile %v, whole-file refusal %v", p, c.whole)
 			}
+			var r kernel.Rules // what a model given the profile follows
 			if p != nil {
 				if len(p.Entries) != 0 {
 					t.Errorf("the bad entry was kept")
 				}
 				restore := p.Install()
 				defer restore()
+				r.Chooser = p
 			}
 			// the runtime falls back to the defaults
-			ch := kernel.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 64), 1)
+			ch := r.Choose(workOp, kernel.F32, kernel.MakeShape([]string{"n"}, 64), 1)
 			if ch.Variant == nil || ch.Variant.Name != kernel.Default(workOp, kernel.F32).Name {
 				t.Errorf("fallback chose %v", ch.Variant)
 			}

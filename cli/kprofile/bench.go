@@ -139,9 +139,9 @@ type benchCase struct {
 const keepBytes = 64 << 20
 
 // benchCases lists what to run: the profile's keys, or the model's quick
-// workloads at the default thread budgets; each with kernel.Choose's pick
-// (the installed profile, else the default).
-func benchCases(p *profile.Profile, ops string) ([]*benchCase, []string, error) {
+// workloads at the default thread budgets; each with the pick of the
+// chooser use (a profile; nil: the defaults).
+func benchCases(p *profile.Profile, use kernel.Chooser, ops string) ([]*benchCase, []string, error) {
 	type key struct {
 		op    string
 		dt    kernel.DType
@@ -202,7 +202,7 @@ func benchCases(p *profile.Profile, ops string) ([]*benchCase, []string, error) 
 			notes = append(notes, fmt.Sprintf("%s %s %s at %d threads: this machine runs %d at most; skipped", k.op, k.dt, k.shape, k.t, u))
 			continue
 		}
-		ch := kernel.Choose(k.op, k.dt, k.shape, k.t, profileClasses(p)...)
+		ch := kernel.Rules{Chooser: use, Classes: profileClasses(p)}.Choose(k.op, k.dt, k.shape, k.t)
 		if ch.Variant == nil {
 			notes = append(notes, fmt.Sprintf("%s %s: no variant; skipped", k.op, k.dt))
 			continue
@@ -327,6 +327,7 @@ func runBench(f *cli.Factory, o *BenchOptions) error {
 		}
 	}
 	var prof *profile.Profile
+	var chooser kernel.Chooser // nil, not a nil *Profile, without one
 	source := "defaults (no profile)"
 	if path != "" {
 		shapes, err := readProfile(path)
@@ -340,13 +341,12 @@ func runBench(f *cli.Factory, o *BenchOptions) error {
 		}
 		source = path
 		if use != nil {
-			restore := kernel.SetChooser(use)
-			defer restore()
+			chooser = use
 		} else {
 			source += " (its shapes; choices: defaults)"
 		}
 	}
-	cases, notes, err := benchCases(prof, o.Ops)
+	cases, notes, err := benchCases(prof, chooser, o.Ops)
 	for _, n := range notes {
 		fmt.Fprintf(f.Err, "note: %s\n", n)
 	}

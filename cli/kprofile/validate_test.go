@@ -19,7 +19,7 @@ func TestBenchSkipsBadEntries(t *testing.T) {
 	})), &p); err != nil {
 		t.Fatal(err)
 	}
-	cases, notes, err := benchCases(&p, "")
+	cases, notes, err := benchCases(&p, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestBenchSkipsBadEntries(t *testing.T) {
 		}
 	}
 	// --ops naming nothing is a usage error (exit 2)
-	if _, _, err := benchCases(&p, "nosuch"); cli.ExitCode(err) != 2 {
+	if _, _, err := benchCases(&p, nil, "nosuch"); cli.ExitCode(err) != 2 {
 		t.Errorf("--ops nosuch: %v (exit %d)", err, cli.ExitCode(err))
 	}
 }

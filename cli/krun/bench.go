@@ -79,6 +79,8 @@ type BenchOptions struct {
 	synthConfig func(layers int) (*arch.Config, error)
 	// verified: check verified the .kt file (loading need not again).
 	verified bool
+	// chooser is the tuning profile the models follow (nil: none).
+	chooser kernel.Chooser
 }
 
 // NewCmdBench builds `krun bench`.
@@ -400,7 +402,7 @@ func runBench(o *BenchOptions) error {
 	if err := o.checkLengths(pps, tgs, depths); err != nil {
 		return err
 	}
-	installProfile(o.Factory)
+	o.chooser = installProfile(o.Factory)
 
 	// ---- the read ceiling at each thread count, measured first (before a
 	// model takes the memory)
@@ -816,7 +818,7 @@ func (o *BenchOptions) open(preset string) (*model.Model, string, error) {
 	}
 	load, _ := loadMode(o.Load)
 	opt := model.LoadOptions{NoVerify: o.NoVerify || o.verified, Weights: load, CacheSpillDir: o.CacheSpill, CacheDType: cdt,
-		AvailableMemory: availableMemory(), GGUFRepack: repack}
+		AvailableMemory: availableMemory(), GGUFRepack: repack, Chooser: o.chooser}
 	if o.Synthetic {
 		cfg, err := o.synthConfig(o.Layers)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ktune/ktune/cli"
 	"github.com/ktune/ktune/internal/arch"
 	ggufpkg "github.com/ktune/ktune/internal/gguf"
+	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/profile"
 	"github.com/ktune/ktune/model"
 	"github.com/ktune/ktune/model/kfile"
@@ -305,19 +306,29 @@ func peekConfig(path string) (*arch.Config, error) {
 	return cfg, nil
 }
 
-// installProfile installs the tuning profile and prints its warnings.
-func installProfile(o *cli.Factory) { installProfileQuiet(o)() }
+// installProfile installs the tuning profile, prints its warnings and
+// returns it, the chooser of the models the command loads (nil: none).
+func installProfile(o *cli.Factory) kernel.Chooser {
+	c, report := installProfileQuiet(o)
+	report()
+	return c
+}
 
-// installProfileQuiet installs the tuning profile and returns the
-// function that prints its warnings and path (called once the model is
-// open, so that a refused model is one error line).
-func installProfileQuiet(o *cli.Factory) func() {
+// installProfileQuiet installs the tuning profile and returns it (the
+// models' chooser; nil: none) and the function that prints its warnings
+// and path (called once the model is open, so that a refused model is one
+// error line).
+func installProfileQuiet(o *cli.Factory) (kernel.Chooser, func()) {
 	path := o.Profile
 	if path == "" {
 		path = os.Getenv("KTUNE_PROFILE")
 	}
-	_, info, warns := profile.InstallFrom(path)
-	return func() {
+	p, _, info, warns := profile.InstallFrom(path)
+	var c kernel.Chooser // no profile: a nil interface, not a nil *Profile in one
+	if p != nil {
+		c = p
+	}
+	return c, func() {
 		for _, w := range warns {
 			fmt.Fprintln(o.Err, "krun: warning:", w)
 		}
@@ -336,7 +347,7 @@ func runGenerate(o *GenerateOptions) error {
 	if err != nil {
 		return err
 	}
-	reportProfile := installProfileQuiet(o.Factory)
+	chooser, reportProfile := installProfileQuiet(o.Factory)
 	idsOut := o.set["ids"] || o.PrintIDs
 	var tok *tokenizer.Tokenizer
 	tokDir := ""
@@ -405,7 +416,7 @@ func runGenerate(o *GenerateOptions) error {
 		preset = "" // the file's own types
 	}
 	load, _ := loadMode(o.Load)
-	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, Weights: load, CacheSpillDir: o.CacheSpill, CacheDType: cdt, GGUFRepack: repack})
+	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, Weights: load, CacheSpillDir: o.CacheSpill, CacheDType: cdt, GGUFRepack: repack, Chooser: chooser})
 	if err != nil {
 		return err
 	}

@@ -253,7 +253,7 @@ func runServe(o *ServeOptions) error {
 	if err != nil {
 		return listenError(o.Host, o.Port, err)
 	}
-	installProfile(o.Factory)
+	chooser := installProfile(o.Factory)
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(o.Out, "krun serve: listening on %s (loading %s)\n", url, o.Model)
 	if ip := net.ParseIP(strings.Trim(o.Host, "[]")); (ip == nil || !ip.IsLoopback()) && o.Host != "localhost" && o.APIKey == "" {
@@ -298,7 +298,7 @@ func runServe(o *ServeOptions) error {
 	}()
 	load, _ := loadMode(o.Load)
 	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, Weights: load, CacheSpillDir: o.CacheSpill,
-		CacheDType: cdt, GGUFRepack: repack, MaxSeqs: o.Parallel, MaxTokens: ctxLen})
+		CacheDType: cdt, GGUFRepack: repack, MaxSeqs: o.Parallel, MaxTokens: ctxLen, Chooser: chooser})
 	close(loaded)
 	if err != nil {
 		stopSignals()

@@ -27,17 +27,17 @@ func TestChoose(t *testing.T) {
 	if other == nil {
 		t.Skip("one candidate only")
 	}
-	restore := SetChooser(fixedChooser{Choice{other, other.DefaultConfig(s, 1)}})
-	if got := Choose(op.Name, F32, s, 1); got.Variant != other {
+	with := Rules{Chooser: fixedChooser{Choice{other, other.DefaultConfig(s, 1)}}}
+	if got := with.Choose(op.Name, F32, s, 1); got.Variant != other {
 		t.Errorf("with a chooser: %v, want %v", got.Variant.ID(), other.ID())
 	}
 	// an invalid configuration from the chooser falls back to the default
-	SetChooser(fixedChooser{Choice{other, Config{Threads: 0}}})
-	if got := Choose(op.Name, F32, s, 1); got.Variant != def.Variant {
+	invalid := Rules{Chooser: fixedChooser{Choice{other, Config{Threads: 0}}}}
+	if got := invalid.Choose(op.Name, F32, s, 1); got.Variant != def.Variant {
 		t.Errorf("invalid chooser config: %v, want the default %v", got.Variant.ID(), def.Variant.ID())
 	}
-	restore()
+	// the rules of one caller are not another's
 	if got := Choose(op.Name, F32, s, 1); got.Variant != def.Variant {
-		t.Errorf("after restore: %v, want %v", got.Variant.ID(), def.Variant.ID())
+		t.Errorf("without a chooser, after one was used: %v, want %v", got.Variant.ID(), def.Variant.ID())
 	}
 }

@@ -1,8 +1,8 @@
 // Package profile is the tuning profile: the per-machine file ktune writes
 // (think FFTW wisdom) and the engine reads. It holds the schema, atomic
 // writing, the resume journal, validation, and loading in the two modes:
-// use (the runtime: anything wrong gives a warning and the defaults; the
-// kernel families pick its choices through kernel.Choose) and report
+// use (the runtime: anything wrong gives a warning and the defaults; a
+// model carries it to the kernel families in kernel.Rules) and report
 // (kprofile: any machine's profile, read as written). The engine links
 // this package, not the tuner, the roofline or the plotting libraries.
 package profile
@@ -779,49 +779,50 @@ func threadDistance(budget, asked int) float64 {
 // Install loads the profile named by KTUNE_PROFILE (a path; "off" for
 // none), else this machine's profile in DefaultDir when it exists, and
 // installs it (InstallFrom).
-func Install() (path, info string, warnings []string) {
+func Install() (p *Profile, path, info string, warnings []string) {
 	return InstallFrom(os.Getenv("KTUNE_PROFILE"))
 }
 
-// InstallFrom installs the profile at path ("off" or "none": none; "":
-// this machine's profile in DefaultDir when it exists) as the kernel
-// chooser and its thread placement on the default pool. It returns the
-// path used ("" for none), what was loaded (Describe) and the warnings to
-// show. A profile found in DefaultDir that ktune marked
+// InstallFrom loads the profile at path ("off" or "none": none; "": this
+// machine's profile in DefaultDir when it exists) and installs its thread
+// placement on the default pool (Install). It returns the profile (nil for
+// none), which the caller gives the models it loads as their kernel
+// chooser (model.LoadOptions.Chooser), the path used ("" for none), what
+// was loaded (Describe) and the warnings to show. A profile found in DefaultDir that ktune marked
 // noisy (tuned while the machine was busy) is not used: a profile named
 // by path is, with a warning.
-func InstallFrom(path string) (used, info string, warnings []string) {
+func InstallFrom(path string) (p *Profile, used, info string, warnings []string) {
 	named := path != ""
 	switch {
 	case path == "off" || path == "none":
-		return "", "", nil
+		return nil, "", "", nil
 	case path == "":
 		path = DefaultPath()
 		if _, err := os.Stat(path); err != nil {
-			return "", "", nil
+			return nil, "", "", nil
 		}
 	}
 	p, warns := Load(path)
 	if p == nil {
-		return "", "", warns
+		return nil, "", "", warns
 	}
 	if e := p.EndToEnd; e != nil && e.Verdict == VerdictLoss {
 		if !named {
-			return "", "", append(warns, fmt.Sprintf("%s: ktune's end-to-end check found the engine slower with it than without (%s); not used: run ktune again, or name it (--profile %s, or KTUNE_PROFILE) to use it",
+			return nil, "", "", append(warns, fmt.Sprintf("%s: ktune's end-to-end check found the engine slower with it than without (%s); not used: run ktune again, or name it (--profile %s, or KTUNE_PROFILE) to use it",
 				path, e.Worst(), path))
 		}
 		warns = append(warns, fmt.Sprintf("%s: ktune's end-to-end check found the engine slower with it than without (%s); used because it was named", path, e.Worst()))
 	}
 	if len(p.Noisy) > 0 {
 		if !named {
-			return "", "", append(warns, fmt.Sprintf("%s: tuned while the machine was busy (%s); not used: run ktune again on a quiet machine, or name it (--profile %s, or KTUNE_PROFILE) to use it",
+			return nil, "", "", append(warns, fmt.Sprintf("%s: tuned while the machine was busy (%s); not used: run ktune again on a quiet machine, or name it (--profile %s, or KTUNE_PROFILE) to use it",
 				path, p.Noisy[0], path))
 		}
 		warns = append(warns, fmt.Sprintf("%s: tuned while the machine was busy (%s); used because it was named", path, p.Noisy[0]))
 	}
 	p.Install()
 	kernel.Debugf("profile %s: %d entries", path, len(p.Entries))
-	return path, p.Describe(path), warns
+	return p, path, p.Describe(path), warns
 }
 
 // Describe is one line on the profile at path: its choices and how they
@@ -914,8 +915,10 @@ var (
 	installed   *Profile
 )
 
-// Install makes p the kernel chooser and applies its placement for the
-// default pool's size (UsePlacement changes it for another count).
+// Install makes p the profile whose placement the default pool follows
+// (the pool is the process's), applied for the pool's size (UsePlacement
+// changes it for another count), and fixes its entries. Its kernel choices
+// go to the models given it as their chooser, not the process.
 func (p *Profile) Install() (restore func()) {
 	p.choices = new(sync.Map) // entries are fixed from here on
 	installedMu.Lock()
@@ -923,12 +926,10 @@ func (p *Profile) Install() (restore func()) {
 	installed = p
 	installedMu.Unlock()
 	applyPlacement(p.PlacementFor(pool.Default().Size()), pool.Default().Size())
-	r := kernel.SetChooser(p)
 	return func() {
 		installedMu.Lock()
 		installed = prev
 		installedMu.Unlock()
-		r()
 	}
 }
 

@@ -48,27 +48,28 @@ const (
 // compares the two.
 const Crossover = 8
 
-// Choose is what runs op at M×N×K: the installed tuning profile's choice
-// (kernel.Choose) among the accuracy classes given (none:
-// kernel.DefaultClasses), else the default variant.
-func Choose(op string, dt kernel.DType, m, n, k int, threads int, classes ...kernel.Class) kernel.Choice {
-	return kernel.ChooseDims(op, dt, shapeKeys, []int{m, n, k}, threads, classes...)
+// Choose is what runs op at M×N×K under the caller's rules: its tuning
+// profile's choice among the accuracy classes they allow, else the default
+// variant.
+func Choose(r kernel.Rules, op string, dt kernel.DType, m, n, k int, threads int) kernel.Choice {
+	return r.ChooseDims(op, dt, shapeKeys, []int{m, n, k}, threads)
 }
 
 // Linear computes Y [M×N] = X [M×K]·Wᵀ (or Y += when acc) with the
-// chosen (profile or default) variants on threads workers of the default pool, choosing gemv
-// or gemm by M against Crossover.
+// default variants on threads workers of the default pool (LinearWith
+// under no rules).
 func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
-	LinearClasses(nil, y, x, w, m, acc, threads)
+	LinearWith(kernel.Rules{}, y, x, w, m, acc, threads)
 }
 
-// LinearClasses is Linear restricted to the given accuracy classes.
-func LinearClasses(classes []kernel.Class, y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
+// LinearWith is Linear with the variants the caller's rules choose,
+// gemv or gemm by M against Crossover.
+func LinearWith(r kernel.Rules, y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 	op := OpGEMM
 	if m <= Crossover {
 		op = OpGEMV
 	}
-	Run(Choose(op, w.DType, m, w.N, w.K, threads, classes...), y, x, w, m, acc)
+	Run(Choose(r, op, w.DType, m, w.N, w.K, threads), y, x, w, m, acc)
 }
 
 // Run executes a plan on Y (+)= X·Wᵀ.
@@ -100,10 +101,9 @@ func GateUp(p kernel.Choice, h, x []float32, wg, wu *quant.Matrix, m int) {
 	}
 }
 
-// DefaultGateUp runs GateUp with the plan of PlanFor (profile or default)
-// among the accuracy classes given (none: kernel.DefaultClasses).
-func DefaultGateUp(h, x []float32, wg, wu *quant.Matrix, m int, threads int, classes ...kernel.Class) {
-	GateUp(Choose(OpGateUp, wg.DType, m, wg.N, wg.K, threads, classes...), h, x, wg, wu, m)
+// GateUpWith runs GateUp with the plan the caller's rules choose.
+func GateUpWith(r kernel.Rules, h, x []float32, wg, wu *quant.Matrix, m int, threads int) {
+	GateUp(Choose(r, OpGateUp, wg.DType, m, wg.N, wg.K, threads), h, x, wg, wu, m)
 }
 
 // ---- variant machinery ---------------------------------------------------

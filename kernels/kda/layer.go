@@ -62,10 +62,11 @@ type LayerOptions struct {
 	// Recurrent and Chunked, if set, replace the defaults for T = 1 and
 	// T > 1 (kda.decode and kda.prefill variants with their configs).
 	Recurrent, Chunked *kernel.Choice
-	// Classes restricts the projections' matmuls to these accuracy
-	// classes (nil: kernel.DefaultClasses). The recurrence runs in f32.
-	Classes []kernel.Class
-	Debug   func(name string, t []float32)
+	// Rules are the caller's kernel choices: its tuning profile, and the
+	// accuracy classes the projections' matmuls may use (none:
+	// kernel.DefaultClasses). The recurrence runs in f32.
+	Rules kernel.Rules
+	Debug func(name string, t []float32)
 	// Observe, if set, sees the input x [rows, w.K] of every projection
 	// w before it runs (activation statistics: model.Calibrate), on the
 	// calling goroutine; it must not modify x. nil costs nothing.
@@ -123,16 +124,16 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	for _, m := range []*quant.Matrix{w.Q, w.K, w.V, w.FA, w.GA, w.Beta} {
 		obs(m, x)
 	}
-	gemm.LinearClasses(opt.Classes, qp, x, w.Q, M, false, th)
-	gemm.LinearClasses(opt.Classes, kp, x, w.K, M, false, th)
-	gemm.LinearClasses(opt.Classes, vp, x, w.V, M, false, th)
-	gemm.LinearClasses(opt.Classes, low, x, w.FA, M, false, th)
+	gemm.LinearWith(opt.Rules, qp, x, w.Q, M, false, th)
+	gemm.LinearWith(opt.Rules, kp, x, w.K, M, false, th)
+	gemm.LinearWith(opt.Rules, vp, x, w.V, M, false, th)
+	gemm.LinearWith(opt.Rules, low, x, w.FA, M, false, th)
 	obs(w.FB, low)
-	gemm.LinearClasses(opt.Classes, f, low, w.FB, M, false, th)
-	gemm.LinearClasses(opt.Classes, low, x, w.GA, M, false, th)
+	gemm.LinearWith(opt.Rules, f, low, w.FB, M, false, th)
+	gemm.LinearWith(opt.Rules, low, x, w.GA, M, false, th)
 	obs(w.GB, low)
-	gemm.LinearClasses(opt.Classes, gate, low, w.GB, M, false, th)
-	gemm.LinearClasses(opt.Classes, beta, x, w.Beta, M, false, th)
+	gemm.LinearWith(opt.Rules, gate, low, w.GB, M, false, th)
+	gemm.LinearWith(opt.Rules, beta, x, w.Beta, M, false, th)
 	// ---- short convolution + SiLU, continuing the cache: q, k, v [B,T,H·D]
 	w.convSiLU(qp, kp, vp, c, B, T, th)
 	pl := pool.Default()
@@ -169,9 +170,9 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	}
 	if plan == nil {
 		if op == OpPrefill {
-			lt.plan = kernel.ChooseDims(op, kernel.F32, prefillKeys, lt.dims(B, T, H, D, D), th)
+			lt.plan = opt.Rules.WithClasses().ChooseDims(op, kernel.F32, prefillKeys, lt.dims(B, T, H, D, D), th)
 		} else {
-			lt.plan = kernel.ChooseDims(op, kernel.F32, decodeKeys, lt.dims(B, H, D, D), th)
+			lt.plan = opt.Rules.WithClasses().ChooseDims(op, kernel.F32, decodeKeys, lt.dims(B, H, D, D), th)
 		}
 		plan = &lt.plan
 	}
@@ -183,7 +184,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	dbg("dbg.o_normed", o)
 	// ---- output projection: y [B,T,C]
 	obs(w.O, o)
-	gemm.LinearClasses(opt.Classes, y[:M*C], o, w.O, M, false, th)
+	gemm.LinearWith(opt.Rules, y[:M*C], o, w.O, M, false, th)
 }
 
 // layerTask is what Forward's row-wise loops read, pooled with their

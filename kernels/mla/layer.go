@@ -120,13 +120,14 @@ func (c *LayerCache) Reserve(t int) error {
 type LayerOptions struct {
 	Threads         int
 	Decode, Prefill *kernel.Choice
-	// Classes restricts the projections' matmuls to these accuracy
-	// classes (nil: kernel.DefaultClasses), and the prefill's variants
-	// too where the projections are int8-quantized formats (Q8 … Q2):
-	// there int8act decompresses K and V on a Q8 copy of kv_b_proj
-	// (prefillClasses). Attention runs in f32.
-	Classes []kernel.Class
-	Debug   func(name string, t []float32)
+	// Rules are the caller's kernel choices: its tuning profile, and the
+	// accuracy classes the projections' matmuls may use (none:
+	// kernel.DefaultClasses), the prefill's variants too where the
+	// projections are int8-quantized formats (Q8 … Q2): there int8act
+	// decompresses K and V on a Q8 copy of kv_b_proj (prefillClasses).
+	// Attention runs in f32.
+	Rules kernel.Rules
+	Debug func(name string, t []float32)
 	// Observe, if set, sees the input x [rows, w.K] of the projections q,
 	// kv_a and o before each runs (activation statistics:
 	// model.Calibrate), on the calling goroutine; it must not modify x.
@@ -189,12 +190,12 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 		opt.Observe(w.KVA, x[:M*C], M)
 	}
 	if MQ > 0 {
-		gemm.LinearClasses(opt.Classes, q, xq, w.Q, MQ, false, th)
+		gemm.LinearWith(opt.Rules, q, xq, w.Q, MQ, false, th)
 	}
-	gemm.LinearClasses(opt.Classes, a, x, w.KVA, M, false, th)
+	gemm.LinearWith(opt.Rules, a, x, w.KVA, M, false, th)
 	// ---- ĉ = RMSNorm(a[:R]), k_pe = a[R:], appended to the caches
 	for m := 0; m < M; m++ {
-		norm.RMSNorm(kvc[m*R:(m+1)*R], a[m*(R+DR):m*(R+DR)+R], w.KVANorm, w.KVEps)
+		norm.RMSNormWith(opt.Rules, kvc[m*R:(m+1)*R], a[m*(R+DR):m*(R+DR)+R], w.KVANorm, w.KVEps)
 		copy(kpe[m*DR:(m+1)*DR], a[m*(R+DR)+R:(m+1)*(R+DR)])
 	}
 	dbg("dbg.q", q)
@@ -226,7 +227,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 			// kernel.ChooseDims instead of a fresh choice (and a profile
 			// cache entry) per token
 			t.dims = [5]int{B, ctxBucket(c.Seqs[0].Len()), NH, R, DR}
-			t.plan = kernel.ChooseDims(OpDecode, kernel.F32, decodeKeys, t.dims[:], th)
+			t.plan = opt.Rules.WithClasses().ChooseDims(OpDecode, kernel.F32, decodeKeys, t.dims[:], th)
 			plan = &t.plan
 		}
 		plan.Variant.Impl.(decodeFn)(&t.d, plan.Config.Threads, plan.Config.Params)
@@ -237,10 +238,11 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 			// the variant the whole prompt would run; with one query, the
 			// query at the last position (P = the cache's length − 1)
 			P := c.Seqs[b].Len() - T
-			plan := pickPrefill(opt.Prefill, kernel.MakeShape(prefillKeys, T, P, NH, DN, DR, DV, R), P, T, th, prefillClasses(opt.Classes, w.Q.DType))
+			plan := pickPrefill(opt.Prefill, kernel.MakeShape(prefillKeys, T, P, NH, DN, DR, DV, R), P, T, th, opt.Rules.WithClasses(prefillClasses(opt.Rules.Classes, w.Q.DType)...))
 			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
 				Q: q[b*TQ*NH*QW : (b+1)*TQ*NH*QW], Cache: c.Seqs[b], P: c.Seqs[b].Len() - TQ,
-				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, WUKq: w.WUKq, WUVq: w.WUVq, O: o[b*TQ*NH*DV : (b+1)*TQ*NH*DV]}
+				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, WUKq: w.WUKq, WUVq: w.WUVq, O: o[b*TQ*NH*DV : (b+1)*TQ*NH*DV],
+				Chooser: opt.Rules.Chooser}
 			plan.Variant.Impl.(prefillFn)(p, plan.Config.Threads, plan.Config.Params)
 		}
 	}
@@ -252,7 +254,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	if opt.Observe != nil {
 		opt.Observe(w.O, o[:MQ*w.O.K], MQ)
 	}
-	gemm.LinearClasses(opt.Classes, y[:MQ*C], o, w.O, MQ, false, th)
+	gemm.LinearWith(opt.Rules, y[:MQ*C], o, w.O, MQ, false, th)
 }
 
 // prefillClasses are the accuracy classes the prefill may choose from:
@@ -282,11 +284,12 @@ func int8Projections(dt kernel.DType) bool { return !quant.IsFloat(dt) }
 // cached key for a few queries cost 35 GFLOP per MLA layer at a 4K
 // context), on its int8act scores (absorbed_int8) where int8act is allowed
 // and that variant runs.
-func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int, classes []kernel.Class) *kernel.Choice {
+func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int, r kernel.Rules) *kernel.Choice {
 	if p != nil {
 		return p
 	}
-	c := pick(nil, OpPrefill, s, threads, classes...)
+	classes := r.Classes
+	c := pick(nil, r, OpPrefill, s, threads)
 	if prefix >= T && c.Variant == kernel.Default(OpPrefill, kernel.F32, classes...) {
 		names := []string{"absorbed"}
 		if slices.Contains(classes, kernel.ClassInt8Act) {
@@ -378,10 +381,10 @@ func ctxBucket(n int) int {
 	return int(math.Round(math.Exp2(float64(j)/2 + 0.25)))
 }
 
-func pick(p *kernel.Choice, op string, s kernel.Shape, threads int, classes ...kernel.Class) *kernel.Choice {
+func pick(p *kernel.Choice, r kernel.Rules, op string, s kernel.Shape, threads int) *kernel.Choice {
 	if p != nil {
 		return p
 	}
-	c := kernel.Choose(op, kernel.F32, s, threads, classes...)
+	c := r.Choose(op, kernel.F32, s, threads)
 	return &c
 }

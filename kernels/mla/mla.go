@@ -56,6 +56,9 @@ type Prefill struct {
 	// decompressing variant quantizes them per call when nil).
 	WUKq, WUVq *quant.Matrix
 	O          []float32 // [T][NH][DV]
+	// Chooser is the caller's tuning profile for the GEMMs the variants
+	// run on (nil: the defaults); each variant sets their classes.
+	Chooser kernel.Chooser
 }
 
 // T is the number of queries.

@@ -116,7 +116,7 @@ func prefillAbsorbedIn(p *Prefill, threads int, prm kernel.Values, q8 bool) {
 				}
 			}
 		})
-		gemm.LinearClasses(scoreCls, s[:M*N], qa[:M*W], keys, M, false, threads)
+		gemm.LinearWith(kernel.Rules{Chooser: p.Chooser, Classes: scoreCls}, s[:M*N], qa[:M*W], keys, M, false, threads)
 		forRanges(threads, M, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				row := s[i*N : (i+1)*N]
@@ -130,7 +130,7 @@ func prefillAbsorbedIn(p *Prefill, threads int, prm kernel.Values, q8 bool) {
 				clear(row[vis:])
 			}
 		})
-		gemm.LinearClasses(f32, z[:M*R], s[:M*N], lat, M, false, threads)
+		gemm.LinearWith(kernel.Rules{Chooser: p.Chooser, Classes: f32}, z[:M*R], s[:M*N], lat, M, false, threads)
 		forRanges(threads, M, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				h := i % NH

@@ -68,8 +68,8 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 	f32 := []kernel.Class{kernel.ClassF32}
 	kn, vv := scratch.Get(N*NH*DN), scratch.Get(N*NH*DV)
 	defer scratch.Put(kn, vv)
-	gemm.LinearClasses(cls, kn, lat, wk, N, false, threads)
-	gemm.LinearClasses(cls, vv, lat, wv, N, false, threads)
+	gemm.LinearWith(kernel.Rules{Chooser: p.Chooser, Classes: cls}, kn, lat, wk, N, false, threads)
+	gemm.LinearWith(kernel.Rules{Chooser: p.Chooser, Classes: cls}, vv, lat, wv, N, false, threads)
 	// ---- queries head by head, the scale folded in: qh [NH][T][QW]
 	qh, oh, inv := scratch.Get(NH*T*QW), scratch.Get(NH*T*DV), scratch.Get(NH*T)
 	defer scratch.Put(qh, oh, inv)
@@ -122,7 +122,7 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 			for i0 := 0; i0 < T; i0 += qb {
 				m := min(qb, T-i0)
 				nv := p.P + i0 + m // keys visible to the block's last query
-				gemm.LinearClasses(cls, s[:m*nv], qh[(h*T+i0)*QW:(h*T+i0+m)*QW], viewRows(kmat, nv), m, false, 1)
+				gemm.LinearWith(kernel.Rules{Chooser: p.Chooser, Classes: cls}, s[:m*nv], qh[(h*T+i0)*QW:(h*T+i0+m)*QW], viewRows(kmat, nv), m, false, 1)
 				// causal softmax by rows: query i0+t sees keys < P+i0+t+1; the
 				// shift and exp run on whole vectors up to vp (the scores past
 				// vis are finite products with later keys, cleared after)
@@ -140,7 +140,7 @@ func prefillDecompressed(p *Prefill, threads int, prm kernel.Values, cls []kerne
 				// V[k][h·DV + 16·panel + lane] at [k][lane]
 				vm := packVT(vt, vv, h, NH, DV, nv)
 				o := oh[(h*T+i0)*DV : (h*T+i0+m)*DV]
-				gemm.LinearClasses(f32, o, s[:m*nv], vm, m, false, 1)
+				gemm.LinearWith(kernel.Rules{Chooser: p.Chooser, Classes: f32}, o, s[:m*nv], vm, m, false, 1)
 			}
 		}
 	})

@@ -77,9 +77,11 @@ type BlockOptions struct {
 	// row-parallel on all threads (best for one token on several threads
 	// when the experts do not divide evenly over them).
 	ExpertParallel int
-	// Classes restricts the experts' matmuls to these accuracy classes
-	// (nil: kernel.DefaultClasses). The router always runs in f32.
-	Classes []kernel.Class
+	// Rules are the caller's kernel choices: its tuning profile (the
+	// moe.block entries: crossover and experts' variant; the experts'
+	// matmuls), and the accuracy classes the experts' matmuls may use
+	// (none: kernel.DefaultClasses). The router always runs in f32.
+	Rules kernel.Rules
 	// Kernel names the gemm variant of every expert matmul ("avx512_vnni",
 	// "avx2", …); "" lets the gemm dispatch (or a tuning profile's moe.block
 	// entry) choose.
@@ -122,16 +124,17 @@ func defaultCross(n, k, th int) int {
 	return max(DefaultExpertParallel, n*k/(2*th))
 }
 
-// profileChoice is what a tuning profile chose for the moe.block op at
-// this shape (kernel.Choose): the regime crossover and the experts' gemm
-// variant; without one, the default crossover and "" (gemm dispatch).
-func (b *BlockWeights) profileChoice(n, threads int, classes []kernel.Class) (ep int, kern string) {
+// profileChoice is what the caller's tuning profile chose for the
+// moe.block op at this shape (r.ChooseDims): the regime crossover and the
+// experts' gemm variant; without one, the default crossover and "" (gemm
+// dispatch).
+func (b *BlockWeights) profileChoice(n, threads int, r kernel.Rules) (ep int, kern string) {
 	ep = defaultCross(n, b.Cfg.TopK, threads)
-	if len(b.Experts) == 0 || kernel.CurrentChooser() == nil {
+	if len(b.Experts) == 0 || r.Chooser == nil {
 		return ep, ""
 	}
 	dt := b.Experts[0].Gate.DType
-	c := kernel.ChooseDims(OpBlock, dt, blockKeys, []int{n, b.Cfg.Experts, b.Cfg.TopK, b.Hidden, b.Experts[0].Gate.N}, threads, classes...)
+	c := r.ChooseDims(OpBlock, dt, blockKeys, []int{n, b.Cfg.Experts, b.Cfg.TopK, b.Hidden, b.Experts[0].Gate.N}, threads)
 	if c.Variant == nil || c.Variant.Reference {
 		return ep, ""
 	}
@@ -148,7 +151,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	th := max(opt.Threads, 1)
 	cross, kern := opt.ExpertParallel, opt.Kernel
 	if cross == 0 || kern == "" {
-		ep, k := b.profileChoice(n, th, opt.Classes)
+		ep, k := b.profileChoice(n, th, opt.Rules)
 		if cross == 0 {
 			cross = ep
 		}
@@ -164,7 +167,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	// ---- router: logits [N, E] in f32, top-k ids and weights [N, K]
 	logits := scratch.Get(n * E)
 	defer scratch.Put(logits)
-	gemm.LinearClasses(f32Class, logits, x, b.Router, n, false, th)
+	gemm.LinearWith(opt.Rules.WithClasses(f32Class...), logits, x, b.Router, n, false, th)
 	dbg("router_logits", logits)
 	r := opt.Routing
 	if r == nil {
@@ -172,7 +175,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	}
 	ft := forwardTasks.GetOr(newForwardTask)
 	defer ft.release()
-	ft.b, ft.r, ft.logits, ft.x, ft.y, ft.out, ft.classes, ft.kern, ft.obs = b, r, logits, x, y, nil, opt.Classes, kern, opt.Observe
+	ft.b, ft.r, ft.logits, ft.x, ft.y, ft.out, ft.rules, ft.kern, ft.obs = b, r, logits, x, y, nil, opt.Rules, kern, opt.Observe
 	ids, w := growSlice(r.IDs, n*K), growSlice(r.W, n*K)
 	r.IDs, r.W, r.N, r.K = ids, w, n, K         // Route's output, read by the For below
 	pool.Default().For(th, n, 64, ft.routeBody) // each token's routing is its own
@@ -201,7 +204,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	pool.Default().ForEach(th, len(small), ft.expertBody)
 	// prefill regime: one expert at a time on all threads
 	for _, e := range large {
-		b.runExpert(out, x, r, e, th, opt.Classes, kern, opt.Observe)
+		b.runExpert(out, x, r, e, th, opt.Rules, kern, opt.Observe)
 	}
 	// ---- combine: y_routed[n] = Σ_k w[n,k]·out[pos[n·K+k]], on all threads
 	ft.pos = growSlice(ft.pos, n*K)
@@ -214,7 +217,7 @@ func (b *BlockWeights) Forward(y, x []float32, n int, opt BlockOptions) *Routing
 	if b.Shared != nil {
 		ys := scratch.Get(n * C)
 		defer scratch.Put(ys)
-		swiglu(ys, x[:n*C], b.Shared, n, th, opt.Classes, kern, opt.Observe)
+		swiglu(ys, x[:n*C], b.Shared, n, th, opt.Rules, kern, opt.Observe)
 		dbg("y_shared", ys)
 		vmath.Axpy(1, ys, y[:n*C])
 	}
@@ -231,7 +234,7 @@ type forwardTask struct {
 	b                      *BlockWeights
 	r                      *Routing
 	logits, x, y, out      []float32
-	classes                []kernel.Class
+	rules                  kernel.Rules
 	kern                   string
 	obs                    func(*quant.Matrix, []float32, int)
 	small, large           []int
@@ -267,7 +270,7 @@ func (ft *forwardTask) routeRange(w, lo, hi int) {
 
 // expert runs the i-th expert of the decode regime.
 func (ft *forwardTask) expert(_, i int) {
-	ft.b.runExpert(ft.out, ft.x, ft.r, ft.small[i], 1, ft.classes, ft.kern, ft.obs)
+	ft.b.runExpert(ft.out, ft.x, ft.r, ft.small[i], 1, ft.rules, ft.kern, ft.obs)
 }
 
 // combine sums token rows [lo, hi) of y from the experts' rows.
@@ -294,7 +297,7 @@ func growSlice[T any](s []T, n int) []T {
 
 // runExpert computes expert e on its tokens (its gathered rows of x) into
 // its rows of out, the expert-sorted rows [Offset[e], Offset[e+1]).
-func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, classes []kernel.Class, kern string, obs func(*quant.Matrix, []float32, int)) {
+func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, rules kernel.Rules, kern string, obs func(*quant.Matrix, []float32, int)) {
 	C := b.Hidden
 	lo, hi := int(r.Offset[e]), int(r.Offset[e+1])
 	m := hi - lo
@@ -304,13 +307,13 @@ func (b *BlockWeights) runExpert(out, x []float32, r *Routing, e, threads int, c
 		t := int(r.Token[lo+i])
 		copy(xe[i*C:(i+1)*C], x[t*C:(t+1)*C])
 	}
-	swiglu(out[lo*C:hi*C], xe, &b.Experts[e], m, threads, classes, kern, obs)
+	swiglu(out[lo*C:hi*C], xe, &b.Experts[e], m, threads, rules, kern, obs)
 }
 
 // swiglu: y [m, C] = down·(silu(gate·x) ⊙ (up·x)) for x [m, C], on the
 // gemm variant named kern ("": the gemm dispatch's choice); obs (nil: none)
 // sees each matrix's input first (BlockOptions.Observe).
-func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, kern string, obs func(*quant.Matrix, []float32, int)) {
+func swiglu(y, x []float32, ex *Expert, m, threads int, rules kernel.Rules, kern string, obs func(*quant.Matrix, []float32, int)) {
 	h := scratch.Get(m * ex.Gate.N) // [m, I]
 	defer scratch.Put(h)
 	if obs != nil {
@@ -318,29 +321,29 @@ func swiglu(y, x []float32, ex *Expert, m, threads int, classes []kernel.Class, 
 		obs(ex.Up, x[:m*ex.Up.K], m)
 	}
 	if kern == "" {
-		gemm.DefaultGateUp(h, x, ex.Gate, ex.Up, m, threads, classes...)
+		gemm.GateUpWith(rules, h, x, ex.Gate, ex.Up, m, threads)
 	} else {
-		gemm.GateUp(planNamed(gemm.OpGateUp, kern, ex.Gate, m, threads, classes), h, x, ex.Gate, ex.Up, m)
+		gemm.GateUp(planNamed(gemm.OpGateUp, kern, ex.Gate, m, threads, rules), h, x, ex.Gate, ex.Up, m)
 	}
 	if obs != nil {
 		obs(ex.Down, h[:m*ex.Down.K], m)
 	}
 	if kern == "" {
-		gemm.LinearClasses(classes, y, h, ex.Down, m, false, threads)
+		gemm.LinearWith(rules, y, h, ex.Down, m, false, threads)
 		return
 	}
 	op := gemm.OpGEMM
 	if m <= gemm.Crossover {
 		op = gemm.OpGEMV
 	}
-	gemm.Run(planNamed(op, kern, ex.Down, m, threads, classes), y, h, ex.Down, m, false)
+	gemm.Run(planNamed(op, kern, ex.Down, m, threads, rules), y, h, ex.Down, m, false)
 }
 
 // planNamed is the plan of gemm variant kern for op on w: the dispatch's
 // (profile's) configuration when it chose the same variant, else kern's
 // default configuration.
-func planNamed(op, kern string, w *quant.Matrix, m, threads int, classes []kernel.Class) kernel.Choice {
-	p := gemm.Choose(op, w.DType, m, w.N, w.K, threads, classes...)
+func planNamed(op, kern string, w *quant.Matrix, m, threads int, rules kernel.Rules) kernel.Choice {
+	p := gemm.Choose(rules, op, w.DType, m, w.N, w.K, threads)
 	if p.Variant != nil && p.Variant.Name == kern {
 		return p
 	}

@@ -39,7 +39,7 @@ func GroupedLinear(y, x []float32, ws []*quant.Matrix, r *Routing, ep, threads i
 			t := int(r.Token[lo+i])
 			copy(xe[i*C:(i+1)*C], x[t*C:(t+1)*C])
 		}
-		gemm.LinearClasses(classes, ye, xe, ws[e], m, false, th)
+		gemm.LinearWith(kernel.Rules{Classes: classes}, ye, xe, ws[e], m, false, th)
 		for i := 0; i < m; i++ {
 			s := int(r.Slot[lo+i])
 			copy(y[s*NO:(s+1)*NO], ye[i*NO:(i+1)*NO])

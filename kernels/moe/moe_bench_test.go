@@ -92,7 +92,7 @@ func BenchmarkMoE(b *testing.B) {
 							per := float64(len(ex.Gate.Data) + len(ex.Up.Data) + len(ex.Down.Data))
 							i := 0
 							for b.Loop() {
-								rt := blk.Forward(y, xs[i%len(xs)], n, BlockOptions{Threads: threads, ExpertParallel: ep, Classes: []kernel.Class{cls}})
+								rt := blk.Forward(y, xs[i%len(xs)], n, BlockOptions{Threads: threads, ExpertParallel: ep, Rules: kernel.Rules{Classes: []kernel.Class{cls}}})
 								bytes += float64(rt.Stats().Active+1)*per + float64(len(blk.Router.Data))
 								i++
 							}

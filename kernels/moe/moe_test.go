@@ -197,7 +197,7 @@ func TestSkewedRouting(t *testing.T) {
 	refForward(b, want, x, n)
 	for _, ep := range []int{1, 64, 100} {
 		y := make([]float32, len(x))
-		rt := b.Forward(y, x, n, BlockOptions{Threads: 2, ExpertParallel: ep, Classes: []kernel.Class{kernel.ClassF32}})
+		rt := b.Forward(y, x, n, BlockOptions{Threads: 2, ExpertParallel: ep, Rules: kernel.Rules{Classes: []kernel.Class{kernel.ClassF32}}})
 		if st := rt.Stats(); st.Active != 2 || st.Max != n {
 			t.Fatalf("skewed routing stats %+v", st)
 		}

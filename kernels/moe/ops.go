@@ -260,7 +260,7 @@ func (in *instance) Run() {
 		return
 	}
 	in.p.b.Forward(in.p.y, in.p.x, in.p.n, BlockOptions{Threads: in.cfg.Threads, ExpertParallel: in.cfg.Params["ep"],
-		Classes: []kernel.Class{in.v.Class}, Kernel: in.v.Name})
+		Rules: kernel.Rules{Classes: []kernel.Class{in.v.Class}}, Kernel: in.v.Name})
 }
 
 var epParam = kernel.Param{Name: "ep", Doc: "largest token count per expert computed expert-parallel (single-threaded per expert); -1: every expert row-parallel on all threads; 0: half a thread's share of the routed rows, at least 32 (the default without a profile)",

@@ -23,20 +23,24 @@ const OpRMSNorm = "norm.rmsnorm"
 type rowFn func(dst, x, w []float32, eps float32)
 
 // RMSNorm normalises each row of x (rows of len(w) values) into dst with
-// weight w, using the tuning profile's choice for this shape
-// (kernel.Choose), else the default variant for this CPU. dst may alias x.
-func RMSNorm(dst, x, w []float32, eps float32) {
+// weight w, using the default variant for this CPU (RMSNormWith under no
+// rules). dst may alias x.
+func RMSNorm(dst, x, w []float32, eps float32) { RMSNormWith(kernel.Rules{}, dst, x, w, eps) }
+
+// RMSNormWith is RMSNorm with the variant the caller's rules choose for
+// this shape (its tuning profile's, else the default).
+func RMSNormWith(r kernel.Rules, dst, x, w []float32, eps float32) {
 	m := 0
 	if len(w) > 0 {
 		m = len(x) / len(w)
 	}
-	fn, _ := rmsChoose(m, len(w))
+	fn, _ := rmsChoose(r, m, len(w))
 	rmsRows(fn, dst, x, w, eps)
 }
 
 // rmsChoose is the row kernel RMSNorm runs for m rows of width n.
-func rmsChoose(m, n int) (rowFn, *kernel.Variant) {
-	c := kernel.ChooseDims(OpRMSNorm, kernel.F32, rmsKeys, []int{m, n}, 1)
+func rmsChoose(r kernel.Rules, m, n int) (rowFn, *kernel.Variant) {
+	c := r.WithClasses().ChooseDims(OpRMSNorm, kernel.F32, rmsKeys, []int{m, n}, 1)
 	return c.Variant.Impl.(rowFn), c.Variant
 }
 

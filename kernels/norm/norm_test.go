@@ -89,9 +89,7 @@ func TestRMSNormEdges(t *testing.T) {
 
 // TestChosen: RMSNorm runs the tuning profile's choice for its shape.
 func TestChosen(t *testing.T) {
-	restore := kernel.SetChooser(fixedChooser{"generic"})
-	defer restore()
-	if _, v := rmsChoose(512, 2304); v.Name != "generic" {
+	if _, v := rmsChoose(kernel.Rules{Chooser: fixedChooser{"generic"}}, 512, 2304); v.Name != "generic" {
 		t.Errorf("the profile chose generic, RMSNorm runs %s", v.ID())
 	}
 }
@@ -109,11 +107,11 @@ func (f fixedChooser) Choose(op string, dt kernel.DType, s kernel.Shape, threads
 // TestDispatch: the default follows the effective features and Force.
 func TestDispatch(t *testing.T) {
 	best := kernel.Candidates(OpRMSNorm, kernel.F32, nil)[0]
-	if _, v := rmsChoose(1, 4); v != best {
+	if _, v := rmsChoose(kernel.Rules{}, 1, 4); v != best {
 		t.Errorf("dispatcher uses %s, want %s", v.ID(), best.ID())
 	}
 	restore := cpu.Disable(cpu.AVX512F, cpu.AVX2)
-	if _, v := rmsChoose(1, 4); v.Name != "generic" {
+	if _, v := rmsChoose(kernel.Rules{}, 1, 4); v.Name != "generic" {
 		t.Errorf("with avx512f and avx2 masked the dispatcher uses %s", v.ID())
 	}
 	restore()
@@ -121,7 +119,7 @@ func TestDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, v := rmsChoose(1, 4); !v.Reference {
+	if _, v := rmsChoose(kernel.Rules{}, 1, 4); !v.Reference {
 		t.Errorf("forced reference, got %s", v.ID())
 	}
 	undo()

@@ -103,17 +103,13 @@ func Run(ctx context.Context, p *profile.Profile, opt Options) (*profile.EndToEn
 	defer m.Close()
 
 	prevPlacement := pool.Default().Placement()
-	restore := kernel.SetChooser(nil)
-	defer func() {
-		restore()
-		pool.Default().SetPlacement(prevPlacement)
-	}()
+	defer pool.Default().SetPlacement(prevPlacement)
 	use := func(with bool, threads int) {
 		if with {
-			kernel.SetChooser(p)
+			m.SetChooser(p)
 			p.ApplyPlacement(threads)
 		} else {
-			kernel.SetChooser(nil)
+			m.SetChooser(nil)
 			pool.Default().SetPlacement(pool.Initial) // what an engine without a profile runs
 		}
 		m.SetThreads(threads)
