@@ -15,70 +15,19 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/ktune/ktune/_asm/internal/armenc"
 )
 
 // wordLine matches a WORD line; group 1 is the indentation, 2 the hex
 // word, 3 the mnemonic.
 var wordLine = regexp.MustCompile(`^(\s*)WORD\s+\$0x([0-9a-fA-F]+)\s*//\s*(.+?)\s*$`)
-
-// March enables every extension the kernels use.
-const March = "-march=armv8.6-a+sve2+i8mm+bf16+dotprod+fp16"
-
-// Mnemonic strips a trailing explanation in parentheses from a comment.
-func Mnemonic(comment string) string {
-	if i := strings.Index(comment, "  ("); i >= 0 {
-		comment = comment[:i]
-	}
-	return strings.TrimSpace(comment)
-}
-
-// Assemble returns the 32-bit encodings of the instructions, in order.
-func Assemble(insns []string) ([]uint32, error) {
-	as, err := exec.LookPath("aarch64-linux-gnu-as")
-	if err != nil {
-		return nil, fmt.Errorf("aarch64-linux-gnu-as not installed (apt-get install binutils-aarch64-linux-gnu)")
-	}
-	objcopy, err := exec.LookPath("aarch64-linux-gnu-objcopy")
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "armwords")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	src, obj, bin := filepath.Join(dir, "x.s"), filepath.Join(dir, "x.o"), filepath.Join(dir, "x.bin")
-	if err := os.WriteFile(src, []byte(".text\n"+strings.Join(insns, "\n")+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	if out, err := exec.Command(as, March, "-o", obj, src).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("as: %v\n%s", err, out)
-	}
-	if out, err := exec.Command(objcopy, "-O", "binary", "--only-section=.text", obj, bin).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("objcopy: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != 4*len(insns) {
-		return nil, fmt.Errorf("as produced %d bytes for %d instructions", len(b), len(insns))
-	}
-	w := make([]uint32, len(insns))
-	for i := range w {
-		w[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return w, nil
-}
 
 // Mismatch is a WORD line whose hex differs from GNU as.
 type Mismatch struct {
@@ -104,12 +53,12 @@ func Process(path string, write bool) ([]Mismatch, int, error) {
 		}
 		var h uint32
 		fmt.Sscanf(m[2], "%x", &h)
-		idx, insns, have = append(idx, i), append(insns, Mnemonic(m[3])), append(have, h)
+		idx, insns, have = append(idx, i), append(insns, armenc.Mnemonic(m[3])), append(have, h)
 	}
 	if len(insns) == 0 {
 		return nil, 0, nil
 	}
-	want, err := Assemble(insns)
+	want, err := armenc.Assemble(insns)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %v", path, err)
 	}

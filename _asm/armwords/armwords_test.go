@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ktune/ktune/_asm/internal/armenc"
 )
 
 // TestEncodings checks every WORD line of the repository's arm64 assembly
 // against GNU as.
 func TestEncodings(t *testing.T) {
-	if _, err := Assemble([]string{"nop"}); err != nil {
+	if _, err := armenc.Assemble([]string{"nop"}); err != nil {
 		needBinutils(t, err)
 	}
 	var files []string
@@ -36,7 +38,7 @@ func TestEncodings(t *testing.T) {
 }
 
 func TestAssembleKnown(t *testing.T) {
-	w, err := Assemble([]string{"sdot v2.4s, v0.16b, v1.16b", "whilelo p1.s, x5, x6"})
+	w, err := armenc.Assemble([]string{"sdot v2.4s, v0.16b, v1.16b", "whilelo p1.s, x5, x6"})
 	if err != nil {
 		needBinutils(t, err)
 	}
