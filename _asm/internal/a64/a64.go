@@ -56,7 +56,7 @@ func (f *File) Func(name, sig, frame string) {
 }
 
 // Note adds a comment line inside a function body.
-func (f *File) Note(s string) { f.Raw("\t// " + s) }
+func (f *File) Note(s string) { f.Raw(strings.TrimRight("\t// "+s, " ")) }
 
 // Blank adds an empty line.
 func (f *File) Blank() { f.Raw("") }
