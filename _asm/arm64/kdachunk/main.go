@@ -1,4 +1,5 @@
 //go:generate go run . -isa neon -out ../../../kernels/kda/kdachunk_neon_arm64.s
+//go:generate go run . -isa sve -out ../../../kernels/kda/kdachunk_sve_arm64.s
 
 // Command kdachunk generates the GEMM tile of kernels/kda's chunked
 // prefill for arm64 (see kdachunk_arm64.go for the Go semantics and
@@ -14,17 +15,33 @@ import (
 )
 
 func main() {
-	isa := flag.String("isa", "neon", "neon")
+	isa := flag.String("isa", "neon", "neon or sve")
 	out := flag.String("out", "", "output .s file")
 	flag.Parse()
-	if *isa != "neon" {
-		log.Fatalf("-isa %q: neon", *isa)
+	var f *a64.File
+	switch *isa {
+	case "neon":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"NEON GEMM tile of the chunked KDA prefill (see kdachunk_arm64.go for",
+			"the Go semantics and kdachunk_gemm.go for the driver). Only VFMLA,",
+			"VLD1/VLD1R/VST1 and VEOR: no WORD encodings.")
+		gemmNEON(f)
+	case "sve":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"SVE GEMM tile of the chunked KDA prefill, vector-length agnostic (see",
+			"kdachunk_arm64.go for the Go semantics and kdachunk_gemm.go for the",
+			"driver). A block of columns is four vectors wide (16 columns at 128",
+			"bits, 64 at 512); their predicates (WHILELO against the columns left)",
+			"switch off the lanes beyond n, so the same code runs at 128…2048 bits",
+			"and the n mod block tail is one more, narrower block instead of Go",
+			"code. The a operand comes a quadword at a time (LD1RQW: a[i, p:p+4] in",
+			"every 128-bit segment) and multiplies the rows of b through indexed",
+			"FMLA, four k steps per load; the k mod 4 last steps load one element",
+			"(predicate VL1). Every SVE instruction is WORD-encoded.")
+		gemmSVE(f)
+	default:
+		log.Fatalf("-isa %q: neon or sve", *isa)
 	}
-	f := a64.NewFile("arm64 && gc && !purego",
-		"NEON GEMM tile of the chunked KDA prefill (see kdachunk_arm64.go for",
-		"the Go semantics and kdachunk_gemm.go for the driver). Only VFMLA,",
-		"VLD1/VLD1R/VST1 and VEOR: no WORD encodings.")
-	gemmNEON(f)
 	if err := f.WriteFile(*out); err != nil {
 		log.Fatal(err)
 	}
@@ -140,6 +157,178 @@ func gemmNEON(f *a64.File) {
 	f.Op("ADD $64, R4, R4")
 	f.Op("SUBS $1, R8, R8")
 	f.Op("BNE colblk")
+
+	f.Label("done")
+	f.Op("RET")
+}
+
+// vec is the j-th vector of a block at [xN].
+func vec(n, j int) string {
+	if j == 0 {
+		return fmt.Sprintf("[x%d]", n)
+	}
+	return fmt.Sprintf("[x%d, #%d, mul vl]", n, j)
+}
+
+// gemmSVE writes kdacGemmSVE: c [m][n] += alpha·a [m][k]·b [k][n] in
+// blocks of four predicated vectors of columns, 4-row then 1-row tiles.
+//
+// Registers: R0 c, R1 ldc·4, R2 a, R3 lda·4, R4 b, R5 ldb·4, R6 m, R7
+// columns left, R8 k, R21 k rounded down to 4, R19 4·ldc·4, R20 4·lda·4,
+// R22 bytes per column block (4·VL/8), R23 columns per block; per tile R9
+// c row, R10 a row, R11 rows left, R12 b row, R13–R16 a rows, R17 p (k
+// index), R24 c cursor. Z0–Z3 a quadwords (indexed FMLA takes z0–z7),
+// Z4–Z7 a row of b, Z8–Z23 the 4×4-vector accumulators, Z24 alpha,
+// Z25–Z28 c; P0–P3 the column predicates, P4 all lanes, P5 element 0.
+func gemmSVE(f *a64.File) {
+	f.Func("kdacGemmSVE", "(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, m int, n int, k int, alpha float32)", "$0-76")
+	for _, a := range []string{"c+0(FP), R0", "ldc+8(FP), R1", "a+16(FP), R2", "lda+24(FP), R3", "b+32(FP), R4", "ldb+40(FP), R5", "m+48(FP), R6", "n+56(FP), R7", "k+64(FP), R8"} {
+		f.Op("MOVD %s", a)
+	}
+	f.Op("FMOVS alpha+72(FP), F24")
+	for _, r := range []int{6, 7, 8} {
+		f.Op("CMP $0, R%d", r)
+		f.Op("BLE done")
+	}
+	f.Word("dup z24.s, z24.s[0]")
+	f.Word("ptrue p4.s")
+	f.Word("ptrue p5.s, vl1")
+	f.Word("cntw x23")
+	f.OpC("columns per block: four vectors", "LSL $2, R23, R23")
+	f.Op("LSL $2, R23, R22")
+	f.Op("LSL $2, R1, R1")
+	f.Op("LSL $2, R3, R3")
+	f.Op("LSL $2, R5, R5")
+	f.OpC("4 rows of c", "LSL $2, R1, R19")
+	f.OpC("4 rows of a", "LSL $2, R3, R20")
+	f.Op("AND $~3, R8, R21")
+
+	zero := func(rows int) {
+		for v := range 4 * rows {
+			f.Word("dup z%d.s, #0", 8+v)
+		}
+	}
+	// bRow loads the next row of b into z4–z7 (post-incrementing R12)
+	bRow := func() {
+		for j := range 4 {
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 4+j, j, vec(12, j))
+		}
+		f.Op("ADD R5, R12, R12")
+	}
+	// fmla: acc_i += b·a_i[e] for rows i
+	fmla := func(rows, e int) {
+		for i := range rows {
+			for j := range 4 {
+				f.Word("fmla z%d.s, z%d.s, z%d.s[%d]", 8+4*i+j, 4+j, i, e)
+			}
+		}
+	}
+	// quadwords loads a[i, p:p+4] (pred p4) or a[i, p] alone (p5)
+	quadwords := func(rows int, pred string) {
+		for i := range rows {
+			f.Word("ld1rqw {z%d.s}, %s/z, [x%d, x17, lsl #2]", i, pred, 13+i)
+		}
+	}
+	// store adds alpha·acc_i to the block of c at [xN]
+	store := func(i, n int) {
+		for j := range 4 {
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 25+j, j, vec(n, j))
+		}
+		for j := range 4 {
+			f.Word("fmla z%d.s, p%d/m, z%d.s, z24.s", 25+j, j, 8+4*i+j)
+		}
+		for j := range 4 {
+			f.Word("st1w {z%d.s}, p%d, %s", 25+j, j, vec(n, j))
+		}
+	}
+	// kloop writes the k loop of a rows-row tile (labels k<r>, tail<r>,
+	// store<r>), four k steps per quadword load, then the k mod 4 tail
+	kloop := func(rows int, notes bool) {
+		r := fmt.Sprint(rows)
+		f.Op("MOVD $0, R17")
+		f.Op("CBZ R21, tail%s", r)
+		f.Label("k" + r)
+		if notes {
+			f.Note("a[i, p:p+4] in every quadword of z0..z3; four rows of b, one per p")
+		}
+		quadwords(rows, "p4")
+		for e := range 4 {
+			bRow()
+			fmla(rows, e)
+		}
+		f.Op("ADD $4, R17, R17")
+		f.Op("CMP R21, R17")
+		f.Op("BLT k%s", r)
+		f.Label("tail" + r)
+		if notes {
+			f.Note("the k mod 4 last steps: a[i, p] alone (p5: element 0 of the quadword)")
+		}
+		f.Op("CMP R8, R17")
+		f.Op("BGE store%s", r)
+		quadwords(rows, "p5")
+		bRow()
+		fmla(rows, 0)
+		f.Op("ADD $1, R17, R17")
+		f.Op("B tail%s", r)
+	}
+
+	f.Label("colblk")
+	f.Note("p0..p3: the lanes of columns [j + i·VL/32, j + (i+1)·VL/32) ∩ [j, n)")
+	f.Op("MOVD $0, R9")
+	for j := range 4 {
+		if j > 0 {
+			f.Word("incw x9")
+		}
+		f.Word("whilelo p%d.s, x9, x7", j)
+	}
+	f.Op("MOVD R0, R9")
+	f.Op("MOVD R2, R10")
+	f.Op("MOVD R6, R11")
+	f.Op("CMP $4, R11")
+	f.Op("BLT rows1")
+
+	f.Label("rows4")
+	zero(4)
+	f.Op("MOVD R4, R12")
+	f.Op("MOVD R10, R13")
+	f.Op("ADD R3, R13, R14")
+	f.Op("ADD R3, R14, R15")
+	f.Op("ADD R3, R15, R16")
+	kloop(4, true)
+	f.Label("store4")
+	f.Note("c[i, block] += alpha·acc_i")
+	f.Op("MOVD R9, R24")
+	for i := range 4 {
+		store(i, 24)
+		if i < 3 {
+			f.Op("ADD R1, R24, R24")
+		}
+	}
+	f.Op("ADD R19, R9, R9")
+	f.Op("ADD R20, R10, R10")
+	f.Op("SUB $4, R11, R11")
+	f.Op("CMP $4, R11")
+	f.Op("BGE rows4")
+
+	f.Label("rows1")
+	f.Op("CBZ R11, nextcol")
+	f.Label("row1")
+	zero(1)
+	f.Op("MOVD R4, R12")
+	f.Op("MOVD R10, R13")
+	kloop(1, false)
+	f.Label("store1")
+	store(0, 9)
+	f.Op("ADD R1, R9, R9")
+	f.Op("ADD R3, R10, R10")
+	f.Op("SUBS $1, R11, R11")
+	f.Op("BNE row1")
+
+	f.Label("nextcol")
+	f.Op("ADD R22, R0, R0")
+	f.Op("ADD R22, R4, R4")
+	f.Op("SUBS R23, R7, R7")
+	f.Op("BGT colblk")
 
 	f.Label("done")
 	f.Op("RET")
