@@ -1,4 +1,5 @@
 //go:generate go run . -isa neon -out ../../../kernels/mla/mla_neon_arm64.s
+//go:generate go run . -isa neonbf16 -out ../../../kernels/mla/mla_neonbf16_arm64.s
 
 // Command mla generates kernels/mla's arm64 decode kernels at R = 512,
 // DR = 64 (see mla_arm64.go for their Go semantics).
@@ -15,13 +16,28 @@ import (
 // The widths the kernels are specialised to: the latent rank R, the
 // rotary width DR, a cache row R+DR floats.
 const (
-	R   = 512
-	DR  = 64
-	row = 4 * (R + DR) // bytes per cache row or query head
+	R  = 512
+	DR = 64
 )
 
+// elem is the width of one form's cache rows and queries: f32 (NEON,
+// SVE) or BF16 (NEON BF16).
+type elem struct {
+	bytes  int    // per value
+	arr    string // the Go assembler arrangement of a 128-bit load
+	suffix string // of the function names
+}
+
+var (
+	f32  = elem{4, "S4", "NEON"}
+	bf16 = elem{2, "H8", "NEONBF16"}
+)
+
+// row is the bytes of a cache row or query head in e.
+func (e elem) row() int { return e.bytes * (R + DR) }
+
 func main() {
-	isa := flag.String("isa", "neon", "neon")
+	isa := flag.String("isa", "neon", "neon or neonbf16")
 	out := flag.String("out", "", "output .s file")
 	flag.Parse()
 	var f *a64.File
@@ -31,10 +47,23 @@ func main() {
 			"NEON MLA decode kernels at R = 512, DR = 64 (see mla_arm64.go for",
 			"their Go semantics): 4×4 score tiles, 4-head × 16-column latent",
 			"accumulation. FADDP and vector FMUL are WORD-encoded.")
-		scoresNEON(f)
-		accumNEON(f)
+		scoresNEON(f, f32)
+		accumNEON(f, f32)
+	case "neonbf16":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"NEON BF16 (FEAT_BF16) MLA decode kernels of the neon_bf16 variant at",
+			"R = 512, DR = 64 (see mla_bf16_arm64.go for their Go semantics), the",
+			"twins of mla_neon_arm64.s over BF16 rows (stride 1152 bytes): 4×4",
+			"score tiles with BFDOT (vector form, 8 BF16 products per instruction",
+			"into 4 f32 lanes), the 4-head × 16-column latent accumulation with the",
+			"BF16 rows widened exactly by SHLL #16, and the f32 → BF16 conversion",
+			"with BFCVTN/BFCVTN2 (FPCR rounding: nearest even under Go). BFDOT,",
+			"BFCVTN, SHLL, FADDP and vector FMUL are WORD-encoded.")
+		scoresNEON(f, bf16)
+		accumNEON(f, bf16)
+		toBF16(f)
 	default:
-		log.Fatalf("-isa %q: neon", *isa)
+		log.Fatalf("-isa %q: neon or neonbf16", *isa)
 	}
 	if err := f.WriteFile(*out); err != nil {
 		log.Fatal(err)
@@ -53,11 +82,13 @@ func zero(f *a64.File, first, n int) {
 	}
 }
 
-// scoresNEON writes mlaScoresNEON_576: s[h][j] = scale·q_h·k_j for 4
-// heads × 4 keys at a time, the 576 dimensions 4 lanes at a time into
-// V16–V31 (head i, key j in V(16+4i+j)), reduced by FADDP.
-func scoresNEON(f *a64.File) {
-	f.Func("mlaScoresNEON_576", "(q *float32, k *float32, s *float32, lds int, nh int, nk int, scale float32)", "$0-52")
+// scoresNEON writes mlaScores<NEON|NEONBF16>_576: s[h][j] = scale·q_h·k_j
+// for 4 heads × 4 keys at a time, the 576 dimensions 16 bytes at a time
+// (4 f32 through FMLA, or 8 BF16 through BFDOT) into V16–V31 (head i, key
+// j in V(16+4i+j)), reduced by FADDP.
+func scoresNEON(f *a64.File, e elem) {
+	typ := map[elem]string{f32: "float32", bf16: "uint16"}[e]
+	f.Func("mlaScores"+e.suffix+"_576", fmt.Sprintf("(q *%s, k *%s, s *float32, lds int, nh int, nk int, scale float32)", typ, typ), "$0-52")
 	for _, a := range []string{"q+0(FP), R0", "k+8(FP), R1", "s+16(FP), R2", "lds+24(FP), R3", "nh+32(FP), R4", "nk+40(FP), R5"} {
 		f.Op("MOVD %s", a)
 	}
@@ -76,20 +107,32 @@ func scoresNEON(f *a64.File) {
 	zero(f, 16, 16)
 	f.Op("MOVD R0, R10") // q rows R10–R13, k rows R14–R17
 	for i := 1; i < 4; i++ {
-		f.Op("ADD $%d, R%d, R%d", row, 9+i, 10+i)
+		f.Op("ADD $%d, R%d, R%d", e.row(), 9+i, 10+i)
 	}
 	f.Op("MOVD R7, R14")
 	for i := 1; i < 4; i++ {
-		f.Op("ADD $%d, R%d, R%d", row, 13+i, 14+i)
+		f.Op("ADD $%d, R%d, R%d", e.row(), 13+i, 14+i)
 	}
-	f.Op("MOVD $%d, R19", (R+DR)/4)
+	if e == bf16 {
+		f.OpC("576 / 8 BF16 per step", "MOVD $%d, R19", e.bytes*(R+DR)/16)
+	} else {
+		f.Op("MOVD $%d, R19", e.bytes*(R+DR)/16)
+	}
 	f.Label("sdloop")
 	for i := range 8 {
-		f.Op("VLD1.P 16(R%d), [V%d.S4]", 10+i, i)
+		if e == bf16 {
+			f.OpC(fmt.Sprintf("%s %d", map[bool]string{true: "head", false: "token"}[i < 4], i%4), "VLD1.P 16(R%d), [V%d.H8]", 10+i, i)
+		} else {
+			f.Op("VLD1.P 16(R%d), [V%d.S4]", 10+i, i)
+		}
 	}
 	for i := range 4 {
 		for j := range 4 {
-			f.Op("VFMLA V%d.S4, V%d.S4, V%d.S4", 4+j, i, 16+4*i+j)
+			if e == bf16 {
+				f.Word("bfdot v%d.4s, v%d.8h, v%d.8h", 16+4*i+j, i, 4+j)
+			} else {
+				f.Op("VFMLA V%d.S4, V%d.S4, V%d.S4", 4+j, i, 16+4*i+j)
+			}
 		}
 	}
 	f.Op("SUBS $1, R19, R19")
@@ -107,11 +150,11 @@ func scoresNEON(f *a64.File) {
 		f.Op("ADD R3, R20, R20")
 	}
 	f.Op("ADD $16, R9, R9")
-	f.Op("ADD $%d, R7, R7", 4*row)
+	f.Op("ADD $%d, R7, R7", 4*e.row())
 	f.Op("SUBS $4, R8, R8")
 	f.Op("BNE sjloop")
 	f.Blank()
-	f.Op("ADD $%d, R0, R0", 4*row)
+	f.Op("ADD $%d, R0, R0", 4*e.row())
 	f.Op("ADD R21, R2, R2")
 	f.Op("SUBS $4, R4, R4")
 	f.Op("BNE shloop")
@@ -119,11 +162,12 @@ func scoresNEON(f *a64.File) {
 	f.Op("RET")
 }
 
-// accumNEON writes mlaAccumNEON_576: z_h[c] = corr_h·z_h[c] + Σ_j
-// pt[j][h]·v_j[c] over the R latent columns, 4 heads × 16 columns at a
-// time (head i in V(16+4i)…V(19+4i)).
-func accumNEON(f *a64.File) {
-	f.Func("mlaAccumNEON_576", "(z *float32, pt *float32, v *float32, corr *float32, nh int, nk int, ldpt int)", "$0-56")
+// accumNEON writes mlaAccum<NEON|NEONBF16>_576: z_h[c] = corr_h·z_h[c] +
+// Σ_j pt[j][h]·v_j[c] over the R latent columns, 4 heads × 16 columns at a
+// time (head i in V(16+4i)…V(19+4i)); BF16 rows widened by SHLL #16.
+func accumNEON(f *a64.File, e elem) {
+	typ := map[elem]string{f32: "float32", bf16: "uint16"}[e]
+	f.Func("mlaAccum"+e.suffix+"_576", fmt.Sprintf("(z *float32, pt *float32, v *%s, corr *float32, nh int, nk int, ldpt int)", typ), "$0-56")
 	for _, a := range []string{"z+0(FP), R0", "pt+8(FP), R1", "v+16(FP), R2", "corr+24(FP), R3", "nh+32(FP), R4", "nk+40(FP), R5", "ldpt+48(FP), R6"} {
 		f.Op("MOVD %s", a)
 	}
@@ -131,7 +175,11 @@ func accumNEON(f *a64.File) {
 	f.Op("CBZ R4, adone")
 
 	f.Label("ahloop")
-	f.Op("MOVD $0, R7")
+	if e == bf16 {
+		f.OpC("byte offset into a z row (f32); half of it into a v row (BF16)", "MOVD $0, R7")
+	} else {
+		f.Op("MOVD $0, R7")
+	}
 	f.Op("MOVD R3, R8")
 	for i := range 4 {
 		f.Op("VLD1R.P 4(R8), [V%d.S4]", 12+i)
@@ -149,12 +197,25 @@ func accumNEON(f *a64.File) {
 		}
 	}
 	f.Op("MOVD R1, R13")
-	f.Op("ADD R7, R2, R14")
+	if e == bf16 {
+		f.Op("ADD R7>>1, R2, R14")
+	} else {
+		f.Op("ADD R7, R2, R14")
+	}
 	f.Op("MOVD R5, R15")
 	f.Op("CBZ R15, astore")
 	f.Label("ajloop")
-	f.Op("VLD1 (R14), %s", quad(0))
-	f.Op("ADD $%d, R14, R14", row)
+	if e == bf16 {
+		f.OpC("16 BF16 values of the row", "VLD1 (R14), [V8.H8, V9.H8]")
+		f.Op("ADD $%d, R14, R14", e.row())
+		f.Word("shll v0.4s, v8.4h, #16")
+		f.Word("shll2 v1.4s, v8.8h, #16")
+		f.Word("shll v2.4s, v9.4h, #16")
+		f.Word("shll2 v3.4s, v9.8h, #16")
+	} else {
+		f.Op("VLD1 (R14), %s", quad(0))
+		f.Op("ADD $%d, R14, R14", e.row())
+	}
 	f.Op("MOVD R13, R16")
 	for i := range 4 {
 		f.Op("VLD1R.P 4(R16), [V%d.S4]", 4+i)
@@ -181,5 +242,26 @@ func accumNEON(f *a64.File) {
 	f.Op("SUBS $4, R4, R4")
 	f.Op("BNE ahloop")
 	f.Label("adone")
+	f.Op("RET")
+}
+
+// toBF16 writes mlaToBF16NEONBF16: dst = BF16(src), 16 values a step,
+// rounded by BFCVTN/BFCVTN2 (nearest even under Go's FPCR).
+func toBF16(f *a64.File) {
+	f.Func("mlaToBF16NEONBF16", "(dst *uint16, src *float32, n int)", "$0-24")
+	f.Op("MOVD dst+0(FP), R0")
+	f.Op("MOVD src+8(FP), R1")
+	f.Op("MOVD n+16(FP), R2")
+	f.Op("CBZ R2, cvdone")
+	f.Label("cvloop")
+	f.Op("VLD1.P 64(R1), %s", quad(0))
+	f.Word("bfcvtn v4.4h, v0.4s")
+	f.Word("bfcvtn2 v4.8h, v1.4s")
+	f.Word("bfcvtn v5.4h, v2.4s")
+	f.Word("bfcvtn2 v5.8h, v3.4s")
+	f.Op("VST1.P [V4.H8, V5.H8], 32(R0)")
+	f.Op("SUBS $16, R2, R2")
+	f.Op("BNE cvloop")
+	f.Label("cvdone")
 	f.Op("RET")
 }
