@@ -1,5 +1,6 @@
 //go:generate go run . -isa neon -out ../../../kernels/mla/mla_neon_arm64.s
 //go:generate go run . -isa neonbf16 -out ../../../kernels/mla/mla_neonbf16_arm64.s
+//go:generate go run . -isa sve -out ../../../kernels/mla/mla_sve_arm64.s
 
 // Command mla generates kernels/mla's arm64 decode kernels at R = 512,
 // DR = 64 (see mla_arm64.go for their Go semantics).
@@ -37,7 +38,7 @@ var (
 func (e elem) row() int { return e.bytes * (R + DR) }
 
 func main() {
-	isa := flag.String("isa", "neon", "neon or neonbf16")
+	isa := flag.String("isa", "neon", "neon, neonbf16 or sve")
 	out := flag.String("out", "", "output .s file")
 	flag.Parse()
 	var f *a64.File
@@ -62,8 +63,18 @@ func main() {
 		scoresNEON(f, bf16)
 		accumNEON(f, bf16)
 		toBF16(f)
+	case "sve":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"SVE MLA decode kernels at R = 512, DR = 64 (see mla_arm64.go for their",
+			"Go semantics), vector-length agnostic: the scores run 4×4 tiles of dot",
+			"products over the 576 dimensions one vector at a time (WHILELO against",
+			"576: any vector length, the last vector partial), reduced by FADDV; the",
+			"latent accumulation runs 4 heads × 4 vectors of columns (WHILELO",
+			"against 512). Every SVE instruction is WORD-encoded.")
+		scoresSVE(f)
+		accumSVE(f)
 	default:
-		log.Fatalf("-isa %q: neon or neonbf16", *isa)
+		log.Fatalf("-isa %q: neon, neonbf16 or sve", *isa)
 	}
 	if err := f.WriteFile(*out); err != nil {
 		log.Fatal(err)
@@ -263,5 +274,178 @@ func toBF16(f *a64.File) {
 	f.Op("SUBS $16, R2, R2")
 	f.Op("BNE cvloop")
 	f.Label("cvdone")
+	f.Op("RET")
+}
+
+// vec is the j-th vector of a block at [xN].
+func vec(n, j int) string {
+	if j == 0 {
+		return fmt.Sprintf("[x%d]", n)
+	}
+	return fmt.Sprintf("[x%d, #%d, mul vl]", n, j)
+}
+
+// scoresSVE writes mlaScoresSVE_576: scoresNEON's tiles over vectors of
+// any length, the dimensions [x19, x19+VL/32) ∩ [0, 576) under p0,
+// reduced by FADDV.
+func scoresSVE(f *a64.File) {
+	f.Func("mlaScoresSVE_576", "(q *float32, k *float32, s *float32, lds int, nh int, nk int, scale float32)", "$0-52")
+	for _, a := range []string{"q+0(FP), R0", "k+8(FP), R1", "s+16(FP), R2", "lds+24(FP), R3", "nh+32(FP), R4", "nk+40(FP), R5"} {
+		f.Op("MOVD %s", a)
+	}
+	f.Op("FMOVS scale+48(FP), F10")
+	f.Op("LSL $2, R3, R3")
+	f.OpC("4 rows of s", "LSL $2, R3, R21")
+	f.Op("MOVD $%d, R22", R+DR)
+	f.Word("ptrue p4.s")
+	f.Op("CBZ R4, sdone")
+	f.Op("CBZ R5, sdone")
+
+	f.Label("shloop")
+	f.Op("MOVD R1, R7")
+	f.Op("MOVD R5, R8")
+	f.Op("MOVD R2, R9")
+	f.Label("sjloop")
+	for v := 16; v < 32; v++ {
+		f.Word("dup z%d.s, #0", v)
+	}
+	f.Op("MOVD R0, R10") // q rows R10–R13, k rows R14–R17
+	for i := 1; i < 4; i++ {
+		f.Op("ADD $%d, R%d, R%d", f32.row(), 9+i, 10+i)
+	}
+	f.Op("MOVD R7, R14")
+	for i := 1; i < 4; i++ {
+		f.Op("ADD $%d, R%d, R%d", f32.row(), 13+i, 14+i)
+	}
+	f.Op("MOVD $0, R19")
+	f.Word("whilelo p0.s, x19, x22")
+	f.Label("sdloop")
+	f.Note("z0..z3: 4 query rows, z4..z7: 4 key rows at dimensions [x19, x19+VL/32) ∩ [0, 576)")
+	for i := range 8 {
+		f.Word("ld1w {z%d.s}, p0/z, [x%d, x19, lsl #2]", i, 10+i)
+	}
+	for i := range 4 {
+		for j := range 4 {
+			f.Word("fmla z%d.s, p0/m, z%d.s, z%d.s", 16+4*i+j, i, 4+j)
+		}
+	}
+	f.Word("incw x19")
+	f.Word("whilelo p0.s, x19, x22")
+	f.Op("BMI sdloop")
+	f.Blank()
+	f.Note("reduce each accumulator, scale, store s[h, j..j+3]")
+	f.Op("MOVD R9, R20")
+	for i := range 4 {
+		for j := range 4 {
+			f.Word("faddv s%d, p4, z%d.s", j, 16+4*i+j)
+		}
+		for j := range 4 {
+			f.Op("FMULS F10, F%d, F%d", j, j)
+		}
+		for j := range 4 {
+			if j == 0 {
+				f.Op("FMOVS F0, (R20)")
+			} else {
+				f.Op("FMOVS F%d, %d(R20)", j, 4*j)
+			}
+		}
+		f.Op("ADD R3, R20, R20")
+	}
+	f.Op("ADD $16, R9, R9")
+	f.Op("ADD $%d, R7, R7", 4*f32.row())
+	f.Op("SUBS $4, R8, R8")
+	f.Op("BNE sjloop")
+	f.Blank()
+	f.Op("ADD $%d, R0, R0", 4*f32.row())
+	f.Op("ADD R21, R2, R2")
+	f.Op("SUBS $4, R4, R4")
+	f.Op("BNE shloop")
+	f.Label("sdone")
+	f.Op("RET")
+}
+
+// accumSVE writes mlaAccumSVE_576: accumNEON over 4 heads × 4 vectors of
+// columns [d + i·VL/32, d + (i+1)·VL/32) ∩ [0, 512) (p0–p3), head i in
+// z(16+4i)…z(19+4i).
+func accumSVE(f *a64.File) {
+	f.Func("mlaAccumSVE_576", "(z *float32, pt *float32, v *float32, corr *float32, nh int, nk int, ldpt int)", "$0-56")
+	for _, a := range []string{"z+0(FP), R0", "pt+8(FP), R1", "v+16(FP), R2", "corr+24(FP), R3", "nh+32(FP), R4", "nk+40(FP), R5", "ldpt+48(FP), R6"} {
+		f.Op("MOVD %s", a)
+	}
+	f.Op("LSL $2, R6, R6")
+	f.Op("MOVD $%d, R24", R)
+	f.Op("MOVD $%d, R25", 4*R)
+	f.Word("ptrue p4.s")
+	f.Op("CBZ R4, adone")
+
+	// bcast4 broadcasts the four f32 at [xN] into z(first)…z(first+3)
+	bcast4 := func(first, n int) {
+		for i := range 4 {
+			if i == 0 {
+				f.Word("ld1rw {z%d.s}, p4/z, [x%d]", first, n)
+			} else {
+				f.Word("ld1rw {z%d.s}, p4/z, [x%d, #%d]", first+i, n, 4*i)
+			}
+		}
+	}
+	f.Label("ahloop")
+	f.Op("MOVD $0, R7")
+	bcast4(12, 3)
+	f.Label("adloop")
+	f.Note("p0..p3: columns [d + i·VL/32, d + (i+1)·VL/32) ∩ [0, 512), d = R7/4")
+	f.Op("LSR $2, R7, R23")
+	for j := range 4 {
+		if j > 0 {
+			f.Word("incw x23")
+		}
+		f.Word("whilelo p%d.s, x23, x24", j)
+	}
+	f.Op("ADD R7, R0, R9") // the 4 heads' z rows R9–R12
+	for i := 1; i < 4; i++ {
+		f.Op("ADD $%d, R%d, R%d", 4*R, 8+i, 9+i)
+	}
+	f.Note("acc = corr[h]·z[h, chunk]")
+	for i := range 4 {
+		for j := range 4 {
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 16+4*i+j, j, vec(9+i, j))
+		}
+		for j := range 4 {
+			f.Word("fmul z%d.s, z%d.s, z%d.s", 16+4*i+j, 16+4*i+j, 12+i)
+		}
+	}
+	f.Op("MOVD R1, R13")
+	f.Op("ADD R7, R2, R14")
+	f.Op("MOVD R5, R15")
+	f.Op("CBZ R15, astore")
+	f.Label("ajloop")
+	for j := range 4 {
+		f.Word("ld1w {z%d.s}, p%d/z, %s", j, j, vec(14, j))
+	}
+	bcast4(4, 13)
+	f.Op("ADD $%d, R14, R14", f32.row())
+	f.Op("ADD R6, R13, R13")
+	for i := range 4 {
+		for j := range 4 {
+			f.Word("fmla z%d.s, p%d/m, z%d.s, z%d.s", 16+4*i+j, j, j, 4+i)
+		}
+	}
+	f.Op("SUBS $1, R15, R15")
+	f.Op("BNE ajloop")
+	f.Label("astore")
+	for i := range 4 {
+		for j := range 4 {
+			f.Word("st1w {z%d.s}, p%d, %s", 16+4*i+j, j, vec(9+i, j))
+		}
+	}
+	f.Word("incb x7, all, mul #4")
+	f.Op("CMP R25, R7")
+	f.Op("BLT adloop")
+	f.Blank()
+	f.Op("ADD $%d, R0, R0", 4*4*R)
+	f.Op("ADD $16, R1, R1")
+	f.Op("ADD $16, R3, R3")
+	f.Op("SUBS $4, R4, R4")
+	f.Op("BNE ahloop")
+	f.Label("adone")
 	f.Op("RET")
 }
