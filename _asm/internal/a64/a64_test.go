@@ -18,7 +18,6 @@ var handWritten = []string{
 	"kernels/gemm/gemm_bf16_sve_arm64.s",
 	"kernels/gemm/gemm_dotprod_arm64.s",
 	"kernels/gemm/gemm_sve_arm64.s",
-	"roofline/peak_arm64.s",
 }
 
 func TestHandWritten(t *testing.T) {
