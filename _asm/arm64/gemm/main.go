@@ -1,4 +1,5 @@
 //go:generate go run . -kind neon -out ../../../kernels/gemm/gemm_neon_arm64.s
+//go:generate go run . -kind bf16 -out ../../../kernels/gemm/gemm_bf16_arm64.s
 
 // Command gemm generates kernels/gemm's arm64 assembly (see gemm_arm64.go
 // for the Go semantics of each kernel).
@@ -13,7 +14,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "", "neon")
+	kind := flag.String("kind", "", "neon or bf16")
 	out := flag.String("out", "", "output .s file")
 	flag.Parse()
 	var f *a64.File
@@ -27,8 +28,28 @@ func main() {
 		for rows := 1; rows <= 4; rows++ {
 			f32Tile(f, rows)
 		}
+	case "bf16":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"NEON BF16 kernels of the neon_bf16 variant (FEAT_BF16): M = 1…4 BF16",
+			"activation rows against np consecutive BF16 panels of package quant,",
+			"[Kp/2][16 rows][2 k] (see gemm_arm64.go for their Go semantics). One",
+			"64-byte panel line holds 16 rows × one k pair: four 8H registers of 4",
+			"rows × 2 k, which is exactly the first operand of BFDOT (by element,",
+			"4S += 8H · 2H[i]); the activations are loaded 4 pairs (16 bytes) per",
+			"row and indexed by element, so one activation load feeds 4 lines. Each",
+			"row keeps U independent sets of 4 accumulators (U = 4, 2, 1, 1 for M =",
+			"1…4) over the lines, summed at the end. A Kp/2 mod 4 tail takes one",
+			"pair at a time (LD1R).",
+			"",
+			"BFDOT as FEAT_BF16 defines it without FEAT_EBF16 (or with FPCR.EBF = 0,",
+			"as Go leaves it) rounds its intermediate sums to odd and flushes",
+			"denormals to zero: see gemm_bf16_arm64.go. BFDOT and vector FADD are",
+			"WORD-encoded.")
+		for rows := 1; rows <= 4; rows++ {
+			bf16Tile(f, rows)
+		}
 	default:
-		log.Fatalf("-kind %q: neon", *kind)
+		log.Fatalf("-kind %q: neon or bf16", *kind)
 	}
 	if err := f.WriteFile(*out); err != nil {
 		log.Fatal(err)
@@ -96,5 +117,111 @@ func f32Tile(f *a64.File, rows int) {
 	for r := range rows {
 		f.Op("VST1 %s, (%s)", vecs4(16+4*r), cRow[r])
 	}
+	f.Op("RET")
+}
+
+// bf16Tile writes bf16NEON_<rows>x16: per panel, y[r][0:16] (+)= the BF16
+// dot products of activation row r with the panel's 16 rows.
+//
+// Registers: R0 w (post-incremented a line at a time), R1 panels left,
+// R2 pairs, R3 xb, R4 ldx (bytes), R5 y, R6 ldy·4, R7 acc; per panel
+// R8–R11 the activation rows, R12 steps of 4 pairs, R13 tail pairs,
+// R14–R17 the rows of y. V0–V3 and V4–V7 panel lines (even, odd), V8–V11
+// the activation rows, V(16 + 4·(r·U + u)) the accumulator set u of row r.
+func bf16Tile(f *a64.File, rows int) {
+	U := map[int]int{1: 4, 2: 2, 3: 1, 4: 1}[rows]
+	acc := func(r, u int) int { return 16 + 4*(r*U+u) }
+	b := fmt.Sprintf("b%d", rows)
+	f.Func(fmt.Sprintf("bf16NEON_%dx16", rows), "(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)", "$0-64")
+	f.Op("MOVD w+0(FP), R0")
+	f.Op("MOVD np+8(FP), R1")
+	f.Op("MOVD npairs+16(FP), R2")
+	f.Op("MOVD xb+24(FP), R3")
+	if rows > 1 {
+		f.Op("MOVD ldx+32(FP), R4")
+	}
+	f.Op("MOVD y+40(FP), R5")
+	if rows > 1 {
+		f.Op("MOVD ldy+48(FP), R6")
+		f.Op("LSL $2, R6, R6")
+	}
+	f.Op("MOVD acc+56(FP), R7")
+	f.Op("CBZ R1, %sdone", b)
+
+	f.Label(b + "panel")
+	f.Op("MOVD R3, R8")
+	for r := 1; r < rows; r++ {
+		f.Op("ADD R4, R%d, R%d", 7+r, 8+r)
+	}
+	for v := 16; v < 16+4*rows*U; v++ {
+		f.Op("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
+	}
+	f.OpC("steps of 4 pairs", "LSR $2, R2, R12")
+	f.OpC("tail pairs", "AND $3, R2, R13")
+	f.Op("CBZ R12, %stail", b)
+
+	// dots adds line l (V(first)…) times each row's pair e into set u
+	dots := func(first, e, u int) {
+		for r := range rows {
+			for j := range 4 {
+				f.Word("bfdot v%d.4s, v%d.8h, v%d.2h[%d]", acc(r, u)+j, first+j, 8+r, e)
+			}
+		}
+	}
+	f.Label(b + "quad")
+	for r := range rows {
+		f.OpC(fmt.Sprintf("row %d: 4 pairs", r), "VLD1.P 16(R%d), [V%d.H8]", 8+r, 8+r)
+	}
+	for l := range 4 {
+		first := 4 * (l % 2)
+		f.OpC(fmt.Sprintf("line %d: 16 rows × 1 pair", l), "VLD1.P 64(R0), [V%d.H8, V%d.H8, V%d.H8, V%d.H8]", first, first+1, first+2, first+3)
+		dots(first, l, l%U)
+	}
+	f.Op("SUBS $1, R12, R12")
+	f.Op("BNE %squad", b)
+
+	f.Label(b + "tail")
+	f.Op("CBZ R13, %ssum", b)
+	f.Label(b + "one")
+	for r := range rows {
+		f.OpC(fmt.Sprintf("row %d: one pair", r), "VLD1R.P 4(R%d), [V%d.S4]", 8+r, 8+r)
+	}
+	f.Op("VLD1.P 64(R0), [V0.H8, V1.H8, V2.H8, V3.H8]")
+	dots(0, 0, 0)
+	f.Op("SUBS $1, R13, R13")
+	f.Op("BNE %sone", b)
+
+	// the sets of each row summed into set 0: pairwise (0 += 2, 1 += 3,
+	// then 0 += 1 for U = 4)
+	fadd := func(dst, src int) {
+		for j := range 4 {
+			f.Word("fadd v%d.4s, v%d.4s, v%d.4s", dst+j, dst+j, src+j)
+		}
+	}
+	f.Label(b + "sum")
+	for half := U / 2; half >= 1; half /= 2 {
+		for r := range rows {
+			for u := range half {
+				fadd(acc(r, u), acc(r, u+half))
+			}
+		}
+	}
+	f.Op("MOVD R5, R14")
+	for r := 1; r < rows; r++ {
+		f.Op("ADD R6, R%d, R%d", 13+r, 14+r)
+	}
+	f.Op("CBZ R7, %sstore", b)
+	for r := range rows {
+		f.Op("VLD1 (R%d), %s", 14+r, vecs4(0))
+		fadd(acc(r, 0), 0)
+	}
+	f.Label(b + "store")
+	for r := range rows {
+		f.Op("VST1 %s, (R%d)", vecs4(acc(r, 0)), 14+r)
+	}
+	f.Op("ADD $64, R5, R5")
+	f.Op("SUBS $1, R1, R1")
+	f.Op("BNE %spanel", b)
+	f.Label(b + "done")
 	f.Op("RET")
 }
