@@ -1,5 +1,6 @@
 //go:generate go run . -kind neon -out ../../../kernels/gemm/gemm_neon_arm64.s
 //go:generate go run . -kind bf16 -out ../../../kernels/gemm/gemm_bf16_arm64.s
+//go:generate go run . -kind bf16sve -out ../../../kernels/gemm/gemm_bf16_sve_arm64.s
 
 // Command gemm generates kernels/gemm's arm64 assembly (see gemm_arm64.go
 // for the Go semantics of each kernel).
@@ -14,7 +15,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "", "neon or bf16")
+	kind := flag.String("kind", "", "neon, bf16 or bf16sve")
 	out := flag.String("out", "", "output .s file")
 	flag.Parse()
 	var f *a64.File
@@ -48,8 +49,32 @@ func main() {
 		for rows := 1; rows <= 4; rows++ {
 			bf16Tile(f, rows)
 		}
+	case "bf16sve":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"SVE BF16 kernels of the sve_bf16 variant (SVE + FEAT_BF16): M = 1…4",
+			"BF16 activation rows against np consecutive BF16 panels of package",
+			"quant, [Kp/2][16 rows][2 k] (see gemm_bf16_arm64.go for their Go",
+			"semantics). A 64-byte panel line (16 rows × one k pair) is NC vectors:",
+			"NC = 2 for vector lengths 256…384 bits (bf16SVE2_*), NC = 1 from 512",
+			"bits on (bf16SVE1_*); the predicates (WHILELO against the line's 32",
+			"halfwords, and against its 16 f32 lanes for y) switch off what lies",
+			"beyond the line, so each kernel is vector-length agnostic within its",
+			"range (128-bit SVE runs the NEON kernels: the same registers). The",
+			"activations are loaded 4 pairs (16 bytes) per row by LD1RQH, which",
+			"replicates them into every 128-bit segment, and BFDOT by element",
+			"(Zm.H[i], within each segment) multiplies a whole line chunk by pair i;",
+			"a Kp/2 mod 4 tail takes one pair at a time (LD1RW). Each row keeps U",
+			"independent accumulator sets over the lines (U·M·NC ≤ 16), summed at",
+			"the end. BFDOT's arithmetic is that of the NEON one (round to odd,",
+			"denormals flushed: see gemm_bf16_arm64.go). Every SVE instruction is",
+			"WORD-encoded.")
+		for _, nc := range []int{2, 1} {
+			for rows := 1; rows <= 4; rows++ {
+				bf16SVETile(f, nc, rows)
+			}
+		}
 	default:
-		log.Fatalf("-kind %q: neon or bf16", *kind)
+		log.Fatalf("-kind %q: neon, bf16 or bf16sve", *kind)
 	}
 	if err := f.WriteFile(*out); err != nil {
 		log.Fatal(err)
@@ -218,6 +243,150 @@ func bf16Tile(f *a64.File, rows int) {
 	f.Label(b + "store")
 	for r := range rows {
 		f.Op("VST1 %s, (R%d)", vecs4(acc(r, 0)), 14+r)
+	}
+	f.Op("ADD $64, R5, R5")
+	f.Op("SUBS $1, R1, R1")
+	f.Op("BNE %spanel", b)
+	f.Label(b + "done")
+	f.Op("RET")
+}
+
+// zvec is the c-th vector of a line or row at [xN].
+func zvec(n, c int) string {
+	if c == 0 {
+		return fmt.Sprintf("[x%d]", n)
+	}
+	return fmt.Sprintf("[x%d, #%d, mul vl]", n, c)
+}
+
+// bf16SVETile writes bf16SVE<nc>_<rows>x16: bf16Tile with a line of nc
+// vectors (p0…, predicated to the line's 32 halfwords; y's under p4…).
+//
+// Registers as bf16Tile's, SVE: z0–z3 the activation rows, z8… and z12…
+// the even and odd lines, z(16 + nc·(r·U + u) + c) chunk c of set u of
+// row r; p2 and p3 all halfwords and words.
+func bf16SVETile(f *a64.File, nc, rows int) {
+	U := min(4, 16/(rows*nc))
+	acc := func(r, u, c int) int { return 16 + nc*(r*U+u) + c }
+	b := fmt.Sprintf("s%d%d", nc, rows)
+	f.Func(fmt.Sprintf("bf16SVE%d_%dx16", nc, rows), "(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)", "$0-64")
+	f.Op("MOVD w+0(FP), R0")
+	f.Op("MOVD np+8(FP), R1")
+	f.Op("MOVD npairs+16(FP), R2")
+	f.Op("MOVD xb+24(FP), R3")
+	if rows > 1 {
+		f.Op("MOVD ldx+32(FP), R4")
+	}
+	f.Op("MOVD y+40(FP), R5")
+	if rows > 1 {
+		f.Op("MOVD ldy+48(FP), R6")
+		f.Op("LSL $2, R6, R6")
+	}
+	f.Op("MOVD acc+56(FP), R7")
+	f.Op("CBZ R1, %sdone", b)
+	f.Note("p0, p1: the halfwords [c·VL/16, (c+1)·VL/16) ∩ [0, 32) of a line;")
+	f.Note("p4, p5: the same chunks as f32 lanes ∩ [0, 16)")
+	for _, p := range []struct {
+		n, pred int
+		t, inc  string
+	}{{32, 0, "h", "inch"}, {16, 4, "s", "incw"}} {
+		f.Op("MOVD $%d, R19", p.n)
+		f.Op("MOVD $0, R20")
+		for c := range nc {
+			if c > 0 {
+				f.Word("%s x20", p.inc)
+			}
+			f.Word("whilelo p%d.%s, x20, x19", p.pred+c, p.t)
+		}
+	}
+	f.Word("ptrue p2.h")
+	f.Word("ptrue p3.s")
+
+	f.Label(b + "panel")
+	f.Op("MOVD R3, R8")
+	for r := 1; r < rows; r++ {
+		f.Op("ADD R4, R%d, R%d", 7+r, 8+r)
+	}
+	for v := 16; v < 16+nc*rows*U; v++ {
+		f.Word("dup z%d.s, #0", v)
+	}
+	f.OpC("steps of 4 pairs", "LSR $2, R2, R12")
+	f.OpC("tail pairs", "AND $3, R2, R13")
+	f.Op("CBZ R12, %stail", b)
+
+	// line loads the next panel line into z(first)… (note: its number)
+	line := func(first int, note string) {
+		for c := range nc {
+			if c == 0 && note != "" {
+				f.WordC(note, "ld1h {z%d.h}, p%d/z, %s", first+c, c, zvec(0, c))
+			} else {
+				f.Word("ld1h {z%d.h}, p%d/z, %s", first+c, c, zvec(0, c))
+			}
+		}
+		f.Op("ADD $64, R0, R0")
+	}
+	dots := func(first, e, u int) {
+		for r := range rows {
+			for c := range nc {
+				f.Word("bfdot z%d.s, z%d.h, z%d.h[%d]", acc(r, u, c), first+c, r, e)
+			}
+		}
+	}
+	f.Label(b + "quad")
+	for r := range rows {
+		f.WordC(fmt.Sprintf("row %d: 4 pairs in every segment", r), "ld1rqh {z%d.h}, p2/z, [x%d]", r, 8+r)
+		f.Op("ADD $16, R%d, R%d", 8+r, 8+r)
+	}
+	for l := range 4 {
+		first := 8 + 4*(l%2)
+		line(first, fmt.Sprintf("line %d", l))
+		dots(first, l, l%U)
+	}
+	f.Op("SUBS $1, R12, R12")
+	f.Op("BNE %squad", b)
+
+	f.Label(b + "tail")
+	f.Op("CBZ R13, %ssum", b)
+	f.Label(b + "one")
+	for r := range rows {
+		f.WordC(fmt.Sprintf("row %d: one pair", r), "ld1rw {z%d.s}, p3/z, [x%d]", r, 8+r)
+		f.Op("ADD $4, R%d, R%d", 8+r, 8+r)
+	}
+	line(8, "")
+	dots(8, 0, 0)
+	f.Op("SUBS $1, R13, R13")
+	f.Op("BNE %sone", b)
+
+	f.Label(b + "sum")
+	for r := range rows {
+		for half := U / 2; half >= 1; half /= 2 {
+			for u := range half {
+				for c := range nc {
+					d, s := acc(r, u, c), acc(r, u+half, c)
+					f.Word("fadd z%d.s, z%d.s, z%d.s", d, d, s)
+				}
+			}
+		}
+	}
+	f.Op("MOVD R5, R14")
+	for r := 1; r < rows; r++ {
+		f.Op("ADD R6, R%d, R%d", 13+r, 14+r)
+	}
+	f.Op("CBZ R7, %sstore", b)
+	for r := range rows {
+		for c := range nc {
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 8+c, 4+c, zvec(14+r, c))
+		}
+		for c := range nc {
+			d := acc(r, 0, c)
+			f.Word("fadd z%d.s, z%d.s, z%d.s", d, d, 8+c)
+		}
+	}
+	f.Label(b + "store")
+	for r := range rows {
+		for c := range nc {
+			f.Word("st1w {z%d.s}, p%d, %s", acc(r, 0, c), 4+c, zvec(14+r, c))
+		}
 	}
 	f.Op("ADD $64, R5, R5")
 	f.Op("SUBS $1, R1, R1")

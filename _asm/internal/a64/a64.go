@@ -23,7 +23,7 @@ type File struct {
 type line struct {
 	text    string // the line; for a WORD, its GNU mnemonic
 	word    bool
-	comment string
+	comment string // for a WORD, a note after the mnemonic
 }
 
 // NewFile starts a file: the build constraint, the generator's doc
@@ -81,6 +81,12 @@ func (f *File) Word(format string, a ...any) {
 	f.lines = append(f.lines, line{text: fmt.Sprintf(format, a...), word: true})
 }
 
+// WordC is Word with a note after the mnemonic, in parentheses (armwords
+// reads the mnemonic alone).
+func (f *File) WordC(note, format string, a ...any) {
+	f.lines = append(f.lines, line{text: fmt.Sprintf(format, a...), word: true, comment: note})
+}
+
 // Bytes encodes the WORD lines (GNU as) and returns the file's text.
 func (f *File) Bytes() ([]byte, error) {
 	var insns []string
@@ -99,6 +105,9 @@ func (f *File) Bytes() ([]byte, error) {
 	var b bytes.Buffer
 	for _, l := range f.lines {
 		switch {
+		case l.word && l.comment != "":
+			fmt.Fprintf(&b, "\tWORD $0x%08x // %s  (%s)\n", words[0], l.text, l.comment)
+			words = words[1:]
 		case l.word:
 			fmt.Fprintf(&b, "\tWORD $0x%08x // %s\n", words[0], l.text)
 			words = words[1:]
