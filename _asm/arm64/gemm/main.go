@@ -1,6 +1,7 @@
 //go:generate go run . -kind neon -out ../../../kernels/gemm/gemm_neon_arm64.s
 //go:generate go run . -kind bf16 -out ../../../kernels/gemm/gemm_bf16_arm64.s
 //go:generate go run . -kind bf16sve -out ../../../kernels/gemm/gemm_bf16_sve_arm64.s
+//go:generate go run . -kind dotprod -out ../../../kernels/gemm/gemm_dotprod_arm64.s
 
 // Command gemm generates kernels/gemm's arm64 assembly (see gemm_arm64.go
 // for the Go semantics of each kernel).
@@ -15,7 +16,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "", "neon, bf16 or bf16sve")
+	kind := flag.String("kind", "", "neon, bf16, bf16sve or dotprod")
 	out := flag.String("out", "", "output .s file")
 	flag.Parse()
 	var f *a64.File
@@ -73,8 +74,19 @@ func main() {
 				bf16SVETile(f, nc, rows)
 			}
 		}
+	case "dotprod":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"NEON dot-product (FEAT_DotProd, asimddp) kernels of the neon_dotprod",
+			"variant: one int8 activation row against np consecutive Q8/Q4/Q3/Q6/Q2/Q5",
+			"panels (see gemm_arm64.go for their Go semantics and the Q3/Q6/Q2/Q5",
+			"decode); the K formats' kernels are in gemm_dotprod_k_arm64.s. SDOT (by",
+			"element), SSRA, SMLSL, SCVTF, FCVTL, FMUL, FADD, MOVI and BIC (16-bit",
+			"lanes) are WORD-encoded.")
+		for _, d := range dotFormats {
+			dotKernel(f, d)
+		}
 	default:
-		log.Fatalf("-kind %q: neon, bf16 or bf16sve", *kind)
+		log.Fatalf("-kind %q: neon, bf16, bf16sve or dotprod", *kind)
 	}
 	if err := f.WriteFile(*out); err != nil {
 		log.Fatal(err)
