@@ -220,16 +220,22 @@ var dotFormats = []dotFormat{
 		f.Word("fmul v29.4s, v29.4s, v28.4s")
 		four(f, false, "VFMLA V29.S4, V%d.S4, V%d.S4", rows4(8), rows4(16))
 	}},
-	{name: "Q3", label: "q3", consts: consts(movi(7, 31), movi(56, 30)), zeroSums: true, group: q3Group},
-	{name: "Q6", label: "q6", consts: movi(63, 31), zeroSums: true, group: q6Group},
+	{name: "Q3", label: "q3", consts: q3Consts, zeroSums: true, group: func(f *a64.File) { q3Group(f, true) }},
+	{name: "Q6", label: "q6", consts: movi(63, 31), zeroSums: true, group: func(f *a64.File) { q6Group(f, true) }},
 	{name: "Q2", label: "q2", consts: consts(movi(3, 31), movi(12, 30), func(f *a64.File) { f.Word("movi v14.8h, #15") }),
 		zeroSums: false, group: q2Group, scale: q2Scale},
-	{name: "Q5", label: "q5", consts: consts(movi(15, 30), movi(16, 29)), zeroSums: true, group: q5Group},
+	{name: "Q5", label: "q5", consts: q5Consts, zeroSums: true, group: func(f *a64.File) { q5Group(f, true) }},
 }
 
+var (
+	q3Consts = consts(movi(7, 31), movi(56, 30))
+	q5Consts = consts(movi(15, 30), movi(16, 29))
+)
+
 // q3Group: three lines hold k = 0..23 (bits 0–2 and 3–5 of each byte)
-// and the two bits of k = 24..31 spread over bits 6–7.
-func q3Group(f *a64.File) {
+// and the two bits of k = 24..31 spread over bits 6–7. zero: the sums
+// are Σ(u−4)·xq (Q3), else Σu·xq (Q3K, whose min takes the zero point).
+func q3Group(f *a64.File, zero bool) {
 	line(f, rows4(4), "line 0: k = 0..3 bits 0–2, 4..7 bits 3–5, low bits of 24..27")
 	line(f, rows4(8), "line 1: k = 8..11, 12..15, low bits of 28..31")
 	line(f, rows4(12), "line 2: k = 16..19, 20..23, high bits of 24..31")
@@ -252,14 +258,19 @@ func q3Group(f *a64.File) {
 		four(f, false, "VAND V31.B16, V%d.B16, V%d.B16", rows4(l), rows4(l))
 		sdot(f, 20, rows4(l), 2*i)
 	}
+	if !zero {
+		f.Note("dot = Σu·xq = v20..v23 + (v24..v27 >> 3)")
+		four(f, true, "ssra v%d.4s, v%d.4s, #3", rows4(20), rows4(24))
+		return
+	}
 	f.Note("dot = Σ(u−4)·xq = v20..v23 + (v24..v27 >> 3) − 4·Σxq")
 	four(f, true, "ssra v%d.4s, v%d.4s, #3", rows4(20), rows4(24))
 	subZero(f, 2)
 }
 
 // q6Group: six lines hold k = 0..23 in bits 0–5 and the six bits of k =
-// 24..31 two at a time in bits 6–7.
-func q6Group(f *a64.File) {
+// 24..31 two at a time in bits 6–7 (zero as q3Group's, 32).
+func q6Group(f *a64.File, zero bool) {
 	for half := range 2 {
 		k0, hi := 12*half, 24+4*half
 		for i, regs := range [][4]int{rows4(4), rows4(8), rows4(12)} {
@@ -283,6 +294,11 @@ func q6Group(f *a64.File) {
 			}
 			sdot(f, set, rows4(l), 3*half+i)
 		}
+	}
+	if !zero {
+		f.Note("dot = Σu·xq = v20..v23 + v24..v27")
+		addSets(f)
+		return
 	}
 	f.Note("dot = Σ(u−32)·xq = v20..v23 + v24..v27 − 32·Σxq")
 	addSets(f)
@@ -343,8 +359,8 @@ func q2Scale(f *a64.File) {
 }
 
 // q5Group: four lines of nibbles (k-quads 2l and 2l+1 of line l) and a
-// fifth whose bit h is bit 4 of u in k-quad h.
-func q5Group(f *a64.File) {
+// fifth whose bit h is bit 4 of u in k-quad h (zero as q3Group's, 16).
+func q5Group(f *a64.File, zero bool) {
 	f.Op("ADD $256, R0, R12")
 	f.OpC("line 4: bit h = bit 4 of u in k-quad h", "VLD1 (R12), [V4.B16, V5.B16, V6.B16, V7.B16]")
 	// high ORs bit 4 of k-quad q (line 4 shifted by 4−q) into dst
@@ -387,7 +403,139 @@ func q5Group(f *a64.File) {
 		sdot(f, 24, rows4(8), q+1)
 	}
 	f.OpC("past line 4", "ADD $64, R0, R0")
+	if !zero {
+		f.Note("dot = Σu·xq = v20..v23 + v24..v27")
+		addSets(f)
+		return
+	}
 	f.Note("dot = Σ(u−16)·xq = v20..v23 + v24..v27 − 16·Σxq")
 	addSets(f)
 	subZero(f, 4)
+}
+
+// The K formats (Q3K…Q6K): super-blocks of 8 groups, each with a header
+// of 6-bit scale and min codes per group and row and f16 d and dm per
+// row; a group's values decode as its base format's (unsigned: the min
+// takes the zero point) and fold in as t += d·sc·xs·dot − dm·mc·xs·Σxq.
+type kFormat struct {
+	name, label string
+	consts      func(f *a64.File)
+	decode      func(f *a64.File)
+}
+
+var kFormats = []kFormat{
+	{"Q3K", "k3", q3Consts, func(f *a64.File) { q3Group(f, false) }},
+	{"Q4K", "k4", q8q4Consts, func(f *a64.File) {
+		for l := range 4 {
+			nibbles(f, l, true)
+		}
+		f.Note("dot = Σu·xq = v20..v23 + v24..v27")
+		addSets(f)
+	}},
+	{"Q5K", "k5", q5Consts, func(f *a64.File) { q5Group(f, false) }},
+	{"Q6K", "k6", movi(63, 31), func(f *a64.File) { q6Group(f, false) }},
+}
+
+// kFold folds a decoded group into t (v16–v19): the group's codes (an
+// even group's high min bits are the low nibbles of their bytes, an odd
+// group's the high ones, then the next 16), its d and dm.
+func kFold(f *a64.File, odd bool) {
+	f.Note("the group's scale codes sc and min codes mc (16 rows)")
+	f.OpC("sc | low mc bits << 6", "VLD1.P 16(R20), [V4.B16]")
+	if odd {
+		f.OpC("high mc bits (odd group: high nibbles)", "VLD1.P 16(R21), [V5.B16]")
+		f.Op("VUSHR $2, V5.B16, V7.B16")
+	} else {
+		f.OpC("high mc bits (even group: low nibbles)", "VLD1 (R21), [V5.B16]")
+		f.Op("VSHL $4, V5.B16, V7.B16")
+		f.Op("VUSHR $2, V7.B16, V7.B16")
+	}
+	f.OpC("mc = hi << 2 | sc byte >> 6", "VSRI $6, V4.B16, V7.B16")
+	f.Op("VMOVI $63, V6.B16")
+	f.OpC("sc", "VAND V6.B16, V4.B16, V6.B16")
+	// widen 16 bytes of codes (v<src>) to 16 f32 in dst…dst+3
+	widen := func(src int, dst [4]int) {
+		f.Word("uxtl v8.8h, v%d.8b", src)
+		f.Word("uxtl2 v9.8h, v%d.16b", src)
+		f.Word("uxtl v%d.4s, v8.4h", dst[0])
+		f.Word("uxtl2 v%d.4s, v8.8h", dst[1])
+		f.Word("uxtl v%d.4s, v9.4h", dst[2])
+		f.Word("uxtl2 v%d.4s, v9.8h", dst[3])
+		four(f, true, "ucvtf v%d.4s, v%d.4s", dst, dst)
+	}
+	widen(6, [4]int{10, 11, 12, 13})
+	widen(7, rows4(24))
+	f.OpC("the super-block's d and dm", "VLD1 (R24), [V0.H8, V1.H8, V2.H8, V3.H8]")
+	f.Word("fcvtl v4.4s, v0.4h")
+	f.Word("fcvtl2 v5.4s, v0.8h")
+	f.Word("fcvtl v6.4s, v1.4h")
+	f.Word("fcvtl2 v7.4s, v1.8h")
+	f.Note("s = d·sc, m = dm·mc")
+	four(f, true, "fmul v%d.4s, v%d.4s, v%d.4s", [4]int{10, 11, 12, 13}, rows4(4), [4]int{10, 11, 12, 13})
+	dm := [4]int{8, 9, 14, 15}
+	f.Word("fcvtl v8.4s, v2.4h")
+	f.Word("fcvtl2 v9.4s, v2.8h")
+	f.Word("fcvtl v14.4s, v3.4h")
+	f.Word("fcvtl2 v15.4s, v3.8h")
+	four(f, true, "fmul v%d.4s, v%d.4s, v%d.4s", rows4(24), dm, rows4(24))
+	f.Note("t += s·(xs·float(dot)) − m·(xs·float(Σxq))")
+	f.OpC("the group's activation scale", "VLD1R.P 4(R11), [V28.S4]")
+	four(f, true, "scvtf v%d.4s, v%d.4s", rows4(20), rows4(20))
+	four(f, true, "fmul v%d.4s, v%d.4s, v28.4s", rows4(20), rows4(20))
+	four(f, false, "VFMLA V%d.S4, V%d.S4, V%d.S4", [4]int{10, 11, 12, 13}, rows4(20), rows4(16))
+	f.OpC("Σxq of the group", "VLD1R.P 4(R10), [V0.S4]")
+	f.Word("scvtf v0.4s, v0.4s")
+	f.Word("fmul v0.4s, v0.4s, v28.4s")
+	four(f, true, "fmls v%d.4s, v%d.4s, v0.4s", rows4(16), rows4(24))
+}
+
+// kKernel writes dot<name>NEON_1x16 of a K format.
+func kKernel(f *a64.File, k kFormat) {
+	p, b, g, z, s := k.label+"p", k.label+"b", k.label+"g", k.label+"z", k.label+"s"
+	f.Func("dot"+k.name+"NEON_1x16", "(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)", "$0-64")
+	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
+		f.Op("MOVD %s", a)
+	}
+	k.consts(f)
+	f.Blank()
+	f.OpC("super-blocks of 8 groups", "LSR $3, R2, R2")
+	f.Label(p)
+	zeroV(f, 16, 17, 18, 19)
+	f.Op("MOVD R3, R7")
+	f.Op("MOVD R4, R10")
+	f.Op("MOVD R5, R11")
+	f.Op("MOVD R2, R23")
+	f.Label(b)
+	f.Note("super-block header: R20 = scale codes, R21 = high min bits, R24 = d, R25 = dm")
+	f.Op("MOVD R0, R20")
+	f.Op("ADD $128, R0, R21")
+	f.Op("ADD $192, R0, R24")
+	f.Op("ADD $224, R0, R25")
+	f.OpC("the 8 groups' value lines", "ADD $256, R0, R0")
+	f.Op("MOVD $4, R22")
+	f.Label(g)
+	for _, odd := range []bool{false, true} {
+		f.Note(map[bool]string{false: "even group", true: "odd group"}[odd])
+		f.OpC("the group's 32 activations", "VLD1.P 32(R7), [V0.B16, V1.B16]")
+		zeroV(f, 20, 21, 22, 23, 24, 25, 26, 27)
+		k.decode(f)
+		kFold(f, odd)
+	}
+	f.Op("SUBS $1, R22, R22")
+	f.Op("BNE %s", g)
+	f.Op("SUBS $1, R23, R23")
+	f.Op("BNE %s", b)
+	f.Blank()
+	f.Note("y (+)= t")
+	f.Op("CBZ R9, %s", z)
+	f.Op("VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]")
+	f.Op("B %s", s)
+	f.Label(z)
+	zeroV(f, 4, 5, 6, 7)
+	f.Label(s)
+	four(f, true, "fadd v%d.4s, v%d.4s, v%d.4s", rows4(4), rows4(4), rows4(16))
+	f.Op("VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)")
+	f.Op("SUBS $1, R1, R1")
+	f.Op("BNE %s", p)
+	f.Op("RET")
 }

@@ -78,12 +78,17 @@ func main() {
 		f = a64.NewFile("arm64 && gc && !purego",
 			"NEON dot-product (FEAT_DotProd, asimddp) kernels of the neon_dotprod",
 			"variant: one int8 activation row against np consecutive Q8/Q4/Q3/Q6/Q2/Q5",
-			"panels (see gemm_arm64.go for their Go semantics and the Q3/Q6/Q2/Q5",
-			"decode); the K formats' kernels are in gemm_dotprod_k_arm64.s. SDOT (by",
-			"element), SSRA, SMLSL, SCVTF, FCVTL, FMUL, FADD, MOVI and BIC (16-bit",
-			"lanes) are WORD-encoded.")
+			"and Q3K…Q6K panels (see gemm_arm64.go for their Go semantics and the",
+			"Q3/Q6/Q2/Q5/K decode); a K kernel runs the value decode of its base",
+			"format's kernel per group (the same instructions) and folds the group",
+			"in with the scale and min of its super-block header. SDOT (by element),",
+			"SSRA, SMLSL, SCVTF, UCVTF, FCVTL, UXTL, FMLS, FMUL, FADD, MOVI and BIC",
+			"(16-bit lanes) are WORD-encoded.")
 		for _, d := range dotFormats {
 			dotKernel(f, d)
+		}
+		for _, k := range kFormats {
+			kKernel(f, k)
 		}
 	default:
 		log.Fatalf("-kind %q: neon, bf16, bf16sve or dotprod", *kind)
