@@ -2,6 +2,7 @@
 //go:generate go run . -kind bf16 -out ../../../kernels/gemm/gemm_bf16_arm64.s
 //go:generate go run . -kind bf16sve -out ../../../kernels/gemm/gemm_bf16_sve_arm64.s
 //go:generate go run . -kind dotprod -out ../../../kernels/gemm/gemm_dotprod_arm64.s
+//go:generate go run . -kind sve -out ../../../kernels/gemm/gemm_sve_arm64.s
 
 // Command gemm generates kernels/gemm's arm64 assembly (see gemm_arm64.go
 // for the Go semantics of each kernel).
@@ -16,7 +17,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "", "neon, bf16, bf16sve or dotprod")
+	kind := flag.String("kind", "", "neon, bf16, bf16sve, dotprod or sve")
 	out := flag.String("out", "", "output .s file")
 	flag.Parse()
 	var f *a64.File
@@ -90,8 +91,22 @@ func main() {
 		for _, k := range kFormats {
 			kKernel(f, k)
 		}
+	case "sve":
+		f = a64.NewFile("arm64 && gc && !purego",
+			"SVE kernels of the sve and sve_dotprod variants, vector-length",
+			"agnostic (see gemm_arm64.go for their Go semantics): the 16 columns of",
+			"a panel are covered by up to four vectors whose predicates (WHILELO",
+			"against 16 lanes, or 64 bytes) switch off what lies beyond them, so the",
+			"same code runs at 128…2048 bits (at 512 bits and more one vector covers",
+			"a panel; the others are all-false). The Q8/Q4 kernels go through a",
+			"group line by line (the four chunks of a line side by side). Every SVE",
+			"instruction is WORD-encoded.")
+		sveF32(f)
+		for _, d := range sveFormats {
+			sveDotKernel(f, d)
+		}
 	default:
-		log.Fatalf("-kind %q: neon, bf16, bf16sve or dotprod", *kind)
+		log.Fatalf("-kind %q: neon, bf16, bf16sve, dotprod or sve", *kind)
 	}
 	if err := f.WriteFile(*out); err != nil {
 		log.Fatal(err)
