@@ -106,7 +106,7 @@ func sveScale(f *a64.File) {
 type sveFormat struct {
 	name, label string
 	consts      func(f *a64.File)
-	group       func(f *a64.File) // from the zeroed z20–z23 to the scaling
+	group       func(f *a64.File) // from the group's start to the scaling
 	scale       func(f *a64.File) // nil: sveScale
 	after       func(f *a64.File)
 }
@@ -129,7 +129,6 @@ func sveDotKernel(f *a64.File, d sveFormat) {
 	f.Op("MOVD R5, R13")
 	f.Op("MOVD R2, R12")
 	f.Label(g)
-	fourP(f, "dup z%d.s, #0", zq(20))
 	d.group(f)
 	if d.scale != nil {
 		d.scale(f)
@@ -160,6 +159,7 @@ func sveDotKernel(f *a64.File, d sveFormat) {
 // sveNibbles decodes the Q4 lines of a group: line l holds k-quads 2l (low
 // nibbles) and 2l+1 (high), minus 8 unless min.
 func sveNibbles(f *a64.File, min bool) {
+	fourP(f, "dup z%d.s, #0", zq(20))
 	for l := range 4 {
 		f.Note(fmt.Sprintf("line %d: k = %d..%d (low nibbles), %d..%d (high)", l, 8*l, 8*l+3, 8*l+4, 8*l+7))
 		sveLoadLine(f, zq(4))
@@ -180,6 +180,7 @@ func sveNibbles(f *a64.File, min bool) {
 
 var sveFormats = []sveFormat{
 	{name: "Q8", label: "q8", group: func(f *a64.File) {
+		fourP(f, "dup z%d.s, #0", zq(20))
 		for l := range 8 {
 			f.Note(fmt.Sprintf("line %d: k = %d..%d of 16 rows", l, 4*l, 4*l+3))
 			sveLoadLine(f, zq(4))
@@ -192,6 +193,247 @@ var sveFormats = []sveFormat{
 	}},
 	{name: "Q4", label: "q4", consts: dupB(30, 15), group: func(f *a64.File) { sveNibbles(f, false) }},
 	{name: "Q4Min", label: "qm", consts: dupB(30, 15), group: func(f *a64.File) { sveNibbles(f, true) }, after: sveMin},
+	{name: "Q3", label: "q3", consts: dupB(31, 56), group: func(f *a64.File) { sveQ3(f, true) }},
+	{name: "Q6", label: "q6", group: func(f *a64.File) { sveQ6(f, true) }},
+	{name: "Q2", label: "q2", consts: consts(dupB(31, 12), func(f *a64.File) {
+		f.Word("dup z29.s, #15")
+		f.Word("fmov z30.s, #0.25")
+	}), group: sveQ2, scale: sveQ2Scale},
+	{name: "Q5", label: "q5", consts: consts(dupB(30, 15), dupB(31, 16)), group: func(f *a64.File) { sveQ5(f, true) }},
+}
+
+// sveActs broadcasts the group's eight k-quads of activations into z0–z7
+// and zeroes both sets of sums (z20–z27): the Q3/Q6 kernels go chunk by
+// chunk, each chunk needing every k-quad.
+func sveActs(f *a64.File) {
+	f.Note("z0..z7: the group's k-quads of activations, broadcast")
+	for q := range 8 {
+		f.Word("ld1rw {z%d.s}, p4/z, [x7, #%d]", q, 4*q)
+	}
+	f.Op("ADD $32, R7, R7")
+	fourP(f, "dup z%d.s, #0", zq(20))
+	fourP(f, "dup z%d.s, #0", zq(24))
+}
+
+// sveLoadSum loads the group's Σxq into z28, times 2^shift.
+func sveLoadSum(f *a64.File, shift int) {
+	f.WordC("Σxq of the group", "ld1rw {z28.s}, p4/z, [x10]")
+	f.Op("ADD $4, R10, R10")
+	f.WordC(fmt.Sprintf("%d·Σxq", 1<<shift), "lsl z28.s, z28.s, #%d", shift)
+}
+
+// sveQ3: chunk by chunk, the three lines of a group (bases x0, x8, x11):
+// k = 0..23 in bits 0–2 and 3–5, the two bits of k = 24..31 in bits 6–7
+// of lines 0 and 1 and the third in bits 6 and 7 of line 2. zero: the
+// sums are Σ(u−4)·xq (Q3), else Σu·xq (Q3K).
+func sveQ3(f *a64.File, zero bool) {
+	sveActs(f)
+	f.Note("line bases: R0 = line 0, R8 = line 1, R11 = line 2")
+	f.Op("ADD $64, R0, R8")
+	f.Op("ADD $128, R0, R11")
+	for c := range 4 {
+		f.Note(fmt.Sprintf("chunk %d (p%d): L0, L1, L2 in z8, z9, z10", c, c))
+		for i, base := range []int{0, 8, 11} {
+			f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, chunk(base, c))
+		}
+		f.Note("k = 24..27: (L0 >> 6) | ((L2 >> 4) & 4); 28..31: (L1 >> 6) | ((L2 >> 5) & 4)")
+		f.Word("lsr z11.b, z8.b, #6")
+		f.Word("lsr z12.b, z10.b, #4")
+		f.Word("and z12.b, z12.b, #0x4")
+		f.Word("orr z11.d, z11.d, z12.d")
+		f.Word("lsr z13.b, z9.b, #6")
+		f.Word("lsr z14.b, z10.b, #5")
+		f.Word("and z14.b, z14.b, #0x4")
+		f.Word("orr z13.d, z13.d, z14.d")
+		f.Word("sdot z%d.s, z11.b, z6.b", 20+c)
+		f.Word("sdot z%d.s, z13.b, z7.b", 20+c)
+		f.Note("k = 4..7, 12..15, 20..23: L & 0x38 = 8·u, summed apart")
+		for i := range 3 {
+			f.Word("and z%d.d, z%d.d, z31.d", 11+i, 8+i)
+		}
+		for i := range 3 {
+			f.Word("sdot z%d.s, z%d.b, z%d.b", 24+c, 11+i, 2*i+1)
+		}
+		f.Note("k = 0..3, 8..11, 16..19: L & 7")
+		for i := range 3 {
+			f.Word("and z%d.b, z%d.b, #0x7", 8+i, 8+i)
+		}
+		for i := range 3 {
+			f.Word("sdot z%d.s, z%d.b, z%d.b", 20+c, 8+i, 2*i)
+		}
+	}
+	if zero {
+		sveLoadSum(f, 2)
+		f.Note("dot = Σ(u−4)·xq = z20..z23 + (z24..z27 >> 3) − 4·Σxq")
+	} else {
+		f.Note("dot = Σu·xq = z20..z23 + (z24..z27 >> 3)")
+	}
+	for c := range 4 {
+		f.Word("asr z%d.s, z%d.s, #3", 24+c, 24+c)
+		f.Word("add z%d.s, z%d.s, z%d.s", 20+c, 20+c, 24+c)
+	}
+	if zero {
+		fourP(f, "sub z%d.s, z%d.s, z28.s", zq(20), zq(20))
+	}
+	f.Op("ADD $192, R0, R0")
+}
+
+// sveQ6: chunk by chunk, the six lines of a group (bases x0, x8, x11,
+// x14, x15, x19): k = 0..23 in bits 0–5, the six bits of k = 24..27 (28..31)
+// two at a time in bits 6–7 of lines 0–2 (3–5). zero as sveQ3's (32).
+func sveQ6(f *a64.File, zero bool) {
+	sveActs(f)
+	bases := []int{0, 8, 11, 14, 15, 19}
+	f.Note("line bases: R0 = line 0, R8 = line 1, R11 = line 2, R14 = line 3, R15 = line 4, R19 = line 5")
+	for i := 1; i < 6; i++ {
+		f.Op("ADD $%d, R0, R%d", 64*i, bases[i])
+	}
+	for c := range 4 {
+		f.Note(fmt.Sprintf("chunk %d (p%d): L0..L5 in z8..z13", c, c))
+		for i, base := range bases {
+			f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, chunk(base, c))
+		}
+		f.Note("k = 24..27: (L0 >> 6) | ((L1 >> 4) & 12) | ((L2 >> 2) & 48); 28..31 the same of L3, L4, L5")
+		f.Word("lsr z14.b, z8.b, #6")
+		f.Word("lsr z15.b, z9.b, #4")
+		f.Word("and z15.b, z15.b, #0xc")
+		f.Word("orr z14.d, z14.d, z15.d")
+		f.Word("lsr z29.b, z10.b, #2")
+		f.Word("and z29.b, z29.b, #0x30")
+		f.Word("orr z14.d, z14.d, z29.d")
+		f.Word("lsr z30.b, z11.b, #6")
+		f.Word("lsr z31.b, z12.b, #4")
+		f.Word("and z31.b, z31.b, #0xc")
+		f.Word("orr z30.d, z30.d, z31.d")
+		f.Word("lsr z15.b, z13.b, #2")
+		f.Word("and z15.b, z15.b, #0x30")
+		f.Word("orr z30.d, z30.d, z15.d")
+		f.Word("sdot z%d.s, z14.b, z6.b", 24+c)
+		f.Word("sdot z%d.s, z30.b, z7.b", 20+c)
+		f.Note("k = 0..23: L & 63")
+		for i := range 6 {
+			f.Word("and z%d.b, z%d.b, #0x3f", 8+i, 8+i)
+		}
+		for i := range 6 {
+			f.Word("sdot z%d.s, z%d.b, z%d.b", 20+4*(i%2)+c, 8+i, i)
+		}
+	}
+	if zero {
+		sveLoadSum(f, 5)
+		f.Note("dot = Σ(u−32)·xq = z20..z23 + z24..z27 − 32·Σxq")
+	} else {
+		f.Note("dot = Σu·xq = z20..z23 + z24..z27")
+	}
+	fourP(f, "add z%d.s, z%d.s, z%d.s", zq(20), zq(20), zq(24))
+	if zero {
+		fourP(f, "sub z%d.s, z%d.s, z28.s", zq(20), zq(20))
+	}
+	f.Op("ADD $384, R0, R0")
+}
+
+// sveQ2: two lines of eight k-quads (k-quad 4l+h in bits 2h, 2h+1 of line
+// l); the 4·u quads are summed apart into z24–z27, which start at Σxq.
+func sveQ2(f *a64.File) {
+	f.WordC("Σxq of the group", "ld1rw {z28.s}, p4/z, [x10]")
+	f.Op("ADD $4, R10, R10")
+	fourP(f, "dup z%d.s, #0", zq(20))
+	for _, v := range zq(24) {
+		f.WordC("the 4u sums start at Σxq", "mov z%d.d, z28.d", v)
+	}
+	for l := range 2 {
+		f.Note(fmt.Sprintf("line %d: k-quad %d+h (k = %d+4h..%d+4h+3) in bits 2h, 2h+1", l, 4*l, 16*l, 16*l))
+		sveLoadLine(f, zq(4))
+		for i := range 4 {
+			f.Word("ld1rw {z%d.s}, p4/z, [x7, #%d]", i, 16*l+4*i)
+		}
+		for c := range 4 {
+			q := 4 * l
+			f.Note(fmt.Sprintf("chunk %d: 4u of k-quads %d, %d (L & 12, (L >> 2) & 12); u of %d, %d (L >> 6, L & 3)", c, q+1, q+2, q+3, q))
+			v := 4 + c
+			f.Word("and z8.d, z%d.d, z31.d", v)
+			f.Word("lsr z9.b, z%d.b, #2", v)
+			f.Word("and z9.b, z9.b, #0xc")
+			f.Word("lsr z10.b, z%d.b, #6", v)
+			f.Word("and z%d.b, z%d.b, #0x3", v, v)
+			f.Word("sdot z%d.s, z8.b, z1.b", 24+c)
+			f.Word("sdot z%d.s, z9.b, z2.b", 24+c)
+			f.Word("sdot z%d.s, z10.b, z3.b", 20+c)
+			f.Word("sdot z%d.s, z%d.b, z0.b", 20+c, v)
+		}
+		f.Op("ADD $64, R0, R0")
+	}
+	f.Op("ADD $32, R7, R7")
+	f.Note("4·dot = 4·Σu·xq − (c−1)·Σxq = 4·z20..z23 + z24..z27 (4·Σu·xq + Σxq) − c·Σxq")
+	for c := range 4 {
+		f.Word("lsl z%d.s, z%d.s, #2", 20+c, 20+c)
+		f.Word("add z%d.s, z%d.s, z%d.s", 20+c, 20+c, 24+c)
+	}
+}
+
+// sveQ2Scale: the scale words h (c = h & 15, d = f16(h &^ 15)); xs/4
+// turns 4·dot into dot.
+func sveQ2Scale(f *a64.File) {
+	f.Note("the scale words h: c = h & 15, d = f16(h &^ 15)")
+	fourP(f, "ld1h {z%d.s}, %s/z, %s", zq(8), "P", "A")
+	fourP(f, "and z%d.d, z%d.d, z29.d", zq(12), zq(8))
+	fourP(f, "and z%d.s, z%d.s, #0xfff0", zq(8), zq(8))
+	fourP(f, "mls z%d.s, %s/m, z%d.s, z28.s", zq(20), "P", zq(12))
+	fourP(f, "fcvt z%d.s, %s/m, z%d.h", zq(8), "P", zq(8))
+	fourP(f, "scvtf z%d.s, %s/m, z%d.s", zq(20), "P", zq(20))
+	f.WordC("the group's activation scale", "ld1rw {z2.s}, p4/z, [x13]")
+	f.Op("ADD $4, R13, R13")
+	f.WordC("xs/4: 4·dot to dot", "fmul z2.s, z2.s, z30.s")
+	fourP(f, "fmul z%d.s, z%d.s, z2.s", zq(20), zq(20))
+	fourP(f, "fmla z%d.s, %s/m, z%d.s, z%d.s", zq(16), "P", zq(20), zq(8))
+	f.Op("ADD $32, R0, R0")
+}
+
+// sveQ5: four lines of nibbles (k-quads 2l, 2l+1 of line l) and a fifth,
+// at +256, whose bit h is bit 4 of u in k-quad h. zero as sveQ3's (16).
+func sveQ5(f *a64.File, zero bool) {
+	fourP(f, "dup z%d.s, #0", zq(20))
+	f.Note("line 4 (at +256): bit h of a byte = bit 4 of u in k-quad h")
+	f.Op("ADD $256, R0, R14")
+	for c := range 4 {
+		f.Word("ld1b {z%d.b}, p%d/z, %s", 24+c, c, chunk(14, c))
+	}
+	// high ORs bit 4 of k-quad q (line 4 shifted by 4−q) into dst
+	high := func(q int, dst [4]int) {
+		for c := range 4 {
+			t := 2 + c%2
+			switch sh := 4 - q; {
+			case sh > 0:
+				f.Word("lsl z%d.b, z%d.b, #%d", t, 24+c, sh)
+				f.Word("and z%d.d, z%d.d, z31.d", t, t)
+			case sh == 0:
+				f.Word("and z%d.d, z%d.d, z31.d", t, 24+c)
+			default:
+				f.Word("lsr z%d.b, z%d.b, #%d", t, 24+c, -sh)
+				f.Word("and z%d.d, z%d.d, z31.d", t, t)
+			}
+			f.Word("orr z%d.d, z%d.d, z%d.d", dst[c], dst[c], t)
+		}
+	}
+	for l := range 4 {
+		f.Note(fmt.Sprintf("line %d: k-quad %d (low nibbles), %d (high), each with its fifth bits", l, 2*l, 2*l+1))
+		sveLoadLine(f, zq(4))
+		f.Word("ld1rw {z0.s}, p4/z, [x7, #%d]", 8*l)
+		f.Word("ld1rw {z1.s}, p4/z, [x7, #%d]", 8*l+4)
+		fourP(f, "and z%d.d, z%d.d, z30.d", zq(8), zq(4))
+		fourP(f, "lsr z%d.b, z%d.b, #4", zq(12), zq(4))
+		high(2*l, zq(8))
+		high(2*l+1, zq(12))
+		sveSdot(f, zq(8), 0)
+		sveSdot(f, zq(12), 1)
+		f.Op("ADD $64, R0, R0")
+	}
+	f.Op("ADD $32, R7, R7")
+	if zero {
+		f.Note("dot = Σ(u−16)·xq = z20..z23 − 16·Σxq")
+		sveLoadSum(f, 4)
+		fourP(f, "sub z%d.s, z%d.s, z28.s", zq(20), zq(20))
+	}
+	f.OpC("past line 4", "ADD $64, R0, R0")
 }
 
 // dupB puts a byte constant in every lane of z<v>.
