@@ -98,12 +98,20 @@ func main() {
 			"a panel are covered by up to four vectors whose predicates (WHILELO",
 			"against 16 lanes, or 64 bytes) switch off what lies beyond them, so the",
 			"same code runs at 128…2048 bits (at 512 bits and more one vector covers",
-			"a panel; the others are all-false). The Q8/Q4 kernels go through a",
-			"group line by line (the four chunks of a line side by side). Every SVE",
-			"instruction is WORD-encoded.")
+			"a panel; the others are all-false). The Q8/Q4/Q2/Q5 kernels go through a",
+			"group line by line (the four chunks of a line side by side); the Q3/Q6",
+			"ones chunk by chunk (all the group's lines of one chunk, from a base",
+			"register per line), as their split k-quads need two or three lines at",
+			"once; the K kernels decode their groups as their base formats' kernels",
+			"do and take each group's codes, d and dm from the super-block header",
+			"chunk by chunk (LD1B/LD1H into 32-bit lanes under the same f32",
+			"predicates). Every SVE instruction is WORD-encoded.")
 		sveF32(f)
 		for _, d := range sveFormats {
 			sveDotKernel(f, d)
+		}
+		for _, k := range sveKFormats {
+			sveKKernel(f, k)
 		}
 	default:
 		log.Fatalf("-kind %q: neon, bf16, bf16sve, dotprod or sve", *kind)

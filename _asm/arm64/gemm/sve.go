@@ -511,3 +511,109 @@ func sveF32(f *a64.File) {
 	f.Op("BNE srow")
 	f.Op("RET")
 }
+
+// sveKFormats: the K formats over their base formats' SVE decodes (no
+// zero point: the min takes it).
+var sveKFormats = []kFormat{
+	{"Q3K", "k3", dupB(31, 56), func(f *a64.File) { sveQ3(f, false) }},
+	{"Q4K", "k4", dupB(30, 15), func(f *a64.File) { sveNibbles(f, true) }},
+	{"Q5K", "k5", consts(dupB(30, 15), dupB(31, 16)), func(f *a64.File) { sveQ5(f, false) }},
+	{"Q6K", "k6", nil, func(f *a64.File) { sveQ6(f, false) }},
+}
+
+// sveKFold folds a decoded group into t, chunk by chunk: the rows' codes
+// (an even group's high min bits are the low nibbles of their bytes, an
+// odd group's the high ones), d and dm, loaded into 32-bit lanes.
+func sveKFold(f *a64.File, odd bool) {
+	f.Note("t += s·(xs·float(dot)) − m·(xs·float(Σxq)), s = d·sc, m = dm·mc")
+	f.WordC("the group's activation scale", "ld1rw {z2.s}, p4/z, [x13]")
+	f.Op("ADD $4, R13, R13")
+	f.WordC("Σxq of the group", "ld1rw {z1.s}, p4/z, [x10]")
+	f.Op("ADD $4, R10, R10")
+	f.Word("scvtf z1.s, p4/m, z1.s")
+	f.Word("fmul z1.s, z1.s, z2.s")
+	for c := range 4 {
+		p := 4 + c
+		f.Note(fmt.Sprintf("rows of chunk %d", c))
+		f.WordC("sc | low mc bits << 6", "ld1b {z8.s}, p%d/z, %s", p, chunk(20, c))
+		f.WordC("high mc bits", "ld1b {z9.s}, p%d/z, %s", p, chunk(21, c))
+		f.WordC("d", "ld1h {z10.s}, p%d/z, %s", p, chunk(24, c))
+		f.WordC("dm", "ld1h {z11.s}, p%d/z, %s", p, chunk(25, c))
+		f.Word("lsr z12.s, z8.s, #6")
+		f.Word("and z8.s, z8.s, #0x3f")
+		if odd {
+			f.Word("lsr z9.s, z9.s, #2")
+		} else {
+			f.Word("lsl z9.s, z9.s, #2")
+		}
+		f.Word("and z9.s, z9.s, #0x3c")
+		f.Word("orr z9.d, z9.d, z12.d")
+		f.Word("ucvtf z8.s, p%d/m, z8.s", p)
+		f.Word("ucvtf z9.s, p%d/m, z9.s", p)
+		f.Word("fcvt z10.s, p%d/m, z10.h", p)
+		f.Word("fcvt z11.s, p%d/m, z11.h", p)
+		f.Word("fmul z8.s, z8.s, z10.s")
+		f.Word("fmul z9.s, z9.s, z11.s")
+		f.Word("scvtf z%d.s, p%d/m, z%d.s", 20+c, p, 20+c)
+		f.Word("fmul z%d.s, z%d.s, z2.s", 20+c, 20+c)
+		f.Word("fmla z%d.s, p%d/m, z%d.s, z8.s", 16+c, p, 20+c)
+		f.Word("fmls z%d.s, p%d/m, z9.s, z1.s", 16+c, p)
+	}
+	f.Op("ADD $16, R20, R20")
+	if odd {
+		f.Op("ADD $16, R21, R21")
+	}
+}
+
+// sveKKernel writes dot<name>SVE_16 of a K format.
+func sveKKernel(f *a64.File, k kFormat) {
+	p, b, g, z, s := k.label+"p", k.label+"b", k.label+"g", k.label+"z", k.label+"s"
+	f.Func("dot"+k.name+"SVE_16", "(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)", "$0-64")
+	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
+		f.Op("MOVD %s", a)
+	}
+	svePreds(f)
+	if k.consts != nil {
+		k.consts(f)
+	}
+	f.Blank()
+	f.OpC("super-blocks of 8 groups", "LSR $3, R2, R2")
+	f.Label(p)
+	fourP(f, "dup z%d.s, #0", zq(16))
+	f.Op("MOVD R3, R7")
+	f.Op("MOVD R4, R10")
+	f.Op("MOVD R5, R13")
+	f.Op("MOVD R2, R23")
+	f.Label(b)
+	f.Note("super-block header: R20 = scale codes, R21 = high min bits, R24 = d, R25 = dm")
+	f.Op("MOVD R0, R20")
+	f.Op("ADD $128, R0, R21")
+	f.Op("ADD $192, R0, R24")
+	f.Op("ADD $224, R0, R25")
+	f.OpC("the 8 groups' value lines", "ADD $256, R0, R0")
+	f.Op("MOVD $4, R22")
+	f.Label(g)
+	for _, odd := range []bool{false, true} {
+		f.Note(map[bool]string{false: "even group", true: "odd group"}[odd])
+		k.decode(f)
+		sveKFold(f, odd)
+	}
+	f.Op("SUBS $1, R22, R22")
+	f.Op("BNE %s", g)
+	f.Op("SUBS $1, R23, R23")
+	f.Op("BNE %s", b)
+	f.Blank()
+	f.Note("y (+)= t")
+	f.Op("CBZ R9, %s", z)
+	fourP(f, "ld1w {z%d.s}, %s/z, %s", zq(24), "P", "Y")
+	f.Op("B %s", s)
+	f.Label(z)
+	fourP(f, "dup z%d.s, #0", zq(24))
+	f.Label(s)
+	fourP(f, "fadd z%d.s, %s/m, z%d.s, z%d.s", zq(24), "P", zq(24), zq(16))
+	fourP(f, "st1w {z%d.s}, %s, %s", zq(24), "P", "Y")
+	f.Op("ADD $64, R6, R6")
+	f.Op("SUBS $1, R1, R1")
+	f.Op("BNE %s", p)
+	f.Op("RET")
+}
