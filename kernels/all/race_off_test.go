@@ -1,0 +1,5 @@
+//go:build !race
+
+package all_test
+
+const raceOn = false
