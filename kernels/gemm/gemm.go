@@ -40,21 +40,6 @@ const (
 	OpGateUp = "gemm.gateup"
 )
 
-// Crossover is the largest M Linear looks up as gemm.gemv (the profile's
-// decode entries) rather than gemm.gemm (its prefill entries): the largest
-// decode batch the tuner tunes (tuner.FullClasses, checked by its tests),
-// which is also where the kernels' own streaming regime ends (gemvMaxM).
-// It is not tuned: between 8 and the 64-token prefill class no workload
-// compares the two.
-const Crossover = 8
-
-// Choose is what runs op at M×N×K under the caller's rules: its tuning
-// profile's choice among the accuracy classes they allow, else the default
-// variant.
-func Choose(r kernel.Rules, op string, dt kernel.DType, m, n, k int, threads int) kernel.Choice {
-	return r.ChooseDims(op, dt, shapeKeys, []int{m, n, k}, threads)
-}
-
 // Linear computes Y [M×N] = X [M×K]·Wᵀ (or Y += when acc) with the
 // default variants on threads workers of the default pool (LinearWith
 // under no rules).
@@ -63,13 +48,9 @@ func Linear(y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
 }
 
 // LinearWith is Linear with the variants the caller's rules choose,
-// gemv or gemm by M against Crossover.
+// gemv or gemm by M (LinearOp).
 func LinearWith(r kernel.Rules, y, x []float32, w *quant.Matrix, m int, acc bool, threads int) {
-	op := OpGEMM
-	if m <= Crossover {
-		op = OpGEMV
-	}
-	Run(Choose(r, op, w.DType, m, w.N, w.K, threads), y, x, w, m, acc)
+	Run(Choose(r, LinearOp(m), w.DType, m, w.N, w.K, threads), y, x, w, m, acc)
 }
 
 // Run executes a plan on Y (+)= X·Wᵀ.

@@ -3,8 +3,6 @@ package mla
 import (
 	"fmt"
 	"math"
-	"math/bits"
-	"slices"
 
 	"github.com/ktune/ktune/internal/kernel"
 	"github.com/ktune/ktune/internal/quant"
@@ -257,53 +255,6 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 	gemm.LinearWith(opt.Rules, y[:MQ*C], o, w.O, MQ, false, th)
 }
 
-// prefillClasses are the accuracy classes the prefill may choose from:
-// f32 (its attention has f32 variants only, so f32 is always among them),
-// and int8act where classes (nil: kernel.DefaultClasses) allow it and the
-// layer's projections are int8-quantized formats (dt neither F32 nor
-// BF16): a model of exact weights keeps exact attention, one of quantized
-// projections decompresses K and V on Q8 too.
-func prefillClasses(classes []kernel.Class, dt kernel.DType) []kernel.Class {
-	if len(classes) == 0 {
-		classes = kernel.DefaultClasses
-	}
-	out := []kernel.Class{kernel.ClassF32}
-	if int8Projections(dt) && slices.Contains(classes, kernel.ClassInt8Act) {
-		out = append(out, kernel.ClassInt8Act)
-	}
-	return out
-}
-
-// int8Projections reports whether projections in dt are int8-quantized
-// formats (Q8 … Q2, the GGUF block types: no float format).
-func int8Projections(dt kernel.DType) bool { return !quant.IsFloat(dt) }
-
-// pickPrefill is pick for the prefill among classes, with the default
-// crossover between the forms: without a tuning profile's choice, a prefix
-// at least as long as the new tokens runs absorbed (decompressing every
-// cached key for a few queries cost 35 GFLOP per MLA layer at a 4K
-// context), on its int8act scores (absorbed_int8) where int8act is allowed
-// and that variant runs.
-func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int, r kernel.Rules) *kernel.Choice {
-	if p != nil {
-		return p
-	}
-	classes := r.Classes
-	c := pick(nil, r, OpPrefill, s, threads)
-	if prefix >= T && c.Variant == kernel.Default(OpPrefill, kernel.F32, classes...) {
-		names := []string{"absorbed"}
-		if slices.Contains(classes, kernel.ClassInt8Act) {
-			names = []string{"absorbed_int8", "absorbed"} // its scores on Q8 keys where it is registered
-		}
-		for _, name := range names {
-			if v, err := kernel.Lookup(OpPrefill + "/" + name); err == nil && v.Available() {
-				return &kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
-			}
-		}
-	}
-	return c
-}
-
 // decodeTask is Forward's decode step, pooled with its loop bodies bound
 // once, so that a step allocates nothing.
 type decodeTask struct {
@@ -358,33 +309,4 @@ func (t *decodeTask) expand(_, lo, hi int) {
 			oh[e] = vmath.Dot(w.WUV[(h*DV+e)*R:(h*DV+e+1)*R], z)
 		}
 	}
-}
-
-// ctxBucket stands for the context length n in the decode's kernel
-// choice: the middle (in log2) of n's half-octave [2^(j/2), 2^((j+1)/2)),
-// j = ⌊2·log2 n⌋, rounded to an integer. A tuning profile picks the entry
-// nearest in Σ|log2| over the shape, so its choice changes only at
-// midpoints between tuned contexts, which for contexts tuned at powers of
-// two (ktune's: 4096, 32768, 131072) fall on half-octave edges: every n in
-// a half-octave gets the choice its middle gets, the exact length's
-// (TestCtxBucket), except n exactly on such a midpoint, where the profile
-// breaks the tie by speed.
-func ctxBucket(n int) int {
-	if n < 2 {
-		return 1
-	}
-	k := bits.Len(uint(n)) - 1 // 2^k ≤ n < 2^(k+1)
-	j := 2 * k
-	if float64(n)*float64(n) >= 2*math.Ldexp(1, 2*k) { // n ≥ 2^(k+½)
-		j++
-	}
-	return int(math.Round(math.Exp2(float64(j)/2 + 0.25)))
-}
-
-func pick(p *kernel.Choice, r kernel.Rules, op string, s kernel.Shape, threads int) *kernel.Choice {
-	if p != nil {
-		return p
-	}
-	c := r.Choose(op, kernel.F32, s, threads)
-	return &c
 }
