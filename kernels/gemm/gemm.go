@@ -1,22 +1,50 @@
 // Package gemm holds the projections of Kimi Linear: Y = X·Wᵀ with the
-// weight W [N×K] packed in one of package quant's formats (F32, BF16, Q8,
-// Q4) and activations X [M×K] in f32, M = 1…8 at decode and up to
-// thousands at prefill.
+// weight W [N×K] in one of package quant's formats and activations X
+// [M×K] in f32, M = 1…8 at decode and up to thousands at prefill.
+//
+// Formats: the panel formats (16-row panels, package quant): F32, BF16,
+// Q8, Q6, Q5, Q4 (with or without a min), Q3, Q2 and the K formats
+// Q3K…Q6K (super-blocks of 8 groups with 6-bit scale and min codes); and
+// the GGUF formats read in place from a GGUF file, row after row in
+// ggml's block layout (gguf-q8_0, q4_0, q4_1, q5_0, q5_1, q2_K…q6_K,
+// iq4_nl, iq4_xs, mxfp4, f16, bf16, f32: kernel.GGUFDTypes).
 //
 // Ops (see the registry, package kernel):
 //
-//	gemm.gemv    M ≤ the crossover (decode): stream the panels once, all M rows per panel
+//	gemm.gemv    M ≤ Crossover (decode): stream the panels once, all M rows per panel
 //	gemm.gemm    larger M (prefill): blocked, packed activations, register tiles
 //	gemm.gateup  SwiGLU's input: H = silu(X·Wgᵀ) ⊙ (X·Wuᵀ) from one pass over X
 //
 // Accuracy classes: f32 variants use f32 activations (quantized weights
 // are widened on the fly); int8act variants quantize each activation row
-// once to int8 with one scale per group of 32 (vector code) and use integer dot products
-// (VNNI, SDOT); bf16act variants round activations to BF16 (AVX512_BF16,
-// arm64 BFDOT).
+// once to int8 with one scale per group of 32 (vector code) and use
+// integer dot products (VNNI, SDOT, AMX); bf16act variants round
+// activations to BF16 (AVX512_BF16, arm64 BFDOT).
 //
 // Work is split across the worker pool by weight panels (16 output rows):
 // every thread streams its own contiguous range of the packed weights.
+// Which variant runs: dispatch.go.
+//
+// Files, by what they hold (ISA × format × class):
+//
+//	gemm.go, dispatch.go, act.go, problem.go    the API, dispatch, activation preparation, the tuner's problems
+//	gemm_ref.go, gemm_generic.go                float64 reference; portable Go (every panel format, f32 and int8act)
+//	gemm_gguf.go, gemm_gguf_prep.go             the GGUF formats: portable kernels, activation preparation
+//	gemm_{f32,avx2,avx512}_amd64.go + gemm_f32_{avx2,avx512}_amd64.s    AVX2/AVX-512 f32 class, panel formats
+//	gemm_vnni_amd64.*                           AVX-512 VNNI int8act, panel and K formats
+//	gemm_avxvnni_amd64.*                        AVX-VNNI int8act
+//	gemm_avx2int8_amd64.*                       AVX2 int8act (vpmaddubsw), panel and K formats
+//	gemm_amx_amd64.*                            AMX int8act tiles (M ≥ 16)
+//	gemm_bf16_amd64.*                           AVX512_BF16 bf16act
+//	gemm_gguf_{amd64,avx2_amd64}.go + gemm_gguf_{avx2,avx512}_amd64.s   AVX2/AVX-512 kernels of the GGUF formats
+//	gemm_act_amd64.s, act_amd64.go              vector activation quantizers
+//	gemm_arm64.go + gemm_neon_arm64.s           NEON f32 tiles; the arm64 registrations
+//	gemm_dotprod_arm64.s                        NEON SDOT int8act, panel and K formats
+//	gemm_sve_arm64.s                            SVE f32 and SDOT int8act, panel and K formats
+//	gemm_bf16_arm64.go + gemm_bf16{,_sve}_arm64.s   NEON and SVE BFDOT bf16act
+//	shadow.go, tune.go                          the reference shadow check; the tuner's workloads
+//
+// Every .s file is generated (_asm: avo for amd64, _asm/arm64 for arm64).
 //
 // Benchmarks: BenchmarkGEMM/op=<op>/dtype=<dt>/variant=<v>/m=/n=/k=/mem=dram|cache/threads=<n>.
 package gemm
