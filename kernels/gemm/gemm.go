@@ -42,7 +42,7 @@
 //	gemm_dotprod_arm64.s                        NEON SDOT int8act, panel and K formats
 //	gemm_sve_arm64.s                            SVE f32 and SDOT int8act, panel and K formats
 //	gemm_bf16_arm64.go + gemm_bf16{,_sve}_arm64.s   NEON and SVE BFDOT bf16act
-//	shadow.go, tune.go                          the reference shadow check; the tuner's workloads
+//	shadow.go, tune.go                          the shadow check (each call against the pure-Go variant); the tuner's workloads
 //
 // Every .s file is generated (_asm: avo for amd64, _asm/arm64 for arm64).
 //
