@@ -19,10 +19,6 @@ import (
 // R10, R11 cursors into xq, Σxq and the scales, R8 groups left. V16–V19
 // the panel's 16 f32 sums.
 
-// rows4 are the registers v(first)…v(first+3): the 16 weight rows of a
-// line, four per register.
-func rows4(first int) [4]int { return [4]int{first, first + 1, first + 2, first + 3} }
-
 // tmp4 are the scratch registers of a decoded k-quad.
 var tmp4 = [4]int{2, 3, 28, 29}
 
@@ -49,7 +45,7 @@ func four(f *a64.File, word bool, format string, args ...any) {
 // sdot adds the k-quad in src to the sums set (20 or 24) by activation
 // quad q (v(q/4), element q%4).
 func sdot(f *a64.File, set int, src [4]int, q int) {
-	four(f, true, "sdot v%d.4s, v%d.16b, v%d.4b[%d]", rows4(set), src, q/4, q%4)
+	four(f, true, "sdot v%d.4s, v%d.16b, v%d.4b[%d]", a64.Regs4(set), src, q/4, q%4)
 }
 
 // line loads the next 64-byte line of the panel into regs (a comment on
@@ -85,28 +81,26 @@ func sumsToF32(f *a64.File) {
 	f.Word("fcvtl2 v13.4s, v2.8h")
 	f.Word("fcvtl v14.4s, v3.4h")
 	f.Word("fcvtl2 v15.4s, v3.8h")
-	four(f, true, "scvtf v%d.4s, v%d.4s", rows4(20), rows4(20))
+	four(f, true, "scvtf v%d.4s, v%d.4s", a64.Regs4(20), a64.Regs4(20))
 }
 
 // addSets adds the second set of sums into the first.
 func addSets(f *a64.File) {
-	four(f, false, "VADD V%d.S4, V%d.S4, V%d.S4", rows4(24), rows4(20), rows4(20))
+	four(f, false, "VADD V%d.S4, V%d.S4, V%d.S4", a64.Regs4(24), a64.Regs4(20), a64.Regs4(20))
 }
 
 // subZero subtracts zero·Σxq (zero = 2^shift) from the sums.
 func subZero(f *a64.File, shift int) {
 	f.OpC("Σxq of the group", "VLD1R.P 4(R10), [V2.S4]")
 	f.OpC(fmt.Sprintf("%d·Σxq", 1<<shift), "VSHL $%d, V2.S4, V2.S4", shift)
-	four(f, false, "VSUB V2.S4, V%d.S4, V%d.S4", rows4(20), rows4(20))
+	four(f, false, "VSUB V2.S4, V%d.S4, V%d.S4", a64.Regs4(20), a64.Regs4(20))
 }
 
 // dotKernel writes dot<name>NEON_1x16.
 func dotKernel(f *a64.File, d dotFormat) {
 	p, g, z, s := d.label+"p", d.label+"g", d.label+"z", d.label+"s"
 	f.Func("dot"+d.name+"NEON_1x16", "(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)", "$0-64")
-	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
-		f.Op("MOVD %s", a)
-	}
+	dotArgs(f)
 	d.consts(f)
 	f.Label(p)
 	zeroV(f, 16, 17, 18, 19)
@@ -126,17 +120,31 @@ func dotKernel(f *a64.File, d dotFormat) {
 		sumsToF32(f)
 	}
 	f.OpC("the group's activation scale", "VLD1R.P 4(R11), [V28.S4]")
-	four(f, true, "fmul v%d.4s, v%d.4s, v28.4s", rows4(20), rows4(20))
-	scales := rows4(12)
+	four(f, true, "fmul v%d.4s, v%d.4s, v28.4s", a64.Regs4(20), a64.Regs4(20))
+	scales := a64.Regs4(12)
 	if d.label == "q2" {
-		scales = rows4(4)
+		scales = a64.Regs4(4)
 	}
-	four(f, false, "VFMLA V%d.S4, V%d.S4, V%d.S4", scales, rows4(20), rows4(16))
+	four(f, false, "VFMLA V%d.S4, V%d.S4, V%d.S4", scales, a64.Regs4(20), a64.Regs4(16))
 	if d.after != nil {
 		d.after(f)
 	}
 	f.Op("SUBS $1, R8, R8")
 	f.Op("BNE %s", g)
+	dotStore(f, p, z, s)
+}
+
+// dotArgs loads the dot-product kernels' arguments (the same for every
+// format and ISA) into R0–R6 and R9.
+func dotArgs(f *a64.File) {
+	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
+		f.Op("MOVD %s", a)
+	}
+}
+
+// dotStore ends a NEON kernel: y (+)= the panel's sums (v16–v19), next
+// panel (label p), the labels z and s its own.
+func dotStore(f *a64.File, p, z, s string) {
 	f.Blank()
 	f.Note("y (+)= t")
 	f.Op("CBZ R9, %s", z)
@@ -145,7 +153,7 @@ func dotKernel(f *a64.File, d dotFormat) {
 	f.Label(z)
 	zeroV(f, 4, 5, 6, 7)
 	f.Label(s)
-	four(f, true, "fadd v%d.4s, v%d.4s, v%d.4s", rows4(4), rows4(4), rows4(16))
+	four(f, true, "fadd v%d.4s, v%d.4s, v%d.4s", a64.Regs4(4), a64.Regs4(4), a64.Regs4(16))
 	f.Op("VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)")
 	f.Op("SUBS $1, R1, R1")
 	f.Op("BNE %s", p)
@@ -173,23 +181,23 @@ var q8q4Consts = consts(movi(128, 31), movi(15, 30), movi(8, 29))
 // (v12–v15) nibbles, minus 8 unless min, and adds them by k-quads 2l and
 // 2l+1.
 func nibbles(f *a64.File, l int, min bool) {
-	line(f, rows4(4), fmt.Sprintf("line %d: k = %d..%d low, %d..%d high nibbles", l, 8*l, 8*l+3, 8*l+4, 8*l+7))
-	four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", rows4(4), rows4(8))
-	four(f, false, "VUSHR $4, V%d.B16, V%d.B16", rows4(4), rows4(12))
+	line(f, a64.Regs4(4), fmt.Sprintf("line %d: k = %d..%d low, %d..%d high nibbles", l, 8*l, 8*l+3, 8*l+4, 8*l+7))
+	four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", a64.Regs4(4), a64.Regs4(8))
+	four(f, false, "VUSHR $4, V%d.B16, V%d.B16", a64.Regs4(4), a64.Regs4(12))
 	if !min {
-		four(f, false, "VSUB V29.B16, V%d.B16, V%d.B16", rows4(8), rows4(8))
-		four(f, false, "VSUB V29.B16, V%d.B16, V%d.B16", rows4(12), rows4(12))
+		four(f, false, "VSUB V29.B16, V%d.B16, V%d.B16", a64.Regs4(8), a64.Regs4(8))
+		four(f, false, "VSUB V29.B16, V%d.B16, V%d.B16", a64.Regs4(12), a64.Regs4(12))
 	}
-	sdot(f, 20, rows4(8), 2*l)
-	sdot(f, 24, rows4(12), 2*l+1)
+	sdot(f, 20, a64.Regs4(8), 2*l)
+	sdot(f, 24, a64.Regs4(12), 2*l+1)
 }
 
 var dotFormats = []dotFormat{
 	{name: "Q8", label: "q8", consts: q8q4Consts, zeroSums: true, group: func(f *a64.File) {
 		for l := range 8 {
-			regs, set := rows4(4), 20
+			regs, set := a64.Regs4(4), 20
 			if l%2 == 1 {
-				regs, set = rows4(8), 24
+				regs, set = a64.Regs4(8), 24
 			}
 			line(f, regs, fmt.Sprintf("line %d: k = %d..%d of 16 rows", l, 4*l, 4*l+3))
 			four(f, false, "VEOR V31.B16, V%d.B16, V%d.B16", regs, regs)
@@ -218,7 +226,7 @@ var dotFormats = []dotFormat{
 		f.OpC("Σxq of the group", "VLD1R.P 4(R10), [V29.S4]")
 		f.Word("scvtf v29.4s, v29.4s")
 		f.Word("fmul v29.4s, v29.4s, v28.4s")
-		four(f, false, "VFMLA V29.S4, V%d.S4, V%d.S4", rows4(8), rows4(16))
+		four(f, false, "VFMLA V29.S4, V%d.S4, V%d.S4", a64.Regs4(8), a64.Regs4(16))
 	}},
 	{name: "Q3", label: "q3", consts: q3Consts, zeroSums: true, group: func(f *a64.File) { q3Group(f, true) }},
 	{name: "Q6", label: "q6", consts: movi(63, 31), zeroSums: true, group: func(f *a64.File) { q6Group(f, true) }},
@@ -236,35 +244,35 @@ var (
 // and the two bits of k = 24..31 spread over bits 6–7. zero: the sums
 // are Σ(u−4)·xq (Q3), else Σu·xq (Q3K, whose min takes the zero point).
 func q3Group(f *a64.File, zero bool) {
-	line(f, rows4(4), "line 0: k = 0..3 bits 0–2, 4..7 bits 3–5, low bits of 24..27")
-	line(f, rows4(8), "line 1: k = 8..11, 12..15, low bits of 28..31")
-	line(f, rows4(12), "line 2: k = 16..19, 20..23, high bits of 24..31")
+	line(f, a64.Regs4(4), "line 0: k = 0..3 bits 0–2, 4..7 bits 3–5, low bits of 24..27")
+	line(f, a64.Regs4(8), "line 1: k = 8..11, 12..15, low bits of 28..31")
+	line(f, a64.Regs4(12), "line 2: k = 16..19, 20..23, high bits of 24..31")
 	f.Note("k = 24..27: ((L2 << 1) with L0 >> 1 inserted) >> 5 = L0 bits 6–7 | L2 bit 6 << 2")
-	four(f, false, "VSHL $1, V%d.B16, V%d.B16", rows4(12), tmp4)
-	four(f, false, "VSRI $1, V%d.B16, V%d.B16", rows4(4), tmp4)
+	four(f, false, "VSHL $1, V%d.B16, V%d.B16", a64.Regs4(12), tmp4)
+	four(f, false, "VSRI $1, V%d.B16, V%d.B16", a64.Regs4(4), tmp4)
 	four(f, false, "VUSHR $5, V%d.B16, V%d.B16", tmp4, tmp4)
 	sdot(f, 20, tmp4, 6)
 	f.Note("k = 28..31: (L2 >> 5) with L1 >> 6 inserted = L1 bits 6–7 | L2 bit 7 << 2")
-	four(f, false, "VUSHR $5, V%d.B16, V%d.B16", rows4(12), tmp4)
-	four(f, false, "VSRI $6, V%d.B16, V%d.B16", rows4(8), tmp4)
+	four(f, false, "VUSHR $5, V%d.B16, V%d.B16", a64.Regs4(12), tmp4)
+	four(f, false, "VSRI $6, V%d.B16, V%d.B16", a64.Regs4(8), tmp4)
 	sdot(f, 20, tmp4, 7)
 	f.Note("k = 4..7, 12..15, 20..23: L & 0x38 = 8·u, summed ×8 in v24..v27")
 	for i, l := range []int{4, 8, 12} {
-		four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", rows4(l), tmp4)
+		four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", a64.Regs4(l), tmp4)
 		sdot(f, 24, tmp4, 2*i+1)
 	}
 	f.Note("k = 0..3, 8..11, 16..19: L & 7")
 	for i, l := range []int{4, 8, 12} {
-		four(f, false, "VAND V31.B16, V%d.B16, V%d.B16", rows4(l), rows4(l))
-		sdot(f, 20, rows4(l), 2*i)
+		four(f, false, "VAND V31.B16, V%d.B16, V%d.B16", a64.Regs4(l), a64.Regs4(l))
+		sdot(f, 20, a64.Regs4(l), 2*i)
 	}
 	if !zero {
 		f.Note("dot = Σu·xq = v20..v23 + (v24..v27 >> 3)")
-		four(f, true, "ssra v%d.4s, v%d.4s, #3", rows4(20), rows4(24))
+		four(f, true, "ssra v%d.4s, v%d.4s, #3", a64.Regs4(20), a64.Regs4(24))
 		return
 	}
 	f.Note("dot = Σ(u−4)·xq = v20..v23 + (v24..v27 >> 3) − 4·Σxq")
-	four(f, true, "ssra v%d.4s, v%d.4s, #3", rows4(20), rows4(24))
+	four(f, true, "ssra v%d.4s, v%d.4s, #3", a64.Regs4(20), a64.Regs4(24))
 	subZero(f, 2)
 }
 
@@ -273,26 +281,26 @@ func q3Group(f *a64.File, zero bool) {
 func q6Group(f *a64.File, zero bool) {
 	for half := range 2 {
 		k0, hi := 12*half, 24+4*half
-		for i, regs := range [][4]int{rows4(4), rows4(8), rows4(12)} {
+		for i, regs := range [][4]int{a64.Regs4(4), a64.Regs4(8), a64.Regs4(12)} {
 			f.OpC(fmt.Sprintf("line %d: k = %d..%d bits 0–5, bits %d–%d of k = %d..%d in 6–7", 3*half+i, k0+4*i, k0+4*i+3, 2*i, 2*i+1, hi, hi+3),
 				"VLD1.P 64(R0), [V%d.B16, V%d.B16, V%d.B16, V%d.B16]", regs[0], regs[1], regs[2], regs[3])
 		}
 		f.Note(fmt.Sprintf("k = %d..%d: ((L%d >> 2) with L%d >> 4, then L%d >> 6 inserted)", hi, hi+3, 3*half+2, 3*half+1, 3*half))
-		four(f, false, "VUSHR $2, V%d.B16, V%d.B16", rows4(12), tmp4)
-		four(f, false, "VSRI $4, V%d.B16, V%d.B16", rows4(8), tmp4)
-		four(f, false, "VSRI $6, V%d.B16, V%d.B16", rows4(4), tmp4)
+		four(f, false, "VUSHR $2, V%d.B16, V%d.B16", a64.Regs4(12), tmp4)
+		four(f, false, "VSRI $4, V%d.B16, V%d.B16", a64.Regs4(8), tmp4)
+		four(f, false, "VSRI $6, V%d.B16, V%d.B16", a64.Regs4(4), tmp4)
 		sets := [][2]int{{24, 20}, {20, 24}}[half] // the high quad's set, then the low quads' first
 		sdot(f, sets[0], tmp4, 6+half)
 		f.Note(fmt.Sprintf("k = %d..%d: L & 63", k0, k0+11))
 		for _, l := range []int{4, 8, 12} {
-			four(f, false, "VAND V31.B16, V%d.B16, V%d.B16", rows4(l), rows4(l))
+			four(f, false, "VAND V31.B16, V%d.B16, V%d.B16", a64.Regs4(l), a64.Regs4(l))
 		}
 		for i, l := range []int{4, 8, 12} {
 			set := sets[1]
 			if i%2 == 1 {
 				set = 44 - set
 			}
-			sdot(f, set, rows4(l), 3*half+i)
+			sdot(f, set, a64.Regs4(l), 3*half+i)
 		}
 	}
 	if !zero {
@@ -311,13 +319,13 @@ func q6Group(f *a64.File, zero bool) {
 func q2Group(f *a64.File) {
 	f.OpC("Σxq of the group", "VLD1R.P 4(R10), [V15.S4]")
 	zeroV(f, 20, 21, 22, 23)
-	for _, v := range rows4(24) {
+	for _, v := range a64.Regs4(24) {
 		f.OpC("the 4u sums start at Σxq", "VMOV V15.B16, V%d.B16", v)
 	}
 	t := [4]int{2, 3, 12, 13}
-	line(f, rows4(4), "line 0: k-quad h (k = 4h..4h+3) in bits 2h, 2h+1, h < 4")
-	line(f, rows4(8), "line 1: k-quad 4+h (k = 16+4h..16+4h+3) in bits 2h, 2h+1")
-	for l, regs := range [][4]int{rows4(4), rows4(8)} {
+	line(f, a64.Regs4(4), "line 0: k-quad h (k = 4h..4h+3) in bits 2h, 2h+1, h < 4")
+	line(f, a64.Regs4(8), "line 1: k-quad 4+h (k = 16+4h..16+4h+3) in bits 2h, 2h+1")
+	for l, regs := range [][4]int{a64.Regs4(4), a64.Regs4(8)} {
 		q := 4 * l
 		f.Note(fmt.Sprintf("k-quad %d: L%d & 0x0c = 4·u, summed apart", q+1, l))
 		four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", regs, t)
@@ -334,7 +342,7 @@ func q2Group(f *a64.File) {
 		sdot(f, 20, regs, q)
 	}
 	f.Note("4·dot = 4·Σu·xq − (c−1)·Σxq = 4·v20..v23 + v24..v27 (4·Σu·xq + Σxq) − c·Σxq")
-	four(f, false, "VSHL $2, V%d.S4, V%d.S4", rows4(20), rows4(20))
+	four(f, false, "VSHL $2, V%d.S4, V%d.S4", a64.Regs4(20), a64.Regs4(20))
 	addSets(f)
 }
 
@@ -353,7 +361,7 @@ func q2Scale(f *a64.File) {
 	f.Word("fcvtl2 v5.4s, v2.8h")
 	f.Word("fcvtl v6.4s, v3.4h")
 	f.Word("fcvtl2 v7.4s, v3.8h")
-	for _, v := range rows4(20) {
+	for _, v := range a64.Regs4(20) {
 		f.WordC("4·dot as fixed point with 2 fraction bits: dot", "scvtf v%d.4s, v%d.4s, #2", v, v)
 	}
 }
@@ -391,16 +399,16 @@ func q5Group(f *a64.File, zero bool) {
 		}
 	}
 	for l := range 4 {
-		line(f, rows4(8), fmt.Sprintf("line %d: k-quad %d low, %d high nibbles", l, 2*l, 2*l+1))
+		line(f, a64.Regs4(8), fmt.Sprintf("line %d: k-quad %d low, %d high nibbles", l, 2*l, 2*l+1))
 		q := 2 * l
 		f.Note(fmt.Sprintf("k-quad %d: (L%d & 15) | ((L4 %s) & 16)", q, l, shift(q)))
-		four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", rows4(8), rows4(12))
-		high(q, rows4(12))
-		sdot(f, 20, rows4(12), q)
+		four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", a64.Regs4(8), a64.Regs4(12))
+		high(q, a64.Regs4(12))
+		sdot(f, 20, a64.Regs4(12), q)
 		f.Note(fmt.Sprintf("k-quad %d: (L%d >> 4) | ((L4 %s) & 16)", q+1, l, shift(q+1)))
-		four(f, false, "VUSHR $4, V%d.B16, V%d.B16", rows4(8), rows4(8))
-		high(q+1, rows4(8))
-		sdot(f, 24, rows4(8), q+1)
+		four(f, false, "VUSHR $4, V%d.B16, V%d.B16", a64.Regs4(8), a64.Regs4(8))
+		high(q+1, a64.Regs4(8))
+		sdot(f, 24, a64.Regs4(8), q+1)
 	}
 	f.OpC("past line 4", "ADD $64, R0, R0")
 	if !zero {
@@ -464,38 +472,59 @@ func kFold(f *a64.File, odd bool) {
 		four(f, true, "ucvtf v%d.4s, v%d.4s", dst, dst)
 	}
 	widen(6, [4]int{10, 11, 12, 13})
-	widen(7, rows4(24))
+	widen(7, a64.Regs4(24))
 	f.OpC("the super-block's d and dm", "VLD1 (R24), [V0.H8, V1.H8, V2.H8, V3.H8]")
 	f.Word("fcvtl v4.4s, v0.4h")
 	f.Word("fcvtl2 v5.4s, v0.8h")
 	f.Word("fcvtl v6.4s, v1.4h")
 	f.Word("fcvtl2 v7.4s, v1.8h")
 	f.Note("s = d·sc, m = dm·mc")
-	four(f, true, "fmul v%d.4s, v%d.4s, v%d.4s", [4]int{10, 11, 12, 13}, rows4(4), [4]int{10, 11, 12, 13})
+	four(f, true, "fmul v%d.4s, v%d.4s, v%d.4s", [4]int{10, 11, 12, 13}, a64.Regs4(4), [4]int{10, 11, 12, 13})
 	dm := [4]int{8, 9, 14, 15}
 	f.Word("fcvtl v8.4s, v2.4h")
 	f.Word("fcvtl2 v9.4s, v2.8h")
 	f.Word("fcvtl v14.4s, v3.4h")
 	f.Word("fcvtl2 v15.4s, v3.8h")
-	four(f, true, "fmul v%d.4s, v%d.4s, v%d.4s", rows4(24), dm, rows4(24))
+	four(f, true, "fmul v%d.4s, v%d.4s, v%d.4s", a64.Regs4(24), dm, a64.Regs4(24))
 	f.Note("t += s·(xs·float(dot)) − m·(xs·float(Σxq))")
 	f.OpC("the group's activation scale", "VLD1R.P 4(R11), [V28.S4]")
-	four(f, true, "scvtf v%d.4s, v%d.4s", rows4(20), rows4(20))
-	four(f, true, "fmul v%d.4s, v%d.4s, v28.4s", rows4(20), rows4(20))
-	four(f, false, "VFMLA V%d.S4, V%d.S4, V%d.S4", [4]int{10, 11, 12, 13}, rows4(20), rows4(16))
+	four(f, true, "scvtf v%d.4s, v%d.4s", a64.Regs4(20), a64.Regs4(20))
+	four(f, true, "fmul v%d.4s, v%d.4s, v28.4s", a64.Regs4(20), a64.Regs4(20))
+	four(f, false, "VFMLA V%d.S4, V%d.S4, V%d.S4", [4]int{10, 11, 12, 13}, a64.Regs4(20), a64.Regs4(16))
 	f.OpC("Σxq of the group", "VLD1R.P 4(R10), [V0.S4]")
 	f.Word("scvtf v0.4s, v0.4s")
 	f.Word("fmul v0.4s, v0.4s, v28.4s")
-	four(f, true, "fmls v%d.4s, v%d.4s, v0.4s", rows4(16), rows4(24))
+	four(f, true, "fmls v%d.4s, v%d.4s, v0.4s", a64.Regs4(16), a64.Regs4(24))
+}
+
+// kHeader starts a super-block (label b): the pointers into its header
+// (R20 scale codes, R21 high min bits, R24 d, R25 dm), R0 past it, R22
+// the pairs of groups left.
+func kHeader(f *a64.File, b string) {
+	f.Label(b)
+	f.Note("super-block header: R20 = scale codes, R21 = high min bits, R24 = d, R25 = dm")
+	f.Op("MOVD R0, R20")
+	f.Op("ADD $128, R0, R21")
+	f.Op("ADD $192, R0, R24")
+	f.Op("ADD $224, R0, R25")
+	f.OpC("the 8 groups' value lines", "ADD $256, R0, R0")
+	f.Op("MOVD $4, R22")
+}
+
+// kLoops closes the group-pair loop (label g) and the super-block loop
+// (label b).
+func kLoops(f *a64.File, g, b string) {
+	f.Op("SUBS $1, R22, R22")
+	f.Op("BNE %s", g)
+	f.Op("SUBS $1, R23, R23")
+	f.Op("BNE %s", b)
 }
 
 // kKernel writes dot<name>NEON_1x16 of a K format.
 func kKernel(f *a64.File, k kFormat) {
 	p, b, g, z, s := k.label+"p", k.label+"b", k.label+"g", k.label+"z", k.label+"s"
 	f.Func("dot"+k.name+"NEON_1x16", "(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)", "$0-64")
-	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
-		f.Op("MOVD %s", a)
-	}
+	dotArgs(f)
 	k.consts(f)
 	f.Blank()
 	f.OpC("super-blocks of 8 groups", "LSR $3, R2, R2")
@@ -505,14 +534,7 @@ func kKernel(f *a64.File, k kFormat) {
 	f.Op("MOVD R4, R10")
 	f.Op("MOVD R5, R11")
 	f.Op("MOVD R2, R23")
-	f.Label(b)
-	f.Note("super-block header: R20 = scale codes, R21 = high min bits, R24 = d, R25 = dm")
-	f.Op("MOVD R0, R20")
-	f.Op("ADD $128, R0, R21")
-	f.Op("ADD $192, R0, R24")
-	f.Op("ADD $224, R0, R25")
-	f.OpC("the 8 groups' value lines", "ADD $256, R0, R0")
-	f.Op("MOVD $4, R22")
+	kHeader(f, b)
 	f.Label(g)
 	for _, odd := range []bool{false, true} {
 		f.Note(map[bool]string{false: "even group", true: "odd group"}[odd])
@@ -521,21 +543,6 @@ func kKernel(f *a64.File, k kFormat) {
 		k.decode(f)
 		kFold(f, odd)
 	}
-	f.Op("SUBS $1, R22, R22")
-	f.Op("BNE %s", g)
-	f.Op("SUBS $1, R23, R23")
-	f.Op("BNE %s", b)
-	f.Blank()
-	f.Note("y (+)= t")
-	f.Op("CBZ R9, %s", z)
-	f.Op("VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]")
-	f.Op("B %s", s)
-	f.Label(z)
-	zeroV(f, 4, 5, 6, 7)
-	f.Label(s)
-	four(f, true, "fadd v%d.4s, v%d.4s, v%d.4s", rows4(4), rows4(4), rows4(16))
-	f.Op("VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)")
-	f.Op("SUBS $1, R1, R1")
-	f.Op("BNE %s", p)
-	f.Op("RET")
+	kLoops(f, g, b)
+	dotStore(f, p, z, s)
 }

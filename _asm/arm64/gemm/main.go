@@ -121,11 +121,6 @@ func main() {
 	}
 }
 
-// vecs4 is the register list of four consecutive vectors from V(first).
-func vecs4(first int) string {
-	return fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", first, first+1, first+2, first+3)
-}
-
 // f32Tile writes gemmNEON_<rows>x16: C [rows][16] (+)= A [rows][k] · B
 // [k][16], B a packed f32 block of 16-wide lines (V0–V3 per k), C row r
 // in V(16+4r)…V(19+4r), the row's activation broadcast into V(4+r).
@@ -154,7 +149,7 @@ func f32Tile(f *a64.File, rows int) {
 	z, c, l, d := fmt.Sprint("z", rows), fmt.Sprint("c", rows), fmt.Sprint("l", rows), fmt.Sprint("d", rows)
 	f.Op("CBZ R6, %s", z)
 	for r := range rows {
-		f.Op("VLD1 (%s), %s", cRow[r], vecs4(16+4*r))
+		f.Op("VLD1 (%s), %s", cRow[r], a64.V4(16+4*r, "S4"))
 	}
 	f.Op("B %s", c)
 	f.Label(z)
@@ -167,7 +162,7 @@ func f32Tile(f *a64.File, rows int) {
 	f.Label(c)
 	f.Op("CBZ R0, %s", d)
 	f.Label(l)
-	f.Op("VLD1.P 64(R3), %s", vecs4(0))
+	f.Op("VLD1.P 64(R3), %s", a64.V4(0, "S4"))
 	for r := range rows {
 		// one activation row, one k: va = x[r][k] in every lane,
 		// c_r += va·b[k][0:16]
@@ -180,7 +175,7 @@ func f32Tile(f *a64.File, rows int) {
 	f.Op("BNE %s", l)
 	f.Label(d)
 	for r := range rows {
-		f.Op("VST1 %s, (%s)", vecs4(16+4*r), cRow[r])
+		f.Op("VST1 %s, (%s)", a64.V4(16+4*r, "S4"), cRow[r])
 	}
 	f.Op("RET")
 }
@@ -277,26 +272,18 @@ func bf16Tile(f *a64.File, rows int) {
 	}
 	f.Op("CBZ R7, %sstore", b)
 	for r := range rows {
-		f.Op("VLD1 (R%d), %s", 14+r, vecs4(0))
+		f.Op("VLD1 (R%d), %s", 14+r, a64.V4(0, "S4"))
 		fadd(acc(r, 0), 0)
 	}
 	f.Label(b + "store")
 	for r := range rows {
-		f.Op("VST1 %s, (R%d)", vecs4(acc(r, 0)), 14+r)
+		f.Op("VST1 %s, (R%d)", a64.V4(acc(r, 0), "S4"), 14+r)
 	}
 	f.Op("ADD $64, R5, R5")
 	f.Op("SUBS $1, R1, R1")
 	f.Op("BNE %spanel", b)
 	f.Label(b + "done")
 	f.Op("RET")
-}
-
-// zvec is the c-th vector of a line or row at [xN].
-func zvec(n, c int) string {
-	if c == 0 {
-		return fmt.Sprintf("[x%d]", n)
-	}
-	return fmt.Sprintf("[x%d, #%d, mul vl]", n, c)
 }
 
 // bf16SVETile writes bf16SVE<nc>_<rows>x16: bf16Tile with a line of nc
@@ -358,9 +345,9 @@ func bf16SVETile(f *a64.File, nc, rows int) {
 	line := func(first int, note string) {
 		for c := range nc {
 			if c == 0 && note != "" {
-				f.WordC(note, "ld1h {z%d.h}, p%d/z, %s", first+c, c, zvec(0, c))
+				f.WordC(note, "ld1h {z%d.h}, p%d/z, %s", first+c, c, a64.VL(0, c))
 			} else {
-				f.Word("ld1h {z%d.h}, p%d/z, %s", first+c, c, zvec(0, c))
+				f.Word("ld1h {z%d.h}, p%d/z, %s", first+c, c, a64.VL(0, c))
 			}
 		}
 		f.Op("ADD $64, R0, R0")
@@ -415,7 +402,7 @@ func bf16SVETile(f *a64.File, nc, rows int) {
 	f.Op("CBZ R7, %sstore", b)
 	for r := range rows {
 		for c := range nc {
-			f.Word("ld1w {z%d.s}, p%d/z, %s", 8+c, 4+c, zvec(14+r, c))
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 8+c, 4+c, a64.VL(14+r, c))
 		}
 		for c := range nc {
 			d := acc(r, 0, c)
@@ -425,7 +412,7 @@ func bf16SVETile(f *a64.File, nc, rows int) {
 	f.Label(b + "store")
 	for r := range rows {
 		for c := range nc {
-			f.Word("st1w {z%d.s}, p%d, %s", acc(r, 0, c), 4+c, zvec(14+r, c))
+			f.Word("st1w {z%d.s}, p%d, %s", acc(r, 0, c), 4+c, a64.VL(14+r, c))
 		}
 	}
 	f.Op("ADD $64, R5, R5")

@@ -18,17 +18,6 @@ import (
 // w, R1 panels left, R2 groups, R7 xq, R10 Σxq, R13 the activation
 // scales, R12 groups left, R6 y, R9 acc.
 
-// zq are z(first)…z(first+3), one per chunk of a line.
-func zq(first int) [4]int { return [4]int{first, first + 1, first + 2, first + 3} }
-
-// chunk is the address of chunk c of a line at [xN].
-func chunk(n, c int) string {
-	if c == 0 {
-		return fmt.Sprintf("[x%d]", n)
-	}
-	return fmt.Sprintf("[x%d, #%d, mul vl]", n, c)
-}
-
 // fourP writes an SVE instruction for each chunk: args are ints, [4]int
 // (one per chunk) or the string "P" (the chunk's 32-bit predicate p4+c),
 // "B" (its byte predicate p0+c) or "A" (its address off x0), "Y" (off x6).
@@ -46,9 +35,9 @@ func fourP(f *a64.File, format string, args ...any) {
 				case "B":
 					a[i] = fmt.Sprintf("p%d", c)
 				case "A":
-					a[i] = chunk(0, c)
+					a[i] = a64.VL(0, c)
 				case "Y":
-					a[i] = chunk(6, c)
+					a[i] = a64.VL(6, c)
 				default:
 					a[i] = v
 				}
@@ -86,19 +75,19 @@ func sveLoadLine(f *a64.File, dst [4]int) { fourP(f, "ld1b {z%d.b}, %s/z, %s", d
 // sveSdot adds the k-quads in src times the broadcast activations z<act>
 // into z20–z23.
 func sveSdot(f *a64.File, src [4]int, act int) {
-	fourP(f, "sdot z%d.s, z%d.b, z%d.b", zq(20), src, act)
+	fourP(f, "sdot z%d.s, z%d.b, z%d.b", a64.Regs4(20), src, act)
 }
 
 // sveScale: t += d·xs·float(dot), d the group's 16 f16 scales.
 func sveScale(f *a64.File) {
 	f.Note("t += d·float(dot)")
-	fourP(f, "ld1h {z%d.s}, %s/z, %s", zq(8), "P", "A")
-	fourP(f, "fcvt z%d.s, %s/m, z%d.h", zq(8), "P", zq(8))
-	fourP(f, "scvtf z%d.s, %s/m, z%d.s", zq(20), "P", zq(20))
+	fourP(f, "ld1h {z%d.s}, %s/z, %s", a64.Regs4(8), "P", "A")
+	fourP(f, "fcvt z%d.s, %s/m, z%d.h", a64.Regs4(8), "P", a64.Regs4(8))
+	fourP(f, "scvtf z%d.s, %s/m, z%d.s", a64.Regs4(20), "P", a64.Regs4(20))
 	f.WordC("the group's activation scale", "ld1rw {z2.s}, p4/z, [x13]")
 	f.Op("ADD $4, R13, R13")
-	fourP(f, "fmul z%d.s, z%d.s, z2.s", zq(20), zq(20))
-	fourP(f, "fmla z%d.s, %s/m, z%d.s, z%d.s", zq(16), "P", zq(20), zq(8))
+	fourP(f, "fmul z%d.s, z%d.s, z2.s", a64.Regs4(20), a64.Regs4(20))
+	fourP(f, "fmla z%d.s, %s/m, z%d.s, z%d.s", a64.Regs4(16), "P", a64.Regs4(20), a64.Regs4(8))
 	f.Op("ADD $32, R0, R0")
 }
 
@@ -115,15 +104,13 @@ type sveFormat struct {
 func sveDotKernel(f *a64.File, d sveFormat) {
 	p, g, z, s := d.label+"p", d.label+"g", d.label+"z", d.label+"s"
 	f.Func("dot"+d.name+"SVE_16", "(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)", "$0-64")
-	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
-		f.Op("MOVD %s", a)
-	}
+	dotArgs(f)
 	svePreds(f)
 	if d.consts != nil {
 		d.consts(f)
 	}
 	f.Label(p)
-	fourP(f, "dup z%d.s, #0", zq(16))
+	fourP(f, "dup z%d.s, #0", a64.Regs4(16))
 	f.Op("MOVD R3, R7")
 	f.Op("MOVD R4, R10")
 	f.Op("MOVD R5, R13")
@@ -140,16 +127,21 @@ func sveDotKernel(f *a64.File, d sveFormat) {
 	}
 	f.Op("SUBS $1, R12, R12")
 	f.Op("BNE %s", g)
+	sveStore(f, p, z, s)
+}
+
+// sveStore is dotStore for SVE: y (+)= z16–z19 under p4–p7.
+func sveStore(f *a64.File, p, z, s string) {
 	f.Blank()
 	f.Note("y (+)= t")
 	f.Op("CBZ R9, %s", z)
-	fourP(f, "ld1w {z%d.s}, %s/z, %s", zq(24), "P", "Y")
+	fourP(f, "ld1w {z%d.s}, %s/z, %s", a64.Regs4(24), "P", "Y")
 	f.Op("B %s", s)
 	f.Label(z)
-	fourP(f, "dup z%d.s, #0", zq(24))
+	fourP(f, "dup z%d.s, #0", a64.Regs4(24))
 	f.Label(s)
-	fourP(f, "fadd z%d.s, %s/m, z%d.s, z%d.s", zq(24), "P", zq(24), zq(16))
-	fourP(f, "st1w {z%d.s}, %s, %s", zq(24), "P", "Y")
+	fourP(f, "fadd z%d.s, %s/m, z%d.s, z%d.s", a64.Regs4(24), "P", a64.Regs4(24), a64.Regs4(16))
+	fourP(f, "st1w {z%d.s}, %s, %s", a64.Regs4(24), "P", "Y")
 	f.Op("ADD $64, R6, R6")
 	f.Op("SUBS $1, R1, R1")
 	f.Op("BNE %s", p)
@@ -159,20 +151,20 @@ func sveDotKernel(f *a64.File, d sveFormat) {
 // sveNibbles decodes the Q4 lines of a group: line l holds k-quads 2l (low
 // nibbles) and 2l+1 (high), minus 8 unless min.
 func sveNibbles(f *a64.File, min bool) {
-	fourP(f, "dup z%d.s, #0", zq(20))
+	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
 	for l := range 4 {
 		f.Note(fmt.Sprintf("line %d: k = %d..%d (low nibbles), %d..%d (high)", l, 8*l, 8*l+3, 8*l+4, 8*l+7))
-		sveLoadLine(f, zq(4))
+		sveLoadLine(f, a64.Regs4(4))
 		f.Word("ld1rw {z0.s}, p4/z, [x7, #%d]", 8*l)
 		f.Word("ld1rw {z1.s}, p4/z, [x7, #%d]", 8*l+4)
-		fourP(f, "and z%d.d, z%d.d, z30.d", zq(8), zq(4))
-		fourP(f, "lsr z%d.b, z%d.b, #4", zq(12), zq(4))
+		fourP(f, "and z%d.d, z%d.d, z30.d", a64.Regs4(8), a64.Regs4(4))
+		fourP(f, "lsr z%d.b, z%d.b, #4", a64.Regs4(12), a64.Regs4(4))
 		if !min {
-			fourP(f, "sub z%d.b, z%d.b, #8", zq(8), zq(8))
-			fourP(f, "sub z%d.b, z%d.b, #8", zq(12), zq(12))
+			fourP(f, "sub z%d.b, z%d.b, #8", a64.Regs4(8), a64.Regs4(8))
+			fourP(f, "sub z%d.b, z%d.b, #8", a64.Regs4(12), a64.Regs4(12))
 		}
-		sveSdot(f, zq(8), 0)
-		sveSdot(f, zq(12), 1)
+		sveSdot(f, a64.Regs4(8), 0)
+		sveSdot(f, a64.Regs4(12), 1)
 		f.Op("ADD $64, R0, R0")
 	}
 	f.Op("ADD $32, R7, R7")
@@ -180,13 +172,13 @@ func sveNibbles(f *a64.File, min bool) {
 
 var sveFormats = []sveFormat{
 	{name: "Q8", label: "q8", group: func(f *a64.File) {
-		fourP(f, "dup z%d.s, #0", zq(20))
+		fourP(f, "dup z%d.s, #0", a64.Regs4(20))
 		for l := range 8 {
 			f.Note(fmt.Sprintf("line %d: k = %d..%d of 16 rows", l, 4*l, 4*l+3))
-			sveLoadLine(f, zq(4))
+			sveLoadLine(f, a64.Regs4(4))
 			f.Word("ld1rw {z0.s}, p4/z, [x7, #%d]", 4*l)
-			fourP(f, "eor z%d.b, z%d.b, #0x80", zq(4), zq(4))
-			sveSdot(f, zq(4), 0)
+			fourP(f, "eor z%d.b, z%d.b, #0x80", a64.Regs4(4), a64.Regs4(4))
+			sveSdot(f, a64.Regs4(4), 0)
 			f.Op("ADD $64, R0, R0")
 		}
 		f.Op("ADD $32, R7, R7")
@@ -211,8 +203,8 @@ func sveActs(f *a64.File) {
 		f.Word("ld1rw {z%d.s}, p4/z, [x7, #%d]", q, 4*q)
 	}
 	f.Op("ADD $32, R7, R7")
-	fourP(f, "dup z%d.s, #0", zq(20))
-	fourP(f, "dup z%d.s, #0", zq(24))
+	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
+	fourP(f, "dup z%d.s, #0", a64.Regs4(24))
 }
 
 // sveLoadSum loads the group's Σxq into z28, times 2^shift.
@@ -234,7 +226,7 @@ func sveQ3(f *a64.File, zero bool) {
 	for c := range 4 {
 		f.Note(fmt.Sprintf("chunk %d (p%d): L0, L1, L2 in z8, z9, z10", c, c))
 		for i, base := range []int{0, 8, 11} {
-			f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, chunk(base, c))
+			f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, a64.VL(base, c))
 		}
 		f.Note("k = 24..27: (L0 >> 6) | ((L2 >> 4) & 4); 28..31: (L1 >> 6) | ((L2 >> 5) & 4)")
 		f.Word("lsr z11.b, z8.b, #6")
@@ -273,7 +265,7 @@ func sveQ3(f *a64.File, zero bool) {
 		f.Word("add z%d.s, z%d.s, z%d.s", 20+c, 20+c, 24+c)
 	}
 	if zero {
-		fourP(f, "sub z%d.s, z%d.s, z28.s", zq(20), zq(20))
+		fourP(f, "sub z%d.s, z%d.s, z28.s", a64.Regs4(20), a64.Regs4(20))
 	}
 	f.Op("ADD $192, R0, R0")
 }
@@ -291,7 +283,7 @@ func sveQ6(f *a64.File, zero bool) {
 	for c := range 4 {
 		f.Note(fmt.Sprintf("chunk %d (p%d): L0..L5 in z8..z13", c, c))
 		for i, base := range bases {
-			f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, chunk(base, c))
+			f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, a64.VL(base, c))
 		}
 		f.Note("k = 24..27: (L0 >> 6) | ((L1 >> 4) & 12) | ((L2 >> 2) & 48); 28..31 the same of L3, L4, L5")
 		f.Word("lsr z14.b, z8.b, #6")
@@ -324,9 +316,9 @@ func sveQ6(f *a64.File, zero bool) {
 	} else {
 		f.Note("dot = Σu·xq = z20..z23 + z24..z27")
 	}
-	fourP(f, "add z%d.s, z%d.s, z%d.s", zq(20), zq(20), zq(24))
+	fourP(f, "add z%d.s, z%d.s, z%d.s", a64.Regs4(20), a64.Regs4(20), a64.Regs4(24))
 	if zero {
-		fourP(f, "sub z%d.s, z%d.s, z28.s", zq(20), zq(20))
+		fourP(f, "sub z%d.s, z%d.s, z28.s", a64.Regs4(20), a64.Regs4(20))
 	}
 	f.Op("ADD $384, R0, R0")
 }
@@ -336,13 +328,13 @@ func sveQ6(f *a64.File, zero bool) {
 func sveQ2(f *a64.File) {
 	f.WordC("Σxq of the group", "ld1rw {z28.s}, p4/z, [x10]")
 	f.Op("ADD $4, R10, R10")
-	fourP(f, "dup z%d.s, #0", zq(20))
-	for _, v := range zq(24) {
+	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
+	for _, v := range a64.Regs4(24) {
 		f.WordC("the 4u sums start at Σxq", "mov z%d.d, z28.d", v)
 	}
 	for l := range 2 {
 		f.Note(fmt.Sprintf("line %d: k-quad %d+h (k = %d+4h..%d+4h+3) in bits 2h, 2h+1", l, 4*l, 16*l, 16*l))
-		sveLoadLine(f, zq(4))
+		sveLoadLine(f, a64.Regs4(4))
 		for i := range 4 {
 			f.Word("ld1rw {z%d.s}, p4/z, [x7, #%d]", i, 16*l+4*i)
 		}
@@ -374,28 +366,28 @@ func sveQ2(f *a64.File) {
 // turns 4·dot into dot.
 func sveQ2Scale(f *a64.File) {
 	f.Note("the scale words h: c = h & 15, d = f16(h &^ 15)")
-	fourP(f, "ld1h {z%d.s}, %s/z, %s", zq(8), "P", "A")
-	fourP(f, "and z%d.d, z%d.d, z29.d", zq(12), zq(8))
-	fourP(f, "and z%d.s, z%d.s, #0xfff0", zq(8), zq(8))
-	fourP(f, "mls z%d.s, %s/m, z%d.s, z28.s", zq(20), "P", zq(12))
-	fourP(f, "fcvt z%d.s, %s/m, z%d.h", zq(8), "P", zq(8))
-	fourP(f, "scvtf z%d.s, %s/m, z%d.s", zq(20), "P", zq(20))
+	fourP(f, "ld1h {z%d.s}, %s/z, %s", a64.Regs4(8), "P", "A")
+	fourP(f, "and z%d.d, z%d.d, z29.d", a64.Regs4(12), a64.Regs4(8))
+	fourP(f, "and z%d.s, z%d.s, #0xfff0", a64.Regs4(8), a64.Regs4(8))
+	fourP(f, "mls z%d.s, %s/m, z%d.s, z28.s", a64.Regs4(20), "P", a64.Regs4(12))
+	fourP(f, "fcvt z%d.s, %s/m, z%d.h", a64.Regs4(8), "P", a64.Regs4(8))
+	fourP(f, "scvtf z%d.s, %s/m, z%d.s", a64.Regs4(20), "P", a64.Regs4(20))
 	f.WordC("the group's activation scale", "ld1rw {z2.s}, p4/z, [x13]")
 	f.Op("ADD $4, R13, R13")
 	f.WordC("xs/4: 4·dot to dot", "fmul z2.s, z2.s, z30.s")
-	fourP(f, "fmul z%d.s, z%d.s, z2.s", zq(20), zq(20))
-	fourP(f, "fmla z%d.s, %s/m, z%d.s, z%d.s", zq(16), "P", zq(20), zq(8))
+	fourP(f, "fmul z%d.s, z%d.s, z2.s", a64.Regs4(20), a64.Regs4(20))
+	fourP(f, "fmla z%d.s, %s/m, z%d.s, z%d.s", a64.Regs4(16), "P", a64.Regs4(20), a64.Regs4(8))
 	f.Op("ADD $32, R0, R0")
 }
 
 // sveQ5: four lines of nibbles (k-quads 2l, 2l+1 of line l) and a fifth,
 // at +256, whose bit h is bit 4 of u in k-quad h. zero as sveQ3's (16).
 func sveQ5(f *a64.File, zero bool) {
-	fourP(f, "dup z%d.s, #0", zq(20))
+	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
 	f.Note("line 4 (at +256): bit h of a byte = bit 4 of u in k-quad h")
 	f.Op("ADD $256, R0, R14")
 	for c := range 4 {
-		f.Word("ld1b {z%d.b}, p%d/z, %s", 24+c, c, chunk(14, c))
+		f.Word("ld1b {z%d.b}, p%d/z, %s", 24+c, c, a64.VL(14, c))
 	}
 	// high ORs bit 4 of k-quad q (line 4 shifted by 4−q) into dst
 	high := func(q int, dst [4]int) {
@@ -416,22 +408,22 @@ func sveQ5(f *a64.File, zero bool) {
 	}
 	for l := range 4 {
 		f.Note(fmt.Sprintf("line %d: k-quad %d (low nibbles), %d (high), each with its fifth bits", l, 2*l, 2*l+1))
-		sveLoadLine(f, zq(4))
+		sveLoadLine(f, a64.Regs4(4))
 		f.Word("ld1rw {z0.s}, p4/z, [x7, #%d]", 8*l)
 		f.Word("ld1rw {z1.s}, p4/z, [x7, #%d]", 8*l+4)
-		fourP(f, "and z%d.d, z%d.d, z30.d", zq(8), zq(4))
-		fourP(f, "lsr z%d.b, z%d.b, #4", zq(12), zq(4))
-		high(2*l, zq(8))
-		high(2*l+1, zq(12))
-		sveSdot(f, zq(8), 0)
-		sveSdot(f, zq(12), 1)
+		fourP(f, "and z%d.d, z%d.d, z30.d", a64.Regs4(8), a64.Regs4(4))
+		fourP(f, "lsr z%d.b, z%d.b, #4", a64.Regs4(12), a64.Regs4(4))
+		high(2*l, a64.Regs4(8))
+		high(2*l+1, a64.Regs4(12))
+		sveSdot(f, a64.Regs4(8), 0)
+		sveSdot(f, a64.Regs4(12), 1)
 		f.Op("ADD $64, R0, R0")
 	}
 	f.Op("ADD $32, R7, R7")
 	if zero {
 		f.Note("dot = Σ(u−16)·xq = z20..z23 − 16·Σxq")
 		sveLoadSum(f, 4)
-		fourP(f, "sub z%d.s, z%d.s, z28.s", zq(20), zq(20))
+		fourP(f, "sub z%d.s, z%d.s, z28.s", a64.Regs4(20), a64.Regs4(20))
 	}
 	f.OpC("past line 4", "ADD $64, R0, R0")
 }
@@ -444,12 +436,12 @@ func dupB(v, c int) func(f *a64.File) {
 // sveMin: t += m·xs·float(Σxq), m the group's 16 f16 mins.
 func sveMin(f *a64.File) {
 	f.Note("t += m·float(Σxq)")
-	fourP(f, "ld1h {z%d.s}, %s/z, %s", zq(12), "P", "A")
-	fourP(f, "fcvt z%d.s, %s/m, z%d.h", zq(12), "P", zq(12))
+	fourP(f, "ld1h {z%d.s}, %s/z, %s", a64.Regs4(12), "P", "A")
+	fourP(f, "fcvt z%d.s, %s/m, z%d.h", a64.Regs4(12), "P", a64.Regs4(12))
 	f.Word("ld1rw {z1.s}, p4/z, [x10]")
 	f.Word("scvtf z1.s, p4/m, z1.s")
 	f.Word("fmul z1.s, z1.s, z2.s")
-	fourP(f, "fmla z%d.s, %s/m, z%d.s, z1.s", zq(16), "P", zq(12))
+	fourP(f, "fmla z%d.s, %s/m, z%d.s, z1.s", a64.Regs4(16), "P", a64.Regs4(12))
 	f.Op("ADD $32, R0, R0")
 	f.Op("ADD $4, R10, R10")
 }
@@ -473,7 +465,7 @@ func sveF32(f *a64.File) {
 		f.Word("whilelo p%d.s, x9, x8", c)
 	}
 	f.Word("ptrue p4.s")
-	cz := func(c int) string { return chunk(5, c) }
+	cz := func(c int) string { return a64.VL(5, c) }
 	f.Label("srow")
 	f.Op("CBZ R7, szero")
 	for c := range 4 {
@@ -492,7 +484,7 @@ func sveF32(f *a64.File) {
 	f.Label("skloop")
 	f.Word("ld1rw {z0.s}, p4/z, [x10]")
 	for c := range 4 {
-		f.Word("ld1w {z%d.s}, p%d/z, %s", 1+c, c, chunk(11, c))
+		f.Word("ld1w {z%d.s}, p%d/z, %s", 1+c, c, a64.VL(11, c))
 	}
 	for c := range 4 {
 		f.Word("fmla z%d.s, p%d/m, z%d.s, z0.s", 16+c, c, 1+c)
@@ -535,10 +527,10 @@ func sveKFold(f *a64.File, odd bool) {
 	for c := range 4 {
 		p := 4 + c
 		f.Note(fmt.Sprintf("rows of chunk %d", c))
-		f.WordC("sc | low mc bits << 6", "ld1b {z8.s}, p%d/z, %s", p, chunk(20, c))
-		f.WordC("high mc bits", "ld1b {z9.s}, p%d/z, %s", p, chunk(21, c))
-		f.WordC("d", "ld1h {z10.s}, p%d/z, %s", p, chunk(24, c))
-		f.WordC("dm", "ld1h {z11.s}, p%d/z, %s", p, chunk(25, c))
+		f.WordC("sc | low mc bits << 6", "ld1b {z8.s}, p%d/z, %s", p, a64.VL(20, c))
+		f.WordC("high mc bits", "ld1b {z9.s}, p%d/z, %s", p, a64.VL(21, c))
+		f.WordC("d", "ld1h {z10.s}, p%d/z, %s", p, a64.VL(24, c))
+		f.WordC("dm", "ld1h {z11.s}, p%d/z, %s", p, a64.VL(25, c))
 		f.Word("lsr z12.s, z8.s, #6")
 		f.Word("and z8.s, z8.s, #0x3f")
 		if odd {
@@ -569,9 +561,7 @@ func sveKFold(f *a64.File, odd bool) {
 func sveKKernel(f *a64.File, k kFormat) {
 	p, b, g, z, s := k.label+"p", k.label+"b", k.label+"g", k.label+"z", k.label+"s"
 	f.Func("dot"+k.name+"SVE_16", "(w *byte, np, ng int, xq *int8, sums *int32, xs *float32, y *float32, acc int)", "$0-64")
-	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
-		f.Op("MOVD %s", a)
-	}
+	dotArgs(f)
 	svePreds(f)
 	if k.consts != nil {
 		k.consts(f)
@@ -579,41 +569,18 @@ func sveKKernel(f *a64.File, k kFormat) {
 	f.Blank()
 	f.OpC("super-blocks of 8 groups", "LSR $3, R2, R2")
 	f.Label(p)
-	fourP(f, "dup z%d.s, #0", zq(16))
+	fourP(f, "dup z%d.s, #0", a64.Regs4(16))
 	f.Op("MOVD R3, R7")
 	f.Op("MOVD R4, R10")
 	f.Op("MOVD R5, R13")
 	f.Op("MOVD R2, R23")
-	f.Label(b)
-	f.Note("super-block header: R20 = scale codes, R21 = high min bits, R24 = d, R25 = dm")
-	f.Op("MOVD R0, R20")
-	f.Op("ADD $128, R0, R21")
-	f.Op("ADD $192, R0, R24")
-	f.Op("ADD $224, R0, R25")
-	f.OpC("the 8 groups' value lines", "ADD $256, R0, R0")
-	f.Op("MOVD $4, R22")
+	kHeader(f, b)
 	f.Label(g)
 	for _, odd := range []bool{false, true} {
 		f.Note(map[bool]string{false: "even group", true: "odd group"}[odd])
 		k.decode(f)
 		sveKFold(f, odd)
 	}
-	f.Op("SUBS $1, R22, R22")
-	f.Op("BNE %s", g)
-	f.Op("SUBS $1, R23, R23")
-	f.Op("BNE %s", b)
-	f.Blank()
-	f.Note("y (+)= t")
-	f.Op("CBZ R9, %s", z)
-	fourP(f, "ld1w {z%d.s}, %s/z, %s", zq(24), "P", "Y")
-	f.Op("B %s", s)
-	f.Label(z)
-	fourP(f, "dup z%d.s, #0", zq(24))
-	f.Label(s)
-	fourP(f, "fadd z%d.s, %s/m, z%d.s, z%d.s", zq(24), "P", zq(24), zq(16))
-	fourP(f, "st1w {z%d.s}, %s, %s", zq(24), "P", "Y")
-	f.Op("ADD $64, R6, R6")
-	f.Op("SUBS $1, R1, R1")
-	f.Op("BNE %s", p)
-	f.Op("RET")
+	kLoops(f, g, b)
+	sveStore(f, p, z, s)
 }

@@ -47,11 +47,6 @@ func main() {
 	}
 }
 
-// quad is the register list of four consecutive vectors from V(first).
-func quad(first int) string {
-	return fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", first, first+1, first+2, first+3)
-}
-
 // gemmNEON writes kdacGemmNEON_16: c [m][16·nb] += alpha·a [m][k]·b
 // [k][16·nb], a 4-row × 16-column tile, then single rows.
 func gemmNEON(f *a64.File) {
@@ -81,7 +76,7 @@ func gemmNEON(f *a64.File) {
 	}
 	// kstep: a row of b, the rows' a broadcast, acc_i += a_i·b
 	kstep := func(rows int) {
-		f.Op("VLD1 (R12), %s", quad(16))
+		f.Op("VLD1 (R12), %s", a64.V4(16, "S4"))
 		f.Op("ADD R5, R12, R12")
 		for i := range rows {
 			f.Op("VLD1R.P 4(R%d), [V%d.S4]", 13+i, 20+i)
@@ -95,11 +90,11 @@ func gemmNEON(f *a64.File) {
 	}
 	// store adds alpha·acc_i to the row of c at [reg]
 	store := func(i int, reg string) {
-		f.Op("VLD1 (%s), %s", reg, quad(25))
+		f.Op("VLD1 (%s), %s", reg, a64.V4(25, "S4"))
 		for j := range 4 {
 			f.Op("VFMLA V24.S4, V%d.S4, V%d.S4", 4*i+j, 25+j)
 		}
-		f.Op("VST1 %s, (%s)", quad(25), reg)
+		f.Op("VST1 %s, (%s)", a64.V4(25, "S4"), reg)
 	}
 
 	f.Label("colblk")
@@ -162,14 +157,6 @@ func gemmNEON(f *a64.File) {
 	f.Op("RET")
 }
 
-// vec is the j-th vector of a block at [xN].
-func vec(n, j int) string {
-	if j == 0 {
-		return fmt.Sprintf("[x%d]", n)
-	}
-	return fmt.Sprintf("[x%d, #%d, mul vl]", n, j)
-}
-
 // gemmSVE writes kdacGemmSVE: c [m][n] += alpha·a [m][k]·b [k][n] in
 // blocks of four predicated vectors of columns, 4-row then 1-row tiles.
 //
@@ -211,7 +198,7 @@ func gemmSVE(f *a64.File) {
 	// bRow loads the next row of b into z4–z7 (post-incrementing R12)
 	bRow := func() {
 		for j := range 4 {
-			f.Word("ld1w {z%d.s}, p%d/z, %s", 4+j, j, vec(12, j))
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 4+j, j, a64.VL(12, j))
 		}
 		f.Op("ADD R5, R12, R12")
 	}
@@ -232,13 +219,13 @@ func gemmSVE(f *a64.File) {
 	// store adds alpha·acc_i to the block of c at [xN]
 	store := func(i, n int) {
 		for j := range 4 {
-			f.Word("ld1w {z%d.s}, p%d/z, %s", 25+j, j, vec(n, j))
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 25+j, j, a64.VL(n, j))
 		}
 		for j := range 4 {
 			f.Word("fmla z%d.s, p%d/m, z%d.s, z24.s", 25+j, j, 8+4*i+j)
 		}
 		for j := range 4 {
-			f.Word("st1w {z%d.s}, p%d, %s", 25+j, j, vec(n, j))
+			f.Word("st1w {z%d.s}, p%d, %s", 25+j, j, a64.VL(n, j))
 		}
 	}
 	// kloop writes the k loop of a rows-row tile (labels k<r>, tail<r>,

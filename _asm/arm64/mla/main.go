@@ -81,11 +81,6 @@ func main() {
 	}
 }
 
-// quad is the register list of four consecutive vectors from V(first).
-func quad(first int) string {
-	return fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", first, first+1, first+2, first+3)
-}
-
 // zero clears V(first)…V(first+n-1).
 func zero(f *a64.File, first, n int) {
 	for v := first; v < first+n; v++ {
@@ -202,7 +197,7 @@ func accumNEON(f *a64.File, e elem) {
 		f.Op("ADD $%d, R%d, R%d", 4*R, 8+i, 9+i)
 	}
 	for i := range 4 {
-		f.Op("VLD1 (R%d), %s", 9+i, quad(8))
+		f.Op("VLD1 (R%d), %s", 9+i, a64.V4(8, "S4"))
 		for j := range 4 {
 			f.Op("VFMLA V%d.S4, V%d.S4, V%d.S4", 12+i, 8+j, 16+4*i+j)
 		}
@@ -224,7 +219,7 @@ func accumNEON(f *a64.File, e elem) {
 		f.Word("shll v2.4s, v9.4h, #16")
 		f.Word("shll2 v3.4s, v9.8h, #16")
 	} else {
-		f.Op("VLD1 (R14), %s", quad(0))
+		f.Op("VLD1 (R14), %s", a64.V4(0, "S4"))
 		f.Op("ADD $%d, R14, R14", e.row())
 	}
 	f.Op("MOVD R13, R16")
@@ -241,7 +236,7 @@ func accumNEON(f *a64.File, e elem) {
 	f.Op("BNE ajloop")
 	f.Label("astore")
 	for i := range 4 {
-		f.Op("VST1 %s, (R%d)", quad(16+4*i), 9+i)
+		f.Op("VST1 %s, (R%d)", a64.V4(16+4*i, "S4"), 9+i)
 	}
 	f.Op("ADD $64, R7, R7")
 	f.Op("CMP $%d, R7", 4*R)
@@ -265,7 +260,7 @@ func toBF16(f *a64.File) {
 	f.Op("MOVD n+16(FP), R2")
 	f.Op("CBZ R2, cvdone")
 	f.Label("cvloop")
-	f.Op("VLD1.P 64(R1), %s", quad(0))
+	f.Op("VLD1.P 64(R1), %s", a64.V4(0, "S4"))
 	f.Word("bfcvtn v4.4h, v0.4s")
 	f.Word("bfcvtn2 v4.8h, v1.4s")
 	f.Word("bfcvtn v5.4h, v2.4s")
@@ -275,14 +270,6 @@ func toBF16(f *a64.File) {
 	f.Op("BNE cvloop")
 	f.Label("cvdone")
 	f.Op("RET")
-}
-
-// vec is the j-th vector of a block at [xN].
-func vec(n, j int) string {
-	if j == 0 {
-		return fmt.Sprintf("[x%d]", n)
-	}
-	return fmt.Sprintf("[x%d, #%d, mul vl]", n, j)
 }
 
 // scoresSVE writes mlaScoresSVE_576: scoresNEON's tiles over vectors of
@@ -407,7 +394,7 @@ func accumSVE(f *a64.File) {
 	f.Note("acc = corr[h]·z[h, chunk]")
 	for i := range 4 {
 		for j := range 4 {
-			f.Word("ld1w {z%d.s}, p%d/z, %s", 16+4*i+j, j, vec(9+i, j))
+			f.Word("ld1w {z%d.s}, p%d/z, %s", 16+4*i+j, j, a64.VL(9+i, j))
 		}
 		for j := range 4 {
 			f.Word("fmul z%d.s, z%d.s, z%d.s", 16+4*i+j, 16+4*i+j, 12+i)
@@ -419,7 +406,7 @@ func accumSVE(f *a64.File) {
 	f.Op("CBZ R15, astore")
 	f.Label("ajloop")
 	for j := range 4 {
-		f.Word("ld1w {z%d.s}, p%d/z, %s", j, j, vec(14, j))
+		f.Word("ld1w {z%d.s}, p%d/z, %s", j, j, a64.VL(14, j))
 	}
 	bcast4(4, 13)
 	f.Op("ADD $%d, R14, R14", f32.row())
@@ -434,7 +421,7 @@ func accumSVE(f *a64.File) {
 	f.Label("astore")
 	for i := range 4 {
 		for j := range 4 {
-			f.Word("st1w {z%d.s}, p%d, %s", 16+4*i+j, j, vec(9+i, j))
+			f.Word("st1w {z%d.s}, p%d, %s", 16+4*i+j, j, a64.VL(9+i, j))
 		}
 	}
 	f.Word("incb x7, all, mul #4")

@@ -87,6 +87,24 @@ func (f *File) WordC(note, format string, a ...any) {
 	f.lines = append(f.lines, line{text: fmt.Sprintf(format, a...), word: true, comment: note})
 }
 
+// VL is the address of vector c of a block at xN in SVE syntax: [xN],
+// then [xN, #c, mul vl].
+func VL(n, c int) string {
+	if c == 0 {
+		return fmt.Sprintf("[x%d]", n)
+	}
+	return fmt.Sprintf("[x%d, #%d, mul vl]", n, c)
+}
+
+// V4 is the Go assembler list of the four vectors from V(first) in
+// arrangement arr ("S4", "B16", "H8").
+func V4(first int, arr string) string {
+	return fmt.Sprintf("[V%d.%s, V%d.%s, V%d.%s, V%d.%s]", first, arr, first+1, arr, first+2, arr, first+3, arr)
+}
+
+// Regs4 are the register numbers first…first+3.
+func Regs4(first int) [4]int { return [4]int{first, first + 1, first + 2, first + 3} }
+
 // Bytes encodes the WORD lines (GNU as) and returns the file's text.
 func (f *File) Bytes() ([]byte, error) {
 	var insns []string
