@@ -69,50 +69,23 @@ func NewCmdDetect(f *cli.Factory, runF func(*DetectOptions) error) *cobra.Comman
 	return cmd
 }
 
-// DetectReport is the JSON form of detect.
+// DetectReport is the JSON form of detect: what package cpu describes
+// (cpu.Info, feature sets as name lists), with the fingerprint, the
+// default thread budgets, every known feature's effective state and the
+// top ISA level.
 type DetectReport struct {
-	Fingerprint    string          `json:"fingerprint"`
-	Arch           string          `json:"arch"`
-	OS             string          `json:"os"`
-	Vendor         string          `json:"vendor"`
-	Brand          string          `json:"brand"`
-	Family         int             `json:"family"`
-	Model          int             `json:"model"`
-	Stepping       int             `json:"stepping"`
-	Hypervisor     string          `json:"hypervisor,omitempty"`
-	PhysicalCores  int             `json:"physical_cores"`
-	LogicalCores   int             `json:"logical_cores"`
-	UsableCPUs     int             `json:"usable_cpus"`
-	Topology       cpu.Topology    `json:"topology"`
+	Fingerprint string `json:"fingerprint"`
+	cpu.Info
+	SVEBits        int             `json:"sve_bits"` // 0 written too (cpu.Info omits it)
 	DefaultThreads []int           `json:"default_threads"`
-	Cache          cpu.Cache       `json:"cache"`
-	Caches         []cpu.CacheInfo `json:"caches,omitempty"`
-	NUMA           []cpu.Node      `json:"numa"`
-	MemBytes       int64           `json:"mem_bytes"`
-	NominalHz      int64           `json:"nominal_hz"`
-	SVEBits        int             `json:"sve_bits"`
-	AMXPermission  bool            `json:"amx_permission"`
 	Features       map[string]bool `json:"features"`
-	Hardware       []string        `json:"hardware"`
-	Masked         []string        `json:"masked"`
-	Mask           string          `json:"mask,omitempty"`
-	Warnings       []string        `json:"warnings,omitempty"`
 	TopLevel       string          `json:"top_level"`
-	ThreadsPerCore int             `json:"threads_per_core"`
 }
 
-// NewDetectReport summarises cpu.Get().
+// NewDetectReport summarises i.
 func NewDetectReport(i *cpu.Info) DetectReport {
-	r := DetectReport{
-		Fingerprint: i.Fingerprint(), Arch: i.Arch, OS: i.OS, Vendor: i.Vendor, Brand: i.Brand,
-		Family: i.Family, Model: i.Model, Stepping: i.Stepping, Hypervisor: i.Hypervisor,
-		PhysicalCores: i.PhysicalCores, LogicalCores: i.LogicalCores, ThreadsPerCore: i.ThreadsPerCore,
-		UsableCPUs: i.Usable, Topology: i.Topology, DefaultThreads: i.Topology.DefaultThreads(),
-		Cache: i.Cache, Caches: i.Caches, NUMA: i.NUMA, MemBytes: i.MemBytes, NominalHz: i.NominalHz, SVEBits: i.SVEBits,
-		AMXPermission: i.AMXPermission, Features: map[string]bool{},
-		Hardware: i.Hardware.Names(), Masked: i.Masked.Names(), Mask: i.Mask, Warnings: i.Warnings,
-		TopLevel: i.TopLevel(),
-	}
+	r := DetectReport{Fingerprint: i.Fingerprint(), Info: *i, SVEBits: i.SVEBits, DefaultThreads: i.Topology.DefaultThreads(),
+		Features: map[string]bool{}, TopLevel: i.TopLevel()}
 	for _, f := range cpu.AllFeatures() {
 		r.Features[f.String()] = i.Effective.Has(f)
 	}

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/bits"
 	"sort"
@@ -121,6 +122,24 @@ func ParseSet(list string) (Set, error) {
 		s |= 1 << f
 	}
 	return s, nil
+}
+
+// MarshalJSON writes s as its sorted feature names (the names
+// /proc/cpuinfo uses), so a report reads like the machine's flags.
+func (s Set) MarshalJSON() ([]byte, error) { return json.Marshal(s.Names()) }
+
+// UnmarshalJSON reads a list of feature names (MarshalJSON's form).
+func (s *Set) UnmarshalJSON(b []byte) error {
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return err
+	}
+	v, err := ParseSet(strings.Join(names, ","))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
 }
 
 // Has reports whether f is in s.
