@@ -180,19 +180,9 @@ func f32Tile(f *a64.File, rows int) {
 	f.Op("RET")
 }
 
-// bf16Tile writes bf16NEON_<rows>x16: per panel, y[r][0:16] (+)= the BF16
-// dot products of activation row r with the panel's 16 rows.
-//
-// Registers: R0 w (post-incremented a line at a time), R1 panels left,
-// R2 pairs, R3 xb, R4 ldx (bytes), R5 y, R6 ldy·4, R7 acc; per panel
-// R8–R11 the activation rows, R12 steps of 4 pairs, R13 tail pairs,
-// R14–R17 the rows of y. V0–V3 and V4–V7 panel lines (even, odd), V8–V11
-// the activation rows, V(16 + 4·(r·U + u)) the accumulator set u of row r.
-func bf16Tile(f *a64.File, rows int) {
-	U := map[int]int{1: 4, 2: 2, 3: 1, 4: 1}[rows]
-	acc := func(r, u int) int { return 16 + 4*(r*U+u) }
-	b := fmt.Sprintf("b%d", rows)
-	f.Func(fmt.Sprintf("bf16NEON_%dx16", rows), "(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)", "$0-64")
+// bf16Args loads the BF16 kernels' arguments (the row strides only for
+// several rows) and leaves for done when there is no panel.
+func bf16Args(f *a64.File, rows int, done string) {
 	f.Op("MOVD w+0(FP), R0")
 	f.Op("MOVD np+8(FP), R1")
 	f.Op("MOVD npairs+16(FP), R2")
@@ -206,7 +196,23 @@ func bf16Tile(f *a64.File, rows int) {
 		f.Op("LSL $2, R6, R6")
 	}
 	f.Op("MOVD acc+56(FP), R7")
-	f.Op("CBZ R1, %sdone", b)
+	f.Op("CBZ R1, %s", done)
+}
+
+// bf16Tile writes bf16NEON_<rows>x16: per panel, y[r][0:16] (+)= the BF16
+// dot products of activation row r with the panel's 16 rows.
+//
+// Registers: R0 w (post-incremented a line at a time), R1 panels left,
+// R2 pairs, R3 xb, R4 ldx (bytes), R5 y, R6 ldy·4, R7 acc; per panel
+// R8–R11 the activation rows, R12 steps of 4 pairs, R13 tail pairs,
+// R14–R17 the rows of y. V0–V3 and V4–V7 panel lines (even, odd), V8–V11
+// the activation rows, V(16 + 4·(r·U + u)) the accumulator set u of row r.
+func bf16Tile(f *a64.File, rows int) {
+	U := map[int]int{1: 4, 2: 2, 3: 1, 4: 1}[rows]
+	acc := func(r, u int) int { return 16 + 4*(r*U+u) }
+	b := fmt.Sprintf("b%d", rows)
+	f.Func(fmt.Sprintf("bf16NEON_%dx16", rows), "(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)", "$0-64")
+	bf16Args(f, rows, b+"done")
 
 	f.Label(b + "panel")
 	f.Op("MOVD R3, R8")
@@ -297,20 +303,7 @@ func bf16SVETile(f *a64.File, nc, rows int) {
 	acc := func(r, u, c int) int { return 16 + nc*(r*U+u) + c }
 	b := fmt.Sprintf("s%d%d", nc, rows)
 	f.Func(fmt.Sprintf("bf16SVE%d_%dx16", nc, rows), "(w *byte, np, npairs int, xb *uint16, ldx int, y *float32, ldy int, acc int)", "$0-64")
-	f.Op("MOVD w+0(FP), R0")
-	f.Op("MOVD np+8(FP), R1")
-	f.Op("MOVD npairs+16(FP), R2")
-	f.Op("MOVD xb+24(FP), R3")
-	if rows > 1 {
-		f.Op("MOVD ldx+32(FP), R4")
-	}
-	f.Op("MOVD y+40(FP), R5")
-	if rows > 1 {
-		f.Op("MOVD ldy+48(FP), R6")
-		f.Op("LSL $2, R6, R6")
-	}
-	f.Op("MOVD acc+56(FP), R7")
-	f.Op("CBZ R1, %sdone", b)
+	bf16Args(f, rows, b+"done")
 	f.Note("p0, p1: the halfwords [c·VL/16, (c+1)·VL/16) ∩ [0, 32) of a line;")
 	f.Note("p4, p5: the same chunks as f32 lanes ∩ [0, 16)")
 	for _, p := range []struct {
