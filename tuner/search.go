@@ -195,11 +195,12 @@ func (t *tuner) tuneUnit(u unit, ps *problems, slice time.Duration) (profile.Ent
 		}
 	}
 	// the untuned default: what the engine runs without a profile (its
-	// default variant for the run's classes, of whichever class, the
+	// default variant at the shape for the run's classes — the family's
+	// rule, kernel.DefaultAt —, of whichever class, the
 	// variant's default configuration, the pool's initial placement), the
 	// base every choice is confirmed against
 	var dc *candidate
-	if dv := kernel.Default(u.w.Op, u.w.DType, t.opt.Classes...); dv != nil && !dv.Reference {
+	if dv := kernel.DefaultAt(u.w.Op, u.w.DType, u.w.Shape, t.opt.Classes...); dv != nil && !dv.Reference {
 		dc = &candidate{dv, dv.DefaultConfig(u.w.Shape, u.threads), defaultPlacement(u.threads)}
 		t0 := t.opt.Measure.now()
 		if dv.Class == u.class {

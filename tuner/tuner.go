@@ -394,7 +394,7 @@ func tunedClasses(w Workload, classes []kernel.Class) []kernel.Class {
 			keep = append(keep, c)
 		}
 	}
-	def := kernel.Default(w.Op, w.DType, classes...)
+	def := kernel.DefaultAt(w.Op, w.DType, w.Shape, classes...)
 	if def == nil || def.Reference || !slices.Contains(keep, def.Class) {
 		return keep
 	}

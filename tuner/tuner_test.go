@@ -407,6 +407,17 @@ func TestVerifyShapes(t *testing.T) {
 			if v.Get("c")%1024 != s.Get("c")%1024 || v.Get("c") < 8*4096 || v.With("c", 0).String() != s.With("c", 0).String() {
 				t.Errorf("%s: %s checked at %s", w.Op, s, v)
 			}
+		case "mla.prefill": // the same tokens and widths, every key block (≤ 128) edge of the cached prefix
+			for _, vv := range kernel.Variants(w.Op) {
+				for _, kb := range paramValues(vv, "kb", 1) {
+					if 512%kb != 0 {
+						t.Errorf("%s: kb %d does not divide 512: verifyPrefill moves its edges", vv.ID(), kb)
+					}
+				}
+			}
+			if v.Get("p")%512 != s.Get("p")%512 || v.Get("p") < 512 || v.With("p", 0).String() != s.With("p", 0).String() {
+				t.Errorf("%s: %s checked at %s", w.Op, s, v)
+			}
 		case "moe.block": // the same expert matrices and top-k, tokens per expert kept
 			same := v.Get("c") == s.Get("c") && v.Get("i") == s.Get("i") && v.Get("k") == s.Get("k")
 			per := func(x kernel.Shape) float64 { return float64(x.Get("n")*x.Get("k")) / float64(x.Get("e")) }

@@ -59,8 +59,8 @@ func Choose(op string, dt DType, s Shape, threads int, classes ...Class) Choice 
 
 // Choose is how kernel families' high-level entry points pick what to run:
 // a forced variant (tests) with its default configuration; else r's
-// Chooser's pick when it has one that validates here; else Default with
-// DefaultConfig.
+// Chooser's pick when it has one that validates here; else DefaultAt (the
+// family's untuned rule at s) with DefaultConfig.
 func (r Rules) Choose(op string, dt DType, s Shape, threads int) Choice {
 	classes := r.classes()
 	if threads < 1 {
@@ -75,7 +75,7 @@ func (r Rules) Choose(op string, dt DType, s Shape, threads int) Choice {
 			return ch
 		}
 	}
-	v := Default(op, dt, classes...)
+	v := DefaultAt(op, dt, s, classes...)
 	if v == nil {
 		return Choice{}
 	}

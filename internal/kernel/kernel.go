@@ -215,6 +215,14 @@ type Op struct {
 	// partial last one, every chunk boundary, every context split). Unset:
 	// s itself.
 	Verify func(s Shape, dt DType) Shape
+	// DefaultAt, if set, is the family's untuned rule at a shape: the
+	// variant that runs at s without a profile's choice where it is not
+	// Default's (nil: Default's). It returns only a variant that is
+	// available, serves dt and belongs to one of classes. The engine runs
+	// it (Rules.Choose) and the tuner times every candidate against it, so
+	// a profile's choice at s replaces the rule only where it measured
+	// faster than the rule's answer.
+	DefaultAt func(s Shape, dt DType, classes []Class) *Variant
 }
 
 // VerifyShape is the shape a candidate tuned at s is checked at (Verify,

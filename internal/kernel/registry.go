@@ -210,6 +210,25 @@ func Default(op string, dt DType, classes ...Class) *Variant {
 	return v
 }
 
+// DefaultAt is the variant that runs op at shape s without a profile's
+// choice: a forced variant if a test set one, else the op's own rule at s
+// (Op.DefaultAt), else Default.
+func DefaultAt(op string, dt DType, s Shape, classes ...Class) *Variant {
+	if len(classes) == 0 {
+		classes = DefaultClasses
+	}
+	regMu.RLock()
+	f, o := forced[op], ops[op]
+	regMu.RUnlock()
+	if f == nil && o != nil && o.DefaultAt != nil {
+		if v := o.DefaultAt(s, dt, classes); v != nil {
+			Debugf("default for %s dtype=%s classes=%v at %s: %s (the family's rule)", op, dt, classes, s, v.Name)
+			return v
+		}
+	}
+	return Default(op, dt, classes...)
+}
+
 // Force makes Default return the named variant for op until restore is
 // called (tests and benchmarks of a family's typed dispatcher).
 func Force(op, name string) (restore func(), err error) {

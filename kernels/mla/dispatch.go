@@ -13,8 +13,9 @@ import (
 // caller's kernel.Rules (its tuning profile and classes) is here. Decode
 // asks at the middle of the context's half-octave (ctxBucket), so a
 // growing context does not ask anew per token; prefill over a cached
-// prefix at least as long as the new tokens runs the absorbed form when
-// the profile left the default (pickPrefill); the prefill's classes
+// prefix at least as long as the new tokens runs the absorbed form unless
+// the profile measured a faster choice there (absorbedAt, the prefill op's
+// DefaultAt, which the tuner confirms against); the prefill's classes
 // follow the projections' format (prefillClasses).
 
 // prefillClasses are the accuracy classes the prefill may choose from:
@@ -38,30 +39,28 @@ func prefillClasses(classes []kernel.Class, dt kernel.DType) []kernel.Class {
 // formats (Q8 … Q2, the GGUF block types: no float format).
 func int8Projections(dt kernel.DType) bool { return !quant.IsFloat(dt) }
 
-// pickPrefill is pick for the prefill among classes, with the default
-// crossover between the forms: without a tuning profile's choice, a prefix
-// at least as long as the new tokens runs absorbed (decompressing every
-// cached key for a few queries cost 35 GFLOP per MLA layer at a 4K
-// context), on its int8act scores (absorbed_int8) where int8act is allowed
-// and that variant runs.
-func pickPrefill(p *kernel.Choice, s kernel.Shape, prefix, T, threads int, r kernel.Rules) *kernel.Choice {
-	if p != nil {
-		return p
+// absorbedAt is the prefill's untuned rule (its Op.DefaultAt): over a
+// cached prefix at least as long as the new tokens, the absorbed form
+// (decompressing every cached key for a few queries cost 35 GFLOP per MLA
+// layer at a 4K context), on its int8act scores (absorbed_int8) where
+// int8act is allowed and that variant runs; nil (the default variant)
+// otherwise. The tuner times the prefill over a cached prefix too
+// (tune.go): a profile's choice there replaces the rule where it measured
+// faster than the rule's answer.
+func absorbedAt(s kernel.Shape, _ kernel.DType, classes []kernel.Class) *kernel.Variant {
+	if s.Get("p") < s.Get("t") {
+		return nil
 	}
-	classes := r.Classes
-	c := pick(nil, r, OpPrefill, s, threads)
-	if prefix >= T && c.Variant == kernel.Default(OpPrefill, kernel.F32, classes...) {
-		names := []string{"absorbed"}
-		if slices.Contains(classes, kernel.ClassInt8Act) {
-			names = []string{"absorbed_int8", "absorbed"} // its scores on Q8 keys where it is registered
-		}
-		for _, name := range names {
-			if v, err := kernel.Lookup(OpPrefill + "/" + name); err == nil && v.Available() {
-				return &kernel.Choice{Variant: v, Config: v.DefaultConfig(s, threads)}
-			}
+	names := []string{"absorbed"}
+	if slices.Contains(classes, kernel.ClassInt8Act) {
+		names = []string{"absorbed_int8", "absorbed"} // its scores on Q8 keys where it is registered
+	}
+	for _, name := range names {
+		if v, err := kernel.Lookup(OpPrefill + "/" + name); err == nil && v.Available() && slices.Contains(classes, v.Class) {
+			return v
 		}
 	}
-	return c
+	return nil
 }
 
 // ctxBucket stands for the context length n in the decode's kernel

@@ -236,7 +236,7 @@ func (w *LayerWeights) Forward(y, x []float32, B, T int, c *LayerCache, opt Laye
 			// the variant the whole prompt would run; with one query, the
 			// query at the last position (P = the cache's length − 1)
 			P := c.Seqs[b].Len() - T
-			plan := pickPrefill(opt.Prefill, kernel.MakeShape(prefillKeys, T, P, NH, DN, DR, DV, R), P, T, th, opt.Rules.WithClasses(prefillClasses(opt.Rules.Classes, w.Q.DType)...))
+			plan := pick(opt.Prefill, opt.Rules.WithClasses(prefillClasses(opt.Rules.Classes, w.Q.DType)...), OpPrefill, kernel.MakeShape(prefillKeys, T, P, NH, DN, DR, DV, R), th)
 			p := &Prefill{NH: NH, DN: DN, DR: DR, DV: DV, R: R, Scale: scale,
 				Q: q[b*TQ*NH*QW : (b+1)*TQ*NH*QW], Cache: c.Seqs[b], P: c.Seqs[b].Len() - TQ,
 				WUK: w.WUK, WUV: w.WUV, WUKp: w.WUKp, WUVp: w.WUVp, WUKq: w.WUKq, WUVq: w.WUVq, O: o[b*TQ*NH*DV : (b+1)*TQ*NH*DV],

@@ -217,6 +217,10 @@ var (
 // float64 reference over 128K keys and every head costs ~10 s here).
 const verifyContext = 32768
 
+// verifyPrefix is the longest cached prefix a tuned prefill is checked
+// over (verifyPrefill).
+const verifyPrefix = 512
+
 // verifyDecode is the shape a decode candidate tuned at s is checked at:
 // contexts past verifyContext shortened to it plus c mod 1024, which keeps
 // every split (≤ 8 ranges) and key block (≤ 128) boundary where it falls in
@@ -230,6 +234,20 @@ func verifyDecode(s kernel.Shape, _ kernel.DType) kernel.Shape {
 	return s.With("c", verifyContext+c%1024)
 }
 
+// verifyPrefill is the shape a prefill candidate tuned over a cached
+// prefix is checked at: a prefix beyond verifyPrefix is cut to
+// verifyPrefix plus its remainder modulo verifyPrefix, which keeps every
+// key block edge (kb divides it) and query block of the timed shape (the
+// float64 reference costs 2·t·(p+t/2)·nh·(dn+dr+dv): 8 GFLOP at 512
+// tokens over 512 cached).
+func verifyPrefill(s kernel.Shape, _ kernel.DType) kernel.Shape {
+	p := s.Get("p")
+	if p <= verifyPrefix {
+		return s
+	}
+	return s.With("p", verifyPrefix+p%verifyPrefix)
+}
+
 func init() {
 	kernel.RegisterOp(&kernel.Op{Name: OpDecode, Doc: "absorbed MLA decode over the latent cache", ShapeKeys: decodeKeys,
 		DTypes: []kernel.DType{kernel.F32}, NewProblem: newDecodeProblem, Tolerance: tolerance, Verify: verifyDecode,
@@ -238,7 +256,7 @@ func init() {
 			return kernel.Cost{FLOPs: 2 * b * c * nh * (2*r + dr), Bytes: b * c * 4 * (r + dr)}
 		}})
 	kernel.RegisterOp(&kernel.Op{Name: OpPrefill, Doc: "causal MLA prefill over the latent cache", ShapeKeys: prefillKeys,
-		DTypes: []kernel.DType{kernel.F32}, NewProblem: newPrefillProblem, Tolerance: tolerance,
+		DTypes: []kernel.DType{kernel.F32}, NewProblem: newPrefillProblem, Tolerance: tolerance, Verify: verifyPrefill, DefaultAt: absorbedAt,
 		Cost: func(s kernel.Shape, dt kernel.DType) kernel.Cost {
 			t, p, nh := float64(s.Get("t")), float64(s.Get("p")), float64(s.Get("nh"))
 			dn, dr, dv, r := float64(s.Get("dn")), float64(s.Get("dr")), float64(s.Get("dv")), float64(s.Get("r"))
@@ -271,7 +289,7 @@ var gemmInt8 = kernel.Variant{Name: "gemm_int8", Doc: "gemm with the decompressi
 
 // absorbedInt8 is the absorbed prefill with its scores in class int8act
 // (prefillAbsorbedInt8), registered beside gemmInt8 (mla_amd64.go), where
-// the VNNI GEMM serves the Q8 keys. pickPrefill takes it for a long
+// the VNNI GEMM serves the Q8 keys. absorbedAt takes it for a long
 // cached prefix wherever int8act is allowed.
 var absorbedInt8 = kernel.Variant{Name: "absorbed_int8", Doc: "absorbed with the scores (latent rows packed as Q8 keys, absorbed queries quantized per group of 32) on the int8act GEMM kernels; softmax, latent sums and W_UV f32",
 	Priority: 5, Class: kernel.ClassInt8Act, Threaded: true, Params: []kernel.Param{{Name: "qb", Doc: "queries per block", Values: []int{4, 8, 16, 32, 64}, Default: 16}}}

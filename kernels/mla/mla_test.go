@@ -499,7 +499,7 @@ func TestPickPrefillAbsorbed(t *testing.T) {
 		{63, 64, i8, kernel.Default(OpPrefill, kernel.F32, i8...).Name},
 	} {
 		s := kernel.MakeShape(prefillKeys, c.T, c.prefix, 32, 128, 64, 128, 512)
-		got := pickPrefill(nil, s, c.prefix, c.T, 2, kernel.Rules{Classes: c.classes})
+		got := kernel.Rules{Classes: c.classes}.Choose(OpPrefill, kernel.F32, s, 2)
 		if got.Variant == nil || got.Variant.Name != c.want {
 			t.Errorf("prefix %d, %d tokens, classes %v: %v, want %s", c.prefix, c.T, c.classes, got.Variant, c.want)
 		}
