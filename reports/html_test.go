@@ -148,18 +148,70 @@ func TestPlotErrors(t *testing.T) {
 	if _, err := BarChart("t", "y", []string{"a"}, []Series{{"m", []float64{1, 2}}}); err == nil {
 		t.Error("misaligned series accepted")
 	}
-	if _, err := RooflinePlot("t", []Roofline{{Machine: "m"}}); err == nil {
+	if _, err := RooflineFigure("", "t", nil); err == nil {
+		t.Error("roofline without machines accepted")
+	}
+	if _, err := RooflineFigure("", "t", []Roofline{{Machine: "m"}}); err == nil {
 		t.Error("roofline without data accepted")
 	}
 	// bandwidth only, or compute only, still draws
 	for _, m := range []Roofline{{Machine: "bw", Bandwidth: []Ceiling{{"DRAM", 50}}, Points: []RooflinePoint{{"k", 1, 20}}},
 		{Machine: "peak", Compute: []Ceiling{{"f32", 100}}, Points: []RooflinePoint{{"k", 1, 20}}}} {
-		p, err := RooflinePlot("t", []Roofline{m})
+		fig, err := RooflineFigure("", "t", []Roofline{m})
 		if err != nil {
 			t.Fatalf("%s: %v", m.Machine, err)
 		}
-		if _, err := SVG(p, FigureWidth, FigureHeight); err != nil {
-			t.Fatalf("%s: %v", m.Machine, err)
+		if !strings.HasPrefix(string(fig.SVG), "<svg") {
+			t.Fatalf("%s: no <svg> element", m.Machine)
 		}
+	}
+}
+
+// TestRooflineFigureLayout: the comparison goes through the same layout
+// as ktune's plots, so its labels get the same promises (no overlaps,
+// none off the data area or over a mark), and every ceiling is labelled
+// in the plot and named in the key under its machine.
+func TestRooflineFigureLayout(t *testing.T) {
+	ch, err := machinesChart("Rooflines", sampleRooflines())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ch.layout(FigureWidth, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range boxProblems(f) {
+		if !strings.Contains(p, " labels point ") { // labels, not numbers, beside the marks
+			t.Error(p)
+		}
+	}
+	if len(f.dropped) > 0 {
+		t.Errorf("ceiling labels with no place in the plot: %q", f.dropped)
+	}
+	text := map[boxKind][]string{}
+	for _, b := range f.boxes {
+		text[b.Kind] = append(text[b.Kind], b.Text)
+	}
+	for _, want := range []string{"f32 zmm 420", "f32 ymm 210", "DRAM 70 GB/s", "L2 340 GB/s", "DRAM 68 GB/s"} {
+		for _, k := range []boxKind{boxRoof, boxKey} {
+			if !slicesContainsPrefix(text[k], want) {
+				t.Errorf("no %s label %q in %q", k, want, text[k])
+			}
+		}
+	}
+	for _, want := range []string{"zen5 avx512:", "zen5 avx2 <masked>:", "zen5 avx512 kernels", "zen5 avx2 <masked> kernels"} {
+		if !slicesContainsPrefix(text[boxKey], want) {
+			t.Errorf("key lacks %q: %q", want, text[boxKey])
+		}
+	}
+	fams := map[int]int{}
+	for _, m := range f.marks {
+		fams[m.fam]++
+	}
+	if len(f.marks) != 8 || fams[0] != 4 || fams[1] != 4 {
+		t.Errorf("marks per machine: %v", fams)
+	}
+	if n := len(text[boxNumber]); n != 8 || !slicesContainsPrefix(text[boxNumber], "mla decode 32K") {
+		t.Errorf("point labels: %q", text[boxNumber])
 	}
 }

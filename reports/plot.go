@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/ktune/ktune/roofline"
 )
 
 // Default figure size: about 850×480 CSS pixels.
@@ -31,7 +33,12 @@ func SVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", fmt.Errorf("rendering SVG: %w", err)
 	}
-	s := buf.String()
+	return svgElement(buf.Bytes())
+}
+
+// svgElement is an SVG document's <svg> element, without the prolog.
+func svgElement(b []byte) (template.HTML, error) {
+	s := string(b)
 	i := strings.Index(s, "<svg")
 	if i < 0 {
 		return "", fmt.Errorf("rendering SVG: no <svg> element in the output")
@@ -118,158 +125,68 @@ type Roofline struct {
 	Points    []RooflinePoint
 }
 
-func maxCeiling(cs []Ceiling) float64 {
-	m := math.NaN()
-	for _, c := range cs {
-		if c.Value > 0 && !(m >= c.Value) {
-			m = c.Value
-		}
+// RooflineFigure overlays several machines' rooflines on one log–log
+// chart (arithmetic intensity against GFLOP/s), drawn as ktune's
+// per-machine plots are (rooflayout.go): each machine gets a colour, its
+// roof (the highest compute ceiling and the highest bandwidth) as solid
+// lines, lower ceilings dashed, every ceiling labelled with its value, and
+// its kernels as marks of its colour and shape, labelled beside them (no
+// two labels overlap). A key below the plot names each machine's ceilings
+// and kernels. Machines without ceilings are left out; it is an error when
+// none has one.
+func RooflineFigure(caption, title string, machines []Roofline) (Figure, error) {
+	ch, err := machinesChart(title, machines)
+	if err != nil {
+		return Figure{}, err
 	}
-	return m
+	f, err := ch.layout(FigureWidth, 0)
+	if err != nil {
+		return Figure{}, fmt.Errorf("roofline %q: %w", title, err)
+	}
+	svg, err := f.svg()
+	return Figure{Caption: caption, SVG: svg}, err
 }
 
-// RooflinePlot overlays several machines' rooflines on log-log axes
-// (arithmetic intensity in FLOP/byte against GFLOP/s). Each machine gets
-// a colour: its roof (the highest compute ceiling and the highest
-// bandwidth) as a solid line, lower ceilings dashed, every ceiling
-// labelled with its value, and its kernels as labelled points.
-func RooflinePlot(title string, machines []Roofline) (*plot.Plot, error) {
+// machinesChart is the chart RooflineFigure draws.
+func machinesChart(title string, machines []Roofline) (*roofChart, error) {
 	if len(machines) == 0 {
 		return nil, fmt.Errorf("roofline %q: no machines", title)
 	}
-	// x range: around every ridge point and every measured point
-	xmin, xmax := math.Inf(1), math.Inf(-1)
-	for _, m := range machines {
-		peak, bw := maxCeiling(m.Compute), maxCeiling(m.Bandwidth)
-		if ridge := peak / bw; ridge > 0 {
-			xmin, xmax = math.Min(xmin, ridge/64), math.Max(xmax, ridge*16)
-		}
-		for _, pt := range m.Points {
-			if pt.Intensity > 0 && pt.Perf > 0 {
-				xmin, xmax = math.Min(xmin, pt.Intensity/2), math.Max(xmax, pt.Intensity*2)
-			}
-		}
-	}
-	if math.IsInf(xmin, 0) {
-		return nil, fmt.Errorf("roofline %q: no positive ceilings or points", title)
-	}
-
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "arithmetic intensity (FLOP/byte)"
-	p.Y.Label.Text = "GFLOP/s"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
-
+	ch := &roofChart{title: title, styleKey: "Kernels:", plotH: FigureWidth * 3 / 4}
 	for i, m := range machines {
-		col := plotutil.Color(i)
-		var labels plotter.XYLabels // in the machine's colour
-		peak, bw := maxCeiling(m.Compute), maxCeiling(m.Bandwidth)
-		roof := func(x, peak, bw float64) float64 {
-			y := math.Inf(1)
-			if peak > 0 {
-				y = peak
+		st := styleFor(i, m.Machine+" kernels")
+		ch.styles = append(ch.styles, st)
+		cm := chartMachine{name: m.Machine}
+		add := func(cs []Ceiling, slope bool, unit string) {
+			top := 0.0
+			for _, c := range cs {
+				top = max(top, c.Value)
 			}
-			if bw > 0 {
-				y = math.Min(y, bw*x)
-			}
-			return y
-		}
-		line := func(peak, bw float64, dashed bool) (*plotter.Line, error) {
-			xs := []float64{xmin}
-			if peak > 0 && bw > 0 {
-				if r := peak / bw; r > xmin && r < xmax {
-					xs = append(xs, r)
+			for _, c := range cs {
+				if !(c.Value > 0) {
+					continue
 				}
+				style := draw.LineStyle{Color: st.color, Width: vg.Points(2)}
+				if c.Value < top {
+					style.Width, style.Dashes = vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
+				}
+				cm.lines = append(cm.lines, chartLine{label: c.Name + " " + fmtFig(c.Value) + unit, value: c.Value, slope: slope, style: style})
 			}
-			xs = append(xs, xmax)
-			var xys plotter.XYs
-			for _, x := range xs {
-				xys = append(xys, plotter.XY{X: x, Y: roof(x, peak, bw)})
-			}
-			l, err := plotter.NewLine(xys)
-			if err != nil {
-				return nil, err
-			}
-			l.LineStyle.Color = col
-			l.LineStyle.Width = vg.Points(2)
-			if dashed {
-				l.LineStyle.Width = vg.Points(1)
-				l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			}
-			return l, nil
 		}
-		if !(peak > 0) && !(bw > 0) {
+		add(m.Compute, false, "")
+		add(m.Bandwidth, true, " GB/s")
+		if len(cm.lines) == 0 {
 			continue
 		}
-		l, err := line(peak, bw, false)
-		if err != nil {
-			return nil, fmt.Errorf("roofline %q, %s: %w", title, m.Machine, err)
-		}
-		p.Add(l)
-		p.Legend.Add(m.Machine, l)
-		for _, c := range m.Compute {
-			if c.Value > 0 && c.Value <= peak {
-				if c.Value < peak {
-					l, err := line(c.Value, bw, true)
-					if err != nil {
-						return nil, err
-					}
-					p.Add(l)
-				}
-				labels.XYs = append(labels.XYs, plotter.XY{X: xmax / 32, Y: c.Value})
-				labels.Labels = append(labels.Labels, fmt.Sprintf("%s %.4g", c.Name, c.Value))
-			}
-		}
-		for _, c := range m.Bandwidth {
-			if c.Value > 0 && c.Value <= bw {
-				if c.Value < bw {
-					l, err := line(peak, c.Value, true)
-					if err != nil {
-						return nil, err
-					}
-					p.Add(l)
-				}
-				labels.XYs = append(labels.XYs, plotter.XY{X: xmin * 2, Y: c.Value * xmin * 2})
-				labels.Labels = append(labels.Labels, fmt.Sprintf("%s %.4g GB/s", c.Name, c.Value))
-			}
-		}
-		var pts plotter.XYs
+		ch.machines = append(ch.machines, cm)
 		for _, pt := range m.Points {
-			if pt.Intensity > 0 && pt.Perf > 0 {
-				pts = append(pts, plotter.XY{X: pt.Intensity, Y: pt.Perf})
-				labels.XYs = append(labels.XYs, plotter.XY{X: pt.Intensity, Y: pt.Perf})
-				labels.Labels = append(labels.Labels, pt.Label)
-			}
-		}
-		if len(pts) > 0 {
-			s, err := plotter.NewScatter(pts)
-			if err != nil {
-				return nil, err
-			}
-			s.GlyphStyle.Color = col
-			s.GlyphStyle.Shape = plotutil.Shape(i)
-			s.GlyphStyle.Radius = vg.Points(3.5)
-			p.Add(s)
-			p.Legend.Add(m.Machine+" kernels", s)
-		}
-		if len(labels.XYs) > 0 {
-			lb, err := plotter.NewLabels(labels)
-			if err != nil {
-				return nil, err
-			}
-			for j := range lb.TextStyle {
-				lb.TextStyle[j].Font.Size = vg.Points(8)
-				lb.TextStyle[j].Color = col
-			}
-			lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
-			p.Add(lb)
+			ch.points = append(ch.points, plotPoint{Point: roofline.Point{Label: pt.Label}, ai: pt.Intensity, g: pt.Perf, fam: i})
 		}
 	}
-	return p, nil
+	if len(ch.machines) == 0 {
+		return nil, fmt.Errorf("roofline %q: no positive ceilings", title)
+	}
+	return ch, nil
 }
 
 // BarFigure renders BarChart as a Figure of the default size.
@@ -279,15 +196,5 @@ func BarFigure(caption, title, ylabel string, categories []string, series []Seri
 		return Figure{}, err
 	}
 	svg, err := SVG(p, FigureWidth, FigureHeight)
-	return Figure{Caption: caption, SVG: svg}, err
-}
-
-// RooflineFigure renders RooflinePlot as a Figure, taller than the default.
-func RooflineFigure(caption, title string, machines []Roofline) (Figure, error) {
-	p, err := RooflinePlot(title, machines)
-	if err != nil {
-		return Figure{}, err
-	}
-	svg, err := SVG(p, FigureWidth, FigureWidth*3/4)
 	return Figure{Caption: caption, SVG: svg}, err
 }

@@ -1,23 +1,32 @@
 package reports
 
-// The roofline figure is laid out before anything is drawn: where every
-// roof line, point mark and piece of text goes, in canvas coordinates
-// (points, origin at the bottom left), with the same font metrics the
-// renderer uses. render then draws exactly those boxes, so the test can
-// check on the layout alone that no two text boxes overlap and none leaves
-// the canvas.
+// The one roofline plotter: a roofChart is the ceilings of one or more
+// machines (compute peaks as horizontal lines, bandwidths as slopes up to
+// their ridge with the machine's peak) and the points measured on them;
+// ktune's per-machine plots (roofplot.go) and kprofile's comparison
+// (RooflineFigure) both draw through it.
+//
+// The figure is laid out before anything is drawn: where every roof line,
+// point mark and piece of text goes, in canvas coordinates (points, origin
+// at the bottom left), with the same font metrics the renderer uses.
+// render then draws exactly those boxes, so the test can check on the
+// layout alone that no two text boxes overlap and none leaves the canvas.
 //
 // The figure is the gonum plot (axes, grid, roof lines) in the upper part
-// of the canvas and a panel below it: a key (op families, the over-roof
-// ring, every roof line's style and figure) and a table with a row per
-// point. Each point carries a number, placed next to it where it covers
-// no other text or mark (a leader line joins the two when the nearest
-// free place is further out), and the table gives the number's op, shape,
-// dtype, variant, achieved figures and fraction of its roof.
+// of the canvas and a panel below it: a key (the point styles, the
+// over-roof ring, every roof line's style and figure, under its machine)
+// and, for a numbered chart, a table with a row per point. Each point
+// carries its number (or, unnumbered, its label), placed next to it where
+// it covers no other text or mark (a leader line joins the two when the
+// nearest free place is further out), and the table gives the number's
+// op, shape, dtype, variant, achieved figures and fraction of its roof.
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"html/template"
 	"image/color"
 	"math"
 	"slices"
@@ -25,12 +34,13 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-
-	"github.com/ktune/ktune/roofline"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/ktune/ktune/roofline"
 )
 
 // Sizes, in points unless said otherwise.
@@ -59,18 +69,80 @@ var (
 	backColor    = color.NRGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xd8} // behind text over the data
 )
 
-// famStyles are the families' colours (Okabe–Ito) and marks, indexed as
-// Families.
-var famStyles = []struct {
-	color color.RGBA
+// markStyle is how a point is marked, and what the key calls the style.
+type markStyle struct {
+	name  string
+	color color.Color
 	shape string
-}{
-	{color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}, "circle"},   // gemm
-	{color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}, "square"},   // moe
-	{color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, "triangle"}, // kda
-	{color.RGBA{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff}, "diamond"},  // mla
-	{color.RGBA{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff}, "down"},     // norm
-	{color.RGBA{R: 0x66, G: 0x66, B: 0x66, A: 0xff}, "cross"},    // other
+}
+
+// markStyles is the palette of point marks (Okabe–Ito colours): ktune's
+// plots give one to each op family (indexed as roofline.Families), the
+// comparison one to each machine.
+var markStyles = []markStyle{
+	{"", color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}, "circle"},   // gemm
+	{"", color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}, "square"},   // moe
+	{"", color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, "triangle"}, // kda
+	{"", color.RGBA{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff}, "diamond"},  // mla
+	{"", color.RGBA{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff}, "down"},     // norm
+	{"", color.RGBA{R: 0x66, G: 0x66, B: 0x66, A: 0xff}, "cross"},    // other
+}
+
+// styleFor is the palette's style number i, named.
+func styleFor(i int, name string) markStyle {
+	st := markStyles[i%len(markStyles)]
+	st.name = name
+	return st
+}
+
+// chartLine is a ceiling on a roofChart: a compute peak (GFLOP/s), drawn
+// level from its ridge with the machine's highest bandwidth, or a
+// bandwidth (GB/s), drawn as a slope up to its ridge with the machine's
+// highest peak.
+type chartLine struct {
+	label string // in the plot
+	key   string // in the key, when it says more than label
+	value float64
+	slope bool // a bandwidth
+	style draw.LineStyle
+}
+
+// chartMachine is one machine's ceilings, in the order their labels get
+// a place in the plot (drawn in reverse, the first on top).
+type chartMachine struct {
+	name  string // heads its lines in the key ("" for the only machine)
+	lines []chartLine
+}
+
+// roof is the machine's highest compute peak and its highest and lowest
+// bandwidths, 0 where it has none.
+func (m chartMachine) roof() (peak, maxBW, minBW float64) {
+	for _, l := range m.lines {
+		switch {
+		case !l.slope:
+			peak = max(peak, l.value)
+		case minBW == 0:
+			maxBW, minBW = l.value, l.value
+		default:
+			maxBW, minBW = max(maxBW, l.value), min(minBW, l.value)
+		}
+	}
+	return peak, maxBW, minBW
+}
+
+// roofChart is a roofline plot of one or more machines and points.
+type roofChart struct {
+	title    string
+	machines []chartMachine
+	points   []plotPoint // plotPoint.fam indexes styles
+	styles   []markStyle
+	styleKey string // heads the styles in the key
+	// numbered charts number their points and list them in a table below
+	// (noting a point's threads where they are not threads); others write
+	// each point's label, if any, beside it.
+	numbered bool
+	threads  int
+	plotH    vg.Length // the plot's height above the panel (0: plotHeight)
 }
 
 // levelStyle is a bandwidth roof's line: DRAM solid black, the caches in
@@ -118,7 +190,8 @@ type labelBox struct {
 	font  font.Font
 	color color.Color
 	back  bool // a white backing: text over the data area
-	// swatches: a family mark (fam ≥ 0, ring for over-roof), or a line.
+	// swatches: a point's mark (fam ≥ 0, its style; ring for over-roof),
+	// or a line.
 	fam  int
 	ring bool
 	line *draw.LineStyle
@@ -133,7 +206,7 @@ func (b labelBox) baseline() vg.Point {
 // mark is a point on the plot.
 type mark struct {
 	at   vg.Point // canvas
-	fam  int      // index in roofline.Families
+	fam  int      // its style, index in figure.styles
 	over bool     // above roofline.OverRoof of its roof
 	num  int      // its number in the table, from 1
 }
@@ -150,6 +223,7 @@ func (m mark) rect() vg.Rectangle {
 // figure is a laid-out roofline plot.
 type figure struct {
 	w, h     vg.Length
+	styles   []markStyle // the marks'
 	plot     *plot.Plot
 	plotArea vg.Rectangle // where plot is drawn
 	data     vg.Rectangle // its data area
@@ -324,7 +398,7 @@ type plotPoint struct {
 	roofline.Point
 	ai, g, roof float64
 	cell        string // RoofCell
-	fam         int
+	fam         int    // its style in the chart
 }
 
 func fmtFig(v float64) string {
@@ -334,37 +408,15 @@ func fmtFig(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// layout lays out the roofline at threads threads with the points pts
-// (the caller picks those that belong on it) on a canvas w wide and h
-// high (h ≤ 0: as high as the points table needs).
-func layout(c *roofline.Ceilings, pts []roofline.Point, threads int, w, h vg.Length) (*figure, error) {
-	comp := c.ComputeAt(threads)
-	if len(comp) == 0 {
-		return nil, fmt.Errorf("roofline: no compute ceiling at %d threads", threads)
-	}
-	type slope struct {
-		level string
-		gbs   float64
-	}
-	var bws []slope
-	for _, l := range roofline.Levels {
-		if v := c.Bandwidth(l, threads); v > 0 {
-			bws = append(bws, slope{l, v})
-		}
-	}
-	if len(bws) == 0 {
-		return nil, fmt.Errorf("roofline: no read bandwidth at %d threads", threads)
-	}
-
-	// The points, numbered by family, then intensity.
+// layout lays the chart out on a canvas w wide and h high (h ≤ 0: its
+// plot height plus what the key and table need).
+func (ch *roofChart) layout(w, h vg.Length) (*figure, error) {
+	// The points, numbered by style (family or machine), then intensity.
 	var pp []plotPoint
-	for _, p := range pts {
-		ai, g := p.AI(), p.GFLOPS()
-		if !(ai > 0) || !(g > 0) || math.IsInf(ai, 0) || math.IsInf(g, 0) {
-			continue
+	for _, p := range ch.points {
+		if p.ai > 0 && p.g > 0 && !math.IsInf(p.ai, 0) && !math.IsInf(p.g, 0) {
+			pp = append(pp, p)
 		}
-		roof, _ := p.Roof(c)
-		pp = append(pp, plotPoint{Point: p, ai: ai, g: g, roof: roof, cell: p.RoofCell(c), fam: slices.Index(roofline.Families, p.Family())})
 	}
 	sort.SliceStable(pp, func(i, j int) bool {
 		a, b := pp[i], pp[j]
@@ -378,19 +430,22 @@ func layout(c *roofline.Ceilings, pts []roofline.Point, threads int, w, h vg.Len
 	})
 	over := func(p plotPoint) bool { return p.roof > 0 && p.g > roofline.OverRoof*p.roof }
 
-	f := &figure{w: w}
+	f := &figure{w: w, styles: ch.styles}
 
 	// The panel: key and table, sized first for the canvas height.
 	avail := w - 2*panelPad
-	key := keyItems(c, comp, threads, pp, over)
-	keyBoxes, keyH := flow(key, avail)
-	table, tableH := pointTable(pp, threads, over, avail)
+	keyBoxes, keyH := flow(ch.keyItems(pp, over), avail)
+	var table []labelBox
+	var tableH vg.Length
+	if ch.numbered {
+		table, tableH = pointTable(pp, ch.threads, over, avail)
+	}
 	panelH := panelPad + keyH + panelPad
 	if len(table) > 0 {
 		panelH += tableH + panelPad
 	}
 	if h <= 0 {
-		h = plotHeight + panelH
+		h = cmp.Or(ch.plotH, plotHeight) + panelH
 	}
 	f.h = h
 	if h-panelH < 2*vg.Inch {
@@ -406,24 +461,54 @@ func layout(c *roofline.Ceilings, pts []roofline.Point, threads int, w, h vg.Len
 		f.boxes = append(f.boxes, b)
 	}
 
-	// The plot: ranges as wide as every roof and point needs.
-	peak, low := comp[0].GFLOPS, comp[len(comp)-1].GFLOPS
-	maxBW, minBW := bws[0].gbs, bws[0].gbs
-	for _, b := range bws {
-		maxBW, minBW = math.Max(maxBW, b.gbs), math.Min(minBW, b.gbs)
+	// The plot: ranges as wide as every roof and point needs, the roof
+	// lines in data coordinates.
+	xmin, xmax := 1.0/64, 4.0
+	for _, m := range ch.machines {
+		if peak, _, minBW := m.roof(); peak > 0 && minBW > 0 {
+			xmax = max(xmax, 4*peak/minBW)
+		}
 	}
-	xmin, xmax := 1.0/64, 4*peak/minBW
-	ymin, ymax := math.Min(low, xmin*minBW)/2, 2*peak
 	for _, p := range pp {
-		xmin, xmax = math.Min(xmin, p.ai/2), math.Max(xmax, p.ai*4)
-		ymin, ymax = math.Min(ymin, p.g/2), math.Max(ymax, p.g*2)
+		xmin, xmax = min(xmin, p.ai/2), max(xmax, p.ai*4)
+	}
+	type line struct {
+		chartLine
+		xy    plotter.XYs
+		below bool // label below the line first: the machine's lowest slope
+	}
+	var lines []line
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	for _, m := range ch.machines {
+		peak, maxBW, minBW := m.roof()
+		for _, l := range m.lines {
+			var xy plotter.XYs
+			if l.slope {
+				x1 := xmax
+				if peak > 0 {
+					x1 = min(xmax, peak/l.value)
+				}
+				xy = plotter.XYs{{X: xmin, Y: xmin * l.value}, {X: x1, Y: x1 * l.value}}
+			} else {
+				x0 := xmin
+				if maxBW > 0 {
+					x0 = max(xmin, l.value/maxBW)
+				}
+				xy = plotter.XYs{{X: x0, Y: l.value}, {X: xmax, Y: l.value}}
+			}
+			ymin, ymax = min(ymin, xy[0].Y), max(ymax, xy[1].Y)
+			lines = append(lines, line{chartLine: l, xy: xy, below: l.slope && l.value == minBW})
+		}
+	}
+	if len(lines) == 0 {
+		return nil, errors.New("roofline: no ceilings to plot")
+	}
+	ymin, ymax = ymin/2, 2*ymax
+	for _, p := range pp {
+		ymin, ymax = min(ymin, p.g/2), max(ymax, p.g*2)
 	}
 	p := plot.New()
-	s := "s"
-	if threads == 1 {
-		s = ""
-	}
-	p.Title.Text = fmt.Sprintf("Roofline, %d thread%s: %s (clock %.2f GHz)", threads, s, c.CPU, c.ClockGHz)
+	p.Title.Text = ch.title
 	p.X.Label.Text = "arithmetic intensity (FLOP or OP per byte)"
 	p.Y.Label.Text = "GFLOP/s (GOP/s for int8)"
 	p.Title.TextStyle.Font.Variant = "Sans"
@@ -438,26 +523,7 @@ func layout(c *roofline.Ceilings, pts []roofline.Point, threads int, w, h vg.Len
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(grid)
-	type line struct {
-		xy    plotter.XYs
-		style draw.LineStyle
-		label string
-		slope bool
-		level string
-	}
-	var lines []line
-	for _, cc := range comp {
-		x0 := math.Max(xmin, cc.GFLOPS/maxBW)
-		lines = append(lines, line{xy: plotter.XYs{{X: x0, Y: cc.GFLOPS}, {X: xmax, Y: cc.GFLOPS}}, style: computeStyle,
-			label: fmt.Sprintf("%s %s %s", cc.Name, fmtFig(cc.GFLOPS), cc.Unit())})
-	}
-	for i := len(bws) - 1; i >= 0; i-- { // DRAM first: its label gets the first pick
-		b := bws[i]
-		x1 := math.Min(xmax, peak/b.gbs)
-		lines = append(lines, line{xy: plotter.XYs{{X: xmin, Y: xmin * b.gbs}, {X: x1, Y: x1 * b.gbs}}, style: levelStyle(b.level),
-			label: fmt.Sprintf("%s read %s GB/s", b.level, fmtFig(b.gbs)), slope: true, level: b.level})
-	}
-	for i := len(lines) - 1; i >= 0; i-- { // slopes under the compute lines, DRAM on top of the caches
+	for i := len(lines) - 1; i >= 0; i-- { // the first line on top
 		l, err := plotter.NewLine(lines[i].xy)
 		if err != nil {
 			return nil, err
@@ -518,7 +584,7 @@ func layout(c *roofline.Ceilings, pts []roofline.Point, threads int, w, h vg.Len
 				return vg.Rectangle{Min: vg.Point{X: q.X + 1, Y: q.Y - 1 - sz.Y}, Max: vg.Point{X: q.X + 1 + sz.X, Y: q.Y - 1}}
 			}
 			sides := []func(vg.Point) vg.Rectangle{above, below}
-			if l.level == "DRAM" {
+			if l.below {
 				sides = []func(vg.Point) vg.Rectangle{below, above}
 			}
 			for k := 0; k <= n; k++ {
@@ -538,10 +604,16 @@ func layout(c *roofline.Ceilings, pts []roofline.Point, threads int, w, h vg.Len
 		}
 	}
 
-	// Point numbers: next to the mark, else the nearest free place with a
-	// leader line.
+	// Point numbers (or labels): next to the mark, else the nearest free
+	// place with a leader line.
 	for i, m := range f.marks {
-		b := textBox(boxNumber, fmt.Sprint(m.num), numberFont, textColor)
+		txt := fmt.Sprint(m.num)
+		if !ch.numbered {
+			if txt = pp[i].Label; txt == "" {
+				continue
+			}
+		}
+		b := textBox(boxNumber, txt, numberFont, textColor)
 		b.back, b.Point = true, i
 		sz := b.size()
 		edge := m.rect().Max.X - m.at.X + 0.5
@@ -576,7 +648,10 @@ type keyItem struct {
 	color  color.Color
 }
 
-func keyItems(c *roofline.Ceilings, comp []roofline.ComputeCeiling, threads int, pp []plotPoint, over func(plotPoint) bool) []*keyItem {
+// keyItems is the key: the styles of the points there are (and the ring
+// if a point is above its roof), then each machine's roofs, bandwidths
+// first.
+func (ch *roofChart) keyItems(pp []plotPoint, over func(plotPoint) bool) []*keyItem {
 	var out []*keyItem
 	sw := func(fam int, ring bool, line *draw.LineStyle) *labelBox {
 		b := textBox(boxSwatch, "", keyFont, nil)
@@ -588,10 +663,10 @@ func keyItems(c *roofline.Ceilings, comp []roofline.ComputeCeiling, threads int,
 		return &b
 	}
 	if len(pp) > 0 {
-		out = append(out, &keyItem{text: "Op families:"})
-		for i, fam := range roofline.Families {
+		out = append(out, &keyItem{text: ch.styleKey})
+		for i, st := range ch.styles {
 			if slices.ContainsFunc(pp, func(p plotPoint) bool { return p.fam == i }) {
-				out = append(out, &keyItem{swatch: sw(i, false, nil), text: fam})
+				out = append(out, &keyItem{swatch: sw(i, false, nil), text: st.name})
 			}
 		}
 		if slices.ContainsFunc(pp, over) {
@@ -600,27 +675,23 @@ func keyItems(c *roofline.Ceilings, comp []roofline.ComputeCeiling, threads int,
 		}
 		out = append(out, nil)
 	}
-	out = append(out, &keyItem{text: "Roofs:"})
-	for i := len(roofline.Levels) - 1; i >= 0; i-- {
-		l := roofline.Levels[i]
-		if v := c.Bandwidth(l, threads); v > 0 {
-			st := levelStyle(l)
-			txt := fmt.Sprintf("%s read %s GB/s", l, fmtFig(v))
-			if l != "DRAM" {
-				if s := c.Sweep(roofline.KindRead, threads); s != nil {
-					for _, p := range s.Plateaus {
-						if p.Level == l && p.CacheBytes > 0 {
-							txt += " (" + roofline.HumanBytes(p.CacheBytes) + ")"
-						}
-					}
+	for i, m := range ch.machines {
+		if i > 0 {
+			out = append(out, nil)
+		}
+		head := "Roofs:"
+		if m.name != "" {
+			head = m.name + ":"
+		}
+		out = append(out, &keyItem{text: head})
+		for _, slope := range []bool{true, false} {
+			for _, l := range m.lines {
+				if l.slope == slope {
+					st := l.style
+					out = append(out, &keyItem{swatch: sw(-1, false, &st), text: cmp.Or(l.key, l.label)})
 				}
 			}
-			out = append(out, &keyItem{swatch: sw(-1, false, &st), text: txt})
 		}
-	}
-	for _, cc := range comp {
-		st := computeStyle
-		out = append(out, &keyItem{swatch: sw(-1, false, &st), text: fmt.Sprintf("%s %s %s", cc.Name, fmtFig(cc.GFLOPS), cc.Unit())})
 	}
 	return out
 }
@@ -786,6 +857,35 @@ func pointTable(pp []plotPoint, threads int, over func(plotPoint) bool, w vg.Len
 	return out, height
 }
 
+// encode renders the figure in a format: PNG at pngDPI, anything else
+// gonum writes.
+func (f *figure) encode(ext string) ([]byte, error) {
+	var cw vg.CanvasWriterTo
+	if ext == "png" {
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
+	} else {
+		var err error
+		if cw, err = draw.NewFormattedCanvas(f.w, f.h, ext); err != nil {
+			return nil, err
+		}
+	}
+	f.render(draw.New(cw))
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// svg renders the figure as an inline <svg> element (see SVG).
+func (f *figure) svg() (template.HTML, error) {
+	b, err := f.encode("svg")
+	if err != nil {
+		return "", fmt.Errorf("rendering SVG: %w", err)
+	}
+	return svgElement(b)
+}
+
 // render draws the figure on c, a canvas of the figure's size.
 func (f *figure) render(c draw.Canvas) {
 	f.plot.Draw(draw.Canvas{Canvas: c.Canvas, Rectangle: f.plotArea})
@@ -793,7 +893,7 @@ func (f *figure) render(c draw.Canvas) {
 		c.StrokeLine2(draw.LineStyle{Color: leaderColor, Width: 0.7}, l[0].X, l[0].Y, l[1].X, l[1].Y)
 	}
 	for _, m := range f.marks {
-		drawMark(c, m.fam, m.at, markRadius)
+		drawMark(c, f.styles[m.fam], m.at, markRadius)
 	}
 	for _, m := range f.marks {
 		if m.over {
@@ -809,7 +909,7 @@ func (f *figure) render(c draw.Canvas) {
 			ctr := vg.Point{X: (b.Rect.Min.X + b.Rect.Max.X) / 2, Y: (b.Rect.Min.Y + b.Rect.Max.Y) / 2}
 			r := min(markRadius, b.size().Y/2-1)
 			if b.fam >= 0 {
-				drawMark(c, b.fam, ctr, r)
+				drawMark(c, f.styles[b.fam], ctr, r)
 			}
 			if b.ring {
 				rr := min(ringRadius, b.size().Y/2+1)
@@ -834,9 +934,8 @@ func (f *figure) render(c draw.Canvas) {
 	}
 }
 
-// drawMark draws a family's filled mark of radius r at p, outlined.
-func drawMark(c draw.Canvas, fam int, p vg.Point, r vg.Length) {
-	st := famStyles[fam]
+// drawMark draws a filled mark of radius r at p, outlined.
+func drawMark(c draw.Canvas, st markStyle, p vg.Point, r vg.Length) {
 	poly := func(radius vg.Length, degs ...float64) vg.Path {
 		var path vg.Path
 		for i, d := range degs {

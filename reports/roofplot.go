@@ -1,10 +1,13 @@
 package reports
 
-// Plots: the log–log roofline with every ceiling and the kernel points,
-// and bandwidth against working set with the detected cache sizes.
+// ktune's plots: a machine's measured ceilings (roofline.Ceilings) and
+// kernel points as rooflines, one per thread count, through the roofline
+// plotter (rooflayout.go), and bandwidth against working set with the
+// detected cache sizes.
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -13,15 +16,13 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-
-	"github.com/ktune/ktune/roofline"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ktune/ktune/internal/atomicfile"
+	"github.com/ktune/ktune/roofline"
 )
 
 // RooflineThreads lists the thread counts with compute ceilings,
@@ -86,19 +87,76 @@ func PlotRoofline(c *roofline.Ceilings, pts []roofline.Point, path string) error
 // two labels overlap. The format (png, svg, pdf, …) comes from path's
 // extension; the file is written atomically.
 func PlotRooflineAt(c *roofline.Ceilings, pts []roofline.Point, threads int, path string) error {
-	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	if ext == "" {
-		return fmt.Errorf("roofline: %s: no extension to choose a format", path)
-	}
-	f, err := layout(c, pointsAt(c, pts, threads), threads, figWidth, 0)
+	return writePlot(path, func(ext string) ([]byte, error) {
+		f, err := layout(c, pointsAt(c, pts, threads), threads, figWidth, 0)
+		if err != nil {
+			return nil, err
+		}
+		return f.encode(ext)
+	})
+}
+
+// layout lays out c's roofline at threads threads with the points pts
+// (the caller picks those that belong on it) on a canvas w wide and h
+// high (h ≤ 0: as high as the points table needs).
+func layout(c *roofline.Ceilings, pts []roofline.Point, threads int, w, h vg.Length) (*figure, error) {
+	ch, err := ceilingsChart(c, pts, threads)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b, err := f.encode(ext)
-	if err != nil {
-		return err
+	return ch.layout(w, h)
+}
+
+// ceilingsChart is the chart of c's roofline at threads threads with the
+// points pts: its compute ceilings in grey, its read bandwidths by level
+// (levelStyle), the points styled by op family and numbered.
+func ceilingsChart(c *roofline.Ceilings, pts []roofline.Point, threads int) (*roofChart, error) {
+	comp := c.ComputeAt(threads)
+	if len(comp) == 0 {
+		return nil, fmt.Errorf("roofline: no compute ceiling at %d threads", threads)
 	}
-	return atomicfile.WriteBytes(path, b)
+	var m chartMachine
+	for _, cc := range comp {
+		m.lines = append(m.lines, chartLine{label: fmt.Sprintf("%s %s %s", cc.Name, fmtFig(cc.GFLOPS), cc.Unit()), value: cc.GFLOPS, style: computeStyle})
+	}
+	for i := len(roofline.Levels) - 1; i >= 0; i-- { // DRAM first: its label gets the first pick
+		l := roofline.Levels[i]
+		v := c.Bandwidth(l, threads)
+		if !(v > 0) {
+			continue
+		}
+		cl := chartLine{label: fmt.Sprintf("%s read %s GB/s", l, fmtFig(v)), value: v, slope: true, style: levelStyle(l)}
+		if s := c.Sweep(roofline.KindRead, threads); s != nil && l != "DRAM" {
+			for _, p := range s.Plateaus {
+				if p.Level == l && p.CacheBytes > 0 {
+					cl.key = cmp.Or(cl.key, cl.label) + " (" + roofline.HumanBytes(p.CacheBytes) + ")"
+				}
+			}
+		}
+		m.lines = append(m.lines, cl)
+	}
+	if len(m.lines) == len(comp) {
+		return nil, fmt.Errorf("roofline: no read bandwidth at %d threads", threads)
+	}
+	s := "s"
+	if threads == 1 {
+		s = ""
+	}
+	ch := &roofChart{
+		title:    fmt.Sprintf("Roofline, %d thread%s: %s (clock %.2f GHz)", threads, s, c.CPU, c.ClockGHz),
+		machines: []chartMachine{m},
+		styleKey: "Op families:",
+		numbered: true,
+		threads:  threads,
+	}
+	for i, fam := range roofline.Families {
+		ch.styles = append(ch.styles, styleFor(i, fam))
+	}
+	for _, p := range pts {
+		roof, _ := p.Roof(c)
+		ch.points = append(ch.points, plotPoint{Point: p, ai: p.AI(), g: p.GFLOPS(), roof: roof, cell: p.RoofCell(c), fam: slices.Index(roofline.Families, p.Family())})
+	}
+	return ch, nil
 }
 
 // pointsAt picks the points that go on the plot at threads.
@@ -149,26 +207,6 @@ func PlotRooflines(c *roofline.Ceilings, pts []roofline.Point, dir string, exts 
 		}
 	}
 	return append(main, per...), nil
-}
-
-// encode renders the figure in a format: PNG at pngDPI, anything else
-// gonum writes.
-func (f *figure) encode(ext string) ([]byte, error) {
-	var cw vg.CanvasWriterTo
-	if ext == "png" {
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
-	} else {
-		var err error
-		if cw, err = draw.NewFormattedCanvas(f.w, f.h, ext); err != nil {
-			return nil, err
-		}
-	}
-	f.render(draw.New(cw))
-	var buf bytes.Buffer
-	if _, err := cw.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // PlotBandwidth draws every sweep (GB/s against working-set bytes, log x)
@@ -243,7 +281,15 @@ func PlotBandwidth(c *roofline.Ceilings, path string) error {
 		return err
 	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin/1.2, xmax*1.2, 0, ymax*1.1
-	return save(p, 11*vg.Inch, 7*vg.Inch, path)
+	return writePlot(path, func(ext string) ([]byte, error) {
+		wt, err := p.WriterTo(11*vg.Inch, 7*vg.Inch, ext)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		_, err = wt.WriteTo(&buf)
+		return buf.Bytes(), err
+	})
 }
 
 func threadIndex(ts []int, t int) int {
@@ -313,18 +359,16 @@ func shortBytes(b int64) string {
 	}
 }
 
-func save(p *plot.Plot, w, h vg.Length, path string) error {
+// writePlot writes what render gives for the format path's extension
+// names (png, svg, pdf, …), atomically.
+func writePlot(path string, render func(ext string) ([]byte, error)) error {
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	if ext == "" {
 		return fmt.Errorf("roofline: %s: no extension to choose a format", path)
 	}
-	wt, err := p.WriterTo(w, h, ext)
+	b, err := render(ext)
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, b)
 }
