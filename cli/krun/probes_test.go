@@ -538,6 +538,7 @@ func TestKrunProbes(t *testing.T) {
 		{Name: "bench/bad-format", Args: []string{"bench", "--synthetic", "-o", "xml"}, Code: 2, Err: `-o "xml"`},
 		{Name: "bench/reps-0", Args: []string{"bench", "--synthetic", "-r", "0"}, Code: 2, Err: "-r 0"},
 		{Name: "bench/bad-prompt-list", Args: []string{"bench", "--synthetic", "-p", "64,x"}, Code: 2, Err: `"x" is not a count`, Timeout: fast},
+		{Name: "bench/empty-prompt-list", Args: []string{"bench", "--synthetic", "-p", ""}, Code: 2, Err: `give at least one count`, Timeout: fast},
 		{Name: "bench/bad-threads", Args: []string{"bench", "--synthetic", "-t", "0"}, Code: 2, Err: "bad thread count", Timeout: fast},
 		{Name: "bench/bad-dtype", Args: []string{"bench", "--synthetic", "--dtype", "q4,q9"}, Code: 2, Err: "unknown preset", Timeout: fast},
 		{Name: "bench/missing-model", Args: []string{"bench", "{dir}/none.kt"}, Code: 2, Timeout: fast, Check: missingModel("none.kt")},

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package krun
+package bench
 
 // majorFaults is unknown here.
 func majorFaults() int64 { return -1 }

@@ -1,4 +1,4 @@
-package krun
+package bench
 
 import (
 	"errors"
@@ -13,12 +13,12 @@ import (
 // diskCeiling is the read rate (bytes/s) of the storage holding path:
 // about n bytes read with O_DIRECT (past the page cache, so what the
 // device delivers) in reads of block bytes (rounded to pages; 0:
-// diskBlock) spread evenly over the file, diskQueue at a time. Paged
+// DiskBlock) spread evenly over the file, diskQueue at a time. Paged
 // decode reads whole expert matrices at scattered places, so bench passes
 // their size: an SSD delivers less in 1 MiB reads than in 4 MiB ones.
 func diskCeiling(path string, n, block int) (float64, error) {
 	if block <= 0 {
-		block = diskBlock
+		block = DiskBlock
 	}
 	block = (block + 4095) &^ 4095
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package krun
+package bench
 
 // sampleIO reads the page-in counters (no read_bytes outside Linux).
 func sampleIO() ioSample { return ioSample{MajFlt: majorFaults(), ReadBytes: -1} }

@@ -1,4 +1,4 @@
-package krun
+package bench
 
 import (
 	"bufio"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package krun
+package bench
 
 import "syscall"
 

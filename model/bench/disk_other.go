@@ -1,6 +1,6 @@
 //go:build !linux
 
-package krun
+package bench
 
 import "errors"
 
