@@ -491,12 +491,12 @@ func (r accRow) key() string { return r.Preset + "/" + r.Class }
 func accRows() []accRow {
 	var rows []accRow
 	for _, p := range krun.Presets {
-		used := presetDTypes(p.Opt)
+		used := presetDTypes(p.Formats)
 		for _, c := range accClasses {
 			if c.Serves != nil && !slices.ContainsFunc(c.Serves, func(d kernel.DType) bool { return slices.Contains(used, d) }) {
 				continue
 			}
-			opt := p.Opt
+			opt := model.LoadOptions{Formats: p.Formats}
 			opt.Classes = []kernel.Class{kernel.ClassF32}
 			if c.Pin != kernel.ClassF32 {
 				opt.Classes = append(opt.Classes, c.Pin)
@@ -507,8 +507,8 @@ func accRows() []accRow {
 	return rows
 }
 
-// presetDTypes are the weight formats a preset's options use.
-func presetDTypes(o model.LoadOptions) []kernel.DType {
+// presetDTypes are the weight formats a preset's formats use.
+func presetDTypes(o model.Formats) []kernel.DType {
 	dt := o.DType
 	if dt == "" {
 		dt = kernel.F32

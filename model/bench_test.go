@@ -23,7 +23,7 @@ func TestRandom(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dt := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8, kernel.Q5, kernel.Q4, kernel.Q2} {
-		m, err := Random(cfg, LoadOptions{DType: dt, Classes: []kernel.Class{kernel.ClassF32}}, 1)
+		m, err := Random(cfg, LoadOptions{Formats: Formats{DType: dt}, Runtime: Runtime{Classes: []kernel.Class{kernel.ClassF32}}}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func BenchmarkTinyModel(b *testing.B) {
 		f.Close()
 	}
 	for _, dt := range []kernel.DType{kernel.F32, kernel.Q8, kernel.Q4} {
-		m, err := Load(dir, LoadOptions{DType: dt})
+		m, err := Load(dir, LoadOptions{Formats: Formats{DType: dt}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func BenchmarkSynthetic(b *testing.B) {
 	}
 	for _, dt := range dts {
 		t0 := time.Now()
-		m, err := Random(cfg, LoadOptions{DType: dt}, 1)
+		m, err := Random(cfg, LoadOptions{Formats: Formats{DType: dt}}, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -177,7 +177,7 @@ func TestDecodeToAllocates(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.VocabSize = 1 << 17
-	m, err := Random(cfg, LoadOptions{DType: kernel.Q8, Threads: 1}, 1)
+	m, err := Random(cfg, LoadOptions{Formats: Formats{DType: kernel.Q8}, Runtime: Runtime{Threads: 1}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,11 +100,11 @@ type cacheModel struct {
 
 func cacheModels(t *testing.T) (*tinyCase, []cacheModel) {
 	c := loadTiny(t)[0]
-	path := convertTiny(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
+	path := convertTiny(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}})
 	out := []cacheModel{{
 		name: "kt",
 		load: func(t *testing.T) *Model {
-			m, err := LoadFile(path, LoadOptions{Weights: WeightsMap})
+			m, err := LoadFile(path, LoadOptions{Files: Files{Weights: WeightsMap}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func cacheModels(t *testing.T) (*tinyCase, []cacheModel) {
 		out = append(out, cacheModel{
 			name: "gguf-" + filepath.Base(p),
 			load: func(t *testing.T) *Model {
-				return mustLoadGGUF(t, p, LoadOptions{Weights: WeightsMap, NoVerify: true})
+				return mustLoadGGUF(t, p, LoadOptions{Files: Files{Weights: WeightsMap, NoVerify: true}})
 			},
 			locate: func(m *Model) func([]byte) (int, int64, bool) { return m.closer.(*GGUFSource).File.Locate },
 			paths:  []string{p},

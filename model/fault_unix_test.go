@@ -17,7 +17,7 @@ import (
 func TestFaultError(t *testing.T) {
 	t.Setenv(PreloadEnv, "0")
 	c := loadTiny(t)[0]
-	path := convertTiny(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
+	path := convertTiny(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}})
 	for _, th := range []int{1, 2} {
 		cp := path + ".copy"
 		b, err := os.ReadFile(path)
@@ -27,7 +27,7 @@ func TestFaultError(t *testing.T) {
 		if err := os.WriteFile(cp, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := LoadFile(cp, LoadOptions{Weights: WeightsMap, Threads: th, NoVerify: true})
+		m, err := LoadFile(cp, LoadOptions{Runtime: Runtime{Threads: th}, Files: Files{Weights: WeightsMap, NoVerify: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/ktune/ktune/model/kfile"
 )
 
-// Meta keys a model file records its weight formats under (LoadOptions'
+// Meta keys a model file records its weight formats under (Formats'
 // DType, AttnDType, FFNDType, ExpertDType, HeadDType, GateDType).
 const (
 	MetaDType       = "dtype"
@@ -31,8 +31,8 @@ const (
 	MetaGateDType   = "dtype.gates"
 )
 
-// dtypeFields pairs the meta keys with the options they set.
-func dtypeFields(o *LoadOptions) []struct {
+// dtypeFields pairs the meta keys with the formats they set.
+func dtypeFields(o *Formats) []struct {
 	key string
 	p   *kernel.DType
 } {
@@ -219,7 +219,7 @@ func modelTable(cfg *arch.Config, src Source, opt LoadOptions, source string, me
 		}
 	}
 	m := map[string]string{"ktune_version": version.String(), "source": source}
-	for _, f := range dtypeFields(&opt) {
+	for _, f := range dtypeFields(&opt.Formats) {
 		m[f.key] = string(*f.p)
 	}
 	// a group of mixed formats (a fit plan's) is read back per tensor
@@ -308,7 +308,7 @@ func LoadFile(path string, opt LoadOptions) (*Model, error) {
 // formats the meta names, of the config's shape; none extra). Its errors
 // are LoadFile's, as InputErrors.
 func VerifyFile(f *kfile.File, threads int) error {
-	m, err := checkFile(f, &LoadOptions{Threads: threads})
+	m, err := checkFile(f, &LoadOptions{Runtime: Runtime{Threads: threads}})
 	if m != nil {
 		m.Close()
 	}
@@ -321,7 +321,7 @@ func VerifyFile(f *kfile.File, threads int) error {
 // config, and the small raw tensors' values, which it reads. Its errors are
 // LoadFile's, as InputErrors.
 func CheckTable(f *kfile.File) error {
-	m, err := checkFile(f, &LoadOptions{Threads: 1, NoVerify: true})
+	m, err := checkFile(f, &LoadOptions{Runtime: Runtime{Threads: 1}, Files: Files{NoVerify: true}})
 	if m != nil {
 		m.Close()
 	}
@@ -362,7 +362,7 @@ func checkFileErr(f *kfile.File, optp *LoadOptions) (*Model, error) {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	meta := f.Header.Table.Meta
-	for _, fd := range dtypeFields(&opt) {
+	for _, fd := range dtypeFields(&opt.Formats) {
 		v, ok := meta[fd.key]
 		stored := kernel.DType(v)
 		switch {

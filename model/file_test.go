@@ -36,14 +36,14 @@ func convertTiny(t *testing.T, dir string, opt LoadOptions) string {
 // (WeightsCopy).
 func TestFileRoundTrip(t *testing.T) {
 	for _, c := range loadTiny(t) {
-		for _, opt := range []LoadOptions{{}, {DType: kernel.Q8}, {DType: kernel.Q8, ExpertDType: kernel.Q4, GateDType: kernel.BF16}, {DType: kernel.Q8, ExpertDType: kernel.Q2}, {DType: kernel.Q8, ExpertDType: kernel.Q5}, {DType: kernel.Q6K, ExpertDType: kernel.Q3K, HeadDType: kernel.Q4K}} {
+		for _, opt := range []LoadOptions{{}, {Formats: Formats{DType: kernel.Q8}}, {Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q4, GateDType: kernel.BF16}}, {Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q2}}, {Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q5}}, {Formats: Formats{DType: kernel.Q6K, ExpertDType: kernel.Q3K, HeadDType: kernel.Q4K}}} {
 			name := string(opt.DType) + "/" + string(opt.ExpertDType)
 			t.Run(c.f.Name()+"/"+name, func(t *testing.T) {
 				path := convertTiny(t, c.f.Dir(), opt)
 				want := mustLoad(t, c.f.Dir(), opt)
 				a := runGolden(t, want, c, 0)
 				for _, mode := range []WeightsMode{WeightsMap, WeightsCopy} {
-					got, err := LoadFile(path, LoadOptions{Weights: mode})
+					got, err := LoadFile(path, LoadOptions{Files: Files{Weights: mode}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -81,8 +81,8 @@ func TestFileRoundTrip(t *testing.T) {
 
 // TestFileDTypeConflict: asking a file for another format is an error.
 func TestFileDTypeConflict(t *testing.T) {
-	path := convertTiny(t, tinyDir(t), LoadOptions{DType: kernel.Q8})
-	_, err := LoadFile(path, LoadOptions{ExpertDType: kernel.Q4})
+	path := convertTiny(t, tinyDir(t), LoadOptions{Formats: Formats{DType: kernel.Q8}})
+	_, err := LoadFile(path, LoadOptions{Formats: Formats{ExpertDType: kernel.Q4}})
 	if err == nil || !strings.Contains(err.Error(), "convert the checkpoint again") {
 		t.Fatalf("err = %v", err)
 	}
@@ -149,7 +149,7 @@ func rewriteHeader(t *testing.T, b []byte, edit func(cfg map[string]any, tab *kf
 
 // TestFileCorrupt: each kind of damage is one clear error naming the file.
 func TestFileCorrupt(t *testing.T) {
-	good := convertTiny(t, tinyDir(t), LoadOptions{DType: kernel.Q8})
+	good := convertTiny(t, tinyDir(t), LoadOptions{Formats: Formats{DType: kernel.Q8}})
 	st, _ := os.Stat(good)
 	t.Run("bad magic", func(t *testing.T) {
 		wantFileError(t, corrupt(t, good, func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic")
@@ -198,7 +198,7 @@ func TestFileCorrupt(t *testing.T) {
 	// the checksums can be skipped (they read the whole file): then a
 	// flipped weight bit loads
 	bad := corrupt(t, good, func(b []byte) []byte { b[len(b)-7] ^= 0x40; return b })
-	m, err := LoadFile(bad, LoadOptions{NoVerify: true})
+	m, err := LoadFile(bad, LoadOptions{Files: Files{NoVerify: true}})
 	if err != nil {
 		t.Fatalf("NoVerify: %v", err)
 	}

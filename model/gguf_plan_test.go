@@ -67,7 +67,7 @@ func TestGGUFLayoutEngine(t *testing.T) {
 			if l.FileBytes != st.Size() {
 				t.Errorf("FileBytes %d, the file has %d", l.FileBytes, st.Size())
 			}
-			m := mustLoadGGUF(t, p, LoadOptions{Weights: WeightsMap, NoVerify: true})
+			m := mustLoadGGUF(t, p, LoadOptions{Files: Files{Weights: WeightsMap, NoVerify: true}})
 			mem := m.Memory()
 			if mem.WeightsHeap != l.Heap || mem.WeightsMapped != l.Data {
 				t.Errorf("engine heap %d, mapped %d; layout Heap %d, Data %d", mem.WeightsHeap, mem.WeightsMapped, l.Heap, l.Data)
@@ -76,7 +76,7 @@ func TestGGUFLayoutEngine(t *testing.T) {
 				t.Errorf("engine decode bytes %d (less the embedding row); TokenBytes %d (hot %d, heap %d, routed %d)",
 					got, l.TokenBytes(), l.Hot, l.HeapPerToken, l.Routed)
 			}
-			mc := mustLoadGGUF(t, p, LoadOptions{Weights: WeightsCopy, NoVerify: true, AvailableMemory: -1})
+			mc := mustLoadGGUF(t, p, LoadOptions{Memory: Memory{AvailableMemory: -1}, Files: Files{Weights: WeightsCopy, NoVerify: true}})
 			if mc.WeightsCopied() != l.Copied() {
 				t.Errorf("engine copied %d; Copied %d", mc.WeightsCopied(), l.Copied())
 			}

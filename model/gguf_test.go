@@ -252,10 +252,10 @@ func TestGGUFQuantized(t *testing.T) {
 	for _, p := range quantized {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			cls := []kernel.Class{kernel.ClassF32}
-			ref := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{DType: kernel.F32, Classes: cls}), c)
-			inPlace := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Classes: cls}), c)
-			exact := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Weights: WeightsRepack, Classes: cls}), c)
-			fast := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Weights: WeightsRepack, GGUFRepack: quant.RepackFast, Classes: cls}), c)
+			ref := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Formats: Formats{DType: kernel.F32}, Runtime: Runtime{Classes: cls}}), c)
+			inPlace := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Runtime: Runtime{Classes: cls}}), c)
+			exact := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Runtime: Runtime{Classes: cls}, Files: Files{Weights: WeightsRepack}}), c)
+			fast := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Conversion: Conversion{GGUFRepack: quant.RepackFast}, Runtime: Runtime{Classes: cls}, Files: Files{Weights: WeightsRepack}}), c)
 			want := append(slices.Clone(c.logits[:c.T*c.V]), c.decode[:c.nDecode*c.V]...)
 			ip, e, f, g := relRMS(inPlace, ref), relRMS(exact, ref), relRMS(fast, ref), relRMS(ref, want)
 			t.Logf("relative RMS of the logits: in place vs dequantized %.2g, exact repack %.2g, fast repack %.2g; dequantized vs golden f32 %.2g", ip, e, f, g)
@@ -446,16 +446,16 @@ func TestConvertGGUF(t *testing.T) {
 		for _, mode := range []quant.GGMLRepack{quant.RepackFast, quant.RepackExact} {
 			t.Run(fmt.Sprintf("%s/%s", filepath.Base(p), mode), func(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "m.kt")
-				if err := ConvertGGUF(p, out, LoadOptions{GGUFRepack: mode, Threads: 1}, nil, nil); err != nil {
+				if err := ConvertGGUF(p, out, LoadOptions{Conversion: Conversion{GGUFRepack: mode}, Runtime: Runtime{Threads: 1}}, nil, nil); err != nil {
 					t.Fatal(err)
 				}
-				fm, err := LoadFile(out, LoadOptions{Classes: cls})
+				fm, err := LoadFile(out, LoadOptions{Runtime: Runtime{Classes: cls}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer fm.Close()
 				got := ggufLogits(t, fm, c)
-				want := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{GGUFRepack: mode, Weights: WeightsRepack, Classes: cls}), c)
+				want := ggufLogits(t, mustLoadGGUF(t, p, LoadOptions{Conversion: Conversion{GGUFRepack: mode}, Runtime: Runtime{Classes: cls}, Files: Files{Weights: WeightsRepack}}), c)
 				if e := relRMS(got, want); !(e <= 1e-6) {
 					t.Errorf("the converted file's logits differ from the GGUF's by %.3g relative RMS", e)
 				}
@@ -463,7 +463,7 @@ func TestConvertGGUF(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "q8.kt")
-	if err := ConvertGGUF(quantized[0], out, LoadOptions{DType: kernel.Q8, Threads: 1}, nil, nil); err != nil {
+	if err := ConvertGGUF(quantized[0], out, LoadOptions{Formats: Formats{DType: kernel.Q8}, Runtime: Runtime{Threads: 1}}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	fm, err := LoadFile(out, LoadOptions{})
@@ -474,7 +474,7 @@ func TestConvertGGUF(t *testing.T) {
 		t.Errorf("preset q8: lm_head is %s", dt)
 	}
 	fm.Close()
-	if _, err := Load(c.f.Dir(), LoadOptions{DType: AsStored}); err == nil || !strings.Contains(err.Error(), "no stored formats") {
+	if _, err := Load(c.f.Dir(), LoadOptions{Formats: Formats{DType: AsStored}}); err == nil || !strings.Contains(err.Error(), "no stored formats") {
 		t.Errorf("a checkpoint folder loaded as stored: %v", err)
 	}
 }
@@ -486,7 +486,7 @@ func TestGGUFThreads(t *testing.T) {
 	for _, mode := range []quant.GGMLRepack{quant.RepackFast, quant.RepackExact} {
 		var want [][]byte
 		for _, th := range []int{1, 2, 7} {
-			m := mustLoadGGUF(t, quantized[0], LoadOptions{GGUFRepack: mode, Threads: th})
+			m := mustLoadGGUF(t, quantized[0], LoadOptions{Conversion: Conversion{GGUFRepack: mode}, Runtime: Runtime{Threads: th}})
 			for i, p := range m.matrices() {
 				if want == nil || len(want) <= i {
 					want = append(want, slices.Clone((*p).Data))
@@ -542,7 +542,7 @@ func TestCheckFileSplit(t *testing.T) {
 	t.Setenv(PreloadEnv, "0")
 	_, f32, _ := ggufFiles(t)
 	parts := splitGGUF(t, f32, t.TempDir())
-	m := mustLoadGGUF(t, parts[0], LoadOptions{Weights: WeightsMap, Threads: 1})
+	m := mustLoadGGUF(t, parts[0], LoadOptions{Runtime: Runtime{Threads: 1}, Files: Files{Weights: WeightsMap}})
 	if err := m.CheckFile(); err != nil {
 		t.Fatalf("intact parts: %v", err)
 	}

@@ -52,7 +52,7 @@ func calibrateWith(t testing.TB, dir string, opt LoadOptions) *Imatrix {
 // embeddings, summed here independently.
 func TestCalibrate(t *testing.T) {
 	dir := tinyDir(t)
-	im := calibrateWith(t, dir, LoadOptions{Threads: 1})
+	im := calibrateWith(t, dir, LoadOptions{Runtime: Runtime{Threads: 1}})
 	m := mustLoad(t, dir, LoadOptions{})
 	prompts := calibPrompts(m.Shapes.Vocab)
 	tokens := int64(len(prompts) * len(prompts[0]))
@@ -139,7 +139,7 @@ func TestCalibrateThreads(t *testing.T) {
 		var files [][]byte
 		for _, th := range []int{1, 3} {
 			p := filepath.Join(t.TempDir(), "im")
-			if err := WriteImatrix(p, calibrateWith(t, dir, LoadOptions{DType: dt, Threads: th})); err != nil {
+			if err := WriteImatrix(p, calibrateWith(t, dir, LoadOptions{Formats: Formats{DType: dt}, Runtime: Runtime{Threads: th}})); err != nil {
 				t.Fatal(err)
 			}
 			b, err := os.ReadFile(p)
@@ -159,7 +159,7 @@ func TestCalibrateThreads(t *testing.T) {
 // file and the problem.
 func TestImatrixFile(t *testing.T) {
 	dir := tinyDir(t)
-	im := calibrateWith(t, dir, LoadOptions{Threads: 1})
+	im := calibrateWith(t, dir, LoadOptions{Runtime: Runtime{Threads: 1}})
 	im.Model = "tiny"
 	tmp := t.TempDir()
 	path := filepath.Join(tmp, "tiny.imatrix")
@@ -328,7 +328,7 @@ func claimHolds(total, oproj float64) bool { return total < 1 && oproj <= 0.97 }
 // same energies uniform or shuffled across channels do not.
 func TestImatrixWeightedError(t *testing.T) {
 	dir := tinyDir(t)
-	im := calibrateWith(t, dir, LoadOptions{Threads: 1})
+	im := calibrateWith(t, dir, LoadOptions{Runtime: Runtime{Threads: 1}})
 	ref := mustLoad(t, dir, LoadOptions{})
 	truth := func(n string) []float32 {
 		if e := im.Entries[n]; e != nil {
@@ -372,10 +372,10 @@ func TestImatrixWeightedError(t *testing.T) {
 // splits them so.
 func TestImatrixLoad(t *testing.T) {
 	dir := tinyDir(t)
-	im := calibrateWith(t, dir, LoadOptions{Threads: 1})
+	im := calibrateWith(t, dir, LoadOptions{Runtime: Runtime{Threads: 1}})
 	drop := "model.layers.1.self_attn.o_proj.weight"
 	delete(im.Entries, drop)
-	opt := LoadOptions{DType: kernel.Q4, Imatrix: im}
+	opt := LoadOptions{Formats: Formats{DType: kernel.Q4}, Conversion: Conversion{Imatrix: im}}
 	got := mustLoad(t, dir, opt)
 	ref := mustLoad(t, dir, LoadOptions{})
 	rm := ref.weightMatrices()
@@ -424,7 +424,7 @@ func TestImatrixLogits(t *testing.T) {
 		t.Skip("a measurement")
 	}
 	c := loadTiny(t)[0]
-	im := calibrateWith(t, c.f.Dir(), LoadOptions{Threads: 1})
+	im := calibrateWith(t, c.f.Dir(), LoadOptions{Runtime: Runtime{Threads: 1}})
 	ref := mustLoad(t, c.f.Dir(), LoadOptions{}).weightMatrices()
 	// weightErr is the relative RMS weight error of m's quantized matrices,
 	// plain and weighted by the calibration energies
@@ -448,7 +448,7 @@ func TestImatrixLogits(t *testing.T) {
 	for _, p := range []struct {
 		name string
 		opt  LoadOptions
-	}{{"q4-all", LoadOptions{DType: kernel.Q4}}, {"q3", LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3}}} {
+	}{{"q4-all", LoadOptions{Formats: Formats{DType: kernel.Q4}}}, {"q3", LoadOptions{Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q3}}}} {
 		for _, mode := range []string{"max-abs", "search", "imatrix"} {
 			opt := p.opt
 			opt.Classes = []kernel.Class{kernel.ClassF32}

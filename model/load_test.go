@@ -218,7 +218,7 @@ func TestMemoryRefusal(t *testing.T) {
 		t.Errorf("report %+v", r)
 	}
 	// the estimate made before loading is what loading found
-	for _, opt := range []LoadOptions{{}, {DType: kernel.Q4, AttnDType: kernel.Q8, GateDType: kernel.BF16}} {
+	for _, opt := range []LoadOptions{{}, {Formats: Formats{DType: kernel.Q4, AttnDType: kernel.Q8, GateDType: kernel.BF16}}} {
 		mm := mustLoad(t, dir, opt)
 		rr := mm.Memory()
 		est, err := EstimateMemory(mm.Cfg, opt, mm.Embed.DType.Size())
@@ -233,13 +233,13 @@ func TestMemoryRefusal(t *testing.T) {
 	if got := st.Bytes(); got != r.KDAStatePerSeq {
 		t.Errorf("fresh state holds %d bytes, want the KDA state %d", got, r.KDAStatePerSeq)
 	}
-	_, err := Load(dir, LoadOptions{AvailableMemory: r.WeightsHeap / 2})
+	_, err := Load(dir, LoadOptions{Memory: Memory{AvailableMemory: r.WeightsHeap / 2}})
 	if err == nil || !strings.Contains(err.Error(), "available") {
 		t.Errorf("Load with half the memory: err = %v, want a refusal", err)
 	}
 	t.Logf("refusal: %v", err)
 	// caches count: many long sequences do not fit either
-	_, err = Load(dir, LoadOptions{AvailableMemory: 2 * r.WeightsHeap, MaxSeqs: 64, MaxTokens: 1 << 20})
+	_, err = Load(dir, LoadOptions{Memory: Memory{AvailableMemory: 2 * r.WeightsHeap, MaxSeqs: 64, MaxTokens: 1 << 20}})
 	if err == nil {
 		t.Errorf("Load budgeting 64 sequences of 1M tokens in %d bytes succeeded", 2*r.WeightsHeap)
 	}
@@ -272,7 +272,7 @@ func TestBadInput(t *testing.T) {
 			_, err := other.Prefill(st, []int32{1})
 			return err
 		}},
-		{"bad dtype", func() error { _, err := Load(tinyDir(t), LoadOptions{DType: "q7"}); return err }},
+		{"bad dtype", func() error { _, err := Load(tinyDir(t), LoadOptions{Formats: Formats{DType: "q7"}}); return err }},
 	} {
 		err := c.err()
 		if err == nil {
@@ -333,7 +333,7 @@ func TestTiedEmbeddings(t *testing.T) {
 func TestCacheEstimate(t *testing.T) {
 	dir := tinyDir(t)
 	for _, dt := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8} {
-		m := mustLoad(t, dir, LoadOptions{CacheDType: dt})
+		m := mustLoad(t, dir, LoadOptions{Memory: Memory{CacheDType: dt}})
 		r := m.Memory()
 		st := m.NewState(0)
 		ids := make([]int32, mla.DefaultPageTokens+1)

@@ -90,7 +90,7 @@ func EstimateMemory(cfg *arch.Config, opt LoadOptions, embedBytes int) (MemoryRe
 			}
 			continue
 		}
-		r.WeightsHeap += int64(l.Stored) * linearBytes(l.Name, l.N, l.K, &opt)
+		r.WeightsHeap += int64(l.Stored) * linearBytes(l.Name, l.N, l.K, &opt.Formats)
 	}
 	// the small f32 tensors: norms, conv taps, A_log, dt_bias, score bias
 	// (every tensor that is not a 2-D matrix)
@@ -126,7 +126,7 @@ func (r *MemoryReport) budget() {
 
 // linearBytes is the resident size of a linear weight named as in
 // arch.Shapes.Linears.
-func linearBytes(name string, n, k int, opt *LoadOptions) int64 {
+func linearBytes(name string, n, k int, opt *Formats) int64 {
 	switch name {
 	case "mla.kv_b_proj":
 		return 4 * int64(n) * int64(k) // split into f32 W_UK, W_UV
@@ -137,7 +137,7 @@ func linearBytes(name string, n, k int, opt *LoadOptions) int64 {
 }
 
 // linearDType is the packed format of a linear weight.
-func linearDType(name string, opt *LoadOptions) kernel.DType {
+func linearDType(name string, opt *Formats) kernel.DType {
 	switch name {
 	case "kda.f_a_proj", "kda.f_b_proj", "kda.g_a_proj", "kda.g_b_proj", "kda.b_proj":
 		return opt.GateDType

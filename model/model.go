@@ -4,7 +4,7 @@
 // the kernels' packed formats, and runs prefill and decode over
 // per-sequence states.
 //
-//	m, err := model.Load(dir, model.LoadOptions{DType: kernel.Q8})
+//	m, err := model.Load(dir, model.LoadOptions{Formats: model.Formats{DType: kernel.Q8}})
 //	st := m.NewState(0)
 //	logits, err := m.Prefill(st, prompt)   // [vocab] at the last prompt position
 //	next, err := m.Decode([]*model.State{st}, []int32{id}) // one token per sequence
@@ -135,7 +135,22 @@ const DefaultPrefillChunk = 512
 // LoadOptions configure Load and Random. The zero value loads every big
 // matrix as F32, runs on all CPUs, keeps the MLA cache in F32 and budgets
 // one sequence of min(model_max_length, 4096) tokens in the memory check.
+//
+// The options come in groups, embedded so that their fields read as
+// LoadOptions' own (opt.DType, opt.Threads): the weights' formats, how
+// weights are converted into them, how the forward pass runs, what the
+// states may take in memory, and how a model file is read.
 type LoadOptions struct {
+	Formats
+	Conversion
+	Runtime
+	Memory
+	Files
+}
+
+// Formats are the weight formats of the matrix groups: what a preset or a
+// memory-budget plan chooses and a model file records.
+type Formats struct {
 	// DType is the format of the big matrices (projections, experts,
 	// lm_head): kernel.F32 (default), BF16, Q8 or Q4.
 	DType kernel.DType
@@ -155,26 +170,11 @@ type LoadOptions struct {
 	// Random ignores both.
 	SharedDType        kernel.DType
 	ExpertDTypeByLayer map[int]kernel.DType
-	// Threads for the kernels and the conversion; 0: every usable CPU.
-	// More than the usable CPUs (pool.Default().Size()) run as that many.
-	Threads int
-	// Classes are the accuracy classes the feed-forward and lm_head matmuls
-	// may use (nil: kernel.DefaultClasses, f32 and int8act).
-	Classes []kernel.Class
-	// Chooser, if set, is the model's tuning profile: every kernel call of
-	// its forward pass asks it first (kernel.Rules). It is the model's own:
-	// another model in the process keeps its own.
-	Chooser kernel.Chooser
-	// CacheDType is the MLA latent cache's format: F32 (default), BF16, Q8.
-	CacheDType kernel.DType
-	// CacheSpillDir, if set, is a folder where each new State keeps its MLA
-	// cache pages in a file, mapped (MAP_SHARED) rather than on the heap,
-	// so that the OS can write a very long context's cache back to disk and
-	// evict it. The file is unlinked at once (nothing is left behind) and
-	// its disk space is reserved page by page, so a full disk is an error
-	// from Prefill or Decode. Linux and macOS only. The memory check does
-	// not count the spilled cache.
-	CacheSpillDir string
+}
+
+// Conversion is how weights are packed into their Formats when they are
+// converted (from a checkpoint's values, or a GGUF file's types).
+type Conversion struct {
 	// QuantSearch packs Q8/Q4 weights converted from f32 values with a
 	// per-group scale search (quant.QuantizeWeighted: lower error than
 	// the max-abs scale, about 5× slower to convert).
@@ -190,13 +190,52 @@ type LoadOptions struct {
 	// is set: quant.RepackExact (f32, the file's values; the default) or
 	// quant.RepackFast (the nearest packed format, which runs at speed).
 	GGUFRepack quant.GGMLRepack
+}
+
+// Runtime is how the model runs: its threads, its kernels' choices, its
+// prefill passes and their timing.
+type Runtime struct {
+	// Threads for the kernels and the conversion; 0: every usable CPU.
+	// More than the usable CPUs (pool.Default().Size()) run as that many.
+	Threads int
+	// Classes are the accuracy classes the feed-forward and lm_head matmuls
+	// may use (nil: kernel.DefaultClasses, f32 and int8act).
+	Classes []kernel.Class
+	// Chooser, if set, is the model's tuning profile: every kernel call of
+	// its forward pass asks it first (kernel.Rules). It is the model's own:
+	// another model in the process keeps its own.
+	Chooser kernel.Chooser
 	// PrefillChunk is the most tokens one prefill pass runs; longer prompts
 	// are fed in chunks that continue the state (default DefaultPrefillChunk).
 	PrefillChunk int
-
 	// OpTimer, if set, receives the time of every op of the forward pass
 	// (see Ops); nil costs nothing.
 	OpTimer OpTimer
+}
+
+// Memory is what the states take and where, and the memory check's
+// budget: run-time choices that a model file does not record.
+type Memory struct {
+	// CacheDType is the MLA latent cache's format: F32 (default), BF16, Q8.
+	CacheDType kernel.DType
+	// CacheSpillDir, if set, is a folder where each new State keeps its MLA
+	// cache pages in a file, mapped (MAP_SHARED) rather than on the heap,
+	// so that the OS can write a very long context's cache back to disk and
+	// evict it. The file is unlinked at once (nothing is left behind) and
+	// its disk space is reserved page by page, so a full disk is an error
+	// from Prefill or Decode. Linux and macOS only. The memory check does
+	// not count the spilled cache.
+	CacheSpillDir string
+	// MaxSeqs and MaxTokens size the caches the memory check budgets for
+	// (defaults: 1 sequence of min(model_max_length, 4096) tokens).
+	MaxSeqs, MaxTokens int
+	// AvailableMemory overrides the OS's available memory in the check
+	// (0: ask the OS; negative: skip the check).
+	AvailableMemory int64
+}
+
+// Files is how LoadFile and LoadGGUF read a model file.
+type Files struct {
 	// Weights is where LoadFile keeps a model file's packed matrices:
 	// copied into memory (huge pages where the OS has them) when they fit
 	// (WeightsAuto, the default), always (WeightsCopy) or read in place
@@ -206,13 +245,6 @@ type LoadOptions struct {
 	// the whole file (and so pull every cold expert into the page cache);
 	// the header is always checked.
 	NoVerify bool
-
-	// MaxSeqs and MaxTokens size the caches the memory check budgets for
-	// (defaults: 1 sequence of min(model_max_length, 4096) tokens).
-	MaxSeqs, MaxTokens int
-	// AvailableMemory overrides the OS's available memory in the check
-	// (0: ask the OS; negative: skip the check).
-	AvailableMemory int64
 }
 
 // AsStored, as a weight group's dtype, keeps each matrix in the format its
@@ -221,10 +253,10 @@ type LoadOptions struct {
 // formats (it is refused there).
 const AsStored kernel.DType = "stored"
 
-// storedDefaults sets every weight group opt leaves unset to AsStored
+// storedDefaults sets every weight group o leaves unset to AsStored
 // (the base DType only when no group is set, so a preset's groups keep
 // inheriting it).
-func (o *LoadOptions) storedDefaults() {
+func (o *Formats) storedDefaults() {
 	if o.DType == "" {
 		o.DType = AsStored
 	}
@@ -234,7 +266,7 @@ func (o *LoadOptions) storedDefaults() {
 }
 
 // usesStored reports whether a weight group is AsStored.
-func (o *LoadOptions) usesStored() bool {
+func (o *Formats) usesStored() bool {
 	for _, dt := range []kernel.DType{o.DType, o.AttnDType, o.FFNDType, o.ExpertDType, o.HeadDType, o.GateDType, o.SharedDType} {
 		if dt == AsStored {
 			return true
@@ -249,7 +281,7 @@ func (o *LoadOptions) usesStored() bool {
 }
 
 // expertDType is the format of layer l's routed experts.
-func (o *LoadOptions) expertDType(l int) kernel.DType {
+func (o *Formats) expertDType(l int) kernel.DType {
 	if dt, ok := o.ExpertDTypeByLayer[l]; ok {
 		return dt
 	}
@@ -270,7 +302,7 @@ func weightDType(dt kernel.DType) bool {
 
 // expertsMixed reports whether ExpertDTypeByLayer gives some MoE layer of
 // cfg a format other than ExpertDType.
-func (o *LoadOptions) expertsMixed(cfg *arch.Config) bool {
+func (o *Formats) expertsMixed(cfg *arch.Config) bool {
 	for l, dt := range o.ExpertDTypeByLayer {
 		if cfg.IsMoE(l) && dt != o.ExpertDType {
 			return true
@@ -347,7 +379,7 @@ func (o *LoadOptions) checkGroupDTypes(cfg *arch.Config) error {
 		if dt == AsStored {
 			return nil
 		}
-		p := LoadOptions{DType: dt, SharedDType: AsStored} // AsStored: no recursion
+		p := LoadOptions{Formats: Formats{DType: dt, SharedDType: AsStored}} // AsStored: no recursion
 		return p.defaults(cfg)
 	}
 	if err := ok(o.SharedDType); err != nil {

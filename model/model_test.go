@@ -140,7 +140,7 @@ func TestTinyModelF32(t *testing.T) {
 func TestTinyModelBF16(t *testing.T) {
 	for _, c := range loadTiny(t) {
 		t.Run(c.f.Name(), func(t *testing.T) {
-			m := mustLoad(t, c.f.Dir(), LoadOptions{DType: kernel.BF16, Classes: []kernel.Class{kernel.ClassF32}})
+			m := mustLoad(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.BF16}, Runtime: Runtime{Classes: []kernel.Class{kernel.ClassF32}}})
 			r := runGolden(t, m, c, 0)
 			golden.Check(t, "logits", r.logits, c.logits[:c.T*c.V], tolLogits)
 			golden.Check(t, "decode_logits", r.decode, c.decode[:c.nDecode*c.V], tolLogits)
@@ -179,7 +179,7 @@ func TestPrefillThenDecode(t *testing.T) {
 				}
 			}
 			// chunked prefill: passes of 5 tokens continuing the state
-			mc := mustLoad(t, c.f.Dir(), LoadOptions{PrefillChunk: 5})
+			mc := mustLoad(t, c.f.Dir(), LoadOptions{Runtime: Runtime{PrefillChunk: 5}})
 			chunked, err := mc.PrefillWith(mc.NewState(0), seq, PrefillOptions{AllLogits: true})
 			if err != nil {
 				t.Fatal(err)
@@ -239,8 +239,8 @@ func TestQuantized(t *testing.T) {
 			for _, dt := range []kernel.DType{kernel.Q8, kernel.Q5, kernel.Q4, kernel.Q2, kernel.Q4K, kernel.Q3K} {
 				t.Run(string(dt), func(t *testing.T) {
 					cls := []kernel.Class{kernel.ClassF32}
-					r := runGolden(t, mustLoad(t, c.f.Dir(), LoadOptions{DType: dt, Classes: cls}), c, 0)
-					fq := mustLoad(t, c.f.Dir(), LoadOptions{DType: dt, Classes: cls})
+					r := runGolden(t, mustLoad(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: dt}, Runtime: Runtime{Classes: cls}}), c, 0)
+					fq := mustLoad(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: dt}, Runtime: Runtime{Classes: cls}})
 					for _, p := range fq.matrices() {
 						w, err := quant.Quantize(kernel.F32, (*p).Dequantize(), (*p).N, (*p).K, false)
 						if err != nil {
@@ -311,12 +311,12 @@ func TestChooser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mo, err := Load(c.f.Dir(), LoadOptions{DType: kernel.Q8, Chooser: other})
+	mo, err := Load(c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}, Runtime: Runtime{Chooser: other}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mo.Close()
-	m, err := Load(c.f.Dir(), LoadOptions{DType: kernel.Q8, Chooser: ch})
+	m, err := Load(c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}, Runtime: Runtime{Chooser: ch}})
 	if err != nil {
 		t.Fatal(err)
 	}

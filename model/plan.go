@@ -220,7 +220,7 @@ func gib(n int64) string {
 func FitFormatsFor(only []kernel.DType) []FitFormat {
 	var out []FitFormat
 	for _, f := range FitFormats {
-		p := LoadOptions{DType: f.DType}
+		p := LoadOptions{Formats: Formats{DType: f.DType}}
 		if p.defaults(&arch.Config{}) != nil || len(only) > 0 && !slices.Contains(only, f.DType) {
 			continue
 		}
@@ -426,7 +426,7 @@ func (p *FitPlan) finish(cfg *arch.Config, base int64) {
 // the routed experts' most common one as ExpertDType and the others in
 // ExpertDTypeByLayer.
 func (p *FitPlan) options(cfg *arch.Config) LoadOptions {
-	o := LoadOptions{CacheDType: p.CacheDType, MaxSeqs: p.Seqs, MaxTokens: p.Context, QuantSearch: p.search}
+	o := LoadOptions{Conversion: Conversion{QuantSearch: p.search}, Memory: Memory{CacheDType: p.CacheDType, MaxSeqs: p.Seqs, MaxTokens: p.Context}}
 	count := map[kernel.DType]int{}
 	for i := range p.Groups {
 		g := &p.Groups[i]

@@ -297,7 +297,7 @@ func TestPlanFitConvertLoad(t *testing.T) {
 		}
 	}
 	f.Close()
-	m, err := LoadFile(out, LoadOptions{AvailableMemory: -1, Threads: 2, CacheDType: p.Opt.CacheDType})
+	m, err := LoadFile(out, LoadOptions{Runtime: Runtime{Threads: 2}, Memory: Memory{AvailableMemory: -1, CacheDType: p.Opt.CacheDType}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,16 +348,16 @@ func mustPlan(t *testing.T, cfg *arch.Config, opt LoadOptions) []TensorSpec {
 func TestExpertDTypeByLayerChecked(t *testing.T) {
 	cfg := toyConfig()
 	for _, o := range []LoadOptions{
-		{ExpertDTypeByLayer: map[int]kernel.DType{0: kernel.Q4}}, // layer 0 is dense
-		{ExpertDTypeByLayer: map[int]kernel.DType{9: kernel.Q4}},
-		{ExpertDTypeByLayer: map[int]kernel.DType{1: "q7"}},
-		{SharedDType: "q7"},
+		{Formats: Formats{ExpertDTypeByLayer: map[int]kernel.DType{0: kernel.Q4}}}, // layer 0 is dense
+		{Formats: Formats{ExpertDTypeByLayer: map[int]kernel.DType{9: kernel.Q4}}},
+		{Formats: Formats{ExpertDTypeByLayer: map[int]kernel.DType{1: "q7"}}},
+		{Formats: Formats{SharedDType: "q7"}},
 	} {
 		if _, err := EstimateMemory(cfg, o, 2); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}
-	if _, err := EstimateMemory(cfg, LoadOptions{ExpertDTypeByLayer: map[int]kernel.DType{1: kernel.Q4}, SharedDType: kernel.Q8}, 2); err != nil {
+	if _, err := EstimateMemory(cfg, LoadOptions{Formats: Formats{ExpertDTypeByLayer: map[int]kernel.DType{1: kernel.Q4}, SharedDType: kernel.Q8}}, 2); err != nil {
 		t.Error(err)
 	}
 }
@@ -367,14 +367,14 @@ func TestExpertDTypeByLayerChecked(t *testing.T) {
 // EstimateMemory's; a plan at a preset's size is at most its error.
 func TestPlanFormats(t *testing.T) {
 	cfg := arch.Kimi48B()
-	all4, err := PlanFormats(cfg, LoadOptions{DType: kernel.Q4, GateDType: kernel.Q4}, FitOptions{})
+	all4, err := PlanFormats(cfg, LoadOptions{Formats: Formats{DType: kernel.Q4, GateDType: kernel.Q4}}, FitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(all4.RMS()-0.0859) > 1e-12 {
 		t.Errorf("every group q4: RMS %g, want 0.0859", all4.RMS())
 	}
-	q4 := LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}
+	q4 := LoadOptions{Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q4}}
 	p, err := PlanFormats(cfg, q4, FitOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -393,7 +393,7 @@ func TestPlanFormats(t *testing.T) {
 	}
 	t.Logf("q4 preset: %.2f GiB, rms %.4f; a plan in its budget %.2f GiB: rms %.4f", float64(p.Resident)/(1<<30), p.RMS(),
 		float64(p.MinBudget(0))/(1<<30), fit.RMS())
-	if _, err := PlanFormats(cfg, LoadOptions{DType: AsStored}, FitOptions{}); err == nil {
+	if _, err := PlanFormats(cfg, LoadOptions{Formats: Formats{DType: AsStored}}, FitOptions{}); err == nil {
 		t.Error("stored formats accepted")
 	}
 }

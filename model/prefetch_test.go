@@ -21,8 +21,8 @@ import (
 func TestPrefetch(t *testing.T) {
 	for _, c := range loadTiny(t) {
 		t.Run(c.f.Name(), func(t *testing.T) {
-			path := convertTiny(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
-			mc, err := LoadFile(path, LoadOptions{Weights: WeightsCopy})
+			path := convertTiny(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}})
+			mc, err := LoadFile(path, LoadOptions{Files: Files{Weights: WeightsCopy}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -30,7 +30,7 @@ func TestPrefetch(t *testing.T) {
 				t.Error("weights copied into memory: prefetch on")
 			}
 			mc.Close()
-			m, err := LoadFile(path, LoadOptions{Weights: WeightsMap})
+			m, err := LoadFile(path, LoadOptions{Files: Files{Weights: WeightsMap}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestPrefetch(t *testing.T) {
 				t.Error("SetPrefetch(true) did not turn prefetch back on")
 			}
 
-			heap := mustLoad(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
+			heap := mustLoad(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}})
 			if heap.Prefetching() || heap.SetPrefetch(true) || heap.Prefetching() {
 				t.Error("a checkpoint folder's model (weights on the heap) prefetches")
 			}
@@ -115,7 +115,7 @@ func TestPrefetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Random(cfg, LoadOptions{DType: kernel.Q8}, 1)
+			r, err := Random(cfg, LoadOptions{Formats: Formats{DType: kernel.Q8}}, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestPrefetch(t *testing.T) {
 // TestPrefetchEnv: KTUNE_PREFETCH=0 loads a model file without prefetch.
 func TestPrefetchEnv(t *testing.T) {
 	c := loadTiny(t)[0]
-	path := convertTiny(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
+	path := convertTiny(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}})
 	t.Setenv(PrefetchEnv, "0")
 	m, err := LoadFile(path, LoadOptions{})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // the walk at exactly that many bytes, and none gives nothing.
 func TestPreloadViews(t *testing.T) {
 	c := loadTiny(t)[0]
-	m := mustLoad(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
+	m := mustLoad(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}})
 	type where struct{ layer, expert int } // expert -1: not an expert
 	owner := map[*byte]where{}
 	var total, shared int64
@@ -103,7 +103,7 @@ func TestPreloadViews(t *testing.T) {
 // a running preload without hanging.
 func TestPreloadMapped(t *testing.T) {
 	c := loadTiny(t)[0]
-	path := convertTiny(t, c.f.Dir(), LoadOptions{DType: kernel.Q8})
+	path := convertTiny(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q8}})
 	load := func(opt LoadOptions) *Model {
 		t.Helper()
 		m, err := LoadFile(path, opt)
@@ -112,7 +112,7 @@ func TestPreloadMapped(t *testing.T) {
 		}
 		return m
 	}
-	m := load(LoadOptions{Weights: WeightsMap, AvailableMemory: 1 << 40})
+	m := load(LoadOptions{Memory: Memory{AvailableMemory: 1 << 40}, Files: Files{Weights: WeightsMap}})
 	p := m.WaitPreload()
 	want := int64(0)
 	if PrefetchSupported {
@@ -131,16 +131,16 @@ func TestPreloadMapped(t *testing.T) {
 	}
 	m.Close()
 
-	m = load(LoadOptions{Weights: WeightsMap, AvailableMemory: 1 << 40})
+	m = load(LoadOptions{Memory: Memory{AvailableMemory: 1 << 40}, Files: Files{Weights: WeightsMap}})
 	m.Close() // stops it, running or not; a second Close finds none
 	m.Close()
 
-	tight := load(LoadOptions{Weights: WeightsMap})
+	tight := load(LoadOptions{Files: Files{Weights: WeightsMap}})
 	budgeted := tight.mem.Budgeted
 	tight.Close()
 	for name, opt := range map[string]LoadOptions{
-		"no memory left": {Weights: WeightsMap, AvailableMemory: budgeted * 10 / 9},
-		"copied":         {Weights: WeightsCopy, AvailableMemory: 1 << 40},
+		"no memory left": {Memory: Memory{AvailableMemory: budgeted * 10 / 9}, Files: Files{Weights: WeightsMap}},
+		"copied":         {Memory: Memory{AvailableMemory: 1 << 40}, Files: Files{Weights: WeightsCopy}},
 	} {
 		m := load(opt)
 		if p := m.WaitPreload(); p.Planned != 0 {
@@ -149,7 +149,7 @@ func TestPreloadMapped(t *testing.T) {
 		m.Close()
 	}
 	t.Setenv(PreloadEnv, "0")
-	m = load(LoadOptions{Weights: WeightsMap, AvailableMemory: 1 << 40})
+	m = load(LoadOptions{Memory: Memory{AvailableMemory: 1 << 40}, Files: Files{Weights: WeightsMap}})
 	if p := m.WaitPreload(); p.Planned != 0 {
 		t.Errorf("%s=0: preloaded %d bytes", PreloadEnv, p.Planned)
 	}

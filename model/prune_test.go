@@ -41,11 +41,11 @@ func TestPromptLastRowOnly(t *testing.T) {
 		}
 	}
 	t.Run("q4/pieces=4", func(t *testing.T) {
-		m := mustLoad(t, c.f.Dir(), LoadOptions{DType: kernel.Q4, PrefillChunk: 4, Threads: 2})
+		m := mustLoad(t, c.f.Dir(), LoadOptions{Formats: Formats{DType: kernel.Q4}, Runtime: Runtime{PrefillChunk: 4, Threads: 2}})
 		checkLastRows(t, m, ids)
 	})
 	t.Run("synthetic-kda-mlp", func(t *testing.T) {
-		m, err := Random(tinySynthConfig(t, 1), LoadOptions{DType: kernel.Q8, Threads: 2}, 3)
+		m, err := Random(tinySynthConfig(t, 1), LoadOptions{Formats: Formats{DType: kernel.Q8}, Runtime: Runtime{Threads: 2}}, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

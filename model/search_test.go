@@ -11,9 +11,9 @@ import (
 // model as a whole closer (the squared error summed over all matrices).
 func TestQuantSearch(t *testing.T) {
 	dir := loadTiny(t)[0].f.Dir()
-	ref := mustLoad(t, dir, LoadOptions{DType: kernel.F32})
-	plain := mustLoad(t, dir, LoadOptions{DType: kernel.Q4})
-	searched := mustLoad(t, dir, LoadOptions{DType: kernel.Q4, QuantSearch: true})
+	ref := mustLoad(t, dir, LoadOptions{Formats: Formats{DType: kernel.F32}})
+	plain := mustLoad(t, dir, LoadOptions{Formats: Formats{DType: kernel.Q4}})
+	searched := mustLoad(t, dir, LoadOptions{Formats: Formats{DType: kernel.Q4}, Conversion: Conversion{QuantSearch: true}})
 	rm, pm, sm := ref.matrices(), plain.matrices(), searched.matrices()
 	var pe, se float64
 	for i := range rm {

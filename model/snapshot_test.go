@@ -23,7 +23,7 @@ func TestStateCopy(t *testing.T) {
 	}
 	for _, cd := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8} {
 		t.Run(string(cd), func(t *testing.T) {
-			m := mustLoad(t, c.f.Dir(), LoadOptions{CacheDType: cd, Threads: 2})
+			m := mustLoad(t, c.f.Dir(), LoadOptions{Runtime: Runtime{Threads: 2}, Memory: Memory{CacheDType: cd}})
 			st := m.NewState(0)
 			if _, err := m.Prefill(st, prompt); err != nil {
 				t.Fatal(err)
@@ -58,7 +58,7 @@ func TestStateCopy(t *testing.T) {
 			if err := m.NewState(5).CopyFrom(st); err == nil {
 				t.Error("a copy into a state too short for it was accepted")
 			}
-			m2 := mustLoad(t, c.f.Dir(), LoadOptions{CacheDType: cd})
+			m2 := mustLoad(t, c.f.Dir(), LoadOptions{Memory: Memory{CacheDType: cd}})
 			if err := m2.NewState(0).CopyFrom(st); err == nil {
 				t.Error("a copy from another model's state was accepted")
 			}
@@ -76,7 +76,7 @@ func TestStateFree(t *testing.T) {
 	for i := range prompt {
 		prompt[i] = int32((i*29 + 5) % c.V)
 	}
-	m := mustLoad(t, c.f.Dir(), LoadOptions{Threads: 2})
+	m := mustLoad(t, c.f.Dir(), LoadOptions{Runtime: Runtime{Threads: 2}})
 	want, err := m.Prefill(m.NewState(0), prompt)
 	if err != nil {
 		t.Fatal(err)

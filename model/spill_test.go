@@ -70,7 +70,7 @@ func dirEmpty(t *testing.T, dir string) {
 func TestCacheSpill(t *testing.T) {
 	cases := loadTiny(t)
 	if !mla.FileAllocatorSupported {
-		if _, err := Load(cases[0].f.Dir(), LoadOptions{CacheSpillDir: t.TempDir()}); err == nil {
+		if _, err := Load(cases[0].f.Dir(), LoadOptions{Memory: Memory{CacheSpillDir: t.TempDir()}}); err == nil {
 			t.Fatal("CacheSpillDir accepted on an OS without file-backed pages")
 		}
 		t.Skip("file-backed pages are not supported here")
@@ -79,8 +79,8 @@ func TestCacheSpill(t *testing.T) {
 		for _, dt := range []kernel.DType{kernel.F32, kernel.BF16, kernel.Q8} {
 			t.Run(fmt.Sprintf("%s/%s", c.f.Name(), dt), func(t *testing.T) {
 				dir := t.TempDir()
-				heap := mustLoad(t, c.f.Dir(), LoadOptions{CacheDType: dt})
-				spill := mustLoad(t, c.f.Dir(), LoadOptions{CacheDType: dt, CacheSpillDir: dir})
+				heap := mustLoad(t, c.f.Dir(), LoadOptions{Memory: Memory{CacheDType: dt}})
+				spill := mustLoad(t, c.f.Dir(), LoadOptions{Memory: Memory{CacheDType: dt, CacheSpillDir: dir}})
 				if r := spill.Memory(); r.MLACacheSpillDir != dir || r.MLACacheFile == 0 || r.Budgeted != heap.Memory().Budgeted-r.MLACacheFile {
 					t.Errorf("memory report with spill: %+v (heap: %+v)", r, heap.Memory())
 				}
@@ -142,14 +142,14 @@ func TestCacheSpillErrors(t *testing.T) {
 		t.Skip("file-backed pages are not supported here")
 	}
 	tiny := loadTiny(t)[0].f.Dir()
-	if _, err := Load(tiny, LoadOptions{CacheSpillDir: "/nonexistent/ktune-spill"}); err == nil || !strings.Contains(err.Error(), "spill") {
+	if _, err := Load(tiny, LoadOptions{Memory: Memory{CacheSpillDir: "/nonexistent/ktune-spill"}}); err == nil || !strings.Contains(err.Error(), "spill") {
 		t.Errorf("missing folder at load: %v", err)
 	}
 	dir := t.TempDir() + "/spill"
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := mustLoad(t, tiny, LoadOptions{CacheSpillDir: dir})
+	m := mustLoad(t, tiny, LoadOptions{Memory: Memory{CacheSpillDir: dir}})
 	st := m.NewState(0)
 	os.Remove(dir)
 	_, err := m.Prefill(st, []int32{1, 2, 3})
@@ -176,7 +176,7 @@ func TestCacheSpillBudget(t *testing.T) {
 		t.Skip("file-backed pages are not supported here")
 	}
 	tiny := loadTiny(t)[0].f.Dir()
-	opt := LoadOptions{MaxTokens: 1 << 22, AvailableMemory: 64 << 20}
+	opt := LoadOptions{Memory: Memory{MaxTokens: 1 << 22, AvailableMemory: 64 << 20}}
 	if _, err := Load(tiny, opt); err == nil || !strings.Contains(err.Error(), "cache spill folder") {
 		t.Fatalf("a 4M-token heap cache in 64 MiB: %v", err)
 	}

@@ -334,7 +334,7 @@ func TestSynthGGUFTiny(t *testing.T) {
 			if !readable || testing.Short() && ft.Name != "Q4_K_M" {
 				return
 			}
-			m := mustLoadGGUF(t, p, LoadOptions{Threads: 1})
+			m := mustLoadGGUF(t, p, LoadOptions{Runtime: Runtime{Threads: 1}})
 			prompt := []int32{1, 5, 7, 300}
 			lg, err := m.Prefill(m.NewState(0), prompt)
 			if err != nil {
@@ -363,7 +363,7 @@ func TestSynthGGUFTiny(t *testing.T) {
 				}
 				return append(out, next[0]...)
 			}
-			if e := relRMS(logits(LoadOptions{}), logits(LoadOptions{DType: kernel.F32})); !(e <= tolQuantPipeline) {
+			if e := relRMS(logits(LoadOptions{}), logits(LoadOptions{Formats: Formats{DType: kernel.F32}})); !(e <= tolQuantPipeline) {
 				t.Errorf("in place vs the dequantized weights: logits differ by %.3g relative RMS (> %g)", e, tolQuantPipeline)
 			}
 		})

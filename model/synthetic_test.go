@@ -75,7 +75,7 @@ func writeSynth(t *testing.T, cfg *arch.Config, opt LoadOptions, seed uint64, th
 // the final hidden states of the prompt [T·C].
 func runSynth(t *testing.T, path string) []float32 {
 	t.Helper()
-	m, err := LoadFile(path, LoadOptions{Threads: 2})
+	m, err := LoadFile(path, LoadOptions{Runtime: Runtime{Threads: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,12 +121,12 @@ func runSynth(t *testing.T, path string) []float32 {
 func TestSyntheticFile(t *testing.T) {
 	cfg := tinySynthConfig(t, 3)
 	for name, opt := range map[string]LoadOptions{
-		"q4":  {DType: kernel.Q8, ExpertDType: kernel.Q4},
-		"q3":  {DType: kernel.Q8, ExpertDType: kernel.Q3},
-		"q2":  {DType: kernel.Q8, ExpertDType: kernel.Q2},
-		"q5":  {DType: kernel.Q5, ExpertDType: kernel.Q5},
-		"q4k": {DType: kernel.Q6K, ExpertDType: kernel.Q4K, HeadDType: kernel.Q5K},
-		"fit": {DType: kernel.Q8, AttnDType: kernel.Q6, GateDType: kernel.BF16, HeadDType: kernel.F32, ExpertDType: kernel.Q3, ExpertDTypeByLayer: map[int]kernel.DType{1: kernel.Q4, 2: kernel.Q3}, SharedDType: kernel.Q6},
+		"q4":  {Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q4}},
+		"q3":  {Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q3}},
+		"q2":  {Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q2}},
+		"q5":  {Formats: Formats{DType: kernel.Q5, ExpertDType: kernel.Q5}},
+		"q4k": {Formats: Formats{DType: kernel.Q6K, ExpertDType: kernel.Q4K, HeadDType: kernel.Q5K}},
+		"fit": {Formats: Formats{DType: kernel.Q8, AttnDType: kernel.Q6, GateDType: kernel.BF16, HeadDType: kernel.F32, ExpertDType: kernel.Q3, ExpertDTypeByLayer: map[int]kernel.DType{1: kernel.Q4, 2: kernel.Q3}, SharedDType: kernel.Q6}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path, b1 := writeSynth(t, cfg, opt, 7, 1)
@@ -151,7 +151,7 @@ func TestSyntheticFile(t *testing.T) {
 // quant.FillRandom; uniform codes' mean −d/2 would make them so).
 func TestSyntheticDeep(t *testing.T) {
 	cfg := tinySynthConfig(t, 27)
-	path, _ := writeSynth(t, cfg, LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}, 1, 0)
+	path, _ := writeSynth(t, cfg, LoadOptions{Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q4}}, 1, 0)
 	h := runSynth(t, path)
 	C := cfg.HiddenSize
 	T := len(h) / C
@@ -211,7 +211,7 @@ func BenchmarkSyntheticSource(b *testing.B) {
 // also when a call leaves the plan's order (the drawing ahead stops).
 func TestSyntheticAhead(t *testing.T) {
 	cfg := tinySynthConfig(t, 3)
-	opt := LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}
+	opt := LoadOptions{Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q4}}
 	plan, err := TensorSpecs(cfg, opt)
 	if err != nil {
 		t.Fatal(err)

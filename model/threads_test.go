@@ -31,10 +31,10 @@ var threadFormats = []struct {
 	goldenIDs bool // the greedy ids must be the golden ones
 }{
 	{"f32", LoadOptions{}, true},
-	{"bf16", LoadOptions{DType: kernel.BF16}, false},
-	{"q8", LoadOptions{DType: kernel.Q8}, false},
-	{"q4", LoadOptions{DType: kernel.Q4}, false},
-	{"q4k", LoadOptions{DType: kernel.Q4K}, false},
+	{"bf16", LoadOptions{Formats: Formats{DType: kernel.BF16}}, false},
+	{"q8", LoadOptions{Formats: Formats{DType: kernel.Q8}}, false},
+	{"q4", LoadOptions{Formats: Formats{DType: kernel.Q4}}, false},
+	{"q4k", LoadOptions{Formats: Formats{DType: kernel.Q4K}}, false},
 }
 
 // modelThreadCounts are 1 … 2× the pool size (at least 4, so that counts
@@ -301,7 +301,7 @@ func TestLongPromptThreadIdentity(t *testing.T) {
 		ids[i] = int32((i*37 + 11) % cfg.VocabSize)
 	}
 	for _, dt := range []kernel.DType{kernel.Q8, kernel.Q4, kernel.Q4K, kernel.Q6K} {
-		m, err := Random(cfg, LoadOptions{DType: dt}, 3)
+		m, err := Random(cfg, LoadOptions{Formats: Formats{DType: dt}}, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,8 +31,8 @@ func TestWeightsPlacement(t *testing.T) {
 	if !mapfile.Supported {
 		t.Skip("files are read into memory here, not mapped: nothing to copy")
 	}
-	path := convertTiny(t, tinyDir(t), LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4K})
-	mapped, err := LoadFile(path, LoadOptions{Weights: WeightsMap})
+	path := convertTiny(t, tinyDir(t), LoadOptions{Formats: Formats{DType: kernel.Q8, ExpertDType: kernel.Q4K}})
+	mapped, err := LoadFile(path, LoadOptions{Files: Files{Weights: WeightsMap}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestWeightsPlacement(t *testing.T) {
 		{WeightsCopy, roomy, true, ""},
 		{WeightsMap, roomy, false, ""},
 	} {
-		m, err := LoadFile(path, LoadOptions{Weights: c.mode, AvailableMemory: c.avail})
+		m, err := LoadFile(path, LoadOptions{Memory: Memory{AvailableMemory: c.avail}, Files: Files{Weights: c.mode}})
 		if c.errSub != "" {
 			if err == nil || !strings.Contains(err.Error(), c.errSub) || !strings.Contains(err.Error(), path) {
 				t.Errorf("%q with %d available: err %v, want one naming %s and %q", c.mode, c.avail, err, path, c.errSub)

@@ -465,10 +465,7 @@ func (o *BenchOptions) checkCheckpoint(dtypes []string) error {
 func (o *BenchOptions) presetLoadOptions(preset string) model.LoadOptions {
 	p, _ := presetOptions(preset)
 	cdt, _ := cacheDType(o.CacheDType)
-	opt := model.LoadOptions{CacheSpillDir: o.CacheSpill, CacheDType: cdt}
-	opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
-		p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
-	return opt
+	return model.LoadOptions{Formats: p.Formats, Memory: model.Memory{CacheSpillDir: o.CacheSpill, CacheDType: cdt}}
 }
 
 // budget is the memory model.Load or model.Random budgets for cfg in
@@ -592,8 +589,12 @@ func (o *BenchOptions) open(preset string) (*model.Model, error) {
 		return nil, err
 	}
 	load, _ := loadMode(o.Load)
-	opt := model.LoadOptions{NoVerify: o.NoVerify || o.verified, Weights: load, CacheSpillDir: o.CacheSpill, CacheDType: cdt,
-		AvailableMemory: availableMemory(), GGUFRepack: repack, Chooser: o.chooser}
+	opt := model.LoadOptions{
+		Conversion: model.Conversion{GGUFRepack: repack},
+		Runtime:    model.Runtime{Chooser: o.chooser},
+		Memory:     model.Memory{CacheSpillDir: o.CacheSpill, CacheDType: cdt, AvailableMemory: availableMemory()},
+		Files:      model.Files{NoVerify: o.NoVerify || o.verified, Weights: load},
+	}
 	if !o.Synthetic {
 		return openModel(o.Model, preset, opt)
 	}
@@ -602,8 +603,7 @@ func (o *BenchOptions) open(preset string) (*model.Model, error) {
 		return nil, err
 	}
 	p, _ := presetOptions(preset)
-	opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
-		p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
+	opt.Formats = p.Formats
 	fmt.Fprintf(o.Err, "krun: building a synthetic %d-layer model (%s)…\n", o.Layers, preset)
 	return model.Random(cfg, opt, 1)
 }

@@ -223,7 +223,7 @@ func runCalibrate(o *CalibrateOptions) error {
 	}
 	// no tuning profile: its kernel choices differ with the thread count,
 	// and so would the sums' last bits; the defaults' do not
-	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, GGUFRepack: repack, MaxTokens: o.Ctx})
+	m, err := openModel(o.Model, preset, model.LoadOptions{Conversion: model.Conversion{GGUFRepack: repack}, Runtime: model.Runtime{Threads: threads}, Memory: model.Memory{MaxTokens: o.Ctx}})
 	if err != nil {
 		return err
 	}

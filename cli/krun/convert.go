@@ -238,7 +238,7 @@ func (o *ConvertOptions) loadOptions() (model.LoadOptions, error) {
 			return model.LoadOptions{}, err
 		}
 		opt := p.Opt
-		opt.MaxSeqs, opt.MaxTokens, opt.CacheDType = 0, 0, "" // run-time choices, not the file's
+		opt.Memory = model.Memory{} // run-time choices, not the file's
 		if isGGUF(o.Dir) {
 			opt.GGUFRepack, _ = ggufRepack(o.GGUFRepack)
 		}

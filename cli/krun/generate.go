@@ -416,7 +416,7 @@ func runGenerate(o *GenerateOptions) error {
 		preset = "" // the file's own types
 	}
 	load, _ := loadMode(o.Load)
-	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, Weights: load, CacheSpillDir: o.CacheSpill, CacheDType: cdt, GGUFRepack: repack, Chooser: chooser})
+	m, err := openModel(o.Model, preset, model.LoadOptions{Conversion: model.Conversion{GGUFRepack: repack}, Runtime: model.Runtime{Threads: threads, Chooser: chooser}, Memory: model.Memory{CacheSpillDir: o.CacheSpill, CacheDType: cdt}, Files: model.Files{NoVerify: o.NoVerify, Weights: load}})
 	if err != nil {
 		return err
 	}

@@ -243,7 +243,7 @@ func ggufInfo(o *InfoOptions) error {
 		if err := model.VerifyGGUF(f, o.Threads); err != nil {
 			return &cli.UsageError{Err: err}
 		}
-		m, err := model.LoadGGUF(o.Model, model.LoadOptions{Threads: o.Threads, Weights: model.WeightsMap, NoVerify: true, AvailableMemory: -1})
+		m, err := model.LoadGGUF(o.Model, model.LoadOptions{Runtime: model.Runtime{Threads: o.Threads}, Memory: model.Memory{AvailableMemory: -1}, Files: model.Files{Weights: model.WeightsMap, NoVerify: true}})
 		if err != nil {
 			return &cli.UsageError{Err: err}
 		}

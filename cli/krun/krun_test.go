@@ -137,7 +137,7 @@ func TestConvertFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4, HeadDType: kernel.BF16, GateDType: kernel.Q8, QuantSearch: true}
+	want := model.LoadOptions{Formats: model.Formats{DType: kernel.Q8, ExpertDType: kernel.Q4, HeadDType: kernel.BF16, GateDType: kernel.Q8}, Conversion: model.Conversion{QuantSearch: true}}
 	if fmt.Sprint(opt) != fmt.Sprint(want) || got.Dir != "in" || got.Output != "out.kt" {
 		t.Errorf("options %+v, want %+v", opt, want)
 	}

@@ -128,7 +128,7 @@ func TestPlanProbes(t *testing.T) {
 func TestFitFormatsListed(t *testing.T) {
 	names := fitFormatNames()
 	for _, f := range model.FitFormats {
-		p := model.LoadOptions{DType: f.DType, AvailableMemory: -1}
+		p := model.LoadOptions{Formats: model.Formats{DType: f.DType}, Memory: model.Memory{AvailableMemory: -1}}
 		_, err := model.EstimateMemory(toyCfg(t), p, 2)
 		if (err == nil) != contains(names, string(f.DType)) {
 			t.Errorf("%s: loader says %v, plan lists %v", f.DType, err, names)

@@ -759,7 +759,7 @@ func TestMaxLength(t *testing.T) {
 // tinyImatrix calibrates the tiny model on two short prompts.
 func tinyImatrix(t testing.TB, dir string) *model.Imatrix {
 	t.Helper()
-	m, err := model.Load(dir, model.LoadOptions{Threads: 1})
+	m, err := model.Load(dir, model.LoadOptions{Runtime: model.Runtime{Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

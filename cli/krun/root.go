@@ -80,9 +80,9 @@ func NewCmdRoot(f *cli.Factory) *cobra.Command {
 
 // Preset is a named choice of weight formats.
 type Preset struct {
-	Name string
-	Doc  string
-	Opt  model.LoadOptions // DType, AttnDType, FFNDType, ExpertDType, HeadDType, GateDType
+	Name    string
+	Doc     string
+	Formats model.Formats
 }
 
 // Presets are the formats convert (--preset) and generate/bench (--dtype)
@@ -90,18 +90,18 @@ type Preset struct {
 // always f32; the KDA gate projections (f_a/f_b, g_a/g_b, b_proj) f32
 // unless --gates says otherwise.
 var Presets = []Preset{
-	{"f32", "every matrix f32 (exact; 4 bytes per weight)", model.LoadOptions{DType: kernel.F32}},
-	{"bf16", "every matrix bf16 (exact for a BF16 checkpoint)", model.LoadOptions{DType: kernel.BF16}},
-	{"q8", "every matrix q8 (8-bit, f16 scale per 32)", model.LoadOptions{DType: kernel.Q8}},
-	{"q4", "routed experts q4; attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4}},
-	{"q4-all", "every matrix q4 (attention and lm_head lose the most)", model.LoadOptions{DType: kernel.Q4}},
-	{"q4-mix", "routed and shared experts, dense MLP q4; attention q5; lm_head q6 (llama.cpp Q4_K_M's allocation: about its bytes per token)", model.LoadOptions{DType: kernel.Q4, AttnDType: kernel.Q5, HeadDType: kernel.Q6}},
-	{"q6", "every matrix q6 (6-bit, f16 scale per 32; near q8's error at 0.8 of its size)", model.LoadOptions{DType: kernel.Q6}},
-	{"q3", "routed experts q3 (3-bit, f16 scale per 32); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3}},
-	{"q4k", "routed experts q4k (4-bit with a min, 6-bit scale and min codes per 32 under an f16 pair per 256: ggml Q4_K's rule, 4.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4K}},
-	{"q4k-m", "routed and shared experts, dense MLP q4k; attention q5k; lm_head q6k (q4-mix's bytes in the K formats: llama.cpp Q4_K_M's allocation)", model.LoadOptions{DType: kernel.Q4K, AttnDType: kernel.Q5K, HeadDType: kernel.Q6K}},
-	{"q3k", "routed experts q3k (3-bit with a min, K scales: 3.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q3K}},
-	{"q2", "routed experts q2 (2-bit, a scale and offset code per 32: 2.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q2}},
+	{"f32", "every matrix f32 (exact; 4 bytes per weight)", model.Formats{DType: kernel.F32}},
+	{"bf16", "every matrix bf16 (exact for a BF16 checkpoint)", model.Formats{DType: kernel.BF16}},
+	{"q8", "every matrix q8 (8-bit, f16 scale per 32)", model.Formats{DType: kernel.Q8}},
+	{"q4", "routed experts q4; attention, dense MLP, shared expert, lm_head q8", model.Formats{DType: kernel.Q8, ExpertDType: kernel.Q4}},
+	{"q4-all", "every matrix q4 (attention and lm_head lose the most)", model.Formats{DType: kernel.Q4}},
+	{"q4-mix", "routed and shared experts, dense MLP q4; attention q5; lm_head q6 (llama.cpp Q4_K_M's allocation: about its bytes per token)", model.Formats{DType: kernel.Q4, AttnDType: kernel.Q5, HeadDType: kernel.Q6}},
+	{"q6", "every matrix q6 (6-bit, f16 scale per 32; near q8's error at 0.8 of its size)", model.Formats{DType: kernel.Q6}},
+	{"q3", "routed experts q3 (3-bit, f16 scale per 32); attention, dense MLP, shared expert, lm_head q8", model.Formats{DType: kernel.Q8, ExpertDType: kernel.Q3}},
+	{"q4k", "routed experts q4k (4-bit with a min, 6-bit scale and min codes per 32 under an f16 pair per 256: ggml Q4_K's rule, 4.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.Formats{DType: kernel.Q8, ExpertDType: kernel.Q4K}},
+	{"q4k-m", "routed and shared experts, dense MLP q4k; attention q5k; lm_head q6k (q4-mix's bytes in the K formats: llama.cpp Q4_K_M's allocation)", model.Formats{DType: kernel.Q4K, AttnDType: kernel.Q5K, HeadDType: kernel.Q6K}},
+	{"q3k", "routed experts q3k (3-bit with a min, K scales: 3.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.Formats{DType: kernel.Q8, ExpertDType: kernel.Q3K}},
+	{"q2", "routed experts q2 (2-bit, a scale and offset code per 32: 2.5 bits/weight); attention, dense MLP, shared expert, lm_head q8", model.Formats{DType: kernel.Q8, ExpertDType: kernel.Q2}},
 }
 
 // PresetNames lists the preset names.
@@ -117,7 +117,7 @@ func PresetNames() []string {
 func presetOptions(name string) (model.LoadOptions, error) {
 	for _, p := range Presets {
 		if p.Name == strings.ToLower(strings.TrimSpace(name)) { // as the format flags: any case
-			return p.Opt, nil
+			return model.LoadOptions{Formats: p.Formats}, nil
 		}
 	}
 	return model.LoadOptions{}, fmt.Errorf("unknown preset %q (%s)", name, strings.Join(PresetNames(), ", "))
@@ -180,8 +180,7 @@ func withPreset(opt model.LoadOptions, name string) (model.LoadOptions, error) {
 	if err != nil {
 		return opt, err
 	}
-	opt.DType, opt.AttnDType, opt.FFNDType, opt.ExpertDType, opt.HeadDType, opt.GateDType =
-		p.DType, p.AttnDType, p.FFNDType, p.ExpertDType, p.HeadDType, p.GateDType
+	opt.Formats = p.Formats
 	return opt, nil
 }
 

@@ -297,8 +297,12 @@ func runServe(o *ServeOptions) error {
 		}
 	}()
 	load, _ := loadMode(o.Load)
-	m, err := openModel(o.Model, preset, model.LoadOptions{Threads: threads, NoVerify: o.NoVerify, Weights: load, CacheSpillDir: o.CacheSpill,
-		CacheDType: cdt, GGUFRepack: repack, MaxSeqs: o.Parallel, MaxTokens: ctxLen, Chooser: chooser})
+	m, err := openModel(o.Model, preset, model.LoadOptions{
+		Conversion: model.Conversion{GGUFRepack: repack},
+		Runtime:    model.Runtime{Threads: threads, Chooser: chooser},
+		Memory:     model.Memory{CacheSpillDir: o.CacheSpill, CacheDType: cdt, MaxSeqs: o.Parallel, MaxTokens: ctxLen},
+		Files:      model.Files{NoVerify: o.NoVerify, Weights: load},
+	})
 	close(loaded)
 	if err != nil {
 		stopSignals()

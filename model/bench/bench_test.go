@@ -22,7 +22,7 @@ func tiny(t *testing.T, dt kernel.DType) Model {
 		t.Fatal(err)
 	}
 	return Model{Name: "tiny", Preset: string(dt), Open: func() (*model.Model, error) {
-		return model.Random(cfg, model.LoadOptions{DType: dt}, 1)
+		return model.Random(cfg, model.LoadOptions{Formats: model.Formats{DType: dt}}, 1)
 	}}
 }
 
@@ -109,7 +109,7 @@ func TestRunErrors(t *testing.T) {
 
 // TestDTypeLabel: a model's formats named by the base and what differs.
 func TestDTypeLabel(t *testing.T) {
-	o := model.LoadOptions{DType: kernel.Q8, AttnDType: kernel.Q8, FFNDType: kernel.Q8, ExpertDType: kernel.Q4, HeadDType: kernel.Q8}
+	o := model.LoadOptions{Formats: model.Formats{DType: kernel.Q8, AttnDType: kernel.Q8, FFNDType: kernel.Q8, ExpertDType: kernel.Q4, HeadDType: kernel.Q8}}
 	if got := DTypeLabel(o); got != "q8 (experts q4)" {
 		t.Errorf("DTypeLabel = %q", got)
 	}

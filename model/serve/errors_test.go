@@ -377,10 +377,10 @@ func startMappedServer(t *testing.T) (*testServer, string) {
 	var path string
 	ts := startServerWith(t, Options{}, false, func(dir string) (*model.Model, error) {
 		path = filepath.Join(t.TempDir(), "tiny.kt")
-		if err := model.ConvertFile(dir, path, model.LoadOptions{DType: kernel.Q8}, map[string]string{"preset": "test"}, nil); err != nil {
+		if err := model.ConvertFile(dir, path, model.LoadOptions{Formats: model.Formats{DType: kernel.Q8}}, map[string]string{"preset": "test"}, nil); err != nil {
 			return nil, err
 		}
-		return model.LoadFile(path, model.LoadOptions{Weights: model.WeightsMap, Threads: 2, NoVerify: true})
+		return model.LoadFile(path, model.LoadOptions{Runtime: model.Runtime{Threads: 2}, Files: model.Files{Weights: model.WeightsMap, NoVerify: true}})
 	})
 	if status, out := do(t, "POST", ts.URL+"/v1/completions", `{"prompt": [1, 2, 3], "max_tokens": 2}`); status != http.StatusOK {
 		t.Fatalf("intact file: %d %s", status, out)

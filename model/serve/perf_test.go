@@ -40,7 +40,7 @@ func TestPerfSynthetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Random(cfg, model.LoadOptions{DType: kernel.Q8, ExpertDType: kernel.Q4, CacheDType: kernel.BF16, MaxSeqs: 8, MaxTokens: 4096}, 1)
+	m, err := model.Random(cfg, model.LoadOptions{Formats: model.Formats{DType: kernel.Q8, ExpertDType: kernel.Q4}, Memory: model.Memory{CacheDType: kernel.BF16, MaxSeqs: 8, MaxTokens: 4096}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

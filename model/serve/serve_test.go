@@ -111,7 +111,7 @@ type testServer struct {
 func startServer(t testing.TB, opt Options, withTok bool) *testServer {
 	t.Helper()
 	return startServerWith(t, opt, withTok, func(dir string) (*model.Model, error) {
-		return model.Load(dir, model.LoadOptions{Threads: 2})
+		return model.Load(dir, model.LoadOptions{Runtime: model.Runtime{Threads: 2}})
 	})
 }
 
@@ -331,7 +331,7 @@ func TestHealthModelsMetrics(t *testing.T) {
 		t.Errorf("completion while loading: %d %s, Retry-After %q", resp.StatusCode, body, resp.Header.Get("Retry-After"))
 	}
 	g := loadTinyGolden(t)
-	m, err := model.Load(g.dir, model.LoadOptions{Threads: 2})
+	m, err := model.Load(g.dir, model.LoadOptions{Runtime: model.Runtime{Threads: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
