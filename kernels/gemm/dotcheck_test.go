@@ -30,11 +30,11 @@ func dotScales(p *problem) []float64 {
 // 15d over the group, since m = w − d·u for each w of it; Q2: the min
 // −d·t, |t| ≤ 3.5; the K formats: the group's min m = dm·mc itself,
 // |s·u| ≤ |w| + |m|).
-func dotFloors(p *problem) []float64 { return dotFloorsOf(p, p.w) }
+func dotFloors(p *problem) []float64 { return dotFloorsOf(p, p.w, p.w.Dequantize()) }
 
-// dotFloorsOf is dotFloors for the weights wm of p (gateup's gate or up).
-func dotFloorsOf(p *problem, wm *quant.Matrix) []float64 {
-	w := wm.Dequantize()
+// dotFloorsOf is dotFloors for the weights wm of p (gateup's gate or up),
+// dequantized as w.
+func dotFloorsOf(p *problem, wm *quant.Matrix, w []float32) []float64 {
 	t := make([]float64, len(w))
 	for c := 0; c < p.n; c++ {
 		for lo := 0; lo < p.k; lo += quant.GroupK {
@@ -104,9 +104,12 @@ func roundedActs(p *problem, cls kernel.Class) []float64 {
 
 // dotRef is the float64 Y = X·Wᵀ over acts [m, k] and p's dequantized
 // weights, rounded to f32.
-func dotRef(p *problem, acts []float64) []float32 {
+func dotRef(p *problem, acts []float64) []float32 { return dotRefOn(p, acts, p.w.Dequantize()) }
+
+// dotRefOn is dotRef on the dequantized weights w.
+func dotRefOn(p *problem, acts []float64, w []float32) []float32 {
 	y := make([]float32, p.m*p.n)
-	for i, v := range dotProducts(p, acts, p.w.Dequantize()) {
+	for i, v := range dotProducts(p, acts, w) {
 		y[i] = float32(v)
 	}
 	return y
@@ -127,11 +130,66 @@ func dotCheck(p *problem, cls kernel.Class, got, want []float32) error {
 	return boundsOf(p, cls).check(got, want)
 }
 
-// dotBounds are dotCheck's bounds on p for class cls.
-func dotBounds(p *problem, cls kernel.Class) *bounds {
-	b := &bounds{sc: dotScales(p), fl: dotFloors(p), tol: kernel.LookupOp(p.op).Tol(cls, p.shape), of: "the reference"}
-	if acts := roundedActs(p, cls); acts != nil {
-		b.rounded = dotRef(p, acts)
+// errModel is the part of dotCheck's bounds on p that no class changes:
+// each output's scale and floor under the dot-product error model, and the
+// dequantized weights (the gate's and the up's for gateup) the rounded
+// references are computed on. A shared case computes it once for every
+// class (boundsOf). For gateup's y = silu(g)·u, g and u two dot products
+// over the same activations, each output's scale and floor are first-order
+// propagations of the two products' (ρ_y = |silu′(g)·u|·ρ_g + |silu(g)|·ρ_u,
+// the same for the floors, g and u the float64 products); then, as for the
+// others, the class tolerance against the float64 reference and the f32
+// tolerance against silu(g)·u on the activations rounded as the class
+// defines it. (kernel.Verify's plain relative RMS over the outputs, which
+// TestVariants used for gateup, is no stable statistic on a few outputs.)
+type errModel struct {
+	sc, fl []float64
+	w, wu  []float32
+	of     string
+}
+
+func newErrModel(p *problem) *errModel {
+	e := &errModel{w: p.w.Dequantize(), of: "the reference"}
+	if p.op != OpGateUp {
+		e.sc = kerneltest.DotScales(p.x, e.w, p.m, p.n, p.k, quant.GroupK)
+		e.fl = dotFloorsOf(p, p.w, e.w)
+		return e
+	}
+	e.wu, e.of = p.wu.Dequantize(), "silu(g)·u"
+	sg := kerneltest.DotScales(p.x, e.w, p.m, p.n, p.k, quant.GroupK)
+	su := kerneltest.DotScales(p.x, e.wu, p.m, p.n, p.k, quant.GroupK)
+	fg, fu := dotFloorsOf(p, p.w, e.w), dotFloorsOf(p, p.wu, e.wu)
+	acts := make([]float64, len(p.x))
+	for i, v := range p.x {
+		acts[i] = float64(v)
+	}
+	g, u := dotProducts(p, acts, e.w), dotProducts(p, acts, e.wu)
+	e.sc, e.fl = make([]float64, len(g)), make([]float64, len(g))
+	for i := range g {
+		s := 1 / (1 + math.Exp(-g[i]))
+		dg, du := math.Abs(s*(1+g[i]*(1-s))*u[i]), math.Abs(g[i]*s)
+		e.sc[i] = dg*sg[i] + du*su[i]
+		e.fl[i] = dg*fg[i] + du*fu[i]
+	}
+	return e
+}
+
+// bounds are e's for class cls on p: the class tolerance, and for the
+// classes that round activations the ideal output on the rounded
+// activations (y, or silu(g)·u for gateup).
+func (e *errModel) bounds(p *problem, cls kernel.Class) *bounds {
+	b := &bounds{sc: e.sc, fl: e.fl, tol: kernel.LookupOp(p.op).Tol(cls, p.shape), of: e.of, cls: cls, shape: p.shape, op: p.op}
+	r := roundedActs(p, cls)
+	switch {
+	case r == nil:
+	case p.op != OpGateUp:
+		b.rounded = dotRefOn(p, r, e.w)
+	default:
+		g, u := dotProducts(p, r, e.w), dotProducts(p, r, e.wu)
+		b.rounded = make([]float32, len(g))
+		for i := range g {
+			b.rounded[i] = float32(g[i] / (1 + math.Exp(-g[i])) * u[i])
+		}
 	}
 	return b
 }
@@ -163,45 +221,6 @@ func (b *bounds) check(got, want []float32) error {
 	return nil
 }
 
-// gateupBounds are dotCheck's bounds for gateup's y = silu(g)·u, g and u two dot
-// products over the same activations: each output's scale and floor are
-// first-order propagations of the two products' (ρ_y = |silu′(g)·u|·ρ_g +
-// |silu(g)|·ρ_u, the same for the floors, g and u the float64 products).
-// Then, as dotCheck does, within the class tolerance against the float64
-// reference, and within the f32 tolerance against silu(g)·u on the
-// activations rounded as the class defines it. (kernel.Verify's plain
-// relative RMS over the outputs is what TestVariants used for gateup; on
-// a few outputs it is no stable statistic: generic_int8 at m = 1, n = 31,
-// k = 257 measured 0.0205 for q4k and 0.0179 for q2 against a 2% class
-// tolerance, while their rounding costs 0.008 on 1024 outputs and both
-// equal the reference on their rounded activations to f32 precision.)
-func gateupBounds(p *problem, cls kernel.Class) *bounds {
-	wg, wu := p.w.Dequantize(), p.wu.Dequantize()
-	sg := kerneltest.DotScales(p.x, wg, p.m, p.n, p.k, quant.GroupK)
-	su := kerneltest.DotScales(p.x, wu, p.m, p.n, p.k, quant.GroupK)
-	fg, fu := dotFloorsOf(p, p.w), dotFloorsOf(p, p.wu)
-	acts := make([]float64, len(p.x))
-	for i, v := range p.x {
-		acts[i] = float64(v)
-	}
-	g, u := dotProducts(p, acts, wg), dotProducts(p, acts, wu)
-	sc, fl := make([]float64, len(g)), make([]float64, len(g))
-	for i := range g {
-		s := 1 / (1 + math.Exp(-g[i]))
-		dg, du := math.Abs(s*(1+g[i]*(1-s))*u[i]), math.Abs(g[i]*s)
-		sc[i] = dg*sg[i] + du*su[i]
-		fl[i] = dg*fg[i] + du*fu[i]
-	}
-	b := &bounds{sc: sc, fl: fl, tol: kernel.LookupOp(p.op).Tol(cls, p.shape), of: "silu(g)·u"}
-	if r := roundedActs(p, cls); r != nil {
-		g, u := dotProducts(p, r, wg), dotProducts(p, r, wu)
-		b.rounded = make([]float32, len(g))
-		for i := range g {
-			b.rounded[i] = float32(g[i] / (1 + math.Exp(-g[i])) * u[i])
-		}
-	}
-	return b
-}
 
 // dotProducts is the float64 acts [m, k] · wᵀ (w [n, k] row-major).
 func dotProducts(p *problem, acts []float64, w []float32) []float64 {

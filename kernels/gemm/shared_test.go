@@ -28,6 +28,7 @@ type sharedCase struct {
 	base   *problem
 	want   []float32
 	bounds map[kernel.Class]*bounds
+	model  *errModel // the bounds' class-independent part, once
 }
 
 var shared struct {
@@ -86,22 +87,17 @@ func boundsOf(p *problem, cls kernel.Class) *bounds {
 		if b != nil {
 			return b
 		}
-		b = newBounds(c.base, cls)
 		shared.Lock()
-		c.bounds[cls] = b
+		e := c.model
+		shared.Unlock()
+		if e == nil {
+			e = newErrModel(c.base)
+		}
+		b = e.bounds(c.base, cls)
+		shared.Lock()
+		c.bounds[cls], c.model = b, e
 		shared.Unlock()
 		return b
 	}
-	return newBounds(p, cls)
-}
-
-func newBounds(p *problem, cls kernel.Class) *bounds {
-	var b *bounds
-	if p.op == OpGateUp {
-		b = gateupBounds(p, cls)
-	} else {
-		b = dotBounds(p, cls)
-	}
-	b.cls, b.shape, b.op = cls, p.shape, p.op
-	return b
+	return newErrModel(p).bounds(p, cls)
 }
