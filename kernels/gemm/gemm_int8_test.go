@@ -233,7 +233,7 @@ var exactShapes = func() [][3]int {
 // emulatedPortable reports whether a sweep skips v under an emulator in
 // -short mode (CI's qemu stage, KTUNE_TEST_EXEC set): a portable (pure-Go)
 // variant, which runs the same Go code natively in the test stage, and a
-// variant without SVE in every model but the 256-bit and no-SVE ones
+// variant without SVE in every model but the no-SVE one
 // (kerneltest.RepeatUnderEmulation).
 func emulatedPortable(v *kernel.Variant) bool {
 	return testing.Short() && os.Getenv("KTUNE_TEST_EXEC") != "" && v.Requires == 0 || kerneltest.RepeatUnderEmulation(v)
