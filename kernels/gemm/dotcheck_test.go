@@ -221,7 +221,6 @@ func (b *bounds) check(got, want []float32) error {
 	return nil
 }
 
-
 // dotProducts is the float64 acts [m, k] · wᵀ (w [n, k] row-major).
 func dotProducts(p *problem, acts []float64, w []float32) []float64 {
 	y := make([]float64, p.m*p.n)
