@@ -54,13 +54,6 @@ func line(f *a64.File, regs [4]int, note string) {
 	f.OpC(note, "VLD1.P 64(R0), [V%d.B16, V%d.B16, V%d.B16, V%d.B16]", regs[0], regs[1], regs[2], regs[3])
 }
 
-// zeroV clears the registers.
-func zeroV(f *a64.File, regs ...int) {
-	for _, v := range regs {
-		f.Op("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
-	}
-}
-
 // dotFormat is one format of the skeleton: its constants, whether the
 // group starts with the sums zeroed, its decode and SDOTs, and what
 // follows the scaling (a Q4 min).
@@ -103,7 +96,7 @@ func dotKernel(f *a64.File, d dotFormat) {
 	dotArgs(f)
 	d.consts(f)
 	f.Label(p)
-	zeroV(f, 16, 17, 18, 19)
+	f.ZeroV(16, 4)
 	f.Op("MOVD R3, R7")
 	f.Op("MOVD R4, R10")
 	f.Op("MOVD R5, R11")
@@ -111,7 +104,7 @@ func dotKernel(f *a64.File, d dotFormat) {
 	f.Label(g)
 	f.OpC("the group's 32 activations", "VLD1.P 32(R7), [V0.B16, V1.B16]")
 	if d.zeroSums {
-		zeroV(f, 20, 21, 22, 23, 24, 25, 26, 27)
+		f.ZeroV(20, 8)
 	}
 	d.group(f)
 	if d.scale != nil {
@@ -137,9 +130,7 @@ func dotKernel(f *a64.File, d dotFormat) {
 // dotArgs loads the dot-product kernels' arguments (the same for every
 // format and ISA) into R0–R6 and R9.
 func dotArgs(f *a64.File) {
-	for _, a := range []string{"w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9"} {
-		f.Op("MOVD %s", a)
-	}
+	f.Args("w+0(FP), R0", "np+8(FP), R1", "ng+16(FP), R2", "xq+24(FP), R3", "sums+32(FP), R4", "xs+40(FP), R5", "y+48(FP), R6", "acc+56(FP), R9")
 }
 
 // dotStore ends a NEON kernel: y (+)= the panel's sums (v16–v19), next
@@ -151,7 +142,7 @@ func dotStore(f *a64.File, p, z, s string) {
 	f.Op("VLD1 (R6), [V4.S4, V5.S4, V6.S4, V7.S4]")
 	f.Op("B %s", s)
 	f.Label(z)
-	zeroV(f, 4, 5, 6, 7)
+	f.ZeroV(4, 4)
 	f.Label(s)
 	four(f, true, "fadd v%d.4s, v%d.4s, v%d.4s", a64.Regs4(4), a64.Regs4(4), a64.Regs4(16))
 	f.Op("VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R6)")
@@ -318,7 +309,7 @@ func q6Group(f *a64.File, zero bool) {
 // v24–v27, which start at Σxq.
 func q2Group(f *a64.File) {
 	f.OpC("Σxq of the group", "VLD1R.P 4(R10), [V15.S4]")
-	zeroV(f, 20, 21, 22, 23)
+	f.ZeroV(20, 4)
 	for _, v := range a64.Regs4(24) {
 		f.OpC("the 4u sums start at Σxq", "VMOV V15.B16, V%d.B16", v)
 	}
@@ -371,43 +362,16 @@ func q2Scale(f *a64.File) {
 func q5Group(f *a64.File, zero bool) {
 	f.Op("ADD $256, R0, R12")
 	f.OpC("line 4: bit h = bit 4 of u in k-quad h", "VLD1 (R12), [V4.B16, V5.B16, V6.B16, V7.B16]")
-	// high ORs bit 4 of k-quad q (line 4 shifted by 4−q) into dst
-	high := func(q int, dst [4]int) {
-		for j := range 4 {
-			t := 2 + j%2
-			switch sh := 4 - q; {
-			case sh > 0:
-				f.Op("VSHL $%d, V%d.B16, V%d.B16", sh, 4+j, t)
-				f.Op("VAND V29.B16, V%d.B16, V%d.B16", t, t)
-			case sh == 0:
-				f.Op("VAND V29.B16, V%d.B16, V%d.B16", 4+j, t)
-			default:
-				f.Op("VUSHR $%d, V%d.B16, V%d.B16", -sh, 4+j, t)
-				f.Op("VAND V29.B16, V%d.B16, V%d.B16", t, t)
-			}
-			f.Op("VORR V%d.B16, V%d.B16, V%d.B16", t, dst[j], dst[j])
-		}
-	}
-	shift := func(q int) string {
-		switch sh := 4 - q; {
-		case sh > 0:
-			return fmt.Sprintf("<< %d", sh)
-		case sh == 0:
-			return ""
-		default:
-			return fmt.Sprintf(">> %d", -sh)
-		}
-	}
 	for l := range 4 {
 		line(f, a64.Regs4(8), fmt.Sprintf("line %d: k-quad %d low, %d high nibbles", l, 2*l, 2*l+1))
 		q := 2 * l
-		f.Note(fmt.Sprintf("k-quad %d: (L%d & 15) | ((L4 %s) & 16)", q, l, shift(q)))
+		f.Note(fmt.Sprintf("k-quad %d: (L%d & 15) | ((L4 %s) & 16)", q, l, q5Shift(q)))
 		four(f, false, "VAND V30.B16, V%d.B16, V%d.B16", a64.Regs4(8), a64.Regs4(12))
-		high(q, a64.Regs4(12))
+		q5High(f, q, a64.Regs4(12))
 		sdot(f, 20, a64.Regs4(12), q)
-		f.Note(fmt.Sprintf("k-quad %d: (L%d >> 4) | ((L4 %s) & 16)", q+1, l, shift(q+1)))
+		f.Note(fmt.Sprintf("k-quad %d: (L%d >> 4) | ((L4 %s) & 16)", q+1, l, q5Shift(q+1)))
 		four(f, false, "VUSHR $4, V%d.B16, V%d.B16", a64.Regs4(8), a64.Regs4(8))
-		high(q+1, a64.Regs4(8))
+		q5High(f, q+1, a64.Regs4(8))
 		sdot(f, 24, a64.Regs4(8), q+1)
 	}
 	f.OpC("past line 4", "ADD $64, R0, R0")
@@ -419,6 +383,38 @@ func q5Group(f *a64.File, zero bool) {
 	f.Note("dot = Σ(u−16)·xq = v20..v23 + v24..v27 − 16·Σxq")
 	addSets(f)
 	subZero(f, 4)
+}
+
+// q5High ORs bit 4 of k-quad q's values (line 4, in v4–v7, shifted by
+// 4−q and masked by v29) into dst.
+func q5High(f *a64.File, q int, dst [4]int) {
+	for j := range 4 {
+		t := 2 + j%2
+		switch sh := 4 - q; {
+		case sh > 0:
+			f.Op("VSHL $%d, V%d.B16, V%d.B16", sh, 4+j, t)
+			f.Op("VAND V29.B16, V%d.B16, V%d.B16", t, t)
+		case sh == 0:
+			f.Op("VAND V29.B16, V%d.B16, V%d.B16", 4+j, t)
+		default:
+			f.Op("VUSHR $%d, V%d.B16, V%d.B16", -sh, 4+j, t)
+			f.Op("VAND V29.B16, V%d.B16, V%d.B16", t, t)
+		}
+		f.Op("VORR V%d.B16, V%d.B16, V%d.B16", t, dst[j], dst[j])
+	}
+}
+
+// q5Shift is q5High's shift of line 4 for k-quad q, as the notes write
+// it ("<< 4", "", ">> 3").
+func q5Shift(q int) string {
+	switch sh := 4 - q; {
+	case sh > 0:
+		return fmt.Sprintf("<< %d", sh)
+	case sh == 0:
+		return ""
+	default:
+		return fmt.Sprintf(">> %d", -sh)
+	}
 }
 
 // The K formats (Q3K…Q6K): super-blocks of 8 groups, each with a header
@@ -529,7 +525,7 @@ func kKernel(f *a64.File, k kFormat) {
 	f.Blank()
 	f.OpC("super-blocks of 8 groups", "LSR $3, R2, R2")
 	f.Label(p)
-	zeroV(f, 16, 17, 18, 19)
+	f.ZeroV(16, 4)
 	f.Op("MOVD R3, R7")
 	f.Op("MOVD R4, R10")
 	f.Op("MOVD R5, R11")
@@ -539,7 +535,7 @@ func kKernel(f *a64.File, k kFormat) {
 	for _, odd := range []bool{false, true} {
 		f.Note(map[bool]string{false: "even group", true: "odd group"}[odd])
 		f.OpC("the group's 32 activations", "VLD1.P 32(R7), [V0.B16, V1.B16]")
-		zeroV(f, 20, 21, 22, 23, 24, 25, 26, 27)
+		f.ZeroV(20, 8)
 		k.decode(f)
 		kFold(f, odd)
 	}

@@ -56,16 +56,11 @@ func svePreds(f *a64.File) {
 	f.Note("p4..p7: the same chunks as f32/int32 lanes ∩ [0, 16)")
 	for _, p := range []struct {
 		n, first int
-		t, inc   string
-	}{{64, 0, "b", "incb"}, {16, 4, "s", "incw"}} {
+		t        string
+	}{{64, 0, "b"}, {16, 4, "s"}} {
 		f.Op("MOVD $%d, R8", p.n)
 		f.Op("MOVD $0, R11")
-		for c := range 4 {
-			if c > 0 {
-				f.Word("%s x11", p.inc)
-			}
-			f.Word("whilelo p%d.%s, x11, x8", p.first+c, p.t)
-		}
+		f.WhileLo(p.t, p.first, 4, 11, 8)
 	}
 }
 
@@ -110,7 +105,7 @@ func sveDotKernel(f *a64.File, d sveFormat) {
 		d.consts(f)
 	}
 	f.Label(p)
-	fourP(f, "dup z%d.s, #0", a64.Regs4(16))
+	f.ZeroZ(16, 4)
 	f.Op("MOVD R3, R7")
 	f.Op("MOVD R4, R10")
 	f.Op("MOVD R5, R13")
@@ -138,7 +133,7 @@ func sveStore(f *a64.File, p, z, s string) {
 	fourP(f, "ld1w {z%d.s}, %s/z, %s", a64.Regs4(24), "P", "Y")
 	f.Op("B %s", s)
 	f.Label(z)
-	fourP(f, "dup z%d.s, #0", a64.Regs4(24))
+	f.ZeroZ(24, 4)
 	f.Label(s)
 	fourP(f, "fadd z%d.s, %s/m, z%d.s, z%d.s", a64.Regs4(24), "P", a64.Regs4(24), a64.Regs4(16))
 	fourP(f, "st1w {z%d.s}, %s, %s", a64.Regs4(24), "P", "Y")
@@ -151,7 +146,7 @@ func sveStore(f *a64.File, p, z, s string) {
 // sveNibbles decodes the Q4 lines of a group: line l holds k-quads 2l (low
 // nibbles) and 2l+1 (high), minus 8 unless min.
 func sveNibbles(f *a64.File, min bool) {
-	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
+	f.ZeroZ(20, 4)
 	for l := range 4 {
 		f.Note(fmt.Sprintf("line %d: k = %d..%d (low nibbles), %d..%d (high)", l, 8*l, 8*l+3, 8*l+4, 8*l+7))
 		sveLoadLine(f, a64.Regs4(4))
@@ -172,7 +167,7 @@ func sveNibbles(f *a64.File, min bool) {
 
 var sveFormats = []sveFormat{
 	{name: "Q8", label: "q8", group: func(f *a64.File) {
-		fourP(f, "dup z%d.s, #0", a64.Regs4(20))
+		f.ZeroZ(20, 4)
 		for l := range 8 {
 			f.Note(fmt.Sprintf("line %d: k = %d..%d of 16 rows", l, 4*l, 4*l+3))
 			sveLoadLine(f, a64.Regs4(4))
@@ -203,8 +198,8 @@ func sveActs(f *a64.File) {
 		f.Word("ld1rw {z%d.s}, p4/z, [x7, #%d]", q, 4*q)
 	}
 	f.Op("ADD $32, R7, R7")
-	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
-	fourP(f, "dup z%d.s, #0", a64.Regs4(24))
+	f.ZeroZ(20, 4)
+	f.ZeroZ(24, 4)
 }
 
 // sveLoadSum loads the group's Σxq into z28, times 2^shift.
@@ -224,35 +219,7 @@ func sveQ3(f *a64.File, zero bool) {
 	f.Op("ADD $64, R0, R8")
 	f.Op("ADD $128, R0, R11")
 	for c := range 4 {
-		f.Note(fmt.Sprintf("chunk %d (p%d): L0, L1, L2 in z8, z9, z10", c, c))
-		for i, base := range []int{0, 8, 11} {
-			f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, a64.VL(base, c))
-		}
-		f.Note("k = 24..27: (L0 >> 6) | ((L2 >> 4) & 4); 28..31: (L1 >> 6) | ((L2 >> 5) & 4)")
-		f.Word("lsr z11.b, z8.b, #6")
-		f.Word("lsr z12.b, z10.b, #4")
-		f.Word("and z12.b, z12.b, #0x4")
-		f.Word("orr z11.d, z11.d, z12.d")
-		f.Word("lsr z13.b, z9.b, #6")
-		f.Word("lsr z14.b, z10.b, #5")
-		f.Word("and z14.b, z14.b, #0x4")
-		f.Word("orr z13.d, z13.d, z14.d")
-		f.Word("sdot z%d.s, z11.b, z6.b", 20+c)
-		f.Word("sdot z%d.s, z13.b, z7.b", 20+c)
-		f.Note("k = 4..7, 12..15, 20..23: L & 0x38 = 8·u, summed apart")
-		for i := range 3 {
-			f.Word("and z%d.d, z%d.d, z31.d", 11+i, 8+i)
-		}
-		for i := range 3 {
-			f.Word("sdot z%d.s, z%d.b, z%d.b", 24+c, 11+i, 2*i+1)
-		}
-		f.Note("k = 0..3, 8..11, 16..19: L & 7")
-		for i := range 3 {
-			f.Word("and z%d.b, z%d.b, #0x7", 8+i, 8+i)
-		}
-		for i := range 3 {
-			f.Word("sdot z%d.s, z%d.b, z%d.b", 20+c, 8+i, 2*i)
-		}
+		sveQ3Chunk(f, c)
 	}
 	if zero {
 		sveLoadSum(f, 2)
@@ -268,6 +235,41 @@ func sveQ3(f *a64.File, zero bool) {
 		fourP(f, "sub z%d.s, z%d.s, z28.s", a64.Regs4(20), a64.Regs4(20))
 	}
 	f.Op("ADD $192, R0, R0")
+}
+
+// sveQ3Chunk decodes chunk c (under p<c>) of the group's three lines
+// (bases R0, R8, R11) and adds its dot products into z20+c (the low
+// bits and the split k-quads) and z24+c (the 8·u middle bits).
+func sveQ3Chunk(f *a64.File, c int) {
+	f.Note(fmt.Sprintf("chunk %d (p%d): L0, L1, L2 in z8, z9, z10", c, c))
+	for i, base := range []int{0, 8, 11} {
+		f.Word("ld1b {z%d.b}, p%d/z, %s", 8+i, c, a64.VL(base, c))
+	}
+	f.Note("k = 24..27: (L0 >> 6) | ((L2 >> 4) & 4); 28..31: (L1 >> 6) | ((L2 >> 5) & 4)")
+	f.Word("lsr z11.b, z8.b, #6")
+	f.Word("lsr z12.b, z10.b, #4")
+	f.Word("and z12.b, z12.b, #0x4")
+	f.Word("orr z11.d, z11.d, z12.d")
+	f.Word("lsr z13.b, z9.b, #6")
+	f.Word("lsr z14.b, z10.b, #5")
+	f.Word("and z14.b, z14.b, #0x4")
+	f.Word("orr z13.d, z13.d, z14.d")
+	f.Word("sdot z%d.s, z11.b, z6.b", 20+c)
+	f.Word("sdot z%d.s, z13.b, z7.b", 20+c)
+	f.Note("k = 4..7, 12..15, 20..23: L & 0x38 = 8·u, summed apart")
+	for i := range 3 {
+		f.Word("and z%d.d, z%d.d, z31.d", 11+i, 8+i)
+	}
+	for i := range 3 {
+		f.Word("sdot z%d.s, z%d.b, z%d.b", 24+c, 11+i, 2*i+1)
+	}
+	f.Note("k = 0..3, 8..11, 16..19: L & 7")
+	for i := range 3 {
+		f.Word("and z%d.b, z%d.b, #0x7", 8+i, 8+i)
+	}
+	for i := range 3 {
+		f.Word("sdot z%d.s, z%d.b, z%d.b", 20+c, 8+i, 2*i)
+	}
 }
 
 // sveQ6: chunk by chunk, the six lines of a group (bases x0, x8, x11,
@@ -328,7 +330,7 @@ func sveQ6(f *a64.File, zero bool) {
 func sveQ2(f *a64.File) {
 	f.WordC("Σxq of the group", "ld1rw {z28.s}, p4/z, [x10]")
 	f.Op("ADD $4, R10, R10")
-	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
+	f.ZeroZ(20, 4)
 	for _, v := range a64.Regs4(24) {
 		f.WordC("the 4u sums start at Σxq", "mov z%d.d, z28.d", v)
 	}
@@ -383,28 +385,11 @@ func sveQ2Scale(f *a64.File) {
 // sveQ5: four lines of nibbles (k-quads 2l, 2l+1 of line l) and a fifth,
 // at +256, whose bit h is bit 4 of u in k-quad h. zero as sveQ3's (16).
 func sveQ5(f *a64.File, zero bool) {
-	fourP(f, "dup z%d.s, #0", a64.Regs4(20))
+	f.ZeroZ(20, 4)
 	f.Note("line 4 (at +256): bit h of a byte = bit 4 of u in k-quad h")
 	f.Op("ADD $256, R0, R14")
 	for c := range 4 {
 		f.Word("ld1b {z%d.b}, p%d/z, %s", 24+c, c, a64.VL(14, c))
-	}
-	// high ORs bit 4 of k-quad q (line 4 shifted by 4−q) into dst
-	high := func(q int, dst [4]int) {
-		for c := range 4 {
-			t := 2 + c%2
-			switch sh := 4 - q; {
-			case sh > 0:
-				f.Word("lsl z%d.b, z%d.b, #%d", t, 24+c, sh)
-				f.Word("and z%d.d, z%d.d, z31.d", t, t)
-			case sh == 0:
-				f.Word("and z%d.d, z%d.d, z31.d", t, 24+c)
-			default:
-				f.Word("lsr z%d.b, z%d.b, #%d", t, 24+c, -sh)
-				f.Word("and z%d.d, z%d.d, z31.d", t, t)
-			}
-			f.Word("orr z%d.d, z%d.d, z%d.d", dst[c], dst[c], t)
-		}
 	}
 	for l := range 4 {
 		f.Note(fmt.Sprintf("line %d: k-quad %d (low nibbles), %d (high), each with its fifth bits", l, 2*l, 2*l+1))
@@ -413,8 +398,8 @@ func sveQ5(f *a64.File, zero bool) {
 		f.Word("ld1rw {z1.s}, p4/z, [x7, #%d]", 8*l+4)
 		fourP(f, "and z%d.d, z%d.d, z30.d", a64.Regs4(8), a64.Regs4(4))
 		fourP(f, "lsr z%d.b, z%d.b, #4", a64.Regs4(12), a64.Regs4(4))
-		high(2*l, a64.Regs4(8))
-		high(2*l+1, a64.Regs4(12))
+		sveQ5High(f, 2*l, a64.Regs4(8))
+		sveQ5High(f, 2*l+1, a64.Regs4(12))
 		sveSdot(f, a64.Regs4(8), 0)
 		sveSdot(f, a64.Regs4(12), 1)
 		f.Op("ADD $64, R0, R0")
@@ -426,6 +411,25 @@ func sveQ5(f *a64.File, zero bool) {
 		fourP(f, "sub z%d.s, z%d.s, z28.s", a64.Regs4(20), a64.Regs4(20))
 	}
 	f.OpC("past line 4", "ADD $64, R0, R0")
+}
+
+// sveQ5High ORs bit 4 of k-quad q's values (line 4, in z24–z27, shifted
+// by 4−q and masked by z31) into dst: q5High's SVE form.
+func sveQ5High(f *a64.File, q int, dst [4]int) {
+	for c := range 4 {
+		t := 2 + c%2
+		switch sh := 4 - q; {
+		case sh > 0:
+			f.Word("lsl z%d.b, z%d.b, #%d", t, 24+c, sh)
+			f.Word("and z%d.d, z%d.d, z31.d", t, t)
+		case sh == 0:
+			f.Word("and z%d.d, z%d.d, z31.d", t, 24+c)
+		default:
+			f.Word("lsr z%d.b, z%d.b, #%d", t, 24+c, -sh)
+			f.Word("and z%d.d, z%d.d, z31.d", t, t)
+		}
+		f.Word("orr z%d.d, z%d.d, z%d.d", dst[c], dst[c], t)
+	}
 }
 
 // dupB puts a byte constant in every lane of z<v>.
@@ -448,34 +452,27 @@ func sveMin(f *a64.File) {
 
 // sveF32 writes gemmSVE_16: C [m][16] (+)= A [m][k]·B [k][16], one row at
 // a time, B a packed f32 block (a 16-wide line per k, 4 chunks).
+//
+// Registers: R0 rows left, R1 k, R2 the row of A, R3 lda·4, R4 B, R5
+// the row of C, R6 ldc·4, R7 acc; per row R10 the A cursor, R11 B's
+// line, R12 k left. z0 the broadcast activation, z1–z4 a line of B,
+// z16–z19 the row of C; p0–p3 its 16 columns, p4 all lanes.
 func sveF32(f *a64.File) {
 	f.Func("gemmSVE_16", "(m, k int, a *float32, lda int, b *byte, c *float32, ldc int, acc int)", "$0-64")
-	for _, a := range []string{"m+0(FP), R0", "k+8(FP), R1", "a+16(FP), R2", "lda+24(FP), R3", "b+32(FP), R4", "c+40(FP), R5", "ldc+48(FP), R6", "acc+56(FP), R7"} {
-		f.Op("MOVD %s", a)
-	}
+	f.Args("m+0(FP), R0", "k+8(FP), R1", "a+16(FP), R2", "lda+24(FP), R3", "b+32(FP), R4", "c+40(FP), R5", "ldc+48(FP), R6", "acc+56(FP), R7")
 	f.Op("LSL $2, R3, R3")
 	f.Op("LSL $2, R6, R6")
 	f.Note("p0..p3: the lanes of columns [i·VL/32, (i+1)·VL/32) ∩ [0, 16)")
 	f.Op("MOVD $16, R8")
 	f.Op("MOVD $0, R9")
-	for c := range 4 {
-		if c > 0 {
-			f.Word("incw x9")
-		}
-		f.Word("whilelo p%d.s, x9, x8", c)
-	}
+	f.WhileLo("s", 0, 4, 9, 8)
 	f.Word("ptrue p4.s")
-	cz := func(c int) string { return a64.VL(5, c) }
 	f.Label("srow")
 	f.Op("CBZ R7, szero")
-	for c := range 4 {
-		f.Word("ld1w {z%d.s}, p%d/z, %s", 16+c, c, cz(c))
-	}
+	f.Ld1w(16, 0, 5, 4)
 	f.Op("B sk")
 	f.Label("szero")
-	for c := range 4 {
-		f.Word("dup z%d.s, #0", 16+c)
-	}
+	f.ZeroZ(16, 4)
 	f.Label("sk")
 	f.Op("MOVD R2, R10")
 	f.Op("MOVD R4, R11")
@@ -483,9 +480,7 @@ func sveF32(f *a64.File) {
 	f.Op("CBZ R12, sstore")
 	f.Label("skloop")
 	f.Word("ld1rw {z0.s}, p4/z, [x10]")
-	for c := range 4 {
-		f.Word("ld1w {z%d.s}, p%d/z, %s", 1+c, c, a64.VL(11, c))
-	}
+	f.Ld1w(1, 0, 11, 4)
 	for c := range 4 {
 		f.Word("fmla z%d.s, p%d/m, z%d.s, z0.s", 16+c, c, 1+c)
 	}
@@ -494,9 +489,7 @@ func sveF32(f *a64.File) {
 	f.Op("SUBS $1, R12, R12")
 	f.Op("BNE skloop")
 	f.Label("sstore")
-	for c := range 4 {
-		f.Word("st1w {z%d.s}, p%d, %s", 16+c, c, cz(c))
-	}
+	f.St1w(16, 0, 5, 4)
 	f.Op("ADD R3, R2, R2")
 	f.Op("ADD R6, R5, R5")
 	f.Op("SUBS $1, R0, R0")
@@ -569,7 +562,7 @@ func sveKKernel(f *a64.File, k kFormat) {
 	f.Blank()
 	f.OpC("super-blocks of 8 groups", "LSR $3, R2, R2")
 	f.Label(p)
-	fourP(f, "dup z%d.s, #0", a64.Regs4(16))
+	f.ZeroZ(16, 4)
 	f.Op("MOVD R3, R7")
 	f.Op("MOVD R4, R10")
 	f.Op("MOVD R5, R13")

@@ -59,12 +59,10 @@ func main() {
 		f.Func(p.name, "(iters int) float32", "$0-12")
 		f.Op("MOVD iters+0(FP), R0")
 		p.setup(f)
-		for r := 8; r < 32; r++ {
-			if p.sve {
-				f.Word("dup z%d.s, #0", r)
-			} else {
-				f.Op("VEOR V%d.B16, V%d.B16, V%d.B16", r, r, r)
-			}
+		if p.sve {
+			f.ZeroZ(8, 24)
+		} else {
+			f.ZeroV(8, 24)
 		}
 		f.Op("CBZ R0, %sdone", p.label)
 		f.Label(p.label + "loop")

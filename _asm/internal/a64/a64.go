@@ -87,6 +87,58 @@ func (f *File) WordC(note, format string, a ...any) {
 	f.lines = append(f.lines, line{text: fmt.Sprintf(format, a...), word: true, comment: note})
 }
 
+// Args loads a function's arguments, one MOVD per operand pair
+// ("name+off(FP), Rn") in order.
+func (f *File) Args(operands ...string) {
+	for _, a := range operands {
+		f.Op("MOVD %s", a)
+	}
+}
+
+// ZeroV clears V(first)…V(first+n−1) (VEOR of each with itself).
+func (f *File) ZeroV(first, n int) {
+	for v := first; v < first+n; v++ {
+		f.Op("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
+	}
+}
+
+// ZeroZ clears z(first)…z(first+n−1) (DUP #0 into 32-bit lanes).
+func (f *File) ZeroZ(first, n int) {
+	for v := first; v < first+n; v++ {
+		f.Word("dup z%d.s, #0", v)
+	}
+}
+
+// WhileLo sets p(first)…p(first+n−1) to n consecutive vectors of t
+// elements ("b", "h", "s" or "d") counted from xIdx, each lane active
+// while its index is below xLimit: a WHILELO per vector, with an INC<t>
+// of xIdx by a vector's elements between them (xIdx ends n−1 vectors on).
+func (f *File) WhileLo(t string, first, n, idx, limit int) {
+	inc := map[string]string{"b": "incb", "h": "inch", "s": "incw", "d": "incd"}[t]
+	for c := range n {
+		if c > 0 {
+			f.Word("%s x%d", inc, idx)
+		}
+		f.Word("whilelo p%d.%s, x%d, x%d", first+c, t, idx, limit)
+	}
+}
+
+// Ld1w loads n consecutive vectors of 32-bit elements of the block at xN
+// into z(z)…z(z+n−1), vector c under p(p+c) (inactive lanes zeroed).
+func (f *File) Ld1w(z, p, xn, n int) {
+	for c := range n {
+		f.Word("ld1w {z%d.s}, p%d/z, %s", z+c, p+c, VL(xn, c))
+	}
+}
+
+// St1w stores z(z)…z(z+n−1) into n consecutive vectors of 32-bit
+// elements of the block at xN, vector c under p(p+c).
+func (f *File) St1w(z, p, xn, n int) {
+	for c := range n {
+		f.Word("st1w {z%d.s}, p%d, %s", z+c, p+c, VL(xn, c))
+	}
+}
+
 // VL is the address of vector c of a block at xN in SVE syntax: [xN],
 // then [xN, #c, mul vl].
 func VL(n, c int) string {
