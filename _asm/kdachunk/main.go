@@ -113,75 +113,10 @@ func (t *tile) store(c, ldc Register, c2off int) {
 // 16 steps it prefetches 256 bytes at the next address of the list pf
 // (see popRow), with pfDefault when the list is empty.
 func kloop(tag string, t *tile, colA, sub bool, a, lda, lda3, b, ldb, kc Register) {
-	var p1 GPVirtual
+	k := &kOps{t: t, colA: colA, sub: sub, a: a, lda: lda, lda3: lda3, b: b, ldb: ldb}
 	if !colA {
-		p1 = GP64()
-		LEAQ(Mem{Base: a, Index: lda3, Scale: 1}, p1)
-	}
-	aMem := func(i, u int) Mem {
-		if colA {
-			if u == 0 {
-				return Mem{Base: a, Disp: 4 * i}
-			}
-			return Mem{Base: a, Index: lda, Scale: 1, Disp: 4 * i}
-		}
-		d := 4 * u
-		switch i {
-		case 0:
-			return Mem{Base: a, Disp: d}
-		case 1:
-			return Mem{Base: a, Index: lda, Scale: 1, Disp: d}
-		case 2:
-			return Mem{Base: a, Index: lda, Scale: 2, Disp: d}
-		case 3:
-			return Mem{Base: p1, Disp: d}
-		case 4:
-			return Mem{Base: a, Index: lda, Scale: 4, Disp: d}
-		case 5:
-			return Mem{Base: p1, Index: lda, Scale: 2, Disp: d}
-		case 6:
-			return Mem{Base: p1, Index: lda3, Scale: 1, Disp: d}
-		default:
-			return Mem{Base: p1, Index: lda, Scale: 4, Disp: d}
-		}
-	}
-	step := func(u int) {
-		b0, b1 := ZMM(), ZMM()
-		if u == 0 {
-			VMOVUPS(Mem{Base: b}, b0)
-			VMOVUPS(Mem{Base: b, Disp: 64}, b1)
-		} else {
-			VMOVUPS(Mem{Base: b, Index: ldb, Scale: 1}, b0)
-			VMOVUPS(Mem{Base: b, Index: ldb, Scale: 1, Disp: 64}, b1)
-		}
-		for i := 0; i < mr; i++ {
-			x := ZMM()
-			VBROADCASTSS(aMem(i, u), x)
-			if sub {
-				VFNMADD231PS(x, b0, t[i][0])
-				VFNMADD231PS(x, b1, t[i][1])
-			} else {
-				VFMADD231PS(x, b0, t[i][0])
-				VFMADD231PS(x, b1, t[i][1])
-			}
-		}
-	}
-	advance := func(u int) {
-		if u == 2 {
-			LEAQ(Mem{Base: b, Index: ldb, Scale: 2}, b)
-		} else {
-			ADDQ(ldb, b)
-		}
-		if colA {
-			if u == 2 {
-				LEAQ(Mem{Base: a, Index: lda, Scale: 2}, a)
-			} else {
-				ADDQ(lda, a)
-			}
-		} else {
-			ADDQ(U8(4*u), a)
-			ADDQ(U8(4*u), p1)
-		}
+		k.p1 = GP64()
+		LEAQ(Mem{Base: a, Index: lda3, Scale: 1}, k.p1)
 	}
 	// 16 k-steps per iteration, prefetching the 256 bytes at the next list
 	// address a line at a time: about a line per 32 cycles, which keeps the
@@ -190,33 +125,112 @@ func kloop(tag string, t *tile, colA, sub bool, a, lda, lda3, b, ldb, kc Registe
 	Label(tag + "_k16")
 	CMPQ(kc, U8(16))
 	JL(LabelRef(tag + "_k2"))
-	{
-		row := popRow(tag, b)
-		for u := 0; u < 8; u++ {
-			if u%2 == 0 {
-				PREFETCHT1(Mem{Base: row, Disp: 32 * u})
-			}
-			step(0)
-			step(1)
-			advance(2)
+	row := popRow(tag, b)
+	for u := 0; u < 8; u++ {
+		if u%2 == 0 {
+			PREFETCHT1(Mem{Base: row, Disp: 32 * u})
 		}
+		k.step(0)
+		k.step(1)
+		k.advance(2)
 	}
 	SUBQ(U8(16), kc)
 	JMP(LabelRef(tag + "_k16"))
 	Label(tag + "_k2")
 	CMPQ(kc, U8(2))
 	JL(LabelRef(tag + "_k1"))
-	step(0)
-	step(1)
-	advance(2)
+	k.step(0)
+	k.step(1)
+	k.advance(2)
 	SUBQ(U8(2), kc)
 	JMP(LabelRef(tag + "_k2"))
 	Label(tag + "_k1")
 	TESTQ(kc, kc)
 	JZ(LabelRef(tag + "_kend"))
-	step(0)
-	advance(1)
+	k.step(0)
+	k.advance(1)
 	Label(tag + "_kend")
+}
+
+// kOps are one kloop's operands (see kloop); p1 = a + 3·lda addresses
+// rows 3…7 of a row-major A.
+type kOps struct {
+	t                    *tile
+	colA, sub            bool
+	a, lda, lda3, b, ldb Register
+	p1                   GPVirtual
+}
+
+// aMem addresses A[i, k + u] (u < 2).
+func (k *kOps) aMem(i, u int) Mem {
+	a, lda := k.a, k.lda
+	if k.colA {
+		if u == 0 {
+			return Mem{Base: a, Disp: 4 * i}
+		}
+		return Mem{Base: a, Index: lda, Scale: 1, Disp: 4 * i}
+	}
+	d := 4 * u
+	switch i {
+	case 0:
+		return Mem{Base: a, Disp: d}
+	case 1:
+		return Mem{Base: a, Index: lda, Scale: 1, Disp: d}
+	case 2:
+		return Mem{Base: a, Index: lda, Scale: 2, Disp: d}
+	case 3:
+		return Mem{Base: k.p1, Disp: d}
+	case 4:
+		return Mem{Base: a, Index: lda, Scale: 4, Disp: d}
+	case 5:
+		return Mem{Base: k.p1, Index: lda, Scale: 2, Disp: d}
+	case 6:
+		return Mem{Base: k.p1, Index: k.lda3, Scale: 1, Disp: d}
+	default:
+		return Mem{Base: k.p1, Index: lda, Scale: 4, Disp: d}
+	}
+}
+
+// step emits k-step u (0 or 1 past the cursors): B's row, then per tile
+// row a broadcast of A and two FMAs.
+func (k *kOps) step(u int) {
+	b0, b1 := ZMM(), ZMM()
+	if u == 0 {
+		VMOVUPS(Mem{Base: k.b}, b0)
+		VMOVUPS(Mem{Base: k.b, Disp: 64}, b1)
+	} else {
+		VMOVUPS(Mem{Base: k.b, Index: k.ldb, Scale: 1}, b0)
+		VMOVUPS(Mem{Base: k.b, Index: k.ldb, Scale: 1, Disp: 64}, b1)
+	}
+	for i := 0; i < mr; i++ {
+		x := ZMM()
+		VBROADCASTSS(k.aMem(i, u), x)
+		if k.sub {
+			VFNMADD231PS(x, b0, k.t[i][0])
+			VFNMADD231PS(x, b1, k.t[i][1])
+		} else {
+			VFMADD231PS(x, b0, k.t[i][0])
+			VFMADD231PS(x, b1, k.t[i][1])
+		}
+	}
+}
+
+// advance moves the A and B cursors on by u (1 or 2) k-steps.
+func (k *kOps) advance(u int) {
+	if u == 2 {
+		LEAQ(Mem{Base: k.b, Index: k.ldb, Scale: 2}, k.b)
+	} else {
+		ADDQ(k.ldb, k.b)
+	}
+	switch {
+	case k.colA && u == 2:
+		LEAQ(Mem{Base: k.a, Index: k.lda, Scale: 2}, k.a)
+	case k.colA:
+		ADDQ(k.lda, k.a)
+	default:
+		ADDQ(U8(4*u), k.a)
+		ADDQ(U8(4*u), k.p1)
+	}
 }
 
 // bytes loads an int parameter scaled to bytes (×4).
@@ -226,6 +240,8 @@ func bytes(name string) GPVirtual {
 	return r
 }
 
+// gemm emits the tile GEMM s: column tile by column tile of C, row tile
+// by row tile.
 func gemm(s gemmSpec) {
 	TEXT(s.name, NOSPLIT, "func(a *float32, lda int, b *float32, ldb int, c *float32, ldc int, m, n, k, kinc int, rs *float32, pf *uintptr, npf int)")
 	Doc(s.doc...)
@@ -244,6 +260,17 @@ func gemm(s gemmSpec) {
 	nb := bytes("n")
 	CMPQ(joff, nb)
 	JGE(LabelRef(s.name + "_done"))
+	gemmRows(s, acc, joff, lda, lda3, ldb)
+	Label(s.name + "_nextcol")
+	ADDQ(U8(128), joff)
+	JMP(LabelRef(s.name + "_col"))
+	Label(s.name + "_done")
+	ret(save)
+}
+
+// gemmRows emits the row tiles of column tile joff (bytes): each tile
+// initialised, its k loop (k + t·kinc terms) and its store.
+func gemmRows(s gemmSpec, acc *tile, joff, lda, lda3, ldb Register) {
 	arow := Load(Param("a"), GP64())
 	ctile := Load(Param("c"), GP64())
 	ADDQ(joff, ctile)
@@ -283,12 +310,6 @@ func gemm(s gemmSpec) {
 	ADDQ(ki, kk)
 	DECQ(mi)
 	JMP(LabelRef(s.name + "_row"))
-
-	Label(s.name + "_nextcol")
-	ADDQ(U8(128), joff)
-	JMP(LabelRef(s.name + "_col"))
-	Label(s.name + "_done")
-	ret(save)
 }
 
 // out emits kdacOutAVX512: per 32-column tile of S, first Ṽ = U − W·S over
@@ -313,120 +334,132 @@ func out() {
 		"addresses at pf (see the GEMMs).",
 	)
 	save := ftzOn()
-	// strides are reloaded per phase: registers are short in the S phase
-	strides := func() (lda, lda3, lds GPVirtual) {
-		lda, lds = bytes("lda"), bytes("lds")
-		lda3 = GP64()
-		LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
-		return
-	}
 	acc := newTile()
 	joff := GP64()
 	XORQ(joff, joff)
-	// sTile returns the address of S's current column tile.
-	sTile := func() GPVirtual {
-		p := GP64()
-		MOVQ(joff, p)
-		SHRQ(U8(7), p)
-		st := bytes("stile")
-		IMULQ(st, p)
-		sp := Load(Param("s"), GP64())
-		ADDQ(sp, p)
-		return p
-	}
 	Label(name + "_col")
 	nb := bytes("n")
 	CMPQ(joff, nb)
 	JGE(LabelRef(name + "_done"))
-	// Ṽ = U − W·S
-	{
-		arow := Load(Param("w"), GP64())
-		ctile := Load(Param("u"), GP64())
-		ADDQ(joff, ctile)
-		mi := Load(Param("m"), GP64())
-		SHRQ(U8(3), mi)
-		Label(name + "_v")
-		TESTQ(mi, mi)
-		JZ(LabelRef(name + "_vend"))
-		lda, lda3, lds := strides()
-		acc.load(ctile, bytes("ldu"), 64, nil)
-		pb := sTile()
-		kc, pa := Load(Param("k"), GP64()), GP64()
-		MOVQ(arow, pa)
-		kloop(name+"_vk", acc, false, true, pa, lda, lda3, pb, lds, kc)
-		acc.store(ctile, bytes("ldu"), 64)
-		lda = bytes("lda")
-		LEAQ(Mem{Base: arow, Index: lda, Scale: 8}, arow)
-		DECQ(mi)
-		JMP(LabelRef(name + "_v"))
-		Label(name + "_vend")
-	}
-	// O = QG·S + A·Ṽ
-	{
-		arow := Load(Param("qg"), GP64())
-		ctile := Load(Param("o"), GP64())
-		ADDQ(joff, ctile)
-		ti := GP64()
-		XORQ(ti, ti)
-		Label(name + "_o")
-		mi := Load(Param("m"), GP64())
-		SHRQ(U8(3), mi)
-		CMPQ(ti, mi)
-		JGE(LabelRef(name + "_oend"))
-		acc.zero()
-		lda, lda3, lds := strides()
-		pb := sTile()
-		kc, pa := Load(Param("k"), GP64()), GP64()
-		MOVQ(arow, pa)
-		kloop(name+"_ok", acc, false, false, pa, lda, lda3, pb, lds, kc)
-		// + A·Ṽ: rows 8ti.., k = 8(ti+1)
-		{
-			pat := Load(Param("at"), GP64())
-			t32 := GP64()
-			MOVQ(ti, t32)
-			SHLQ(U8(5), t32) // 4·mr bytes per row tile
-			ADDQ(t32, pat)
-			pv := Load(Param("u"), GP64())
-			ADDQ(joff, pv)
-			kt := GP64()
-			LEAQ(Mem{Base: ti, Disp: 1}, kt)
-			SHLQ(U8(3), kt)
-			kloop(name+"_ak", acc, true, false, pat, bytes("ldat"), nil, pv, bytes("ldu"), kt)
-		}
-		acc.store(ctile, bytes("ldo"), 64)
-		lda = bytes("lda")
-		LEAQ(Mem{Base: arow, Index: lda, Scale: 8}, arow)
-		INCQ(ti)
-		JMP(LabelRef(name + "_o"))
-		Label(name + "_oend")
-	}
-	// S = diag(e)·S + KDᵀ·Ṽ
-	{
-		acol := Load(Param("kd"), GP64())
-		rsp := Load(Param("e"), GP64())
-		ctile := sTile()
-		mi := Load(Param("k"), GP64())
-		SHRQ(U8(3), mi)
-		Label(name + "_s")
-		TESTQ(mi, mi)
-		JZ(LabelRef(name + "_send"))
-		acc.load(ctile, bytes("lds"), 64, rsp)
-		pv := Load(Param("u"), GP64())
-		ADDQ(joff, pv)
-		kc, pa := Load(Param("m"), GP64()), GP64()
-		MOVQ(acol, pa)
-		kloop(name+"_sk", acc, true, false, pa, bytes("k"), nil, pv, bytes("ldu"), kc)
-		acc.store(ctile, bytes("lds"), 64)
-		ADDQ(U8(4*mr), acol)
-		ADDQ(U8(4*mr), rsp)
-		DECQ(mi)
-		JMP(LabelRef(name + "_s"))
-		Label(name + "_send")
-	}
+	outV(name, acc, joff)
+	outO(name, acc, joff)
+	outS(name, acc, joff)
 	ADDQ(U8(128), joff)
 	JMP(LabelRef(name + "_col"))
 	Label(name + "_done")
 	ret(save)
+}
+
+// outStrides loads out's A and S strides: reloaded per phase, registers
+// are short in the S phase.
+func outStrides() (lda, lda3, lds GPVirtual) {
+	lda, lds = bytes("lda"), bytes("lds")
+	lda3 = GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
+	return
+}
+
+// sTile returns the address of S's column tile joff (bytes into a row).
+func sTile(joff Register) GPVirtual {
+	p := GP64()
+	MOVQ(joff, p)
+	SHRQ(U8(7), p)
+	st := bytes("stile")
+	IMULQ(st, p)
+	sp := Load(Param("s"), GP64())
+	ADDQ(sp, p)
+	return p
+}
+
+// outV emits out's first phase on column tile joff: Ṽ = U − W·S.
+func outV(name string, acc *tile, joff Register) {
+	arow := Load(Param("w"), GP64())
+	ctile := Load(Param("u"), GP64())
+	ADDQ(joff, ctile)
+	mi := Load(Param("m"), GP64())
+	SHRQ(U8(3), mi)
+	Label(name + "_v")
+	TESTQ(mi, mi)
+	JZ(LabelRef(name + "_vend"))
+	lda, lda3, lds := outStrides()
+	acc.load(ctile, bytes("ldu"), 64, nil)
+	pb := sTile(joff)
+	kc, pa := Load(Param("k"), GP64()), GP64()
+	MOVQ(arow, pa)
+	kloop(name+"_vk", acc, false, true, pa, lda, lda3, pb, lds, kc)
+	acc.store(ctile, bytes("ldu"), 64)
+	lda = bytes("lda")
+	LEAQ(Mem{Base: arow, Index: lda, Scale: 8}, arow)
+	DECQ(mi)
+	JMP(LabelRef(name + "_v"))
+	Label(name + "_vend")
+}
+
+// outO emits out's second phase on column tile joff: O = QG·S + A·Ṽ.
+func outO(name string, acc *tile, joff Register) {
+	arow := Load(Param("qg"), GP64())
+	ctile := Load(Param("o"), GP64())
+	ADDQ(joff, ctile)
+	ti := GP64()
+	XORQ(ti, ti)
+	Label(name + "_o")
+	mi := Load(Param("m"), GP64())
+	SHRQ(U8(3), mi)
+	CMPQ(ti, mi)
+	JGE(LabelRef(name + "_oend"))
+	acc.zero()
+	lda, lda3, lds := outStrides()
+	pb := sTile(joff)
+	kc, pa := Load(Param("k"), GP64()), GP64()
+	MOVQ(arow, pa)
+	kloop(name+"_ok", acc, false, false, pa, lda, lda3, pb, lds, kc)
+	outAV(name, acc, joff, ti)
+	acc.store(ctile, bytes("ldo"), 64)
+	lda = bytes("lda")
+	LEAQ(Mem{Base: arow, Index: lda, Scale: 8}, arow)
+	INCQ(ti)
+	JMP(LabelRef(name + "_o"))
+	Label(name + "_oend")
+}
+
+// outAV emits + A·Ṽ for row tile ti: rows 8ti.., k = 8(ti+1).
+func outAV(name string, acc *tile, joff, ti Register) {
+	pat := Load(Param("at"), GP64())
+	t32 := GP64()
+	MOVQ(ti, t32)
+	SHLQ(U8(5), t32) // 4·mr bytes per row tile
+	ADDQ(t32, pat)
+	pv := Load(Param("u"), GP64())
+	ADDQ(joff, pv)
+	kt := GP64()
+	LEAQ(Mem{Base: ti, Disp: 1}, kt)
+	SHLQ(U8(3), kt)
+	kloop(name+"_ak", acc, true, false, pat, bytes("ldat"), nil, pv, bytes("ldu"), kt)
+}
+
+// outS emits out's state update on column tile joff: S = diag(e)·S +
+// KDᵀ·Ṽ.
+func outS(name string, acc *tile, joff Register) {
+	acol := Load(Param("kd"), GP64())
+	rsp := Load(Param("e"), GP64())
+	ctile := sTile(joff)
+	mi := Load(Param("k"), GP64())
+	SHRQ(U8(3), mi)
+	Label(name + "_s")
+	TESTQ(mi, mi)
+	JZ(LabelRef(name + "_send"))
+	acc.load(ctile, bytes("lds"), 64, rsp)
+	pv := Load(Param("u"), GP64())
+	ADDQ(joff, pv)
+	kc, pa := Load(Param("m"), GP64()), GP64()
+	MOVQ(acol, pa)
+	kloop(name+"_sk", acc, true, false, pa, bytes("k"), nil, pv, bytes("ldu"), kc)
+	acc.store(ctile, bytes("lds"), 64)
+	ADDQ(U8(4*mr), acol)
+	ADDQ(U8(4*mr), rsp)
+	DECQ(mi)
+	JMP(LabelRef(name + "_s"))
+	Label(name + "_send")
 }
 
 // popRow returns the next address of the prefetch list pf (npf left), or
@@ -468,86 +501,110 @@ func trsm(w int) {
 		"\t}",
 	)
 	save := ftzOn()
-	ldl := Load(Param("ldl"), GP64())
-	SHLQ(U8(2), ldl)
-	ldd := Load(Param("ldd"), GP64())
-	SHLQ(U8(2), ldd)
-	coff := GP64() // column byte offset of the strip
-	XORQ(coff, coff)
+	t := &trsmOps{name: name, w: w}
+	t.ldl = Load(Param("ldl"), GP64())
+	SHLQ(U8(2), t.ldl)
+	t.ldd = Load(Param("ldd"), GP64())
+	SHLQ(U8(2), t.ldd)
+	t.coff = GP64()
+	XORQ(t.coff, t.coff)
 	strips := Load(Param("nstrips"), GP64())
-	accA, accB := make([]VecVirtual, w), make([]VecVirtual, w)
-	for z := range accA {
-		accA[z], accB[z] = ZMM(), ZMM()
+	t.accA, t.accB = make([]VecVirtual, w), make([]VecVirtual, w)
+	for z := range t.accA {
+		t.accA[z], t.accB[z] = ZMM(), ZMM()
 	}
 	Label(name + "_strip")
 	TESTQ(strips, strips)
 	JZ(LabelRef(name + "_done"))
-	r := GP64()
-	XORQ(r, r)
-	Label(name + "_row")
-	n := Load(Param("n"), GP64())
-	CMPQ(r, n)
-	JGE(LabelRef(name + "_nextstrip"))
-	{
-		// init: x = beta[r]·src[r], beta[r+1]·src[r+1]
-		lds := Load(Param("lds"), GP64())
-		SHLQ(U8(2), lds)
-		ps := Load(Param("src"), GP64())
-		ADDQ(coff, ps)
-		t := GP64()
-		MOVQ(r, t)
-		IMULQ(lds, t)
-		ADDQ(t, ps)
-		pbeta := Load(Param("beta"), GP64())
-		for z := 0; z < w; z++ {
-			VMOVUPS(Mem{Base: ps, Disp: 64 * z}, accA[z])
-			VMULPS_BCST(Mem{Base: pbeta, Index: r, Scale: 4}, accA[z], accA[z])
-			VMOVUPS(Mem{Base: ps, Index: lds, Scale: 1, Disp: 64 * z}, accB[z])
-			VMULPS_BCST(Mem{Base: pbeta, Index: r, Scale: 4, Disp: 4}, accB[z], accB[z])
-		}
-	}
-	pl := Load(Param("lt"), GP64())
-	LEAQ(Mem{Base: pl, Index: r, Scale: 4}, pl)
-	pd := Load(Param("dst"), GP64())
-	ADDQ(coff, pd)
-	cnt := GP64()
-	MOVQ(r, cnt)
-	Label(name + "_s")
-	TESTQ(cnt, cnt)
-	JZ(LabelRef(name + "_diag"))
-	{
-		la, lb := ZMM(), ZMM()
-		VBROADCASTSS(Mem{Base: pl}, la)
-		VBROADCASTSS(Mem{Base: pl, Disp: 4}, lb)
-		for z := 0; z < w; z++ {
-			x := ZMM()
-			VMOVUPS(Mem{Base: pd, Disp: 64 * z}, x)
-			VFNMADD231PS(la, x, accA[z])
-			VFNMADD231PS(lb, x, accB[z])
-		}
-	}
-	ADDQ(ldl, pl)
-	ADDQ(ldd, pd)
-	DECQ(cnt)
-	JMP(LabelRef(name + "_s"))
-	Label(name + "_diag")
-	{
-		lb := ZMM()
-		VBROADCASTSS(Mem{Base: pl, Disp: 4}, lb)
-		for z := 0; z < w; z++ {
-			VMOVUPS(accA[z], Mem{Base: pd, Disp: 64 * z})
-			VFNMADD231PS(lb, accA[z], accB[z])
-			VMOVUPS(accB[z], Mem{Base: pd, Index: ldd, Scale: 1, Disp: 64 * z})
-		}
-	}
-	ADDQ(U8(2), r)
-	JMP(LabelRef(name + "_row"))
+	t.rows()
 	Label(name + "_nextstrip")
-	ADDQ(U32(64*w), coff)
+	ADDQ(U32(64*w), t.coff)
 	DECQ(strips)
 	JMP(LabelRef(name + "_strip"))
 	Label(name + "_done")
 	ret(save)
+}
+
+// trsmOps are what trsm's steps share: the strides of L and X in bytes,
+// the strip's column byte offset coff, the row index r and the two rows'
+// accumulators (w vectors each).
+type trsmOps struct {
+	name           string
+	w              int
+	ldl, ldd, coff Register
+	r              Register
+	accA, accB     []VecVirtual
+}
+
+// rows emits a strip's loop over row pairs r, r+1: their start, the
+// subtraction of each solved row s < r, then the pair's own solve and
+// stores.
+func (t *trsmOps) rows() {
+	name := t.name
+	t.r = GP64()
+	XORQ(t.r, t.r)
+	Label(name + "_row")
+	n := Load(Param("n"), GP64())
+	CMPQ(t.r, n)
+	JGE(LabelRef(name + "_nextstrip"))
+	t.init()
+	pl := Load(Param("lt"), GP64())
+	LEAQ(Mem{Base: pl, Index: t.r, Scale: 4}, pl)
+	pd := Load(Param("dst"), GP64())
+	ADDQ(t.coff, pd)
+	cnt := GP64()
+	MOVQ(t.r, cnt)
+	Label(name + "_s")
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_diag"))
+	la, lb := ZMM(), ZMM()
+	VBROADCASTSS(Mem{Base: pl}, la)
+	VBROADCASTSS(Mem{Base: pl, Disp: 4}, lb)
+	for z := 0; z < t.w; z++ {
+		x := ZMM()
+		VMOVUPS(Mem{Base: pd, Disp: 64 * z}, x)
+		VFNMADD231PS(la, x, t.accA[z])
+		VFNMADD231PS(lb, x, t.accB[z])
+	}
+	ADDQ(t.ldl, pl)
+	ADDQ(t.ldd, pd)
+	DECQ(cnt)
+	JMP(LabelRef(name + "_s"))
+	Label(name + "_diag")
+	t.diag(pl, pd)
+	ADDQ(U8(2), t.r)
+	JMP(LabelRef(name + "_row"))
+}
+
+// init emits x = beta[r]·src[r], beta[r+1]·src[r+1].
+func (t *trsmOps) init() {
+	lds := Load(Param("lds"), GP64())
+	SHLQ(U8(2), lds)
+	ps := Load(Param("src"), GP64())
+	ADDQ(t.coff, ps)
+	tr := GP64()
+	MOVQ(t.r, tr)
+	IMULQ(lds, tr)
+	ADDQ(tr, ps)
+	pbeta := Load(Param("beta"), GP64())
+	for z := 0; z < t.w; z++ {
+		VMOVUPS(Mem{Base: ps, Disp: 64 * z}, t.accA[z])
+		VMULPS_BCST(Mem{Base: pbeta, Index: t.r, Scale: 4}, t.accA[z], t.accA[z])
+		VMOVUPS(Mem{Base: ps, Index: lds, Scale: 1, Disp: 64 * z}, t.accB[z])
+		VMULPS_BCST(Mem{Base: pbeta, Index: t.r, Scale: 4, Disp: 4}, t.accB[z], t.accB[z])
+	}
+}
+
+// diag emits the pair's own step: row r stored, then row r+1 less
+// L[r+1,r]·x_r (at pl + 4) stored.
+func (t *trsmOps) diag(pl, pd Register) {
+	lb := ZMM()
+	VBROADCASTSS(Mem{Base: pl, Disp: 4}, lb)
+	for z := 0; z < t.w; z++ {
+		VMOVUPS(t.accA[z], Mem{Base: pd, Disp: 64 * z})
+		VFNMADD231PS(lb, t.accA[z], t.accB[z])
+		VMOVUPS(t.accB[z], Mem{Base: pd, Index: t.ldd, Scale: 1, Disp: 64 * z})
+	}
 }
 
 // ---- exp ------------------------------------------------------------------
@@ -627,8 +684,11 @@ func newExpcN() *expc {
 
 // ---- gate preparation -------------------------------------------------------
 
+// prep emits kdacPrepAVX512: one block of 16 tokens' gates and scaled
+// inputs, 16 columns (a zmm) at a time.
 func prep() {
-	const name = "kdacPrepAVX512"
+	p := &prepOps{name: "kdacPrepAVX512"}
+	name := p.name
 	TEXT(name, NOSPLIT, "func(q, k, gate *float32, ldi int, beta *float32, scale float32, e *float32, nz int, offd int, alp, qs, qrb, krb, qg, kg, ks, cend *float32)")
 	Doc(
 		name+" prepares one block of 16 tokens (rows of q, k, gate with stride ldi; the",
@@ -645,120 +705,139 @@ func prep() {
 		"\tcend = exp(λe); e *= cend",
 	)
 	save := ftzOn()
-	ldi := Load(Param("ldi"), GP64())
-	SHLQ(U8(2), ldi)
-	ldo := Load(Param("nz"), GP64())
-	SHLQ(U8(6), ldo)
-	sc := ZMM()
-	{
-		x := Load(Param("scale"), XMM())
-		VBROADCASTSS(x, sc)
-	}
-	c := newExpcN()
-	zoff := GP64()
-	XORQ(zoff, zoff)
+	p.ldi = Load(Param("ldi"), GP64())
+	SHLQ(U8(2), p.ldi)
+	p.ldo = Load(Param("nz"), GP64())
+	SHLQ(U8(6), p.ldo)
+	p.sc = ZMM()
+	x := Load(Param("scale"), XMM())
+	VBROADCASTSS(x, p.sc)
+	p.c = newExpcN()
+	p.zoff = GP64()
+	XORQ(p.zoff, p.zoff)
 	Label(name + "_z")
-	CMPQ(zoff, ldo)
+	CMPQ(p.zoff, p.ldo)
 	JGE(LabelRef(name + "_done"))
-	E := ZMM()
-	{
-		pe := Load(Param("e"), GP64())
-		VMOVUPS(Mem{Base: pe, Index: zoff, Scale: 1}, E)
-	}
-	// λe, summed in the same order as the running λ below
-	lend := ZMM()
-	{
-		pg := Load(Param("gate"), GP64())
-		ADDQ(zoff, pg)
-		VMOVUPS(Mem{Base: pg}, lend)
-		for r := 1; r < 16; r++ {
-			ADDQ(ldi, pg)
-			VADDPS(Mem{Base: pg}, lend, lend)
-		}
-	}
-	lam := ZMM()
-	VPXORD(lam, lam, lam)
-	offi, offo, cnt := GP64(), GP64(), GP64()
-	MOVQ(zoff, offi)
-	MOVQ(zoff, offo)
-	XORQ(cnt, cnt)
-	el := ZMM()
-	in := func(p string) Mem {
-		b := Load(Param(p), GP64())
-		return Mem{Base: b, Index: offi, Scale: 1}
-	}
-	out := func(p string) Mem {
-		b := Load(Param(p), GP64())
-		return Mem{Base: b, Index: offo, Scale: 1}
-	}
-	Label(name + "_r")
-	{
-		// rows r (offsets offi, offo) and r+1 (+ldi, +ldo)
-		g0, g1, lam1 := ZMM(), ZMM(), ZMM()
-		VMOVUPS(in("gate"), g0)
-		{
-			b := Load(Param("gate"), GP64())
-			ADDQ(offi, b)
-			VMOVUPS(Mem{Base: b, Index: ldi, Scale: 1}, g1)
-		}
-		VADDPS(g0, lam, lam)
-		VADDPS(g1, lam, lam1)
-		x0, x1 := ZMM(), ZMM()
-		VSUBPS(lam, lend, x0)
-		VSUBPS(lam1, lend, x1)
-		ys := c.expN(g0, lam, x0, g1, lam1, x1)
-		VMOVAPS(lam1, lam)
-		for h := 0; h < 2; h++ {
-			a, e, eks := ys[3*h], ys[3*h+1], ys[3*h+2]
-			if h == 1 {
-				ADDQ(ldi, offi)
-				ADDQ(ldo, offo)
-				INCQ(cnt)
-			}
-			VMOVUPS(a, out("alp"))
-			kv := ZMM()
-			VMOVUPS(in("k"), kv)
-			VMULPS(kv, eks, eks)
-			VMOVUPS(eks, out("ks"))
-			qsv := ZMM()
-			VMULPS(in("q"), sc, qsv)
-			VMOVUPS(qsv, out("qs"))
-			VMULPS(e, qsv, qsv)
-			VMULPS(e, kv, kv)
-			qgv, kgv := ZMM(), ZMM()
-			VMULPS(E, qsv, qgv)
-			VMOVUPS(qgv, out("qg"))
-			VMULPS(E, kv, kgv)
-			VMOVUPS(kgv, out("kg"))
-			if h == 1 {
-				VMOVAPS(e, el)
-			}
-			f := Load(Param("offd"), GP64())
-			TESTQ(f, f)
-			JZ(LabelRef(fmt.Sprintf("%s_nooff%d", name, h)))
-			VMOVUPS(qsv, out("qrb"))
-			pb := Load(Param("beta"), GP64())
-			VMULPS_BCST(Mem{Base: pb, Index: cnt, Scale: 4}, kv, kv)
-			VMOVUPS(kv, out("krb"))
-			Label(fmt.Sprintf("%s_nooff%d", name, h))
-		}
-	}
-	ADDQ(ldi, offi)
-	ADDQ(ldo, offo)
-	INCQ(cnt)
-	CMPQ(cnt, U8(16))
-	JL(LabelRef(name + "_r"))
-	{
-		pc := Load(Param("cend"), GP64())
-		VMOVUPS(el, Mem{Base: pc, Index: zoff, Scale: 1})
-		VMULPS(el, E, E)
-		pe := Load(Param("e"), GP64())
-		VMOVUPS(E, Mem{Base: pe, Index: zoff, Scale: 1})
-	}
-	ADDQ(U8(64), zoff)
+	p.column()
+	ADDQ(U8(64), p.zoff)
 	JMP(LabelRef(name + "_z"))
 	Label(name + "_done")
 	ret(save)
+}
+
+// prepOps are what prep's steps share: the strides ldi, ldo (bytes), the
+// scale sc, the exp constants, the column offset zoff, the column's e
+// (E), λe (lend), running λ (lam) and last exp(λ) (el), and the row
+// cursors offi, offo and index cnt.
+type prepOps struct {
+	name                 string
+	ldi, ldo, zoff       Register
+	sc, E, lend, lam, el VecVirtual
+	c                    *expc
+	offi, offo, cnt      Register
+}
+
+// in addresses the current row of the input param.
+func (p *prepOps) in(param string) Mem {
+	b := Load(Param(param), GP64())
+	return Mem{Base: b, Index: p.offi, Scale: 1}
+}
+
+// out addresses the current row of the output param.
+func (p *prepOps) out(param string) Mem {
+	b := Load(Param(param), GP64())
+	return Mem{Base: b, Index: p.offo, Scale: 1}
+}
+
+// column emits one column of 16: e and λe loaded (λe summed in the same
+// order as the running λ), the rows two at a time, then cend and e.
+func (p *prepOps) column() {
+	p.E = ZMM()
+	pe := Load(Param("e"), GP64())
+	VMOVUPS(Mem{Base: pe, Index: p.zoff, Scale: 1}, p.E)
+	p.lend = ZMM()
+	pg := Load(Param("gate"), GP64())
+	ADDQ(p.zoff, pg)
+	VMOVUPS(Mem{Base: pg}, p.lend)
+	for r := 1; r < 16; r++ {
+		ADDQ(p.ldi, pg)
+		VADDPS(Mem{Base: pg}, p.lend, p.lend)
+	}
+	p.lam = ZMM()
+	VPXORD(p.lam, p.lam, p.lam)
+	p.offi, p.offo, p.cnt = GP64(), GP64(), GP64()
+	MOVQ(p.zoff, p.offi)
+	MOVQ(p.zoff, p.offo)
+	XORQ(p.cnt, p.cnt)
+	p.el = ZMM()
+	Label(p.name + "_r")
+	p.rowPair()
+	ADDQ(p.ldi, p.offi)
+	ADDQ(p.ldo, p.offo)
+	INCQ(p.cnt)
+	CMPQ(p.cnt, U8(16))
+	JL(LabelRef(p.name + "_r"))
+	pc := Load(Param("cend"), GP64())
+	VMOVUPS(p.el, Mem{Base: pc, Index: p.zoff, Scale: 1})
+	VMULPS(p.el, p.E, p.E)
+	pe = Load(Param("e"), GP64())
+	VMOVUPS(p.E, Mem{Base: pe, Index: p.zoff, Scale: 1})
+}
+
+// rowPair emits rows r (offsets offi, offo) and r+1 (+ldi, +ldo): their
+// gates into λ, the six exponentials at once, then each row's outputs.
+func (p *prepOps) rowPair() {
+	g0, g1, lam1 := ZMM(), ZMM(), ZMM()
+	VMOVUPS(p.in("gate"), g0)
+	b := Load(Param("gate"), GP64())
+	ADDQ(p.offi, b)
+	VMOVUPS(Mem{Base: b, Index: p.ldi, Scale: 1}, g1)
+	VADDPS(g0, p.lam, p.lam)
+	VADDPS(g1, p.lam, lam1)
+	x0, x1 := ZMM(), ZMM()
+	VSUBPS(p.lam, p.lend, x0)
+	VSUBPS(lam1, p.lend, x1)
+	ys := p.c.expN(g0, p.lam, x0, g1, lam1, x1)
+	VMOVAPS(lam1, p.lam)
+	for h := 0; h < 2; h++ {
+		if h == 1 {
+			ADDQ(p.ldi, p.offi)
+			ADDQ(p.ldo, p.offo)
+			INCQ(p.cnt)
+		}
+		p.rowOut(h, ys[3*h], ys[3*h+1], ys[3*h+2])
+	}
+}
+
+// rowOut emits row h of the pair's outputs from its exp(gate) a, exp(λ)
+// e and exp(λe − λ) eks.
+func (p *prepOps) rowOut(h int, a, e, eks VecVirtual) {
+	VMOVUPS(a, p.out("alp"))
+	kv := ZMM()
+	VMOVUPS(p.in("k"), kv)
+	VMULPS(kv, eks, eks)
+	VMOVUPS(eks, p.out("ks"))
+	qsv := ZMM()
+	VMULPS(p.in("q"), p.sc, qsv)
+	VMOVUPS(qsv, p.out("qs"))
+	VMULPS(e, qsv, qsv)
+	VMULPS(e, kv, kv)
+	qgv, kgv := ZMM(), ZMM()
+	VMULPS(p.E, qsv, qgv)
+	VMOVUPS(qgv, p.out("qg"))
+	VMULPS(p.E, kv, kgv)
+	VMOVUPS(kgv, p.out("kg"))
+	if h == 1 {
+		VMOVAPS(e, p.el)
+	}
+	f := Load(Param("offd"), GP64())
+	TESTQ(f, f)
+	JZ(LabelRef(fmt.Sprintf("%s_nooff%d", p.name, h)))
+	VMOVUPS(qsv, p.out("qrb"))
+	pb := Load(Param("beta"), GP64())
+	VMULPS_BCST(Mem{Base: pb, Index: p.cnt, Scale: 4}, kv, kv)
+	VMOVUPS(kv, p.out("krb"))
+	Label(fmt.Sprintf("%s_nooff%d", p.name, h))
 }
 
 // ---- diagonal blocks -------------------------------------------------------
@@ -810,8 +889,11 @@ func treduce(base Register, disp int) VecVirtual {
 	return x
 }
 
+// diag emits kdacDiagAVX512_<nz>: the diagonal block's columns s of Lᵀ
+// and Aᵀ, each by a running product of the decays from token s on.
 func diag(nz int) {
-	name := fmt.Sprintf("kdacDiagAVX512_%d", nz)
+	d := &diagOps{name: fmt.Sprintf("kdacDiagAVX512_%d", nz), nz: nz, rowb: 64 * nz}
+	name := d.name
 	TEXT(name, NOSPLIT, "func(k *float32, ldk int, qs, alp, beta, la *float32, ldla int, tmp *float32)")
 	Doc(
 		fmt.Sprintf("%s computes the diagonal 16×16 block of L and A for one block of", name),
@@ -830,120 +912,145 @@ func diag(nz int) {
 		"\t}",
 	)
 	save := ftzOn()
-	rowb := 64 * nz
-	ldk := Load(Param("ldk"), GP64())
-	SHLQ(U8(2), ldk)
-	betav := ZMM()
-	{
-		pb := Load(Param("beta"), GP64())
-		VMOVUPS(Mem{Base: pb}, betav)
-	}
-	zero := ZMM()
-	VPXORD(zero, zero, zero)
-	mA := GP32()
-	MOVL(U32(0xFFFF), mA)
-	ksp := Load(Param("k"), GP64())
-	qsS := Load(Param("qs"), GP64())
-	alS := Load(Param("alp"), GP64())
-	laS := Load(Param("la"), GP64())
-	sc := GP64()
-	XORQ(sc, sc)
-	f := make([]VecVirtual, nz)
-	for z := range f {
-		f[z] = ZMM()
-	}
-	// dot returns Σ_z mem(z)·f[z] as a vector of partial sums.
-	dot := func(mem func(z int) Mem) VecVirtual {
-		a0 := ZMM()
-		VMULPS(mem(0), f[0], a0)
-		if nz == 1 {
-			return a0
-		}
-		a1 := ZMM()
-		VMULPS(mem(1), f[1], a1)
-		for z := 2; z < nz; z++ {
-			if z%2 == 0 {
-				VFMADD231PS(mem(z), f[z], a0)
-			} else {
-				VFMADD231PS(mem(z), f[z], a1)
-			}
-		}
-		VADDPS(a1, a0, a0)
-		return a0
-	}
+	d.args()
 	Label(name + "_s")
-	for z := range f {
-		VMOVUPS(Mem{Base: ksp, Disp: 64 * z}, f[z])
-	}
-	tp := Load(Param("tmp"), GP64())
-	{
-		t := GP64()
-		MOVQ(sc, t)
-		SHLQ(U8(6), t)
-		ADDQ(t, tp)
-	}
-	qsp, alp, krp := GP64(), GP64(), GP64()
-	MOVQ(qsS, qsp)
-	MOVQ(alS, alp)
-	MOVQ(ksp, krp)
-	{
-		pa := dot(func(z int) Mem { return Mem{Base: qsp, Disp: 64 * z} })
-		VMOVUPS(pa, Mem{Base: tp, Disp: 1024})
-		VMOVUPS(zero, Mem{Base: tp})
-	}
-	cnt := GP64()
-	MOVQ(U32(15), cnt)
-	SUBQ(sc, cnt)
-	Label(name + "_r")
-	TESTQ(cnt, cnt)
-	JZ(LabelRef(name + "_red"))
-	ADDQ(ldk, krp)
-	ADDQ(U32(rowb), qsp)
-	ADDQ(U32(rowb), alp)
-	ADDQ(U8(64), tp)
-	for z := range f {
-		VMULPS(Mem{Base: alp, Disp: 64 * z}, f[z], f[z])
-	}
-	{
-		pl := dot(func(z int) Mem { return Mem{Base: krp, Disp: 64 * z} })
-		VMOVUPS(pl, Mem{Base: tp})
-		pa := dot(func(z int) Mem { return Mem{Base: qsp, Disp: 64 * z} })
-		VMOVUPS(pa, Mem{Base: tp, Disp: 1024})
-	}
-	DECQ(cnt)
-	JMP(LabelRef(name + "_r"))
-
-	Label(name + "_red")
-	{
-		tb := Load(Param("tmp"), GP64())
-		kA, kL := K(), K()
-		KMOVW(mA, kA)
-		t := GP32()
-		MOVL(mA, t)
-		SHLL(U8(1), t)
-		KMOVW(t, kL)
-		vL := treduce(tb, 0)
-		VMULPS_Z(betav, vL, kL, vL)
-		VMOVUPS(vL, Mem{Base: laS})
-		vA := treduce(tb, 1024)
-		VMOVUPS_Z(vA, kA, vA)
-		VMOVUPS(vA, Mem{Base: laS, Disp: 256})
-	}
+	d.products()
+	d.reduce()
 	ldla := Load(Param("ldla"), GP64())
 	SHLQ(U8(2), ldla)
-	ADDQ(ldla, laS)
-	ADDQ(ldk, ksp)
-	ADDQ(U32(rowb), qsS)
-	ADDQ(U32(rowb), alS)
-	SHLL(U8(1), mA)
-	INCQ(sc)
-	CMPQ(sc, U8(16))
+	ADDQ(ldla, d.laS)
+	ADDQ(d.ldk, d.ksp)
+	ADDQ(U32(d.rowb), d.qsS)
+	ADDQ(U32(d.rowb), d.alS)
+	SHLL(U8(1), d.mA)
+	INCQ(d.sc)
+	CMPQ(d.sc, U8(16))
 	JL(LabelRef(name + "_s"))
 	ret(save)
 }
 
+// diagOps are what diag's steps share: the row bytes of qs and alp, k's
+// stride, beta, a zero vector, the lane mask of column s (mA), the
+// column's row pointers into k, qs, alp and la, its index sc and the
+// running product f (nz vectors).
+type diagOps struct {
+	name                   string
+	nz, rowb               int
+	ldk                    Register
+	betav, zero            VecVirtual
+	mA                     GPVirtual
+	ksp, qsS, alS, laS, sc Register
+	f                      []VecVirtual
+}
+
+// args loads diag's arguments and constants.
+func (d *diagOps) args() {
+	d.ldk = Load(Param("ldk"), GP64())
+	SHLQ(U8(2), d.ldk)
+	d.betav = ZMM()
+	pb := Load(Param("beta"), GP64())
+	VMOVUPS(Mem{Base: pb}, d.betav)
+	d.zero = ZMM()
+	VPXORD(d.zero, d.zero, d.zero)
+	d.mA = GP32()
+	MOVL(U32(0xFFFF), d.mA)
+	d.ksp = Load(Param("k"), GP64())
+	d.qsS = Load(Param("qs"), GP64())
+	d.alS = Load(Param("alp"), GP64())
+	d.laS = Load(Param("la"), GP64())
+	d.sc = GP64()
+	XORQ(d.sc, d.sc)
+	d.f = make([]VecVirtual, d.nz)
+	for z := range d.f {
+		d.f[z] = ZMM()
+	}
+}
+
+// dot returns Σ_z base[64z]·f[z] as a vector of partial sums.
+func (d *diagOps) dot(base Register) VecVirtual {
+	mem := func(z int) Mem { return Mem{Base: base, Disp: 64 * z} }
+	a0 := ZMM()
+	VMULPS(mem(0), d.f[0], a0)
+	if d.nz == 1 {
+		return a0
+	}
+	a1 := ZMM()
+	VMULPS(mem(1), d.f[1], a1)
+	for z := 2; z < d.nz; z++ {
+		if z%2 == 0 {
+			VFMADD231PS(mem(z), d.f[z], a0)
+		} else {
+			VFMADD231PS(mem(z), d.f[z], a1)
+		}
+	}
+	VADDPS(a1, a0, a0)
+	return a0
+}
+
+// products emits column s's partial dot products into tmp (row r's L
+// sums at 64r, A sums at 1024 + 64r): f = k[s], then for r > s f ⊙=
+// alp[r].
+func (d *diagOps) products() {
+	name := d.name
+	for z := range d.f {
+		VMOVUPS(Mem{Base: d.ksp, Disp: 64 * z}, d.f[z])
+	}
+	tp := Load(Param("tmp"), GP64())
+	t := GP64()
+	MOVQ(d.sc, t)
+	SHLQ(U8(6), t)
+	ADDQ(t, tp)
+	qsp, alp, krp := GP64(), GP64(), GP64()
+	MOVQ(d.qsS, qsp)
+	MOVQ(d.alS, alp)
+	MOVQ(d.ksp, krp)
+	pa := d.dot(qsp)
+	VMOVUPS(pa, Mem{Base: tp, Disp: 1024})
+	VMOVUPS(d.zero, Mem{Base: tp})
+	cnt := GP64()
+	MOVQ(U32(15), cnt)
+	SUBQ(d.sc, cnt)
+	Label(name + "_r")
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_red"))
+	ADDQ(d.ldk, krp)
+	ADDQ(U32(d.rowb), qsp)
+	ADDQ(U32(d.rowb), alp)
+	ADDQ(U8(64), tp)
+	for z := range d.f {
+		VMULPS(Mem{Base: alp, Disp: 64 * z}, d.f[z], d.f[z])
+	}
+	pl := d.dot(krp)
+	VMOVUPS(pl, Mem{Base: tp})
+	pa = d.dot(qsp)
+	VMOVUPS(pa, Mem{Base: tp, Disp: 1024})
+	DECQ(cnt)
+	JMP(LabelRef(name + "_r"))
+}
+
+// reduce emits the column's sums: tmp's partial sums reduced, L's times
+// beta, and both masked to the rows r ≥ s (L: r > s) and stored.
+func (d *diagOps) reduce() {
+	Label(d.name + "_red")
+	tb := Load(Param("tmp"), GP64())
+	kA, kL := K(), K()
+	KMOVW(d.mA, kA)
+	t := GP32()
+	MOVL(d.mA, t)
+	SHLL(U8(1), t)
+	KMOVW(t, kL)
+	vL := treduce(tb, 0)
+	VMULPS_Z(d.betav, vL, kL, vL)
+	VMOVUPS(vL, Mem{Base: d.laS})
+	vA := treduce(tb, 1024)
+	VMOVUPS_Z(vA, kA, vA)
+	VMOVUPS(vA, Mem{Base: d.laS, Disp: 256})
+}
+
 // ---- small helpers ---------------------------------------------------------
 
+// transpose emits kdacTransposeAVX512: 16×16 blocks transposed in
+// registers (unpacks of floats, then of pairs, then 128-bit shuffles).
 func transpose() {
 	const name = "kdacTransposeAVX512"
 	TEXT(name, NOSPLIT, "func(src *float32, lds int, dst *float32, ldd int, nblk int)")
@@ -963,6 +1070,22 @@ func transpose() {
 	Label(name + "_blk")
 	TESTQ(nb, nb)
 	JZ(LabelRef(name + "_done"))
+	u := unpackQuads(loadBlock(ps, lds))
+	q := GP64()
+	storeColumns(u, pd, ldd, q)
+	ADDQ(U8(64), ps)
+	MOVQ(ldd, q)
+	SHLQ(U8(4), q)
+	ADDQ(q, pd)
+	DECQ(nb)
+	JMP(LabelRef(name + "_blk"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// loadBlock loads the 16 rows (stride lds) of the block at ps.
+func loadBlock(ps, lds Register) [16]VecVirtual {
 	var rw [16]VecVirtual
 	p := GP64()
 	MOVQ(ps, p)
@@ -973,6 +1096,12 @@ func transpose() {
 			ADDQ(lds, p)
 		}
 	}
+	return rw
+}
+
+// unpackQuads transposes the 4×4 float blocks of each 128-bit lane of the
+// rows rw: u[4i+c], 128-bit lane L = column 4L+c of rows 4i..4i+3.
+func unpackQuads(rw [16]VecVirtual) [16]VecVirtual {
 	var t [16]VecVirtual
 	for i := 0; i < 8; i++ {
 		t[2*i], t[2*i+1] = ZMM(), ZMM()
@@ -989,8 +1118,13 @@ func transpose() {
 		VUNPCKLPD(t[4*i+3], t[4*i+1], u[4*i+2])
 		VUNPCKHPD(t[4*i+3], t[4*i+1], u[4*i+3])
 	}
-	// u[4i+c], 128-bit lane L = column 4L+c of rows 4i..4i+3.
-	q := GP64()
+	return u
+}
+
+// storeColumns gathers the 128-bit lanes of u into the 16 rows of dst
+// (stride ldd at pd; q: scratch): row 4L+c from lane L of u[c], u[4+c],
+// u[8+c], u[12+c].
+func storeColumns(u [16]VecVirtual, pd, ldd, q Register) {
 	for c := 0; c < 4; c++ {
 		v01, v01h, v23, v23h := ZMM(), ZMM(), ZMM(), ZMM()
 		VSHUFF32X4(U8(0x44), u[4+c], u[c], v01)
@@ -1008,20 +1142,10 @@ func transpose() {
 				imm = 0xDD
 			}
 			VSHUFF32X4(U8(imm), b, a, o)
-			// row 4L+c of dst
 			IMUL3Q(U32(4*L+c), ldd, q)
 			VMOVUPS(o, Mem{Base: pd, Index: q, Scale: 1})
 		}
 	}
-	ADDQ(U8(64), ps)
-	MOVQ(ldd, q)
-	SHLQ(U8(4), q)
-	ADDQ(q, pd)
-	DECQ(nb)
-	JMP(LabelRef(name + "_blk"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
 }
 
 // pack emits kdacPackAVX512 / kdacUnpackAVX512: a K×V row-major matrix to
@@ -1049,18 +1173,11 @@ func pack(unpack bool) {
 		MOVQ(pd, p)
 	}
 	Label(name + "_r")
-	x0, x1 := ZMM(), ZMM()
 	if unpack {
-		VMOVUPS(Mem{Base: ps}, x0)
-		VMOVUPS(Mem{Base: ps, Disp: 64}, x1)
-		VMOVUPS(x0, Mem{Base: p})
-		VMOVUPS(x1, Mem{Base: p, Disp: 64})
+		copy32(Mem{Base: ps}, Mem{Base: p})
 		ADDQ(U8(128), ps)
 	} else {
-		VMOVUPS(Mem{Base: p}, x0)
-		VMOVUPS(Mem{Base: p, Disp: 64}, x1)
-		VMOVUPS(x0, Mem{Base: pd})
-		VMOVUPS(x1, Mem{Base: pd, Disp: 64})
+		copy32(Mem{Base: p}, Mem{Base: pd})
 		ADDQ(U8(128), pd)
 	}
 	ADDQ(lds, p)
@@ -1076,6 +1193,15 @@ func pack(unpack bool) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// copy32 copies the 32 floats at src to dst.
+func copy32(src, dst Mem) {
+	x0, x1 := ZMM(), ZMM()
+	VMOVUPS(src, x0)
+	VMOVUPS(src.Offset(64), x1)
+	VMOVUPS(x0, dst)
+	VMOVUPS(x1, dst.Offset(64))
 }
 
 func rowScale() {

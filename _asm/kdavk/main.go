@@ -35,6 +35,8 @@ func hsum(v VecVirtual) Register {
 	return lx
 }
 
+// rows generates kdaRowsVKAVX512_<16·nv>: per value row, decay and
+// predict, the delta u, then write and read out.
 func rows(nv int) {
 	name := fmt.Sprintf("kdaRowsVKAVX512_%d", 16*nv)
 	TEXT(name, NOSPLIT, "func(s *float32, nrows int, alpha, kk, qs, v *float32, beta float32, o *float32)")
@@ -55,20 +57,7 @@ func rows(nv int) {
 	Label(name + "_row")
 	CMPQ(n, U8(0))
 	JE(LabelRef(name + "_done"))
-	t := make([]VecVirtual, nv)
-	acc := [2]VecVirtual{ZMM(), ZMM()}
-	for _, a := range acc {
-		VPXORD(a, a, a)
-	}
-	// decay the row and predict: t = α⊙S[j], p = kk·t
-	for i := 0; i < nv; i++ {
-		t[i] = ZMM()
-		VMOVUPS(Mem{Base: sp, Disp: 64 * i}, t[i])
-		VMULPS(Mem{Base: pa, Disp: 64 * i}, t[i], t[i])
-		VFMADD231PS(Mem{Base: pk, Disp: 64 * i}, t[i], acc[i%2])
-	}
-	VADDPS(acc[1], acc[0], acc[0])
-	p := hsum(acc[0])
+	t, p := predict(nv, sp, pa, pk)
 	// u = β·(v[j] − p), broadcast
 	xv := XMM()
 	VMOVSS(Mem{Base: pv}, xv)
@@ -76,18 +65,7 @@ func rows(nv int) {
 	VMULSS(bx, xv, xv)
 	u := ZMM()
 	VBROADCASTSS(xv, u)
-	// write and read out: S[j] = t + u·kk, o[j] = qs·S[j]
-	oacc := [2]VecVirtual{ZMM(), ZMM()}
-	for _, a := range oacc {
-		VPXORD(a, a, a)
-	}
-	for i := 0; i < nv; i++ {
-		VFMADD231PS(Mem{Base: pk, Disp: 64 * i}, u, t[i])
-		VMOVUPS(t[i], Mem{Base: sp, Disp: 64 * i})
-		VFMADD231PS(Mem{Base: pq, Disp: 64 * i}, t[i], oacc[i%2])
-	}
-	VADDPS(oacc[1], oacc[0], oacc[0])
-	ov := hsum(oacc[0])
+	ov := writeRow(t, u, sp, pk, pq)
 	VMOVSS(ov, Mem{Base: po})
 	ADDQ(U32(64*nv), sp)
 	ADDQ(U8(4), pv)
@@ -97,6 +75,43 @@ func rows(nv int) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// zeroPair returns two zeroed zmm accumulators.
+func zeroPair() [2]VecVirtual {
+	acc := [2]VecVirtual{ZMM(), ZMM()}
+	for _, a := range acc {
+		VPXORD(a, a, a)
+	}
+	return acc
+}
+
+// predict emits the row's decay and prediction: t = α⊙S[j] (nv vectors)
+// and p = kk·t (in an xmm's low lane).
+func predict(nv int, sp, pa, pk Register) ([]VecVirtual, Register) {
+	t := make([]VecVirtual, nv)
+	acc := zeroPair()
+	for i := 0; i < nv; i++ {
+		t[i] = ZMM()
+		VMOVUPS(Mem{Base: sp, Disp: 64 * i}, t[i])
+		VMULPS(Mem{Base: pa, Disp: 64 * i}, t[i], t[i])
+		VFMADD231PS(Mem{Base: pk, Disp: 64 * i}, t[i], acc[i%2])
+	}
+	VADDPS(acc[1], acc[0], acc[0])
+	return t, hsum(acc[0])
+}
+
+// writeRow emits the write and read out: S[j] = t + u·kk stored, and
+// returns o[j] = qs·S[j] (in an xmm's low lane).
+func writeRow(t []VecVirtual, u VecVirtual, sp, pk, pq Register) Register {
+	oacc := zeroPair()
+	for i := range t {
+		VFMADD231PS(Mem{Base: pk, Disp: 64 * i}, u, t[i])
+		VMOVUPS(t[i], Mem{Base: sp, Disp: 64 * i})
+		VFMADD231PS(Mem{Base: pq, Disp: 64 * i}, t[i], oacc[i%2])
+	}
+	VADDPS(oacc[1], oacc[0], oacc[0])
+	return hsum(oacc[0])
 }
 
 func main() {

@@ -33,6 +33,8 @@ import (
 var zmmP = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
 	Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
 
+// scoresBF16 generates mlaScoresAVX512BF16_576: scores' 4×4 tile with
+// VDPBF16PS over BF16 rows, on physical registers.
 func scoresBF16() {
 	name := fmt.Sprintf("mlaScores%s_%d", I.suffix, W)
 	TEXT(name, NOSPLIT, "func(q, k *uint16, s *float32, lds, nh, nk int, scale float32)")
@@ -44,65 +46,36 @@ func scoresBF16() {
 		"",
 		"(products exact in f32, summed in f32 pairwise per lane, then across lanes).",
 	)
-	q := Load(Param("q"), GP64())
-	s := Load(Param("s"), GP64())
-	lds := Load(Param("lds"), GP64())
-	SHLQ(U8(2), lds)
-	nh := Load(Param("nh"), GP64())
+	l := loadScoreArgs()
 	sc, err := Param("scale").Resolve()
 	if err != nil {
 		panic(err)
 	}
 	scale := Z24
 	VBROADCASTSS(sc.Addr, scale)
-	kp, j, d, out := GP64(), GP64(), GP64(), GP64()
-	const rb = 2 * W // row bytes
-	Label("sc_h")
-	CMPQ(nh, U8(0))
-	JE(LabelRef("sc_done"))
-	Load(Param("k"), kp)
-	XORQ(j, j)
-	Label("sc_j")
-	nk := Load(Param("nk"), GP64())
-	CMPQ(j, nk)
-	JAE(LabelRef("sc_jdone"))
+	const rb = 2 * W         // row bytes
 	var acc [4][]VecPhysical // heads × tokens: Z(4a+b)
-	for a := range acc {
-		acc[a] = zmmP[4*a : 4*a+4]
-		for _, r := range acc[a] {
-			VPXORD(r, r, r)
-		}
-	}
 	kv, qv := zmmP[16:20], zmmP[20:24]
-	XORQ(d, d)
-	Label("sc_d")
-	for b := range kv {
-		VMOVDQU32(Mem{Base: kp, Index: d, Scale: 1, Disp: b * rb}, kv[b])
-	}
-	for a := 0; a < 4; a++ {
-		VMOVDQU32(Mem{Base: q, Index: d, Scale: 1, Disp: a * rb}, qv[a])
-		for b := range kv {
-			x86.VDPBF16PSZ(qv[a], kv[b], acc[a][b])
+	l.emit(rb, 4, 64, func() {
+		for a := range acc {
+			acc[a] = zmmP[4*a : 4*a+4]
+			for _, r := range acc[a] {
+				VPXORD(r, r, r)
+			}
 		}
-	}
-	ADDQ(U8(64), d)
-	CMPQ(d, U32(rb))
-	JB(LabelRef("sc_d"))
-	MOVQ(s, out)
-	reduce4x4P(acc, scale.AsX(), out, j, lds)
-	ADDQ(U32(4*rb), kp)
-	ADDQ(U8(4), j)
-	JMP(LabelRef("sc_j"))
-	Label("sc_jdone")
-	ADDQ(U32(4*rb), q)
-	for i := 0; i < 4; i++ {
-		ADDQ(lds, s)
-	}
-	SUBQ(U8(4), nh)
-	JMP(LabelRef("sc_h"))
-	Label("sc_done")
-	VZEROUPPER()
-	RET()
+	}, func(kp, d Register) {
+		for b := range kv {
+			VMOVDQU32(Mem{Base: kp, Index: d, Scale: 1, Disp: b * rb}, kv[b])
+		}
+		for a := 0; a < 4; a++ {
+			VMOVDQU32(Mem{Base: l.q, Index: d, Scale: 1, Disp: a * rb}, qv[a])
+			for b := range kv {
+				x86.VDPBF16PSZ(qv[a], kv[b], acc[a][b])
+			}
+		}
+	}, func(out, j Register) {
+		reduce4x4P(acc, scale.AsX(), out, j, l.lds)
+	})
 }
 
 // reduce4x4P is reduce4x4 on physical registers (temporaries Z25…Z30).
@@ -169,6 +142,9 @@ func natural(v int) uint32 {
 	return uint32(16 + 4*lane + k)
 }
 
+// accumBF16 generates mlaAccumAVX512BF16_576: accum over BF16 value rows
+// widened by unpacks, the accumulators in unpack order (z permuted into
+// it when loaded and back when stored).
 func accumBF16() {
 	name := fmt.Sprintf("mlaAccum%s_%d", I.suffix, W)
 	TEXT(name, NOSPLIT, "func(z, pt *float32, v *uint16, corr *float32, nh, nk, ldpt int)")
@@ -180,87 +156,69 @@ func accumBF16() {
 		fmt.Sprintf("\tfor h < nh, d < %d: z[h*%d+d] = corr[h]*z[h*%d+d] + Σ_{j<nk} pt[j*ldpt+h]*bf16(v[j*%d+d])", R, R, R, W),
 	)
 	perm := permTables()
-	z := Load(Param("z"), GP64())
-	pt := Load(Param("pt"), GP64())
-	corr := Load(Param("corr"), GP64())
-	nh := Load(Param("nh"), GP64())
-	ldpt := Load(Param("ldpt"), GP64())
-	SHLQ(U8(2), ldpt)
-	dv, vp, pp, j, tb := GP64(), GP64(), GP64(), GP64(), GP64()
+	l := loadAccumArgs()
+	l.d, l.vp, l.pp, l.j = GP64(), GP64(), GP64(), GP64()
+	tb := GP64()
 	LEAQ(perm, tb)
 	zero := ZMM()
 	VPXORD(zero, zero, zero)
 	// 4 heads × 64 latent values: BF16 bytes dv..dv+128, f32 bytes 2·dv...
-	zat := func(a, off int) Mem { return Mem{Base: z, Index: dv, Scale: 2, Disp: 4*R*a + off} }
-	Label("ac_h")
-	CMPQ(nh, U8(0))
-	JE(LabelRef("ac_done"))
-	XORQ(dv, dv)
-	Label("ac_d")
-	var acc [4][4]VecVirtual // per head: lo(0–31), hi(0–31), lo(32–63), hi(32–63)
-	for a := 0; a < 4; a++ {
-		c := ZMM()
-		VBROADCASTSS(Mem{Base: corr, Disp: 4 * a}, c)
-		for g := 0; g < 2; g++ {
-			for h := 0; h < 2; h++ {
-				r, ix := ZMM(), ZMM()
-				VMOVDQU32(Mem{Base: tb, Disp: 64 * h}, ix)
-				VMOVUPS(zat(a, 128*g), r)
-				VPERMT2PS(zat(a, 128*g+64), ix, r)
-				VMULPS(c, r, r)
-				acc[a][2*g+h] = r
-			}
+	zat := func(a, off int) Mem { return Mem{Base: l.z, Index: l.d, Scale: 2, Disp: 4*R*a + off} }
+	var acc [4][]VecVirtual // per head: lo(0–31), hi(0–31), lo(32–63), hi(32–63)
+	l.emit(2*W, U8(128), 2*R, func() {
+		for a := 0; a < 4; a++ {
+			acc[a] = loadZ(l.corr, tb, a, zat)
 		}
-	}
-	Load(Param("v"), vp)
-	MOVQ(pt, pp)
-	Load(Param("nk"), j)
-	Label("ac_j")
-	CMPQ(j, U8(0))
-	JE(LabelRef("ac_jdone"))
-	var wv [4]VecVirtual
+	}, func() {
+		var wv [4]VecVirtual
+		for g := 0; g < 2; g++ {
+			line := Mem{Base: l.vp, Index: l.d, Scale: 1, Disp: 64 * g}
+			wv[2*g], wv[2*g+1] = ZMM(), ZMM()
+			VPUNPCKLWD(line, zero, wv[2*g])
+			VPUNPCKHWD(line, zero, wv[2*g+1])
+		}
+		accumToken(l.pp, wv[:], acc)
+	}, func() {
+		for a := 0; a < 4; a++ {
+			storeZ(tb, acc[a], a, zat)
+		}
+	})
+}
+
+// loadZ returns head a's accumulators: its 64 values of z (at zat) times
+// corr[a], permuted into unpack order (lo, hi of each 32) by the tables
+// at tb.
+func loadZ(corr, tb Register, a int, zat func(a, off int) Mem) []VecVirtual {
+	acc := make([]VecVirtual, 4)
+	c := ZMM()
+	VBROADCASTSS(Mem{Base: corr, Disp: 4 * a}, c)
 	for g := 0; g < 2; g++ {
-		line := Mem{Base: vp, Index: dv, Scale: 1, Disp: 64 * g}
-		wv[2*g], wv[2*g+1] = ZMM(), ZMM()
-		VPUNPCKLWD(line, zero, wv[2*g])
-		VPUNPCKHWD(line, zero, wv[2*g+1])
-	}
-	for a := 0; a < 4; a++ {
-		pb := ZMM()
-		VBROADCASTSS(Mem{Base: pp, Disp: 4 * a}, pb)
-		for b := range wv {
-			VFMADD231PS(wv[b], pb, acc[a][b])
+		for h := 0; h < 2; h++ {
+			r, ix := ZMM(), ZMM()
+			VMOVDQU32(Mem{Base: tb, Disp: 64 * h}, ix)
+			VMOVUPS(zat(a, 128*g), r)
+			VPERMT2PS(zat(a, 128*g+64), ix, r)
+			VMULPS(c, r, r)
+			acc[2*g+h] = r
 		}
 	}
-	ADDQ(U32(2*W), vp)
-	ADDQ(ldpt, pp)
-	DECQ(j)
-	JMP(LabelRef("ac_j"))
-	Label("ac_jdone")
-	for a := 0; a < 4; a++ {
-		for g := 0; g < 2; g++ {
-			lo, hi := acc[a][2*g], acc[a][2*g+1]
-			ia, ib, t := ZMM(), ZMM(), ZMM()
-			VMOVDQU32(Mem{Base: tb, Disp: 128}, ia)
-			VMOVDQU32(Mem{Base: tb, Disp: 192}, ib)
-			VMOVAPS(lo, t)
-			VPERMT2PS(hi, ia, t)
-			VPERMT2PS(hi, ib, lo)
-			VMOVUPS(t, zat(a, 128*g))
-			VMOVUPS(lo, zat(a, 128*g+64))
-		}
+	return acc
+}
+
+// storeZ permutes head a's accumulators back to natural order and stores
+// them to z (at zat).
+func storeZ(tb Register, acc []VecVirtual, a int, zat func(a, off int) Mem) {
+	for g := 0; g < 2; g++ {
+		lo, hi := acc[2*g], acc[2*g+1]
+		ia, ib, t := ZMM(), ZMM(), ZMM()
+		VMOVDQU32(Mem{Base: tb, Disp: 128}, ia)
+		VMOVDQU32(Mem{Base: tb, Disp: 192}, ib)
+		VMOVAPS(lo, t)
+		VPERMT2PS(hi, ia, t)
+		VPERMT2PS(hi, ib, lo)
+		VMOVUPS(t, zat(a, 128*g))
+		VMOVUPS(lo, zat(a, 128*g+64))
 	}
-	ADDQ(U8(128), dv)
-	CMPQ(dv, U32(2*R))
-	JB(LabelRef("ac_d"))
-	ADDQ(U32(4*4*R), z)
-	ADDQ(U8(16), pt)
-	ADDQ(U8(16), corr)
-	SUBQ(U8(4), nh)
-	JMP(LabelRef("ac_h"))
-	Label("ac_done")
-	VZEROUPPER()
-	RET()
 }
 
 func toBF16() {

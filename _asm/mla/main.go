@@ -49,12 +49,14 @@ type isa struct {
 
 var isas = map[string]*isa{
 	"avx512":     {suffix: "AVX512", lanes: 16, vreg: ZMM, tb: 4, vb: 4},
-	"avx512bf16": {suffix: "AVX512BF16", lanes: 16, bf16: true},
+	"avx512bf16": {suffix: "AVX512BF16", lanes: 16, vreg: ZMM, bf16: true},
 	"avx2":       {suffix: "AVX2", lanes: 8, vreg: YMM, tb: 2, vb: 2},
 }
 
 var I *isa // the ISA being generated
 
+// scores generates mlaScores<ISA>_576: 4 heads × tb tokens per register
+// tile, vector by vector along the row.
 func scores() {
 	name := fmt.Sprintf("mlaScores%s_%d", I.suffix, W)
 	TEXT(name, NOSPLIT, "func(q, k, s *float32, lds, nh, nk int, scale float32)")
@@ -68,41 +70,40 @@ func scores() {
 		"",
 		fmt.Sprintf("\tfor h < nh, j < nk: s[h*lds+j] = scale * Σ_{d<%d} q[h*%d+d]*k[j*%d+d]", W, W, W),
 	)
-	q := Load(Param("q"), GP64())
-	s := Load(Param("s"), GP64())
-	lds := Load(Param("lds"), GP64())
-	SHLQ(U8(2), lds)
-	nh := Load(Param("nh"), GP64())
+	l := loadScoreArgs()
 	scx := Load(Param("scale"), XMM())
 	VBROADCASTSS(scx, scx)
-	kp, j, d, out := GP64(), GP64(), GP64(), GP64()
-	const rb = 4 * W // row bytes
-	Label("sc_h")
-	CMPQ(nh, U8(0))
-	JE(LabelRef("sc_done"))
-	Load(Param("k"), kp)
-	XORQ(j, j)
-	Label("sc_j")
-	nk := Load(Param("nk"), GP64())
-	CMPQ(j, nk)
-	JAE(LabelRef("sc_jdone"))
+	const rb = 4 * W        // row bytes
 	var acc [4][]VecVirtual // 4 heads × tb tokens
-	for a := range acc {
-		acc[a] = make([]VecVirtual, I.tb)
-		for b := range acc[a] {
-			acc[a][b] = I.vreg()
-			zero(acc[a][b])
+	l.emit(rb, I.tb, 4*I.lanes, func() {
+		for a := range acc {
+			acc[a] = make([]VecVirtual, I.tb)
+			for b := range acc[a] {
+				acc[a][b] = I.vreg()
+				zero(acc[a][b])
+			}
 		}
-	}
-	XORQ(d, d)
-	Label("sc_d")
+	}, func(kp, d Register) {
+		scoreStep(l.q, kp, d, rb, acc)
+	}, func(out, j Register) {
+		if I.tb == 4 {
+			reduce4x4(acc, scx, out, j, l.lds)
+		} else {
+			reduce4x2(acc, scx, out, j, l.lds)
+		}
+	})
+}
+
+// scoreStep emits one step along the rows at byte d: the tile's key
+// vectors, the prefetch of the next tile's rows (a line per row per step:
+// the first head group meets each cached row in DRAM, and this keeps it
+// streaming), then each head's query vector FMAd with them.
+func scoreStep(q, kp, d Register, rb int, acc [4][]VecVirtual) {
 	kv := make([]VecVirtual, I.tb)
 	for b := range kv {
 		kv[b] = I.vreg()
 		VMOVUPS(Mem{Base: kp, Index: d, Scale: 1, Disp: b * rb}, kv[b])
 	}
-	// the next tile's rows, a line per row per step: the first head group
-	// meets each cached row in DRAM, and this keeps it streaming
 	for b := 0; b < I.tb; b++ {
 		PREFETCHT0(Mem{Base: kp, Index: d, Scale: 1, Disp: (I.tb + b) * rb})
 	}
@@ -113,24 +114,59 @@ func scores() {
 			VFMADD231PS(kv[b], qv, acc[a][b])
 		}
 	}
-	ADDQ(U8(4*I.lanes), d)
+}
+
+// scoreArgs are the registers of the scores kernels' loops: the query
+// rows q, the output rows s (lds bytes apart) and the heads left nh.
+type scoreArgs struct {
+	q, s, lds, nh Register
+}
+
+// loadScoreArgs loads the scores kernels' q, s, lds and nh.
+func loadScoreArgs() scoreArgs {
+	var l scoreArgs
+	l.q = Load(Param("q"), GP64())
+	l.s = Load(Param("s"), GP64())
+	l.lds = Load(Param("lds"), GP64())
+	SHLQ(U8(2), l.lds)
+	l.nh = Load(Param("nh"), GP64())
+	return l
+}
+
+// emit emits the scores kernels' loops: heads 4 at a time (sc_h), tiles
+// of tb key rows of rb bytes (sc_j), the rows dstep bytes a step (sc_d).
+// Per tile tile() starts the accumulators, step(kp, d) emits a step at
+// byte d of the tile's first key row kp, and reduce(out, j) stores the
+// tile's sums at column j of the output rows from out.
+func (l scoreArgs) emit(rb, tb, dstep int, tile func(), step func(kp, d Register), reduce func(out, j Register)) {
+	kp, j, d, out := GP64(), GP64(), GP64(), GP64()
+	Label("sc_h")
+	CMPQ(l.nh, U8(0))
+	JE(LabelRef("sc_done"))
+	Load(Param("k"), kp)
+	XORQ(j, j)
+	Label("sc_j")
+	nk := Load(Param("nk"), GP64())
+	CMPQ(j, nk)
+	JAE(LabelRef("sc_jdone"))
+	tile()
+	XORQ(d, d)
+	Label("sc_d")
+	step(kp, d)
+	ADDQ(U8(dstep), d)
 	CMPQ(d, U32(rb))
 	JB(LabelRef("sc_d"))
-	MOVQ(s, out)
-	if I.tb == 4 {
-		reduce4x4(acc, scx, out, j, lds)
-	} else {
-		reduce4x2(acc, scx, out, j, lds)
-	}
-	ADDQ(U32(I.tb*rb), kp)
-	ADDQ(U8(I.tb), j)
+	MOVQ(l.s, out)
+	reduce(out, j)
+	ADDQ(U32(tb*rb), kp)
+	ADDQ(U8(tb), j)
 	JMP(LabelRef("sc_j"))
 	Label("sc_jdone")
-	ADDQ(U32(4*rb), q)
+	ADDQ(U32(4*rb), l.q)
 	for i := 0; i < 4; i++ {
-		ADDQ(lds, s)
+		ADDQ(l.lds, l.s)
 	}
-	SUBQ(U8(4), nh)
+	SUBQ(U8(4), l.nh)
 	JMP(LabelRef("sc_h"))
 	Label("sc_done")
 	VZEROUPPER()
@@ -203,6 +239,8 @@ func reduce4x2(acc [4][]VecVirtual, scx, out, j, lds Register) {
 	}
 }
 
+// accum generates mlaAccum<ISA>_576: 4 heads × vb vectors of latent
+// values per tile, over all key rows.
 func accum() {
 	name := fmt.Sprintf("mlaAccum%s_%d", I.suffix, W)
 	TEXT(name, NOSPLIT, "func(z, pt, v, corr *float32, nh, nk, ldpt int)")
@@ -214,39 +252,39 @@ func accum() {
 		fmt.Sprintf("\tfor h < nh, d < %d: z[h*%d+d] = corr[h]*z[h*%d+d] + Σ_{j<nk} pt[j*ldpt+h]*v[j*%d+d]", R, R, R, W),
 	)
 	vbytes := 4 * I.lanes
-	z := Load(Param("z"), GP64())
-	pt := Load(Param("pt"), GP64())
-	corr := Load(Param("corr"), GP64())
-	nh := Load(Param("nh"), GP64())
-	ldpt := Load(Param("ldpt"), GP64())
-	SHLQ(U8(2), ldpt)
-	d, vp, pp, j := GP64(), GP64(), GP64(), GP64()
-	Label("ac_h")
-	CMPQ(nh, U8(0))
-	JE(LabelRef("ac_done"))
-	XORQ(d, d)
-	Label("ac_d")
+	l := loadAccumArgs()
+	l.d, l.vp, l.pp, l.j = GP64(), GP64(), GP64(), GP64()
+	zat := func(a, b int) Mem { return Mem{Base: l.z, Index: l.d, Scale: 1, Disp: 4*R*a + vbytes*b} }
 	var acc [4][]VecVirtual // 4 heads × vb vectors of latent values
-	for a := 0; a < 4; a++ {
-		c := I.vreg()
-		VBROADCASTSS(Mem{Base: corr, Disp: 4 * a}, c)
-		acc[a] = make([]VecVirtual, I.vb)
-		for b := range acc[a] {
-			acc[a][b] = I.vreg()
-			VMULPS(Mem{Base: z, Index: d, Scale: 1, Disp: 4*R*a + vbytes*b}, c, acc[a][b])
+	l.emit(4*W, U32(vbytes*I.vb), 4*R, func() {
+		for a := 0; a < 4; a++ {
+			c := I.vreg()
+			VBROADCASTSS(Mem{Base: l.corr, Disp: 4 * a}, c)
+			acc[a] = make([]VecVirtual, I.vb)
+			for b := range acc[a] {
+				acc[a][b] = I.vreg()
+				VMULPS(zat(a, b), c, acc[a][b])
+			}
 		}
-	}
-	Load(Param("v"), vp)
-	MOVQ(pt, pp)
-	Load(Param("nk"), j)
-	Label("ac_j")
-	CMPQ(j, U8(0))
-	JE(LabelRef("ac_jdone"))
-	vv := make([]VecVirtual, I.vb)
-	for b := range vv {
-		vv[b] = I.vreg()
-		VMOVUPS(Mem{Base: vp, Index: d, Scale: 1, Disp: vbytes * b}, vv[b])
-	}
+	}, func() {
+		vv := make([]VecVirtual, I.vb)
+		for b := range vv {
+			vv[b] = I.vreg()
+			VMOVUPS(Mem{Base: l.vp, Index: l.d, Scale: 1, Disp: vbytes * b}, vv[b])
+		}
+		accumToken(l.pp, vv, acc)
+	}, func() {
+		for a := 0; a < 4; a++ {
+			for b := range acc[a] {
+				VMOVUPS(acc[a][b], zat(a, b))
+			}
+		}
+	})
+}
+
+// accumToken emits one key row's terms: each head's probability at pp
+// broadcast and FMAd with the row's value vectors vv.
+func accumToken(pp Register, vv []VecVirtual, acc [4][]VecVirtual) {
 	for a := 0; a < 4; a++ {
 		pb := I.vreg()
 		VBROADCASTSS(Mem{Base: pp, Disp: 4 * a}, pb)
@@ -254,23 +292,60 @@ func accum() {
 			VFMADD231PS(vv[b], pb, acc[a][b])
 		}
 	}
-	ADDQ(U32(4*W), vp)
-	ADDQ(ldpt, pp)
-	DECQ(j)
+}
+
+// accumArgs are the registers of the accumulation kernels' loops: z, pt,
+// corr, the heads left nh and pt's stride ldpt (bytes), loaded; the tile's
+// byte offset d, the value and probability rows vp and pp and the rows
+// left j, allocated by the caller.
+type accumArgs struct {
+	z, pt, corr, nh, ldpt Register
+	d, vp, pp, j          Register
+}
+
+// loadAccumArgs loads z, pt, corr, nh and ldpt.
+func loadAccumArgs() accumArgs {
+	var l accumArgs
+	l.z = Load(Param("z"), GP64())
+	l.pt = Load(Param("pt"), GP64())
+	l.corr = Load(Param("corr"), GP64())
+	l.nh = Load(Param("nh"), GP64())
+	l.ldpt = Load(Param("ldpt"), GP64())
+	SHLQ(U8(2), l.ldpt)
+	return l
+}
+
+// emit emits the accumulation kernels' loops: heads 4 at a time (ac_h),
+// tiles at d = 0, dstep, … < dend (ac_d), the key rows of rb bytes
+// (ac_j). Per tile load() scales z into the accumulators and store()
+// writes them back; token() emits a key row.
+func (l accumArgs) emit(rb int, dstep Constant, dend int, load, token, store func()) {
+	Label("ac_h")
+	CMPQ(l.nh, U8(0))
+	JE(LabelRef("ac_done"))
+	XORQ(l.d, l.d)
+	Label("ac_d")
+	load()
+	Load(Param("v"), l.vp)
+	MOVQ(l.pt, l.pp)
+	Load(Param("nk"), l.j)
+	Label("ac_j")
+	CMPQ(l.j, U8(0))
+	JE(LabelRef("ac_jdone"))
+	token()
+	ADDQ(U32(rb), l.vp)
+	ADDQ(l.ldpt, l.pp)
+	DECQ(l.j)
 	JMP(LabelRef("ac_j"))
 	Label("ac_jdone")
-	for a := 0; a < 4; a++ {
-		for b := range acc[a] {
-			VMOVUPS(acc[a][b], Mem{Base: z, Index: d, Scale: 1, Disp: 4*R*a + vbytes*b})
-		}
-	}
-	ADDQ(U32(vbytes*I.vb), d)
-	CMPQ(d, U32(4*R))
+	store()
+	ADDQ(dstep, l.d)
+	CMPQ(l.d, U32(dend))
 	JB(LabelRef("ac_d"))
-	ADDQ(U32(4*4*R), z)
-	ADDQ(U8(16), pt)
-	ADDQ(U8(16), corr)
-	SUBQ(U8(4), nh)
+	ADDQ(U32(4*4*R), l.z)
+	ADDQ(U8(16), l.pt)
+	ADDQ(U8(16), l.corr)
+	SUBQ(U8(4), l.nh)
 	JMP(LabelRef("ac_h"))
 	Label("ac_done")
 	VZEROUPPER()

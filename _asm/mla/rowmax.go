@@ -44,6 +44,14 @@ func rowMax() {
 	DECQ(n)
 	JMP(LabelRef("rowmax_1"))
 	Label("rowmax_reduce")
+	Store(hmax(acc), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// hmax reduces the four accumulators to their largest lane, in the low
+// lane of the xmm it returns.
+func hmax(acc []VecVirtual) VecVirtual {
 	VMAXPS(acc[1], acc[0], acc[0])
 	VMAXPS(acc[3], acc[2], acc[2])
 	VMAXPS(acc[2], acc[0], acc[0])
@@ -58,7 +66,5 @@ func rowMax() {
 	VMAXPS(t, lo, lo)   // [max(x0,x2), max(x1,x3), …]
 	VMOVSHDUP(lo, t)    // t = [max(x1,x3), …]
 	VMAXSS(t, lo, lo)
-	Store(lo, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	return lo
 }

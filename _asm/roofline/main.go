@@ -21,6 +21,8 @@ var isa = flag.String("isa", "avx512", "avx2 or avx512")
 // unroll is the number of vector loads per stream per iteration.
 const unroll = 2
 
+// read generates read<S><ISA>: the S streams' loads added into
+// accumulators, unroll vectors a stream per iteration.
 func read(streams, width int, alloc func() VecVirtual, add func(m Mem, acc VecVirtual)) {
 	suffix := map[int]string{32: "AVX2", 64: "AVX512"}[width]
 	name := fmt.Sprintf("read%d%s", streams, suffix)
@@ -32,18 +34,7 @@ func read(streams, width int, alloc func() VecVirtual, add func(m Mem, acc VecVi
 		"",
 		fmt.Sprintf("\tpart := len(buf)/%d; for o := 0; o < part; o += %d { for s := 0; s < %d; s++ { sum += buf[s*part+o:][:%d] } }", streams, step, streams, step),
 	)
-	base := Load(Param("buf").Base(), GP64())
-	n := Load(Param("buf").Len(), GP64())
-	part := GP64()
-	MOVQ(n, part)
-	SHRQ(U8(map[int]uint64{1: 0, 2: 1, 4: 2, 8: 3}[streams]), part)
-	ptrs := []Register{base}
-	for s := 1; s < streams; s++ {
-		p := GP64()
-		MOVQ(ptrs[s-1], p)
-		ADDQ(part, p)
-		ptrs = append(ptrs, p)
-	}
+	part, ptrs := streamPtrs(streams)
 	acc := make([]VecVirtual, streams*unroll)
 	for i := range acc {
 		acc[i] = alloc()
@@ -62,6 +53,31 @@ func read(streams, width int, alloc func() VecVirtual, add func(m Mem, acc VecVi
 	ADDQ(U32(step), off)
 	JMP(LabelRef(name + "_loop"))
 	Label(name + "_done")
+	Store(checksum(acc, width), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// streamPtrs returns the part length (bytes of each stream) and the
+// streams' pointers into buf.
+func streamPtrs(streams int) (Register, []Register) {
+	base := Load(Param("buf").Base(), GP64())
+	n := Load(Param("buf").Len(), GP64())
+	part := GP64()
+	MOVQ(n, part)
+	SHRQ(U8(map[int]uint64{1: 0, 2: 1, 4: 2, 8: 3}[streams]), part)
+	ptrs := []Register{base}
+	for s := 1; s < streams; s++ {
+		p := GP64()
+		MOVQ(ptrs[s-1], p)
+		ADDQ(part, p)
+		ptrs = append(ptrs, p)
+	}
+	return part, ptrs
+}
+
+// checksum adds the accumulators' qwords into a GP register.
+func checksum(acc []VecVirtual, width int) Register {
 	for i := 1; i < len(acc); i++ {
 		add2(acc[i], acc[0], width)
 	}
@@ -79,9 +95,7 @@ func read(streams, width int, alloc func() VecVirtual, add func(m Mem, acc VecVi
 	t := GP64()
 	VPEXTRQ(U8(1), x, t)
 	ADDQ(t, r)
-	Store(r, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	return r
 }
 
 func add2(src, dst VecVirtual, width int) { VPADDQ(src, dst, dst) }

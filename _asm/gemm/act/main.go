@@ -83,88 +83,124 @@ func quantScaled(v vec) {
 		"\t\t}",
 		"\t}",
 	)
-	qp := Load(Param("q").Base(), GP64())
-	scp := Load(Param("s").Base(), GP64())
-	sp := Load(Param("sums").Base(), GP64())
+	g := &quantOps{v: v, name: name}
+	g.qp = Load(Param("q").Base(), GP64())
+	g.scp = Load(Param("s").Base(), GP64())
+	g.sp = Load(Param("sums").Base(), GP64())
 	n := Load(Param("sums").Len(), GP64())
-	xp := Load(Param("x").Base(), GP64())
-	t := GP32()
-	MOVL(U32(0x7fffffff), t)
-	mask := v.alloc()
-	VMOVD(t, mask.AsX())
-	VPBROADCASTD(mask.AsX(), mask)
-	c127 := XMM()
-	MOVL(U32(0x42fe0000), t) // 127.0
-	VMOVD(t, c127)
-	zero := XMM()
-	VXORPS(zero, zero, zero)
-	var perm VecVirtual
-	if v.lanes == 8 {
-		// VPACKSSDW/VPACKSSWB interleave 128-bit lanes: dwords come out as
-		// a0-3 b0-3 c0-3 d0-3 a4-7 b4-7 c4-7 d4-7; put them back in order.
-		perm = YMM()
-		VMOVDQU(permIdx(), perm)
-	}
+	g.xp = Load(Param("x").Base(), GP64())
+	g.constants()
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_done"))
 	Label(name + "_loop")
+	x, mx := g.absMax()
+	inv := g.scale(mx)
+	g.quantize(x, inv)
+	ADDQ(U8(32), g.qp)
+	ADDQ(U8(4), g.sp)
+	ADDQ(U8(4), g.scp)
+	ADDQ(U32(128), g.xp)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// quantOps are what quantScaled's steps share: the pointers into q, s,
+// sums and x, and the constants: the abs mask, 127, zero and (AVX2) the
+// lane order of the packs.
+type quantOps struct {
+	v                vec
+	name             string
+	qp, scp, sp, xp  Register
+	mask, c127, zero VecVirtual
+	perm             VecVirtual
+}
+
+// constants loads the loop's constants.
+func (g *quantOps) constants() {
+	t := GP32()
+	MOVL(U32(0x7fffffff), t)
+	g.mask = g.v.alloc()
+	VMOVD(t, g.mask.AsX())
+	VPBROADCASTD(g.mask.AsX(), g.mask)
+	g.c127 = XMM()
+	MOVL(U32(0x42fe0000), t) // 127.0
+	VMOVD(t, g.c127)
+	g.zero = XMM()
+	VXORPS(g.zero, g.zero, g.zero)
+	if g.v.lanes == 8 {
+		// VPACKSSDW/VPACKSSWB interleave 128-bit lanes: dwords come out as
+		// a0-3 b0-3 c0-3 d0-3 a4-7 b4-7 c4-7 d4-7; put them back in order.
+		g.perm = YMM()
+		VMOVDQU(permIdx(), g.perm)
+	}
+}
+
+// absMax loads the group's 32 values and returns them with m = max |x|
+// (in an xmm's low lane).
+func (g *quantOps) absMax() ([]VecVirtual, Register) {
+	v := g.v
 	nv := 32 / v.lanes
 	x := make([]VecVirtual, nv)
 	for i := range x {
 		x[i] = v.alloc()
-		VMOVUPS(Mem{Base: xp, Disp: 4 * v.lanes * i}, x[i])
+		VMOVUPS(Mem{Base: g.xp, Disp: 4 * v.lanes * i}, x[i])
 	}
 	m := v.alloc()
-	v.and(x[0], mask, m)
+	v.and(x[0], g.mask, m)
 	for i := 1; i < nv; i++ {
 		a := v.alloc()
-		v.and(x[i], mask, a)
+		v.and(x[i], g.mask, a)
 		VMAXPS(a, m, m)
 	}
-	mx := hmaxPS(m, v.lanes)
+	return x, hmaxPS(m, v.lanes)
+}
+
+// scale stores s = m/127 and returns inv = 127/m (0 when m = 0).
+func (g *quantOps) scale(mx Register) VecVirtual {
 	sc := XMM()
-	VDIVSS(c127, mx, sc) // m/127
-	VMOVSS(sc, Mem{Base: scp})
+	VDIVSS(g.c127, mx, sc) // m/127
+	VMOVSS(sc, Mem{Base: g.scp})
 	inv := XMM()
 	VXORPS(inv, inv, inv)
-	VUCOMISS(zero, mx)
-	JE(LabelRef(name + "_zero"))
-	VDIVSS(mx, c127, inv) // 127/m
-	Label(name + "_zero")
+	VUCOMISS(g.zero, mx)
+	JE(LabelRef(g.name + "_zero"))
+	VDIVSS(mx, g.c127, inv) // 127/m
+	Label(g.name + "_zero")
+	return inv
+}
+
+// quantize stores q = round(x·inv) as saturated int8 and the group's sum
+// of q.
+func (g *quantOps) quantize(x []VecVirtual, inv VecVirtual) {
+	v := g.v
 	iv := v.alloc()
 	VBROADCASTSS(inv, iv)
-	d := make([]VecVirtual, nv)
+	d := make([]VecVirtual, len(x))
 	for i := range d {
 		d[i] = v.alloc()
 		VMULPS(x[i], iv, d[i])
 		VCVTPS2DQ(d[i], d[i])
 	}
 	if v.lanes == 16 {
-		VPMOVSDB(d[0], Mem{Base: qp})
-		VPMOVSDB(d[1], Mem{Base: qp, Disp: 16})
+		VPMOVSDB(d[0], Mem{Base: g.qp})
+		VPMOVSDB(d[1], Mem{Base: g.qp, Disp: 16})
 		VPADDD(d[1], d[0], d[0])
 	} else {
 		ab, cd := YMM(), YMM()
 		VPACKSSDW(d[1], d[0], ab)
 		VPACKSSDW(d[3], d[2], cd)
 		VPACKSSWB(cd, ab, ab)
-		VPERMD(ab, perm, ab)
-		VMOVDQU(ab, Mem{Base: qp})
+		VPERMD(ab, g.perm, ab)
+		VMOVDQU(ab, Mem{Base: g.qp})
 		VPADDD(d[1], d[0], d[0])
 		VPADDD(d[3], d[2], d[2])
 		VPADDD(d[2], d[0], d[0])
 	}
 	lo := hsumD(d[0], v.lanes)
-	VMOVD(lo, Mem{Base: sp})
-	ADDQ(U8(32), qp)
-	ADDQ(U8(4), sp)
-	ADDQ(U8(4), scp)
-	ADDQ(U32(128), xp)
-	DECQ(n)
-	JNZ(LabelRef(name + "_loop"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	VMOVD(lo, Mem{Base: g.sp})
 }
 
 var permData Mem

@@ -30,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/ktune/ktune/_asm/internal/rows"
 	"github.com/ktune/ktune/_asm/internal/x86"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -83,7 +84,7 @@ var (
 	zT = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14}
 )
 
-// group computes one group: tiles c, a, b; the group record at rW+wd, its
+// dot computes one group: tiles c, a, b; the group record at rW+wd, its
 // activations at x.
 func dot(c, a, b, wd int, x Physical) {
 	x86.TILELOADDT(a, mem(x, rLdx, 0))
@@ -141,9 +142,51 @@ type kind struct {
 	z    int
 }
 
+// kernel generates amx{k}_16x16: per panel, the groups in software-
+// pipelined pairs, then an odd last group, then the 16 rows' stores.
 func kernel(k kind) {
 	name := "amx" + k.name + "_16x16"
 	TEXT(name, NOSPLIT, "func(w *byte, np, ng int, xq *int8, ldx, xg int, xs *float32, ldxs int, y *float32, ldy int, acc bool, tmp *int32)")
+	kernelDoc(name, k)
+	setup(k)
+
+	Label(name + "_panel")
+	Load(Param("xq"), rX)
+	Load(Param("xg"), rXg2)
+	LEAQ(Mem{Base: rX, Index: rXg2, Scale: 1}, rX1)
+	SHLQ(U8(1), rXg2)
+	Load(Param("xs"), rXs)
+	for _, z := range f {
+		VPXORD(z, z, z)
+	}
+	groupPairs(name)
+	Label(name + "_tail")
+	Load(Param("ng"), rG)
+	TESTQ(U32(1), rG)
+	JZ(LabelRef(name + "_groups_done"))
+	dot(tC0, tA0, tB0, 0, rX)
+	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
+	flush(rTmp, 0, 0, false)
+	ADDQ(U32(gb), rW)
+
+	Label(name + "_groups_done")
+	// store the 16 rows (rRow is free until the next panel)
+	Load(Param("ldy"), rTmp2)
+	SHLQ(U8(2), rTmp2)
+	MOVQ(rY, rRow)
+	Load(Param("acc"), BL)
+	rows.Store(name+"_store", name+"_stored", rTmp2, rRow, BL, f)
+	ADDQ(U8(64), rY)
+	DECQ(rNp)
+	JNZ(LabelRef(name + "_panel"))
+
+	x86.TILERELEASEI()
+	VZEROUPPER()
+	RET()
+}
+
+// kernelDoc emits the kernel's doc comment.
+func kernelDoc(name string, k kind) {
 	src := "Q8 panels"
 	if k.name != "Q8" {
 		src = k.name + " panels unpacked to the Q8 record layout (a nibble per byte)"
@@ -161,14 +204,17 @@ func kernel(k kind) {
 		"with u the stored weights of panel p and d its f16 scales: see package quant.",
 		"The caller must hold the Linux AMX permission (internal/cpu); the kernel",
 		"loads its tile configuration and releases the tiles before returning.")
-	cfg := cfgSym
+}
+
+// setup emits the kernel's −z table, loads the tile configuration and the
+// −z tile, and the arguments that stay in registers.
+func setup(k kind) {
 	neg := GLOBL("amx"+k.name+"neg", RODATA|NOPTR)
 	nb := uint64(byte(int8(-k.z)))
 	for q := 0; q < 8; q++ {
 		DATA(8*q, U64(nb*0x0101010101010101))
 	}
-
-	LEAQ(cfg, rTmp2)
+	LEAQ(cfgSym, rTmp2)
 	x86.LDTILECFGM(x86.Mem{Base: x86.GP(rTmp2), Index: -1})
 	LEAQ(neg, rTmp2)
 	XORQ(rG, rG)
@@ -181,20 +227,14 @@ func kernel(k kind) {
 	Load(Param("tmp"), rTmp)
 	LEAQ(Mem{Base: rTmp, Disp: 2048}, rPrev)
 	MOVQ(U32(64), r64)
+}
 
-	Label(name + "_panel")
-	Load(Param("xq"), rX)
-	Load(Param("xg"), rXg2)
-	LEAQ(Mem{Base: rX, Index: rXg2, Scale: 1}, rX1)
-	SHLQ(U8(1), rXg2)
-	Load(Param("xs"), rXs)
-	for _, z := range f {
-		VPXORD(z, z, z)
-	}
-	// Groups go in pairs (C0, C1), software-pipelined: a pair's tiles are
-	// stored while the previous pair is converted from the other scratch
-	// half, so that the vector loads never wait on a tile store that
-	// cannot be forwarded.
+// groupPairs emits the loop over the panel's pairs of groups (C0, C1),
+// software-pipelined: a pair's tiles are stored while the previous pair
+// is converted from the other scratch half, so that the vector loads
+// never wait on a tile store that cannot be forwarded. It ends at the
+// label name_tail.
+func groupPairs(name string) {
 	Load(Param("ng"), rG)
 	SHRQ(U8(1), rG)
 	JZ(LabelRef(name + "_tail"))
@@ -228,47 +268,6 @@ func kernel(k kind) {
 	flush(rPrev, -2*gb, 0, false)
 	flush(rPrev, -gb, 1024, true)
 	LEAQ(Mem{Base: rXs, Index: rLda, Scale: 2}, rXs)
-
-	Label(name + "_tail")
-	Load(Param("ng"), rG)
-	TESTQ(U32(1), rG)
-	JZ(LabelRef(name + "_groups_done"))
-	dot(tC0, tA0, tB0, 0, rX)
-	x86.TILESTOREDT(mem(rTmp, r64, 0), tC0)
-	flush(rTmp, 0, 0, false)
-	ADDQ(U32(gb), rW)
-
-	Label(name + "_groups_done")
-	// store the 16 rows (rRow is free until the next panel)
-	Load(Param("ldy"), rTmp2)
-	SHLQ(U8(2), rTmp2)
-	MOVQ(rY, rRow)
-	Load(Param("acc"), BL)
-	TESTB(BL, BL)
-	JZ(LabelRef(name + "_store"))
-	for r := range f {
-		VADDPS(Mem{Base: rRow}, f[r], f[r])
-		VMOVUPS(f[r], Mem{Base: rRow})
-		if r+1 < len(f) {
-			ADDQ(rTmp2, rRow)
-		}
-	}
-	JMP(LabelRef(name + "_stored"))
-	Label(name + "_store")
-	for r := range f {
-		VMOVUPS(f[r], Mem{Base: rRow})
-		if r+1 < len(f) {
-			ADDQ(rTmp2, rRow)
-		}
-	}
-	Label(name + "_stored")
-	ADDQ(U8(64), rY)
-	DECQ(rNp)
-	JNZ(LabelRef(name + "_panel"))
-
-	x86.TILERELEASEI()
-	VZEROUPPER()
-	RET()
 }
 
 // unpackQ4 generates amxUnpackQ4: n Q4 group records (288 bytes) at src

@@ -294,19 +294,32 @@ func (r rows) advance(bytes int) {
 
 // storeRows writes (acc ≠ 0: adds into) y row r, lanes [0, I.lanes), from v[r].
 func storeRows(name string, v []VecVirtual) {
-	y := Load(Param("y"), GP64())
-	ldy := Load(Param("ldy"), GP64())
-	SHLQ(U8(2), ldy)
+	t := make([][]VecVirtual, len(v))
+	for r := range v {
+		t[r] = v[r : r+1]
+	}
+	storeTile(name, "y", "ldy", t)
+}
+
+// storeTile writes (acc ≠ 0: adds into) row r of the matrix at param p
+// (ldp elements apart), lanes [j·I.lanes, (j+1)·I.lanes) from v[r][j];
+// each of the two paths ends the function.
+func storeTile(name, p, ldp string, v [][]VecVirtual) {
+	y := Load(Param(p), GP64())
+	ld := Load(Param(ldp), GP64())
+	SHLQ(U8(2), ld)
 	accf := Load(Param("acc"), GP64())
 	store := func(add bool) {
 		for r := range v {
-			m := Mem{Base: y}
-			if add {
-				VADDPS(m, v[r], v[r])
+			for j, vj := range v[r] {
+				m := Mem{Base: y, Disp: 4 * I.lanes * j}
+				if add {
+					VADDPS(m, vj, vj)
+				}
+				VMOVUPS(vj, m)
 			}
-			VMOVUPS(v[r], m)
 			if r != len(v)-1 {
-				ADDQ(ldy, y)
+				ADDQ(ld, y)
 			}
 		}
 	}
@@ -319,6 +332,43 @@ func storeRows(name string, v []VecVirtual) {
 	store(false)
 	VZEROUPPER()
 	RET()
+}
+
+// zeros returns n rows of c new zeroed vectors.
+func zeros(n, c int) [][]VecVirtual {
+	v := make([][]VecVirtual, n)
+	for r := range v {
+		v[r] = make([]VecVirtual, c)
+		for j := range v[r] {
+			v[r][j] = I.vec()
+			zero(v[r][j])
+		}
+	}
+	return v
+}
+
+// unrolledLoop emits a loop of n steps (labels name_loop, name_tail,
+// name_done): while n ≥ u, head, then u steps (step(0…u−1)) and
+// advance(u, true); then one step at a time (step(0), advance(1, false)).
+func unrolledLoop(name string, n Register, u int, head func(), step func(i int), advance func(steps int, unrolled bool)) {
+	Label(name + "_loop")
+	CMPQ(n, U32(u))
+	JB(LabelRef(name + "_tail"))
+	head()
+	for i := 0; i < u; i++ {
+		step(i)
+	}
+	advance(u, true)
+	SUBQ(U32(u), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_tail")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	step(0)
+	advance(1, false)
+	DECQ(n)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_done")
 }
 
 // sumChains folds acc[c] into acc[0] pairwise.
@@ -344,6 +394,42 @@ func gemvName(k kind, mr int) string {
 func gemvDense(k kind, mr int) {
 	name := gemvName(k, mr)
 	TEXT(name, NOSPLIT, "func(n int, w *byte, x *float32, ldx int, y *float32, ldy int, acc int)")
+	gemvDenseDoc(name, k, mr)
+	C := ceilDiv(8, mr)
+	if I.lanes == 8 && mr*C > 10 {
+		C = 10 / mr
+	}
+	acc := zeros(mr, C)
+	n := Load(Param("n"), GP64())
+	w := Load(Param("w"), GP64())
+	x := Load(Param("x"), GP64())
+	ldx := Load(Param("ldx"), GP64())
+	xr := newRows(x, ldx, mr)
+	var mask VecVirtual
+	if k == kBF16 {
+		mask = bcast(cHi16)
+	}
+	// step: one k (F32) or one pair (BF16) per line; U lines per iteration.
+	U, kpl := C, 1 // kpl: k per line
+	if k == kBF16 {
+		U, kpl = ceilDiv(C, 2), 2
+	}
+	unrolledLoop(name, n, U, func() {}, func(u int) {
+		denseLine(k, w, xr, mask, acc, u)
+	}, func(steps int, _ bool) {
+		ADDQ(U32(lineBytes*steps), w)
+		xr.advance(4 * kpl * steps)
+	})
+	out := make([]VecVirtual, mr)
+	for r := range acc {
+		sumChains(acc[r])
+		out[r] = acc[r][0]
+	}
+	storeRows(name, out)
+}
+
+// gemvDenseDoc emits a dense gemv kernel's doc comment.
+func gemvDenseDoc(name string, k kind, mr int) {
 	nk, wt := "n", "f32(w[64k+4i:])"
 	what := "n = K"
 	if k == kBF16 {
@@ -360,80 +446,80 @@ func gemvDense(k kind, mr int) {
 		"\t\t}",
 		"\t}",
 	)
-	C := ceilDiv(8, mr)
-	if I.lanes == 8 && mr*C > 10 {
-		C = 10 / mr
-	}
-	acc := make([][]VecVirtual, mr)
-	for r := range acc {
-		acc[r] = make([]VecVirtual, C)
-		for c := range acc[r] {
-			acc[r][c] = I.vec()
-			zero(acc[r][c])
+}
+
+// denseLine emits line u of a dense gemv step: one k (F32) or a pair
+// (BF16: the low and high halves of each lane, mask keeping the high)
+// FMAd into each row's chain k % C.
+func denseLine(k kind, w Register, xr rows, mask VecVirtual, acc [][]VecVirtual, u int) {
+	C := len(acc[0])
+	PREFETCHT0(Mem{Base: w, Disp: lineBytes*u + gemvPrefetch})
+	line := I.vec()
+	if k == kF32 {
+		VMOVUPS(Mem{Base: w, Disp: lineBytes * u}, line)
+		for r := range acc {
+			fmaX(xr.mem(r, 4*u), line, acc[r][u%C])
 		}
+		return
 	}
-	n := Load(Param("n"), GP64())
-	w := Load(Param("w"), GP64())
+	loadInt(Mem{Base: w, Disp: lineBytes * u}, line)
+	lo, hi := I.vec(), I.vec()
+	VPSLLD(U8(16), line, lo)
+	and(mask, line, hi)
+	for r := range acc {
+		fmaX(xr.mem(r, 8*u), lo, acc[r][(2*u)%C])
+		fmaX(xr.mem(r, 8*u+4), hi, acc[r][(2*u+1)%C])
+	}
+}
+
+// groupArgs are a quantized gemv kernel's group loop registers: the count
+// g, the weights w and scales sc, the activation rows xr and the group
+// sums xs (lds bytes apart).
+type groupArgs struct {
+	g, w, sc, xs, lds Register
+	xr                rows
+}
+
+// loadGroupArgs loads the group loop's registers.
+func loadGroupArgs(mr int) groupArgs {
+	var a groupArgs
+	a.g = Load(Param("groups"), GP64())
+	a.w = Load(Param("w"), GP64())
+	a.sc = Load(Param("sc"), GP64())
 	x := Load(Param("x"), GP64())
 	ldx := Load(Param("ldx"), GP64())
-	xr := newRows(x, ldx, mr)
-	var mask VecVirtual
-	if k == kBF16 {
-		mask = bcast(cHi16)
+	a.xr = newRows(x, ldx, mr)
+	a.xs = Load(Param("xs"), GP64())
+	a.lds = Load(Param("lds"), GP64())
+	SHLQ(U8(2), a.lds)
+	return a
+}
+
+// prefetch prefetches the group record gb bytes long, gemvPrefetch ahead.
+func (a groupArgs) prefetch(gb int) {
+	for off := 0; off < gb; off += lineBytes {
+		PREFETCHT0(Mem{Base: a.w, Disp: off + gemvPrefetch})
 	}
-	// step: one k (F32) or one pair (BF16) per line; U lines per iteration.
-	U := C
-	if k == kBF16 {
-		U = ceilDiv(C, 2)
+}
+
+// next moves on by a group of gb bytes and closes the loop (name_group).
+func (a groupArgs) next(name string, gb int) {
+	ADDQ(U32(gb), a.w)
+	ADDQ(U32(gb), a.sc)
+	a.xr.advance(4 * groupK)
+	ADDQ(a.lds, a.xs)
+	DECQ(a.g)
+	JNZ(LabelRef(name + "_group"))
+}
+
+// quantField is field f of line l of a Q8/Q4 group: its k and the shift
+// of its bits in the lane. Q8 k = 4l+f; Q4 f<4: k = 8l+f (low nibble of
+// byte f), f≥4: k = 8l+f (high nibble of byte f−4).
+func quantField(k kind, l, f int) (kk, shift int) {
+	if k == kQ8 {
+		return 4*l + f, 8 * f
 	}
-	kpl := 1 // k per line
-	if k == kBF16 {
-		kpl = 2
-	}
-	body := func(u int, chain func(kk int) int) {
-		PREFETCHT0(Mem{Base: w, Disp: lineBytes*u + gemvPrefetch})
-		line := I.vec()
-		if k == kF32 {
-			VMOVUPS(Mem{Base: w, Disp: lineBytes * u}, line)
-			for r := 0; r < mr; r++ {
-				fmaX(xr.mem(r, 4*u), line, acc[r][chain(u)])
-			}
-			return
-		}
-		loadInt(Mem{Base: w, Disp: lineBytes * u}, line)
-		lo, hi := I.vec(), I.vec()
-		VPSLLD(U8(16), line, lo)
-		and(mask, line, hi)
-		for r := 0; r < mr; r++ {
-			fmaX(xr.mem(r, 8*u), lo, acc[r][chain(2*u)])
-			fmaX(xr.mem(r, 8*u+4), hi, acc[r][chain(2*u+1)])
-		}
-	}
-	Label(name + "_loop")
-	CMPQ(n, U32(U))
-	JB(LabelRef(name + "_tail"))
-	for u := 0; u < U; u++ {
-		body(u, func(kk int) int { return kk % C })
-	}
-	ADDQ(U32(lineBytes*U), w)
-	xr.advance(4 * kpl * U)
-	SUBQ(U32(U), n)
-	JMP(LabelRef(name + "_loop"))
-	Label(name + "_tail")
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_done"))
-	body(0, func(kk int) int { return kk % C })
-	ADDQ(U32(lineBytes), w)
-	xr.advance(4 * kpl)
-	DECQ(n)
-	JMP(LabelRef(name + "_tail"))
-	Label(name + "_done")
-	out := make([]VecVirtual, mr)
-	for r := range acc {
-		sumChains(acc[r])
-		out[r] = acc[r][0]
-	}
-	storeRows(name, out)
+	return 8*l + f, 8*(f%4) + 4*(f/4)
 }
 
 // gemvQuant generates the Q8/Q4 gemv kernels. Per group the raw unsigned
@@ -446,6 +532,42 @@ func gemvDense(k kind, mr int) {
 func gemvQuant(k kind, mr int) {
 	name := gemvName(k, mr)
 	TEXT(name, NOSPLIT, "func(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)")
+	gemvQuantDoc(name, k, mr)
+	C := 1
+	switch mr {
+	case 1:
+		C = 4
+	case 2:
+		C = 2
+	}
+	tot := zeros(mr, 1)
+	a := loadGroupArgs(mr)
+	bits, mask := 8, bcast(cMask8)
+	if k != kQ8 {
+		bits, mask = 4, bcast(cMask4)
+	}
+	Label(name + "_group")
+	gacc := zeros(mr, C)
+	a.prefetch(groupBytes(k))
+	for l := 0; l < nLines(k); l++ {
+		line := I.vec()
+		loadInt(Mem{Base: a.w, Disp: lineBytes * l}, line)
+		for f := 0; f < 32/bits; f++ {
+			kk, shift := quantField(k, l, f)
+			v := I.vec()
+			extract(line, mask, shift, bits, v)
+			for r := 0; r < mr; r++ {
+				fmaX(a.xr.mem(r, 4*kk), v, gacc[r][kk%C])
+			}
+		}
+	}
+	quantFlush(k, a, gacc, tot)
+	a.next(name, groupBytes(k))
+	storeTile(name, "y", "ldy", tot)
+}
+
+// gemvQuantDoc emits a Q8/Q4 gemv kernel's doc comment.
+func gemvQuantDoc(name string, k kind, mr int) {
 	gb := groupBytes(k)
 	var u, wv string
 	switch k {
@@ -474,66 +596,16 @@ func gemvQuant(k kind, mr int) {
 		"\t\t}",
 		"\t}",
 	)
-	C := 1
-	switch mr {
-	case 1:
-		C = 4
-	case 2:
-		C = 2
-	}
-	tot := make([]VecVirtual, mr)
-	for r := range tot {
-		tot[r] = I.vec()
-		zero(tot[r])
-	}
-	g := Load(Param("groups"), GP64())
-	w := Load(Param("w"), GP64())
-	sc := Load(Param("sc"), GP64())
-	x := Load(Param("x"), GP64())
-	ldx := Load(Param("ldx"), GP64())
-	xr := newRows(x, ldx, mr)
-	xs := Load(Param("xs"), GP64())
-	lds := Load(Param("lds"), GP64())
-	SHLQ(U8(2), lds)
-	bits, mask := 8, bcast(cMask8)
-	if k != kQ8 {
-		bits, mask = 4, bcast(cMask4)
-	}
-	Label(name + "_group")
-	gacc := make([][]VecVirtual, mr)
-	for r := range gacc {
-		gacc[r] = make([]VecVirtual, C)
-		for c := range gacc[r] {
-			gacc[r][c] = I.vec()
-			zero(gacc[r][c])
-		}
-	}
-	for off := 0; off < groupBytes(k); off += lineBytes {
-		PREFETCHT0(Mem{Base: w, Disp: off + gemvPrefetch})
-	}
-	for l := 0; l < nLines(k); l++ {
-		line := I.vec()
-		loadInt(Mem{Base: w, Disp: lineBytes * l}, line)
-		for f := 0; f < 32/bits; f++ {
-			// field f of each lane: Q8 k = 4l+f; Q4 f<4: k = 8l+f (low
-			// nibble of byte f), f≥4: k = 8l+f (high nibble of byte f−4).
-			var kk, shift int
-			if k == kQ8 {
-				kk, shift = 4*l+f, 8*f
-			} else {
-				kk, shift = 8*l+f, 8*(f%4)+4*(f/4)
-			}
-			v := I.vec()
-			extract(line, mask, shift, bits, v)
-			for r := 0; r < mr; r++ {
-				fmaX(xr.mem(r, 4*kk), v, gacc[r][kk%C])
-			}
-		}
-	}
-	d := halfToF32(Mem{Base: sc})
+}
+
+// quantFlush emits a Q8/Q4 group's flush: each row's chains summed, the
+// zero point's −z·Σx added (or, with a min, m·Σx into tot), times d into
+// tot.
+func quantFlush(k kind, a groupArgs, gacc, tot [][]VecVirtual) {
+	d := halfToF32(Mem{Base: a.sc})
 	var m, z VecVirtual
 	if k == kQ4Min {
-		m = halfToF32(Mem{Base: sc, Disp: 32})
+		m = halfToF32(Mem{Base: a.sc, Disp: 32})
 	} else {
 		z = I.vec()
 		if k == kQ8 {
@@ -542,22 +614,15 @@ func gemvQuant(k kind, mr int) {
 			VBROADCASTSS(cNeg8, z)
 		}
 	}
-	for r := 0; r < mr; r++ {
+	for r := range gacc {
 		sumChains(gacc[r])
 		if k == kQ4Min {
-			fmaX(Mem{Base: xs, Disp: 4 * r}, m, tot[r])
+			fmaX(Mem{Base: a.xs, Disp: 4 * r}, m, tot[r][0])
 		} else {
-			fmaX(Mem{Base: xs, Disp: 4 * r}, z, gacc[r][0])
+			fmaX(Mem{Base: a.xs, Disp: 4 * r}, z, gacc[r][0])
 		}
-		VFMADD231PS(gacc[r][0], d, tot[r])
+		VFMADD231PS(gacc[r][0], d, tot[r][0])
 	}
-	ADDQ(U32(groupBytes(k)), w)
-	ADDQ(U32(groupBytes(k)), sc)
-	xr.advance(4 * groupK)
-	ADDQ(lds, xs)
-	DECQ(g)
-	JNZ(LabelRef(name + "_group"))
-	storeRows(name, tot)
 }
 
 // ---- Q3 and Q6 ---------------------------------------------------------------
@@ -714,9 +779,40 @@ func gemvQ36(k kind, mr, halves int) {
 	if halves == 2 {
 		name = fmt.Sprintf("gemv%s%s_%dx16", kindNames[k], I.name, mr)
 	}
-	rowsDone := I.lanes * halves
 	TEXT(name, NOSPLIT, "func(groups int, w *byte, sc *byte, x *float32, ldx int, xs *float32, lds int, y *float32, ldy int, acc int)")
-	gb := groupBytes(k)
+	gemvQ36Doc(name, k, mr, I.lanes*halves)
+	C := q36Chains(mr, halves)
+	tot := zeros(mr, halves)
+	a := loadGroupArgs(mr)
+	Label(name + "_group")
+	// gacc[r][h][c]: chain c of row r, half h
+	gacc := make([][][]VecVirtual, mr)
+	for r := range gacc {
+		gacc[r] = zeros(halves, C)
+	}
+	a.prefetch(groupBytes(k))
+	q36Dots(k, a, gacc)
+	zv := I.vec()
+	if k == kQ3 {
+		VBROADCASTSS(cNeg4, zv)
+	} else {
+		VBROADCASTSS(cNeg32, zv)
+	}
+	for h := 0; h < halves; h++ {
+		d := halfToF32(Mem{Base: a.sc, Disp: 2 * I.lanes * h})
+		for r := 0; r < mr; r++ {
+			sumChains(gacc[r][h])
+			fmaX(Mem{Base: a.xs, Disp: 4 * r}, zv, gacc[r][h][0])
+			VFMADD231PS(gacc[r][h][0], d, tot[r][h])
+		}
+	}
+	a.next(name, groupBytes(k))
+	storeTile(name, "y", "ldy", tot)
+}
+
+// gemvQ36Doc emits a Q3/Q6 gemv kernel's doc comment (rowsDone: the
+// panel rows it computes).
+func gemvQ36Doc(name string, k kind, mr, rowsDone int) {
 	z := 4
 	layout := "quant/q3.go"
 	if k == kQ6 {
@@ -728,7 +824,7 @@ func gemvQ36(k kind, mr, halves int) {
 		"(at the same rows), and xs the group sums xs[g·lds+r] = Σ_{j<32} x₀[r·ldx+32g+j]",
 		"of the activations x₀; x holds them pre-scaled, x[r·ldx+32g+j] = x₀[…]·2^−e[j],",
 		fmt.Sprintf("e = %s. With u the stored weight of row i, k = 32g+j (%s),", expTable(k), layout),
-		fmt.Sprintf("d = f16(sc[%d·g+2i:]):", gb),
+		fmt.Sprintf("d = f16(sc[%d·g+2i:]):", groupBytes(k)),
 		"",
 		fmt.Sprintf("\tfor r := 0; r < %d; r++ {", mr),
 		fmt.Sprintf("\t\tfor i := 0; i < %d; i++ {", rowsDone),
@@ -737,8 +833,12 @@ func gemvQ36(k kind, mr, halves int) {
 		"\t\t}",
 		"\t}",
 	)
-	// independent accumulators per row: enough FMA chains to hide the
-	// FMA latency at one row (the mask and the convert are the rest)
+}
+
+// q36Chains is the independent accumulators per row (and half): enough
+// FMA chains to hide the FMA latency at one row (the mask and the convert
+// are the rest).
+func q36Chains(mr, halves int) int {
 	C := 1
 	switch mr {
 	case 1:
@@ -754,42 +854,17 @@ func gemvQ36(k kind, mr, halves int) {
 	if halves == 2 {
 		C = 4 // per half: 8 chains
 	}
-	tot := make([][]VecVirtual, mr)
-	for r := range tot {
-		tot[r] = make([]VecVirtual, halves)
-		for h := range tot[r] {
-			tot[r][h] = I.vec()
-			zero(tot[r][h])
-		}
-	}
-	g := Load(Param("groups"), GP64())
-	w := Load(Param("w"), GP64())
-	sc := Load(Param("sc"), GP64())
-	x := Load(Param("x"), GP64())
-	ldx := Load(Param("ldx"), GP64())
-	xr := newRows(x, ldx, mr)
-	xs := Load(Param("xs"), GP64())
-	lds := Load(Param("lds"), GP64())
-	SHLQ(U8(2), lds)
-	Label(name + "_group")
-	// gacc[r][h][c]: chain c of row r, half h
-	gacc := make([][][]VecVirtual, mr)
-	for r := range gacc {
-		gacc[r] = make([][]VecVirtual, halves)
-		for h := range gacc[r] {
-			gacc[r][h] = make([]VecVirtual, C)
-			for c := range gacc[r][h] {
-				gacc[r][h][c] = I.vec()
-				zero(gacc[r][h][c])
-			}
-		}
-	}
-	for off := 0; off < gb; off += lineBytes {
-		PREFETCHT0(Mem{Base: w, Disp: off + gemvPrefetch})
-	}
+	return C
+}
+
+// q36Dots emits a Q3/Q6 group's products: each field masked in place (or
+// a top one shifted) and converted, per half, then FMAd with each row's
+// activation into chain n % C (halves: one broadcast for both).
+func q36Dots(k kind, a groupArgs, gacc [][][]VecVirtual) {
+	halves, C := len(gacc[0]), len(gacc[0][0])
 	offs := []int{0, 4 * I.lanes}[:halves]
 	n := 0
-	eachField(k, w, offs, func(f field, src []VecVirtual) {
+	eachField(k, a.w, offs, func(f field, src []VecVirtual) {
 		v := make([]VecVirtual, halves)
 		for h := range v {
 			v[h] = I.vec()
@@ -800,80 +875,19 @@ func gemvQ36(k kind, mr, halves int) {
 			}
 			VCVTDQ2PS(v[h], v[h])
 		}
-		for r := 0; r < mr; r++ {
+		for r := range gacc {
 			if halves == 1 {
-				fmaX(xr.mem(r, 4*f.k), v[0], gacc[r][0][n%C])
+				fmaX(a.xr.mem(r, 4*f.k), v[0], gacc[r][0][n%C])
 				continue
 			}
 			t := I.vec()
-			VBROADCASTSS(xr.mem(r, 4*f.k), t)
+			VBROADCASTSS(a.xr.mem(r, 4*f.k), t)
 			for h := range v {
 				VFMADD231PS(v[h], t, gacc[r][h][n%C])
 			}
 		}
 		n++
 	})
-	zv := I.vec()
-	if k == kQ3 {
-		VBROADCASTSS(cNeg4, zv)
-	} else {
-		VBROADCASTSS(cNeg32, zv)
-	}
-	for h := 0; h < halves; h++ {
-		d := halfToF32(Mem{Base: sc, Disp: 2 * I.lanes * h})
-		for r := 0; r < mr; r++ {
-			sumChains(gacc[r][h])
-			fmaX(Mem{Base: xs, Disp: 4 * r}, zv, gacc[r][h][0])
-			VFMADD231PS(gacc[r][h][0], d, tot[r][h])
-		}
-	}
-	ADDQ(U32(gb), w)
-	ADDQ(U32(gb), sc)
-	xr.advance(4 * groupK)
-	ADDQ(lds, xs)
-	DECQ(g)
-	JNZ(LabelRef(name + "_group"))
-	if halves == 1 {
-		out := make([]VecVirtual, mr)
-		for r := range out {
-			out[r] = tot[r][0]
-		}
-		storeRows(name, out)
-		return
-	}
-	storeRowsHalves(name, tot)
-}
-
-// storeRowsHalves is storeRows for rows of two vectors: y row r, lanes
-// [0, 2·I.lanes), from v[r][0], v[r][1].
-func storeRowsHalves(name string, v [][]VecVirtual) {
-	y := Load(Param("y"), GP64())
-	ldy := Load(Param("ldy"), GP64())
-	SHLQ(U8(2), ldy)
-	accf := Load(Param("acc"), GP64())
-	store := func(add bool) {
-		for r := range v {
-			for h, vh := range v[r] {
-				m := Mem{Base: y, Disp: 4 * I.lanes * h}
-				if add {
-					VADDPS(m, vh, vh)
-				}
-				VMOVUPS(vh, m)
-			}
-			if r != len(v)-1 {
-				ADDQ(ldy, y)
-			}
-		}
-	}
-	TESTQ(accf, accf)
-	JZ(LabelRef(name + "_set"))
-	store(true)
-	VZEROUPPER()
-	RET()
-	Label(name + "_set")
-	store(false)
-	VZEROUPPER()
-	RET()
 }
 
 // ---- gemm micro-kernels ------------------------------------------------------
@@ -888,6 +902,40 @@ func gemmName(mr, np int) string {
 func gemmKernel(mr, np int) {
 	name := gemmName(mr, np)
 	TEXT(name, NOSPLIT, "func(kc int, a *float32, lda int, b0, b1 *byte, c *float32, ldc int, acc int, pfa *float32, pfb *byte)")
+	gemmDoc(name, mr, np)
+	vpr := 16 * np / I.lanes // vectors per row
+	acc := zeros(mr, vpr)
+	kc := Load(Param("kc"), GP64())
+	a := Load(Param("a"), GP64())
+	lda := Load(Param("lda"), GP64())
+	ar := newRows(a, lda, mr)
+	bp := []Register{Load(Param("b0"), GP64())}
+	if np == 2 {
+		bp = append(bp, Load(Param("b1"), GP64()))
+	}
+	prefetchC(mr, np)
+	pfa := Load(Param("pfa"), GP64())
+	pfb := Load(Param("pfb"), GP64())
+	unrolledLoop(name, kc, gemmUnroll, func() {
+		PREFETCHT0(Mem{Base: pfa})
+		PREFETCHT1(Mem{Base: pfb})
+	}, func(u int) {
+		gemmStep(ar, bp, acc, u)
+	}, func(steps int, unrolled bool) {
+		for _, p := range bp {
+			ADDQ(U32(steps*lineBytes), p)
+		}
+		if unrolled {
+			ADDQ(U32(4*steps), pfa)
+			ADDQ(U32(16*steps), pfb)
+		}
+		ar.advance(4 * steps)
+	})
+	storeTile(name, "c", "ldc", acc)
+}
+
+// gemmDoc emits the micro-kernel's doc comment.
+func gemmDoc(name string, mr, np int) {
 	bdesc := "b0 [kc][16]f32"
 	col := "b0[16k+j]"
 	if np == 2 {
@@ -908,117 +956,42 @@ func gemmKernel(mr, np int) {
 		"While it runs, it prefetches the 4·kc bytes at pfa into L1 (the next",
 		"tile's activations) and the 16·kc bytes at pfb into L2 (the next B block).",
 	)
-	vpr := 16 * np / I.lanes // vectors per row
-	acc := make([][]VecVirtual, mr)
+}
+
+// gemmStep emits k step u: the row of B (vector j from block j/per at
+// lineBytes·u) and per row of A one broadcast load, then reg-reg FMAs:
+// faster than embedded-broadcast FMAs with indexed addresses (measured).
+func gemmStep(ar rows, bp []Register, acc [][]VecVirtual, u int) {
+	per := 16 / I.lanes
+	b := make([]VecVirtual, len(acc[0]))
+	for j := range b {
+		b[j] = I.vec()
+		VMOVUPS(Mem{Base: bp[j/per], Disp: lineBytes*u + 4*I.lanes*(j%per)}, b[j])
+	}
 	for r := range acc {
-		acc[r] = make([]VecVirtual, vpr)
-		for j := range acc[r] {
-			acc[r][j] = I.vec()
-			zero(acc[r][j])
-		}
-	}
-	kc := Load(Param("kc"), GP64())
-	a := Load(Param("a"), GP64())
-	lda := Load(Param("lda"), GP64())
-	ar := newRows(a, lda, mr)
-	bp := []Register{Load(Param("b0"), GP64())}
-	if np == 2 {
-		bp = append(bp, Load(Param("b1"), GP64()))
-	}
-	// bmem is the memory of vector j of B at k step u.
-	bmem := func(j, u int) Mem {
-		per := 16 / I.lanes
-		return Mem{Base: bp[j/per], Disp: lineBytes*u + 4*I.lanes*(j%per)}
-	}
-	step := func(u int) {
-		b := make([]VecVirtual, vpr)
+		t := I.vec()
+		VBROADCASTSS(ar.mem(r, 4*u), t)
 		for j := range b {
-			b[j] = I.vec()
-			VMOVUPS(bmem(j, u), b[j])
-		}
-		for r := 0; r < mr; r++ {
-			// One broadcast load per row, then reg-reg FMAs: faster than
-			// embedded-broadcast FMAs with indexed addresses (measured).
-			t := I.vec()
-			VBROADCASTSS(ar.mem(r, 4*u), t)
-			for j := range b {
-				VFMADD231PS(b[j], t, acc[r][j])
-			}
+			VFMADD231PS(b[j], t, acc[r][j])
 		}
 	}
-	// Prefetch the C tile (first and last byte of each row) so that its
-	// cache misses overlap the k loop instead of stalling the store.
-	{
-		c := Load(Param("c"), GP64())
-		ldc := Load(Param("ldc"), GP64())
-		SHLQ(U8(2), ldc)
-		for r := 0; r < mr; r++ {
-			for off := 0; off < 64*np; off += 64 {
-				PREFETCHT0(Mem{Base: c, Disp: off})
-			}
-			PREFETCHT0(Mem{Base: c, Disp: 64*np - 4})
-			if r != mr-1 {
-				ADDQ(ldc, c)
-			}
-		}
-	}
-	U := gemmUnroll
-	pfa := Load(Param("pfa"), GP64())
-	pfb := Load(Param("pfb"), GP64())
-	Label(name + "_loop")
-	CMPQ(kc, U32(U))
-	JB(LabelRef(name + "_tail"))
-	PREFETCHT0(Mem{Base: pfa})
-	PREFETCHT1(Mem{Base: pfb})
-	for u := 0; u < U; u++ {
-		step(u)
-	}
-	for _, p := range bp {
-		ADDQ(U32(U*lineBytes), p)
-	}
-	ADDQ(U32(4*U), pfa)
-	ADDQ(U32(16*U), pfb)
-	ar.advance(4 * U)
-	SUBQ(U32(U), kc)
-	JMP(LabelRef(name + "_loop"))
-	Label(name + "_tail")
-	TESTQ(kc, kc)
-	JZ(LabelRef(name + "_done"))
-	step(0)
-	for _, p := range bp {
-		ADDQ(U32(lineBytes), p)
-	}
-	ar.advance(4)
-	DECQ(kc)
-	JMP(LabelRef(name + "_tail"))
-	Label(name + "_done")
+}
+
+// prefetchC prefetches the C tile (first and last byte of each row) so
+// that its cache misses overlap the k loop instead of stalling the store.
+func prefetchC(mr, np int) {
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(2), ldc)
-	accf := Load(Param("acc"), GP64())
-	store := func(add bool) {
-		for r := 0; r < mr; r++ {
-			for j := 0; j < vpr; j++ {
-				m := Mem{Base: c, Disp: 4 * I.lanes * j}
-				if add {
-					VADDPS(m, acc[r][j], acc[r][j])
-				}
-				VMOVUPS(acc[r][j], m)
-			}
-			if r != mr-1 {
-				ADDQ(ldc, c)
-			}
+	for r := 0; r < mr; r++ {
+		for off := 0; off < 64*np; off += 64 {
+			PREFETCHT0(Mem{Base: c, Disp: off})
+		}
+		PREFETCHT0(Mem{Base: c, Disp: 64*np - 4})
+		if r != mr-1 {
+			ADDQ(ldc, c)
 		}
 	}
-	TESTQ(accf, accf)
-	JZ(LabelRef(name + "_set"))
-	store(true)
-	VZEROUPPER()
-	RET()
-	Label(name + "_set")
-	store(false)
-	VZEROUPPER()
-	RET()
 }
 
 // ---- widening (gemm B operand) ---------------------------------------------
@@ -1042,31 +1015,44 @@ func widen(k kind) {
 	dst := Load(Param("dst"), GP64())
 	w := Load(Param("w"), GP64())
 	n := Load(Param("n"), GP64())
+	switch k {
+	case kBF16:
+		widenBF16(name, dst, w, n)
+	case kQ3, kQ6:
+		widenQ36(name, k, dst, w, n)
+	default:
+		widenQuant(name, k, dst, w, n)
+	}
+}
+
+// widenBF16 is widen's loop for BF16: each lane's low and high bf16 to
+// the f32 rows of k and k+1.
+func widenBF16(name string, dst, w, n Register) {
 	halves := 16 / I.lanes
 	hb := 4 * I.lanes // bytes of one f32 vector
-	if k == kBF16 {
-		mask := bcast(cHi16)
-		Label(name + "_loop")
-		for h := 0; h < halves; h++ {
-			line, lo := I.vec(), I.vec()
-			loadInt(Mem{Base: w, Disp: 2 * hb * h / 2}, line)
-			VPSLLD(U8(16), line, lo)
-			and(mask, line, line)
-			VMOVUPS(lo, Mem{Base: dst, Disp: hb * h})
-			VMOVUPS(line, Mem{Base: dst, Disp: 64 + hb*h})
-		}
-		ADDQ(U32(lineBytes), w)
-		ADDQ(U32(128), dst)
-		DECQ(n)
-		JNZ(LabelRef(name + "_loop"))
-		VZEROUPPER()
-		RET()
-		return
+	mask := bcast(cHi16)
+	Label(name + "_loop")
+	for h := 0; h < halves; h++ {
+		line, lo := I.vec(), I.vec()
+		loadInt(Mem{Base: w, Disp: 2 * hb * h / 2}, line)
+		VPSLLD(U8(16), line, lo)
+		and(mask, line, line)
+		VMOVUPS(lo, Mem{Base: dst, Disp: hb * h})
+		VMOVUPS(line, Mem{Base: dst, Disp: 64 + hb*h})
 	}
-	if k == kQ3 || k == kQ6 {
-		widenQ36(name, k, dst, w, n)
-		return
-	}
+	ADDQ(U32(lineBytes), w)
+	ADDQ(U32(128), dst)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// widenQuant is widen's loop for Q8 and Q4: each field extracted and
+// converted, then d·u + b with b = −z·d (or the min).
+func widenQuant(name string, k kind, dst, w, n Register) {
+	halves := 16 / I.lanes
+	hb := 4 * I.lanes // bytes of one f32 vector
 	bits, maskC := 8, cMask8
 	if k != kQ8 {
 		bits, maskC = 4, cMask4
@@ -1088,12 +1074,7 @@ func widen(k kind) {
 			line := I.vec()
 			loadInt(Mem{Base: w, Disp: lineBytes*l + hb*h}, line)
 			for f := 0; f < 32/bits; f++ {
-				var kk, shift int
-				if k == kQ8 {
-					kk, shift = 4*l+f, 8*f
-				} else {
-					kk, shift = 8*l+f, 8*(f%4)+4*(f/4)
-				}
+				kk, shift := quantField(k, l, f)
 				v := I.vec()
 				extract(line, mask, shift, bits, v)
 				VFMADD213PS(b, d, v) // v = d·v + b

@@ -28,6 +28,8 @@ import (
 	"os"
 	"regexp"
 
+	"github.com/ktune/ktune/_asm/internal/rows"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -52,84 +54,80 @@ var yConsts struct {
 	z                                                 map[int]Mem // f32 ×8 of each zero point
 }
 
+// yMakeConsts emits the AVX2 kernels' constants, in the file's order.
 func yMakeConsts() {
 	c := &yConsts
-	b32 := func(name string, b ...byte) Mem {
-		m := GLOBL(name, RODATA|NOPTR)
-		for i := 0; i < 32; i++ {
-			DATA(i, U8(b[i%len(b)]))
-		}
-		return m
-	}
-	d8 := func(name string, v ...uint32) Mem {
-		m := GLOBL(name, RODATA|NOPTR)
-		for i := 0; i < 8; i++ {
-			DATA(4*i, U32(v[i%len(v)]))
-		}
-		return m
-	}
-	c.nib = b32("ggufy_nib", 0x0f)
-	c.c03 = b32("ggufy_c03", 0x03)
-	c.c04 = b32("ggufy_c04", 0x04)
-	c.c10 = b32("ggufy_c10", 0x10)
-	c.c01 = b32("ggufy_c01", 0x01)
-	c.ones16 = GLOBL("ggufy_ones16", RODATA|NOPTR)
-	for i := 0; i < 32; i += 2 {
-		DATA(i, U16(1))
-	}
-	// ggml's bytes_from_bits_32: byte i selects bit i%8 of its qh byte
-	c.bits = b32("ggufy_bits", 0xfe, 0xfd, 0xfb, 0xf7, 0xef, 0xdf, 0xbf, 0x7f)
-	sb := make([]byte, 32)
-	for i := range sb {
-		sb[i] = byte(i / 8)
-	}
-	c.spreadBits = b32("ggufy_spreadbits", sb...)
-	c.books = map[string]Mem{}
-	// (in a fixed order: the regenerated file must be the same bytes)
-	for _, nb := range []struct {
-		name string
-		b    *[16]int
-	}{{"iq4nl", &iq4nl}, {"mxfp4", &mxfp4}} {
-		name, b := nb.name, nb.b
-		var bs []byte
-		for _, v := range b {
-			bs = append(bs, byte(int8(v)))
-		}
-		c.books[name] = b32("ggufy_book_"+name, bs...)
-	}
-	c.gather = map[int]Mem{}
-	for _, t := range types {
-		if t.bs == 32 {
-			if _, ok := c.gather[t.bb]; !ok {
-				idx := make([]uint32, 8)
-				for i := range idx {
-					idx[i] = uint32(i * t.bb)
-				}
-				c.gather[t.bb] = d8(fmt.Sprintf("ggufy_gather%d", t.bb), idx...)
-			}
-		}
-	}
-	c.lo16[0] = d8("ggufy_lo16", 0, 0, 1, 1, 2, 2, 3, 3)
-	c.lo16[1] = d8("ggufy_hi16", 4, 4, 5, 5, 6, 6, 7, 7)
+	yByteConsts()
+	c.gather = gatherConsts("ggufy_gather%d")
+	c.lo16[0] = dwords8("ggufy_lo16", 0, 0, 1, 1, 2, 2, 3, 3)
+	c.lo16[1] = dwords8("ggufy_hi16", 4, 4, 5, 5, 6, 6, 7, 7)
 	for g := 0; g < 4; g++ {
 		v := make([]uint32, 8)
 		for l := range v {
 			v[l] = uint32(2*g + l/4)
 		}
-		c.pairs[g] = d8(fmt.Sprintf("ggufy_pairs%d", g), v...)
+		c.pairs[g] = dwords8(fmt.Sprintf("ggufy_pairs%d", g), v...)
 	}
-	c.one = d8("ggufy_one", 1)
-	c.two = d8("ggufy_two", 2)
-	c.den = d8("ggufy_den", 0x00200000)
-	c.sub32 = d8("ggufy_sub32", 32)
-	c.lowWords = b32("ggufy_lowwords", 0, 1, 4, 5, 8, 9, 12, 13, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80)
+	c.one = dwords8("ggufy_one", 1)
+	c.two = dwords8("ggufy_two", 2)
+	c.den = dwords8("ggufy_den", 0x00200000)
+	c.sub32 = dwords8("ggufy_sub32", 32)
+	c.lowWords = bytes32("ggufy_lowwords", 0, 1, 4, 5, 8, 9, 12, 13, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80)
 	c.z = map[int]Mem{}
 	for _, t := range types {
 		z := yZero(t)
 		if _, ok := c.z[z]; z != 0 && !ok {
-			c.z[z] = d8(fmt.Sprintf("ggufy_z%d", z), f32bits(float32(z)))
+			c.z[z] = dwords8(fmt.Sprintf("ggufy_z%d", z), f32bits(float32(z)))
 		}
 	}
+}
+
+// yByteConsts emits the AVX2 kernels' byte masks, word ones, qh bit
+// spreads and codebooks (signed values).
+func yByteConsts() {
+	c := &yConsts
+	c.nib = bytes32("ggufy_nib", 0x0f)
+	c.c03 = bytes32("ggufy_c03", 0x03)
+	c.c04 = bytes32("ggufy_c04", 0x04)
+	c.c10 = bytes32("ggufy_c10", 0x10)
+	c.c01 = bytes32("ggufy_c01", 0x01)
+	c.ones16 = GLOBL("ggufy_ones16", RODATA|NOPTR)
+	for i := 0; i < 32; i += 2 {
+		DATA(i, U16(1))
+	}
+	// ggml's bytes_from_bits_32: byte i selects bit i%8 of its qh byte
+	c.bits = bytes32("ggufy_bits", 0xfe, 0xfd, 0xfb, 0xf7, 0xef, 0xdf, 0xbf, 0x7f)
+	sb := make([]byte, 32)
+	for i := range sb {
+		sb[i] = byte(i / 8)
+	}
+	c.spreadBits = bytes32("ggufy_spreadbits", sb...)
+	c.books = map[string]Mem{}
+	for _, nb := range codebooks {
+		var bs []byte
+		for _, v := range nb.b {
+			bs = append(bs, byte(int8(v)))
+		}
+		c.books[nb.name] = bytes32("ggufy_book_"+nb.name, bs...)
+	}
+}
+
+// bytes32 is a 32-byte constant of repeating bytes b.
+func bytes32(name string, b ...byte) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := 0; i < 32; i++ {
+		DATA(i, U8(b[i%len(b)]))
+	}
+	return m
+}
+
+// dwords8 is a constant of 8 dwords, v repeated.
+func dwords8(name string, v ...uint32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := 0; i < 8; i++ {
+		DATA(4*i, U32(v[i%len(v)]))
+	}
+	return m
 }
 
 func f32bits(f float32) uint32 { return math.Float32bits(f) }
@@ -224,19 +222,7 @@ func yScales(t gtype, wp, nblk Register) (sc, sc2 VecVirtual, mn [2]VecVirtual) 
 		d := yGather8(t, wp, 0, nblk)
 		sc, m8 = yHalf8(d, false), yHalf8(d, true)
 	case "MXFP4":
-		g := yGather8(t, wp, 0, nblk)
-		e := YMM()
-		VPSLLD(U8(24), g, e)
-		VPSRLD(U8(24), e, e)
-		a, b, lt := YMM(), YMM(), YMM()
-		VPSUBD(yConsts.one, e, a)
-		VPSLLD(U8(23), a, a)
-		VMOVDQU(yConsts.den, b)
-		VPSLLVD(e, b, b)
-		VMOVDQU(yConsts.two, lt)
-		VPCMPGTD(e, lt, lt) // 2 > e
-		VBLENDVPS(lt, b, a, a)
-		sc = a
+		sc = yMXFP4Scales(t, wp, nblk)
 	case "Q4K", "Q5K":
 		d, dm := yHalfBcast(Mem{Base: wp}), yHalfBcast(Mem{Base: wp, Disp: 2})
 		s0, m0 := kScalarCodes(wp)
@@ -249,47 +235,27 @@ func yScales(t gtype, wp, nblk Register) (sc, sc2 VecVirtual, mn [2]VecVirtual) 
 		sc = yBytesF32(iq4xsCodes(wp), true)
 		VMULPS(d, sc, sc)
 	case "Q2K":
-		d, dm := yHalfBcast(Mem{Base: wp, Disp: 80}), yHalfBcast(Mem{Base: wp, Disp: 82})
-		sc, sc2 = YMM(), YMM()
-		VPMOVZXBD(Mem{Base: wp}, sc)
-		VPMOVZXBD(Mem{Base: wp, Disp: 8}, sc2)
-		mn[0], mn[1] = YMM(), YMM()
-		for i, v := range []VecVirtual{sc, sc2} {
-			VPSRLD(U8(4), v, mn[i])
-			VCVTDQ2PS(mn[i], mn[i])
-			VMULPS(dm, mn[i], mn[i])
-			VPAND(yConsts.nib, v, v)
-			VCVTDQ2PS(v, v)
-			VMULPS(d, v, v)
-		}
-		return sc, sc2, mn
-	case "Q3K":
-		d := yHalfBcast(Mem{Base: wp, Disp: 108})
-		lo0, lo1 := q3Codes(wp)
-		sc, sc2 = yBytesF32(lo0, true), yBytesF32(lo1, true)
-		VMULPS(d, sc, sc)
-		VMULPS(d, sc2, sc2)
-	case "Q6K":
-		d := yHalfBcast(Mem{Base: wp, Disp: 208})
-		sc, sc2 = YMM(), YMM()
-		VPMOVSXBD(Mem{Base: wp, Disp: 192}, sc)
-		VPMOVSXBD(Mem{Base: wp, Disp: 200}, sc2)
-		VCVTDQ2PS(sc, sc)
-		VCVTDQ2PS(sc2, sc2)
-		VMULPS(d, sc, sc)
-		VMULPS(d, sc2, sc2)
+		return yQ2KScales(wp)
+	case "Q3K", "Q6K":
+		sc, sc2 = yScales16(t, wp)
 	default:
 		panic(t.name)
 	}
+	return sc, sc2, yMins(t, sc, sc2, m8)
+}
+
+// yMins emits the unit's 16 mins (natural order per 16 values, two ymm):
+// for a zero point z·s (sc, sc2: the scales), else the 8 mins m8 spread
+// to 16 (none where m8 is nil).
+func yMins(t gtype, sc, sc2, m8 VecVirtual) (mn [2]VecVirtual) {
 	if z := yZero(t); z != 0 {
-		// the zero point as a min: z·s per 16 values
 		zc := YMM()
 		VMOVUPS(yConsts.z[z], zc)
 		if sc2 != nil {
 			mn[0], mn[1] = YMM(), YMM()
 			VMULPS(zc, sc, mn[0])
 			VMULPS(zc, sc2, mn[1])
-			return sc, sc2, mn
+			return mn
 		}
 		m8 = YMM()
 		VMULPS(zc, sc, m8)
@@ -302,7 +268,65 @@ func yScales(t gtype, wp, nblk Register) (sc, sc2 VecVirtual, mn [2]VecVirtual) 
 			VPERMPS(m8, idx, mn[h])
 		}
 	}
+	return mn
+}
+
+// yMXFP4Scales emits 2^(e−128) for the unit's 8 exponent bytes, as
+// mxfp4UnitScales: (e−1)<<23, or 0x00200000<<e for e < 2.
+func yMXFP4Scales(t gtype, wp, nblk Register) VecVirtual {
+	g := yGather8(t, wp, 0, nblk)
+	e := YMM()
+	VPSLLD(U8(24), g, e)
+	VPSRLD(U8(24), e, e)
+	a, b, lt := YMM(), YMM(), YMM()
+	VPSUBD(yConsts.one, e, a)
+	VPSLLD(U8(23), a, a)
+	VMOVDQU(yConsts.den, b)
+	VPSLLVD(e, b, b)
+	VMOVDQU(yConsts.two, lt)
+	VPCMPGTD(e, lt, lt) // 2 > e
+	VBLENDVPS(lt, b, a, a)
+	return a
+}
+
+// yQ2KScales emits a q2_K unit's 16 scales d·(low nibble) and mins
+// dm·(high nibble) of its scale bytes.
+func yQ2KScales(wp Register) (sc, sc2 VecVirtual, mn [2]VecVirtual) {
+	d, dm := yHalfBcast(Mem{Base: wp, Disp: 80}), yHalfBcast(Mem{Base: wp, Disp: 82})
+	sc, sc2 = YMM(), YMM()
+	VPMOVZXBD(Mem{Base: wp}, sc)
+	VPMOVZXBD(Mem{Base: wp, Disp: 8}, sc2)
+	mn[0], mn[1] = YMM(), YMM()
+	for i, v := range []VecVirtual{sc, sc2} {
+		VPSRLD(U8(4), v, mn[i])
+		VCVTDQ2PS(mn[i], mn[i])
+		VMULPS(dm, mn[i], mn[i])
+		VPAND(yConsts.nib, v, v)
+		VCVTDQ2PS(v, v)
+		VMULPS(d, v, v)
+	}
 	return sc, sc2, mn
+}
+
+// yScales16 emits q3_K's (d·(code − 32)) or q6_K's (d·code) 16 scales.
+func yScales16(t gtype, wp Register) (sc, sc2 VecVirtual) {
+	if t.name == "Q3K" {
+		d := yHalfBcast(Mem{Base: wp, Disp: 108})
+		lo0, lo1 := q3Codes(wp)
+		sc, sc2 = yBytesF32(lo0, true), yBytesF32(lo1, true)
+		VMULPS(d, sc, sc)
+		VMULPS(d, sc2, sc2)
+		return sc, sc2
+	}
+	d := yHalfBcast(Mem{Base: wp, Disp: 208})
+	sc, sc2 = YMM(), YMM()
+	VPMOVSXBD(Mem{Base: wp, Disp: 192}, sc)
+	VPMOVSXBD(Mem{Base: wp, Disp: 200}, sc2)
+	VCVTDQ2PS(sc, sc)
+	VCVTDQ2PS(sc2, sc2)
+	VMULPS(d, sc, sc)
+	VMULPS(d, sc2, sc2)
+	return sc, sc2
 }
 
 // kScalarCodes decodes a q4_K/q5_K block's 8 scale and 8 min codes (bytes
@@ -407,104 +431,16 @@ func yGroup(t gtype, wp Register, g int, st *yState) VecVirtual {
 	case "Q4_0", "Q4_1", "IQ4NL", "MXFP4", "Q5_0", "Q5_1":
 		y = yNibbles16(Mem{Base: wp, Disp: g*t.bb + t.qs})
 		if t.name == "Q5_0" || t.name == "Q5_1" {
-			// the fifth bits: qh bit e → value e (ggml's bytes_from_bits_32)
-			q := YMM()
-			VPBROADCASTD(Mem{Base: wp, Disp: g*t.bb + t.qs - 4}, q)
-			VPSHUFB(yConsts.spreadBits, q, q)
-			VPOR(yConsts.bits, q, q)
-			VPCMPEQB(yOnes, q, q)
-			VPAND(yConsts.c10, q, q)
-			VPOR(q, y, y)
+			yQ5FifthBits(Mem{Base: wp, Disp: g*t.bb + t.qs - 4}, y)
 		}
 	case "IQ4XS":
 		y = yNibbles16(Mem{Base: wp, Disp: 8 + 16*g})
 	case "Q4K", "Q5K":
-		off := 16
-		if t.name == "Q5K" {
-			off = 48
-		}
-		if g%2 == 0 {
-			st.q = YMM()
-			VMOVDQU(Mem{Base: wp, Disp: off + 16*g}, st.q)
-		}
-		y = YMM()
-		if g%2 == 0 {
-			VPAND(yConsts.nib, st.q, y)
-		} else {
-			VPSRLW(U8(4), st.q, y)
-			VPAND(yConsts.nib, y, y)
-		}
-		if t.name == "Q5K" {
-			if g == 0 {
-				st.qh = YMM()
-				VMOVDQU(Mem{Base: wp, Disp: 16}, st.qh)
-			}
-			f := YMM()
-			if g > 0 {
-				VPSRLW(U8(g), st.qh, f)
-				VPAND(yConsts.c01, f, f)
-			} else {
-				VPAND(yConsts.c01, st.qh, f)
-			}
-			VPSLLW(U8(4), f, f)
-			VPOR(f, y, y)
-		}
+		y = yGroupQ45K(t, wp, g, st)
 	case "Q2K", "Q3K":
-		off := 16
-		if t.name == "Q3K" {
-			off = 32
-		}
-		h, j := g/4, g%4
-		if j == 0 {
-			st.q = YMM()
-			VMOVDQU(Mem{Base: wp, Disp: off + 32*h}, st.q)
-		}
-		y = YMM()
-		if j > 0 {
-			VPSRLW(U8(2*j), st.q, y)
-			VPAND(yConsts.c03, y, y)
-		} else {
-			VPAND(yConsts.c03, st.q, y)
-		}
-		if t.name == "Q3K" {
-			if g == 0 {
-				st.hm = YMM()
-				VMOVDQU(Mem{Base: wp}, st.hm)
-			}
-			// 4 where hmask bit 4h+j is set
-			sel := YMM()
-			b := GP32()
-			MOVL(U32(uint32(1)<<(4*h+j)*0x01010101), b)
-			VMOVD(b, sel.AsX())
-			VPBROADCASTD(sel.AsX(), sel)
-			f := YMM()
-			VPAND(st.hm, sel, f)
-			VPCMPEQB(sel, f, f)
-			VPAND(yConsts.c04, f, f)
-			VPADDB(f, y, y)
-		}
+		y = yGroupQ23K(t, wp, g, st)
 	case "Q6K":
-		h, tq := g/4, g%4
-		y = YMM()
-		ql := Mem{Base: wp, Disp: 64*h + 32*(tq&1)}
-		VMOVDQU(ql, y)
-		if tq >= 2 {
-			VPSRLW(U8(4), y, y)
-		}
-		VPAND(yConsts.nib, y, y)
-		if tq == 0 {
-			st.qh = YMM()
-			VMOVDQU(Mem{Base: wp, Disp: 128 + 32*h}, st.qh)
-		}
-		f := YMM()
-		if tq > 0 {
-			VPSRLW(U8(2*tq), st.qh, f)
-			VPAND(yConsts.c03, f, f)
-		} else {
-			VPAND(yConsts.c03, st.qh, f)
-		}
-		VPSLLW(U8(4), f, f)
-		VPOR(f, y, y)
+		y = yGroupQ6K(wp, g, st)
 	default:
 		panic(t.name)
 	}
@@ -520,116 +456,272 @@ func yGroup(t gtype, wp Register, g int, st *yState) VecVirtual {
 	return y
 }
 
+// yQ5FifthBits ors 16 into the bytes of y whose fifth bit is set: qh bit
+// e (of the dword at qh) → value e (ggml's bytes_from_bits_32).
+func yQ5FifthBits(qh Mem, y VecVirtual) {
+	q := YMM()
+	VPBROADCASTD(qh, q)
+	VPSHUFB(yConsts.spreadBits, q, q)
+	VPOR(yConsts.bits, q, q)
+	VPCMPEQB(yOnes, q, q)
+	VPAND(yConsts.c10, q, q)
+	VPOR(q, y, y)
+}
+
+// yGroupQ45K emits a q4_K/q5_K group: the low (even g) or high nibbles of
+// a 32-byte stripe, and for q5_K the qh bit g of each byte (the unit's qh
+// loaded at group 0) at bit 4.
+func yGroupQ45K(t gtype, wp Register, g int, st *yState) VecVirtual {
+	off := 16
+	if t.name == "Q5K" {
+		off = 48
+	}
+	if g%2 == 0 {
+		st.q = YMM()
+		VMOVDQU(Mem{Base: wp, Disp: off + 16*g}, st.q)
+	}
+	y := YMM()
+	if g%2 == 0 {
+		VPAND(yConsts.nib, st.q, y)
+	} else {
+		VPSRLW(U8(4), st.q, y)
+		VPAND(yConsts.nib, y, y)
+	}
+	if t.name != "Q5K" {
+		return y
+	}
+	if g == 0 {
+		st.qh = YMM()
+		VMOVDQU(Mem{Base: wp, Disp: 16}, st.qh)
+	}
+	f := YMM()
+	if g > 0 {
+		VPSRLW(U8(g), st.qh, f)
+		VPAND(yConsts.c01, f, f)
+	} else {
+		VPAND(yConsts.c01, st.qh, f)
+	}
+	VPSLLW(U8(4), f, f)
+	VPOR(f, y, y)
+	return y
+}
+
+// yGroupQ23K emits a q2_K/q3_K group: two-bit field j = g%4 of a 32-byte
+// stripe, and for q3_K 4 where hmask bit 4h+j is set (the unit's hmask
+// loaded at group 0).
+func yGroupQ23K(t gtype, wp Register, g int, st *yState) VecVirtual {
+	off := 16
+	if t.name == "Q3K" {
+		off = 32
+	}
+	h, j := g/4, g%4
+	if j == 0 {
+		st.q = YMM()
+		VMOVDQU(Mem{Base: wp, Disp: off + 32*h}, st.q)
+	}
+	y := YMM()
+	if j > 0 {
+		VPSRLW(U8(2*j), st.q, y)
+		VPAND(yConsts.c03, y, y)
+	} else {
+		VPAND(yConsts.c03, st.q, y)
+	}
+	if t.name != "Q3K" {
+		return y
+	}
+	if g == 0 {
+		st.hm = YMM()
+		VMOVDQU(Mem{Base: wp}, st.hm)
+	}
+	sel := YMM()
+	b := GP32()
+	MOVL(U32(uint32(1)<<(4*h+j)*0x01010101), b)
+	VMOVD(b, sel.AsX())
+	VPBROADCASTD(sel.AsX(), sel)
+	f := YMM()
+	VPAND(st.hm, sel, f)
+	VPCMPEQB(sel, f, f)
+	VPAND(yConsts.c04, f, f)
+	VPADDB(f, y, y)
+	return y
+}
+
+// yGroupQ6K emits a q6_K group: a nibble of its ql stripe and the two
+// high bits 2tq, 2tq+1 of its qh stripe (loaded at tq = 0) at bits 4–5.
+func yGroupQ6K(wp Register, g int, st *yState) VecVirtual {
+	h, tq := g/4, g%4
+	y := YMM()
+	ql := Mem{Base: wp, Disp: 64*h + 32*(tq&1)}
+	VMOVDQU(ql, y)
+	if tq >= 2 {
+		VPSRLW(U8(4), y, y)
+	}
+	VPAND(yConsts.nib, y, y)
+	if tq == 0 {
+		st.qh = YMM()
+		VMOVDQU(Mem{Base: wp, Disp: 128 + 32*h}, st.qh)
+	}
+	f := YMM()
+	if tq > 0 {
+		VPSRLW(U8(2*tq), st.qh, f)
+		VPAND(yConsts.c03, f, f)
+	} else {
+		VPAND(yConsts.c03, st.qh, f)
+	}
+	VPSLLW(U8(4), f, f)
+	VPOR(f, y, y)
+	return y
+}
+
 // ---- the kernel ------------------------------------------------------------
 
+// yRowKernel is what the steps of an AVX2 row kernel ggufY{T}_{M} share.
+type yRowKernel struct {
+	t     gtype
+	m     int
+	name  string
+	slots Mem // each row's combined scales of the unit (64 bytes a row)
+	wp    Register
+	ra    rows.Addr
+	f     []VecVirtual // each row's f32 sum
+}
+
+// kernelY generates ggufY{T}_{M}: M activation rows against nrows weight
+// rows of t, group by group.
 func kernelY(t gtype, m int) {
-	name := fmt.Sprintf("ggufY%s_%d", t.name, m)
-	TEXT(name, NOSPLIT, signature)
+	k := &yRowKernel{t: t, m: m, name: fmt.Sprintf("ggufY%s_%d", t.name, m)}
+	TEXT(k.name, NOSPLIT, signature)
+	k.doc()
+	k.slots = AllocLocal(64 * m)
+	yInitConsts()
+	Label(k.name + "_row")
+	k.wp = Load(Param("w"), GP64())
+	k.ra = loadRows(m)
+	k.f = make([]VecVirtual, m)
+	for r := range k.f {
+		k.f[r] = YMM()
+		VPXOR(k.f[r], k.f[r], k.f[r])
+	}
+	unitLoop(k.name, t, k.wp, k.ra, yUnit, func() { k.unit(8, nil) }, func(tail Register) { k.unit(6, tail) })
+	rowEpilogue(k.name, m, func(r int) VecVirtual { return yHsum(k.f[r]) })
+}
+
+// doc emits the kernel's doc comment.
+func (k *yRowKernel) doc() {
 	rowWord := "rows"
-	if m == 1 {
+	if k.m == 1 {
 		rowWord = "row"
 	}
-	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", name, m, rowWord, t.name),
+	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", k.name, k.m, rowWord, k.t.name),
 		"256 values each (then tail chunks of 64), from the activations prepared at xa (rows ldx bytes",
 		"apart; ggufPrepY), per group of 32 values (sub-blocks of 16: scales s, mins mn):",
 		"",
-		fmt.Sprintf("\tfor i < nrows, r < %d:", m),
+		fmt.Sprintf("\tfor i < nrows, r < %d:", k.m),
 		"\t\ty[r·ldy+i] (+)= Σ_groups Σ_{16 values} s·xs·Σ_j w_j·xq[r,j] − mn·A[r]",
 		"",
 		"(see the generator, _asm/gemm/gguf/avx2.go).")
-	slots := AllocLocal(64 * m) // each row's combined scales of the unit
-	yInitConsts()
-	Label(name + "_row")
-	wp := Load(Param("w"), GP64())
-	ra := loadRows(m)
-	f := make([]VecVirtual, m)
-	for r := range f {
-		f[r] = YMM()
-		VPXOR(f[r], f[r], f[r])
+}
+
+// unit emits a unit of ng groups (tail != nil: a part unit, ng its most):
+// its scales, each group's products, then the mins.
+func (k *yRowKernel) unit(ng int, tail Register) {
+	t, m := k.t, k.m
+	var nblk Register
+	if tail != nil {
+		nblk = GP64()
+		MOVQ(tail, nblk)
+		SHLQ(U8(1), nblk) // 2 blocks per chunk
 	}
-	// body emits a unit of ng groups (tail != nil: a part unit, ng its most)
-	body := func(ng int, tail Register) {
-		var nblk Register
-		if tail != nil {
-			nblk = GP64()
-			MOVQ(tail, nblk)
-			SHLQ(U8(1), nblk) // 2 blocks per chunk
+	sc, sc2, mn := yScales(t, k.wp, nblk)
+	k.rowScales(sc, sc2)
+	var st yState
+	for g := 0; g < ng; g++ {
+		if tail != nil && g > 0 && g%2 == 0 {
+			CMPQ(tail, U8(g/2))
+			JE(LabelRef(k.name + "_tailmins"))
 		}
-		sc, sc2, mn := yScales(t, wp, nblk)
-		// each row's s·xs: 8 per group, or 16 per 16 values
-		for r := 0; r < m; r++ {
-			p := YMM()
-			if sc2 == nil {
-				VMULPS(ra.At(r, yXS), sc, p)
-				VMOVUPS(p, slots.Offset(64*r))
+		k.groupDots(g, sc2 != nil, &st)
+	}
+	if tail != nil {
+		Label(k.name + "_tailmins")
+	}
+	if mn[0] == nil {
+		return
+	}
+	for r := 0; r < m; r++ {
+		for h := 0; h < 2; h++ {
+			if t.min > 0 {
+				VFMADD231PS(k.ra.At(r, yA+32*h), mn[h], k.f[r])
 			} else {
-				VMULPS(ra.At(r, yXS16), sc, p)
-				VMOVUPS(p, slots.Offset(64*r))
-				VMULPS(ra.At(r, yXS16+32), sc2, p)
-				VMOVUPS(p, slots.Offset(64*r+32))
-			}
-		}
-		var st yState
-		for g := 0; g < ng; g++ {
-			if tail != nil && g > 0 && g%2 == 0 {
-				CMPQ(tail, U8(g/2))
-				JE(LabelRef(name + "_tailmins"))
-			}
-			w := yGroup(t, wp, g, &st)
-			var u VecVirtual = w
-			if ySigned(t) {
-				u = YMM()
-				VPSIGNB(w, w, u) // |v|
-			}
-			for r := 0; r < m; r++ {
-				p := YMM()
-				if ySigned(t) {
-					VMOVDQU(ra.At(r, 32*g), p)
-					VPSIGNB(w, p, p) // the activations' signs flipped where v < 0
-					VPMADDUBSW(p, u, p)
-				} else {
-					VPMADDUBSW(ra.At(r, 32*g), u, p)
-				}
-				VPMADDWD(yConsts.ones16, p, p)
-				VCVTDQ2PS(p, p)
-				ws := YMM()
-				if sc2 == nil {
-					VBROADCASTSS(slots.Offset(64*r+4*g), ws)
-				} else {
-					idx := YMM()
-					VMOVDQU(yConsts.pairs[g%4], idx)
-					VPERMPS(slots.Offset(64*r+32*(g/4)), idx, ws)
-				}
-				VFMADD231PS(ws, p, f[r])
-			}
-		}
-		if tail != nil {
-			Label(name + "_tailmins")
-		}
-		if mn[0] != nil {
-			for r := 0; r < m; r++ {
-				for h := 0; h < 2; h++ {
-					if t.min > 0 {
-						VFMADD231PS(ra.At(r, yA+32*h), mn[h], f[r])
-					} else {
-						VFNMADD231PS(ra.At(r, yA+32*h), mn[h], f[r])
-					}
-				}
+				VFNMADD231PS(k.ra.At(r, yA+32*h), mn[h], k.f[r])
 			}
 		}
 	}
-	unitLoop(name, t, wp, ra, yUnit, func() { body(8, nil) }, func(tail Register) { body(6, tail) })
-	rowEpilogue(name, m, func(r int) VecVirtual {
-		x := XMM()
-		VEXTRACTF128(U8(1), f[r], x)
-		VADDPS(f[r].AsX(), x, x)
-		z := XMM()
-		VMOVHLPS(x, x, z)
-		VADDPS(z, x, x)
-		VMOVSHDUP(x, z)
-		VADDSS(z, x, x)
-		return x
-	})
+}
+
+// rowScales stores each row's s·xs in its slots: 8 per group, or (sc2
+// != nil) 16 per 16 values.
+func (k *yRowKernel) rowScales(sc, sc2 VecVirtual) {
+	ra, slots := k.ra, k.slots
+	for r := 0; r < k.m; r++ {
+		p := YMM()
+		if sc2 == nil {
+			VMULPS(ra.At(r, yXS), sc, p)
+			VMOVUPS(p, slots.Offset(64*r))
+		} else {
+			VMULPS(ra.At(r, yXS16), sc, p)
+			VMOVUPS(p, slots.Offset(64*r))
+			VMULPS(ra.At(r, yXS16+32), sc2, p)
+			VMOVUPS(p, slots.Offset(64*r+32))
+		}
+	}
+}
+
+// groupDots emits group g: its weights and, per row, the VPMADDUBSW and
+// VPMADDWD sums converted and added into f times the row's scales from
+// the slots (per 16 values: spread by VPERMPS).
+func (k *yRowKernel) groupDots(g int, per16 bool, st *yState) {
+	t, ra := k.t, k.ra
+	w := yGroup(t, k.wp, g, st)
+	var u VecVirtual = w
+	if ySigned(t) {
+		u = YMM()
+		VPSIGNB(w, w, u) // |v|
+	}
+	for r := 0; r < k.m; r++ {
+		p := YMM()
+		if ySigned(t) {
+			VMOVDQU(ra.At(r, 32*g), p)
+			VPSIGNB(w, p, p) // the activations' signs flipped where v < 0
+			VPMADDUBSW(p, u, p)
+		} else {
+			VPMADDUBSW(ra.At(r, 32*g), u, p)
+		}
+		VPMADDWD(yConsts.ones16, p, p)
+		VCVTDQ2PS(p, p)
+		ws := YMM()
+		if !per16 {
+			VBROADCASTSS(k.slots.Offset(64*r+4*g), ws)
+		} else {
+			idx := YMM()
+			VMOVDQU(yConsts.pairs[g%4], idx)
+			VPERMPS(k.slots.Offset(64*r+32*(g/4)), idx, ws)
+		}
+		VFMADD231PS(ws, p, k.f[r])
+	}
+}
+
+// yHsum adds the 8 lanes of f into the low lane of an xmm.
+func yHsum(f VecVirtual) VecVirtual {
+	x := XMM()
+	VEXTRACTF128(U8(1), f, x)
+	VADDPS(f.AsX(), x, x)
+	z := XMM()
+	VMOVHLPS(x, x, z)
+	VADDPS(z, x, x)
+	VMOVSHDUP(x, z)
+	VADDSS(z, x, x)
+	return x
 }
 
 // mainAVX2 generates the AVX2 kernels.

@@ -169,7 +169,35 @@ var consts struct {
 	den                               Mem
 }
 
+// makeConsts emits the avx512 kernels' constants, in the file's order.
 func makeConsts() {
+	basicConsts()
+	spreadConsts()
+	consts.gather = gatherConsts("gguf_gather%d")
+	bitConsts()
+	makeLSConsts()
+	laneConsts()
+	kScaleConsts()
+	decoderConsts()
+	c := &consts
+	for _, t := range types {
+		if _, ok := zBytes[t.z]; t.z != 0 && t.z != 128 && !ok {
+			m := GLOBL(fmt.Sprintf("gguf_z%d", t.z), RODATA|NOPTR)
+			DATA(0, U8(t.z))
+			zBytes[t.z] = m
+		}
+	}
+	c.tailMask = GLOBL("gguf_tailmask", RODATA|NOPTR)
+	for i, v := range []byte{0, 3, 15, 63} {
+		DATA(i, U8(v))
+	}
+	c.one2 = dwordsConst("gguf_two", rep(2))
+	c.sub32 = dwordsConst("gguf_thirtytwo", rep(32))
+	c.den = dwordsConst("gguf_den", rep(0x00200000))
+}
+
+// basicConsts emits the byte masks and the codebooks (values + 128).
+func basicConsts() {
 	c := &consts
 	c.nib = bytesConst("gguf_nib", 0x0f)
 	c.c03 = bytesConst("gguf_c03", 0x03)
@@ -177,18 +205,27 @@ func makeConsts() {
 	c.c10 = bytesConst("gguf_c10", 0x10)
 	c.c80 = bytesConst("gguf_c80", 0x80)
 	c.books = map[string]Mem{}
-	// (in a fixed order: the regenerated file must be the same bytes)
-	for _, nb := range []struct {
-		name string
-		b    *[16]int
-	}{{"iq4nl", &iq4nl}, {"mxfp4", &mxfp4}} {
-		name, b := nb.name, nb.b
+	for _, nb := range codebooks {
 		var bs []byte
-		for _, v := range b {
+		for _, v := range nb.b {
 			bs = append(bs, byte(v+128))
 		}
-		c.books[name] = bytesConst("gguf_book_"+name, bs...)
+		c.books[nb.name] = bytesConst("gguf_book_"+nb.name, bs...)
 	}
+}
+
+// codebooks are the codebook types' tables, in a fixed order: the
+// regenerated file must be the same bytes.
+var codebooks = []struct {
+	name string
+	b    *[16]int
+}{{"iq4nl", &iq4nl}, {"mxfp4", &mxfp4}}
+
+// spreadConsts emits the chunks' scale spreads (VPERMPS indexes of a
+// chunk's lanes into the unit's scales) and the quads' index into the 8
+// group mins, per layout kind.
+func spreadConsts() {
+	c := &consts
 	c.spread = map[string][4]Mem{}
 	for _, kind := range []string{"A8", "B8", "16"} {
 		var ms [4]Mem
@@ -221,18 +258,31 @@ func makeConsts() {
 		}
 		c.quads[kind] = dwordsConst("gguf_quads"+kind, idx)
 	}
-	c.gather = map[int]Mem{}
+}
+
+// gatherConsts returns, per block size of the 32-value types, the 8
+// blocks' byte offsets as dwords (constants named by format from the block
+// bytes).
+func gatherConsts(format string) map[int]Mem {
+	gather := map[int]Mem{}
 	for _, t := range types {
 		if t.bs == 32 {
-			if _, ok := c.gather[t.bb]; !ok {
+			if _, ok := gather[t.bb]; !ok {
 				idx := make([]uint32, 8)
 				for i := range idx {
 					idx[i] = uint32(i * t.bb)
 				}
-				c.gather[t.bb] = dwordsConst(fmt.Sprintf("gguf_gather%d", t.bb), idx)
+				gather[t.bb] = dwordsConst(fmt.Sprintf(format, t.bb), idx)
 			}
 		}
 	}
+	return gather
+}
+
+// bitConsts emits the chunks' bit-field constants: the two-bit shifts,
+// q3_K's hmask and q5_K's qh bit selects, q6_K's high-bit shifts.
+func bitConsts() {
+	c := &consts
 	for ch := 0; ch < 4; ch++ {
 		w := make([]uint16, 32)
 		j0 := 2 * (ch % 2)
@@ -258,7 +308,12 @@ func makeConsts() {
 		}
 		c.shift6[par] = wordsConst(fmt.Sprintf("gguf_shift6_%d", par), w)
 	}
-	makeLSConsts()
+}
+
+// laneConsts emits the lane-stationary q4_K/q5_K mins' spread, the 6-bit
+// and q6_K masks, q4_K's odd-group scale and the dwords 1.
+func laneConsts() {
+	c := &consts
 	lsMinK := make([]uint32, 16)
 	for l := range lsMinK {
 		lsMinK[l] = uint32(8 + l/2)
@@ -275,6 +330,12 @@ func makeConsts() {
 	}
 	c.q4KHalf = dwordsConst("gguf_q4khalf", half)
 	c.one = dwordsConst("gguf_one", rep(1))
+}
+
+// kScaleConsts emits q4_K/q5_K's scale decode (see kScalesMins), their
+// mins' quad order and the nibble shifts.
+func kScaleConsts() {
+	c := &consts
 	c.kPermP = dwordsConst("gguf_kpermp", []uint32{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11})
 	c.kPermQ = dwordsConst("gguf_kpermq", []uint32{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7})
 	c.kShift = dwordsConst("gguf_kshift", []uint32{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4})
@@ -291,6 +352,12 @@ func makeConsts() {
 		nibShift[i] = 4
 	}
 	c.nibShift = wordsConst("gguf_nibshift", nibShift)
+}
+
+// decoderConsts emits the decoder's: layout B's qword order to natural,
+// the per-16 spread of 8 scales, the even dwords, 2048 and the sign bit.
+func decoderConsts() {
+	c := &consts
 	c.natB = GLOBL("gguf_natb", RODATA|NOPTR)
 	for i, q := range []uint64{0, 1, 4, 5, 2, 3, 6, 7} {
 		DATA(8*i, U64(q))
@@ -303,20 +370,6 @@ func makeConsts() {
 	c.evens = dwordsConst("gguf_evens", []uint32{0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0})
 	c.c2048 = dwordsConst("gguf_c2048", rep(2048))
 	c.sign = dwordsConst("gguf_sign", rep(0x80000000))
-	for _, t := range types {
-		if _, ok := zBytes[t.z]; t.z != 0 && t.z != 128 && !ok {
-			m := GLOBL(fmt.Sprintf("gguf_z%d", t.z), RODATA|NOPTR)
-			DATA(0, U8(t.z))
-			zBytes[t.z] = m
-		}
-	}
-	c.tailMask = GLOBL("gguf_tailmask", RODATA|NOPTR)
-	for i, v := range []byte{0, 3, 15, 63} {
-		DATA(i, U8(v))
-	}
-	c.one2 = dwordsConst("gguf_two", rep(2))
-	c.sub32 = dwordsConst("gguf_thirtytwo", rep(32))
-	c.den = dwordsConst("gguf_den", rep(0x00200000))
 }
 
 func rep(v uint32) []uint32 {
@@ -466,38 +519,7 @@ func unitScalesOrder(t gtype, wp, mask Register, order scaleOrder) (sc, mn VecVi
 		sc = half8(d, false)
 		mn = half8(d, true)
 	case "Q4K", "Q5K":
-		// the 12 scale bytes b widened to dwords; lanes 0–7 the scale
-		// codes, 8–15 the min codes (ggml's get_scale_min_k4):
-		//	sc[j] = b[j] & 63, m[j] = b[j+4] & 63                    (j < 4)
-		//	sc[j] = b[j+4] & 15 | b[j−4]>>6<<4, m[j] = b[j+4]>>4 | b[j]>>6<<4   (j ≥ 4)
-		b := ZMM()
-		VPMOVZXBD(Mem{Base: wp, Disp: 4}, b)
-		p, q, idx := ZMM(), ZMM(), ZMM()
-		VMOVDQU32(consts.kPermP, idx)
-		VPERMD(b, idx, p)
-		VMOVDQU32(consts.kPermQ, idx)
-		VPERMD(b, idx, q)
-		VPSRLVD(consts.kShift, p, p)
-		VPANDD(consts.kMaskLo, p, p)
-		VPSRLD(U8(2), q, q)
-		VPANDD(consts.kMaskHi, q, q)
-		VPORD(q, p, p)
-		VCVTDQ2PS(p, p)
-		// × [d ×8, dmin ×8]
-		dd := ZMM()
-		VCVTPH2PS(Mem{Base: wp}, dd.AsX())
-		VMOVDQU32(consts.kPermD, idx)
-		VPERMPS(dd, idx, dd)
-		VMULPS(dd, p, p)
-		sc = p
-		mn = ZMM()
-		if order == orderLanes {
-			VMOVDQU32(consts.lsMinK, idx)
-		} else {
-			VMOVDQU32(consts.quadsK, idx)
-		}
-		VPERMPS(p, idx, mn)
-		return sc, mn
+		return kScalesMins(wp, order)
 	case "IQ4XS":
 		d := f16Bcast(Mem{Base: wp})
 		// ls_g = scales_l nibble g | (scales_h >> 2g & 3) << 4: the 8
@@ -506,28 +528,9 @@ func unitScalesOrder(t gtype, wp, mask Register, order scaleOrder) (sc, mn VecVi
 		sc = bytesToF32(iq4xsCodes(wp), true)
 		VMULPS(d, sc, sc)
 	case "Q2K":
-		d, dm := f16Bcast(Mem{Base: wp, Disp: 80}), f16Bcast(Mem{Base: wp, Disp: 82})
-		b := ZMM()
-		VPMOVZXBD(Mem{Base: wp}, b)
-		sc, mn = ZMM(), ZMM()
-		VPSRLD(U8(4), b, mn)
-		VPANDD(consts.nib, b, sc) // the low nibble of each dword's one byte
-		VCVTDQ2PS(sc, sc)
-		VMULPS(d, sc, sc)
-		VCVTDQ2PS(mn, mn)
-		VMULPS(dm, mn, mn)
-		return sc, mn // 16 sub-blocks: already in quad order
+		return q2KScalesMins(wp) // 16 sub-blocks: already in quad order
 	case "Q3K":
-		d := f16Bcast(Mem{Base: wp, Disp: 108})
-		lo0, lo1 := q3Codes(wp)
-		x := XMM()
-		VMOVQ(lo0, x)
-		VPINSRQ(U8(1), lo1, x, x)
-		sc = ZMM()
-		VPMOVZXBD(x, sc)
-		VPSUBD(consts.sub32, sc, sc)
-		VCVTDQ2PS(sc, sc)
-		VMULPS(d, sc, sc)
+		sc = q3KScales(wp)
 	case "Q6K":
 		d := f16Bcast(Mem{Base: wp, Disp: 208})
 		sc = ZMM()
@@ -547,6 +550,74 @@ func unitScalesOrder(t gtype, wp, mask Register, order scaleOrder) (sc, mn VecVi
 		VPERMPS(mn, idx, mn)
 	}
 	return sc, mn
+}
+
+// kScalesMins emits a q4_K/q5_K unit's scales and mins: the 12 scale
+// bytes b widened to dwords; lanes 0–7 the scale codes, 8–15 the min codes
+// (ggml's get_scale_min_k4):
+//
+//	sc[j] = b[j] & 63, m[j] = b[j+4] & 63                    (j < 4)
+//	sc[j] = b[j+4] & 15 | b[j−4]>>6<<4, m[j] = b[j+4]>>4 | b[j]>>6<<4   (j ≥ 4)
+//
+// times [d ×8, dmin ×8]; the mins permuted to the quads' (or lanes') order.
+func kScalesMins(wp Register, order scaleOrder) (sc, mn VecVirtual) {
+	b := ZMM()
+	VPMOVZXBD(Mem{Base: wp, Disp: 4}, b)
+	p, q, idx := ZMM(), ZMM(), ZMM()
+	VMOVDQU32(consts.kPermP, idx)
+	VPERMD(b, idx, p)
+	VMOVDQU32(consts.kPermQ, idx)
+	VPERMD(b, idx, q)
+	VPSRLVD(consts.kShift, p, p)
+	VPANDD(consts.kMaskLo, p, p)
+	VPSRLD(U8(2), q, q)
+	VPANDD(consts.kMaskHi, q, q)
+	VPORD(q, p, p)
+	VCVTDQ2PS(p, p)
+	dd := ZMM()
+	VCVTPH2PS(Mem{Base: wp}, dd.AsX())
+	VMOVDQU32(consts.kPermD, idx)
+	VPERMPS(dd, idx, dd)
+	VMULPS(dd, p, p)
+	mn = ZMM()
+	if order == orderLanes {
+		VMOVDQU32(consts.lsMinK, idx)
+	} else {
+		VMOVDQU32(consts.quadsK, idx)
+	}
+	VPERMPS(p, idx, mn)
+	return p, mn
+}
+
+// q2KScalesMins emits a q2_K unit's 16 scales d·(low nibble) and mins
+// dm·(high nibble) of its scale bytes.
+func q2KScalesMins(wp Register) (sc, mn VecVirtual) {
+	d, dm := f16Bcast(Mem{Base: wp, Disp: 80}), f16Bcast(Mem{Base: wp, Disp: 82})
+	b := ZMM()
+	VPMOVZXBD(Mem{Base: wp}, b)
+	sc, mn = ZMM(), ZMM()
+	VPSRLD(U8(4), b, mn)
+	VPANDD(consts.nib, b, sc) // the low nibble of each dword's one byte
+	VCVTDQ2PS(sc, sc)
+	VMULPS(d, sc, sc)
+	VCVTDQ2PS(mn, mn)
+	VMULPS(dm, mn, mn)
+	return sc, mn
+}
+
+// q3KScales emits a q3_K unit's 16 scales d·(code − 32).
+func q3KScales(wp Register) VecVirtual {
+	d := f16Bcast(Mem{Base: wp, Disp: 108})
+	lo0, lo1 := q3Codes(wp)
+	x := XMM()
+	VMOVQ(lo0, x)
+	VPINSRQ(U8(1), lo1, x, x)
+	sc := ZMM()
+	VPMOVZXBD(x, sc)
+	VPSUBD(consts.sub32, sc, sc)
+	VCVTDQ2PS(sc, sc)
+	VMULPS(d, sc, sc)
+	return sc
 }
 
 // iq4xsCodes gathers an iq4_xs block's 8 6-bit scale codes ls_g (the
@@ -649,102 +720,27 @@ type unitState struct {
 // chunk emits chunk c's 64 weights as unsigned bytes.
 func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 	z := ZMM()
-	nibblePair := func(lo, hi Mem) { // layout B: [lo16, hi16] nibbles low, then high
-		y := YMM()
-		VMOVDQU64(lo, y.AsX())
-		VINSERTI32X4(U8(1), hi, y, y)
-		h := YMM()
-		VPSRLW(U8(4), y, h)
-		VINSERTI64X4(U8(1), h, y.AsZ(), z)
-		VPANDD(cst.nib, z, z)
-	}
+	lo := Mem{Base: wp, Disp: 2*c*t.bb + t.qs}     // block 2c's bits
+	hi := Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs} // block 2c+1's
 	switch t.name {
 	case "Q8_0":
 		y := YMM()
-		VMOVDQU64(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, y)
-		VINSERTI64X4(U8(1), Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs}, y.AsZ(), z)
+		VMOVDQU64(lo, y)
+		VINSERTI64X4(U8(1), hi, y.AsZ(), z)
 		VPXORD(cst.c80, z, z)
 	case "Q4_0", "Q4_1", "IQ4NL", "MXFP4":
-		nibblePair(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs})
+		nibblePair(lo, hi, z)
 	case "Q5_0", "Q5_1":
-		nibblePair(Mem{Base: wp, Disp: 2*c*t.bb + t.qs}, Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs})
-		// the fifth bits: qh bit e is value e; in layout B the mask is
-		// [A 0–15, B 0–15, A 16–31, B 16–31]
-		a, b, m, tt := GP64(), GP64(), GP64(), GP64()
-		MOVL(Mem{Base: wp, Disp: 2*c*t.bb + t.qs - 4}, a.As32())
-		MOVL(Mem{Base: wp, Disp: (2*c+1)*t.bb + t.qs - 4}, b.As32())
-		MOVWLZX(a.As16(), m.As32())
-		MOVWLZX(b.As16(), tt.As32())
-		SHLQ(U8(16), tt)
-		ORQ(tt, m)
-		SHRQ(U8(16), a)
-		SHLQ(U8(32), a)
-		ORQ(a, m)
-		SHRQ(U8(16), b)
-		SHLQ(U8(48), b)
-		ORQ(b, m)
-		k := K()
-		KMOVQ(m, k)
-		VPADDB(consts.c10, z, k, z)
+		nibblePair(lo, hi, z)
+		q5FifthBits(lo.Offset(-4), hi.Offset(-4), z)
 	case "IQ4XS":
 		nibbles32(Mem{Base: wp, Disp: 8 + 32*c}, z)
 	case "Q4K", "Q5K":
-		off := 16
-		if t.name == "Q5K" {
-			off = 48
-		}
-		nibbles32(Mem{Base: wp, Disp: off + 32*c}, z)
-		if t.name == "Q5K" {
-			if c == 0 {
-				st.hq = ZMM()
-				VBROADCASTI64X4(Mem{Base: wp, Disp: 16}, st.hq)
-			}
-			k := K()
-			VPTESTMB(consts.q5sel[c], st.hq, k)
-			VPADDB(consts.c10, z, k, z)
-		}
+		chunkQ45K(t, wp, c, st, z)
 	case "Q2K", "Q3K":
-		off := 16
-		if t.name == "Q3K" {
-			off = 32
-		}
-		if c%2 == 0 {
-			st.z2 = ZMM()
-			VBROADCASTI64X4(Mem{Base: wp, Disp: off + 32*(c/2)}, st.z2)
-		}
-		VPSRLVW(consts.shift2[c], st.z2, z)
-		VPANDD(cst.c03, z, z)
-		if t.name == "Q3K" {
-			if c == 0 {
-				st.hq = ZMM()
-				VBROADCASTI64X4(Mem{Base: wp}, st.hq)
-			}
-			k := K()
-			VPTESTMB(consts.hsel[c], st.hq, k)
-			VPADDB(consts.c04, z, k, z)
-		}
+		chunkQ23K(t, wp, c, st, z)
 	case "Q6K":
-		h, par := c/2, c%2
-		if par == 0 {
-			st.l6, st.qh6 = ZMM(), ZMM()
-			VMOVDQU64(Mem{Base: wp, Disp: 64 * h}, st.l6)
-			VBROADCASTI64X4(Mem{Base: wp, Disp: 128 + 32*h}, st.qh6)
-			VPANDD(cst.nib, st.l6, z)
-		} else {
-			VPSRLW(U8(4), st.l6, z)
-			VPANDD(cst.nib, z, z)
-		}
-		// the two high bits of t = 2par (low half), 2par+1 (high half)
-		// moved to bits 4–5 by one word shift each (left by 4 and 2, or
-		// right by 0 and 2); the neighbour byte's bits land outside 0x30
-		hi := ZMM()
-		if par == 0 {
-			VPSLLVW(consts.shift6[0], st.qh6, hi)
-		} else {
-			VPSRLVW(consts.shift6[1], st.qh6, hi)
-		}
-		VPANDD(cst.c30, hi, hi)
-		VPORD(hi, z, z)
+		chunkQ6K(wp, c, st, z)
 	default:
 		panic(t.name)
 	}
@@ -758,6 +754,113 @@ func chunk(t gtype, wp Register, c int, st *unitState) VecVirtual {
 		VPSHUFB(z, book, z)
 	}
 	return z
+}
+
+// nibblePair emits into z a layout B chunk of two 32-value blocks' 16
+// nibble bytes at lo and hi: [lo16, hi16] nibbles low, then high.
+func nibblePair(lo, hi Mem, z VecVirtual) {
+	y := YMM()
+	VMOVDQU64(lo, y.AsX())
+	VINSERTI32X4(U8(1), hi, y, y)
+	h := YMM()
+	VPSRLW(U8(4), y, h)
+	VINSERTI64X4(U8(1), h, y.AsZ(), z)
+	VPANDD(cst.nib, z, z)
+}
+
+// q5FifthBits adds 16 to the bytes of z whose fifth bit is set: qh bit e
+// is value e of the blocks' qh dwords at a and b; in layout B the mask is
+// [A 0–15, B 0–15, A 16–31, B 16–31].
+func q5FifthBits(qa, qb Mem, z VecVirtual) {
+	a, b, m, tt := GP64(), GP64(), GP64(), GP64()
+	MOVL(qa, a.As32())
+	MOVL(qb, b.As32())
+	MOVWLZX(a.As16(), m.As32())
+	MOVWLZX(b.As16(), tt.As32())
+	SHLQ(U8(16), tt)
+	ORQ(tt, m)
+	SHRQ(U8(16), a)
+	SHLQ(U8(32), a)
+	ORQ(a, m)
+	SHRQ(U8(16), b)
+	SHLQ(U8(48), b)
+	ORQ(b, m)
+	k := K()
+	KMOVQ(m, k)
+	VPADDB(consts.c10, z, k, z)
+}
+
+// chunkQ45K emits into z a q4_K/q5_K chunk: the nibbles of its 32 bytes,
+// and for q5_K 16 where the qh bit (of the unit's 32 qh bytes, loaded at
+// chunk 0) is set.
+func chunkQ45K(t gtype, wp Register, c int, st *unitState, z VecVirtual) {
+	off := 16
+	if t.name == "Q5K" {
+		off = 48
+	}
+	nibbles32(Mem{Base: wp, Disp: off + 32*c}, z)
+	if t.name != "Q5K" {
+		return
+	}
+	if c == 0 {
+		st.hq = ZMM()
+		VBROADCASTI64X4(Mem{Base: wp, Disp: 16}, st.hq)
+	}
+	k := K()
+	VPTESTMB(consts.q5sel[c], st.hq, k)
+	VPADDB(consts.c10, z, k, z)
+}
+
+// chunkQ23K emits into z a q2_K/q3_K chunk: two-bit fields of a 32-byte
+// stripe (loaded at even chunks) and for q3_K 4 where the hmask bit (of
+// the unit's 32 hmask bytes, loaded at chunk 0) is set.
+func chunkQ23K(t gtype, wp Register, c int, st *unitState, z VecVirtual) {
+	off := 16
+	if t.name == "Q3K" {
+		off = 32
+	}
+	if c%2 == 0 {
+		st.z2 = ZMM()
+		VBROADCASTI64X4(Mem{Base: wp, Disp: off + 32*(c/2)}, st.z2)
+	}
+	VPSRLVW(consts.shift2[c], st.z2, z)
+	VPANDD(cst.c03, z, z)
+	if t.name != "Q3K" {
+		return
+	}
+	if c == 0 {
+		st.hq = ZMM()
+		VBROADCASTI64X4(Mem{Base: wp}, st.hq)
+	}
+	k := K()
+	VPTESTMB(consts.hsel[c], st.hq, k)
+	VPADDB(consts.c04, z, k, z)
+}
+
+// chunkQ6K emits into z a q6_K chunk: nibbles of a 64-byte ql stripe
+// (loaded with its qh stripe at even chunks) with the two high bits of t
+// = 2par (low half), 2par+1 (high half) moved to bits 4–5 by one word
+// shift each (left by 4 and 2, or right by 0 and 2); the neighbour byte's
+// bits land outside 0x30.
+func chunkQ6K(wp Register, c int, st *unitState, z VecVirtual) {
+	h, par := c/2, c%2
+	if par == 0 {
+		st.l6, st.qh6 = ZMM(), ZMM()
+		VMOVDQU64(Mem{Base: wp, Disp: 64 * h}, st.l6)
+		VBROADCASTI64X4(Mem{Base: wp, Disp: 128 + 32*h}, st.qh6)
+		VPANDD(cst.nib, st.l6, z)
+	} else {
+		VPSRLW(U8(4), st.l6, z)
+		VPANDD(cst.nib, z, z)
+	}
+	hi := ZMM()
+	if par == 0 {
+		VPSLLVW(consts.shift6[0], st.qh6, hi)
+	} else {
+		VPSRLVW(consts.shift6[1], st.qh6, hi)
+	}
+	VPANDD(cst.c30, hi, hi)
+	VPORD(hi, z, z)
 }
 
 // lsSpec is how a type's lane-stationary chunk c gathers lane l's 4
@@ -783,27 +886,38 @@ type lsSpec struct {
 // dword of main and its shift, and of sec and its bit (or q6_K's rotate).
 type lsLane func(l, c int) (mainDW, shift, secDW int, bit uint32)
 
-// makeLSConsts builds consts.ls from each type's lsLane. Lane l holds
-// values 16l…16l+15 of the unit: sub-block l = 8h + 2j + l%2 for the
-// types with 16 (q2_K, q3_K, q6_K), half l%2 of group g = l/2 for the
-// others.
+// makeLSConsts builds consts.ls from each type's lsLane (lsDefs).
 func makeLSConsts() {
-	type def struct {
-		name            string
-		main, mainBytes int
-		shift           bool
-		mask            Mem
-		sec, secBytes   int
-		add             Mem
-		rot             bool
-		lane            lsLane
+	consts.ls = map[string]*lsSpec{}
+	for _, d := range lsDefs() {
+		consts.ls[d.name] = newLSSpec(d)
 	}
+}
+
+// lsDef is a type's lane-stationary layout as lsDefs states it: where its
+// main and second bits lie, the constants it masks and adds with, whether
+// its lanes shift (or q6_K's rotate), and its lsLane.
+type lsDef struct {
+	name            string
+	main, mainBytes int
+	shift           bool
+	mask            Mem
+	sec, secBytes   int
+	add             Mem
+	rot             bool
+	lane            lsLane
+}
+
+// lsDefs are the lane-stationary types' layouts. Lane l holds values
+// 16l…16l+15 of the unit: sub-block l = 8h + 2j + l%2 for the types with
+// 16 (q2_K, q3_K, q6_K), half l%2 of group g = l/2 for the others.
+func lsDefs() []lsDef {
 	nib := consts.nib
 	lsNib := make([]byte, 64) // q4_K: the odd groups' nibbles kept in place (16u)
 	for i := range lsNib {
 		lsNib[i] = byte(0x0f << (4 * ((i / 8) % 2)))
 	}
-	defs := []def{
+	return []lsDef{
 		{name: "Q2K", main: 16, mainBytes: 64, shift: true, mask: consts.c03,
 			lane: func(l, c int) (int, int, int, uint32) {
 				h, j := l/8, (l%8)/2 // qs byte 32h + 16(l%2) + i at shift 2j
@@ -837,39 +951,42 @@ func makeLSConsts() {
 				return 4*g + c, 4 * (l % 2), 0, 0
 			}},
 	}
-	consts.ls = map[string]*lsSpec{}
-	for _, d := range defs {
-		sp := &lsSpec{main: d.main, mainBytes: d.mainBytes, mask: d.mask, sec: d.sec, secBytes: d.secBytes}
-		shift, bits := make([]uint32, 16), make([]uint32, 16)
-		for c := 0; c < 4; c++ {
-			mi, si := make([]uint32, 16), make([]uint32, 16)
-			for l := range mi {
-				m, sh, sd, b := d.lane(l, c)
-				mi[l], si[l], shift[l], bits[l] = uint32(m), uint32(sd), uint32(sh), b
-			}
-			sp.mainIdx[c] = dwordsConst(fmt.Sprintf("gguf_ls%s_m%d", d.name, c), mi)
-			if d.secBytes > 0 {
-				sp.secIdx[c] = dwordsConst(fmt.Sprintf("gguf_ls%s_s%d", d.name, c), si)
-			}
+}
+
+// newLSSpec emits d's constants: per chunk the lanes' main (and second)
+// dword indexes, then the lanes' shifts and the second bits' selects (or
+// q6_K's rotates).
+func newLSSpec(d lsDef) *lsSpec {
+	sp := &lsSpec{main: d.main, mainBytes: d.mainBytes, mask: d.mask, sec: d.sec, secBytes: d.secBytes}
+	shift, bits := make([]uint32, 16), make([]uint32, 16)
+	for c := 0; c < 4; c++ {
+		mi, si := make([]uint32, 16), make([]uint32, 16)
+		for l := range mi {
+			m, sh, sd, b := d.lane(l, c)
+			mi[l], si[l], shift[l], bits[l] = uint32(m), uint32(sd), uint32(sh), b
 		}
-		if d.shift {
-			m := dwordsConst(fmt.Sprintf("gguf_ls%s_shift", d.name), shift)
-			sp.shift = &m
+		sp.mainIdx[c] = dwordsConst(fmt.Sprintf("gguf_ls%s_m%d", d.name, c), mi)
+		if d.secBytes > 0 {
+			sp.secIdx[c] = dwordsConst(fmt.Sprintf("gguf_ls%s_s%d", d.name, c), si)
 		}
-		switch {
-		case d.rot:
-			m := dwordsConst(fmt.Sprintf("gguf_ls%s_rot", d.name), bits)
-			sp.rot = &m
-		case d.secBytes > 0:
-			bs := make([]byte, 64)
-			for i := range bs {
-				bs[i] = byte(bits[i/4])
-			}
-			m := bytesConst(fmt.Sprintf("gguf_ls%s_bit", d.name), bs...)
-			sp.bit, sp.add = &m, &d.add
-		}
-		consts.ls[d.name] = sp
 	}
+	if d.shift {
+		m := dwordsConst(fmt.Sprintf("gguf_ls%s_shift", d.name), shift)
+		sp.shift = &m
+	}
+	switch {
+	case d.rot:
+		m := dwordsConst(fmt.Sprintf("gguf_ls%s_rot", d.name), bits)
+		sp.rot = &m
+	case d.secBytes > 0:
+		bs := make([]byte, 64)
+		for i := range bs {
+			bs[i] = byte(bits[i/4])
+		}
+		m := bytesConst(fmt.Sprintf("gguf_ls%s_bit", d.name), bs...)
+		sp.bit, sp.add = &m, &d.add
+	}
+	return sp
 }
 
 // lsOps are a kernel's lane-stationary operands: the spec's constants,
@@ -923,36 +1040,15 @@ func lsConsts(t gtype, inReg bool) lsOps {
 // over 128 bytes), shifted and masked, then its high bits.
 func chunkLS(t gtype, wp Register, c int, o lsOps, st *unitState) VecVirtual {
 	sp := o.sp
-	reg := func(op Op) VecVirtual {
-		z := ZMM()
-		VMOVDQU32(op, z)
-		return z
-	}
-	if c == 0 { // the unit's bits, loaded once
-		st.l6 = ZMM()
-		VMOVDQU64(Mem{Base: wp, Disp: sp.main}, st.l6)
-		if sp.mainBytes == 128 {
-			st.qh6 = ZMM()
-			VMOVDQU64(Mem{Base: wp, Disp: sp.main + 64}, st.qh6)
-		}
-		switch sp.secBytes {
-		case 32:
-			st.hq = ZMM()
-			VMOVDQU64(Mem{Base: wp, Disp: sp.sec}, st.hq.AsY())
-		case 64:
-			st.hq = ZMM()
-			VMOVDQU64(Mem{Base: wp, Disp: sp.sec}, st.hq)
-		}
+	if c == 0 {
+		lsLoadUnit(sp, wp, st)
 	}
 	var u VecVirtual
 	if sp.mainBytes == 128 {
-		u = reg(o.mainIdx[c]) // VPERMI2D overwrites its index
+		u = toReg(o.mainIdx[c]) // VPERMI2D overwrites its index
 		VPERMI2D(st.qh6, st.l6, u)
 	} else {
-		idx := o.mainIdx[c]
-		if _, inMem := idx.(Mem); inMem {
-			idx = reg(idx)
-		}
+		idx := inReg(o.mainIdx[c])
 		u = ZMM()
 		VPERMD(st.l6, idx, u)
 	}
@@ -963,26 +1059,64 @@ func chunkLS(t gtype, wp Register, c int, o lsOps, st *unitState) VecVirtual {
 		VPANDD(o.mask, u, u)
 	}
 	if sp.secBytes > 0 {
-		idx := o.secIdx[c]
-		if _, inMem := idx.(Mem); inMem {
-			idx = reg(idx)
-		}
-		h := ZMM()
-		VPERMD(st.hq, idx, h)
-		if o.rot != nil { // q6_K: u = (u & 0x0f) | (h rotated & 0x30)
-			VPROLVD(o.rot, h, h)
-			VPTERNLOGD(U8(0xe4), o.mask, h, u) // mask ? u : h
-			VPANDD(consts.c3f, u, u)
-		} else {
-			k := K()
-			VPTESTMB(o.bit, h, k)
-			VPADDB(o.add, u, k, u)
-		}
+		lsHighBits(o, c, st, u)
 	}
 	if o.book != nil {
 		VPSHUFB(u, o.book, u)
 	}
 	return u
+}
+
+// lsLoadUnit loads the unit's bits a lane-stationary type's chunks
+// permute: the main run (two registers for 128 bytes) and the second run.
+func lsLoadUnit(sp *lsSpec, wp Register, st *unitState) {
+	st.l6 = ZMM()
+	VMOVDQU64(Mem{Base: wp, Disp: sp.main}, st.l6)
+	if sp.mainBytes == 128 {
+		st.qh6 = ZMM()
+		VMOVDQU64(Mem{Base: wp, Disp: sp.main + 64}, st.qh6)
+	}
+	switch sp.secBytes {
+	case 32:
+		st.hq = ZMM()
+		VMOVDQU64(Mem{Base: wp, Disp: sp.sec}, st.hq.AsY())
+	case 64:
+		st.hq = ZMM()
+		VMOVDQU64(Mem{Base: wp, Disp: sp.sec}, st.hq)
+	}
+}
+
+// lsHighBits merges chunk c's second bits into u: each lane's dword of the
+// second run, for q6_K rotated and bit-selected in (u = (u & 0x0f) | (h
+// rotated & 0x30)), else tested against the lane's bit to add o.add.
+func lsHighBits(o lsOps, c int, st *unitState, u VecVirtual) {
+	idx := inReg(o.secIdx[c])
+	h := ZMM()
+	VPERMD(st.hq, idx, h)
+	if o.rot != nil {
+		VPROLVD(o.rot, h, h)
+		VPTERNLOGD(U8(0xe4), o.mask, h, u) // mask ? u : h
+		VPANDD(consts.c3f, u, u)
+		return
+	}
+	k := K()
+	VPTESTMB(o.bit, h, k)
+	VPADDB(o.add, u, k, u)
+}
+
+// toReg loads op into a new zmm.
+func toReg(op Op) VecVirtual {
+	z := ZMM()
+	VMOVDQU32(op, z)
+	return z
+}
+
+// inReg is op, loaded into a new zmm if it is in memory.
+func inReg(op Op) Op {
+	if _, inMem := op.(Mem); inMem {
+		return toReg(op)
+	}
+	return op
 }
 
 // nibbles32 unpacks 32 bytes of nibbles at m into z: the low nibbles, then
@@ -1003,219 +1137,271 @@ func bookMem(t gtype) Mem {
 
 // ---- the kernel ------------------------------------------------------------
 
+// rowKernel is what the steps of a row kernel ggufZ{T}_{M} share.
+type rowKernel struct {
+	t    gtype
+	m    int
+	name string
+	lsk  bool  // lane-stationary (gtype.ls)
+	ls   lsOps // its operands
+	// spread: the chunks' scale spreads (registers for few rows)
+	spread [4]Op
+	wp     Register
+	x      rows.Addr
+	// f: each row's f32 sum (f2: one row's second, for the odd chunks);
+	// accs: each row's int32 accumulator (acc2: one row's second)
+	f, accs  []VecVirtual
+	f2, acc2 VecVirtual
+}
+
+// kernel generates ggufZ{T}_{M}: M activation rows against nrows weight
+// rows of t, unit by unit.
 func kernel(t gtype, m int) {
-	name := fmt.Sprintf("ggufZ%s_%d", t.name, m)
-	TEXT(name, NOSPLIT, signature)
+	k := &rowKernel{t: t, m: m, name: fmt.Sprintf("ggufZ%s_%d", t.name, m), lsk: t.ls(m)}
+	TEXT(k.name, NOSPLIT, signature)
+	k.doc()
+	k.constants()
+	Label(k.name + "_row")
+	k.rowStart()
+	unitLoop(k.name, t, k.wp, k.x, unitBytes, func() { k.unit(4, nil) },
+		// a row of 32-value blocks may end in a part unit: 1–3 chunks
+		func(tail Register) { k.unit(-3, tail) })
+
+	// the rows' sums into y (acc: added to it)
+	rowEpilogue(k.name, m, func(r int) VecVirtual {
+		if k.f2 != nil {
+			VADDPS(k.f2, k.f[r], k.f[r])
+		}
+		return hsum(k.f[r])
+	})
+}
+
+// doc emits the kernel's doc comment.
+func (k *rowKernel) doc() {
 	rowWord := "rows"
-	if m == 1 {
+	if k.m == 1 {
 		rowWord = "row"
 	}
 	minLine := ""
-	switch t.min {
+	switch k.t.min {
 	case -1:
 		minLine = " − mn[q]·A[r,q]"
 	case +1:
 		minLine = " + m[q]·A[r,q]"
 	}
-	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", name, m, rowWord, t.name),
+	Doc(fmt.Sprintf("%s computes %d activation %s against nrows %s rows at w (rowBytes apart), units of", k.name, k.m, rowWord, k.t.name),
 		"256 values each, from the activations prepared at xa (rows ldx bytes apart; ggufPrep):",
 		"",
-		fmt.Sprintf("\tfor i < nrows, r < %d:", m),
+		fmt.Sprintf("\tfor i < nrows, r < %d:", k.m),
 		"\t\ty[r·ldy+i] (+)= Σ_units Σ_lanes (aux[r,l] + Σ_{j<4} u[i,4l+j]·xq[r,4l+j])·xs[r,l]·s[i,l]"+minLine,
 		"",
 		"with u the weights as unsigned bytes in the activations' order and s their",
 		"scales spread over the lanes (see the generator, _asm/gemm/gguf).")
-	// the constants in registers where the rows leave them free (2 per
-	// row: an accumulator and a sum; the chunk's weights, scales and
-	// temporaries take ~8), the chunks' scale spreads too for few rows
-	lsk := t.ls(m)
+}
+
+// constants sets up the constants: in registers where the rows leave them
+// free (2 per row: an accumulator and a sum; the chunk's weights, scales
+// and temporaries take ~8), the chunks' scale spreads too for few rows.
+func (k *rowKernel) constants() {
+	t, m := k.t, k.m
 	switch {
-	case lsk: // its constants in lsConsts
+	case k.lsk: // its constants in lsConsts
 		memConsts(t)
 	case m <= 6:
 		hoist(t)
 	default:
 		memConsts(t)
 	}
-	var ls lsOps
-	if lsk {
-		ls = lsConsts(t, m <= 3)
+	if k.lsk {
+		k.ls = lsConsts(t, m <= 3)
 	}
-	var spread [4]Op
-	for c := range spread {
-		spread[c] = consts.spread[layoutKind(t)][c]
-		if m <= 3 && !lsk {
+	for c := range k.spread {
+		k.spread[c] = consts.spread[layoutKind(t)][c]
+		if m <= 3 && !k.lsk {
 			z := ZMM()
 			VMOVDQU32(consts.spread[layoutKind(t)][c], z)
-			spread[c] = z
+			k.spread[c] = z
 		}
 	}
-	Label(name + "_row")
-	wp := Load(Param("w"), GP64())
-	x := loadRows(m)
-	f := make([]VecVirtual, m)
-	for r := range f {
-		f[r] = ZMM()
-		VPXORD(f[r], f[r], f[r])
+}
+
+// rowStart emits a weight row's start: its pointer, the activation rows,
+// the zeroed sums and the accumulators.
+func (k *rowKernel) rowStart() {
+	m := k.m
+	k.wp = Load(Param("w"), GP64())
+	k.x = loadRows(m)
+	k.f = make([]VecVirtual, m)
+	for r := range k.f {
+		k.f[r] = ZMM()
+		VPXORD(k.f[r], k.f[r], k.f[r])
 	}
 	// one row: a second sum for the odd chunks, so that the unit's four
 	// FMAs into it are two chains (their latency, not the ports, bound a
 	// one-row kernel otherwise)
-	var f2 VecVirtual
-	if m == 1 && !lsk {
-		f2 = ZMM()
-		VPXORD(f2, f2, f2)
+	if m == 1 && !k.lsk {
+		k.f2 = ZMM()
+		VPXORD(k.f2, k.f2, k.f2)
 	}
 	// one int32 accumulator per row, reused by every chunk: a zeroing
 	// VPXORD reads its register, so a fresh one per chunk would be live
 	// (to avo) from the function's entry
-	accs := make([]VecVirtual, m)
-	for r := range accs {
-		accs[r] = ZMM()
+	k.accs = make([]VecVirtual, m)
+	for r := range k.accs {
+		k.accs[r] = ZMM()
 	}
-	var acc2 VecVirtual
-	if m == 1 && lsk {
-		acc2 = ZMM()
+	if m == 1 && k.lsk {
+		k.acc2 = ZMM()
 	}
-	// body emits the chunks [0, nch) of a unit (nch < 0: a tail of −nch
-	// chunks at most, tail in a register, the gather masked to its blocks)
-	body := func(nch int, tail Register) {
-		order := orderQuads
-		if lsk {
-			order = orderLanes
-		}
-		sc, mn := unitHead(t, wp, tail, order)
-		// the scales the chunks spread: for one row, the unit's scales
-		// times the row's (XSI, per scale index: the prep's), so that a
-		// chunk takes one FMA per row and no multiply
-		spreadFrom := sc
-		if t.name == "Q4K" {
-			spreadFrom = ZMM()
-			VMULPS(consts.q4KHalf, sc, spreadFrom) // the odd groups' nibbles are 16u
-		}
-		if lsk && !t.subs16 {
-			// lane-stationary, a scale per group of 32: lane l's is group l/2's
-			idx, ls := ZMM(), ZMM()
-			VMOVDQU32(consts.pairs16, idx)
-			VPERMPS(spreadFrom, idx, ls)
-			spreadFrom = ls
-		}
-		lanes := spreadFrom // the lanes' scales (lane-stationary)
-		if m == 1 {
-			sx := ZMM()
-			VMULPS(x.At(0, offXSI), spreadFrom, sx)
-			spreadFrom = sx
-		}
-		if lsk {
-			// lane-stationary: each row's products of the unit in one
-			// int32 sum per lane (sub-block), scaled once
-			// (one row: the odd chunks into a second sum, two chains of
-			// VPDPBUSD's latency instead of one of four)
-			for r := 0; r < m; r++ {
-				VPXORD(accs[r], accs[r], accs[r])
-			}
-			if acc2 != nil {
-				VPXORD(acc2, acc2, acc2)
-			}
-			var st unitState
-			for c := 0; c < 4; c++ {
-				u := chunkLS(t, wp, c, ls, &st)
-				for r := 0; r < m; r++ {
-					if acc2 != nil && c%2 == 1 {
-						VPDPBUSD(x.At(r, 64*c), u, acc2)
-						continue
-					}
-					VPDPBUSD(x.At(r, 64*c), u, accs[r])
-				}
-			}
-			if acc2 != nil {
-				VPADDD(acc2, accs[0], accs[0])
-			}
-			for r := 0; r < m; r++ {
-				acc := accs[r]
-				VCVTDQ2PS(acc, acc)
-				if m == 1 {
-					VFMADD231PS(spreadFrom, acc, f[r])
-					continue
-				}
-				VMULPS(x.At(r, offXSI), acc, acc)
-				VFMADD231PS(lanes, acc, f[r])
-			}
-			nch = 0
-		}
-		var st unitState
-		n := nch
-		if n < 0 {
-			n = -n
-		}
-		for c := 0; c < n; c++ {
-			if tail != nil && c > 0 {
-				CMPQ(tail, U8(c))
-				JE(LabelRef(name + "_tailmins"))
-			}
-			u := chunk(t, wp, c, &st)
-			idx := spread[c]
-			if _, inMem := idx.(Mem); inMem {
-				r := ZMM()
-				VMOVDQU32(idx, r)
-				idx = r
-			}
-			ws := ZMM()
-			VPERMPS(spreadFrom, idx, ws)
-			for r := 0; r < m; r++ {
-				acc := accs[r]
-				VPXORD(acc, acc, acc)
-				VPDPBUSD(x.At(r, 64*c), u, acc)
-				VCVTDQ2PS(acc, acc)
-				if m > 1 {
-					VMULPS(x.At(r, offXS+64*c), acc, acc)
-				}
-				if f2 != nil && c%2 == 1 {
-					VFMADD231PS(ws, acc, f2)
-				} else {
-					VFMADD231PS(ws, acc, f[r])
-				}
-			}
-		}
-		if tail != nil {
-			Label(name + "_tailmins")
-		}
-		if t.z != 0 {
-			// the zero point: −s·z·xs·Σxq per quad, A holding z·xs·Σxq
-			// (the prep's), s the quads' scales
-			mn = ZMM()
-			switch {
-			case t.subs16:
-				mn = sc
-			case lsk:
-				mn = lanes
-			default:
-				idx := ZMM()
-				VMOVDQU32(consts.quads[layoutKind(t)], idx)
-				VPERMPS(sc, idx, mn)
-			}
-		}
-		if mn != nil {
-			for r := 0; r < m; r++ {
-				if t.min > 0 {
-					VFMADD231PS(x.At(r, offA), mn, f[r])
-				} else {
-					VFNMADD231PS(x.At(r, offA), mn, f[r])
-				}
-			}
-		}
-	}
-	unitLoop(name, t, wp, x, unitBytes, func() { body(4, nil) },
-		// a row of 32-value blocks may end in a part unit: 1–3 chunks
-		func(tail Register) { body(-3, tail) })
+}
 
-	// the rows' sums into y (acc: added to it)
-	rowEpilogue(name, m, func(r int) VecVirtual {
-		if f2 != nil {
-			VADDPS(f2, f[r], f[r])
+// unit emits the chunks [0, nch) of a unit (nch < 0: a tail of −nch
+// chunks at most, tail in a register, the gather masked to its blocks),
+// then its mins.
+func (k *rowKernel) unit(nch int, tail Register) {
+	order := orderQuads
+	if k.lsk {
+		order = orderLanes
+	}
+	sc, mn := unitHead(k.t, k.wp, tail, order)
+	spreadFrom, lanes := k.unitSpread(sc)
+	if k.lsk {
+		k.unitLS(spreadFrom, lanes)
+		nch = 0
+	}
+	var st unitState
+	n := nch
+	if n < 0 {
+		n = -n
+	}
+	for c := 0; c < n; c++ {
+		if tail != nil && c > 0 {
+			CMPQ(tail, U8(c))
+			JE(LabelRef(k.name + "_tailmins"))
 		}
-		return hsum(f[r])
-	})
+		k.chunkDots(c, spreadFrom, &st)
+	}
+	if tail != nil {
+		Label(k.name + "_tailmins")
+	}
+	k.mins(sc, mn, lanes)
+}
+
+// unitSpread returns the scales the chunks spread: for one row, the
+// unit's scales times the row's (XSI, per scale index: the prep's), so
+// that a chunk takes one FMA per row and no multiply; and lanes, the
+// lanes' scales (lane-stationary).
+func (k *rowKernel) unitSpread(sc VecVirtual) (spreadFrom, lanes VecVirtual) {
+	spreadFrom = sc
+	if k.t.name == "Q4K" {
+		spreadFrom = ZMM()
+		VMULPS(consts.q4KHalf, sc, spreadFrom) // the odd groups' nibbles are 16u
+	}
+	if k.lsk && !k.t.subs16 {
+		// lane-stationary, a scale per group of 32: lane l's is group l/2's
+		idx, ls := ZMM(), ZMM()
+		VMOVDQU32(consts.pairs16, idx)
+		VPERMPS(spreadFrom, idx, ls)
+		spreadFrom = ls
+	}
+	lanes = spreadFrom
+	if k.m == 1 {
+		sx := ZMM()
+		VMULPS(k.x.At(0, offXSI), spreadFrom, sx)
+		spreadFrom = sx
+	}
+	return spreadFrom, lanes
+}
+
+// unitLS emits a lane-stationary unit: each row's products of the unit in
+// one int32 sum per lane (sub-block), scaled once (one row: the odd
+// chunks into a second sum, two chains of VPDPBUSD's latency instead of
+// one of four).
+func (k *rowKernel) unitLS(spreadFrom, lanes VecVirtual) {
+	m, x, accs, acc2 := k.m, k.x, k.accs, k.acc2
+	for r := 0; r < m; r++ {
+		VPXORD(accs[r], accs[r], accs[r])
+	}
+	if acc2 != nil {
+		VPXORD(acc2, acc2, acc2)
+	}
+	var st unitState
+	for c := 0; c < 4; c++ {
+		u := chunkLS(k.t, k.wp, c, k.ls, &st)
+		for r := 0; r < m; r++ {
+			if acc2 != nil && c%2 == 1 {
+				VPDPBUSD(x.At(r, 64*c), u, acc2)
+				continue
+			}
+			VPDPBUSD(x.At(r, 64*c), u, accs[r])
+		}
+	}
+	if acc2 != nil {
+		VPADDD(acc2, accs[0], accs[0])
+	}
+	for r := 0; r < m; r++ {
+		acc := accs[r]
+		VCVTDQ2PS(acc, acc)
+		if m == 1 {
+			VFMADD231PS(spreadFrom, acc, k.f[r])
+			continue
+		}
+		VMULPS(x.At(r, offXSI), acc, acc)
+		VFMADD231PS(lanes, acc, k.f[r])
+	}
+}
+
+// chunkDots emits chunk c: its weights, their scales spread over the
+// lanes, and per row a VPDPBUSD converted, scaled and added to the sum.
+func (k *rowKernel) chunkDots(c int, spreadFrom VecVirtual, st *unitState) {
+	u := chunk(k.t, k.wp, c, st)
+	idx := inReg(k.spread[c])
+	ws := ZMM()
+	VPERMPS(spreadFrom, idx, ws)
+	for r := 0; r < k.m; r++ {
+		acc := k.accs[r]
+		VPXORD(acc, acc, acc)
+		VPDPBUSD(k.x.At(r, 64*c), u, acc)
+		VCVTDQ2PS(acc, acc)
+		if k.m > 1 {
+			VMULPS(k.x.At(r, offXS+64*c), acc, acc)
+		}
+		if k.f2 != nil && c%2 == 1 {
+			VFMADD231PS(ws, acc, k.f2)
+		} else {
+			VFMADD231PS(ws, acc, k.f[r])
+		}
+	}
+}
+
+// mins emits the unit's min terms: the mins mn, or for a zero point
+// −s·z·xs·Σxq per quad (A holding z·xs·Σxq, the prep's; s the quads'
+// scales), times each row's A.
+func (k *rowKernel) mins(sc, mn, lanes VecVirtual) {
+	t := k.t
+	if t.z != 0 {
+		mn = ZMM()
+		switch {
+		case t.subs16:
+			mn = sc
+		case k.lsk:
+			mn = lanes
+		default:
+			idx := ZMM()
+			VMOVDQU32(consts.quads[layoutKind(t)], idx)
+			VPERMPS(sc, idx, mn)
+		}
+	}
+	if mn == nil {
+		return
+	}
+	for r := 0; r < k.m; r++ {
+		if t.min > 0 {
+			VFMADD231PS(k.x.At(r, offA), mn, k.f[r])
+		} else {
+			VFNMADD231PS(k.x.At(r, offA), mn, k.f[r])
+		}
+	}
 }
 
 // mxfp4UnitScales: 2^(e−128) for the unit's 8 exponent bytes, bit for bit
@@ -1332,79 +1518,11 @@ func decoder(t gtype) {
 		"sub-block of 16, and −128·Σv per sub-block (see the generator, _asm/gemm/gguf).")
 	wp := Load(Param("w"), GP64())
 	dp := Load(Param("dst"), GP64())
-	body := func(tail Register) {
-		sc, mn := unitHead(t, wp, tail, orderNatural)
-		// s per sub-block of 16
-		if !t.subs16 {
-			idx := ZMM()
-			VMOVDQU32(consts.pairs16, idx)
-			s16 := ZMM()
-			VPERMPS(sc, idx, s16)
-			sc = s16
-		}
-		VMOVUPS(sc, Mem{Base: dp, Disp: decS})
-		if mn != nil {
-			if t.min > 0 { // q4_1, q5_1: w = d·v + m, so the min is −m
-				VPXORD(consts.sign, mn, mn)
-			}
-			VMOVUPS(mn, Mem{Base: dp, Disp: decMn})
-		}
-		var st unitState
-		n := 4
-		if tail != nil {
-			n = 3
-		}
-		for c := 0; c < n; c++ {
-			if tail != nil && c > 0 {
-				CMPQ(tail, U8(c))
-				JE(LabelRef(name + "_taildone"))
-			}
-			u := chunk(t, wp, c, &st)
-			if t.layoutB {
-				idx := ZMM()
-				VMOVDQU64(consts.natB, idx)
-				VPERMQ(u, idx, u)
-			}
-			// v = u − z as signed bytes (z = 128: a flip of the top bit)
-			switch {
-			case t.z == 128:
-				VPXORD(consts.c80, u, u)
-			case t.z != 0:
-				zc := ZMM()
-				VPBROADCASTB(zBytes[t.z], zc)
-				VPSUBB(zc, u, u)
-			}
-			VMOVDQU64(u, Mem{Base: dp, Disp: 64 * c})
-			// Σ(v + 128) per 16 bytes (a 128-bit lane): VPSADBW's two
-			// qwords added; c = −128·Σv = 128·(2048 − Σ(v + 128))
-			f := ZMM()
-			VPXORD(consts.c80, u, f)
-			zero := ZMM()
-			VPXORD(zero, zero, zero)
-			VPSADBW(zero, f, f)
-			g := ZMM()
-			VPSHUFD(U8(0x4e), f, g)
-			VPADDQ(g, f, f)
-			d := YMM()
-			VPMOVQD(f, d)
-			idx := YMM()
-			VMOVDQU32(consts.evens.Offset(0), idx)
-			VPERMD(d, idx, d)
-			x := XMM()
-			VMOVDQU32(consts.c2048, x)
-			VPSUBD(d.AsX(), x, x)
-			VPSLLD(U8(7), x, x)
-			VMOVDQU32(x, Mem{Base: dp, Disp: decC + 16*c})
-		}
-		if tail != nil {
-			Label(name + "_taildone")
-		}
-	}
 	units := Load(Param("units"), GP64())
 	TESTQ(units, units)
 	JZ(LabelRef(name + "_tail"))
 	Label(name + "_unit")
-	body(nil)
+	decUnitBody(name, t, wp, dp, nil)
 	ADDQ(U32(t.unitW()), wp)
 	ADDQ(U32(decUnit), dp)
 	DECQ(units)
@@ -1414,11 +1532,92 @@ func decoder(t gtype) {
 		tail := Load(Param("tail"), GP64())
 		TESTQ(tail, tail)
 		JZ(LabelRef(name + "_done"))
-		body(tail)
+		decUnitBody(name, t, wp, dp, tail)
 	}
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// decUnitBody emits the decode of the unit at wp into dp (tail != nil: a
+// part unit of tail chunks): its scales and mins per sub-block of 16, then
+// each chunk.
+func decUnitBody(name string, t gtype, wp, dp, tail Register) {
+	sc, mn := unitHead(t, wp, tail, orderNatural)
+	// s per sub-block of 16
+	if !t.subs16 {
+		idx := ZMM()
+		VMOVDQU32(consts.pairs16, idx)
+		s16 := ZMM()
+		VPERMPS(sc, idx, s16)
+		sc = s16
+	}
+	VMOVUPS(sc, Mem{Base: dp, Disp: decS})
+	if mn != nil {
+		if t.min > 0 { // q4_1, q5_1: w = d·v + m, so the min is −m
+			VPXORD(consts.sign, mn, mn)
+		}
+		VMOVUPS(mn, Mem{Base: dp, Disp: decMn})
+	}
+	var st unitState
+	n := 4
+	if tail != nil {
+		n = 3
+	}
+	for c := 0; c < n; c++ {
+		if tail != nil && c > 0 {
+			CMPQ(tail, U8(c))
+			JE(LabelRef(name + "_taildone"))
+		}
+		decChunk(t, wp, dp, c, &st)
+	}
+	if tail != nil {
+		Label(name + "_taildone")
+	}
+}
+
+// decChunk emits chunk c decoded: its values v = u − z as signed bytes in
+// natural order (z = 128: a flip of the top bit), stored, and their sums.
+func decChunk(t gtype, wp, dp Register, c int, st *unitState) {
+	u := chunk(t, wp, c, st)
+	if t.layoutB {
+		idx := ZMM()
+		VMOVDQU64(consts.natB, idx)
+		VPERMQ(u, idx, u)
+	}
+	switch {
+	case t.z == 128:
+		VPXORD(consts.c80, u, u)
+	case t.z != 0:
+		zc := ZMM()
+		VPBROADCASTB(zBytes[t.z], zc)
+		VPSUBB(zc, u, u)
+	}
+	VMOVDQU64(u, Mem{Base: dp, Disp: 64 * c})
+	decSums(u, dp, c)
+}
+
+// decSums emits chunk c's c = −128·Σv per 16 bytes (a 128-bit lane):
+// Σ(v + 128) by VPSADBW's two qwords added, c = 128·(2048 − Σ(v + 128)).
+func decSums(u VecVirtual, dp Register, c int) {
+	f := ZMM()
+	VPXORD(consts.c80, u, f)
+	zero := ZMM()
+	VPXORD(zero, zero, zero)
+	VPSADBW(zero, f, f)
+	g := ZMM()
+	VPSHUFD(U8(0x4e), f, g)
+	VPADDQ(g, f, f)
+	d := YMM()
+	VPMOVQD(f, d)
+	idx := YMM()
+	VMOVDQU32(consts.evens.Offset(0), idx)
+	VPERMD(d, idx, d)
+	x := XMM()
+	VMOVDQU32(consts.c2048, x)
+	VPSUBD(d.AsX(), x, x)
+	VPSLLD(U8(7), x, x)
+	VMOVDQU32(x, Mem{Base: dp, Disp: decC + 16*c})
 }
 
 // zBytes holds one byte of each zero point the decoder subtracts.
@@ -1435,86 +1634,33 @@ const tileRows = 8
 // VPDPBUSD's s8 operand against a line of the rows' u8 values, flushed per
 // sub-block of 16 (flush16) or per group of 32, with the mins where min.
 func tile(flush16, min bool) {
-	name := "ggufTileZ32"
+	k := &tileKernel{name: "ggufTileZ32", flush16: flush16, min: min}
 	if flush16 {
-		name = "ggufTileZ16"
+		k.name = "ggufTileZ16"
 	}
 	if min {
-		name += "M"
+		k.name += "M"
 	}
+	name := k.name
 	TEXT(name, NOSPLIT, tileSignature)
-	minLine := ""
-	if min {
-		minLine = " − mn[i,q]·AS[q]"
-	}
-	Doc(fmt.Sprintf("%s computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of", name),
-		"16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:",
-		"",
-		"\tfor i < 8, r < 16:",
-		"\t\tout[16i+r] = Σ_q (s[i,q]·XS[r]·(c[i,q] + Σ_j v[i,j]·u[r,j])"+minLine+")",
-		"",
-		fmt.Sprintf("over the sub-blocks q of 16 (flushed per %s), u = x + 128 (see _asm/gemm/gguf).", map[bool]string{true: "16", false: "32"}[flush16]))
+	k.doc()
 	wd := Load(Param("wd"), GP64())
-	ra := rows.New(8, wd, Load(Param("ldw"), GP64()))
-	ap := Load(Param("act"), GP64())
-	f := make([]VecVirtual, tileRows)
-	for i := range f {
-		f[i] = ZMM()
-		VPXORD(f[i], f[i], f[i])
+	k.ra = rows.New(8, wd, Load(Param("ldw"), GP64()))
+	k.ap = Load(Param("act"), GP64())
+	k.f = make([]VecVirtual, tileRows)
+	for i := range k.f {
+		k.f[i] = ZMM()
+		VPXORD(k.f[i], k.f[i], k.f[i])
 	}
-	acc := ZMM()
-	// group emits group gi (0…7) of the current unit
-	group := func(gi int) {
-		var lines [8]VecVirtual
-		for j := range lines {
-			lines[j] = ZMM()
-			VMOVDQU64(Mem{Base: ap, Disp: 64 * j}, lines[j])
-		}
-		xs := ZMM()
-		VMOVUPS(Mem{Base: ap, Disp: actXS}, xs)
-		var as [2]VecVirtual
-		if min {
-			as[0] = ZMM()
-			VMOVUPS(Mem{Base: ap, Disp: actAS0}, as[0])
-			if flush16 {
-				as[1] = ZMM()
-				VMOVUPS(Mem{Base: ap, Disp: actAS1}, as[1])
-			}
-		}
-		halves := [][2]int{{0, 8}}
-		if flush16 {
-			halves = [][2]int{{0, 4}, {4, 8}}
-		}
-		for i := 0; i < tileRows; i++ {
-			for h, hr := range halves {
-				q := 2*gi + h // the sub-block's slot in the unit's meta
-				VPXORD(acc, acc, acc)
-				for j := hr[0]; j < hr[1]; j++ {
-					VPDPBUSD_BCST(ra.At(i, 32*gi+4*j), lines[j], acc)
-				}
-				VPADDD_BCST(ra.At(i, decC+4*q), acc, acc)
-				if !flush16 {
-					VPADDD_BCST(ra.At(i, decC+4*(q+1)), acc, acc)
-				}
-				VCVTDQ2PS(acc, acc)
-				t := ZMM()
-				VMULPS_BCST(ra.At(i, decS+4*q), xs, t)
-				VFMADD231PS(t, acc, f[i])
-				if min {
-					VFNMADD231PS_BCST(ra.At(i, decMn+4*q), as[h], f[i])
-				}
-			}
-		}
-		ADDQ(U32(actGroup), ap)
-	}
+	k.acc = ZMM()
 	units := Load(Param("units"), GP64())
 	TESTQ(units, units)
 	JZ(LabelRef(name + "_tail"))
 	Label(name + "_unit")
 	for gi := 0; gi < 8; gi++ {
-		group(gi)
+		k.group(gi)
 	}
-	ra.Advance(U32(decUnit))
+	k.ra.Advance(U32(decUnit))
 	DECQ(units)
 	JNZ(LabelRef(name + "_unit"))
 	Label(name + "_tail")
@@ -1522,15 +1668,96 @@ func tile(flush16, min bool) {
 	for gi := 0; gi < 7; gi++ {
 		CMPQ(tail, U8(gi))
 		JE(LabelRef(name + "_store"))
-		group(gi)
+		k.group(gi)
 	}
 	Label(name + "_store")
 	out := Load(Param("out"), GP64())
-	for i := range f {
-		VMOVUPS(f[i], Mem{Base: out, Disp: 64 * i})
+	for i := range k.f {
+		VMOVUPS(k.f[i], Mem{Base: out, Disp: 64 * i})
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// tileKernel is what the steps of a tile kernel share: the weight rows ra,
+// the activation group ap, the rows' sums f and the int32 accumulator.
+type tileKernel struct {
+	name         string
+	flush16, min bool
+	ra           rows.Addr
+	ap           Register
+	f            []VecVirtual
+	acc          VecVirtual
+}
+
+// doc emits the tile kernel's doc comment.
+func (k *tileKernel) doc() {
+	minLine := ""
+	if k.min {
+		minLine = " − mn[i,q]·AS[q]"
+	}
+	Doc(fmt.Sprintf("%s computes 8 decoded weight rows at wd (ldw bytes apart) against the tile of", k.name),
+		"16 activation rows at act (groups of 704 bytes), units of 8 groups then tail groups:",
+		"",
+		"\tfor i < 8, r < 16:",
+		"\t\tout[16i+r] = Σ_q (s[i,q]·XS[r]·(c[i,q] + Σ_j v[i,j]·u[r,j])"+minLine+")",
+		"",
+		fmt.Sprintf("over the sub-blocks q of 16 (flushed per %s), u = x + 128 (see _asm/gemm/gguf).", map[bool]string{true: "16", false: "32"}[k.flush16]))
+}
+
+// group emits group gi (0…7) of the current unit: the activations' 8
+// lines, scales and (min) sums, then every weight row's sub-blocks.
+func (k *tileKernel) group(gi int) {
+	ap := k.ap
+	var lines [8]VecVirtual
+	for j := range lines {
+		lines[j] = ZMM()
+		VMOVDQU64(Mem{Base: ap, Disp: 64 * j}, lines[j])
+	}
+	xs := ZMM()
+	VMOVUPS(Mem{Base: ap, Disp: actXS}, xs)
+	var as [2]VecVirtual
+	if k.min {
+		as[0] = ZMM()
+		VMOVUPS(Mem{Base: ap, Disp: actAS0}, as[0])
+		if k.flush16 {
+			as[1] = ZMM()
+			VMOVUPS(Mem{Base: ap, Disp: actAS1}, as[1])
+		}
+	}
+	halves := [][2]int{{0, 8}}
+	if k.flush16 {
+		halves = [][2]int{{0, 4}, {4, 8}}
+	}
+	for i := 0; i < tileRows; i++ {
+		for h, hr := range halves {
+			k.flush(i, 2*gi+h, hr, lines, xs, as[h])
+		}
+	}
+	ADDQ(U32(actGroup), ap)
+}
+
+// flush emits weight row i's lines hr of sub-block q (the slot in the
+// unit's meta): the dots with the activation lines, c added, converted,
+// scaled by s·XS into f[i], and the min term with as.
+func (k *tileKernel) flush(i, q int, hr [2]int, lines [8]VecVirtual, xs, as VecVirtual) {
+	ra, acc := k.ra, k.acc
+	gi := q / 2
+	VPXORD(acc, acc, acc)
+	for j := hr[0]; j < hr[1]; j++ {
+		VPDPBUSD_BCST(ra.At(i, 32*gi+4*j), lines[j], acc)
+	}
+	VPADDD_BCST(ra.At(i, decC+4*q), acc, acc)
+	if !k.flush16 {
+		VPADDD_BCST(ra.At(i, decC+4*(q+1)), acc, acc)
+	}
+	VCVTDQ2PS(acc, acc)
+	t := ZMM()
+	VMULPS_BCST(ra.At(i, decS+4*q), xs, t)
+	VFMADD231PS(t, acc, k.f[i])
+	if k.min {
+		VFNMADD231PS_BCST(ra.At(i, decMn+4*q), as, k.f[i])
+	}
 }
 
 // ---- the float formats (f32 class) ----------------------------------------
@@ -1569,17 +1796,7 @@ func floatKernel(kind string, m int) {
 		PREFETCHT0(Mem{Base: wp, Disp: prefetchDist + 64})
 	}
 	for u := 0; u < 2; u++ {
-		w := ZMM()
-		off := 16 * wb * u
-		switch kind {
-		case "F32":
-			VMOVUPS(Mem{Base: wp, Disp: off}, w)
-		case "F16":
-			VCVTPH2PS(Mem{Base: wp, Disp: off}, w)
-		case "BF16":
-			VPMOVZXWD(Mem{Base: wp, Disp: off}, w)
-			VPSLLD(U8(16), w, w)
-		}
+		w := floatWeights(kind, Mem{Base: wp, Disp: 16 * wb * u})
 		MOVQ(xp, xr)
 		for r := 0; r < m; r++ {
 			VFMADD231PS(Mem{Base: xr, Disp: 64 * u}, w, f[r][u])
@@ -1596,6 +1813,21 @@ func floatKernel(kind string, m int) {
 		VADDPS(f[r][1], f[r][0], f[r][0])
 		return hsum(f[r][0])
 	})
+}
+
+// floatWeights widens the 16 weights of kind at m to f32.
+func floatWeights(kind string, m Mem) VecVirtual {
+	w := ZMM()
+	switch kind {
+	case "F32":
+		VMOVUPS(m, w)
+	case "F16":
+		VCVTPH2PS(m, w)
+	case "BF16":
+		VPMOVZXWD(m, w)
+		VPSLLD(U8(16), w, w)
+	}
+	return w
 }
 
 var isa = flag.String("isa", "avx512", "avx512 or avx2")

@@ -53,3 +53,28 @@ func (a Addr) Advance(n operand.Constant) {
 		build.ADDQ(n, b)
 	}
 }
+
+// Store emits the stores of one vector per row of a float matrix: f[r] at
+// row + r·ldy (ldy in bytes), adding the values there first when the
+// byte flag acc is not zero. The add path ends at label stored, the plain
+// one starts at label store.
+func Store[V reg.Register](store, stored string, ldy, row, acc reg.Register, f []V) {
+	build.TESTB(acc, acc)
+	build.JZ(operand.LabelRef(store))
+	for r := range f {
+		build.VADDPS(operand.Mem{Base: row}, f[r], f[r])
+		build.VMOVUPS(f[r], operand.Mem{Base: row})
+		if r+1 < len(f) {
+			build.ADDQ(ldy, row)
+		}
+	}
+	build.JMP(operand.LabelRef(stored))
+	build.Label(store)
+	for r := range f {
+		build.VMOVUPS(f[r], operand.Mem{Base: row})
+		if r+1 < len(f) {
+			build.ADDQ(ldy, row)
+		}
+	}
+	build.Label(stored)
+}
