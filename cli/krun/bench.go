@@ -302,7 +302,7 @@ func (o *BenchOptions) benchOptions(l benchLists, presets []string) bench.Option
 			Open: func() (*model.Model, error) { return o.open(preset) }})
 	}
 	if o.CPUProfile != "" {
-		b.Profile = func(m bench.Model) (func(error) error, error) { return o.startProfile(m.Preset, len(presets)) }
+		b.Around = func(m bench.Model) (func(error) error, error) { return o.startProfile(m.Preset, len(presets)) }
 	}
 	return b
 }

@@ -55,10 +55,11 @@ type Options struct {
 	// reads (0: DefaultDiskCeilingBytes).
 	CeilingBytes, DiskCeilingBytes int
 
-	// Profile, if set, is called for each model after it is loaded (and
-	// its experts locked), before it is measured; stop is called after its
-	// measurements and its closing, with their error (nil: success).
-	Profile func(m Model) (stop func(error) error, err error)
+	// Around, if set, is called for each model after it is loaded (and
+	// its experts locked), before it is measured (krun bench starts its
+	// --cpuprofile there); stop is called after its measurements and its
+	// closing, with their error (nil: success).
+	Around func(m Model) (stop func(error) error, err error)
 	// Report says what Run does as it goes.
 	Report Report
 }
@@ -240,8 +241,8 @@ func (r *runner) model(ctx context.Context, spec Model) error {
 		return err
 	}
 	stop := func(error) error { return nil }
-	if r.o.Profile != nil {
-		if stop, err = r.o.Profile(spec); err != nil {
+	if r.o.Around != nil {
+		if stop, err = r.o.Around(spec); err != nil {
 			m.Close()
 			return err
 		}

@@ -37,7 +37,7 @@ func TestRun(t *testing.T) {
 		Models:  []Model{tiny(t, kernel.Q8)},
 		Threads: []int{1}, Prompts: []int{4, 0}, Gens: []int{2}, Depths: []int{0, 3}, Reps: 2,
 		Ops: true, CeilingBytes: 1 << 20,
-		Profile: func(m Model) (func(error) error, error) {
+		Around: func(m Model) (func(error) error, error) {
 			profiled = append(profiled, "start "+m.Preset)
 			return func(err error) error { profiled = append(profiled, fmt.Sprint("stop ", err)); return nil }, nil
 		},
