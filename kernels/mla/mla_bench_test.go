@@ -13,6 +13,8 @@ import (
 //
 //	op=decode/dtype=f32/variant=<v>/b=1/c=<ctx>/nh=32/r=512/dr=64/threads=<n>      contexts 4K, 32K, 128K
 //	op=prefill/dtype=f32/variant=<v>/t=<T>/p=0/nh=32/dn=128/dr=64/dv=128/r=512/threads=<n>   prompts 64, 512, 4096
+//	op=prefill/…/t=<T>/p=4096/…                                                         64, 512 tokens over a 4K cached prefix
+//	                                                                                    (where absorbedAt's rule applies)
 //
 // GFLOP/s (the op's cost count), GB/s of cache read and ms per call.
 // KTUNE_BENCH_VARIANTS (comma-separated names) restricts the variants;
@@ -24,6 +26,9 @@ func BenchmarkMLA(b *testing.B) {
 	}
 	for _, t := range []int{64, 512, 4096} {
 		benchOp(b, OpPrefill, kernel.MakeShape(prefillKeys, t, 0, 32, 128, 64, 128, 512))
+	}
+	for _, t := range []int{64, 512} {
+		benchOp(b, OpPrefill, kernel.MakeShape(prefillKeys, t, 4096, 32, 128, 64, 128, 512))
 	}
 }
 
